@@ -1,0 +1,43 @@
+/*
+ * dtype.h - the storage precisions a tensor-core kernel uses, emulated.
+ *
+ * fp16 (IEEE binary16: 10 mantissa bits, max 65504) and bf16 (8 exponent
+ * bits like float32, 7 mantissa bits).  Rounding is to nearest, ties to
+ * even, as the GPU's __float2half_rn and __float2bfloat16_rn do.  The
+ * arithmetic itself stays float32: a value is rounded where the kernel
+ * would store it in the narrow type (inputs, and P before P V).
+ */
+#ifndef FLASHSTEP_DTYPE_H
+#define FLASHSTEP_DTYPE_H
+
+#include <stddef.h>
+
+enum dtype {
+	DTYPE_FP32,
+	DTYPE_FP16,
+	DTYPE_BF16,
+};
+
+/* "fp32", "fp16", "bf16". */
+const char *dtype_name(enum dtype t);
+
+/* Parses a name; returns 0, or -1 for an unknown name. */
+int dtype_parse(const char *name, enum dtype *out);
+
+/* Bytes one element occupies in memory: 4 or 2. */
+int dtype_size(enum dtype t);
+
+/* x rounded to the nearest value of type t, returned as float (t = fp32
+ * returns x).  Values beyond fp16's range become +-inf, as on the GPU. */
+float dtype_round(enum dtype t, float x);
+
+/* Rounds n floats in place. */
+void dtype_round_array(enum dtype t, float *x, size_t n);
+
+/* The bits of x as binary16 / bfloat16, round to nearest even (for files
+ * and for the GPU's inputs). */
+unsigned short dtype_to_half_bits(float x);
+unsigned short dtype_to_bf16_bits(float x);
+float dtype_from_half_bits(unsigned short h);
+
+#endif

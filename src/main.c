@@ -1,0 +1,73 @@
+/*
+ * main.c - flashstep: step through FlashAttention, tile by tile.
+ *
+ * Only main() and the choice of command live here; each command is a
+ * function in its own file (cmd.h) so tests can call it.
+ */
+#include "config.h"
+
+#include "cmd.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{ "view", cmd_view, "step through the tiles in the terminal (the default)" },
+	{ "run", cmd_run, "run the problem, check it, print the counters" },
+	{ "trace", cmd_trace, "print every step as text, CSV or JSONL" },
+	{ "lesson", cmd_lesson, "run a lesson script, or list the lessons" },
+	{ "gpu", cmd_gpu, "run the problem on the GPU" },
+	{ "compare", cmd_compare, "compare the GPU kernel with the simulator, step by step" },
+	{ "bench", cmd_bench, "time the simulator (--cpu) or the kernels (--gpu)" },
+};
+
+static void
+usage(FILE *f)
+{
+	size_t i;
+
+	fputs("usage: flashstep [command] [options]\n"
+	    "\n"
+	    "Steps through FlashAttention: exact softmax attention computed tile by\n"
+	    "tile with a running max m, a denominator l and a numerator u per row.\n"
+	    "With no command it opens the step-through view on a built-in example.\n"
+	    "\n"
+	    "commands:\n", f);
+	for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
+		fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+	fputs("\n'flashstep COMMAND --help' lists a command's options; "
+	    "man flashstep has them all.\n", f);
+}
+
+int
+main(int argc, char **argv)
+{
+	size_t i;
+
+	if (argc < 2)
+		return cmd_view(argc, argv);
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return CMD_OK;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("%s\n", PACKAGE_STRING);
+		return CMD_OK;
+	}
+	/* `flashstep --tq 64 ...` opens the view on that problem. */
+	if (argv[1][0] == '-')
+		return cmd_view(argc, argv);
+	for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
+		if (strcmp(argv[1], commands[i].name) == 0)
+			return commands[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "flashstep: unknown command '%s' (see flashstep --help)\n",
+	    argv[1]);
+	return CMD_USAGE;
+}

@@ -1,0 +1,138 @@
+/* online.c - the seed's per-row update, in both conventions (online.h). */
+#include "config.h"
+
+#include "online.h"
+
+#include <math.h>
+#include <string.h>
+
+static const char *convention_names[] = {
+	[CONV_UNNORMALIZED] = "unnormalized",
+	[CONV_NORMALIZED] = "normalized",
+};
+
+static const char *bug_names[] = {
+	[BUG_NONE] = "none",
+	[BUG_NUMERATOR_ONLY] = "numerator-only",
+	[BUG_DENOMINATOR_ONLY] = "denominator-only",
+	[BUG_NO_RESCALE] = "no-rescale",
+	[BUG_FORGET_OLD_DENOMINATOR] = "forget-old-denominator",
+};
+
+const char *
+online_convention_name(enum online_convention c)
+{
+	return convention_names[c];
+}
+
+int
+online_convention_parse(const char *name, enum online_convention *out)
+{
+	int c;
+
+	for (c = 0; c < 2; c++) {
+		if (strcmp(name, convention_names[c]) == 0) {
+			*out = (enum online_convention)c;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+const char *
+online_bug_name(enum online_bug b)
+{
+	return bug_names[b];
+}
+
+int
+online_bug_parse(const char *name, enum online_bug *out)
+{
+	int b;
+
+	for (b = 0; b < ONLINE_BUGS; b++) {
+		if (strcmp(name, bug_names[b]) == 0) {
+			*out = (enum online_bug)b;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int
+online_rule_valid(const struct online_rule *r)
+{
+	return r->bug != BUG_FORGET_OLD_DENOMINATOR ||
+	    r->convention == CONV_NORMALIZED;
+}
+
+float
+online_max(float m_old, const float *s, int n)
+{
+	float m = m_old;
+	int c;
+
+	for (c = 0; c < n; c++)
+		m = s[c] > m ? s[c] : m;
+	return m;
+}
+
+float
+online_alpha(float m_old, float m_new)
+{
+	/* exp(-inf - (-inf)) would be NaN: nothing seen yet keeps a = 1. */
+	if (isinf(m_new) && m_new < 0)
+		return 1.0f;
+	return expf(m_old - m_new);
+}
+
+void
+online_exp(const float *s, int n, float m_new, float *p)
+{
+	int c;
+
+	if (isinf(m_new) && m_new < 0) {
+		memset(p, 0, (size_t)n * sizeof *p);
+		return;
+	}
+	for (c = 0; c < n; c++)
+		p[c] = expf(s[c] - m_new);	/* exp(-inf) = 0 for masked s */
+}
+
+float
+online_update(const struct online_rule *r, float alpha, float l_old,
+    float rowsum, const float *acc_old, const float *pv, int dv,
+    float *acc_new)
+{
+	/* Which of l and the accumulator get the factor a. */
+	float la = r->bug == BUG_NUMERATOR_ONLY || r->bug == BUG_NO_RESCALE ?
+	    1.0f : alpha;
+	float aa = r->bug == BUG_DENOMINATOR_ONLY || r->bug == BUG_NO_RESCALE ?
+	    1.0f : alpha;
+	float l_new = la * l_old + rowsum;
+	float keep;
+	int x;
+
+	if (r->convention == CONV_UNNORMALIZED) {
+		for (x = 0; x < dv; x++)
+			acc_new[x] = aa * acc_old[x] + pv[x];
+		return l_new;
+	}
+	/* Normalized: o holds u / l_old, so the old part is a l_old o.
+	 * Forgetting l_old is what mixing the two conventions does. */
+	keep = r->bug == BUG_FORGET_OLD_DENOMINATOR ? aa : aa * l_old;
+	for (x = 0; x < dv; x++)
+		acc_new[x] = l_new > 0.0f ? (keep * acc_old[x] + pv[x]) / l_new : 0.0f;
+	return l_new;
+}
+
+void
+online_finalize(enum online_convention c, float m, float l, const float *acc,
+    int dv, float *o, float *lse)
+{
+	int x;
+
+	for (x = 0; x < dv; x++)
+		o[x] = l > 0.0f ? (c == CONV_UNNORMALIZED ? acc[x] / l : acc[x]) : 0.0f;
+	*lse = l > 0.0f ? m + logf(l) : -INFINITY;
+}

@@ -1,0 +1,367 @@
+/* options.c - shared option parsing (see options.h). */
+#include "config.h"
+
+#include "options.h"
+#include "util.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int
+options_int(const char *name, const char *value, long min, long max, long *out,
+    char *err, size_t errlen)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(value, &end, 10);
+	if (*value == '\0' || *end != '\0' || errno != 0 || v < min || v > max) {
+		if (min == 1 && max == INT_MAX)
+			return util_error(err, errlen, "--%s must be a positive "
+			    "integer, not '%s'", name, value);
+		return util_error(err, errlen, "--%s must be an integer from %ld "
+		    "to %ld, not '%s'", name, min, max, value);
+	}
+	*out = v;
+	return 0;
+}
+
+int
+options_double(const char *name, const char *value, double *out, char *err,
+    size_t errlen)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(value, &end);
+	if (*value == '\0' || *end != '\0' || errno != 0 || !isfinite(v))
+		return util_error(err, errlen, "--%s must be a number, not '%s'",
+		    name, value);
+	*out = v;
+	return 0;
+}
+
+int
+options_set_flag(void *ctx, const char *value, char *err, size_t errlen)
+{
+	(void)value;
+	(void)err;
+	(void)errlen;
+	*(int *)ctx = 1;
+	return 0;
+}
+
+/* The shared options: each setter gets the struct options. */
+
+static int
+set_size(int *dst, const char *name, const char *v, char *err, size_t errlen)
+{
+	long x;
+
+	if (options_int(name, v, 1, INT_MAX, &x, err, errlen) != 0)
+		return -1;
+	*dst = (int)x;
+	return 0;
+}
+
+#define SIZE_SETTER(fn, field, name)					\
+static int								\
+fn(void *ctx, const char *v, char *err, size_t errlen)			\
+{									\
+	struct options *o = ctx;					\
+	return set_size(&o->field, name, v, err, errlen);		\
+}
+SIZE_SETTER(set_tq, spec.tq, "tq")
+SIZE_SETTER(set_tk, spec.tk, "tk")
+SIZE_SETTER(set_d, spec.d, "d")
+SIZE_SETTER(set_dv, spec.dv, "dv")
+SIZE_SETTER(set_br, tiling.br, "br")
+
+static int
+set_bc(void *ctx, const char *v, char *err, size_t errlen)
+{
+	struct options *o = ctx;
+
+	if (set_size(&o->tiling.bc, "bc", v, err, errlen) != 0)
+		return -1;
+	o->spec.bc = o->tiling.bc;
+	return 0;
+}
+
+static int
+set_order(void *ctx, const char *v, char *err, size_t errlen)
+{
+	struct options *o = ctx;
+
+	if (schedule_order_parse(v, &o->tiling.order) != 0)
+		return util_error(err, errlen, "--order must be fa1 or fa2, not '%s'", v);
+	return 0;
+}
+
+static int
+set_causal(void *ctx, const char *v, char *err, size_t errlen)
+{
+	return options_set_flag(&((struct options *)ctx)->spec.causal, v, err, errlen);
+}
+
+static int
+set_scale(void *ctx, const char *v, char *err, size_t errlen)
+{
+	struct options *o = ctx;
+
+	if (options_double("scale", v, &o->spec.scale, err, errlen) != 0)
+		return -1;
+	if (o->spec.scale <= 0)
+		return util_error(err, errlen, "--scale must be positive, not '%s'", v);
+	o->spec.scale_set = 1;
+	return 0;
+}
+
+static int
+set_seed(void *ctx, const char *v, char *err, size_t errlen)
+{
+	struct options *o = ctx;
+	unsigned long long x;
+	char *end;
+
+	errno = 0;
+	x = strtoull(v, &end, 10);
+	if (*v == '\0' || *v == '-' || *end != '\0' || errno != 0)
+		return util_error(err, errlen, "--seed must be a non-negative "
+		    "integer, not '%s'", v);
+	o->spec.seed = x;
+	return 0;
+}
+
+static int
+set_input(void *ctx, const char *v, char *err, size_t errlen)
+{
+	struct options *o = ctx;
+
+	if (inputs_kind_parse(v, &o->spec.input) != 0)
+		return util_error(err, errlen, "--input must be normal, uniform, "
+		    "ramp or spike, not '%s'", v);
+	return 0;
+}
+
+static int
+set_path(const char **dst, const char *name, const char *v, char *err,
+    size_t errlen)
+{
+	if (*v == '\0')
+		return util_error(err, errlen, "--%s needs a file name", name);
+	*dst = v;
+	return 0;
+}
+
+#define PATH_SETTER(fn, field, name)					\
+static int								\
+fn(void *ctx, const char *v, char *err, size_t errlen)			\
+{									\
+	struct options *o = ctx;					\
+	return set_path(&o->field, name, v, err, errlen);		\
+}
+PATH_SETTER(set_q, spec.q.path, "q")
+PATH_SETTER(set_k, spec.k.path, "k")
+PATH_SETTER(set_v, spec.v.path, "v")
+PATH_SETTER(set_scores, spec.s.path, "scores")
+PATH_SETTER(set_output, output, "output")
+PATH_SETTER(set_lse, lse, "lse")
+
+static int
+set_convention(void *ctx, const char *v, char *err, size_t errlen)
+{
+	struct options *o = ctx;
+
+	if (online_convention_parse(v, &o->rule.convention) != 0)
+		return util_error(err, errlen, "--convention must be unnormalized "
+		    "or normalized, not '%s'", v);
+	o->convention_set = 1;
+	return 0;
+}
+
+static int
+set_bug(void *ctx, const char *v, char *err, size_t errlen)
+{
+	struct options *o = ctx;
+
+	if (online_bug_parse(v, &o->rule.bug) != 0)
+		return util_error(err, errlen, "--bug must be none, numerator-only, "
+		    "denominator-only, no-rescale or forget-old-denominator, "
+		    "not '%s'", v);
+	return 0;
+}
+
+static int
+set_dtype(void *ctx, const char *v, char *err, size_t errlen)
+{
+	struct options *o = ctx;
+
+	if (dtype_parse(v, &o->spec.dtype) != 0)
+		return util_error(err, errlen, "--dtype must be fp32, fp16 or bf16, "
+		    "not '%s'", v);
+	return 0;
+}
+
+static const struct options_entry problem_entries[] = {
+	{ "tq", "N", "query rows Tq (default 16)", set_tq },
+	{ "tk", "N", "keys Tk (default Tq)", set_tk },
+	{ "d", "N", "width of Q and K (default 4)", set_d },
+	{ "dv", "N", "width of V and O (default d)", set_dv },
+	{ "br", "N", "query rows per tile Br (default 4)", set_br },
+	{ "bc", "N", "keys per tile Bc (default 4)", set_bc },
+	{ "order", "fa1|fa2", "loop order (default fa2)", set_order },
+	{ "causal", NULL, "causal mask, aligned bottom-right", set_causal },
+	{ "scale", "X", "score scale (default 1/sqrt(d))", set_scale },
+	{ "seed", "N", "seed of the generated inputs (default 1)", set_seed },
+	{ "input", "KIND", "normal|uniform|ramp|spike (default ramp)", set_input },
+	{ "q", "Q.npy", "queries (Tq, d) from a file; with --k and --v", set_q },
+	{ "k", "K.npy", "keys (Tk, d) from a file", set_k },
+	{ "v", "V.npy", "values (Tk, dv) from a file", set_v },
+	{ "scores", "S.npy", "scores (Tq, Tk) given directly; with --v", set_scores },
+	{ "convention", "NAME", "unnormalized|normalized (default unnormalized)",
+	    set_convention },
+	{ "bug", "NAME", "none|numerator-only|denominator-only|no-rescale|"
+	    "forget-old-denominator", set_bug },
+	{ "dtype", "TYPE", "fp32|fp16|bf16: storage type emulated (default fp32)",
+	    set_dtype },
+	{ NULL, NULL, NULL, NULL },
+};
+
+static const struct options_entry outfile_entries[] = {
+	{ "output", "O.npy", "write the output O (Tq, dv)", set_output },
+	{ "lse", "L.npy", "write the log-sum-exp (Tq)", set_lse },
+	{ NULL, NULL, NULL, NULL },
+};
+
+void
+options_init(struct options *o)
+{
+	memset(o, 0, sizeof *o);
+	problem_spec_init(&o->spec);
+	o->tiling.br = PROBLEM_DEFAULT_TILE;
+	o->tiling.bc = PROBLEM_DEFAULT_TILE;
+	o->tiling.order = ORDER_FA2;
+	o->rule.convention = CONV_UNNORMALIZED;
+	o->rule.bug = BUG_NONE;
+}
+
+void
+options_free(struct options *o)
+{
+	free(o->args);
+	o->args = NULL;
+	o->nargs = 0;
+}
+
+static const struct options_entry *
+find(const struct options_entry *table, const char *name, size_t len)
+{
+	if (table == NULL)
+		return NULL;
+	for (; table->name != NULL; table++)
+		if (strlen(table->name) == len && strncmp(table->name, name, len) == 0)
+			return table;
+	return NULL;
+}
+
+int
+options_parse(int argc, char **argv, int first, unsigned groups,
+    const struct options_entry *extra, void *ctx, struct options *o,
+    char *err, size_t errlen)
+{
+	const struct options_entry *e;
+	const char *name, *eq, *value;
+	void *target;
+	size_t len;
+	int i;
+
+	o->args = calloc((size_t)argc + 1, sizeof *o->args);
+	if (o->args == NULL)
+		return util_error(err, errlen, "out of memory");
+	for (i = first; i < argc; i++) {
+		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+			o->help = 1;
+			continue;
+		}
+		if (strcmp(argv[i], "--") == 0) {
+			while (++i < argc)
+				o->args[o->nargs++] = argv[i];
+			break;
+		}
+		if (strncmp(argv[i], "--", 2) != 0 || argv[i][2] == '\0') {
+			if (argv[i][0] == '-' && argv[i][1] != '\0')
+				return util_error(err, errlen, "unknown option '%s' "
+				    "(options are spelt --name)", argv[i]);
+			o->args[o->nargs++] = argv[i];
+			continue;
+		}
+		name = argv[i] + 2;
+		eq = strchr(name, '=');
+		len = eq != NULL ? (size_t)(eq - name) : strlen(name);
+		target = ctx;
+		e = find(extra, name, len);
+		if (e == NULL && (groups & OPT_PROBLEM)) {
+			e = find(problem_entries, name, len);
+			target = o;
+		}
+		if (e == NULL && (groups & OPT_OUTFILES)) {
+			e = find(outfile_entries, name, len);
+			target = o;
+		}
+		if (e == NULL)
+			return util_error(err, errlen, "unknown option '--%.*s' "
+			    "(see --help)", (int)len, name);
+		if (e->metavar == NULL) {
+			if (eq != NULL)
+				return util_error(err, errlen, "--%s takes no value",
+				    e->name);
+			value = NULL;
+		} else if (eq != NULL)
+			value = eq + 1;
+		else if (i + 1 < argc)
+			value = argv[++i];
+		else
+			return util_error(err, errlen, "--%s needs a value (%s)",
+			    e->name, e->metavar);
+		if (e->set(target, value, err, errlen) != 0)
+			return -1;
+	}
+	/* forget-old-denominator is a bug of the normalized update: pick
+	 * that convention unless the user chose the other on purpose. */
+	if ((groups & OPT_PROBLEM) && o->rule.bug == BUG_FORGET_OLD_DENOMINATOR &&
+	    !o->convention_set)
+		o->rule.convention = CONV_NORMALIZED;
+	return 0;
+}
+
+static void
+usage_table(FILE *f, const struct options_entry *e)
+{
+	char left[40];
+
+	for (; e->name != NULL; e++) {
+		snprintf(left, sizeof left, "--%s%s%s", e->name,
+		    e->metavar ? " " : "", e->metavar ? e->metavar : "");
+		fprintf(f, "  %-22s %s\n", left, e->help);
+	}
+}
+
+void
+options_usage(FILE *f, unsigned groups, const struct options_entry *extra)
+{
+	if (extra != NULL && extra->name != NULL)
+		usage_table(f, extra);
+	if (groups & OPT_PROBLEM) {
+		fputs("\nproblem options:\n", f);
+		usage_table(f, problem_entries);
+	}
+	if (groups & OPT_OUTFILES)
+		usage_table(f, outfile_entries);
+	fputs("  -h, --help             this help\n", f);
+}

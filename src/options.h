@@ -1,0 +1,71 @@
+/*
+ * options.h - the command line options that commands share.
+ *
+ * Every command that runs a problem accepts the problem options (sizes,
+ * tiles, order, mask, inputs, update rule, dtype); commands add their own
+ * through a table of options_entry.  Both `--name value` and
+ * `--name=value` work.  A bad value stops parsing with one line in err
+ * naming the option and what is wrong; callers then exit 2.
+ */
+#ifndef FLASHSTEP_OPTIONS_H
+#define FLASHSTEP_OPTIONS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "online.h"
+#include "problem.h"
+#include "schedule.h"
+
+/* Which shared groups a command accepts. */
+#define OPT_PROBLEM	0x1	/* --tq ... --dtype */
+#define OPT_OUTFILES	0x2	/* --output, --lse */
+
+/* A command's own option.  set() gets the value (NULL for a flag). */
+struct options_entry {
+	const char *name;	/* without the leading "--" */
+	const char *metavar;	/* NULL: a flag that takes no value */
+	const char *help;
+	int (*set)(void *ctx, const char *value, char *err, size_t errlen);
+};
+
+struct options {
+	struct problem_spec spec;
+	struct tiling tiling;
+	struct online_rule rule;
+	int convention_set;
+	const char *output;	/* --output O.npy */
+	const char *lse;	/* --lse L.npy */
+	int help;		/* -h / --help was given */
+	int nargs;		/* positional arguments, in order */
+	char **args;
+};
+
+/* Defaults: the built-in example (see problem.h), fa2, unnormalized. */
+void options_init(struct options *o);
+
+/*
+ * Parses argv[first..argc).  extra (may be NULL, ends with a zeroed
+ * entry) holds the command's own options, given ctx.  Returns 0, or -1
+ * with err set.  o->args points into argv (o->args is malloc'd: free it
+ * with options_free).
+ */
+int options_parse(int argc, char **argv, int first, unsigned groups,
+    const struct options_entry *extra, void *ctx, struct options *o,
+    char *err, size_t errlen);
+void options_free(struct options *o);
+
+/* Prints the options of the groups and of extra, one per line. */
+void options_usage(FILE *f, unsigned groups, const struct options_entry *extra);
+
+/* Strict parsers for command tables: the whole string must be a number
+ * in range; otherwise -1 and "--name must be ..., not 'value'". */
+int options_int(const char *name, const char *value, long min, long max,
+    long *out, char *err, size_t errlen);
+int options_double(const char *name, const char *value, double *out,
+    char *err, size_t errlen);
+
+/* Ready-made setters for a ctx that is an int flag / a long / a string. */
+int options_set_flag(void *ctx, const char *value, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,85 @@
+/*
+ * problem.h - one attention problem: shapes, inputs, scale, mask.
+ *
+ * Letters as in the FlashAttention papers:
+ *   Tq  query rows            Tk  keys
+ *   d   width of Q and K      dv  width of V (and of the output O)
+ * Q is (Tq, d), K is (Tk, d), V is (Tk, dv), row-major float32, and
+ *   O = softmax(scale * Q K^T + mask) V,   scale = 1/sqrt(d) by default.
+ *
+ * A "scores" problem gives S (Tq, Tk) and V directly, with scale 1 and
+ * d = 0: that is how the seed's scalar example is written (S = [1 2 1001
+ * 1002], V = [2 -1 4 8]^T).  There an entry of -inf means "masked".
+ *
+ * The causal mask is aligned bottom-right, as in FlashAttention 2.1 and
+ * later: query r sees key c when c <= r + Tk - Tq.
+ */
+#ifndef FLASHSTEP_PROBLEM_H
+#define FLASHSTEP_PROBLEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dtype.h"
+#include "inputs.h"
+
+/* One input matrix: an .npy file, or numbers given inline (lessons). */
+struct problem_source {
+	const char *path;	/* file to read, or NULL */
+	const float *data;	/* rows x cols inline values, or NULL */
+	int rows, cols;
+};
+
+/* What the user asked for.  A size of 0 means "default, or from files". */
+struct problem_spec {
+	int tq, tk, d, dv;
+	double scale;		/* used when scale_set */
+	int scale_set;
+	int causal;
+	enum dtype dtype;
+	enum inputs_kind input;
+	uint64_t seed;
+	int bc;			/* tile width, so `spike` lands in a late tile */
+	struct problem_source q, k, v, s;
+};
+
+struct problem {
+	int tq, tk, d, dv;
+	float scale;
+	int causal;
+	enum dtype dtype;
+	int scores_mode;	/* S given directly; q, k, kt are NULL */
+	float *q, *k, *v, *s;	/* already rounded to dtype */
+	float *kt;		/* K transposed (d, Tk): the simulator's loops */
+	char source[96];	/* where the inputs came from, for display */
+};
+
+/* The built-in example: Tq = Tk = 16, d = 4, Br = Bc = 4, ramp, seed 1. */
+#define PROBLEM_DEFAULT_T 16
+#define PROBLEM_DEFAULT_D 4
+#define PROBLEM_DEFAULT_TILE 4
+
+/* A spec with every field at its default. */
+void problem_spec_init(struct problem_spec *spec);
+
+/*
+ * Builds a problem: reads files, generates inputs, checks shapes, that
+ * inputs are finite, and that the problem fits in memory.  Returns 0, or
+ * -1 with one line in err naming the input at fault; out is then empty.
+ */
+int problem_build(const struct problem_spec *spec, struct problem *out,
+    char *err, size_t errlen);
+
+void problem_free(struct problem *p);
+
+/* Does query r see key c under the mask? */
+static inline int
+problem_visible(const struct problem *p, int r, int c)
+{
+	return !p->causal || (long)c <= (long)r + p->tk - p->tq;
+}
+
+/* Bytes this problem would take to hold and simulate. */
+uint64_t problem_memory_needed(int tq, int tk, int d, int dv, int scores_mode);
+
+#endif

@@ -1,0 +1,30 @@
+/*
+ * reference.h - attention computed the plain way: the ground truth.
+ *
+ * reference_attention works in double: for each query row it forms the
+ * row of S = scale Q K^T (masked entries -inf), its max, P = exp(S - max),
+ * l = sum P, O = P V / l and lse = max + log l.  It never tiles and never
+ * rescales, so it shares no code and no rounding with the simulator.
+ *
+ * reference_naive_f32 is standard attention in float32 as a library
+ * would run it: the whole (Tq, Tk) score matrix is materialized, turned
+ * into P in place, then multiplied by V.  The CPU benchmark runs it
+ * against the tiled simulator.
+ */
+#ifndef FLASHSTEP_REFERENCE_H
+#define FLASHSTEP_REFERENCE_H
+
+#include <stddef.h>
+
+#include "problem.h"
+
+/* O (Tq, dv) and lse (Tq) in double.  Rows that see no key get O = 0 and
+ * lse = -inf.  Returns 0, or -1 when out of memory (err set). */
+int reference_attention(const struct problem *p, double *o, double *lse,
+    char *err, size_t errlen);
+
+/* O (Tq, dv) in float32 through a materialized S; returns 0 or -1. */
+int reference_naive_f32(const struct problem *p, float *o, char *err,
+    size_t errlen);
+
+#endif

@@ -1,0 +1,65 @@
+/* setup.c - problem and sim from options, and the output files. */
+#include "config.h"
+
+#include "setup.h"
+#include "npy.h"
+
+#include <string.h>
+
+int
+setup_open(const struct options *o, struct setup *s, char *err, size_t errlen)
+{
+	memset(s, 0, sizeof *s);
+	if (problem_build(&o->spec, &s->problem, err, errlen) != 0)
+		return -1;
+	s->sim = sim_new(&s->problem, &o->tiling, &o->rule, err, errlen);
+	if (s->sim == NULL) {
+		problem_free(&s->problem);
+		return -1;
+	}
+	return 0;
+}
+
+void
+setup_close(struct setup *s)
+{
+	sim_free(s->sim);
+	problem_free(&s->problem);
+	memset(s, 0, sizeof *s);
+}
+
+void
+setup_describe(FILE *f, const struct sim *sim)
+{
+	const struct problem *p = sim_problem(sim);
+	const struct schedule *s = sim_schedule(sim);
+	const struct online_rule *r = sim_rule(sim);
+
+	if (p->scores_mode)
+		fprintf(f, "problem:  scores Tq=%d Tk=%d dv=%d scale=1 causal=%s "
+		    "dtype=%s (%s)\n", p->tq, p->tk, p->dv, p->causal ? "yes" : "no",
+		    dtype_name(p->dtype), p->source);
+	else
+		fprintf(f, "problem:  Tq=%d Tk=%d d=%d dv=%d scale=%.6g causal=%s "
+		    "dtype=%s (%s)\n", p->tq, p->tk, p->d, p->dv, (double)p->scale,
+		    p->causal ? "yes" : "no", dtype_name(p->dtype), p->source);
+	fprintf(f, "tiling:   order=%s Br=%d Bc=%d: Tr=%d x Tc=%d tiles, "
+	    "%ld steps, %ld skipped by the mask\n", schedule_order_name(s->order),
+	    s->br, s->bc, s->tr, s->tc, s->nsteps, (long)s->tr * s->tc - s->nsteps);
+	fprintf(f, "update:   convention=%s bug=%s\n",
+	    online_convention_name(r->convention), online_bug_name(r->bug));
+}
+
+int
+setup_write_outputs(const struct options *o, const struct problem *p,
+    const float *out, const float *lse, char *err, size_t errlen)
+{
+	long shape[2] = { p->tq, p->dv };
+
+	if (o->output != NULL &&
+	    npy_write(o->output, out, 2, shape, err, errlen) != 0)
+		return -1;
+	if (o->lse != NULL && npy_write(o->lse, lse, 1, shape, err, errlen) != 0)
+		return -1;
+	return 0;
+}

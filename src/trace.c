@@ -1,0 +1,329 @@
+/* trace.c - the text, CSV and JSONL step writers (see trace.h). */
+#include "config.h"
+
+#include "trace.h"
+
+#include <math.h>
+#include <string.h>
+
+void
+trace_number(FILE *f, float x, int quoted)
+{
+	const char *q = quoted ? "\"" : "";
+
+	if (isnan(x))
+		fprintf(f, "%snan%s", q, q);
+	else if (isinf(x))
+		fprintf(f, "%s%sinf%s", q, x < 0 ? "-" : "", q);
+	else
+		fprintf(f, "%.9g", (double)x);
+}
+
+int
+trace_step(const struct sim_view *v, void *ctx)
+{
+	struct trace *t = ctx;
+
+	t->format->step(t, v);
+	return ferror(t->f) ? -1 : 0;
+}
+
+/* ---- JSON Lines ---- */
+
+/* A JSON string: quotes, backslashes and control characters escaped. */
+static void
+json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s != '\0'; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+static void
+json_array(FILE *f, const char *key, const float *x, int n)
+{
+	int i;
+
+	fprintf(f, ",\"%s\":[", key);
+	for (i = 0; i < n; i++) {
+		if (i)
+			fputc(',', f);
+		trace_number(f, x[i], 1);
+	}
+	fputc(']', f);
+}
+
+static void
+json_matrix(FILE *f, const char *key, const float *x, int rows, int cols)
+{
+	int r, c;
+
+	fprintf(f, ",\"%s\":[", key);
+	for (r = 0; r < rows; r++) {
+		fputs(r ? ",[" : "[", f);
+		for (c = 0; c < cols; c++) {
+			if (c)
+				fputc(',', f);
+			trace_number(f, x[(size_t)r * cols + c], 1);
+		}
+		fputc(']', f);
+	}
+	fputc(']', f);
+}
+
+static void
+jsonl_begin(struct trace *t)
+{
+	const struct problem *p = sim_problem(t->sim);
+	const struct schedule *s = sim_schedule(t->sim);
+	const struct online_rule *r = sim_rule(t->sim);
+
+	fprintf(t->f, "{\"type\":\"problem\",\"tq\":%d,\"tk\":%d,\"d\":%d,"
+	    "\"dv\":%d,\"br\":%d,\"bc\":%d,\"tr\":%d,\"tc\":%d,\"order\":\"%s\","
+	    "\"causal\":%s,\"scale\":", p->tq, p->tk, p->d, p->dv, s->br, s->bc,
+	    s->tr, s->tc, schedule_order_name(s->order),
+	    p->causal ? "true" : "false");
+	trace_number(t->f, p->scale, 1);
+	fprintf(t->f, ",\"convention\":\"%s\",\"bug\":\"%s\",\"dtype\":\"%s\","
+	    "\"steps\":%ld,\"scores\":%s,\"acc\":\"%s\",\"input\":",
+	    online_convention_name(r->convention), online_bug_name(r->bug),
+	    dtype_name(p->dtype), s->nsteps, p->scores_mode ? "true" : "false",
+	    r->convention == CONV_UNNORMALIZED ? "u" : "o");
+	json_string(t->f, p->source);
+	fputs("}\n", t->f);
+}
+
+static void
+jsonl_step(struct trace *t, const struct sim_view *v)
+{
+	const struct schedule_tile *tile = &v->tile;
+	FILE *f = t->f;
+
+	fprintf(f, "{\"type\":\"step\",\"step\":%ld,\"i\":%d,\"j\":%d,"
+	    "\"rows\":[%d,%d],\"cols\":[%d,%d]", v->step, tile->i, tile->j,
+	    tile->r0, tile->r1, tile->c0, tile->c1);
+	json_array(f, "m_old", v->m_old, v->rows);
+	json_array(f, "m_new", v->m_new, v->rows);
+	json_array(f, "alpha", v->alpha, v->rows);
+	json_array(f, "l_old", v->l_old, v->rows);
+	json_array(f, "l_new", v->l_new, v->rows);
+	json_array(f, "rowmax", v->rowmax, v->rows);
+	if (t->with_tiles) {
+		json_matrix(f, "s", v->s, v->rows, v->cols);
+		json_matrix(f, "p", v->p, v->rows, v->cols);
+	}
+	if (t->with_acc) {
+		json_matrix(f, "acc_old", v->acc_old, v->rows, v->dv);
+		json_matrix(f, "acc_new", v->acc_new, v->rows, v->dv);
+	}
+	fprintf(f, ",\"finalize\":%s,\"hbm_read\":%llu,\"hbm_write\":%llu,"
+	    "\"flops\":%llu}\n", tile->last_in_row ? "true" : "false",
+	    (unsigned long long)v->traffic.hbm_read,
+	    (unsigned long long)v->traffic.hbm_write,
+	    (unsigned long long)v->traffic.flops);
+}
+
+static void
+jsonl_end(struct trace *t, const float *o, const float *lse)
+{
+	const struct problem *p = sim_problem(t->sim);
+
+	fputs("{\"type\":\"output\"", t->f);
+	json_matrix(t->f, "o", o, p->tq, p->dv);
+	json_array(t->f, "lse", lse, p->tq);
+	fputs("}\n", t->f);
+}
+
+/* ---- CSV: one line per row of each step; no output section ---- */
+
+static void
+csv_begin(struct trace *t)
+{
+	const struct schedule *s = sim_schedule(t->sim);
+	int c, x, dv = sim_problem(t->sim)->dv;
+
+	fputs("step,i,j,row,c0,c1,m_old,m_new,alpha,l_old,l_new,rowmax", t->f);
+	if (t->with_tiles) {
+		for (c = 0; c < s->bc; c++)
+			fprintf(t->f, ",s%d", c);
+		for (c = 0; c < s->bc; c++)
+			fprintf(t->f, ",p%d", c);
+	}
+	if (t->with_acc) {
+		for (x = 0; x < dv; x++)
+			fprintf(t->f, ",acc_old%d", x);
+		for (x = 0; x < dv; x++)
+			fprintf(t->f, ",acc_new%d", x);
+	}
+	fputc('\n', t->f);
+}
+
+/* n numbers, then empty cells up to width (a ragged tile's columns). */
+static void
+csv_cells(FILE *f, const float *x, int n, int width)
+{
+	int c;
+
+	for (c = 0; c < width; c++) {
+		fputc(',', f);
+		if (c < n)
+			trace_number(f, x[c], 0);
+	}
+}
+
+static void
+csv_step(struct trace *t, const struct sim_view *v)
+{
+	const struct schedule_tile *tile = &v->tile;
+	int r, bc = sim_schedule(t->sim)->bc;
+
+	for (r = 0; r < v->rows; r++) {
+		fprintf(t->f, "%ld,%d,%d,%d,%d,%d", v->step, tile->i, tile->j,
+		    tile->r0 + r, tile->c0, tile->c1);
+		csv_cells(t->f, v->m_old + r, 1, 1);
+		csv_cells(t->f, v->m_new + r, 1, 1);
+		csv_cells(t->f, v->alpha + r, 1, 1);
+		csv_cells(t->f, v->l_old + r, 1, 1);
+		csv_cells(t->f, v->l_new + r, 1, 1);
+		csv_cells(t->f, v->rowmax + r, 1, 1);
+		if (t->with_tiles) {
+			csv_cells(t->f, v->s + (size_t)r * v->cols, v->cols, bc);
+			csv_cells(t->f, v->p + (size_t)r * v->cols, v->cols, bc);
+		}
+		if (t->with_acc) {
+			csv_cells(t->f, v->acc_old + (size_t)r * v->dv, v->dv, v->dv);
+			csv_cells(t->f, v->acc_new + (size_t)r * v->dv, v->dv, v->dv);
+		}
+		fputc('\n', t->f);
+	}
+}
+
+static void
+csv_end(struct trace *t, const float *o, const float *lse)
+{
+	(void)t;
+	(void)o;
+	(void)lse;
+}
+
+/* ---- text, for reading ---- */
+
+static void
+text_cell(FILE *f, float x)
+{
+	char buf[32];
+
+	if (isinf(x))
+		snprintf(buf, sizeof buf, "%s", x < 0 ? "-inf" : "inf");
+	else
+		snprintf(buf, sizeof buf, "%.6g", (double)x);
+	fprintf(f, " %12s", buf);
+}
+
+static void
+text_begin(struct trace *t)
+{
+	const struct problem *p = sim_problem(t->sim);
+	const struct schedule *s = sim_schedule(t->sim);
+	const struct online_rule *r = sim_rule(t->sim);
+
+	fprintf(t->f, "problem: Tq=%d Tk=%d d=%d dv=%d scale=%g causal=%s "
+	    "order=%s Br=%d Bc=%d convention=%s bug=%s dtype=%s inputs=%s\n"
+	    "steps: %ld (Tr=%d x Tc=%d tiles, %ld skipped by the mask)\n",
+	    p->tq, p->tk, p->d, p->dv, (double)p->scale, p->causal ? "yes" : "no",
+	    schedule_order_name(s->order), s->br, s->bc,
+	    online_convention_name(r->convention), online_bug_name(r->bug),
+	    dtype_name(p->dtype), p->source, s->nsteps, s->tr, s->tc,
+	    (long)s->tr * s->tc - s->nsteps);
+}
+
+static void
+text_matrix(FILE *f, const char *name, const float *x, int rows, int cols)
+{
+	int r, c;
+
+	fprintf(f, "  %s:\n", name);
+	for (r = 0; r < rows; r++) {
+		fputs("   ", f);
+		for (c = 0; c < cols; c++)
+			text_cell(f, x[(size_t)r * cols + c]);
+		fputc('\n', f);
+	}
+}
+
+static void
+text_step(struct trace *t, const struct sim_view *v)
+{
+	const struct schedule_tile *tile = &v->tile;
+	const char *acc = sim_rule(t->sim)->convention == CONV_UNNORMALIZED ?
+	    "u" : "o";
+	int r;
+
+	fprintf(t->f, "\nstep %ld: tile (%d, %d), rows [%d, %d), keys [%d, %d)%s\n",
+	    v->step, tile->i, tile->j, tile->r0, tile->r1, tile->c0, tile->c1,
+	    tile->last_in_row ? ", finalize" : "");
+	if (t->with_tiles) {
+		text_matrix(t->f, "S", v->s, v->rows, v->cols);
+		text_matrix(t->f, "P", v->p, v->rows, v->cols);
+	}
+	fprintf(t->f, "  %5s %12s %12s %12s %12s %12s\n", "row", "m_old", "m_new",
+	    "alpha", "l_old", "l_new");
+	for (r = 0; r < v->rows; r++) {
+		fprintf(t->f, "  %5d", tile->r0 + r);
+		text_cell(t->f, v->m_old[r]);
+		text_cell(t->f, v->m_new[r]);
+		text_cell(t->f, v->alpha[r]);
+		text_cell(t->f, v->l_old[r]);
+		text_cell(t->f, v->l_new[r]);
+		fputc('\n', t->f);
+	}
+	if (t->with_acc) {
+		char name[16];
+		snprintf(name, sizeof name, "%s_new", acc);
+		text_matrix(t->f, name, v->acc_new, v->rows, v->dv);
+	}
+}
+
+static void
+text_end(struct trace *t, const float *o, const float *lse)
+{
+	const struct problem *p = sim_problem(t->sim);
+	int r;
+
+	fputs("\noutput:\n", t->f);
+	fprintf(t->f, "  %5s %12s  O\n", "row", "lse");
+	for (r = 0; r < p->tq; r++) {
+		int x;
+		fprintf(t->f, "  %5d", r);
+		text_cell(t->f, lse[r]);
+		fputs(" ", t->f);
+		for (x = 0; x < p->dv; x++)
+			text_cell(t->f, o[(size_t)r * p->dv + x]);
+		fputc('\n', t->f);
+	}
+}
+
+static const struct trace_format trace_formats[] = {
+	{ .name = "text", .begin = text_begin, .step = text_step, .end = text_end },
+	{ .name = "csv", .begin = csv_begin, .step = csv_step, .end = csv_end },
+	{ .name = "jsonl", .begin = jsonl_begin, .step = jsonl_step, .end = jsonl_end },
+};
+
+const struct trace_format *
+trace_format_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof trace_formats / sizeof trace_formats[0]; i++)
+		if (strcmp(trace_formats[i].name, name) == 0)
+			return &trace_formats[i];
+	return NULL;
+}

@@ -1,0 +1,51 @@
+/*
+ * trace.h - every step of a run, as text, CSV or JSON Lines.
+ *
+ * The JSONL shape is an interface that scripts rely on:
+ *   {"type":"problem", "tq", "tk", "d", "dv", "br", "bc", "order",
+ *    "causal", "scale", "convention", "bug", "dtype", "steps", ...}
+ *   {"type":"step", "step", "i", "j", "rows":[r0,r1], "cols":[c0,c1],
+ *    "m_old", "m_new", "alpha", "l_old", "l_new", ...}  one per step
+ *   {"type":"output", "o":[[..],..], "lse":[..]}
+ * Ranges are half-open, arrays hold one entry per row of the tile, steps
+ * count from 0.  Non-finite numbers are the strings "-inf", "inf", "nan";
+ * finite ones print with 9 significant digits (enough for float32).
+ * with_tiles adds "s" and "p"; with_acc adds "acc_old" and "acc_new" (the
+ * numerator u, or o under the normalized convention: see "acc").
+ */
+#ifndef FLASHSTEP_TRACE_H
+#define FLASHSTEP_TRACE_H
+
+#include <stdio.h>
+
+#include "sim.h"
+
+struct trace;
+
+/* A format is a table of three writers. */
+struct trace_format {
+	const char *name;
+	void (*begin)(struct trace *t);
+	void (*step)(struct trace *t, const struct sim_view *v);
+	void (*end)(struct trace *t, const float *o, const float *lse);
+};
+
+struct trace {
+	FILE *f;
+	const struct trace_format *format;
+	const struct sim *sim;
+	int with_tiles;		/* add S and P */
+	int with_acc;		/* add the accumulator rows */
+};
+
+/* The format called name ("text", "csv", "jsonl"), or NULL. */
+const struct trace_format *trace_format_find(const char *name);
+
+/* A sim_step_fn that writes one step to the struct trace in ctx. */
+int trace_step(const struct sim_view *v, void *ctx);
+
+/* A float the way every format writes it: "%.9g", or inf, -inf, nan
+ * (in double quotes when quoted is set, for JSON). */
+void trace_number(FILE *f, float x, int quoted);
+
+#endif

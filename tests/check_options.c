@@ -1,0 +1,159 @@
+/* check_options.c - option parsing: values, errors, command tables. */
+#include "config.h"
+
+#include "testutil.h"
+#include "options.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+static int
+parse(struct options *o, char *err, int n, ...)
+{
+	char *argv[32];
+	va_list ap;
+	int i, rc;
+
+	argv[0] = "cmd";
+	va_start(ap, n);
+	for (i = 0; i < n; i++)
+		argv[i + 1] = va_arg(ap, char *);
+	va_end(ap);
+	options_init(o);
+	rc = options_parse(n + 1, argv, 1, OPT_PROBLEM | OPT_OUTFILES, NULL, NULL,
+	    o, err, 256);
+	options_free(o);
+	return rc;
+}
+
+START_TEST(test_values)
+{
+	struct options o;
+	char err[256];
+
+	ck_assert_int_eq(parse(&o, err, 9, "--tq", "33", "--tk=47", "--order",
+	    "fa1", "--causal", "--bug", "no-rescale", "--dtype=bf16"), 0);
+	ck_assert_int_eq(o.spec.tq, 33);
+	ck_assert_int_eq(o.spec.tk, 47);
+	ck_assert_int_eq(o.tiling.order, ORDER_FA1);
+	ck_assert(o.spec.causal);
+	ck_assert_int_eq(o.rule.bug, BUG_NO_RESCALE);
+	ck_assert_int_eq(o.spec.dtype, DTYPE_BF16);
+
+	/* forget-old-denominator picks the normalized convention... */
+	ck_assert_int_eq(parse(&o, err, 2, "--bug", "forget-old-denominator"), 0);
+	ck_assert_int_eq(o.rule.convention, CONV_NORMALIZED);
+	/* ...unless the user asked for the other one. */
+	ck_assert_int_eq(parse(&o, err, 4, "--convention", "unnormalized", "--bug",
+	    "forget-old-denominator"), 0);
+	ck_assert_int_eq(o.rule.convention, CONV_UNNORMALIZED);
+	ck_assert_int_eq(parse(&o, err, 2, "--seed", "18446744073709551615"), 0);
+	ck_assert(o.spec.seed == 18446744073709551615ULL);
+	ck_assert_int_eq(parse(&o, err, 1, "--help"), 0);
+	ck_assert(o.help);
+}
+END_TEST
+
+static const struct {
+	const char *opt, *value, *word;
+} bad[] = {
+	{ "--tq", "0", "--tq must be a positive integer, not '0'" },
+	{ "--tk", "-3", "--tk must be a positive integer" },
+	{ "--d", "abc", "--d must be a positive integer, not 'abc'" },
+	{ "--dv", "3.5", "--dv must be" },
+	{ "--br", "99999999999", "--br must be" },
+	{ "--bc", "", "--bc must be" },
+	{ "--order", "fa3", "--order must be fa1 or fa2, not 'fa3'" },
+	{ "--input", "gaussian", "--input must be" },
+	{ "--convention", "both", "--convention must be" },
+	{ "--bug", "typo", "--bug must be" },
+	{ "--dtype", "fp8", "--dtype must be fp32, fp16 or bf16" },
+	{ "--scale", "-1", "--scale must be positive" },
+	{ "--scale", "nan", "--scale must be a number" },
+	{ "--seed", "-1", "--seed must be" },
+	{ "--frobnicate", "1", "unknown option '--frobnicate'" },
+	{ "-x", "1", "unknown option '-x'" },
+	{ "--causal=yes", "1", "--causal takes no value" },
+};
+
+START_TEST(test_bad)
+{
+	struct options o;
+	char err[256];
+
+	ck_assert_int_eq(parse(&o, err, 2, bad[_i].opt, bad[_i].value), -1);
+	ck_assert_msg(strstr(err, bad[_i].word) != NULL, "'%s' lacks '%s'", err,
+	    bad[_i].word);
+	ck_assert(strchr(err, '\n') == NULL);
+}
+END_TEST
+
+START_TEST(test_missing_value)
+{
+	struct options o;
+	char err[256];
+
+	ck_assert_int_eq(parse(&o, err, 1, "--tq"), -1);
+	ck_assert_msg(strstr(err, "--tq needs a value"), "%s", err);
+}
+END_TEST
+
+static int
+set_level(void *ctx, const char *v, char *err, size_t errlen)
+{
+	long x;
+
+	if (options_int("level", v, 1, 9, &x, err, errlen) != 0)
+		return -1;
+	*(int *)ctx = (int)x;
+	return 0;
+}
+
+START_TEST(test_extra_table)
+{
+	static const struct options_entry extra[] = {
+		{ "level", "N", "a level", set_level },
+		{ NULL, NULL, NULL, NULL },
+	};
+	char *argv[] = { "cmd", "--level", "7", "file", "--", "--tq" };
+	struct options o;
+	char err[256];
+	int level = 0;
+
+	options_init(&o);
+	ck_assert_int_eq(options_parse(6, argv, 1, 0, extra, &level, &o, err,
+	    sizeof err), 0);
+	ck_assert_int_eq(level, 7);
+	ck_assert_int_eq(o.nargs, 2);
+	ck_assert_str_eq(o.args[0], "file");
+	ck_assert_str_eq(o.args[1], "--tq");
+	options_free(&o);
+	/* Problem options are refused when the group is not accepted. */
+	argv[1] = "--tq";
+	options_init(&o);
+	ck_assert_int_eq(options_parse(3, argv, 1, 0, extra, &level, &o, err,
+	    sizeof err), -1);
+	options_free(&o);
+	argv[1] = "--level";
+	argv[2] = "10";
+	options_init(&o);
+	ck_assert_int_eq(options_parse(3, argv, 1, 0, extra, &level, &o, err,
+	    sizeof err), -1);
+	ck_assert_msg(strstr(err, "from 1 to 9"), "%s", err);
+	options_free(&o);
+}
+END_TEST
+
+Suite *
+test_suite(void)
+{
+	Suite *s = suite_create("options");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_values);
+	tcase_add_loop_test(tc, test_bad, 0, (int)(sizeof bad / sizeof bad[0]));
+	tcase_add_test(tc, test_missing_value);
+	tcase_add_test(tc, test_extra_table);
+	suite_add_tcase(s, tc);
+	return s;
+}

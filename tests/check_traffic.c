@@ -1,0 +1,116 @@
+/* check_traffic.c - byte and FLOP counts, computed by hand. */
+#include "config.h"
+
+#include "testutil.h"
+#include "traffic.h"
+
+/*
+ * Tq = Tk = 8, d = dv = 4, Br = Bc = 4, fp32: Tr = Tc = 2, four steps.
+ * A Q or K or V tile is 4 x 4 x 4 B = 64 B; a row block's state (acc, m,
+ * l) is 4 x (4 + 2) x 4 B = 96 B; O_i and lse_i are 64 + 16 = 80 B.
+ *
+ * fa2: (0,0) Q0 K0 V0 = 192, (0,1) K1 V1 = 128 + write 80,
+ *      (1,0) 192, (1,1) 128 + write 80: read 640, write 160.
+ * fa1: (j0,i0) K0 V0 Q0 = 192, write state 96; (j0,i1) Q1 = 64, write 96;
+ *      (j1,i0) K1 V1 Q0 + state = 288, write 80; (j1,i1) Q1 + state = 160,
+ *      write 80: read 704, write 352.
+ * standard: read Q, K = 256, S = 256, P = 256, V = 128 (896); write S,
+ *      P = 512, O = 128 (640).  FLOPs 2 x 8 x 8 x (4 + 4) = 1024 for all.
+ */
+START_TEST(test_by_hand)
+{
+	struct problem_spec spec;
+	struct problem p;
+	struct schedule s;
+	struct traffic_table tt;
+	struct traffic t, std;
+	struct tiling til = { 4, 4, ORDER_FA2 };
+	char err[256];
+
+	problem_spec_init(&spec);
+	spec.tq = spec.tk = 8;
+	ck_assert_int_eq(problem_build(&spec, &p, err, sizeof err), 0);
+
+	ck_assert_int_eq(schedule_init(&s, &p, &til, err, sizeof err), 0);
+	ck_assert_int_eq(traffic_init(&tt, &p, &s, err, sizeof err), 0);
+	ck_assert_uint_eq(tt.total.hbm_read, 640);
+	ck_assert_uint_eq(tt.total.hbm_write, 160);
+	ck_assert_uint_eq(tt.total.flops, 1024);
+	ck_assert_uint_eq(tt.total.exps, 64);
+	ck_assert_uint_eq(tt.total.rescale_exps, 16);
+	ck_assert_uint_eq(tt.total.stored, 0);
+	traffic_upto(&tt, 1, &t);
+	ck_assert_uint_eq(t.hbm_read, 320);
+	ck_assert_uint_eq(t.hbm_write, 80);
+	/* on chip during a step: Q, K, V tiles, S tile, state */
+	ck_assert_uint_eq(t.onchip, 64 * 3 + 64 + 96);
+	traffic_upto(&tt, 2, &t);
+	ck_assert_uint_eq(t.hbm_read, 512);
+	traffic_free(&tt);
+	schedule_free(&s);
+
+	til.order = ORDER_FA1;
+	ck_assert_int_eq(schedule_init(&s, &p, &til, err, sizeof err), 0);
+	ck_assert_int_eq(traffic_init(&tt, &p, &s, err, sizeof err), 0);
+	ck_assert_uint_eq(tt.total.hbm_read, 704);
+	ck_assert_uint_eq(tt.total.hbm_write, 352);
+	ck_assert_uint_eq(tt.total.flops, 1024);
+	ck_assert_uint_eq(tt.total.stored, 8 * 6 * 4);
+	traffic_upto(&tt, 2, &t);
+	ck_assert_uint_eq(t.hbm_read, 192 + 64 + 288);
+	ck_assert_uint_eq(t.hbm_write, 96 + 96 + 80);
+	traffic_upto(&tt, -1, &t);
+	ck_assert_uint_eq(t.hbm_read, 0);
+	traffic_free(&tt);
+	schedule_free(&s);
+
+	traffic_standard(&p, &std);
+	ck_assert_uint_eq(std.hbm_read, 896);
+	ck_assert_uint_eq(std.hbm_write, 640);
+	ck_assert_uint_eq(std.flops, 1024);
+	ck_assert_uint_eq(std.exps, 64);
+	ck_assert_uint_eq(std.stored, 512);
+	problem_free(&p);
+}
+END_TEST
+
+/* fp16 halves the input and output bytes; causal skips tiles. */
+START_TEST(test_fp16_causal)
+{
+	struct problem_spec spec;
+	struct problem p;
+	struct schedule s;
+	struct traffic_table tt;
+	struct tiling til = { 4, 4, ORDER_FA2 };
+	char err[256];
+
+	problem_spec_init(&spec);
+	spec.tq = spec.tk = 8;
+	spec.dtype = DTYPE_FP16;
+	spec.causal = 1;
+	ck_assert_int_eq(problem_build(&spec, &p, err, sizeof err), 0);
+	ck_assert_int_eq(schedule_init(&s, &p, &til, err, sizeof err), 0);
+	ck_assert_int_eq(s.nsteps, 3);
+	ck_assert_int_eq(traffic_init(&tt, &p, &s, err, sizeof err), 0);
+	/* (0,0) Q0 K0 V0 = 96, write O0 = 32 + lse 16; (1,0) Q1 K0 V0 = 96;
+	 * (1,1) K1 V1 = 64, write 48. */
+	ck_assert_uint_eq(tt.total.hbm_read, 96 + 96 + 64);
+	ck_assert_uint_eq(tt.total.hbm_write, 48 + 48);
+	ck_assert_uint_eq(tt.total.flops, 3 * 2 * 16 * 8);
+	traffic_free(&tt);
+	schedule_free(&s);
+	problem_free(&p);
+}
+END_TEST
+
+Suite *
+test_suite(void)
+{
+	Suite *s = suite_create("traffic");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_by_hand);
+	tcase_add_test(tc, test_fp16_causal);
+	suite_add_tcase(s, tc);
+	return s;
+}

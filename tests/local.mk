@@ -1,0 +1,39 @@
+# tests/local.mk - `make check`: one check suite per module (each a
+# program with its own PASS line), and shell tests that drive the binary.
+
+AM_CPPFLAGS += $(CHECK_CFLAGS)
+TESTUTIL = tests/check_main.c tests/testutil.c tests/testutil.h
+CHECK_LDADD = $(FLASHSTEP_LIBS) $(CHECK_LIBS)
+
+CORE_CHECKS = \
+	tests/check_dtype \
+	tests/check_npy \
+	tests/check_online \
+	tests/check_options \
+	tests/check_problem \
+	tests/check_schedule \
+	tests/check_sim \
+	tests/check_trace \
+	tests/check_traffic
+check_PROGRAMS += $(CORE_CHECKS)
+TESTS += $(CORE_CHECKS) tests/cli.test
+EXTRA_DIST += tests/cli.test
+
+tests_check_dtype_SOURCES = tests/check_dtype.c $(TESTUTIL)
+tests_check_dtype_LDADD = $(CHECK_LDADD)
+tests_check_npy_SOURCES = tests/check_npy.c $(TESTUTIL)
+tests_check_npy_LDADD = $(CHECK_LDADD)
+tests_check_online_SOURCES = tests/check_online.c $(TESTUTIL)
+tests_check_online_LDADD = $(CHECK_LDADD)
+tests_check_options_SOURCES = tests/check_options.c $(TESTUTIL)
+tests_check_options_LDADD = $(CHECK_LDADD)
+tests_check_problem_SOURCES = tests/check_problem.c $(TESTUTIL)
+tests_check_problem_LDADD = $(CHECK_LDADD)
+tests_check_schedule_SOURCES = tests/check_schedule.c $(TESTUTIL)
+tests_check_schedule_LDADD = $(CHECK_LDADD)
+tests_check_sim_SOURCES = tests/check_sim.c $(TESTUTIL)
+tests_check_sim_LDADD = $(CHECK_LDADD)
+tests_check_trace_SOURCES = tests/check_trace.c $(TESTUTIL)
+tests_check_trace_LDADD = $(CHECK_LDADD)
+tests_check_traffic_SOURCES = tests/check_traffic.c $(TESTUTIL)
+tests_check_traffic_LDADD = $(CHECK_LDADD)

@@ -1,0 +1,140 @@
+/* testutil.c - helpers the check suites share (see testutil.h). */
+#include "config.h"
+
+#include "testutil.h"
+#include "compare.h"
+#include "reference.h"
+#include "sim.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int
+draw(struct inputs_rng *rng, int lo, int hi)
+{
+	return lo + (int)(inputs_rng_next(rng) % (uint64_t)(hi - lo + 1));
+}
+
+void
+tu_scores_problem(const float *s, int tq, int tk, const float *v, int dv,
+    struct problem *p)
+{
+	struct problem_spec spec;
+	char err[256];
+
+	problem_spec_init(&spec);
+	spec.s.data = s;
+	spec.s.rows = tq;
+	spec.s.cols = tk;
+	spec.v.data = v;
+	spec.v.rows = tk;
+	spec.v.cols = dv;
+	ck_assert_msg(problem_build(&spec, p, err, sizeof err) == 0, "%s", err);
+}
+
+void
+tu_random_case(struct inputs_rng *rng, int maxt, unsigned kinds,
+    enum dtype dtype, struct tu_case *c)
+{
+	struct problem_spec spec;
+	float *s = NULL, *v = NULL;
+	char err[256];
+	int scores = (kinds & TU_SCORES) && draw(rng, 0, 3) == 0;
+	int r, x, tq, tk;
+
+	memset(c, 0, sizeof *c);
+	problem_spec_init(&spec);
+	spec.tq = tq = draw(rng, 1, maxt);
+	spec.tk = tk = draw(rng, 1, maxt);
+	spec.d = draw(rng, 1, 24);
+	spec.dv = draw(rng, 1, 24);
+	spec.causal = (kinds & TU_CAUSAL) && draw(rng, 0, 1);
+	spec.input = (enum inputs_kind)draw(rng, 0, 3);
+	spec.seed = inputs_rng_next(rng);
+	spec.dtype = dtype;
+	c->t.br = draw(rng, 1, maxt / 2 + 8);
+	c->t.bc = draw(rng, 1, maxt / 2 + 8);
+	spec.bc = c->t.bc;
+	c->t.order = draw(rng, 0, 1) ? ORDER_FA1 : ORDER_FA2;
+	c->rule.convention = draw(rng, 0, 1) ? CONV_NORMALIZED : CONV_UNNORMALIZED;
+	c->rule.bug = BUG_NONE;
+
+	if (scores) {
+		/* Scores spread widely (the seed's example has a gap of 1000),
+		 * some masked entries, and now and then a fully masked row. */
+		s = malloc((size_t)tq * tk * sizeof *s);
+		v = malloc((size_t)tk * spec.dv * sizeof *v);
+		ck_assert(s != NULL && v != NULL);
+		for (r = 0; r < tq * tk; r++)
+			s[r] = (float)(inputs_rng_normal(rng) * 4.0);
+		for (r = 0; r < tk * spec.dv; r++)
+			v[r] = (float)inputs_rng_normal(rng);
+		if (kinds & TU_MASKED_ROWS) {
+			for (r = 0; r < tq * tk; r++)
+				if (draw(rng, 0, 4) == 0)
+					s[r] = -INFINITY;
+			if (draw(rng, 0, 1)) {
+				r = draw(rng, 0, tq - 1);
+				for (x = 0; x < tk; x++)
+					s[(size_t)r * tk + x] = -INFINITY;
+			}
+		}
+		spec.s.data = s;
+		spec.s.rows = tq;
+		spec.s.cols = tk;
+		spec.v.data = v;
+		spec.v.rows = tk;
+		spec.v.cols = spec.dv;
+		spec.tq = spec.tk = spec.d = spec.dv = 0;
+	}
+	ck_assert_msg(problem_build(&spec, &c->p, err, sizeof err) == 0, "%s", err);
+	free(s);
+	free(v);
+	snprintf(c->what, sizeof c->what, "%s Tq=%d Tk=%d d=%d dv=%d Br=%d Bc=%d "
+	    "%s %s%s %s", scores ? "scores" : inputs_kind_name(spec.input),
+	    c->p.tq, c->p.tk, c->p.d, c->p.dv, c->t.br, c->t.bc,
+	    schedule_order_name(c->t.order),
+	    online_convention_name(c->rule.convention),
+	    c->p.causal ? " causal" : "", dtype_name(dtype));
+}
+
+void
+tu_case_free(struct tu_case *c)
+{
+	problem_free(&c->p);
+}
+
+void
+tu_run(const struct problem *p, const struct tiling *t,
+    const struct online_rule *rule, float **o, float **lse)
+{
+	struct sim *sim;
+	char err[256];
+
+	sim = sim_new(p, t, rule, err, sizeof err);
+	ck_assert_msg(sim != NULL, "%s", err);
+	*o = malloc((size_t)p->tq * p->dv * sizeof **o);
+	*lse = malloc((size_t)p->tq * sizeof **lse);
+	ck_assert(*o != NULL && *lse != NULL);
+	ck_assert_int_eq(sim_run(sim, NULL, NULL, *o, *lse), 0);
+	sim_free(sim);
+}
+
+double
+tu_rel_error(const struct problem *p, const float *o)
+{
+	struct compare_result res;
+	double *ref, *lse;
+	char err[256];
+
+	ref = malloc((size_t)p->tq * p->dv * sizeof *ref);
+	lse = malloc((size_t)p->tq * sizeof *lse);
+	ck_assert(ref != NULL && lse != NULL);
+	ck_assert_int_eq(reference_attention(p, ref, lse, err, sizeof err), 0);
+	compare_arrays(o, ref, (long)p->tq * p->dv, 0, 0, &res);
+	free(ref);
+	free(lse);
+	return res.max_rel;
+}

@@ -1,0 +1,51 @@
+/*
+ * testutil.h - what the check suites share: one main() that runs the
+ * suite a test program defines, and random problems for the property
+ * tests.
+ */
+#ifndef FLASHSTEP_TESTUTIL_H
+#define FLASHSTEP_TESTUTIL_H
+
+#include <check.h>
+
+#include "inputs.h"
+#include "online.h"
+#include "problem.h"
+#include "schedule.h"
+
+/* Each check_<module>.c defines this; check_main.c runs it. */
+Suite *test_suite(void);
+
+/* Which kinds of random problem tu_random_problem may draw. */
+#define TU_SCORES	0x1	/* some problems give S directly */
+#define TU_CAUSAL	0x2	/* some problems are causal */
+#define TU_MASKED_ROWS	0x4	/* scores problems with -inf entries and rows */
+
+struct tu_case {
+	struct problem p;
+	struct tiling t;
+	struct online_rule rule;
+	char what[160];		/* the case in words, for failure messages */
+};
+
+/*
+ * Draws a random problem: Tq, Tk in [1, maxt], d, dv in [1, 24], Br and
+ * Bc in [1, maxt / 2 + 8] (often ragged, sometimes larger than the
+ * problem), both orders, both conventions, bug none, dtype as given.
+ */
+void tu_random_case(struct inputs_rng *rng, int maxt, unsigned kinds,
+    enum dtype dtype, struct tu_case *c);
+void tu_case_free(struct tu_case *c);
+
+/* Builds a scores problem from row-major S (tq, tk) and V (tk, dv). */
+void tu_scores_problem(const float *s, int tq, int tk, const float *v, int dv,
+    struct problem *p);
+
+/* Runs the sim to the end; O and lse are malloc'd (caller frees). */
+void tu_run(const struct problem *p, const struct tiling *t,
+    const struct online_rule *rule, float **o, float **lse);
+
+/* max |o - ref| / max |ref| against the double reference. */
+double tu_rel_error(const struct problem *p, const float *o);
+
+#endif
