@@ -16,6 +16,7 @@ src_libflashstep_a_SOURCES = \
 	src/trace.c src/trace.h \
 	src/options.c src/options.h \
 	src/setup.c src/setup.h \
+	src/gpucheck.c src/gpucheck.h \
 	src/cmd.h \
 	src/cmd_run.c \
 	src/cmd_trace.c \

@@ -446,9 +446,11 @@ sim_run(struct sim *sim, sim_step_fn fn, void *ctx, float *o, float *lse)
 	long k;
 	int r, rc = 0;
 
+	/* A row's accumulator lives in its row of O until the row block's
+	 * last tile replaces it with the output: one (Tq, dv) array, not two. */
 	m = malloc((size_t)p->tq * sizeof *m);
 	l = calloc((size_t)p->tq, sizeof *l);
-	acc = calloc((size_t)p->tq * dv, sizeof *acc);
+	acc = o != NULL ? o : malloc((size_t)p->tq * dv * sizeof *acc);
 	if (m == NULL || l == NULL || acc == NULL) {
 		rc = -1;
 		goto done;
@@ -456,8 +458,7 @@ sim_run(struct sim *sim, sim_step_fn fn, void *ctx, float *o, float *lse)
 	for (r = 0; r < p->tq; r++)
 		m[r] = -INFINITY;
 	/* Rows no tile reaches (a causal mask with Tq > Tk) output 0. */
-	if (o != NULL)
-		memset(o, 0, (size_t)p->tq * dv * sizeof *o);
+	memset(acc, 0, (size_t)p->tq * dv * sizeof *acc);
 	if (lse != NULL)
 		for (r = 0; r < p->tq; r++)
 			lse[r] = -INFINITY;
@@ -485,6 +486,7 @@ sim_run(struct sim *sim, sim_step_fn fn, void *ctx, float *o, float *lse)
 done:
 	free(m);
 	free(l);
-	free(acc);
+	if (acc != o)
+		free(acc);
 	return rc;
 }

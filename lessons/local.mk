@@ -1,0 +1,1 @@
+# lessons/local.mk - lesson scripts and the lesson runner (placeholder).

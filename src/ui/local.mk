@@ -1,0 +1,1 @@
+# src/ui/local.mk - the ncurses step-through view (placeholder).
