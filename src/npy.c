@@ -51,6 +51,17 @@ header_value(const char *hdr, const char *key)
 	return p;
 }
 
+/* Up to len-1 characters of s for a message: one line, printable. */
+static void
+printable(const char *s, char *out, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < len && s[i] != '\0' && s[i] != ','; i++)
+		out[i] = isprint((unsigned char)s[i]) ? s[i] : '?';
+	out[i] = '\0';
+}
+
 /* Parses "(a, b)" / "(a,)" / "()" into shape; returns ndim or -1. */
 static int
 parse_shape(const char *p, long *shape, int maxdim)
@@ -137,8 +148,10 @@ npy_parse(const unsigned char *buf, size_t len, const char *name,
 		    "(need '<f4' or '<f8')", name);
 		goto fail;
 	} else {
-		util_error(err, errlen, "%s: dtype %.12s is not supported "
-		    "(need float32 '<f4' or float64 '<f8')", name, v);
+		char shown[16];
+		printable(v, shown, sizeof shown);
+		util_error(err, errlen, "%s: dtype %s is not supported "
+		    "(need float32 '<f4' or float64 '<f8')", name, shown);
 		goto fail;
 	}
 

@@ -13,11 +13,17 @@ int
 util_error(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
+	char *p;
 
 	if (err != NULL && errlen > 0) {
 		va_start(ap, fmt);
 		vsnprintf(err, errlen, fmt, ap);
 		va_end(ap);
+		/* Messages quote user input (arguments, file headers); a
+		 * control character in it must not break the one line. */
+		for (p = err; *p != '\0'; p++)
+			if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				*p = '?';
 	}
 	return -1;
 }

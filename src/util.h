@@ -18,8 +18,9 @@
 #define UTIL_PRINTF(a, b)
 #endif
 
-/* Formats a one-line message into err (if err is not NULL); returns -1 so
- * callers can write `return util_error(err, errlen, "...")`. */
+/* Formats a one-line message into err (if err is not NULL), control
+ * characters shown as '?'; returns -1 so callers can write
+ * `return util_error(err, errlen, "...")`. */
 int util_error(char *err, size_t errlen, const char *fmt, ...) UTIL_PRINTF(3, 4);
 
 /* calloc of n * size bytes with the multiplication checked; NULL (and a

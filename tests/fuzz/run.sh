@@ -1,0 +1,46 @@
+#!/bin/sh
+# tests/fuzz/run.sh SECONDS [NAME...] - build the libFuzzer harnesses with
+# clang (-fsanitize=fuzzer,address,undefined) and run each for SECONDS on
+# a copy of its committed seed corpus.  Run from the top of a configured
+# tree (config.h must exist).  Exits non-zero on any crash, leak or
+# sanitizer report; prints the executions each run counted.
+set -eu
+secs=${1:-30}
+shift || true
+top=$(pwd)
+src=$(cd "$(dirname "$0")/../.." && pwd)
+out=${FUZZ_OUT:-$top/fuzz-build}
+mkdir -p "$out"
+[ -f "$top/config.h" ] || { echo "run.sh: no config.h here: run ./configure first" >&2; exit 2; }
+
+# The model sources each harness needs (no curses, no CUDA).
+model="util dtype inputs npy problem schedule online traffic sim reference compare options"
+lesson_src=""
+[ -f "$src/src/lesson.c" ] && lesson_src="$src/src/lesson.c"
+
+names=${*:-"npy options lesson"}
+status=0
+for name in $names; do
+	harness="$src/tests/fuzz/fuzz_$name.c"
+	[ -f "$harness" ] || { echo "run.sh: no harness for '$name'" >&2; exit 2; }
+	srcs=""
+	for m in $model; do srcs="$srcs $src/src/$m.c"; done
+	[ "$name" = lesson ] && srcs="$srcs $lesson_src"
+	# shellcheck disable=SC2086
+	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		-ffp-contract=off -I"$top" -I"$src/src" -I"$src/gpu" \
+		"$harness" $srcs -lm -o "$out/fuzz_$name"
+	rm -rf "$out/corpus_$name"
+	mkdir -p "$out/corpus_$name"
+	cp "$src/tests/fuzz/corpus/$name"/* "$out/corpus_$name"/
+	if "$out/fuzz_$name" -max_total_time="$secs" -max_len=4096 -rss_limit_mb=2048 \
+	    -print_final_stats=1 -artifact_prefix="$out/" "$out/corpus_$name" >"$out/fuzz_$name.log" 2>&1; then
+		runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$out/fuzz_$name.log" | grep -o '[0-9]*$')
+		echo "fuzz $name: ${secs}s, $runs executions, no crash"
+	else
+		echo "fuzz $name: FAILED (log: $out/fuzz_$name.log)"
+		tail -40 "$out/fuzz_$name.log"
+		status=1
+	fi
+done
+exit $status
