@@ -15,17 +15,22 @@ mkdir -p "$out"
 
 # The model sources each harness needs (no curses, no CUDA).
 model="util dtype inputs npy problem schedule online traffic sim reference compare options"
-lesson_src=""
-[ -f "$src/src/lesson.c" ] && lesson_src="$src/src/lesson.c"
+# Harnesses that need more than the model name it in a comment line
+# "/* fuzz-sources: src/x.c src/y.c */".
 
-names=${*:-"npy options lesson"}
+if [ $# -gt 0 ]; then
+	names=$*
+else
+	names=$(cd "$src/tests/fuzz" && ls fuzz_*.c | sed 's/^fuzz_//; s/\.c$//')
+fi
 status=0
 for name in $names; do
 	harness="$src/tests/fuzz/fuzz_$name.c"
 	[ -f "$harness" ] || { echo "run.sh: no harness for '$name'" >&2; exit 2; }
 	srcs=""
 	for m in $model; do srcs="$srcs $src/src/$m.c"; done
-	[ "$name" = lesson ] && srcs="$srcs $lesson_src"
+	extra=$(sed -n 's|^/\* fuzz-sources: \(.*\) \*/$|\1|p' "$harness")
+	for f in $extra; do srcs="$srcs $src/$f"; done
 	# shellcheck disable=SC2086
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-ffp-contract=off -I"$top" -I"$src/src" -I"$src/gpu" \
