@@ -27,18 +27,20 @@
 
 static const struct ui_glyphs ui_glyphs_utf8 = {
 	.arrow = "\u2192", .alpha = "\u03b1", .ell = "\u2113", .sum = "\u03a3",
-	.dot = "\u00b7", .prime = "\u2032", .transp = "\u1d40", .times = "\u00d7",
+	.dot = "\u00b7", .imul = "", .prime = "\u2032", .transp = "\u1d40", .times = "\u00d7",
 	.ninf = "-\u221e", .ellipsis = "\u2026", .vline = "\u2502",
-	.hline = "\u2500", .focus = "\u25b6", .colmark = "\u25bc",
+	.hline = "\u2500",
+	.corner = { "\u250c", "\u2510", "\u2514", "\u2518" }, .focus = "\u25b6", .colmark = "\u25bc",
 	.rowmax = "\u25c6",
 	.heat = { "\u00b7", "\u2591", "\u2592", "\u2593", "\u2588" },
 	.masked = " ", .skipped = "\u2571", .unknown = "?",
 };
 
 static const struct ui_glyphs ui_glyphs_ascii = {
-	.arrow = "->", .alpha = "a", .ell = "l", .sum = "sum ", .dot = "*",
+	.arrow = "->", .alpha = "a", .ell = "l", .sum = "sum ", .dot = "*", .imul = "*",
 	.prime = "'", .transp = "^T", .times = "x", .ninf = "-inf",
-	.ellipsis = "...", .vline = "|", .hline = "-", .focus = ">",
+	.ellipsis = "...", .vline = "|", .hline = "-",
+	.corner = { "+", "+", "+", "+" }, .focus = ">",
 	.colmark = "v", .rowmax = "*",
 	.heat = { ".", ":", "+", "#", "@" },
 	.masked = " ", .skipped = "/", .unknown = "?",
@@ -345,8 +347,8 @@ ui_cycle_convention(struct ui *ui)
 	if (!online_rule_valid(&o.rule)) {
 		/* forget-old-denominator exists only for normalized o. */
 		o.rule.bug = BUG_NONE;
-		snprintf(what, sizeof what, "convention %s; bug set to none "
-		    "(forget-old-denominator needs the normalized convention)",
+		snprintf(what, sizeof what, "convention %s: bug set to none "
+		    "(forget-old-denominator needs normalized)",
 		    online_convention_name(o.rule.convention));
 	} else
 		snprintf(what, sizeof what, "convention %s: the accumulator "
@@ -366,9 +368,8 @@ ui_cycle_bug(struct ui *ui)
 	if (!online_rule_valid(&o.rule)) {
 		o.rule.convention = CONV_NORMALIZED;
 		o.convention_set = 1;
-		snprintf(what, sizeof what, "bug %s; convention switched to "
-		    "normalized (this bug exists only there)",
-		    online_bug_name(o.rule.bug));
+		snprintf(what, sizeof what, "bug %s needs the normalized "
+		    "convention: switched to it", online_bug_name(o.rule.bug));
 	} else
 		snprintf(what, sizeof what, "bug %s%s", online_bug_name(o.rule.bug),
 		    o.rule.bug == BUG_NONE ? ": the correct update" : "");

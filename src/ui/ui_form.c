@@ -153,13 +153,16 @@ void
 ui_form_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 {
 	struct ui_form *f = &ui->form;
-	int w = r.w < 70 ? r.w : 70, h = UI_FORM_FIELDS + 6, x, y, i;
-	struct ui_rect box;
+	int w = r.w < 72 ? r.w : 72, h = UI_FORM_FIELDS + 8, x, y, i;
 
 	x = r.x + (r.w - w) / 2;
 	y = r.y + (r.h - h) / 2;
-	box = (struct ui_rect){ x, y, w, h };
-	ui_grid_clear(g, box, UI_ROLE_NORMAL);
+	if (y < r.y)
+		y = r.y;
+	ui_grid_box(g, (struct ui_rect){ x, y, w, h }, UI_ROLE_LABEL, ui->gl);
+	x++;
+	y++;
+	w -= 2;
 	ui_grid_text(g, x + 1, y, w - 2, UI_ROLE_TITLE,
 	    "edit the problem (the command line's rules apply)");
 	for (i = 0; i < UI_FORM_FIELDS; i++) {

@@ -260,6 +260,29 @@ ui_grid_wrap(struct ui_grid *g, struct ui_rect r, int role, const char *utf8)
 	return line + 1;
 }
 
+void
+ui_grid_box(struct ui_grid *g, struct ui_rect r, int role,
+    const struct ui_glyphs *gl)
+{
+	int x, y;
+
+	ui_grid_clear(g, r, UI_ROLE_NORMAL);
+	if (r.w < 2 || r.h < 2)
+		return;
+	for (x = r.x + 1; x < r.x + r.w - 1; x++) {
+		ui_grid_text(g, x, r.y, 1, role, gl->hline);
+		ui_grid_text(g, x, r.y + r.h - 1, 1, role, gl->hline);
+	}
+	for (y = r.y + 1; y < r.y + r.h - 1; y++) {
+		ui_grid_text(g, r.x, y, 1, role, gl->vline);
+		ui_grid_text(g, r.x + r.w - 1, y, 1, role, gl->vline);
+	}
+	ui_grid_text(g, r.x, r.y, 1, role, gl->corner[0]);
+	ui_grid_text(g, r.x + r.w - 1, r.y, 1, role, gl->corner[1]);
+	ui_grid_text(g, r.x, r.y + r.h - 1, 1, role, gl->corner[2]);
+	ui_grid_text(g, r.x + r.w - 1, r.y + r.h - 1, 1, role, gl->corner[3]);
+}
+
 /* Appends code point c to buf as UTF-8; returns bytes written, or 0 when
  * it does not fit. */
 static size_t

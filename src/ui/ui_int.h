@@ -21,7 +21,8 @@ struct ui_glyphs {
 	const char *alpha;	/* "α" */
 	const char *ell;	/* "ℓ" */
 	const char *sum;	/* "Σ" */
-	const char *dot;	/* "·": multiplication */
+	const char *dot;	/* "·": multiplication between numbers */
+	const char *imul;	/* "": between letters ("*" in ASCII) */
 	const char *prime;	/* "′" */
 	const char *transp;	/* "ᵀ" */
 	const char *times;	/* "×" */
@@ -29,6 +30,7 @@ struct ui_glyphs {
 	const char *ellipsis;	/* "…" */
 	const char *vline;	/* "│" */
 	const char *hline;	/* "─" */
+	const char *corner[4];	/* "┌", "┐", "└", "┘" */
 	const char *focus;	/* "▶": the focused row */
 	const char *colmark;	/* "▼": the current tile's keys */
 	const char *rowmax;	/* "◆": marks a row's max */
@@ -167,6 +169,10 @@ int ui_grid_right(struct ui_grid *g, int x, int y, int w, int role,
 /* The first of n rows to show out of rows so that focus is among them,
  * moving as little as possible from first (ui_pane_tile.c). */
 int ui_pane_tile_window(int first, int focus, int rows, int n);
+
+/* Draws a frame around r (on its edge cells) and blanks its inside. */
+void ui_grid_box(struct ui_grid *g, struct ui_rect r, int role,
+    const struct ui_glyphs *gl);
 
 /* Sets the modifiers (UI_MOD_*) of one cell, inside the clip only. */
 void ui_grid_mods(struct ui_grid *g, int x, int y, int mods);

@@ -3,16 +3,22 @@
  * bar at the bottom; between them the score heatmap on the left, as wide
  * as it wants, and on the right a stack of tile, running state,
  * equations and counters.  Each pane of the stack gets its minimum
- * height, then the rest goes to them in order up to what each wants:
- * a larger terminal shows more rows, more columns and more of u.
+ * height; the rest goes first to the tile and the state in turn, then
+ * to the equations and the counters, up to what each wants: a larger
+ * terminal shows more rows, more columns and more of u.
  */
 #include "config.h"
 
 #include "ui_int.h"
 
+#include <limits.h>
+
 /* Narrowest heatmap and right-hand stack that still read well. */
 #define UI_LAYOUT_HEAT_MIN_W 14
 #define UI_LAYOUT_RIGHT_MIN_W 58
+/* Lines the tile and state panes get before the equations grow: a title,
+ * a heading and six rows. */
+#define UI_LAYOUT_FEW 8
 
 static const struct {
 	const struct ui_pane *pane;
@@ -41,6 +47,22 @@ ui_layout_min(const struct ui *ui, int *w, int *h)
 		*w += UI_LAYOUT_HEAT_MIN_W + 1;
 	*h = sum + !(ui->hidden & UI_HIDE_HEADER) +
 	    !(ui->hidden & UI_HIDE_STATUS) + !(ui->hidden & UI_HIDE_KEYBAR);
+}
+
+/* Grows h[0] and h[1] in turn towards their wanted heights, at most to
+ * cap each, while lines are *left. */
+static void
+ui_layout_share(int *h, const int *wanth, int cap, int *left)
+{
+	int i, grew = 1;
+
+	while (*left > 0 && grew)
+		for (grew = 0, i = 0; i < 2 && *left > 0; i++)
+			if (h[i] < wanth[i] && h[i] < cap) {
+				h[i]++;
+				(*left)--;
+				grew = 1;
+			}
 }
 
 static void
@@ -105,7 +127,12 @@ ui_layout_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 		h[i] = minh[i];
 		left -= minh[i];
 	}
-	for (i = 0; i < UI_LAYOUT_STACK && left > 0; i++) {
+	/* The tile and the state (0 and 1 of the stack) grow a line at a
+	 * time in turn, so both show the same rows: first up to a few rows,
+	 * then the equations and counters get what they want, then the
+	 * tile and state the rest. */
+	ui_layout_share(h, wanth, UI_LAYOUT_FEW, &left);
+	for (i = 2; i < UI_LAYOUT_STACK && left > 0; i++) {
 		more = wanth[i] - h[i];
 		if (more > left)
 			more = left;
@@ -114,6 +141,7 @@ ui_layout_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 			left -= more;
 		}
 	}
+	ui_layout_share(h, wanth, INT_MAX, &left);
 	y = right.y;
 	for (i = 0; i < UI_LAYOUT_STACK; i++) {
 		ui_layout_pane(ui, g, ui_layout_stack[i].pane,

@@ -20,30 +20,58 @@ ui_pane_bars_none(const struct ui *ui, int w, int h, int *minh, int *wanth,
 	*wantw = w;
 }
 
+/* The header's parts in the order shown, each with a priority: the
+ * lowest go first when the line is too narrow. */
+#define UI_BARS_PARTS 8
+
 static void
 ui_pane_bars_header(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 {
 	const struct sim_view *v = sim_view(ui->sim);
 	const struct online_rule *rule = sim_rule(ui->sim);
 	const struct schedule *s = sim_schedule(ui->sim);
-	char text[300], play[40] = "";
-	int skip;
+	static const int prio[UI_BARS_PARTS] = { 0, 7, 6, 5, 2, 3, 4, 1 };
+	char part[UI_BARS_PARTS][80];
+	int show[UI_BARS_PARTS], i, w, low, x;
 
+	snprintf(part[0], sizeof part[0], "flashstep");
+	snprintf(part[1], sizeof part[1], "step %ld of 0-%ld", v->step,
+	    sim_steps(ui->sim) - 1);
+	snprintf(part[2], sizeof part[2], "tile (%d,%d)", v->tile.i, v->tile.j);
+	snprintf(part[3], sizeof part[3], "phase %s %d/%d",
+	    ui_phase_name((int)v->phase), (int)v->phase + 1, v->nphases);
+	snprintf(part[4], sizeof part[4], "%s", schedule_order_name(s->order));
+	snprintf(part[5], sizeof part[5], "%s",
+	    online_convention_name(rule->convention));
+	if (rule->bug == BUG_NONE)
+		snprintf(part[6], sizeof part[6], "%s", UI_PROBLEM(ui)->causal ?
+		    "causal" : "");
+	else
+		snprintf(part[6], sizeof part[6], "bug %s%s",
+		    online_bug_name(rule->bug), UI_PROBLEM(ui)->causal ?
+		    "  causal" : "");
+	snprintf(part[7], sizeof part[7], ui->playing ? "%s %d/s" : "",
+	    ui->gl->focus, 1 << ui->speed);
+	for (i = 0; i < UI_BARS_PARTS; i++)
+		show[i] = part[i][0] != '\0';
+	for (;;) {
+		for (w = 0, i = 0; i < UI_BARS_PARTS; i++)
+			if (show[i])
+				w += ui_grid_width(part[i]) + 2;
+		if (w <= r.w)
+			break;
+		for (low = -1, i = 0; i < UI_BARS_PARTS; i++)
+			if (show[i] && (low < 0 || prio[i] < prio[low]))
+				low = i;
+		if (low < 0 || prio[low] >= 5)
+			break;
+		show[low] = 0;
+	}
 	ui_grid_clear(g, r, UI_ROLE_BAR);
-	if (ui->playing)
-		snprintf(play, sizeof play, "  %s %d/s", ui->gl->focus,
-		    1 << ui->speed);
-	snprintf(text, sizeof text, " flashstep  step %ld of 0-%ld  tile (%d,%d)"
-	    "  phase %s %d/%d  %s %s %s %s%s%s%s", v->step, sim_steps(ui->sim) - 1,
-	    v->tile.i, v->tile.j, ui_phase_name((int)v->phase), (int)v->phase + 1,
-	    v->nphases, schedule_order_name(s->order),
-	    online_convention_name(rule->convention), ui->gl->dot,
-	    rule->bug == BUG_NONE ? "no bug" : "bug ",
-	    rule->bug == BUG_NONE ? "" : online_bug_name(rule->bug),
-	    UI_PROBLEM(ui)->causal ? "  causal" : "", play);
-	/* The program's name goes first when the line is too long. */
-	skip = ui_grid_width(text) > r.w ? 11 : 0;
-	ui_grid_text(g, r.x, r.y, r.w, UI_ROLE_BAR, text + skip);
+	for (x = r.x + 1, i = 0; i < UI_BARS_PARTS; i++)
+		if (show[i])
+			x += ui_grid_text(g, x, r.y, -1, i == 0 ? UI_ROLE_KEY :
+			    UI_ROLE_BAR, part[i]) + 2;
 }
 
 static void

@@ -52,7 +52,7 @@ ui_pane_count_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 	int y = r.y;
 
 	ui_grid_printf(g, r.x, y++, r.w, UI_ROLE_NORMAL, "HBM %s so far, %s in "
-	    "all; standard attention: %s",
+	    "all; standard: %s",
 	    util_bytes((double)(t->hbm_read + t->hbm_write), a, sizeof a),
 	    util_bytes((double)(all->hbm_read + all->hbm_write), b, sizeof b),
 	    util_bytes((double)(std->hbm_read + std->hbm_write), c, sizeof c));

@@ -144,9 +144,10 @@ ui_pane_tile_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 		for (c = 0; c < ncols && c < v->cols; c++, x += UI_TILE_CW) {
 			s = v->s[(size_t)row * v->cols + c];
 			val = m[(size_t)row * v->cols + c];
+			/* Masked: S = -inf, so P = 0. */
 			if (isinf(s) && s < 0) {
 				ui_grid_right(g, x, y, UI_TILE_CW, UI_ROLE_MASKED,
-				    gl->ninf);
+				    showp ? "0" : gl->ninf);
 				continue;
 			}
 			role = showmax && s == v->rowmax[row] ? UI_ROLE_ROW_MAX :
