@@ -95,14 +95,17 @@ view_bench(const struct options *o, const struct view_args *a)
 	else
 		printf("background work, once per problem: heatmap %.3f s, "
 		    "checkpoints %.3f s\n", res.heat_s, res.warm_s);
-	printf("%-12s %8s %10s %10s %10s\n", "keys", "count", "median ms",
-	    "p90 ms", "max ms");
+	printf("%-12s %8s %10s %10s %10s  (wall time per key and frame)\n",
+	    "keys", "count", "median ms", "p90 ms", "max ms");
 	printf("%-12s %8ld %10.3f %10.3f %10.3f\n", "all", res.all.n,
 	    res.all.median_ms, res.all.p90_ms, res.all.max_ms);
 	for (c = 0; c < UI_BENCH_CLASSES; c++)
 		printf("%-12s %8ld %10.3f %10.3f %10.3f\n", ui_bench_class_names[c],
 		    res.by[c].n, res.by[c].median_ms, res.by[c].p90_ms,
 		    res.by[c].max_ms);
+	printf("%-12s %8ld %10.3f %10.3f %10.3f  (CPU time: without the waits "
+	    "for a shared core)\n", "all, CPU", res.cpu.n, res.cpu.median_ms,
+	    res.cpu.p90_ms, res.cpu.max_ms);
 	return CMD_OK;
 }
 

@@ -116,6 +116,7 @@ ui_heat_reset(struct ui *ui)
 	char err[160];
 
 	heatmap_free(&ui->heat);
+	ui->pool_bands = -1;	/* the pooled picture is stale */
 	ui->heat_ok = heatmap_init(&ui->heat, UI_PROBLEM(ui), 0, err,
 	    sizeof err) == 0;
 	if (!ui->heat_ok)
@@ -171,6 +172,7 @@ ui_free(struct ui *ui)
 	problem_free(&ui->probs[0]);
 	problem_free(&ui->probs[1]);
 	heatmap_free(&ui->heat);
+	free(ui->pool);
 	free(ui->gpu_m);
 	free(ui->gpu_alpha);
 	free(ui->gpu_l);

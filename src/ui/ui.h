@@ -291,6 +291,10 @@ struct ui_hooks {
 	 * view handle the key.  NULL: the view gets every key. */
 	int (*key)(struct ui *ui, const struct ui_key *k, void *ctx);
 	void *ctx;
+	/* Called on every turn of the loop (NULL: none), for a caller's own
+	 * timers: returns UI_REDRAW or UI_QUIT flags, and may lower *wait_ms
+	 * (-1: wait for a key) to be called again that soon. */
+	int (*idle)(struct ui *ui, int *wait_ms, void *ctx);
 };
 
 /*

@@ -22,6 +22,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+/* CPU seconds of this thread: unlike wall time, not stretched when other
+ * processes share the cores. */
+static double
+ui_bench_cpu(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 static int
 ui_bench_cmp(const void *a, const void *b)
@@ -62,7 +74,8 @@ ui_bench(const struct options *o, long n, int w, int h, int cold,
 	struct ui_grid g = { 0 };
 	struct inputs_rng rng;
 	struct ui_key k;
-	double *all = NULL, *by[UI_BENCH_CLASSES] = { NULL }, t0, t;
+	double *all = NULL, *by[UI_BENCH_CLASSES] = { NULL }, *cpu = NULL;
+	double t0, c0, t;
 	long count[UI_BENCH_CLASSES] = { 0 }, i, nsteps;
 	char digits[32];
 	int cls, r, pending = 0, c, rc = -1, dummy;
@@ -79,9 +92,10 @@ ui_bench(const struct options *o, long n, int w, int h, int cold,
 	if (ui_grid_resize(&g, w, h, err, errlen) != 0)
 		goto done;
 	all = util_calloc((size_t)n, sizeof *all, "timings", err, errlen);
+	cpu = util_calloc((size_t)n, sizeof *cpu, "timings", err, errlen);
 	for (c = 0; c < UI_BENCH_CLASSES; c++)
 		by[c] = util_calloc((size_t)n, sizeof *by[c], "timings", err, errlen);
-	if (all == NULL)
+	if (all == NULL || cpu == NULL)
 		goto done;
 	for (c = 0; c < UI_BENCH_CLASSES; c++)
 		if (by[c] == NULL)
@@ -143,15 +157,18 @@ ui_bench(const struct options *o, long n, int w, int h, int cold,
 			}
 		}
 		t0 = util_now();
+		c0 = ui_bench_cpu();
 		ui_handle_key(ui, &k);
 		ui_draw(ui, &g, (struct ui_rect){ 0, 0, w, h });
 		if (res->curses)
 			ui_term_present(&g);
 		t = util_now() - t0;
+		cpu[i] = ui_bench_cpu() - c0;
 		all[i] = t;
 		by[cls][count[cls]++] = t;
 	}
 	ui_bench_stats(all, n, &res->all);
+	ui_bench_stats(cpu, n, &res->cpu);
 	for (c = 0; c < UI_BENCH_CLASSES; c++)
 		ui_bench_stats(by[c], count[c], &res->by[c]);
 	res->final_step = sim_view(ui->sim)->step;
@@ -160,6 +177,7 @@ done:
 	if (res->curses)
 		ui_term_close();
 	free(all);
+	free(cpu);
 	for (c = 0; c < UI_BENCH_CLASSES; c++)
 		free(by[c]);
 	ui_grid_free(&g);

@@ -28,7 +28,8 @@ struct ui_bench_result {
 	double heat_s;		/* the heatmap summary, once per problem */
 	double warm_s;		/* warming checkpoints, once per problem */
 	long steps, final_step;
-	struct ui_bench_stat all, by[UI_BENCH_CLASSES];
+	struct ui_bench_stat all, by[UI_BENCH_CLASSES];	/* wall time */
+	struct ui_bench_stat cpu;	/* all keys, this thread's CPU time */
 };
 
 /* Replays n keys on the problem of o in a w x h screen, after the

@@ -116,6 +116,11 @@ struct ui {
 	struct heatmap heat;	/* pooled S: computed in ui_idle */
 	int heat_ok;		/* heat is laid out for this problem */
 	double heat_drawn;	/* when a frame last showed its progress */
+	/* The heatmap as last drawn, one value per screen cell: pooling
+	 * reads many summary cells per screen cell, so it is done again
+	 * only when the pooling, the mask or the summary changes. */
+	float *pool;
+	int pool_ny, pool_nx, pool_fy, pool_fx, pool_causal, pool_bands;
 
 	/* Warming checkpoints in idle time: row block warm_i is replayed
 	 * up to tile warm_j so far. */

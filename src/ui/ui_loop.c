@@ -59,6 +59,10 @@ ui_loop(struct ui *ui, const struct ui_hooks *hooks, char *err, size_t errlen)
 			redraw = 0;
 		}
 		flags = ui_idle(ui, util_now() + UI_LOOP_IDLE_S, &wait);
+		if (hooks != NULL && hooks->idle != NULL)
+			flags |= hooks->idle(ui, &wait, hooks->ctx);
+		if (flags & UI_QUIT)
+			break;
 		if (flags & UI_REDRAW)
 			redraw = 1;
 		r = ui_term_key(redraw ? 0 : wait, &k);

@@ -13,6 +13,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 static int
 ui_pane_heat_digits(int n)
@@ -116,6 +117,48 @@ ui_pane_heat_tiles(const struct schedule *s, const struct sim_view *v,
 	return pending ? HEAT_PENDING : HEAT_DONE;
 }
 
+/*
+ * The max of each screen cell, pooled from the summary once per pooling,
+ * mask and summary progress: redrawing after a key then costs a look-up
+ * per cell.  Returns the ny x nx values (-inf: nothing visible; NaN: not
+ * computed yet), or NULL without memory.
+ */
+static const float *
+ui_pane_heat_pooled(struct ui *ui, const struct ui_heat_geom *gm, int causal)
+{
+	const struct problem *p = UI_PROBLEM(ui);
+	float *pool;
+	int a, b, r0, r1, c0, c1, known;
+
+	if (ui->pool != NULL && ui->pool_ny == gm->ny && ui->pool_nx == gm->nx &&
+	    ui->pool_fy == gm->fy && ui->pool_fx == gm->fx &&
+	    ui->pool_causal == causal && ui->pool_bands == ui->heat.bands_done)
+		return ui->pool;
+	pool = realloc(ui->pool, (size_t)gm->ny * gm->nx * sizeof *pool);
+	if (pool == NULL)
+		return NULL;
+	ui->pool = pool;
+	for (a = 0; a < gm->ny; a++) {
+		r0 = a * gm->fy;
+		r1 = r0 + gm->fy < p->tq ? r0 + gm->fy : p->tq;
+		for (b = 0; b < gm->nx; b++) {
+			c0 = b * gm->fx;
+			c1 = c0 + gm->fx < p->tk ? c0 + gm->fx : p->tk;
+			pool[(size_t)a * gm->nx + b] = heatmap_max(&ui->heat, causal,
+			    r0, r1, c0, c1, &known);
+			if (!known)
+				pool[(size_t)a * gm->nx + b] = NAN;
+		}
+	}
+	ui->pool_ny = gm->ny;
+	ui->pool_nx = gm->nx;
+	ui->pool_fy = gm->fy;
+	ui->pool_fx = gm->fx;
+	ui->pool_causal = causal;
+	ui->pool_bands = ui->heat.bands_done;
+	return pool;
+}
+
 static void
 ui_pane_heat_legend(struct ui *ui, struct ui_grid *g, int x, int y, int w)
 {
@@ -145,8 +188,9 @@ ui_pane_heat_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 	const struct ui_glyphs *gl = ui->gl;
 	struct ui_heat_geom *gm = &ui->heat_geom;
 	enum ui_pane_heat_state st;
+	const float *pool;
 	float lo, hi, m;
-	int a, b, r0, r1, c0, c1, x, y, known, level, focus_row, n, lw;
+	int a, b, r0, r1, c0, c1, x, y, level, focus_row, n, lw;
 	char buf[32];
 
 	ui_pane_heat_geom(ui, r.x, r.y, r.w, r.h, gm);
@@ -171,6 +215,11 @@ ui_pane_heat_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 	}
 	lo = p->causal ? ui->heat.lo_causal : ui->heat.lo_all;
 	hi = p->causal ? ui->heat.hi_causal : ui->heat.hi_all;
+	pool = ui_pane_heat_pooled(ui, gm, p->causal);
+	if (pool == NULL) {
+		ui_grid_text(g, r.x, r.y + 2, r.w, UI_ROLE_DIM, "(out of memory)");
+		return;
+	}
 
 	/* The current tile's keys, marked above the grid. */
 	for (b = 0; b < gm->nx; b++) {
@@ -198,7 +247,7 @@ ui_pane_heat_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 			c0 = b * gm->fx;
 			c1 = c0 + gm->fx < p->tk ? c0 + gm->fx : p->tk;
 			st = ui_pane_heat_tiles(s, v, r0, r1, c0, c1);
-			m = heatmap_max(&ui->heat, p->causal, r0, r1, c0, c1, &known);
+			m = pool[(size_t)a * gm->nx + b];
 			x = gm->x0 + b * gm->sx;
 			if (st == HEAT_SKIPPED) {
 				for (n = 0; n < gm->sx; n++)
@@ -207,7 +256,7 @@ ui_pane_heat_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 				continue;
 			}
 			for (n = 0; n < gm->sx; n++) {
-				if (!known)
+				if (isnan(m))
 					ui_grid_text(g, x + n, y, 1, UI_ROLE_DIM,
 					    gl->unknown);
 				else if (isinf(m) && m < 0)
