@@ -13,7 +13,7 @@
 #define HEATMAP_CHUNK 512
 
 static int
-ceil_div(int a, int b)
+heatmap_ceil_div(int a, int b)
 {
 	return (a + b - 1) / b;
 }
@@ -30,14 +30,14 @@ heatmap_init(struct heatmap *h, const struct problem *p, int max_cells,
 		max_cells = HEATMAP_MAX_CELLS;
 	h->tq = p->tq;
 	h->tk = p->tk;
-	h->gy = ceil_div(p->tq, max_cells);
-	h->gx = ceil_div(p->tk, max_cells);
-	h->ny = ceil_div(p->tq, h->gy);
-	h->nx = ceil_div(p->tk, h->gx);
+	h->gy = heatmap_ceil_div(p->tq, max_cells);
+	h->gx = heatmap_ceil_div(p->tk, max_cells);
+	h->ny = heatmap_ceil_div(p->tq, h->gy);
+	h->nx = heatmap_ceil_div(p->tk, h->gx);
 	h->lo_all = h->lo_causal = INFINITY;
 	h->hi_all = h->hi_causal = -INFINITY;
 	n = (size_t)h->ny * (size_t)h->nx;
-	chunk = ceil_div(HEATMAP_CHUNK, h->gx) * h->gx;
+	chunk = heatmap_ceil_div(HEATMAP_CHUNK, h->gx) * h->gx;
 	if ((h->max_all = util_calloc(n, sizeof(float), "heatmap", err,
 	    errlen)) == NULL ||
 	    (h->max_causal = util_calloc(n, sizeof(float), "heatmap", err,
@@ -71,7 +71,7 @@ heatmap_complete(const struct heatmap *h)
  * summary equals the simulator's S bit for bit.
  */
 static void
-score_row(const struct problem *p, int r, int c0, int c1, float *s)
+heatmap_score_row(const struct problem *p, int r, int c0, int c1, float *s)
 {
 	const float *qr;
 	int c, x, n = c1 - c0;
@@ -93,7 +93,7 @@ score_row(const struct problem *p, int r, int c0, int c1, float *s)
 }
 
 static float
-max_of(const float *s, int n)
+heatmap_row_max(const float *s, int n)
 {
 	float m = -INFINITY;
 	int c;
@@ -110,7 +110,7 @@ heatmap_band(struct heatmap *h, const struct problem *p, int b)
 	float *all = h->max_all + (size_t)b * h->nx;
 	float *cau = h->max_causal + (size_t)b * h->nx;
 	int r0 = b * h->gy, r1 = r0 + h->gy < h->tq ? r0 + h->gy : h->tq;
-	int chunk = ceil_div(HEATMAP_CHUNK, h->gx) * h->gx;
+	int chunk = heatmap_ceil_div(HEATMAP_CHUNK, h->gx) * h->gx;
 	int r, c0, c1, cc, cell, last, n;
 	float m;
 
@@ -119,19 +119,19 @@ heatmap_band(struct heatmap *h, const struct problem *p, int b)
 	for (c0 = 0; c0 < h->tk; c0 += chunk) {
 		c1 = c0 + chunk < h->tk ? c0 + chunk : h->tk;
 		for (r = r0; r < r1; r++) {
-			score_row(p, r, c0, c1, h->scratch);
+			heatmap_score_row(p, r, c0, c1, h->scratch);
 			/* The last key row r sees under the causal mask. */
 			last = r + h->tk - h->tq;
 			for (cc = c0; cc < c1; cc += h->gx) {
 				cell = cc / h->gx;
 				n = cc + h->gx < c1 ? h->gx : c1 - cc;
-				m = max_of(h->scratch + (cc - c0), n);
+				m = heatmap_row_max(h->scratch + (cc - c0), n);
 				all[cell] = m > all[cell] ? m : all[cell];
 				if (last < cc)
 					continue;
 				if (last < cc + n - 1)
 					n = last - cc + 1;
-				m = max_of(h->scratch + (cc - c0), n);
+				m = heatmap_row_max(h->scratch + (cc - c0), n);
 				cau[cell] = m > cau[cell] ? m : cau[cell];
 			}
 		}
@@ -165,8 +165,8 @@ heatmap_max(const struct heatmap *h, int causal, int r0, int r1, int c0,
     int c1, int *known)
 {
 	const float *cells = causal ? h->max_causal : h->max_all;
-	int a0 = r0 / h->gy, a1 = ceil_div(r1, h->gy);
-	int b0 = c0 / h->gx, b1 = ceil_div(c1, h->gx);
+	int a0 = r0 / h->gy, a1 = heatmap_ceil_div(r1, h->gy);
+	int b0 = c0 / h->gx, b1 = heatmap_ceil_div(c1, h->gx);
 	float m = -INFINITY, x;
 	int a, b;
 

@@ -533,6 +533,65 @@ START_TEST(test_goto_prompt_and_gpu)
 }
 END_TEST
 
+/* The seed's scalar example as a scores problem: the view shows the max
+ * jumping to 1002, alpha = e^(2 - 1002) = 0 and O = 6.92423. */
+START_TEST(test_seed_example)
+{
+	static const float sc[4] = { 1, 2, 1001, 1002 }, v[4] = { 2, -1, 4, 8 };
+	struct options o;
+	struct ui *ui;
+	struct ui_grid g = { 0 };
+
+	options_init(&o);
+	o.spec.s.data = sc;
+	o.spec.s.rows = 1;
+	o.spec.s.cols = 4;
+	o.spec.v.data = v;
+	o.spec.v.rows = 4;
+	o.spec.v.cols = 1;
+	o.tiling.br = 1;
+	o.tiling.bc = 2;
+	ui = new_view(&o, &utf8_style);
+	press(ui, 'n');
+	draw(ui, &g, 80, 24);
+	ck_assert(screen_has(&g, "S 1\u00d74 given"));
+	ck_assert(screen_has(&g, "= max(2, 1002) = 1002"));
+	ck_assert(screen_has(&g, "= e^(2 - 1002) = 0"));
+	ck_assert(screen_has(&g, "6.9242"));
+	ck_assert(screen_has(&g, "phase finalize 7/7"));
+	ui_grid_free(&g);
+	ui_free(ui);
+}
+END_TEST
+
+/* A click on the heatmap goes to the tile under it; on a row of the
+ * state pane, focuses it. */
+START_TEST(test_mouse)
+{
+	struct ui *ui = new_view(NULL, &utf8_style);
+	struct ui_grid g = { 0 };
+	const struct sim_view *v = sim_view(ui_sim(ui));
+	struct ui_key k = { UI_KEY_MOUSE, 0, 0 };
+
+	draw(ui, &g, 80, 24);
+	/* Entry (9, 14): tile (2, 3). */
+	k.x = ui->heat_geom.x0 + 14 * ui->heat_geom.sx;
+	k.y = ui->heat_geom.y0 + 9;
+	ui_handle_key(ui, &k);
+	ck_assert_int_eq(v->tile.i, 2);
+	ck_assert_int_eq(v->tile.j, 3);
+	draw(ui, &g, 80, 24);
+	k.x = ui->slot[UI_SLOT_STATE].x + 3;
+	k.y = ui->slot[UI_SLOT_STATE].y + 2 + 2;
+	ui_handle_key(ui, &k);
+	ck_assert_int_eq(ui_focus(ui), 2);
+	draw(ui, &g, 80, 24);
+	ck_assert(screen_has(&g, "the update for row 10,"));
+	ui_grid_free(&g);
+	ui_free(ui);
+}
+END_TEST
+
 /* Every key of the table is in the help screen and in the man page text. */
 START_TEST(test_help_and_doc_list_every_key)
 {
@@ -685,6 +744,8 @@ test_suite(void)
 	tcase_add_test(tc, test_bug_cycle);
 	tcase_add_test(tc, test_form);
 	tcase_add_test(tc, test_goto_prompt_and_gpu);
+	tcase_add_test(tc, test_mouse);
+	tcase_add_test(tc, test_seed_example);
 	tcase_add_test(tc, test_help_and_doc_list_every_key);
 	tcase_add_test(tc, test_draw_in_rect);
 	tcase_add_test(tc, test_grid_text);

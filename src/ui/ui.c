@@ -26,22 +26,21 @@
 #include <strings.h>
 
 static const struct ui_glyphs ui_glyphs_utf8 = {
-	.arrow = "\u2192", .alpha = "\u03b1", .ell = "\u2113", .sum = "\u03a3",
-	.dot = "\u00b7", .imul = "", .prime = "\u2032", .transp = "\u1d40", .times = "\u00d7",
-	.ninf = "-\u221e", .ellipsis = "\u2026", .vline = "\u2502",
-	.hline = "\u2500",
-	.corner = { "\u250c", "\u2510", "\u2514", "\u2518" }, .focus = "\u25b6", .colmark = "\u25bc",
-	.rowmax = "\u25c6",
+	.arrow = "\u2192", .alpha = "\u03b1", .ell = "\u2113",
+	.sum = "\u03a3", .dot = "\u00b7", .imul = "", .prime = "\u2032",
+	.transp = "\u1d40", .times = "\u00d7", .ninf = "-\u221e",
+	.ellipsis = "\u2026", .vline = "\u2502", .hline = "\u2500",
+	.corner = { "\u250c", "\u2510", "\u2514", "\u2518" },
+	.focus = "\u25b6", .colmark = "\u25bc",
 	.heat = { "\u00b7", "\u2591", "\u2592", "\u2593", "\u2588" },
 	.masked = " ", .skipped = "\u2571", .unknown = "?",
 };
 
 static const struct ui_glyphs ui_glyphs_ascii = {
-	.arrow = "->", .alpha = "a", .ell = "l", .sum = "sum ", .dot = "*", .imul = "*",
-	.prime = "'", .transp = "^T", .times = "x", .ninf = "-inf",
-	.ellipsis = "...", .vline = "|", .hline = "-",
-	.corner = { "+", "+", "+", "+" }, .focus = ">",
-	.colmark = "v", .rowmax = "*",
+	.arrow = "->", .alpha = "a", .ell = "l", .sum = "sum ", .dot = "*",
+	.imul = "*", .prime = "'", .transp = "^T", .times = "x",
+	.ninf = "-inf", .ellipsis = "...", .vline = "|", .hline = "-",
+	.corner = { "+", "+", "+", "+" }, .focus = ">", .colmark = "v",
 	.heat = { ".", ":", "+", "#", "@" },
 	.masked = " ", .skipped = "/", .unknown = "?",
 };
@@ -78,6 +77,7 @@ const char *
 ui_num_prec(const struct ui *ui, float x, int width, int digits, char *buf,
     size_t len)
 {
+	char whole[64];
 	int prec;
 
 	if (isnan(x))
@@ -91,6 +91,11 @@ ui_num_prec(const struct ui *ui, float x, int width, int digits, char *buf,
 			if ((int)strlen(buf) <= width)
 				break;
 		}
+		/* A whole part that fits is never cut to an exponent: 1002,
+		 * not 1e+03 (the seed's scores). */
+		if (strchr(buf, 'e') != NULL && fabs((double)x) >= 1.0 &&
+		    snprintf(whole, sizeof whole, "%.0f", (double)x) <= width)
+			snprintf(buf, len, "%s", whole);
 	}
 	return buf;
 }
@@ -146,21 +151,19 @@ ui_new(const struct options *o, const struct ui_style *st, char *err,
 	ui->gpu_step = -1;
 	ui->speed = 1;
 	ui->want_phase = SIM_PHASE_LAST;
-	if (problem_build(&o->spec, &ui->probs[0], err, errlen) != 0) {
-		free(ui);
-		return NULL;
-	}
+	if (problem_build(&o->spec, &ui->probs[0], err, errlen) != 0)
+		goto fail;
 	ui->sim = sim_new(&ui->probs[0], &o->tiling, &o->rule, err, errlen);
-	if (ui->sim == NULL) {
-		problem_free(&ui->probs[0]);
-		free(ui);
-		return NULL;
-	}
+	if (ui->sim == NULL)
+		goto fail;
 	traffic_standard(UI_PROBLEM(ui), &ui->standard);
 	ui_heat_reset(ui);
 	/* The first frame shows step 0 whole: every number of the step. */
 	sim_seek(ui->sim, 0, SIM_PHASE_LAST);
 	return ui;
+fail:
+	ui_free(ui);
+	return NULL;
 }
 
 void

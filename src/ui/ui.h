@@ -164,8 +164,8 @@ char *ui_grid_line(const struct ui_grid *g, int y, char *buf, size_t len);
 /* ---- style ----------------------------------------------------------- */
 
 struct ui_style {
-	int unicode;		/* the locale is UTF-8: box and shade characters */
-	int color;		/* use colours (the terminal has them, NO_COLOR unset) */
+	int unicode;		/* a UTF-8 locale: box and shade characters */
+	int color;		/* colours: the terminal has them, no NO_COLOR */
 };
 
 /* From the environment only: unicode when nl_langinfo(CODESET) is UTF-8
@@ -213,7 +213,8 @@ int ui_focus(const struct ui *ui);
 
 /* A one-line message for the status line (role UI_ROLE_MESSAGE or
  * UI_ROLE_ERROR); it stays until the next key. */
-void ui_message(struct ui *ui, int role, const char *fmt, ...) UTIL_PRINTF(3, 4);
+void ui_message(struct ui *ui, int role, const char *fmt, ...)
+    UTIL_PRINTF(3, 4);
 
 /*
  * Draws every simulator pane into r: header, score heatmap, tile,

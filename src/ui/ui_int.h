@@ -33,7 +33,6 @@ struct ui_glyphs {
 	const char *corner[4];	/* "┌", "┐", "└", "┘" */
 	const char *focus;	/* "▶": the focused row */
 	const char *colmark;	/* "▼": the current tile's keys */
-	const char *rowmax;	/* "◆": marks a row's max */
 	const char *heat[UI_HEAT_LEVELS];	/* low to high */
 	const char *masked;	/* a masked entry of a visited tile */
 	const char *skipped;	/* a tile the mask skips */

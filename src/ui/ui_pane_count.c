@@ -67,7 +67,12 @@ ui_pane_count_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 		    util_bytes((double)t->onchip, a, sizeof a),
 		    util_bytes((double)all->stored, b, sizeof b),
 		    util_bytes((double)std->stored, d, sizeof d));
-	if (y < r.y + r.h)
+	if (y < r.y + r.h && p->scores_mode)
+		ui_grid_printf(g, r.x, y, r.w, UI_ROLE_LABEL, "Tq=%d Tk=%d dv=%d "
+		    "Br=%d Bc=%d %s, %s", p->tq, p->tk, p->dv,
+		    sim_schedule(ui->sim)->br, sim_schedule(ui->sim)->bc,
+		    dtype_name(p->dtype), p->source);
+	else if (y < r.y + r.h)
 		ui_grid_printf(g, r.x, y, r.w, UI_ROLE_LABEL, "Tq=%d Tk=%d d=%d dv=%d "
 		    "Br=%d Bc=%d %s, %s", p->tq, p->tk, p->d, p->dv,
 		    sim_schedule(ui->sim)->br, sim_schedule(ui->sim)->bc,

@@ -121,8 +121,11 @@ ui_pane_eq_lines(struct ui *ui, int row, int width, int digits,
 
 	ln[n].phase = SIM_PHASE_SCORES;
 	ln[n].keep = 2;
-	snprintf(ln[n].formula, sizeof ln[n].formula, "s  = scale%sqK_j%s", D,
-	    gl->transp);
+	if (UI_PROBLEM(ui)->scores_mode)
+		snprintf(ln[n].formula, sizeof ln[n].formula, "s  = S (given)");
+	else
+		snprintf(ln[n].formula, sizeof ln[n].formula, "s  = scale%sqK_j%s",
+		    D, gl->transp);
 	ui_pane_eq_vector(ui, v->s + (size_t)row * v->cols, v->cols, width - 2,
 	    vec, sizeof vec);
 	ln[n].fitted = 1;

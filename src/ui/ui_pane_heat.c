@@ -205,6 +205,8 @@ ui_pane_heat_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 	if (gm->fy > 1 || gm->fx > 1)
 		ui_grid_printf(g, r.x + n, r.y, r.w - n, UI_ROLE_LABEL,
 		    " pooled %d%s%d", gm->fy, gl->times, gm->fx);
+	else if (p->scores_mode)
+		ui_grid_printf(g, r.x + n, r.y, r.w - n, UI_ROLE_LABEL, " given");
 	else
 		ui_grid_printf(g, r.x + n, r.y, r.w - n, UI_ROLE_LABEL,
 		    " = scale%sQK%s", gl->dot, gl->transp);
@@ -286,7 +288,7 @@ ui_pane_heat_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 	if (y + 1 < r.y + r.h)
 		ui_pane_heat_legend(ui, g, r.x, y, r.w);
 	if (y + 2 < r.y + r.h && isfinite(lo))
-		ui_grid_printf(g, r.x, y + 2, r.w, UI_ROLE_LABEL, "S %s %.3g..%.3g",
+		ui_grid_printf(g, r.x, y + 2, r.w, UI_ROLE_LABEL, "S %s %.4g..%.4g",
 		    gm->fy > 1 || gm->fx > 1 ? "max" : "in", (double)lo, (double)hi);
 }
 

@@ -99,6 +99,9 @@ ui_pane_tile_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 	else if (showp)
 		n += ui_grid_printf(g, r.x + n, r.y, r.w - n, UI_ROLE_TITLE,
 		    "P = e^(S-m%s)", gl->prime);
+	else if (UI_PROBLEM(ui)->scores_mode)
+		n += ui_grid_printf(g, r.x + n, r.y, r.w - n, UI_ROLE_TITLE,
+		    "S (given)");
 	else
 		n += ui_grid_printf(g, r.x + n, r.y, r.w - n, UI_ROLE_TITLE,
 		    "S = scale%sQ_iK_j%s", gl->dot, gl->transp);
