@@ -123,7 +123,8 @@ START_TEST(test_first_frame)
 	heat = ui->slot[UI_SLOT_HEAT];
 	ck_assert_int_gt(heat.w, 16);
 	for (y = 0; y < 16; y++) {
-		span(&g, ui->heat_geom.x0, ui->heat_geom.y0 + y, 16, buf, sizeof buf);
+		span(&g, ui->heat_geom.x0, ui->heat_geom.y0 + y * ui->heat_geom.sy,
+		    16, buf, sizeof buf);
 		n = ui_grid_width(buf);
 		ck_assert_msg(n == 16, "heatmap row %d is '%s'", y, buf);
 	}
@@ -576,7 +577,7 @@ START_TEST(test_mouse)
 	draw(ui, &g, 80, 24);
 	/* Entry (9, 14): tile (2, 3). */
 	k.x = ui->heat_geom.x0 + 14 * ui->heat_geom.sx;
-	k.y = ui->heat_geom.y0 + 9;
+	k.y = ui->heat_geom.y0 + 9 * ui->heat_geom.sy;
 	ui_handle_key(ui, &k);
 	ck_assert_int_eq(v->tile.i, 2);
 	ck_assert_int_eq(v->tile.j, 3);

@@ -16,6 +16,7 @@ src_libflashstep_a_SOURCES += \
 	src/ui/ui_pane_state.c \
 	src/ui/ui_pane_eq.c \
 	src/ui/ui_pane_count.c \
+	src/ui/ui_pane_history.c \
 	src/ui/ui_term.c \
 	src/ui/ui_loop.c \
 	src/ui/ui_bench.c src/ui/ui_bench.h

@@ -176,6 +176,9 @@ ui_free(struct ui *ui)
 	problem_free(&ui->probs[1]);
 	heatmap_free(&ui->heat);
 	free(ui->pool);
+	free(ui->hist_m);
+	free(ui->hist_l);
+	free(ui->hist_ok);
 	free(ui->gpu_m);
 	free(ui->gpu_alpha);
 	free(ui->gpu_l);
@@ -238,6 +241,7 @@ ui_configure(struct ui *ui, const struct options *o, char *err, size_t errlen)
 	sim_free(ui->sim);
 	problem_free(UI_PROBLEM(ui));
 	ui->sim = ns;
+	ui->gen++;
 	ui->cur = next;
 	ui_copy_options(ui, o);
 	traffic_standard(np, &ui->standard);
@@ -250,6 +254,65 @@ ui_configure(struct ui *ui, const struct options *o, char *err, size_t errlen)
 	ui_clamp_focus(ui);
 	if (ui->gpu)
 		ui_gpu_refresh(ui);
+	return 0;
+}
+
+int
+ui_history(struct ui *ui, int j0, int j1, const float **m, const float **l)
+{
+	const struct schedule *s = sim_schedule(ui->sim);
+	const struct sim_view *v = sim_view(ui->sim);
+	long back = v->step;
+	int phase = (int)v->phase, i = v->tile.i, j, moved = 0;
+	size_t n = (size_t)s->tc * (size_t)s->br;
+
+	if (ui->hist_m == NULL || ui->hist_gen != ui->gen ||
+	    ui->hist_tc != s->tc || ui->hist_br != s->br) {
+		free(ui->hist_m);
+		free(ui->hist_l);
+		free(ui->hist_ok);
+		ui->hist_m = malloc(n * sizeof *ui->hist_m);
+		ui->hist_l = malloc(n * sizeof *ui->hist_l);
+		ui->hist_ok = calloc((size_t)s->tc, 1);
+		ui->hist_gen = ui->gen;
+		ui->hist_tc = s->tc;
+		ui->hist_br = s->br;
+		ui->hist_i = i;
+		if (ui->hist_m == NULL || ui->hist_l == NULL || ui->hist_ok == NULL) {
+			free(ui->hist_m);
+			free(ui->hist_l);
+			free(ui->hist_ok);
+			ui->hist_m = ui->hist_l = NULL;
+			ui->hist_ok = NULL;
+			return -1;
+		}
+	}
+	if (ui->hist_i != i) {
+		memset(ui->hist_ok, 0, (size_t)s->tc);
+		ui->hist_i = i;
+	}
+	/* The current tile is in the view already: no seek. */
+	memcpy(ui->hist_m + (size_t)v->tile.j * s->br, v->m_new,
+	    (size_t)v->rows * sizeof *v->m_new);
+	memcpy(ui->hist_l + (size_t)v->tile.j * s->br, v->l_new,
+	    (size_t)v->rows * sizeof *v->l_new);
+	ui->hist_ok[v->tile.j] = 1;
+	/* The others in increasing j: each seek then replays one tile. */
+	for (j = j0 < 0 ? 0 : j0; j <= j1 && j < s->jend[i]; j++) {
+		if (ui->hist_ok[j])
+			continue;
+		sim_seek(ui->sim, schedule_step_of(s, i, j), SIM_PHASE_LOAD);
+		moved = 1;
+		memcpy(ui->hist_m + (size_t)j * s->br, v->m_new,
+		    (size_t)v->rows * sizeof *v->m_new);
+		memcpy(ui->hist_l + (size_t)j * s->br, v->l_new,
+		    (size_t)v->rows * sizeof *v->l_new);
+		ui->hist_ok[j] = 1;
+	}
+	if (moved)
+		sim_seek(ui->sim, back, phase);
+	*m = ui->hist_m;
+	*l = ui->hist_l;
 	return 0;
 }
 

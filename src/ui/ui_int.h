@@ -62,6 +62,7 @@ extern const struct ui_pane ui_pane_tile;
 extern const struct ui_pane ui_pane_state;
 extern const struct ui_pane ui_pane_eq;
 extern const struct ui_pane ui_pane_count;
+extern const struct ui_pane ui_pane_history;
 extern const struct ui_pane ui_pane_status;
 extern const struct ui_pane ui_pane_keybar;
 
@@ -73,6 +74,7 @@ enum ui_slot {
 	UI_SLOT_STATE,
 	UI_SLOT_EQ,
 	UI_SLOT_COUNT,
+	UI_SLOT_HISTORY,
 	UI_SLOT_STATUS,
 	UI_SLOT_KEYBAR,
 	UI_SLOTS
@@ -82,7 +84,8 @@ enum ui_slot {
 struct ui_heat_geom {
 	int x0, y0;		/* screen cell of entry (0, 0) */
 	int fy, fx;		/* rows / keys per screen cell (pooling) */
-	int sx;			/* screen columns per cell (1, or 2 when roomy) */
+	int sx;			/* screen columns per cell (1, 2 ... when roomy) */
+	int sy;			/* screen lines per cell (1, more when roomy) */
 	int ny, nx;		/* screen cells used */
 };
 
@@ -139,6 +142,17 @@ struct ui {
 	int speed;		/* steps per second = 2^speed */
 	double next_tick;	/* when play advances next */
 
+	/*
+	 * The running state of row block hist_i after each of its tiles:
+	 * hist_m and hist_l hold (Tc, Br) values, hist_ok says which tiles
+	 * are known.  Kept while the sim (gen) and the row block stay.
+	 */
+	long gen;		/* counts rebuilds of the sim */
+	long hist_gen;
+	int hist_i, hist_tc, hist_br;
+	float *hist_m, *hist_l;
+	unsigned char *hist_ok;
+
 	char msg[240];		/* the status line */
 	int msg_role;
 
@@ -188,6 +202,16 @@ int ui_phase(struct ui *ui, int delta);
 
 /* Keeps focus inside the current tile. */
 void ui_clamp_focus(struct ui *ui);
+
+/*
+ * m and l of every row of the current row block after each of its tiles
+ * j0 .. j1 (the tiles up to the current one): *m and *l point at (Tc, Br)
+ * arrays, entry [j * Br + row].  Tiles not yet known are replayed by
+ * seeking the sim, which is then put back where it was.  Returns 0, or
+ * -1 without memory.
+ */
+int ui_history(struct ui *ui, int j0, int j1, const float **m,
+    const float **l);
 
 /* Rebuild helpers for the keys c, b, o, m. */
 int ui_cycle_convention(struct ui *ui);

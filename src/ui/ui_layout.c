@@ -2,9 +2,10 @@
  * ui_layout.c - where the panes go.  Header on top, status line and key
  * bar at the bottom; between them the score heatmap on the left, as wide
  * as it wants, and on the right a stack of tile, running state,
- * equations and counters.  Each pane of the stack gets its minimum
+ * equations, counters and (when lines are left) the focused row's
+ * history.  Each pane of the stack gets its minimum
  * height; the rest goes first to the tile and the state in turn, then
- * to the equations and the counters, up to what each wants: a larger
+ * to the equations, counters and history, up to what each wants: a larger
  * terminal shows more rows, more columns and more of u.
  */
 #include "config.h"
@@ -28,6 +29,7 @@ static const struct {
 	{ &ui_pane_state, UI_SLOT_STATE },
 	{ &ui_pane_eq, UI_SLOT_EQ },
 	{ &ui_pane_count, UI_SLOT_COUNT },
+	{ &ui_pane_history, UI_SLOT_HISTORY },
 };
 #define UI_LAYOUT_STACK (sizeof ui_layout_stack / sizeof ui_layout_stack[0])
 

@@ -64,15 +64,20 @@ ui_pane_heat_geom(const struct ui *ui, int x, int y, int w, int h,
 	}
 	gm->fy = ui_pane_heat_pool(p->tq, gh, s->br, gy);
 	gm->ny = (p->tq + gm->fy - 1) / gm->fy;
+	/* A small matrix in a tall pane: several lines per row, leaving
+	 * room for the legend. */
+	gm->sy = gm->fy == 1 ? (gh - 4) / p->tq : 1;
+	gm->sy = gm->sy < 1 ? 1 : gm->sy > 3 ? 3 : gm->sy;
 	/* Square on screen: a cell is about twice as tall as wide. */
-	budget = (int)ceil(2.0 * gm->ny * p->tk / p->tq);
+	budget = (int)ceil(2.0 * gm->ny * gm->sy * p->tk / p->tq);
 	if (budget > gw)
 		budget = gw;
 	if (budget < 1)
 		budget = 1;
 	gm->fx = ui_pane_heat_pool(p->tk, budget, s->bc, gx);
 	gm->nx = (p->tk + gm->fx - 1) / gm->fx;
-	gm->sx = 2 * gm->nx <= budget ? 2 : 1;
+	gm->sx = budget / gm->nx;
+	gm->sx = gm->sx < 1 ? 1 : gm->sx > 2 * gm->sy ? 2 * gm->sy : gm->sx;
 	gm->x0 = x + lw + 1;
 	gm->y0 = y + 2;
 }
@@ -85,7 +90,7 @@ ui_pane_heat_size(const struct ui *ui, int w, int h, int *minh, int *wanth,
 
 	ui_pane_heat_geom(ui, 0, 0, w, h, &gm);
 	*minh = 4;
-	*wanth = gm.ny + 2;
+	*wanth = gm.ny * gm.sy + 2;
 	*wantw = gm.x0 + gm.nx * gm.sx + 1;
 }
 
@@ -194,8 +199,8 @@ ui_pane_heat_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 	char buf[32];
 
 	ui_pane_heat_geom(ui, r.x, r.y, r.w, r.h, gm);
-	if (gm->ny > r.h - 2)
-		gm->ny = r.h - 2;
+	if (gm->ny * gm->sy > r.h - 2)
+		gm->ny = (r.h - 2) / gm->sy;
 	if (gm->nx * gm->sx > r.x + r.w - gm->x0)
 		gm->nx = (r.x + r.w - gm->x0) / gm->sx;
 	lw = gm->x0 - r.x - 1;
@@ -234,22 +239,23 @@ ui_pane_heat_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 	}
 
 	focus_row = v->tile.r0 + ui->focus;
-	for (a = 0; a < gm->ny; a++) {
+	for (a = 0; a < gm->ny * gm->sy; a++) {
 		y = gm->y0 + a;
-		r0 = a * gm->fy;
+		r0 = a / gm->sy * gm->fy;
 		r1 = r0 + gm->fy < p->tq ? r0 + gm->fy : p->tq;
 		/* Labels where a tile starts, not on every line. */
-		if (r0 % s->br == 0 && (gm->fy < s->br || a % 4 == 0)) {
+		if (a % gm->sy == 0 && r0 % s->br == 0 &&
+		    (gm->fy < s->br || a % 4 == 0)) {
 			snprintf(buf, sizeof buf, "%*d", lw - 1, r0);
 			ui_grid_text(g, r.x, y, lw - 1, UI_ROLE_LABEL, buf);
 		}
-		if (focus_row >= r0 && focus_row < r1)
+		if (a % gm->sy == 0 && focus_row >= r0 && focus_row < r1)
 			ui_grid_text(g, r.x + lw - 1, y, 1, UI_ROLE_FOCUS, gl->focus);
 		for (b = 0; b < gm->nx; b++) {
 			c0 = b * gm->fx;
 			c1 = c0 + gm->fx < p->tk ? c0 + gm->fx : p->tk;
 			st = ui_pane_heat_tiles(s, v, r0, r1, c0, c1);
-			m = pool[(size_t)a * gm->nx + b];
+			m = pool[(size_t)(a / gm->sy) * gm->nx + b];
 			x = gm->x0 + b * gm->sx;
 			if (st == HEAT_SKIPPED) {
 				for (n = 0; n < gm->sx; n++)
@@ -281,7 +287,7 @@ ui_pane_heat_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 			}
 		}
 	}
-	y = gm->y0 + gm->ny + 1;
+	y = gm->y0 + gm->ny * gm->sy + 1;
 	if (!heatmap_complete(&ui->heat) && y < r.y + r.h)
 		ui_grid_printf(g, r.x, y++, r.w, UI_ROLE_DIM, "computing S: %d%%",
 		    100 * ui->heat.bands_done / ui->heat.ny);
@@ -304,7 +310,10 @@ ui_pane_heat_key(struct ui *ui, const struct ui_key *k, struct ui_rect r)
 	long step;
 
 	(void)r;
-	if (k->x < gm->x0 || a < 0 || a >= gm->ny)
+	if (k->x < gm->x0 || a < 0 || a >= gm->ny * gm->sy)
+		return UI_HANDLED;
+	a /= gm->sy;
+	if (a >= gm->ny)
 		return UI_HANDLED;
 	b = (k->x - gm->x0) / gm->sx;
 	if (b >= gm->nx)
