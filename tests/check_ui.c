@@ -534,6 +534,43 @@ START_TEST(test_goto_prompt_and_gpu)
 }
 END_TEST
 
+/* The history pane: m after each earlier tile of the row block equals
+ * the sim's at those steps, and drawing it leaves the sim where it was. */
+START_TEST(test_history)
+{
+	struct ui *ui = new_view(NULL, &utf8_style);
+	struct ui_grid g = { 0 };
+	const struct sim_view *v = sim_view(ui_sim(ui));
+	float want[4], before[4];
+	char buf[512], text[64];
+	struct ui_rect r;
+	int j;
+
+	for (j = 0; j < 4; j++) {
+		ui_seek(ui, 4 + j, SIM_PHASE_LAST);	/* row block 1 */
+		want[j] = v->m_new[2];
+	}
+	ui_seek(ui, 7, SIM_PHASE_MAX);
+	ui_set_focus(ui, 2);
+	memcpy(before, v->m_new, sizeof before);
+	draw(ui, &g, 120, 44);
+	r = ui->slot[UI_SLOT_HISTORY];
+	ck_assert_int_ge(r.h, 3);
+	ck_assert_int_eq(v->step, 7);
+	ck_assert_int_eq(v->phase, SIM_PHASE_MAX);
+	ck_assert(memcmp(before, v->m_new, sizeof before) == 0);
+	ck_assert(screen_has(&g, "row 6 after each tile"));
+	span(&g, r.x, r.y + 2, r.w, buf, sizeof buf);
+	for (j = 0; j < 4; j++) {
+		ui_num(ui, want[j], 7, text, sizeof text);
+		ck_assert_msg(strstr(buf, text) != NULL, "history '%s' lacks %s",
+		    buf, text);
+	}
+	ui_grid_free(&g);
+	ui_free(ui);
+}
+END_TEST
+
 /* The seed's scalar example as a scores problem: the view shows the max
  * jumping to 1002, alpha = e^(2 - 1002) = 0 and O = 6.92423. */
 START_TEST(test_seed_example)
@@ -747,6 +784,7 @@ test_suite(void)
 	tcase_add_test(tc, test_goto_prompt_and_gpu);
 	tcase_add_test(tc, test_mouse);
 	tcase_add_test(tc, test_seed_example);
+	tcase_add_test(tc, test_history);
 	tcase_add_test(tc, test_help_and_doc_list_every_key);
 	tcase_add_test(tc, test_draw_in_rect);
 	tcase_add_test(tc, test_grid_text);
