@@ -220,13 +220,12 @@ ui_pane_eq_lines(struct ui *ui, int row, int width, int digits,
 		snprintf(ln[n++].subst, sizeof ln[0].subst, "after the row's last "
 		    "tile (j = %d)", sc->jend[v->tile.i] - 1);
 	else if (rule->convention == CONV_UNNORMALIZED)
-		snprintf(ln[n++].subst, sizeof ln[0].subst, "= %s/%s = %s; "
-		    "lse = m + log %s = %s", NUM(n1, u1), NUM(n2, l1),
-		    NUM(n3, v->o[(size_t)row * v->dv]), L, NUM(n4, v->lse[row]));
+		snprintf(ln[n++].subst, sizeof ln[0].subst, "= %s/%s = %s  (lse "
+		    "%s)", NUM(n1, u1), NUM(n2, l1),
+		    NUM(n3, v->o[(size_t)row * v->dv]), NUM(n4, v->lse[row]));
 	else
-		snprintf(ln[n++].subst, sizeof ln[0].subst, "= %s; lse = m + "
-		    "log %s = %s", NUM(n1, v->o[(size_t)row * v->dv]), L,
-		    NUM(n2, v->lse[row]));
+		snprintf(ln[n++].subst, sizeof ln[0].subst, "= %s  (lse %s)",
+		    NUM(n1, v->o[(size_t)row * v->dv]), NUM(n2, v->lse[row]));
 
 	/* The seed's point, once the step has reached the rescale: it
 	 * matters more than the s line, which the tile pane shows too. */
