@@ -218,8 +218,9 @@ void ui_message(struct ui *ui, int role, const char *fmt, ...)
 
 /*
  * Draws every simulator pane into r: header, score heatmap, tile,
- * running state, equations, counters, status line and key bar (and the
- * help screen or edit form when open).  Below ui_min_size it draws
+ * running state, equations, counters, the focused row's history (when
+ * there is room), status line and key bar (and the help screen or edit
+ * form when open).  Below ui_min_size it draws
  * "terminal too small (need WxH)" instead.  Remembers where the panes
  * went, so mouse clicks can be mapped.
  */
@@ -245,7 +246,7 @@ int ui_handle_key(struct ui *ui, const struct ui_key *k);
  * Background work: the heatmap summary, play, and warming the sim's
  * checkpoints so that later jumps replay few tiles (the sim is put back
  * where it was).  Does some until util_now() passes deadline (a deadline
- * <= 0: the heatmap whole).  Returns UI_REDRAW when the picture changed.
+ * <= 0: the heatmap whole, or once it is done, all the checkpoints).  Returns UI_REDRAW when the picture changed.
  * *wait_ms is set to how long the loop may sleep before the next call
  * (0: call again at once, -1: no work until a key).
  */
