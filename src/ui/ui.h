@@ -246,9 +246,10 @@ int ui_handle_key(struct ui *ui, const struct ui_key *k);
  * Background work: the heatmap summary, play, and warming the sim's
  * checkpoints so that later jumps replay few tiles (the sim is put back
  * where it was).  Does some until util_now() passes deadline (a deadline
- * <= 0: the heatmap whole, or once it is done, all the checkpoints).  Returns UI_REDRAW when the picture changed.
- * *wait_ms is set to how long the loop may sleep before the next call
- * (0: call again at once, -1: no work until a key).
+ * <= 0: the heatmap whole, or once it is done, all the checkpoints).
+ * Returns UI_REDRAW when the picture changed.  *wait_ms is set to how
+ * long the loop may sleep before the next call (0: call again at once,
+ * -1: no work until a key).
  */
 int ui_idle(struct ui *ui, double deadline, int *wait_ms);
 
