@@ -4,7 +4,15 @@
 
 lessonsdir = $(pkgdatadir)/lessons
 dist_lessons_DATA = \
-	lessons/01-scalar.lesson
+	lessons/01-scalar.lesson \
+	lessons/02-rescale.lesson \
+	lessons/03-conventions.lesson \
+	lessons/04-forward.lesson \
+	lessons/05-causal.lesson \
+	lessons/06-loop-order.lesson \
+	lessons/07-dense.lesson \
+	lessons/08-gpu.lesson \
+	lessons/09-precision.lesson
 
 AM_CPPFLAGS += -DLESSONS_DIR='"$(lessonsdir)"' \
 	-DLESSONS_SRCDIR='"$(abs_top_srcdir)/lessons"'

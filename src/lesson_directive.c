@@ -1024,6 +1024,26 @@ option_exec(struct lesson_run *run, const struct lesson_cmd *c)
 	return LESSON_NEXT;
 }
 
+/* Forgets every problem option: a later part of a lesson starts from
+ * run's defaults instead of undoing the earlier part's options one by
+ * one (inline q, k, v cannot be undone by an option). */
+static int
+new_problem_parse(struct lesson_parser *ps, struct lesson_cmd *c, char *err,
+    size_t errlen)
+{
+	(void)ps;
+	return no_words(c, err, errlen);
+}
+
+static int
+new_problem_exec(struct lesson_run *run, const struct lesson_cmd *c)
+{
+	options_init(&run->opts);
+	run->dirty = 1;
+	run->problem_line = c->line;
+	return LESSON_NEXT;
+}
+
 /* ---- the table ---- */
 
 static const struct lesson_directive directives[] = {
@@ -1043,6 +1063,8 @@ static const struct lesson_directive directives[] = {
 	  .flags = LESSON_TEXT, .parse = answer_parse },
 	{ .name = "values", .usage = "values NUMBERS|FILE", .flags = LESSON_PROBLEM,
 	  .parse = option_parse, .exec = option_exec },
+	{ .name = "new-problem", .usage = "new-problem", .flags = LESSON_PROBLEM,
+	  .parse = new_problem_parse, .exec = new_problem_exec },
 	{ .name = "step", .usage = "step [N] | step until row|max-rises|row-done "
 	  "[phase P]", .parse = step_parse, .exec = step_exec },
 	{ .name = "phase", .usage = "phase [N]", .parse = phase_parse,

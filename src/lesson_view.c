@@ -173,7 +173,7 @@ tile_map(struct lesson_run *run, struct lesson_lines *out)
 	if (s->tr > 16 || s->tc > 24)
 		return;
 	for (i = 0; i < s->tr; i++) {
-		used = (size_t)snprintf(line, sizeof line, "%-7s", i == 0 ? "tiles" : "");
+		used = (size_t)snprintf(line, sizeof line, "%-8s", i == 0 ? "tiles" : "");
 		for (j = 0; j < s->tc; j++) {
 			char c;
 			k = schedule_step_of(s, i, j);
@@ -212,10 +212,10 @@ tile_matrix(struct lesson_run *run, const char *name, const float *x,
 		if (v->rows == 1)
 			snprintf(label, sizeof label, "%s", name);
 		else
-			snprintf(label, sizeof label, "%s%s%d", first ? name : "",
-			    first ? " " : "  ", v->tile.r0 + r);
+			snprintf(label, sizeof label, "%s[%d]", first ? name : " ",
+			    v->tile.r0 + r);
 		first = 0;
-		used = (size_t)snprintf(line, sizeof line, "%-7s", label);
+		used = (size_t)snprintf(line, sizeof line, "%-8s", label);
 		for (c = 0; c < v->cols && c < VIEW_COLS; c++)
 			used += (size_t)snprintf(line + used, sizeof line - used, "%11s",
 			    num(x[(size_t)r * v->cols + c], one, sizeof one));
@@ -234,32 +234,45 @@ tile_row(struct lesson_run *run, int x, struct lesson_lines *out)
 	int r = v->tile.r0 + x, ph = run->phase, dv = v->dv;
 	char a[32], b[32], c[32], d[32], va[160], vb[160], head[16];
 
-	snprintf(head, sizeof head, "%srow %d", r == run->focus &&
-	    v->rows > 1 ? ">" : "", r);
+	/* Several rows: the focus row is marked, the others keep its column. */
+	if (v->rows > 1)
+		snprintf(head, sizeof head, "%crow %d", r == run->focus ? '>' : ' ',
+		    r);
+	else
+		snprintf(head, sizeof head, "row %d", r);
 	if (ph >= SIM_PHASE_MAX)
 		snprintf(va, sizeof va, "m %s -> %s", num(v->m_old[x], a, sizeof a),
 		    num(v->m_new[x], b, sizeof b));
 	else
 		snprintf(va, sizeof va, "m %s", num(v->m_old[x], a, sizeof a));
 	if (ph >= SIM_PHASE_UPDATE)
-		lesson_lines_add(out, "%-7s%s%s%s   l %s -> %s", head, va,
+		lesson_lines_add(out, "%-8s%s%s%s   l %s -> %s", head, va,
 		    "   alpha ", num(v->alpha[x], c, sizeof c),
 		    num(v->l_old[x], d, sizeof d), num(v->l_new[x], b, sizeof b));
 	else if (ph >= SIM_PHASE_RESCALE)
-		lesson_lines_add(out, "%-7s%s   alpha %s   l %s", head, va,
+		lesson_lines_add(out, "%-8s%s   alpha %s   l %s", head, va,
 		    num(v->alpha[x], c, sizeof c), num(v->l_old[x], d, sizeof d));
 	else
-		lesson_lines_add(out, "%-7s%s   l %s", head, va,
+		lesson_lines_add(out, "%-8s%s   l %s", head, va,
 		    num(v->l_old[x], d, sizeof d));
 	vec(v->acc_old + (size_t)x * dv, dv, va, sizeof va);
 	if (ph >= SIM_PHASE_UPDATE) {
 		vec(v->acc_new + (size_t)x * dv, dv, vb, sizeof vb);
-		lesson_lines_add(out, "%7s%s %s -> %s", "", acc, va, vb);
+		/* Long vectors: old and new one above the other. */
+		if (strlen(va) + strlen(vb) > 60) {
+			lesson_lines_add(out, "%8s%s    %s", "", acc, va);
+			lesson_lines_add(out, "%8s%*s -> %s", "", (int)strlen(acc), "",
+			    vb);
+		} else
+			lesson_lines_add(out, "%8s%s %s -> %s", "", acc, va, vb);
 	} else
-		lesson_lines_add(out, "%7s%s %s", "", acc, va);
-	if (ph == SIM_PHASE_FINALIZE) {
+		lesson_lines_add(out, "%8s%s %s", "", acc, va);
+	/* Under the normalized convention o is the accumulator already. */
+	if (ph == SIM_PHASE_FINALIZE && *acc == 'o')
+		lesson_lines_add(out, "%8slse %s", "", num(v->lse[x], a, sizeof a));
+	else if (ph == SIM_PHASE_FINALIZE) {
 		vec(v->o + (size_t)x * dv, dv, va, sizeof va);
-		lesson_lines_add(out, "%7so %s   lse %s", "", va,
+		lesson_lines_add(out, "%8so %s   lse %s", "", va,
 		    num(v->lse[x], a, sizeof a));
 	}
 }
@@ -284,7 +297,7 @@ other_row(struct lesson_run *run, struct lesson_lines *out)
 	    num(row.m, a, sizeof a), num(row.l, b, sizeof b), acc, va);
 	if (row.has_out) {
 		vec(row.o, run->setup.problem.dv, va, sizeof va);
-		lesson_lines_add(out, "%7so %s   lse %s", "", va,
+		lesson_lines_add(out, "%8so %s   lse %s", "", va,
 		    num(row.lse, a, sizeof a));
 	}
 }
