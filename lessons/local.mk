@@ -26,3 +26,15 @@ src_libflashstep_a_SOURCES += \
 	src/lesson_plain.c src/lesson_plain.h \
 	src/lesson_slides.c src/lesson_slides.h \
 	src/lesson_tty.c src/lesson_tty.h
+
+dist_man_MANS += doc/flashstep-lesson.5
+
+# make check: the parser and runner suite, every lesson in --check, the
+# command line, and the interactive runner driven in tmux.
+check_PROGRAMS += tests/check_lesson
+tests_check_lesson_SOURCES = tests/check_lesson.c $(TESTUTIL)
+tests_check_lesson_LDADD = $(CHECK_LDADD)
+LESSON_TESTS = tests/lesson_course.test tests/lesson_cli.test \
+	tests/lesson_tty.test
+TESTS += tests/check_lesson $(LESSON_TESTS)
+EXTRA_DIST += $(LESSON_TESTS)

@@ -900,8 +900,9 @@ parse_matrix(struct lesson_cmd *c, const char *name, char *err, size_t errlen)
 			inrow = 0;
 			continue;
 		}
+		/* Beyond float32's range is refused here, not rounded to inf. */
 		if (lesson_number(c->argv[i], scores, &x) != 0 ||
-		    (isinf(x) && x > 0) || fabs(x) > 3.4e38)
+		    (isinf(x) && x > 0) || (isfinite(x) && fabs(x) > 3.4e38))
 			return util_error(err, errlen, "%s: '%s' is not a finite "
 			    "number%s", name, c->argv[i], scores ?
 			    " (or -inf, masked)" : "");
@@ -935,7 +936,8 @@ option_parse(struct lesson_parser *ps, struct lesson_cmd *c, char *err,
 		if (c->argc == 0)
 			return util_error(err, errlen, "%s needs numbers or a .npy "
 			    "file", c->name);
-		if (c->argc == 1 && lesson_number(c->argv[0], 1, &x) != 0) {
+		if (c->argc == 1 && strcmp(c->argv[0], ";") != 0 &&
+		    lesson_number(c->argv[0], 1, &x) != 0) {
 			if (c->argv[0][0] == '/')
 				c->path = strdup(c->argv[0]);
 			else {

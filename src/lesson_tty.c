@@ -110,6 +110,38 @@ narration(struct tty *t, int width, struct lesson_lines *ls, int **roles)
 	}
 }
 
+/*
+ * Draws a line of the state pane at (y, x): a line wider than the pane
+ * goes on below, indented, cut at a blank so numbers stay whole and the
+ * blanks that align columns stay.  Returns the lines it took (at most
+ * maxh).
+ */
+static int
+draw_cut(int y, int x, int width, int maxh, const char *text)
+{
+	const char *p = text, *cut;
+	int used = 0, indent = 0, room;
+
+	while (*p != '\0' && used < maxh) {
+		room = width - indent;
+		if (room < 10)
+			room = 10;
+		if ((int)strlen(p) <= room) {
+			mvprintw(y + used++, x + indent, "%s", p);
+			break;
+		}
+		for (cut = p + room; cut > p && *cut != ' '; cut--)
+			;
+		if (cut == p)
+			cut = p + room;
+		mvprintw(y + used++, x + indent, "%.*s", (int)(cut - p), p);
+		for (p = cut; *p == ' '; p++)
+			;
+		indent = 8;
+	}
+	return used > 0 ? used : 1;
+}
+
 static void
 draw(struct tty *t)
 {
@@ -121,8 +153,9 @@ draw(struct tty *t)
 	getmaxyx(stdscr, h, w);
 	erase();
 	/* Side by side when there is room for both, else state below. */
+	/* The state pane wants 80 columns; the narration at least 40. */
 	if (w >= 100) {
-		nw = w - 80 < w / 2 ? w / 2 - 1 : w - 81;
+		nw = w - 82 > w / 2 ? w - 82 : w / 2;
 		sx = nw + 2;
 		sy = 1;
 		sh = h - 3;
@@ -162,8 +195,8 @@ draw(struct tty *t)
 		mvvline(1, nw + 1, ACS_VLINE, h - 3);
 	else
 		mvhline(sy - 1, 0, ACS_HLINE, w);
-	for (i = 0; i < state.n && i < sh; i++)
-		mvprintw(sy + i, sx, "%.*s", w - sx - 1, state.line[i]);
+	for (i = 0, y = sy; i < state.n && y < sy + sh; i++)
+		y += draw_cut(y, sx, w - sx - 1, sy + sh - y, state.line[i]);
 
 	if (t->message[0] != '\0')
 		mvprintw(h - 2, 1, "%.*s", w - 2, t->message);

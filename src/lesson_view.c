@@ -155,10 +155,8 @@ lesson_view_position(struct lesson_run *run, char *buf, size_t len)
 		    run->built ? sim_steps(run->setup.sim) : 0L);
 		return;
 	}
-	snprintf(buf, len, "step %ld of %ld: tile (%d, %d), rows %d-%d, keys "
-	    "%d-%d, after phase %s", v->step, sim_steps(run->setup.sim), v->tile.i,
-	    v->tile.j, v->tile.r0, v->tile.r1 - 1, v->tile.c0, v->tile.c1 - 1,
-	    lesson_phase_name(run->phase));
+	snprintf(buf, len, "step %ld of %ld, after phase %s", v->step,
+	    sim_steps(run->setup.sim), lesson_phase_name(run->phase));
 }
 
 static void
@@ -188,11 +186,9 @@ tile_map(struct lesson_run *run, struct lesson_lines *out)
 			used += (size_t)snprintf(line + used, sizeof line - used, "%s%c",
 			    j ? " " : "", c);
 		}
-		if (i == 0)
-			snprintf(line + used, sizeof line - used, "%*s@ this step, # done, "
-			    "o to come, . skipped", 4, "");
 		lesson_lines_add(out, "%s", line);
 	}
+	lesson_lines_add(out, "%8s(@ this step, # done, o to come, . skipped)", "");
 }
 
 /* Rows of S or P of the current tile (all rows of a small tile, else the
@@ -314,8 +310,12 @@ lesson_view_state(struct lesson_run *run, struct lesson_lines *out)
 		return;
 	lesson_view_position(run, pos, sizeof pos);
 	lesson_lines_add(out, "%s", pos);
-	tile_map(run, out);
 	v = lesson_run_view(run);
+	if (v != NULL)
+		lesson_lines_add(out, "tile (%d, %d): rows %d-%d, keys %d-%d%s",
+		    v->tile.i, v->tile.j, v->tile.r0, v->tile.r1 - 1, v->tile.c0,
+		    v->tile.c1 - 1, v->tile.last_in_row ? "; finalizes its rows" : "");
+	tile_map(run, out);
 	if (v != NULL) {
 		if (run->phase >= SIM_PHASE_SCORES)
 			tile_matrix(run, "S", v->s, out);
