@@ -1,1 +1,33 @@
-# src/ui/local.mk - the ncurses step-through view (placeholder).
+# src/ui/local.mk - the ncurses step-through view (`flashstep view`), and
+# the pooled score summary it draws from (src/heatmap.c, model side).
+# Only ui_term.c includes curses; the rest is testable without a terminal.
+
+src_libflashstep_a_SOURCES += \
+	src/heatmap.c src/heatmap.h \
+	src/ui/ui.h src/ui/ui_int.h \
+	src/ui/ui.c \
+	src/ui/ui_grid.c \
+	src/ui/ui_layout.c \
+	src/ui/ui_keys.c \
+	src/ui/ui_form.c \
+	src/ui/ui_pane_bars.c \
+	src/ui/ui_pane_heat.c \
+	src/ui/ui_pane_tile.c \
+	src/ui/ui_pane_state.c \
+	src/ui/ui_pane_eq.c \
+	src/ui/ui_pane_count.c \
+	src/ui/ui_term.c \
+	src/ui/ui_loop.c \
+	src/ui/ui_bench.c src/ui/ui_bench.h
+
+# The man page text for `view` (folded into doc/flashstep.1 later); the
+# unit test checks that it names every key.
+EXTRA_DIST += doc/view-keys.txt
+
+# Tests: the panes without a terminal, and the real binary in tmux.
+check_PROGRAMS += tests/check_ui
+tests_check_ui_SOURCES = tests/check_ui.c $(TESTUTIL)
+tests_check_ui_LDADD = $(CHECK_LDADD)
+TESTS += tests/check_ui
+TESTS += tests/view.test
+EXTRA_DIST += tests/view.test

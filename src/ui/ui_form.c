@@ -1,0 +1,186 @@
+/*
+ * ui_form.c - the `e` form: edit the problem's sizes, tiles, seed and
+ * inputs.  The values are checked by the command line's own code: the
+ * form becomes "--tq=..." arguments for options_parse, then the problem
+ * and sim are rebuilt (problem_build, sim_new) keeping the position.
+ * Any of them failing leaves everything as it was and shows its one-line
+ * message in the form.
+ */
+#include "config.h"
+
+#include "ui_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const struct {
+	const char *label;	/* as shown */
+	const char *option;	/* the command line's --name */
+	const char *hint;
+} ui_form_fields[UI_FORM_FIELDS] = {
+	{ "Tq", "tq", "query rows" },
+	{ "Tk", "tk", "keys (blank: Tq)" },
+	{ "d", "d", "width of Q and K" },
+	{ "dv", "dv", "width of V (blank: d)" },
+	{ "Br", "br", "query rows per tile" },
+	{ "Bc", "bc", "keys per tile" },
+	{ "seed", "seed", "seed of the generated inputs" },
+	{ "input", "input", "normal uniform ramp spike, or files" },
+};
+#define UI_FORM_INPUT 7
+
+/* Did the options name input files (or inline matrices)? */
+static int
+ui_form_has_files(const struct options *o)
+{
+	const struct problem_spec *s = &o->spec;
+
+	return s->q.path != NULL || s->s.path != NULL || s->q.data != NULL ||
+	    s->s.data != NULL;
+}
+
+void
+ui_form_open(struct ui *ui)
+{
+	const struct problem *p = UI_PROBLEM(ui);
+	struct ui_form *f = &ui->form;
+
+	memset(f, 0, sizeof *f);
+	f->open = 1;
+	snprintf(f->value[0], sizeof f->value[0], "%d", p->tq);
+	snprintf(f->value[1], sizeof f->value[1], "%d", p->tk);
+	if (!p->scores_mode)
+		snprintf(f->value[2], sizeof f->value[2], "%d", p->d);
+	snprintf(f->value[3], sizeof f->value[3], "%d", p->dv);
+	snprintf(f->value[4], sizeof f->value[4], "%d", ui->opts.tiling.br);
+	snprintf(f->value[5], sizeof f->value[5], "%d", ui->opts.tiling.bc);
+	snprintf(f->value[6], sizeof f->value[6], "%llu",
+	    (unsigned long long)ui->opts.spec.seed);
+	snprintf(f->value[UI_FORM_INPUT], sizeof f->value[0], "%s",
+	    ui_form_has_files(&ui->opts) ? "files" :
+	    inputs_kind_name(ui->opts.spec.input));
+}
+
+int
+ui_form_apply(struct ui *ui)
+{
+	struct ui_form *f = &ui->form;
+	struct options o = ui->opts;
+	char args[UI_FORM_FIELDS][64], *argv[UI_FORM_FIELDS + 1];
+	const char *input = f->value[UI_FORM_INPUT];
+	int argc = 0, i, rc;
+
+	/* Blank fields mean the defaults, as when the option is left out. */
+	o.spec.tq = o.spec.tk = o.spec.d = o.spec.dv = o.spec.bc = 0;
+	o.spec.seed = 1;
+	o.tiling.br = o.tiling.bc = PROBLEM_DEFAULT_TILE;
+	o.args = NULL;
+	o.nargs = 0;
+	argv[argc++] = "edit";
+	for (i = 0; i < UI_FORM_FIELDS; i++) {
+		if (f->value[i][0] == '\0')
+			continue;
+		if (i == UI_FORM_INPUT && strcmp(input, "files") == 0) {
+			if (!ui_form_has_files(&ui->opts)) {
+				snprintf(f->error, sizeof f->error, "input: 'files' needs "
+				    "--q, --k, --v or --scores, --v on the command line");
+				return -1;
+			}
+			continue;
+		}
+		if (i == UI_FORM_INPUT) {
+			/* A kind of generated input replaces the files. */
+			memset(&o.spec.q, 0, sizeof o.spec.q);
+			memset(&o.spec.k, 0, sizeof o.spec.k);
+			memset(&o.spec.v, 0, sizeof o.spec.v);
+			memset(&o.spec.s, 0, sizeof o.spec.s);
+		}
+		snprintf(args[i], sizeof args[i], "--%s=%s", ui_form_fields[i].option,
+		    f->value[i]);
+		argv[argc++] = args[i];
+	}
+	rc = options_parse(argc, argv, 1, OPT_PROBLEM, NULL, NULL, &o, f->error,
+	    sizeof f->error);
+	options_free(&o);
+	if (rc != 0)
+		return -1;
+	if (ui_configure(ui, &o, f->error, sizeof f->error) != 0)
+		return -1;
+	f->open = 0;
+	ui_message(ui, UI_ROLE_MESSAGE, "problem rebuilt: %ld steps",
+	    sim_steps(ui->sim));
+	return 0;
+}
+
+int
+ui_form_key(struct ui *ui, const struct ui_key *k)
+{
+	struct ui_form *f = &ui->form;
+	char *v = f->value[f->field];
+	size_t n = strlen(v);
+
+	switch (k->code) {
+	case UI_KEY_ESC:
+		f->open = 0;
+		ui_message(ui, UI_ROLE_MESSAGE, "edit cancelled");
+		break;
+	case UI_KEY_ENTER:
+		ui_form_apply(ui);
+		break;
+	case UI_KEY_TAB:
+	case UI_KEY_DOWN:
+		f->field = (f->field + 1) % UI_FORM_FIELDS;
+		break;
+	case UI_KEY_BTAB:
+	case UI_KEY_UP:
+		f->field = (f->field + UI_FORM_FIELDS - 1) % UI_FORM_FIELDS;
+		break;
+	case UI_KEY_BACKSPACE:
+		if (n > 0)
+			v[n - 1] = '\0';
+		break;
+	default:
+		if (k->code >= 0x20 && k->code < 0x7f && n + 1 < sizeof f->value[0]) {
+			v[n] = (char)k->code;
+			v[n + 1] = '\0';
+		}
+		break;
+	}
+	return UI_HANDLED;
+}
+
+void
+ui_form_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
+{
+	struct ui_form *f = &ui->form;
+	int w = r.w < 72 ? r.w : 72, h = UI_FORM_FIELDS + 8, x, y, i;
+
+	x = r.x + (r.w - w) / 2;
+	y = r.y + (r.h - h) / 2;
+	if (y < r.y)
+		y = r.y;
+	ui_grid_box(g, (struct ui_rect){ x, y, w, h }, UI_ROLE_LABEL, ui->gl);
+	x++;
+	y++;
+	w -= 2;
+	ui_grid_text(g, x + 1, y, w - 2, UI_ROLE_TITLE,
+	    "edit the problem (the command line's rules apply)");
+	for (i = 0; i < UI_FORM_FIELDS; i++) {
+		ui_grid_text(g, x + 1, y + 2 + i, 1, UI_ROLE_FOCUS,
+		    i == f->field ? ui->gl->focus : " ");
+		ui_grid_text(g, x + 3, y + 2 + i, 6, UI_ROLE_LABEL,
+		    ui_form_fields[i].label);
+		ui_grid_clear(g, (struct ui_rect){ x + 10, y + 2 + i, 22, 1 },
+		    UI_ROLE_INPUT);
+		ui_grid_printf(g, x + 10, y + 2 + i, 22, UI_ROLE_INPUT, "%s%s",
+		    f->value[i], i == f->field ? "_" : "");
+		ui_grid_text(g, x + 34, y + 2 + i, w - 35, UI_ROLE_DIM,
+		    ui_form_fields[i].hint);
+	}
+	ui_grid_printf(g, x + 1, y + 3 + UI_FORM_FIELDS, w - 2, UI_ROLE_LABEL,
+	    "Enter applies %s Esc cancels %s Tab and arrows move %s blank: default",
+	    ui->gl->dot, ui->gl->dot, ui->gl->dot);
+	if (f->error[0] != '\0')
+		ui_grid_wrap(g, (struct ui_rect){ x + 1, y + 4 + UI_FORM_FIELDS,
+		    w - 2, 2 }, UI_ROLE_ERROR, f->error);
+}

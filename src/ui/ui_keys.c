@@ -1,0 +1,327 @@
+/*
+ * ui_keys.c - the view's keys: one table that both dispatches them and
+ * writes the help screen, so the two cannot disagree; and the `g` prompt.
+ */
+#include "config.h"
+
+#include "ui_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int
+ui_keys_next(struct ui *ui, const struct ui_key *k)
+{
+	(void)k;
+	if (ui_step(ui, 1) != 0)
+		ui_message(ui, UI_ROLE_MESSAGE, "this is the last step");
+	return UI_HANDLED;
+}
+
+static int
+ui_keys_prev(struct ui *ui, const struct ui_key *k)
+{
+	(void)k;
+	if (ui_step(ui, -1) != 0)
+		ui_message(ui, UI_ROLE_MESSAGE, "this is the first step");
+	return UI_HANDLED;
+}
+
+static int
+ui_keys_phase(struct ui *ui, const struct ui_key *k)
+{
+	int delta = k->code == '.' ? 1 : -1;
+
+	if (ui_phase(ui, delta) != 0)
+		ui_message(ui, UI_ROLE_MESSAGE, "this is the %s phase",
+		    delta > 0 ? "last" : "first");
+	return UI_HANDLED;
+}
+
+static int
+ui_keys_goto(struct ui *ui, const struct ui_key *k)
+{
+	(void)k;
+	ui->prompt.open = 1;
+	ui->prompt.text[0] = '\0';
+	return UI_HANDLED;
+}
+
+static int
+ui_keys_ends(struct ui *ui, const struct ui_key *k)
+{
+	ui_seek(ui, k->code == UI_KEY_HOME ? 0 : sim_steps(ui->sim) - 1,
+	    ui->want_phase);
+	return UI_HANDLED;
+}
+
+static int
+ui_keys_play(struct ui *ui, const struct ui_key *k)
+{
+	(void)k;
+	ui->playing = !ui->playing;
+	if (!ui->playing) {
+		ui_message(ui, UI_ROLE_MESSAGE, "paused");
+		return UI_HANDLED;
+	}
+	/* Play from the start when there is nothing left to play. */
+	if (sim_view(ui->sim)->step + 1 >= sim_steps(ui->sim))
+		ui_seek(ui, 0, ui->want_phase);
+	ui->next_tick = util_now();
+	ui_message(ui, UI_ROLE_MESSAGE, "playing at %d steps/s (+ and - change "
+	    "the speed, r pauses)", 1 << ui->speed);
+	return UI_HANDLED;
+}
+
+static int
+ui_keys_speed(struct ui *ui, const struct ui_key *k)
+{
+	if (k->code == '+' && ui->speed < 10)
+		ui->speed++;
+	else if (k->code == '-' && ui->speed > 0)
+		ui->speed--;
+	ui_message(ui, UI_ROLE_MESSAGE, "speed %d steps/s%s", 1 << ui->speed,
+	    ui->playing ? "" : " (r plays)");
+	return UI_HANDLED;
+}
+
+static int
+ui_keys_focus(struct ui *ui, const struct ui_key *k)
+{
+	int rows = sim_view(ui->sim)->rows;
+	int delta = k->code == UI_KEY_TAB || k->code == UI_KEY_DOWN ? 1 : -1;
+
+	/* Tab wraps around the tile's rows; the arrows stop at its edges. */
+	if (k->code == UI_KEY_TAB || k->code == UI_KEY_BTAB)
+		ui->focus = (ui->focus + delta + rows) % rows;
+	else
+		ui->focus += delta;
+	ui_clamp_focus(ui);
+	return UI_HANDLED;
+}
+
+static int
+ui_keys_convention(struct ui *ui, const struct ui_key *k)
+{
+	(void)k;
+	ui_cycle_convention(ui);
+	return UI_HANDLED;
+}
+
+static int
+ui_keys_bug(struct ui *ui, const struct ui_key *k)
+{
+	(void)k;
+	ui_cycle_bug(ui);
+	return UI_HANDLED;
+}
+
+static int
+ui_keys_order(struct ui *ui, const struct ui_key *k)
+{
+	(void)k;
+	ui_toggle_order(ui);
+	return UI_HANDLED;
+}
+
+static int
+ui_keys_mask(struct ui *ui, const struct ui_key *k)
+{
+	(void)k;
+	ui_toggle_mask(ui);
+	return UI_HANDLED;
+}
+
+static int
+ui_keys_edit(struct ui *ui, const struct ui_key *k)
+{
+	(void)k;
+	ui_form_open(ui);
+	return UI_HANDLED;
+}
+
+static int
+ui_keys_gpu(struct ui *ui, const struct ui_key *k)
+{
+	(void)k;
+	ui_gpu_toggle(ui);
+	return UI_HANDLED;
+}
+
+static int
+ui_keys_help(struct ui *ui, const struct ui_key *k)
+{
+	(void)k;
+	ui->help = 1;
+	return UI_HANDLED;
+}
+
+static int
+ui_keys_quit(struct ui *ui, const struct ui_key *k)
+{
+	(void)ui;
+	(void)k;
+	return UI_HANDLED | UI_QUIT;
+}
+
+const struct ui_keydef ui_keydefs[] = {
+	{ "space n Right", "next step (the same phase)", ui_keys_next,
+	    { ' ', 'n', UI_KEY_RIGHT } },
+	{ "p Left", "previous step", ui_keys_prev, { 'p', UI_KEY_LEFT } },
+	{ ". ,", "next / previous phase: load scores max rescale exp update "
+	    "finalize", ui_keys_phase, { '.', ',' } },
+	{ "g", "go to a step (a number) or a tile (i,j)", ui_keys_goto, { 'g' } },
+	{ "Home End", "first / last step", ui_keys_ends,
+	    { UI_KEY_HOME, UI_KEY_END } },
+	{ "r", "play / pause", ui_keys_play, { 'r' } },
+	{ "+ -", "play faster / slower (1 to 1024 steps/s)", ui_keys_speed,
+	    { '+', '-' } },
+	{ "Tab S-Tab Down Up", "focus the next / previous row of the tile",
+	    ui_keys_focus, { UI_KEY_TAB, UI_KEY_BTAB, UI_KEY_DOWN, UI_KEY_UP } },
+	{ "c", "convention: unnormalized u / normalized o", ui_keys_convention,
+	    { 'c' } },
+	{ "b", "bug mode: none numerator-only denominator-only no-rescale "
+	    "forget-old-denominator", ui_keys_bug, { 'b' } },
+	{ "o", "loop order: fa2 / fa1", ui_keys_order, { 'o' } },
+	{ "m", "causal mask on / off", ui_keys_mask, { 'm' } },
+	{ "e", "edit the problem: sizes, tiles, seed, input", ui_keys_edit,
+	    { 'e' } },
+	{ "G", "the GPU kernel's m', alpha, l' beside the simulator's",
+	    ui_keys_gpu, { 'G' } },
+	{ "?", "this help", ui_keys_help, { '?' } },
+	{ "q", "quit", ui_keys_quit, { 'q' } },
+	{ NULL, NULL, NULL, { 0 } },
+};
+
+int
+ui_keys_dispatch(struct ui *ui, const struct ui_key *k)
+{
+	const struct ui_keydef *d;
+	int c;
+
+	for (d = ui_keydefs; d->keys != NULL; d++)
+		for (c = 0; c < 6 && d->codes[c] != 0; c++)
+			if (d->codes[c] == k->code)
+				return d->fn(ui, k);
+	return 0;
+}
+
+/* Lines of the help screen after the key table. */
+static const char *ui_keys_more[] = {
+	"mouse: click a tile in the heatmap to go to it, a row to focus it",
+	"heatmap: the current tile is reversed, tiles not visited yet dim,",
+	"  skipped tiles hatched; shades rise with the score (pooled: max)",
+	"Esc closes this screen, the form and the prompt",
+};
+
+void
+ui_keys_draw_help(struct ui *ui, struct ui_grid *g, struct ui_rect r)
+{
+	const struct ui_keydef *d;
+	struct ui_rect box = { r.x, r.y + 1, r.w, r.h - 1 };
+	int y, kw = 18;
+	size_t i;
+
+	ui_grid_clear(g, box, UI_ROLE_NORMAL);
+	ui_grid_text(g, box.x + 1, box.y, box.w - 2, UI_ROLE_TITLE,
+	    "flashstep view: every key (any key closes this screen)");
+	y = box.y + 1;
+	for (d = ui_keydefs; d->keys != NULL && y < box.y + box.h; d++) {
+		ui_grid_text(g, box.x + 2, y, kw, UI_ROLE_KEY, d->keys);
+		/* Long lines wrap under their text, not under the keys. */
+		y += ui_grid_wrap(g, (struct ui_rect){ box.x + 2 + kw, y,
+		    box.w - 3 - kw, box.y + box.h - y }, UI_ROLE_NORMAL, d->help);
+	}
+	for (i = 0; i < sizeof ui_keys_more / sizeof ui_keys_more[0] &&
+	    y < box.y + box.h; i++, y++)
+		ui_grid_text(g, box.x + 2, y, box.w - 3, UI_ROLE_LABEL,
+		    ui_keys_more[i]);
+	(void)ui;
+}
+
+void
+ui_keys_draw_prompt(struct ui *ui, struct ui_grid *g, struct ui_rect r)
+{
+	int n;
+
+	n = ui_grid_printf(g, r.x, r.y, r.w, UI_ROLE_LABEL, "go to step (0-%ld) "
+	    "or tile i,j: ", sim_steps(ui->sim) - 1);
+	n += ui_grid_printf(g, r.x + n, r.y, r.w - n, UI_ROLE_INPUT, "%s_",
+	    ui->prompt.text);
+	ui_grid_text(g, r.x + n + 2, r.y, r.w - n - 2, UI_ROLE_DIM,
+	    "(Enter goes, Esc cancels)");
+}
+
+/* Parses "k" or "i,j" (spaces allowed) and goes there. */
+static void
+ui_keys_prompt_go(struct ui *ui)
+{
+	const struct schedule *s = sim_schedule(ui->sim);
+	char *end, *comma = strchr(ui->prompt.text, ',');
+	long a, b = 0, k;
+
+	errno = 0;
+	a = strtol(ui->prompt.text, &end, 10);
+	if (comma != NULL && end == comma)
+		b = strtol(comma + 1, &end, 10);
+	while (*end == ' ')
+		end++;
+	if (end == ui->prompt.text || *end != '\0' || errno != 0 ||
+	    (comma != NULL && end == comma + 1)) {
+		ui_message(ui, UI_ROLE_ERROR, "go to: '%s' is not a step number "
+		    "or a tile i,j", ui->prompt.text);
+		return;
+	}
+	if (comma == NULL) {
+		if (a < 0 || a >= sim_steps(ui->sim)) {
+			ui_message(ui, UI_ROLE_ERROR, "go to: step %ld is not in "
+			    "0-%ld", a, sim_steps(ui->sim) - 1);
+			return;
+		}
+		ui_seek(ui, a, ui->want_phase);
+		return;
+	}
+	if (a < 0 || a >= s->tr || b < 0 || b >= s->tc) {
+		ui_message(ui, UI_ROLE_ERROR, "go to: tile (%ld,%ld) is outside "
+		    "the %dx%d tiles", a, b, s->tr, s->tc);
+		return;
+	}
+	k = schedule_step_of(s, (int)a, (int)b);
+	if (k < 0) {
+		ui_message(ui, UI_ROLE_ERROR, "go to: tile (%ld,%ld) is skipped "
+		    "by the causal mask", a, b);
+		return;
+	}
+	ui_seek(ui, k, ui->want_phase);
+}
+
+int
+ui_keys_prompt_key(struct ui *ui, const struct ui_key *k)
+{
+	size_t n = strlen(ui->prompt.text);
+
+	switch (k->code) {
+	case UI_KEY_ESC:
+		ui->prompt.open = 0;
+		break;
+	case UI_KEY_ENTER:
+		ui->prompt.open = 0;
+		if (n > 0)
+			ui_keys_prompt_go(ui);
+		break;
+	case UI_KEY_BACKSPACE:
+		if (n > 0)
+			ui->prompt.text[n - 1] = '\0';
+		break;
+	default:
+		if (((k->code >= '0' && k->code <= '9') || k->code == ',' ||
+		    k->code == ' ') && n + 1 < sizeof ui->prompt.text) {
+			ui->prompt.text[n] = (char)k->code;
+			ui->prompt.text[n + 1] = '\0';
+		}
+		break;
+	}
+	return UI_HANDLED;
+}

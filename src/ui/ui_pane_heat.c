@@ -1,0 +1,280 @@
+/*
+ * ui_pane_heat.c - the whole score matrix S as a heatmap: the current
+ * tile reversed, tiles not visited yet dim, tiles the mask skips
+ * hatched, masked entries blank.  One screen cell shows fy rows by fx
+ * keys; when that is more than one entry the pane says "pooled" and each
+ * cell shows the max of its entries (from heatmap.c, never recomputed
+ * here).  Pooling is chosen to line up with the tiles where it can, so
+ * the tile outline stays crisp.
+ */
+#include "config.h"
+
+#include "ui_int.h"
+
+#include <math.h>
+#include <stdio.h>
+
+static int
+ui_pane_heat_digits(int n)
+{
+	int d = 1;
+
+	while (n >= 10) {
+		n /= 10;
+		d++;
+	}
+	return d;
+}
+
+/*
+ * Entries per screen cell along an axis of n entries shown in avail
+ * cells: a multiple of the summary's cell g, lined up with the tile when
+ * a near value does (it divides the tile or the tile divides it).
+ */
+static int
+ui_pane_heat_pool(int n, int avail, int tile, int g)
+{
+	int need, f;
+
+	if (avail < 1)
+		avail = 1;
+	need = (n + avail - 1) / avail;
+	if (need < g)
+		need = g;
+	for (f = need; f <= 2 * need + tile; f++)
+		if (f % g == 0 && (tile % f == 0 || f % tile == 0))
+			return f;
+	return (need + g - 1) / g * g;
+}
+
+/* The geometry for a pane of w x h cells at (x, y). */
+static void
+ui_pane_heat_geom(const struct ui *ui, int x, int y, int w, int h,
+    struct ui_heat_geom *gm)
+{
+	const struct problem *p = UI_PROBLEM(ui);
+	const struct schedule *s = sim_schedule(ui->sim);
+	int lw = ui_pane_heat_digits(p->tq - 1) + 1, gw = w - lw - 1;
+	int gh = h - 2, budget, gy = 1, gx = 1;
+
+	if (ui->heat_ok) {
+		gy = ui->heat.gy;
+		gx = ui->heat.gx;
+	}
+	gm->fy = ui_pane_heat_pool(p->tq, gh, s->br, gy);
+	gm->ny = (p->tq + gm->fy - 1) / gm->fy;
+	/* Square on screen: a cell is about twice as tall as wide. */
+	budget = (int)ceil(2.0 * gm->ny * p->tk / p->tq);
+	if (budget > gw)
+		budget = gw;
+	if (budget < 1)
+		budget = 1;
+	gm->fx = ui_pane_heat_pool(p->tk, budget, s->bc, gx);
+	gm->nx = (p->tk + gm->fx - 1) / gm->fx;
+	gm->sx = 2 * gm->nx <= budget ? 2 : 1;
+	gm->x0 = x + lw + 1;
+	gm->y0 = y + 2;
+}
+
+static void
+ui_pane_heat_size(const struct ui *ui, int w, int h, int *minh, int *wanth,
+    int *wantw)
+{
+	struct ui_heat_geom gm;
+
+	ui_pane_heat_geom(ui, 0, 0, w, h, &gm);
+	*minh = 4;
+	*wanth = gm.ny + 2;
+	*wantw = gm.x0 + gm.nx * gm.sx + 1;
+}
+
+/* How the tiles under a screen cell stand at the current step. */
+enum ui_pane_heat_state { HEAT_SKIPPED, HEAT_DONE, HEAT_PENDING, HEAT_CURRENT };
+
+static enum ui_pane_heat_state
+ui_pane_heat_tiles(const struct schedule *s, const struct sim_view *v,
+    int r0, int r1, int c0, int c1)
+{
+	int i, j, i1 = (r1 - 1) / s->br, j1 = (c1 - 1) / s->bc, seen = 0;
+	int pending = 0;
+	long k;
+
+	if (v->tile.i >= r0 / s->br && v->tile.i <= i1 &&
+	    v->tile.j >= c0 / s->bc && v->tile.j <= j1)
+		return HEAT_CURRENT;
+	for (i = r0 / s->br; i <= i1; i++)
+		for (j = c0 / s->bc; j <= j1; j++) {
+			k = schedule_step_of(s, i, j);
+			if (k < 0)
+				continue;
+			seen = 1;
+			if (k > v->step)
+				pending = 1;
+		}
+	if (!seen)
+		return HEAT_SKIPPED;
+	return pending ? HEAT_PENDING : HEAT_DONE;
+}
+
+static void
+ui_pane_heat_legend(struct ui *ui, struct ui_grid *g, int x, int y, int w)
+{
+	const struct ui_glyphs *gl = ui->gl;
+	int i, n = 0;
+
+	for (i = 0; i < UI_HEAT_LEVELS; i++)
+		n += ui_grid_text(g, x + n, y, w - n, UI_ROLE_HEAT0 + i, gl->heat[i]);
+	ui_grid_printf(g, x + n, y, w - n, UI_ROLE_LABEL, " low%shigh", gl->arrow);
+	n = ui_grid_text(g, x, y + 1, w, UI_ROLE_HEAT2, gl->heat[2]);
+	ui_grid_mods(g, x, y + 1, UI_MOD_CURRENT);
+	n += ui_grid_text(g, x + n, y + 1, w - n, UI_ROLE_LABEL, " now ");
+	n += ui_grid_text(g, x + n, y + 1, w - n, UI_ROLE_HEAT2, gl->heat[2]);
+	ui_grid_mods(g, x + n - 1, y + 1, UI_MOD_PENDING);
+	n += ui_grid_text(g, x + n, y + 1, w - n, UI_ROLE_LABEL, " ahead ");
+	n += ui_grid_text(g, x + n, y + 1, w - n, UI_ROLE_TILE_SKIPPED,
+	    gl->skipped);
+	ui_grid_text(g, x + n, y + 1, w - n, UI_ROLE_LABEL, " skip");
+}
+
+static void
+ui_pane_heat_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
+{
+	const struct problem *p = UI_PROBLEM(ui);
+	const struct schedule *s = sim_schedule(ui->sim);
+	const struct sim_view *v = sim_view(ui->sim);
+	const struct ui_glyphs *gl = ui->gl;
+	struct ui_heat_geom *gm = &ui->heat_geom;
+	enum ui_pane_heat_state st;
+	float lo, hi, m;
+	int a, b, r0, r1, c0, c1, x, y, known, level, focus_row, n, lw;
+	char buf[32];
+
+	ui_pane_heat_geom(ui, r.x, r.y, r.w, r.h, gm);
+	if (gm->ny > r.h - 2)
+		gm->ny = r.h - 2;
+	if (gm->nx * gm->sx > r.x + r.w - gm->x0)
+		gm->nx = (r.x + r.w - gm->x0) / gm->sx;
+	lw = gm->x0 - r.x - 1;
+
+	n = ui_grid_printf(g, r.x, r.y, r.w, UI_ROLE_TITLE, "S %d%s%d", p->tq,
+	    gl->times, p->tk);
+	if (gm->fy > 1 || gm->fx > 1)
+		ui_grid_printf(g, r.x + n, r.y, r.w - n, UI_ROLE_LABEL,
+		    " pooled %d%s%d", gm->fy, gl->times, gm->fx);
+	else
+		ui_grid_printf(g, r.x + n, r.y, r.w - n, UI_ROLE_LABEL,
+		    " = scale%sQK%s", gl->dot, gl->transp);
+
+	if (!ui->heat_ok) {
+		ui_grid_text(g, r.x, r.y + 2, r.w, UI_ROLE_DIM, "(no heatmap)");
+		return;
+	}
+	lo = p->causal ? ui->heat.lo_causal : ui->heat.lo_all;
+	hi = p->causal ? ui->heat.hi_causal : ui->heat.hi_all;
+
+	/* The current tile's keys, marked above the grid. */
+	for (b = 0; b < gm->nx; b++) {
+		c0 = b * gm->fx;
+		c1 = c0 + gm->fx;
+		if (c0 < v->tile.c1 && c1 > v->tile.c0)
+			for (x = 0; x < gm->sx; x++)
+				ui_grid_text(g, gm->x0 + b * gm->sx + x, r.y + 1, 1,
+				    UI_ROLE_TILE_CURRENT, gl->colmark);
+	}
+
+	focus_row = v->tile.r0 + ui->focus;
+	for (a = 0; a < gm->ny; a++) {
+		y = gm->y0 + a;
+		r0 = a * gm->fy;
+		r1 = r0 + gm->fy < p->tq ? r0 + gm->fy : p->tq;
+		/* Labels where a tile starts, not on every line. */
+		if (r0 % s->br == 0 && (gm->fy < s->br || a % 4 == 0)) {
+			snprintf(buf, sizeof buf, "%*d", lw - 1, r0);
+			ui_grid_text(g, r.x, y, lw - 1, UI_ROLE_LABEL, buf);
+		}
+		if (focus_row >= r0 && focus_row < r1)
+			ui_grid_text(g, r.x + lw - 1, y, 1, UI_ROLE_FOCUS, gl->focus);
+		for (b = 0; b < gm->nx; b++) {
+			c0 = b * gm->fx;
+			c1 = c0 + gm->fx < p->tk ? c0 + gm->fx : p->tk;
+			st = ui_pane_heat_tiles(s, v, r0, r1, c0, c1);
+			m = heatmap_max(&ui->heat, p->causal, r0, r1, c0, c1, &known);
+			x = gm->x0 + b * gm->sx;
+			if (st == HEAT_SKIPPED) {
+				for (n = 0; n < gm->sx; n++)
+					ui_grid_text(g, x + n, y, 1,
+					    UI_ROLE_TILE_SKIPPED, gl->skipped);
+				continue;
+			}
+			for (n = 0; n < gm->sx; n++) {
+				if (!known)
+					ui_grid_text(g, x + n, y, 1, UI_ROLE_DIM,
+					    gl->unknown);
+				else if (isinf(m) && m < 0)
+					ui_grid_text(g, x + n, y, 1, UI_ROLE_MASKED,
+					    gl->masked);
+				else {
+					level = hi > lo ? (int)((m - lo) / (hi - lo) *
+					    UI_HEAT_LEVELS) : UI_HEAT_LEVELS / 2;
+					if (level >= UI_HEAT_LEVELS)
+						level = UI_HEAT_LEVELS - 1;
+					if (level < 0)
+						level = 0;
+					ui_grid_text(g, x + n, y, 1,
+					    UI_ROLE_HEAT0 + level, gl->heat[level]);
+				}
+				if (st == HEAT_CURRENT)
+					ui_grid_mods(g, x + n, y, UI_MOD_CURRENT);
+				else if (st == HEAT_PENDING)
+					ui_grid_mods(g, x + n, y, UI_MOD_PENDING);
+			}
+		}
+	}
+	y = gm->y0 + gm->ny + 1;
+	if (!heatmap_complete(&ui->heat) && y < r.y + r.h)
+		ui_grid_printf(g, r.x, y++, r.w, UI_ROLE_DIM, "computing S: %d%%",
+		    100 * ui->heat.bands_done / ui->heat.ny);
+	if (y + 1 < r.y + r.h)
+		ui_pane_heat_legend(ui, g, r.x, y, r.w);
+	if (y + 2 < r.y + r.h && isfinite(lo))
+		ui_grid_printf(g, r.x, y + 2, r.w, UI_ROLE_LABEL, "S %s %.3g..%.3g",
+		    gm->fy > 1 || gm->fx > 1 ? "max" : "in", (double)lo, (double)hi);
+}
+
+/* A click on the grid goes to the tile under it (the middle of a pooled
+ * cell). */
+static int
+ui_pane_heat_key(struct ui *ui, const struct ui_key *k, struct ui_rect r)
+{
+	const struct problem *p = UI_PROBLEM(ui);
+	const struct schedule *s = sim_schedule(ui->sim);
+	const struct ui_heat_geom *gm = &ui->heat_geom;
+	int a = k->y - gm->y0, b, row, col;
+	long step;
+
+	(void)r;
+	if (k->x < gm->x0 || a < 0 || a >= gm->ny)
+		return UI_HANDLED;
+	b = (k->x - gm->x0) / gm->sx;
+	if (b >= gm->nx)
+		return UI_HANDLED;
+	row = a * gm->fy + gm->fy / 2;
+	col = b * gm->fx + gm->fx / 2;
+	row = row < p->tq ? row : p->tq - 1;
+	col = col < p->tk ? col : p->tk - 1;
+	step = schedule_step_of(s, row / s->br, col / s->bc);
+	if (step < 0) {
+		ui_message(ui, UI_ROLE_MESSAGE, "tile (%d,%d) is skipped by the "
+		    "causal mask", row / s->br, col / s->bc);
+		return UI_HANDLED;
+	}
+	ui_seek(ui, step, ui->want_phase);
+	return UI_HANDLED;
+}
+
+const struct ui_pane ui_pane_heat = {
+	.name = "heatmap",
+	.size = ui_pane_heat_size,
+	.draw = ui_pane_heat_draw,
+	.handle_key = ui_pane_heat_key,
+};

@@ -1,0 +1,189 @@
+/*
+ * ui_pane_tile.c - the current tile's numbers: S = scale Q_i K_j^T from
+ * the scores phase, P = exp(S - m') from the exp phase, masked entries
+ * shown as such, each row's max marked, and beside them the row max (or
+ * the row sum of P).  Rows and keys beyond the pane are windowed: the
+ * focused row always shows.
+ */
+#include "config.h"
+
+#include "ui_int.h"
+
+#include <math.h>
+#include <stdio.h>
+
+/* Columns of one number, and of one entry with its leading space. */
+#define UI_TILE_NW 7
+#define UI_TILE_CW (UI_TILE_NW + 1)
+
+static int
+ui_pane_tile_digits(int n)
+{
+	int d = 1;
+
+	while (n >= 10) {
+		n /= 10;
+		d++;
+	}
+	return d;
+}
+
+static void
+ui_pane_tile_size(const struct ui *ui, int w, int h, int *minh, int *wanth,
+    int *wantw)
+{
+	(void)h;
+	*minh = 3;
+	*wanth = 2 + sim_view(ui->sim)->rows;
+	*wantw = w;
+}
+
+int
+ui_pane_tile_window(int first, int focus, int rows, int n)
+{
+	if (n >= rows)
+		return 0;
+	if (focus < first)
+		first = focus;
+	if (focus >= first + n)
+		first = focus - n + 1;
+	if (first > rows - n)
+		first = rows - n;
+	return first < 0 ? 0 : first;
+}
+
+static void
+ui_pane_tile_load(struct ui *ui, struct ui_grid *g, struct ui_rect r)
+{
+	const struct sim_view *v = sim_view(ui->sim);
+	const struct problem *p = UI_PROBLEM(ui);
+	const struct ui_glyphs *gl = ui->gl;
+	struct traffic one;
+	char b[32];
+
+	traffic_step(sim_traffic(ui->sim), &v->tile, &one);
+	if (p->scores_mode)
+		ui_grid_printf(g, r.x, r.y + 1, r.w, UI_ROLE_NORMAL, "S tile %d%s%d "
+		    "and V_j %d%s%d into on-chip memory", v->rows, gl->times,
+		    v->cols, v->cols, gl->times, p->dv);
+	else
+		ui_grid_printf(g, r.x, r.y + 1, r.w, UI_ROLE_NORMAL, "Q_i %d%s%d, "
+		    "K_j %d%s%d, V_j %d%s%d into on-chip memory", v->rows,
+		    gl->times, p->d, v->cols, gl->times, p->d, v->cols, gl->times,
+		    p->dv);
+	ui_grid_printf(g, r.x, r.y + 2, r.w, UI_ROLE_NORMAL, "read from HBM "
+	    "this step: %s%s", util_bytes((double)one.hbm_read, b, sizeof b),
+	    sim_schedule(ui->sim)->order == ORDER_FA2 && !v->tile.first_in_row ?
+	    " (Q_i stays on chip)" : "");
+	ui_grid_text(g, r.x, r.y + 3, r.w, UI_ROLE_DIM,
+	    "S = scale Q_i K_j^T comes in the next phase (.)");
+}
+
+static void
+ui_pane_tile_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
+{
+	const struct sim_view *v = sim_view(ui->sim);
+	const struct ui_glyphs *gl = ui->gl;
+	int showp = v->phase >= SIM_PHASE_EXP, showmax = v->phase >= SIM_PHASE_MAX;
+	int lw = ui_pane_tile_digits(v->tile.r1 - 1) + 1, ncols, nrows, row, c;
+	int x, y, role, n, cut;
+	const float *m = showp ? v->p : v->s;
+	float s, val;
+	char b[32];
+
+	n = ui_grid_printf(g, r.x, r.y, r.w, UI_ROLE_TITLE, "tile (%d,%d) ",
+	    v->tile.i, v->tile.j);
+	if (v->phase == SIM_PHASE_LOAD)
+		n += ui_grid_printf(g, r.x + n, r.y, r.w - n, UI_ROLE_TITLE,
+		    "load");
+	else if (showp)
+		n += ui_grid_printf(g, r.x + n, r.y, r.w - n, UI_ROLE_TITLE,
+		    "P = e^(S-m%s)", gl->prime);
+	else
+		n += ui_grid_printf(g, r.x + n, r.y, r.w - n, UI_ROLE_TITLE,
+		    "S = scale%sQ_iK_j%s", gl->dot, gl->transp);
+	ui_grid_printf(g, r.x + n, r.y, r.w - n, UI_ROLE_LABEL, "  rows %d-%d "
+	    "keys %d-%d", v->tile.r0, v->tile.r1 - 1, v->tile.c0, v->tile.c1 - 1);
+	if (v->phase == SIM_PHASE_LOAD) {
+		ui_pane_tile_load(ui, g, r);
+		return;
+	}
+
+	/* Keys that fit beside the row labels and the max / sum column. */
+	ncols = (r.w - lw - UI_TILE_CW - 2) / UI_TILE_CW;
+	cut = ncols < v->cols;
+	if (cut)
+		ncols--;
+	if (ncols < 1)
+		ncols = 1;
+	nrows = r.h - 2;
+	ui->tile_first = ui_pane_tile_window(ui->tile_first, ui->focus, v->rows,
+	    nrows);
+
+	y = r.y + 1;
+	x = r.x + lw;
+	for (c = 0; c < ncols && c < v->cols; c++, x += UI_TILE_CW)
+		ui_grid_printf(g, x, y, UI_TILE_CW, UI_ROLE_LABEL, "%*s%d",
+		    UI_TILE_CW - ui_pane_tile_digits(v->tile.c0 + c) - 1, "k",
+		    v->tile.c0 + c);
+	if (cut)
+		x += ui_grid_printf(g, x + 1, y, -1, UI_ROLE_LABEL, "%s",
+		    gl->ellipsis) + 1;
+	ui_grid_text(g, x + 1, y, 1, UI_ROLE_LABEL, gl->vline);
+	snprintf(b, sizeof b, "%sp", gl->sum);
+	ui_grid_right(g, x + 2, y, UI_TILE_NW, UI_ROLE_LABEL, showp ? b : "max");
+
+	for (row = ui->tile_first; row < v->rows && y + 1 < r.y + r.h; row++) {
+		y++;
+		role = row == ui->focus ? UI_ROLE_FOCUS : UI_ROLE_LABEL;
+		ui_grid_text(g, r.x, y, 1, UI_ROLE_FOCUS,
+		    row == ui->focus ? gl->focus : " ");
+		ui_grid_printf(g, r.x + 1, y, lw - 1, role, "%*d", lw - 1,
+		    v->tile.r0 + row);
+		x = r.x + lw;
+		for (c = 0; c < ncols && c < v->cols; c++, x += UI_TILE_CW) {
+			s = v->s[(size_t)row * v->cols + c];
+			val = m[(size_t)row * v->cols + c];
+			/* Masked: S = -inf, so P = 0. */
+			if (isinf(s) && s < 0) {
+				ui_grid_right(g, x, y, UI_TILE_CW, UI_ROLE_MASKED,
+				    showp ? "0" : gl->ninf);
+				continue;
+			}
+			role = showmax && s == v->rowmax[row] ? UI_ROLE_ROW_MAX :
+			    UI_ROLE_NORMAL;
+			ui_grid_right(g, x, y, UI_TILE_CW, role,
+			    ui_num(ui, val, UI_TILE_NW, b, sizeof b));
+		}
+		if (cut)
+			x += ui_grid_printf(g, x + 1, y, -1, UI_ROLE_DIM, "%s",
+			    gl->ellipsis) + 1;
+		ui_grid_text(g, x + 1, y, 1, UI_ROLE_LABEL, gl->vline);
+		if (showp)
+			ui_grid_right(g, x + 2, y, UI_TILE_NW, UI_ROLE_NORMAL,
+			    ui_num(ui, v->rowsum[row], UI_TILE_NW, b, sizeof b));
+		else if (showmax)
+			ui_grid_right(g, x + 2, y, UI_TILE_NW, UI_ROLE_ROW_MAX,
+			    ui_num(ui, v->rowmax[row], UI_TILE_NW, b, sizeof b));
+		else
+			ui_grid_right(g, x + 2, y, UI_TILE_NW, UI_ROLE_DIM, "?");
+	}
+}
+
+/* A click on a row focuses it. */
+static int
+ui_pane_tile_key(struct ui *ui, const struct ui_key *k, struct ui_rect r)
+{
+	int row = ui->tile_first + k->y - (r.y + 2);
+
+	if (k->y >= r.y + 2 && row < sim_view(ui->sim)->rows)
+		ui_set_focus(ui, row);
+	return UI_HANDLED;
+}
+
+const struct ui_pane ui_pane_tile = {
+	.name = "tile",
+	.size = ui_pane_tile_size,
+	.draw = ui_pane_tile_draw,
+	.handle_key = ui_pane_tile_key,
+};

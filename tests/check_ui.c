@@ -1,0 +1,694 @@
+/*
+ * check_ui.c - the view without a terminal: the panes drawn into a cell
+ * grid and read back as text, the keys, the rebuilds that keep the
+ * position, the edit form's validation, and the heatmap summary against
+ * the simulator's own S.
+ */
+#include "config.h"
+
+#include "testutil.h"
+#include "heatmap.h"
+#include "gpu.h"
+#include "ui/ui_int.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct ui_style utf8_style = { 1, 0 };
+static const struct ui_style ascii_style = { 0, 0 };
+
+/* A view of the built-in example (with changes made by the caller). */
+static struct ui *
+new_view(const struct options *o, const struct ui_style *st)
+{
+	struct options def;
+	struct ui *ui;
+	char err[300];
+
+	if (o == NULL) {
+		options_init(&def);
+		o = &def;
+	}
+	ui = ui_new(o, st, err, sizeof err);
+	ck_assert_msg(ui != NULL, "ui_new: %s", err);
+	return ui;
+}
+
+static void
+draw(struct ui *ui, struct ui_grid *g, int w, int h)
+{
+	char err[200];
+
+	ck_assert_msg(ui_grid_resize(g, w, h, err, sizeof err) == 0, "%s", err);
+	ui_draw(ui, g, (struct ui_rect){ 0, 0, w, h });
+}
+
+/* Is text anywhere on the screen? */
+static int
+screen_has(const struct ui_grid *g, const char *text)
+{
+	char line[2048];
+	int y;
+
+	for (y = 0; y < g->h; y++)
+		if (strstr(ui_grid_line(g, y, line, sizeof line), text) != NULL)
+			return 1;
+	return 0;
+}
+
+/* Text of row y from column x, w columns, as UTF-8. */
+static char *
+span(const struct ui_grid *g, int x, int y, int w, char *buf, size_t len)
+{
+	struct ui_grid row = { 0 };
+	char err[100];
+	int i;
+
+	ck_assert(ui_grid_resize(&row, w, 1, err, sizeof err) == 0);
+	for (i = 0; i < w && x + i < g->w; i++)
+		row.cells[i] = g->cells[(size_t)y * g->w + x + i];
+	ui_grid_line(&row, 0, buf, len);
+	ui_grid_free(&row);
+	return buf;
+}
+
+/* Replaces every occurrence of from with spaces (same byte count). */
+static void
+blank_out(char *s, const char *from)
+{
+	size_t n = strlen(from);
+	char *p;
+
+	while ((p = strstr(s, from)) != NULL)
+		memset(p, ' ', n);
+}
+
+static void
+press(struct ui *ui, int code)
+{
+	struct ui_key k = { code, 0, 0 };
+
+	ui_handle_key(ui, &k);
+}
+
+static void
+type(struct ui *ui, const char *s)
+{
+	while (*s != '\0')
+		press(ui, *s++);
+}
+
+START_TEST(test_first_frame)
+{
+	struct ui *ui = new_view(NULL, &utf8_style);
+	struct ui_grid g = { 0 };
+	struct ui_rect heat;
+	char buf[512];
+	int y, n;
+	const char *expect[] = {
+		"step 0 of 0-15", "tile (0,0)", "S 16\u00d716 = scale", "P = e^(S-m",
+		"running state per row: m, \u2113, u", "the update for row 0",
+		"m\u2032 = max(m, max s)", "HBM ", "FLOPs 256 of 4096",
+		"n next", "? help", "q quit",
+	};
+	size_t i;
+
+	draw(ui, &g, 80, 24);
+	for (i = 0; i < sizeof expect / sizeof expect[0]; i++)
+		ck_assert_msg(screen_has(&g, expect[i]), "no '%s' in the first frame",
+		    expect[i]);
+	/* The heatmap shows all 16 rows of S, 16 cells each. */
+	heat = ui->slot[UI_SLOT_HEAT];
+	ck_assert_int_gt(heat.w, 16);
+	for (y = 0; y < 16; y++) {
+		span(&g, ui->heat_geom.x0, ui->heat_geom.y0 + y, 16, buf, sizeof buf);
+		n = ui_grid_width(buf);
+		ck_assert_msg(n == 16, "heatmap row %d is '%s'", y, buf);
+	}
+	/* The built-in example fits 80x24. */
+	ui_min_size(ui, &n, &y);
+	ck_assert_int_le(n, 80);
+	ck_assert_int_le(y, 24);
+	ui_grid_free(&g);
+	ui_free(ui);
+}
+END_TEST
+
+/*
+ * The state pane's numbers for every row of every step, in both loop
+ * orders, equal the sim's to the digits shown.
+ */
+static void
+check_state_rows(struct ui *ui, const struct ui_grid *g)
+{
+	const struct sim_view *v = sim_view(ui_sim(ui));
+	struct ui_rect r = ui->slot[UI_SLOT_STATE];
+	float m0, m1, a, l0, l1, want[5];
+	char buf[512], *p;
+	int row, got, i;
+
+	for (row = 0; row < v->rows && row < r.h - 2; row++) {
+		span(g, r.x, r.y + 2 + row, r.w, buf, sizeof buf);
+		blank_out(buf, "\u2192");
+		blank_out(buf, "\u25b6");
+		/* "-∞" and "-inf" take the same bytes: scanf reads the latter. */
+		while ((p = strstr(buf, "-\u221e")) != NULL)
+			memcpy(p, "-inf", 4);
+		got = sscanf(buf, "%*d %f %f %f %f %f", &m0, &m1, &a, &l0, &l1);
+		ck_assert_msg(got == 5, "step %ld row %d: '%s'", v->step, row, buf);
+		want[0] = v->m_old[row];
+		want[1] = v->m_new[row];
+		want[2] = v->alpha[row];
+		want[3] = v->l_old[row];
+		want[4] = v->l_new[row];
+		for (i = 0; i < 5; i++) {
+			float x = i == 0 ? m0 : i == 1 ? m1 : i == 2 ? a : i == 3 ? l0 : l1;
+			ck_assert_msg(x == want[i] || fabsf(x - want[i]) <= 2e-4f *
+			    fmaxf(1.0f, fabsf(want[i])), "step %ld row %d value %d: "
+			    "shown %g, sim %g",
+			    v->step, row, i, (double)x, (double)want[i]);
+		}
+	}
+}
+
+START_TEST(test_state_matches_sim)
+{
+	struct options o;
+	struct ui *ui;
+	struct ui_grid g = { 0 };
+	long k;
+	int order;
+
+	for (order = 0; order < 2; order++) {
+		options_init(&o);
+		o.tiling.order = order ? ORDER_FA1 : ORDER_FA2;
+		ui = new_view(&o, &utf8_style);
+		for (k = 1; k < sim_steps(ui_sim(ui)); k++) {
+			ck_assert_int_eq(ui_seek(ui, k, SIM_PHASE_LAST), 0);
+			draw(ui, &g, 80, 24);
+			check_state_rows(ui, &g);
+		}
+		ui_free(ui);
+	}
+	ui_grid_free(&g);
+}
+END_TEST
+
+/* Step 0 starts from nothing: m = -inf, shown as such. */
+START_TEST(test_state_first_step)
+{
+	struct ui *ui = new_view(NULL, &utf8_style);
+	struct ui_grid g = { 0 };
+	struct ui_rect r;
+	char buf[512];
+
+	draw(ui, &g, 80, 24);
+	r = ui->slot[UI_SLOT_STATE];
+	span(&g, r.x, r.y + 2, r.w, buf, sizeof buf);
+	ck_assert_msg(strstr(buf, "-\u221e \u2192") != NULL, "'%s'", buf);
+	ui_grid_free(&g);
+	ui_free(ui);
+}
+END_TEST
+
+/* The m' line of the equations ends with the focused row's m_new; Tab
+ * moves the focus. */
+START_TEST(test_equations_follow_focus)
+{
+	struct ui *ui = new_view(NULL, &utf8_style);
+	struct ui_grid g = { 0 };
+	const struct sim_view *v;
+	char buf[512], want[64], *eq;
+	int row;
+
+	ui_seek(ui, 5, SIM_PHASE_LAST);
+	v = sim_view(ui_sim(ui));
+	for (row = 0; row < 4; row++) {
+		draw(ui, &g, 80, 24);
+		snprintf(want, sizeof want, "the update for row %d,",
+		    v->tile.r0 + row);
+		ck_assert_msg(screen_has(&g, want), "no '%s'", want);
+		span(&g, ui->slot[UI_SLOT_EQ].x, ui->slot[UI_SLOT_EQ].y + 1, 80, buf,
+		    sizeof buf);
+		eq = strrchr(buf, '=');
+		ck_assert_ptr_nonnull(eq);
+		ck_assert_msg(fabs(strtod(eq + 1, NULL) - v->m_new[row]) <=
+		    1e-3 * fabs(v->m_new[row]), "row %d: '%s' against %g", row, buf,
+		    (double)v->m_new[row]);
+		press(ui, UI_KEY_TAB);
+	}
+	ck_assert_int_eq(ui_focus(ui), 0);	/* Tab wrapped around */
+	ui_grid_free(&g);
+	ui_free(ui);
+}
+END_TEST
+
+/* Phases: before max the new values are "?"; the phase keys walk. */
+START_TEST(test_phases)
+{
+	struct ui *ui = new_view(NULL, &utf8_style);
+	struct ui_grid g = { 0 };
+	const struct sim_view *v = sim_view(ui_sim(ui));
+	struct ui_rect r;
+	char buf[512];
+
+	ui_seek(ui, 1, SIM_PHASE_LOAD);
+	draw(ui, &g, 80, 24);
+	ck_assert(screen_has(&g, "phase load 1/6"));
+	ck_assert(screen_has(&g, "into on-chip memory"));
+	r = ui->slot[UI_SLOT_STATE];
+	span(&g, r.x, r.y + 2, r.w, buf, sizeof buf);
+	ck_assert_msg(strstr(buf, "?") != NULL, "'%s'", buf);
+	press(ui, '.');
+	press(ui, '.');
+	ck_assert_int_eq(v->phase, SIM_PHASE_MAX);
+	draw(ui, &g, 80, 24);
+	ck_assert(screen_has(&g, "phase max 3/6"));
+	ck_assert(screen_has(&g, "S = scale"));
+	/* n keeps the phase chosen with . and , */
+	press(ui, 'n');
+	ck_assert_int_eq(v->step, 2);
+	ck_assert_int_eq(v->phase, SIM_PHASE_MAX);
+	press(ui, ',');
+	press(ui, ',');
+	press(ui, ',');
+	ck_assert_int_eq(v->step, 1);
+	ck_assert_int_eq(v->phase, SIM_PHASE_UPDATE);
+	ui_grid_free(&g);
+	ui_free(ui);
+}
+END_TEST
+
+START_TEST(test_ascii_and_too_small)
+{
+	struct ui *ui = new_view(NULL, &ascii_style);
+	struct ui_grid g = { 0 };
+	char want[64];
+	size_t i;
+	int w, h;
+
+	ui_seek(ui, 7, SIM_PHASE_LAST);
+	draw(ui, &g, 80, 24);
+	for (i = 0; i < (size_t)g.w * g.h; i++)
+		ck_assert_msg(g.cells[i].ch < 0x80, "cell %zu is U+%04X", i,
+		    (unsigned)g.cells[i].ch);
+	ck_assert(screen_has(&g, "S 16x16 = scale*QK^T"));
+	ui_min_size(ui, &w, &h);
+	draw(ui, &g, w - 1, h);
+	snprintf(want, sizeof want, "terminal too small (need %dx%d)", w, h);
+	ck_assert_msg(screen_has(&g, want), "no '%s'", want);
+	draw(ui, &g, w, h);
+	ck_assert(!screen_has(&g, "too small"));
+	ck_assert(screen_has(&g, "running state"));
+	ui_grid_free(&g);
+	ui_free(ui);
+}
+END_TEST
+
+/* Unpooled, the summary is the simulator's S bit for bit; pooled, each
+ * cell is the max of its entries; both masks at once. */
+START_TEST(test_heatmap_exact)
+{
+	struct options o;
+	struct {
+		struct problem p;
+		struct sim *sim;
+	} s;
+	struct heatmap h, hp;
+	const struct sim_view *v;
+	char err[200];
+	float x, want;
+	long k;
+	int r, c, known, causal, r0, c0;
+
+	for (causal = 0; causal < 2; causal++) {
+		options_init(&o);
+		o.spec.tq = 13;
+		o.spec.tk = 21;
+		o.spec.d = 5;
+		o.spec.input = INPUTS_NORMAL;
+		o.spec.causal = causal;
+		o.tiling.br = 3;
+		o.tiling.bc = 4;
+		ck_assert(problem_build(&o.spec, &s.p, err, sizeof err) == 0);
+		s.sim = sim_new(&s.p, &o.tiling, &o.rule, err, sizeof err);
+		ck_assert_ptr_nonnull(s.sim);
+		ck_assert(heatmap_init(&h, &s.p, 0, err, sizeof err) == 0);
+		ck_assert(heatmap_init(&hp, &s.p, 4, err, sizeof err) == 0);
+		ck_assert_int_eq(h.gy, 1);
+		ck_assert_int_gt(hp.gy, 1);
+		ck_assert(heatmap_compute(&h, &s.p, 0) == 1);
+		ck_assert(heatmap_compute(&hp, &s.p, 0) == 1);
+		for (k = 0; k < sim_steps(s.sim); k++) {
+			sim_seek(s.sim, k, SIM_PHASE_LAST);
+			v = sim_view(s.sim);
+			for (r = 0; r < v->rows; r++)
+				for (c = 0; c < v->cols; c++) {
+					x = heatmap_max(&h, causal, v->tile.r0 + r,
+					    v->tile.r0 + r + 1, v->tile.c0 + c,
+					    v->tile.c0 + c + 1, &known);
+					ck_assert(known);
+					ck_assert_msg(memcmp(&x, &v->s[r * v->cols + c],
+					    sizeof x) == 0, "S(%d,%d): %g vs %g",
+					    v->tile.r0 + r, v->tile.c0 + c, (double)x,
+					    (double)v->s[r * v->cols + c]);
+				}
+		}
+		/* Each pooled cell: the max of the unpooled ones it covers. */
+		for (r0 = 0; r0 < s.p.tq; r0 += hp.gy)
+			for (c0 = 0; c0 < s.p.tk; c0 += hp.gx) {
+				want = -INFINITY;
+				for (r = r0; r < r0 + hp.gy && r < s.p.tq; r++)
+					for (c = c0; c < c0 + hp.gx && c < s.p.tk; c++) {
+						x = heatmap_max(&h, causal, r, r + 1, c, c + 1,
+						    &known);
+						want = x > want ? x : want;
+					}
+				x = heatmap_max(&hp, causal, r0, r0 + 1, c0, c0 + 1, &known);
+				ck_assert(x == want || (isinf(x) && isinf(want)));
+			}
+		ck_assert(heatmap_same_scores(&s.p, &s.p));
+		heatmap_free(&h);
+		heatmap_free(&hp);
+		sim_free(s.sim);
+		problem_free(&s.p);
+	}
+}
+END_TEST
+
+/* c, b, o, m rebuild the sim at the same tile where it still exists. */
+START_TEST(test_rebuild_keeps_position)
+{
+	struct ui *ui = new_view(NULL, &utf8_style);
+	const struct sim_view *v;
+	const struct schedule *s;
+
+	s = sim_schedule(ui_sim(ui));
+	ck_assert_int_eq(ui_seek(ui, schedule_step_of(s, 1, 2), SIM_PHASE_EXP), 0);
+	press(ui, 'o');
+	v = sim_view(ui_sim(ui));
+	ck_assert_int_eq(sim_schedule(ui_sim(ui))->order, ORDER_FA1);
+	ck_assert_int_eq(v->tile.i, 1);
+	ck_assert_int_eq(v->tile.j, 2);
+	ck_assert_int_eq(v->phase, SIM_PHASE_EXP);
+	ck_assert_int_eq(v->step, 2 * 4 + 1);	/* key block 2, row block 1 */
+	press(ui, 'c');
+	v = sim_view(ui_sim(ui));
+	ck_assert_int_eq(sim_rule(ui_sim(ui))->convention, CONV_NORMALIZED);
+	ck_assert_int_eq(v->tile.i, 1);
+	ck_assert_int_eq(v->tile.j, 2);
+	/* Causal: tile (1, 2) is hidden, the row block's last kept is (1, 1). */
+	press(ui, 'm');
+	v = sim_view(ui_sim(ui));
+	ck_assert(UI_PROBLEM(ui)->causal);
+	ck_assert_int_eq(v->tile.i, 1);
+	ck_assert_int_eq(v->tile.j, 1);
+	press(ui, 'm');
+	press(ui, 'o');
+	ck_assert_int_eq(sim_schedule(ui_sim(ui))->order, ORDER_FA2);
+	v = sim_view(ui_sim(ui));
+	ck_assert_int_eq(v->tile.i, 1);
+	ck_assert_int_eq(v->tile.j, 1);
+	ui_free(ui);
+}
+END_TEST
+
+/* b cycles the bugs; forget-old-denominator brings the normalized
+ * convention with it, and c away from it drops the bug. */
+START_TEST(test_bug_cycle)
+{
+	struct ui *ui = new_view(NULL, &utf8_style);
+	static const enum online_bug order[] = { BUG_NUMERATOR_ONLY,
+	    BUG_DENOMINATOR_ONLY, BUG_NO_RESCALE, BUG_FORGET_OLD_DENOMINATOR,
+	    BUG_NONE };
+	struct ui_grid g = { 0 };
+	size_t i;
+
+	for (i = 0; i < sizeof order / sizeof order[0]; i++) {
+		press(ui, 'b');
+		ck_assert_int_eq(sim_rule(ui_sim(ui))->bug, order[i]);
+		if (order[i] == BUG_FORGET_OLD_DENOMINATOR) {
+			ck_assert_int_eq(sim_rule(ui_sim(ui))->convention,
+			    CONV_NORMALIZED);
+			ck_assert_msg(strstr(ui->msg, "normalized") != NULL, "'%s'",
+			    ui->msg);
+			draw(ui, &g, 80, 24);
+			ck_assert(screen_has(&g, "bug forget-old-denominator"));
+			press(ui, 'c');
+			ck_assert_int_eq(sim_rule(ui_sim(ui))->bug, BUG_NONE);
+			ck_assert_int_eq(sim_rule(ui_sim(ui))->convention,
+			    CONV_UNNORMALIZED);
+			press(ui, 'c');
+			press(ui, 'b');
+			press(ui, 'b');
+			press(ui, 'b');
+			press(ui, 'b');
+		}
+	}
+	ui_grid_free(&g);
+	ui_free(ui);
+}
+END_TEST
+
+/* The form: bad values are refused with the command line's message and
+ * change nothing; good ones rebuild. */
+START_TEST(test_form)
+{
+	struct ui *ui = new_view(NULL, &utf8_style);
+	struct ui_grid g = { 0 };
+
+	press(ui, 'e');
+	ck_assert(ui->form.open);
+	press(ui, UI_KEY_BACKSPACE);
+	press(ui, UI_KEY_BACKSPACE);
+	type(ui, "0");
+	press(ui, UI_KEY_ENTER);
+	ck_assert(ui->form.open);
+	ck_assert_str_eq(ui->form.error, "--tq must be a positive integer, not '0'");
+	ck_assert_int_eq(sim_steps(ui_sim(ui)), 16);
+	draw(ui, &g, 80, 24);
+	ck_assert(screen_has(&g, "--tq must be a positive integer, not '0'"));
+
+	press(ui, UI_KEY_BACKSPACE);
+	type(ui, "8");
+	press(ui, UI_KEY_UP);		/* wraps to input */
+	while (ui->form.value[UI_FORM_FIELDS - 1][0] != '\0')
+		press(ui, UI_KEY_BACKSPACE);
+	type(ui, "files");
+	press(ui, UI_KEY_ENTER);
+	ck_assert(ui->form.open);
+	ck_assert_msg(strstr(ui->form.error, "'files' needs") != NULL, "'%s'",
+	    ui->form.error);
+	while (ui->form.value[UI_FORM_FIELDS - 1][0] != '\0')
+		press(ui, UI_KEY_BACKSPACE);
+	type(ui, "spike");
+	press(ui, UI_KEY_ENTER);
+	ck_assert(!ui->form.open);
+	ck_assert_int_eq(UI_PROBLEM(ui)->tq, 8);
+	ck_assert_int_eq(sim_steps(ui_sim(ui)), 2 * 4);
+	ck_assert_str_eq(UI_PROBLEM(ui)->source, "spike, seed 1");
+
+	/* Esc leaves everything as it was. */
+	press(ui, 'e');
+	type(ui, "99");
+	press(ui, UI_KEY_ESC);
+	ck_assert(!ui->form.open);
+	ck_assert_int_eq(UI_PROBLEM(ui)->tq, 8);
+	ui_grid_free(&g);
+	ui_free(ui);
+}
+END_TEST
+
+START_TEST(test_goto_prompt_and_gpu)
+{
+	struct ui *ui = new_view(NULL, &utf8_style);
+	const struct sim_view *v;
+	char err[100];
+
+	type(ui, "g12");
+	press(ui, UI_KEY_ENTER);
+	ck_assert_int_eq(sim_view(ui_sim(ui))->step, 12);
+	type(ui, "g1,2");
+	press(ui, UI_KEY_ENTER);
+	v = sim_view(ui_sim(ui));
+	ck_assert_int_eq(v->tile.i, 1);
+	ck_assert_int_eq(v->tile.j, 2);
+	type(ui, "g99");
+	press(ui, UI_KEY_ENTER);
+	ck_assert_str_eq(ui->msg, "go to: step 99 is not in 0-15");
+	press(ui, UI_KEY_END);
+	ck_assert_int_eq(sim_view(ui_sim(ui))->step, 15);
+	press(ui, UI_KEY_HOME);
+	ck_assert_int_eq(sim_view(ui_sim(ui))->step, 0);
+
+	press(ui, 'G');
+	if (gpu_available(NULL, 0, err, sizeof err) != 0) {
+		ck_assert_int_eq(ui->gpu, 0);
+		ck_assert_msg(strstr(ui->msg, err) != NULL, "'%s' lacks '%s'",
+		    ui->msg, err);
+	}
+	ui_free(ui);
+}
+END_TEST
+
+/* Every key of the table is in the help screen and in the man page text. */
+START_TEST(test_help_and_doc_list_every_key)
+{
+	struct ui *ui = new_view(NULL, &utf8_style);
+	struct ui_grid g = { 0 };
+	const struct ui_keydef *d;
+	const char *top = getenv("top_srcdir");
+	char path[1024], *doc, word[32];
+	const char *p, *e;
+	FILE *f;
+	long n;
+
+	press(ui, '?');
+	draw(ui, &g, 100, 40);
+	snprintf(path, sizeof path, "%s/doc/view-keys.txt", top ? top : ".");
+	f = fopen(path, "r");
+	ck_assert_msg(f != NULL, "cannot read %s", path);
+	doc = calloc(1, 1 << 16);
+	n = (long)fread(doc, 1, (1 << 16) - 1, f);
+	fclose(f);
+	ck_assert_int_gt(n, 100);
+	for (d = ui_keydefs; d->keys != NULL; d++) {
+		ck_assert_msg(screen_has(&g, d->keys), "help lacks '%s'", d->keys);
+		/* Long texts wrap: their first words are on one line. */
+		snprintf(word, sizeof word, "%.20s", d->help);
+		ck_assert_msg(screen_has(&g, word), "help lacks '%s'", d->help);
+		for (p = d->keys; *p != '\0'; p = *e ? e + 1 : e) {
+			e = strchr(p, ' ');
+			if (e == NULL)
+				e = p + strlen(p);
+			snprintf(word, sizeof word, "%.*s", (int)(e - p), p);
+			ck_assert_msg(strstr(doc, word) != NULL, "doc lacks key '%s'",
+			    word);
+		}
+	}
+	press(ui, 'x');
+	ck_assert(!ui->help);
+	free(doc);
+	ui_grid_free(&g);
+	ui_free(ui);
+}
+END_TEST
+
+/* The API's promises to other commands: drawing stays inside the given
+ * rectangle, hidden parts make room. */
+START_TEST(test_draw_in_rect)
+{
+	struct ui *ui = new_view(NULL, &utf8_style);
+	struct ui_grid g = { 0 };
+	struct ui_rect r = { 30, 3, 60, 20 };
+	char err[100];
+	int x, y, w, h;
+
+	ck_assert(ui_grid_resize(&g, 100, 30, err, sizeof err) == 0);
+	ui_set_hidden(ui, UI_HIDE_HEATMAP | UI_HIDE_KEYBAR);
+	ui_min_size(ui, &w, &h);
+	ck_assert_int_le(w, 60);
+	ui_draw(ui, &g, r);
+	for (y = 0; y < g.h; y++)
+		for (x = 0; x < g.w; x++)
+			if (x < r.x || x >= r.x + r.w || y < r.y || y >= r.y + r.h)
+				ck_assert_msg(g.cells[y * g.w + x].ch == ' ',
+				    "drawn outside at (%d,%d)", x, y);
+	ck_assert(screen_has(&g, "running state"));
+	ck_assert(!screen_has(&g, "q quit"));
+	ck_assert(!screen_has(&g, "S 16"));
+	ui_grid_free(&g);
+	ui_free(ui);
+}
+END_TEST
+
+START_TEST(test_grid_text)
+{
+	struct ui_grid g = { 0 };
+	char err[100], buf[200];
+	int n;
+
+	ck_assert(ui_grid_resize(&g, 10, 3, err, sizeof err) == 0);
+	/* Malformed UTF-8 shows as '?', control characters as spaces. */
+	n = ui_grid_text(&g, 0, 0, -1, UI_ROLE_NORMAL, "a\xff\xc3(b\tc\xe2\x86\x92");
+	ck_assert_int_eq(n, 8);
+	ck_assert_str_eq(ui_grid_line(&g, 0, buf, sizeof buf), "a?" "?(b c\u2192");
+	ui_grid_clip(&g, (struct ui_rect){ 2, 1, 3, 1 });
+	ui_grid_text(&g, 0, 1, -1, UI_ROLE_NORMAL, "0123456789");
+	ui_grid_text(&g, 0, 2, -1, UI_ROLE_NORMAL, "0123456789");
+	ck_assert_str_eq(ui_grid_line(&g, 1, buf, sizeof buf), "  234");
+	ck_assert_str_eq(ui_grid_line(&g, 2, buf, sizeof buf), "");
+	ui_grid_unclip(&g);
+	ui_grid_clear(&g, (struct ui_rect){ 0, 0, 10, 3 }, UI_ROLE_NORMAL);
+	n = ui_grid_wrap(&g, (struct ui_rect){ 0, 1, 6, 2 }, UI_ROLE_NORMAL,
+	    "ab cd efgh ij");
+	ck_assert_int_eq(n, 3);
+	ck_assert_str_eq(ui_grid_line(&g, 1, buf, sizeof buf), "ab cd");
+	ck_assert_str_eq(ui_grid_line(&g, 2, buf, sizeof buf), "efgh");
+	ui_grid_free(&g);
+}
+END_TEST
+
+/* Thousands of random keys, clicks and sizes (fixed seed): no crash, no
+ * sanitizer report, and the position always valid. */
+START_TEST(test_random_keys)
+{
+	static const int keys[] = { ' ', 'n', 'p', '.', ',', 'g', 'r', '+', '-',
+	    'c', 'b', 'o', 'm', 'e', 'G', '?', 'q', 'x', '0', '1', '7', ',',
+	    UI_KEY_TAB, UI_KEY_BTAB, UI_KEY_UP, UI_KEY_DOWN, UI_KEY_LEFT,
+	    UI_KEY_RIGHT, UI_KEY_HOME, UI_KEY_END, UI_KEY_ENTER, UI_KEY_ESC,
+	    UI_KEY_BACKSPACE, UI_KEY_PGUP, UI_KEY_MOUSE, UI_KEY_RESIZE };
+	struct ui *ui = new_view(NULL, &utf8_style);
+	struct ui_grid g = { 0 };
+	struct inputs_rng rng;
+	struct ui_key k;
+	int i, w = 80, h = 24, wait;
+
+	inputs_rng_seed(&rng, 7);
+	for (i = 0; i < 4000; i++) {
+		k.code = keys[inputs_rng_next(&rng) % (sizeof keys / sizeof keys[0])];
+		k.x = (int)(inputs_rng_next(&rng) % 100);
+		k.y = (int)(inputs_rng_next(&rng) % 30);
+		if (k.code == UI_KEY_RESIZE) {
+			w = 40 + (int)(inputs_rng_next(&rng) % 100);
+			h = 10 + (int)(inputs_rng_next(&rng) % 40);
+		}
+		ui_handle_key(ui, &k);
+		ui_idle(ui, util_now() + 0.001, &wait);
+		draw(ui, &g, w, h);
+		ck_assert_int_ge(sim_view(ui_sim(ui))->step, 0);
+		ck_assert_int_lt(sim_view(ui_sim(ui))->step, sim_steps(ui_sim(ui)));
+		ck_assert_int_lt(ui_focus(ui), sim_view(ui_sim(ui))->rows);
+	}
+	ui_grid_free(&g);
+	ui_free(ui);
+}
+END_TEST
+
+Suite *
+test_suite(void)
+{
+	Suite *s = suite_create("ui");
+	TCase *tc = tcase_create("view");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_first_frame);
+	tcase_add_test(tc, test_state_matches_sim);
+	tcase_add_test(tc, test_state_first_step);
+	tcase_add_test(tc, test_equations_follow_focus);
+	tcase_add_test(tc, test_phases);
+	tcase_add_test(tc, test_ascii_and_too_small);
+	tcase_add_test(tc, test_heatmap_exact);
+	tcase_add_test(tc, test_rebuild_keeps_position);
+	tcase_add_test(tc, test_bug_cycle);
+	tcase_add_test(tc, test_form);
+	tcase_add_test(tc, test_goto_prompt_and_gpu);
+	tcase_add_test(tc, test_help_and_doc_list_every_key);
+	tcase_add_test(tc, test_draw_in_rect);
+	tcase_add_test(tc, test_grid_text);
+	tcase_add_test(tc, test_random_keys);
+	suite_add_tcase(s, tc);
+	return s;
+}
