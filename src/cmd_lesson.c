@@ -12,6 +12,7 @@
 #include "lesson_tty.h"
 #include "options.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,10 +22,11 @@ static const char lesson_usage[] =
     "usage: flashstep lesson [NAME|FILE] [--plain | --check] [--presenter]\n"
     "\n"
     "Runs a lesson script (flashstep-lesson(5)): in the terminal, the\n"
-    "narration beside the simulator, space or Right to go on, Left to go\n"
-    "back, a to reveal an answer, q to quit.  Without a name, lists the\n"
-    "lessons and their titles.  NAME is a lesson's name or a unique start\n"
-    "of it (01); FILE is a path to a .lesson file.\n"
+    "narration beside the simulator's panes, space or Right to go on, Left\n"
+    "to go back, a to reveal an answer, q to quit (the view's own keys look\n"
+    "around until the next slide).  Without a name, lists the lessons and\n"
+    "their titles.  NAME is a lesson's name or a unique start of it (01);\n"
+    "FILE is a path to a .lesson file.\n"
     "\n";
 
 struct lesson_args {
@@ -121,7 +123,7 @@ cmd_lesson(int argc, char **argv)
 	struct lesson *l = NULL;
 	struct options o;
 	char err[600], *path = NULL;
-	int rc = CMD_USAGE;
+	int rc = CMD_USAGE, sig;
 
 	options_init(&o);
 	if (options_parse(argc, argv, 1, 0, lesson_entries, &a, &o, err,
@@ -187,10 +189,19 @@ cmd_lesson(int argc, char **argv)
 		    "terminal (use --plain to print the lesson)\n");
 		goto done;
 	}
-	rc = lesson_tty_run(l, a.presenter, err, sizeof err);
-	if (rc < 0) {
-		fprintf(stderr, "%s\n", err);
-		rc = CMD_USAGE;
+	if (lesson_tty_run(l, a.presenter, &sig, err, sizeof err) != 0) {
+		fprintf(stderr, "flashstep lesson: %s\n", err);
+		goto done;
+	}
+	rc = CMD_OK;
+	if (sig > 0) {
+		/* SIGINT or SIGTERM: the terminal is back; die of it. */
+		lesson_free(l);
+		free(path);
+		options_free(&o);
+		signal(sig, SIG_DFL);
+		raise(sig);
+		return 128 + sig;
 	}
 done:
 	lesson_free(l);

@@ -1,318 +1,323 @@
 /*
- * lesson_tty.c - the interactive lesson runner on plain ncurses: the
- * narration pane on the left, a compact state pane (lesson_view.h) on
- * the right, a title bar and a key bar.
+ * lesson_tty.c - the interactive lesson runner: the narration pane on the
+ * left, the simulator's own panes (src/ui: heatmap, tile, state,
+ * equations, counters) on the right.
  *
- * All the lesson logic is in lesson_slides.c; this file only draws a
- * slide and maps keys to slides_forward / back / reveal.  When the
- * simulator's own panes (src/ui) can be drawn into a rectangle, the
- * state pane is the one part to replace.
+ * The lesson logic is lesson_slides.c; this file draws a slide and maps
+ * keys.  The view keeps its own sim; after every slide change it is
+ * brought to the lesson's problem (ui_configure, when the script built a
+ * new one), position (ui_seek) and focus row.  Keys the lesson does not
+ * take go to the view, so a student can look around (phases, rows,
+ * conventions) and the next slide brings the view back to the script.
  */
 #include "config.h"
 
 #include "lesson_tty.h"
 #include "lesson_slides.h"
 #include "lesson_view.h"
+#include "ui/ui.h"
 
-#include <curses.h>
-#include <locale.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Colour pairs by role. */
-enum {
-	ROLE_BAR = 1,
-	ROLE_NOTE,
-	ROLE_FAILED,
-	ROLE_QUESTION,
-	ROLE_DIM,
-};
+/* The narration pane: at least this wide beside the view, and about
+ * this share of a wide screen. */
+#define TTY_NARRATION_MIN 34
+#define TTY_NARRATION_SHARE 0.38
+/* Stacked above the view on a narrow screen: at least this many lines. */
+#define TTY_NARRATION_LINES 7
 
 struct tty {
 	struct lesson_slides slides;
-	int color;
+	struct ui *ui;
+	int generation;		/* the lesson's problem the view shows */
 	int scroll;		/* narration lines scrolled off the top */
 	int max_scroll;
-	char message[160];	/* one line above the key bar, until a key */
+	int failed;		/* a slide could not be reached: quit */
+	char message[200];	/* one line under the narration, until a key */
 };
 
+/* Brings the view to the lesson's problem, position and focus row. */
 static int
-role_attr(const struct tty *t, int role)
+sync_view(struct tty *t, char *err, size_t errlen)
 {
-	if (!t->color) {
-		switch (role) {
-		case ROLE_BAR:
-			return A_REVERSE;
-		case ROLE_FAILED:
-		case ROLE_QUESTION:
-			return A_BOLD;
-		case ROLE_NOTE:
-			return A_UNDERLINE;
-		case ROLE_DIM:
-			return A_DIM;
-		default:
-			return A_NORMAL;
-		}
+	struct lesson_run *run = t->slides.run;
+	const struct sim_view *v;
+
+	if (!run->built || run->dirty)
+		return 0;	/* nothing built yet, or not since a change */
+	if (run->generation != t->generation) {
+		if (ui_configure(t->ui, &run->opts, err, errlen) != 0)
+			return -1;
+		t->generation = run->generation;
 	}
-	return COLOR_PAIR(role) | (role == ROLE_QUESTION || role == ROLE_FAILED ?
-	    A_BOLD : 0);
+	/* The view has no "before the first step": it shows step 0 from its
+	 * first phase, and the narration's header says where the lesson is. */
+	if (run->step < 0)
+		ui_seek(t->ui, 0, SIM_PHASE_LOAD);
+	else
+		ui_seek(t->ui, run->step, run->phase);
+	v = sim_view(ui_sim(t->ui));
+	if (run->focus >= v->tile.r0 && run->focus < v->tile.r1)
+		ui_set_focus(t->ui, run->focus - v->tile.r0);
+	return 0;
 }
 
-/* The narration of the slide as lines, each with its role. */
+static int
+item_role(const struct lesson_item *it)
+{
+	switch (it->kind) {
+	case LESSON_ITEM_NOTE:
+		return UI_ROLE_LABEL;
+	case LESSON_ITEM_QUESTION:
+		return UI_ROLE_PHASE;
+	case LESSON_ITEM_PROBLEM:
+		return UI_ROLE_DIM;
+	case LESSON_ITEM_FAILED:
+		return UI_ROLE_ERROR;
+	case LESSON_ITEM_COMPARE:
+		return UI_ROLE_GPU;
+	default:
+		return UI_ROLE_NORMAL;
+	}
+}
+
+/* The problem's description: lines of `flashstep run`, each wrapped. */
 static void
-narration(struct tty *t, int width, struct lesson_lines *ls, int **roles)
+problem_lines(const char *text, int width, struct lesson_lines *ls)
+{
+	const char *p = text, *nl;
+	char line[512];
+
+	while (*p != '\0') {
+		nl = strchr(p, '\n');
+		snprintf(line, sizeof line, "%.*s", nl != NULL ? (int)(nl - p) :
+		    (int)strlen(p), p);
+		lesson_lines_wrap(ls, line, width, "", "          ");
+		p = nl != NULL ? nl + 1 : p + strlen(p);
+	}
+}
+
+/* The slide's narration as lines of at most width, with their roles. */
+static int *
+narration(struct tty *t, int width, struct lesson_lines *ls)
 {
 	const struct lesson_slides *s = &t->slides;
 	const struct lesson_item *it;
-	int i, from, role, *grown;
+	int i, from, *roles = NULL, *grown;
 
-	*roles = NULL;
 	for (i = 0; i < s->nitems; i++) {
 		it = &s->items[i];
 		from = ls->n;
 		switch (it->kind) {
-		case LESSON_ITEM_SAY:
-			lesson_lines_wrap(ls, it->text, width, "", "");
-			role = 0;
-			break;
 		case LESSON_ITEM_NOTE:
 			lesson_lines_wrap(ls, it->text, width, "note: ", "      ");
-			role = ROLE_NOTE;
 			break;
 		case LESSON_ITEM_QUESTION:
 			lesson_view_question(it->q, it->number, it->revealed, width, ls);
 			if (!it->revealed)
-				lesson_lines_add(ls, "    (a shows the answer)");
-			role = ROLE_QUESTION;
+				lesson_lines_add(ls, "    (a: the answer)");
 			break;
 		case LESSON_ITEM_PROBLEM:
-			lesson_lines_wrap(ls, it->text, width, "", "          ");
-			role = ROLE_DIM;
+			problem_lines(it->text, width, ls);
 			break;
 		case LESSON_ITEM_FAILED:
 			lesson_lines_wrap(ls, it->text, width, "!! ", "   ");
-			role = ROLE_FAILED;
 			break;
 		default:
-			lesson_lines_wrap(ls, it->text, width, "", "  ");
-			role = 0;
+			lesson_lines_wrap(ls, it->text, width, "", "");
 			break;
 		}
 		lesson_lines_add(ls, "%s", "");
-		grown = realloc(*roles, (size_t)(ls->n + 1) * sizeof *grown);
+		grown = realloc(roles, (size_t)(ls->n + 1) * sizeof *grown);
 		if (grown == NULL) {
 			ls->oom = 1;
-			return;
+			return roles;
 		}
-		*roles = grown;
+		roles = grown;
 		while (from < ls->n)
-			(*roles)[from++] = role;
+			roles[from++] = item_role(it);
 	}
-}
-
-/*
- * Draws a line of the state pane at (y, x): a line wider than the pane
- * goes on below, indented, cut at a blank so numbers stay whole and the
- * blanks that align columns stay.  Returns the lines it took (at most
- * maxh).
- */
-static int
-draw_cut(int y, int x, int width, int maxh, const char *text)
-{
-	const char *p = text, *cut;
-	int used = 0, indent = 0, room;
-
-	while (*p != '\0' && used < maxh) {
-		room = width - indent;
-		if (room < 10)
-			room = 10;
-		if ((int)strlen(p) <= room) {
-			mvprintw(y + used++, x + indent, "%s", p);
-			break;
-		}
-		for (cut = p + room; cut > p && *cut != ' '; cut--)
-			;
-		if (cut == p)
-			cut = p + room;
-		mvprintw(y + used++, x + indent, "%.*s", (int)(cut - p), p);
-		for (p = cut; *p == ' '; p++)
-			;
-		indent = 8;
-	}
-	return used > 0 ? used : 1;
+	return roles;
 }
 
 static void
-draw(struct tty *t)
+draw_narration(struct tty *t, struct ui_grid *g, struct ui_rect r)
 {
-	struct lesson_slides *s = &t->slides;
-	struct lesson_lines text = { 0 }, state = { 0 };
-	int w, h, nw, sx, sy, sh, ny, nh, i, y, *roles = NULL;
+	const struct lesson_slides *s = &t->slides;
+	struct lesson_lines text = { 0 };
 	const char *keys;
+	char where[160];
+	int *roles, i, y, body;
 
-	getmaxyx(stdscr, h, w);
-	erase();
-	/* Side by side when there is room for both, else state below. */
-	/* The state pane wants 80 columns; the narration at least 40. */
-	if (w >= 100) {
-		nw = w - 82 > w / 2 ? w - 82 : w / 2;
-		sx = nw + 2;
-		sy = 1;
-		sh = h - 3;
-		nh = h - 3;
-	} else {
-		nw = w - 2;
-		sx = 1;
-		sh = (h - 3) / 2;
-		nh = h - 3 - sh;
-		sy = 1 + nh;
-	}
-	ny = 1;
+	ui_grid_clear(g, r, UI_ROLE_NORMAL);
+	ui_grid_clear(g, (struct ui_rect){ r.x, r.y, r.w, 1 }, UI_ROLE_BAR);
+	ui_grid_printf(g, r.x + 1, r.y, r.w - 2, UI_ROLE_BAR, "%s",
+	    s->lesson->title);
+	if (s->run->built && s->run->step < 0)
+		snprintf(where, sizeof where, "slide %d%s: before the first step",
+		    s->index, s->at_end ? " (the last)" : "");
+	else
+		snprintf(where, sizeof where, "slide %d%s", s->index,
+		    s->at_end ? " (the last)" : "");
+	ui_grid_text(g, r.x + 1, r.y + 1, r.w - 2, UI_ROLE_TITLE, where);
 
-	attrset(role_attr(t, ROLE_BAR));
-	mvhline(0, 0, ' ', w);
-	mvprintw(0, 1, "%.*s", w - 24 > 0 ? w - 24 : 0, s->lesson->title);
-	mvprintw(0, w - 22 > 0 ? w - 22 : 0, "%20s", "");
-	mvprintw(0, w - 22 > 0 ? w - 22 : 0, "slide %d%s", s->index,
-	    s->at_end ? " (the end)" : "");
-	attrset(A_NORMAL);
-
-	narration(t, nw - 1, &text, &roles);
-	t->max_scroll = text.n > nh ? text.n - nh : 0;
+	/* Lines 2 .. h-3 for the narration, then the message and the keys. */
+	body = r.h - 5;
+	roles = narration(t, r.w - 2, &text);
+	t->max_scroll = text.n > body ? text.n - body : 0;
 	if (t->scroll > t->max_scroll)
 		t->scroll = t->max_scroll;
-	for (i = t->scroll, y = ny; i < text.n && y < ny + nh; i++, y++) {
-		attrset(roles != NULL ? role_attr(t, roles[i]) : (int)A_NORMAL);
-		mvprintw(y, 1, "%.*s", nw - 1, text.line[i]);
-	}
-	attrset(A_NORMAL);
+	for (i = t->scroll, y = r.y + 3; i < text.n && y < r.y + 3 + body; i++, y++)
+		ui_grid_text(g, r.x + 1, y, r.w - 2, roles != NULL ? roles[i] :
+		    UI_ROLE_NORMAL, text.line[i]);
+	/* More text than lines: say so on the header's line, at the right. */
 	if (t->max_scroll > 0)
-		mvprintw(ny + nh - 1, nw - 10 > 0 ? nw - 10 : 0, "%s",
-		    t->scroll < t->max_scroll ? "[more: Dn]" : "[Up: top] ");
-
-	lesson_view_state(s->run, &state);
-	if (w >= 100)
-		mvvline(1, nw + 1, ACS_VLINE, h - 3);
-	else
-		mvhline(sy - 1, 0, ACS_HLINE, w);
-	for (i = 0, y = sy; i < state.n && y < sy + sh; i++)
-		y += draw_cut(y, sx, w - sx - 1, sy + sh - y, state.line[i]);
-
+		ui_grid_text(g, r.x + r.w - 14, r.y + 1, 13, UI_ROLE_DIM,
+		    t->scroll < t->max_scroll ? "[PgDn: more]" : "[PgUp: back]");
 	if (t->message[0] != '\0')
-		mvprintw(h - 2, 1, "%.*s", w - 2, t->message);
-	attrset(role_attr(t, ROLE_BAR));
-	mvhline(h - 1, 0, ' ', w);
-	keys = lesson_slides_hidden(s) ? "space: answer  a: answer  Left: back  "
-	    "Up/Down: scroll  q: quit" : s->at_end ? "Left: back  Up/Down: scroll  "
-	    "q: quit" : "space/Right: next  Left: back  Up/Down: scroll  q: quit";
-	mvprintw(h - 1, 1, "%.*s", w - 2, keys);
-	attrset(A_NORMAL);
-	refresh();
+		ui_grid_text(g, r.x + 1, r.y + r.h - 2, r.w - 2, UI_ROLE_MESSAGE,
+		    t->message);
+	ui_grid_clear(g, (struct ui_rect){ r.x, r.y + r.h - 1, r.w, 1 },
+	    UI_ROLE_BAR);
+	keys = lesson_slides_hidden(s) ? "space/a answer  Left back  q quit" :
+	    s->at_end ? "Left back  PgUp/PgDn  q quit" :
+	    "space/Right next  Left back  q quit";
+	ui_grid_text(g, r.x + 1, r.y + r.h - 1, r.w - 2, UI_ROLE_BAR, keys);
 	free(roles);
 	lesson_lines_free(&text);
-	lesson_lines_free(&state);
 }
 
-/* Returns 1 to quit, 0 to go on, -1 on an error (t->slides.err). */
-static int
-key(struct tty *t, int ch)
+/* Splits the screen: narration beside the view when both fit, else above
+ * it, else a message that the terminal is too small. */
+static void
+frame(struct ui *ui, struct ui_grid *g, void *ctx)
 {
-	struct lesson_slides *s = &t->slides;
-	int rc = 0;
+	struct tty *t = ctx;
+	struct ui_rect all = { 0, 0, g->w, g->h };
+	int mw, mh, nw, nh;
 
+	ui_min_size(ui, &mw, &mh);
+	nw = (int)(g->w * TTY_NARRATION_SHARE);
+	if (nw < TTY_NARRATION_MIN)
+		nw = TTY_NARRATION_MIN;
+	if (g->w - nw - 1 < mw)
+		nw = g->w - mw - 1;
+	if (nw >= TTY_NARRATION_MIN && g->h >= mh) {
+		draw_narration(t, g, (struct ui_rect){ 0, 0, nw, g->h });
+		ui_draw(ui, g, (struct ui_rect){ nw + 1, 0, g->w - nw - 1, g->h });
+		return;
+	}
+	nh = g->h - mh;
+	if (g->w >= mw && nh >= TTY_NARRATION_LINES) {
+		if (nh > g->h / 2)
+			nh = g->h / 2 > TTY_NARRATION_LINES ? g->h / 2 :
+			    TTY_NARRATION_LINES;
+		draw_narration(t, g, (struct ui_rect){ 0, 0, g->w, nh });
+		ui_draw(ui, g, (struct ui_rect){ 0, nh, g->w, g->h - nh });
+		return;
+	}
+	ui_draw_too_small(g, all, mw + TTY_NARRATION_MIN + 1, mh);
+}
+
+static int
+key(struct ui *ui, const struct ui_key *k, void *ctx)
+{
+	struct tty *t = ctx;
+	struct lesson_slides *s = &t->slides;
+	char err[512];
+	int rc;
+
+	(void)ui;
 	t->message[0] = '\0';
-	switch (ch) {
+	switch (k->code) {
 	case 'q':
-	case 'Q':
-		return 1;
+		return UI_HANDLED | UI_QUIT;
 	case ' ':
-	case '\n':
-	case KEY_ENTER:
-	case KEY_RIGHT:
-	case 'n':
-		/* A question's answer comes before the next slide. */
+	case UI_KEY_ENTER:
+	case UI_KEY_RIGHT:
+		/* A slide's answers come before the next slide. */
 		if (lesson_slides_reveal(s) > 0)
-			break;
+			return UI_HANDLED | UI_REDRAW;
 		rc = lesson_slides_forward(s);
 		if (rc == 1)
-			snprintf(t->message, sizeof t->message, "This is the end of "
-			    "the lesson: q quits, Left goes back.");
-		t->scroll = 0;
+			snprintf(t->message, sizeof t->message, "The end of the lesson: "
+			    "q quits, Left goes back.");
 		break;
-	case KEY_LEFT:
-	case KEY_BACKSPACE:
-	case 'p':
+	case UI_KEY_LEFT:
 		rc = lesson_slides_back(s);
 		if (rc == 1)
 			snprintf(t->message, sizeof t->message, "This is the first "
 			    "slide.");
-		t->scroll = 0;
 		break;
 	case 'a':
 		if (lesson_slides_reveal(s) == 0)
 			snprintf(t->message, sizeof t->message, "No question on this "
 			    "slide.");
-		break;
-	case KEY_UP:
-		if (t->scroll > 0)
-			t->scroll--;
-		break;
-	case KEY_DOWN:
-		if (t->scroll < t->max_scroll)
-			t->scroll++;
-		break;
+		return UI_HANDLED | UI_REDRAW;
+	case UI_KEY_PGUP:
+		t->scroll = t->scroll > 5 ? t->scroll - 5 : 0;
+		return UI_HANDLED | UI_REDRAW;
+	case UI_KEY_PGDN:
+		t->scroll = t->scroll + 5 < t->max_scroll ? t->scroll + 5 :
+		    t->max_scroll;
+		return UI_HANDLED | UI_REDRAW;
 	default:
-		break;
+		return 0;	/* the view's key */
 	}
-	return rc < 0 ? -1 : 0;
+	if (rc < 0) {
+		t->failed = 1;
+		return UI_HANDLED | UI_QUIT;
+	}
+	t->scroll = 0;
+	if (sync_view(t, err, sizeof err) != 0) {
+		snprintf(t->slides.err, sizeof t->slides.err, "%s", err);
+		t->failed = 1;
+		return UI_HANDLED | UI_QUIT;
+	}
+	return UI_HANDLED | UI_REDRAW;
 }
 
 int
-lesson_tty_run(const struct lesson *l, int presenter, char *err, size_t errlen)
+lesson_tty_run(const struct lesson *l, int presenter, int *sig, char *err,
+    size_t errlen)
 {
+	struct ui_hooks hooks = { .frame = frame, .key = key };
+	struct ui_style st;
+	struct options defaults;
 	struct tty t;
-	int rc = 0, ch, errs = 0;
+	int rc = -1, r;
 
+	*sig = 0;
 	memset(&t, 0, sizeof t);
 	if (lesson_slides_open(&t.slides, l, presenter, err, errlen) != 0)
 		return -1;
-	setlocale(LC_ALL, "");
-	if (initscr() == NULL) {
-		lesson_slides_close(&t.slides);
-		return util_error(err, errlen, "cannot start the terminal (is TERM "
-		    "set?)");
-	}
-	cbreak();
-	noecho();
-	keypad(stdscr, TRUE);
-	curs_set(0);
-	t.color = has_colors() && getenv("NO_COLOR") == NULL;
-	if (t.color) {
-		start_color();
-		use_default_colors();
-		init_pair(ROLE_BAR, COLOR_BLACK, COLOR_CYAN);
-		init_pair(ROLE_NOTE, COLOR_MAGENTA, -1);
-		init_pair(ROLE_FAILED, COLOR_RED, -1);
-		init_pair(ROLE_QUESTION, COLOR_YELLOW, -1);
-		init_pair(ROLE_DIM, COLOR_BLUE, -1);
-	}
-	for (;;) {
-		draw(&t);
-		ch = getch();
-		/* ERR again and again: the terminal has gone away. */
-		if (ch == ERR) {
-			if (++errs == 100)
-				break;
-			continue;
-		}
-		errs = 0;
-		rc = key(&t, ch);
-		if (rc != 0)
-			break;
-	}
-	endwin();
-	if (rc < 0)
+	/* The view starts on the lesson's first problem (or run's default
+	 * problem, before a script builds one). */
+	ui_style_detect(&st);
+	options_init(&defaults);
+	t.ui = ui_new(t.slides.run->built ? &t.slides.run->opts : &defaults, &st,
+	    err, errlen);
+	if (t.ui == NULL)
+		goto done;
+	t.generation = t.slides.run->generation;
+	if (sync_view(&t, err, errlen) != 0)
+		goto done;
+	if (ui_term_open(&st, err, errlen) != 0)
+		goto done;
+	hooks.ctx = &t;
+	r = ui_loop(t.ui, &hooks, err, errlen);
+	ui_term_close();
+	if (r < 0)
+		goto done;
+	if (t.failed) {
 		util_error(err, errlen, "%s", t.slides.err);
+		goto done;
+	}
+	*sig = r;
+	rc = 0;
+done:
+	ui_free(t.ui);
 	lesson_slides_close(&t.slides);
-	return rc < 0 ? -1 : 0;
+	return rc;
 }
