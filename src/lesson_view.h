@@ -2,9 +2,9 @@
  * lesson_view.h - what a lesson shows, as lines of text: the state at a
  * pause, questions, narration wrapped to a width.
  *
- * The plain writer prints these lines and the terminal runner draws
- * them, so a handout and a lecture show the same numbers.  Nothing here
- * prints or draws.
+ * The plain writer prints all of it; the terminal runner draws the
+ * narration and questions from here and the state with the view's own
+ * panes.  Nothing here prints or draws.
  */
 #ifndef FLASHSTEP_LESSON_VIEW_H
 #define FLASHSTEP_LESSON_VIEW_H
