@@ -155,8 +155,9 @@ lesson_view_position(struct lesson_run *run, char *buf, size_t len)
 		    run->built ? sim_steps(run->setup.sim) : 0L);
 		return;
 	}
-	snprintf(buf, len, "step %ld of %ld, after phase %s", v->step,
-	    sim_steps(run->setup.sim), lesson_phase_name(run->phase));
+	/* Numbered as the view and `flashstep trace` number them. */
+	snprintf(buf, len, "step %ld of 0-%ld, after phase %s", v->step,
+	    sim_steps(run->setup.sim) - 1, lesson_phase_name(run->phase));
 }
 
 static void

@@ -38,7 +38,7 @@ void lesson_lines_wrap(struct lesson_lines *ls, const char *text, int width,
  */
 void lesson_view_state(struct lesson_run *run, struct lesson_lines *out);
 
-/* The position in a few words: "step 1 of 2, after phase update" or
+/* The position in a few words: "step 1 of 0-1, after phase update" or
  * "before the first step (2 steps)". */
 void lesson_view_position(struct lesson_run *run, char *buf, size_t len);
 
