@@ -120,8 +120,8 @@ struct lesson {
  */
 struct lesson *lesson_parse_file(const char *path, char *err, size_t errlen);
 
-/* The same for a script in memory; path names it in messages, and files
- * it mentions are found from the current folder. */
+/* The same for a script in memory; path names it in messages, and the
+ * files it mentions are found from path's folder. */
 struct lesson *lesson_parse_string(const char *path, const char *text,
     char *err, size_t errlen);
 
