@@ -1,1 +1,40 @@
-# lessons/local.mk - lesson scripts and the lesson runner (placeholder).
+# lessons/local.mk - the lesson scripts, their runner, their man page and
+# their tests.  Lessons install to $(pkgdatadir)/lessons; an uninstalled
+# build finds them in the source tree (see src/lesson_path.h).
+
+lessonsdir = $(pkgdatadir)/lessons
+dist_lessons_DATA = \
+	lessons/01-scalar.lesson \
+	lessons/02-rescale.lesson \
+	lessons/03-conventions.lesson \
+	lessons/04-forward.lesson \
+	lessons/05-causal.lesson \
+	lessons/06-loop-order.lesson \
+	lessons/07-dense.lesson \
+	lessons/08-gpu.lesson \
+	lessons/09-precision.lesson
+
+AM_CPPFLAGS += -DLESSONS_DIR='"$(lessonsdir)"' \
+	-DLESSONS_SRCDIR='"$(abs_top_srcdir)/lessons"'
+
+src_libflashstep_a_SOURCES += \
+	src/lesson.c src/lesson.h \
+	src/lesson_directive.c \
+	src/lesson_run.c src/lesson_run.h \
+	src/lesson_path.c src/lesson_path.h \
+	src/lesson_view.c src/lesson_view.h \
+	src/lesson_plain.c src/lesson_plain.h \
+	src/lesson_slides.c src/lesson_slides.h \
+	src/lesson_tty.c src/lesson_tty.h
+
+dist_man_MANS += doc/flashstep-lesson.5
+
+# make check: the parser and runner suite, every lesson in --check, the
+# command line, and the interactive runner driven in tmux.
+check_PROGRAMS += tests/check_lesson
+tests_check_lesson_SOURCES = tests/check_lesson.c $(TESTUTIL)
+tests_check_lesson_LDADD = $(CHECK_LDADD)
+LESSON_TESTS = tests/lesson_course.test tests/lesson_cli.test \
+	tests/lesson_tty.test
+TESTS += tests/check_lesson $(LESSON_TESTS)
+EXTRA_DIST += $(LESSON_TESTS)

@@ -239,6 +239,12 @@ static const struct options_entry outfile_entries[] = {
 	{ NULL, NULL, NULL, NULL },
 };
 
+const struct options_entry *
+options_problem_entries(void)
+{
+	return problem_entries;
+}
+
 void
 options_init(struct options *o)
 {

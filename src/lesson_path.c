@@ -1,0 +1,262 @@
+/* lesson_path.c - finding and listing lessons (see lesson_path.h). */
+#include "config.h"
+
+#include "lesson_path.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#ifndef LESSONS_DIR
+#define LESSONS_DIR "/usr/local/share/flashstep/lessons"
+#endif
+
+#define SUFFIX ".lesson"
+#define MAX_FOLDERS 16
+
+static char folder_env[4096];
+
+int
+lesson_path_folders(const char **folders, int max)
+{
+	const char *env = getenv("FLASHSTEP_LESSONS");
+	char *p, *next;
+	int n = 0;
+
+	if (env != NULL && *env != '\0') {
+		snprintf(folder_env, sizeof folder_env, "%s", env);
+		for (p = folder_env; p != NULL && n < max; p = next) {
+			next = strchr(p, ':');
+			if (next != NULL)
+				*next++ = '\0';
+			if (*p != '\0')
+				folders[n++] = p;
+		}
+	}
+	if (n < max)
+		folders[n++] = LESSONS_DIR;
+#ifdef LESSONS_SRCDIR
+	if (n < max && strcmp(LESSONS_SRCDIR, LESSONS_DIR) != 0)
+		folders[n++] = LESSONS_SRCDIR;
+#endif
+	return n;
+}
+
+static int
+is_file(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static int
+has_suffix(const char *name)
+{
+	size_t n = strlen(name), k = strlen(SUFFIX);
+
+	return n > k && strcmp(name + n - k, SUFFIX) == 0;
+}
+
+char *
+lesson_path_title(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char line[512], *s, *e, *title = NULL;
+
+	if (f == NULL)
+		return NULL;
+	while (fgets(line, sizeof line, f) != NULL) {
+		if (strncmp(line, "title", 5) != 0 || (line[5] != ' ' && line[5] != '\t'))
+			continue;
+		for (s = line + 5; *s == ' ' || *s == '\t'; s++)
+			;
+		e = s + strlen(s);
+		while (e > s && (e[-1] == '\n' || e[-1] == '\r' || e[-1] == ' '))
+			*--e = '\0';
+		title = strdup(s);
+		break;
+	}
+	fclose(f);
+	return title;
+}
+
+void
+lesson_path_list_free(struct lesson_entry *list, int n)
+{
+	while (n-- > 0) {
+		free(list[n].name);
+		free(list[n].path);
+		free(list[n].title);
+	}
+	free(list);
+}
+
+static int
+by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct lesson_entry *)a)->name,
+	    ((const struct lesson_entry *)b)->name);
+}
+
+/* Adds the lessons of one folder that no earlier folder had. */
+static int
+list_folder(const char *folder, struct lesson_entry **list, int *n, int *cap)
+{
+	struct lesson_entry *grown, *e;
+	struct dirent *de;
+	DIR *d = opendir(folder);
+	size_t len;
+	int i, dup;
+
+	if (d == NULL)
+		return 0;	/* a folder that is not there holds no lessons */
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.' || !has_suffix(de->d_name))
+			continue;
+		len = strlen(de->d_name) - strlen(SUFFIX);
+		for (dup = 0, i = 0; i < *n && !dup; i++)
+			dup = strlen((*list)[i].name) == len &&
+			    strncmp((*list)[i].name, de->d_name, len) == 0;
+		if (dup)
+			continue;
+		if (*n == *cap) {
+			*cap = *cap ? 2 * *cap : 16;
+			grown = realloc(*list, (size_t)*cap * sizeof **list);
+			if (grown == NULL)
+				goto nomem;
+			*list = grown;
+		}
+		e = &(*list)[*n];
+		memset(e, 0, sizeof *e);
+		e->name = strndup(de->d_name, len);
+		e->path = malloc(strlen(folder) + strlen(de->d_name) + 2);
+		if (e->name == NULL || e->path == NULL) {
+			free(e->name);
+			free(e->path);
+			goto nomem;
+		}
+		sprintf(e->path, "%s/%s", folder, de->d_name);
+		if (!is_file(e->path)) {
+			free(e->name);
+			free(e->path);
+			continue;
+		}
+		e->title = lesson_path_title(e->path);
+		if (e->title == NULL)
+			e->title = strdup("");
+		if (e->title == NULL) {
+			free(e->name);
+			free(e->path);
+			goto nomem;
+		}
+		(*n)++;
+	}
+	closedir(d);
+	return 0;
+nomem:
+	closedir(d);
+	return -1;
+}
+
+int
+lesson_path_list(struct lesson_entry **out, int *n, char *err, size_t errlen)
+{
+	const char *folders[MAX_FOLDERS];
+	struct lesson_entry *list = NULL;
+	int nf, i, cap = 0;
+
+	*out = NULL;
+	*n = 0;
+	nf = lesson_path_folders(folders, MAX_FOLDERS);
+	for (i = 0; i < nf; i++) {
+		if (list_folder(folders[i], &list, n, &cap) != 0) {
+			lesson_path_list_free(list, *n);
+			*n = 0;
+			return util_error(err, errlen, "listing lessons: out of memory");
+		}
+	}
+	if (*n > 0)
+		qsort(list, (size_t)*n, sizeof *list, by_name);
+	*out = list;
+	return 0;
+}
+
+/* folder/name.lesson when it is a file (malloc'd), else NULL. */
+static char *
+in_folder(const char *folder, const char *name)
+{
+	char *path = malloc(strlen(folder) + strlen(name) + sizeof SUFFIX + 2);
+
+	if (path == NULL)
+		return NULL;
+	sprintf(path, "%s%s%s%s", folder, *folder && folder[strlen(folder) - 1]
+	    != '/' ? "/" : "", name, SUFFIX);
+	if (is_file(path))
+		return path;
+	free(path);
+	return NULL;
+}
+
+char *
+lesson_path_find(const char *name, const char *near, char *err, size_t errlen)
+{
+	const char *folders[MAX_FOLDERS + 1];
+	struct lesson_entry *list;
+	char *path = NULL, searched[1024], first[1024], *slash;
+	size_t len = strlen(name), used = 0;
+	int nf = 0, i, n, hit = -1, hits = 0;
+
+	if (*name == '\0') {
+		util_error(err, errlen, "a lesson name is empty");
+		return NULL;
+	}
+	if (strchr(name, '/') != NULL || (has_suffix(name) && is_file(name))) {
+		if (!is_file(name)) {
+			util_error(err, errlen, "%s: no such lesson file", name);
+			return NULL;
+		}
+		return strdup(name);
+	}
+	if (near != NULL) {
+		snprintf(first, sizeof first, "%s", near);
+		slash = strrchr(first, '/');
+		if (slash != NULL) {
+			slash[1] = '\0';
+			folders[nf++] = first;
+		} else
+			folders[nf++] = ".";
+	}
+	nf += lesson_path_folders(folders + nf, MAX_FOLDERS);
+	searched[0] = '\0';
+	for (i = 0; i < nf; i++) {
+		if ((path = in_folder(folders[i], name)) != NULL)
+			return path;
+		if (*folders[i] != '\0' && used < sizeof searched)
+			used += (size_t)snprintf(searched + used, sizeof searched - used,
+			    "%s%s", used ? ", " : "", folders[i]);
+	}
+
+	/* A unique prefix: "01" for "01-scalar". */
+	if (lesson_path_list(&list, &n, err, errlen) != 0)
+		return NULL;
+	for (i = 0; i < n; i++)
+		if (strncmp(list[i].name, name, len) == 0) {
+			hits++;
+			if (hit < 0)
+				hit = i;
+		}
+	if (hits == 1)
+		path = strdup(list[hit].path);
+	else if (hits > 1)
+		util_error(err, errlen, "lesson name '%s' is ambiguous: %s, %s%s",
+		    name, list[hit].name, list[hit + 1].name, hits > 2 ? ", ..." : "");
+	else
+		util_error(err, errlen, "no lesson named '%s' (looked in %s; "
+		    "'flashstep lesson' lists them)", name, searched);
+	lesson_path_list_free(list, n);
+	return path;
+}

@@ -1,0 +1,208 @@
+/*
+ * lesson_run.h - the lesson runner's core: a parsed script executed
+ * against the simulator, one pause at a time.
+ *
+ * The states and what moves between them:
+ *
+ *   lesson_run_new --> READY --lesson_run_next--> PAUSED --next--> ... END
+ *                        ^                          |
+ *                        +----- lesson_run_reset ---+   (going back: reset,
+ *                                                         then replay)
+ *
+ * lesson_run_next executes directives until a `pause` (LESSON_PAUSED), the
+ * end (LESSON_END), a failed `expect` when the run stops at failures
+ * (LESSON_FAILED) or a directive that cannot run (LESSON_ERROR, with
+ * "file:line: what is wrong" in run->err).  What a lesson shows goes to a
+ * sink, a table of callbacks: the plain writer prints it, the terminal
+ * runner draws it, --check gives none.  The core itself never prints.
+ *
+ * The problem is built lazily: problem directives change run->opts, and
+ * the next directive that needs the simulator builds it anew, standing
+ * before the first step (step = -1).  Positions are (step, phase) as in
+ * sim.h; at (k, phase) the phases 0 .. phase of step k are done.
+ */
+#ifndef FLASHSTEP_LESSON_RUN_H
+#define FLASHSTEP_LESSON_RUN_H
+
+#include <stddef.h>
+
+#include "gpucheck.h"
+#include "lesson.h"
+#include "options.h"
+#include "setup.h"
+#include "sim.h"
+#include "util.h"
+
+/* What exec functions and lesson_run_next return. */
+#define LESSON_NEXT	0	/* exec: go on with the next directive */
+#define LESSON_PAUSED	1	/* at a `pause` */
+#define LESSON_END	2	/* past the last directive */
+#define LESSON_FAILED	3	/* an expectation failed (stop_at_failure) */
+#define LESSON_ERROR	(-1)	/* the script cannot go on: run->err */
+
+/* Flags of a run. */
+#define LESSON_RUN_STOP	0x1	/* stop at the first failed expectation */
+#define LESSON_RUN_DRY	0x2	/* a rehearsal: `compare gpu` does not run */
+
+enum lesson_text_kind {
+	LESSON_SAY,
+	LESSON_NOTE,
+};
+
+struct lesson_run;
+
+/* Where a lesson's output goes.  Any callback may be NULL. */
+struct lesson_sink {
+	void (*begin)(void *ctx, struct lesson_run *run);
+	void (*text)(void *ctx, struct lesson_run *run,
+	    enum lesson_text_kind kind, const char *text);
+	/* A new problem was built (the position is before the first step). */
+	void (*problem)(void *ctx, struct lesson_run *run);
+	void (*ask)(void *ctx, struct lesson_run *run,
+	    const struct lesson_question *q, int number);
+	void (*pause)(void *ctx, struct lesson_run *run);
+	/* An expectation or a GPU comparison failed; msg is file:line: ... */
+	void (*failed)(void *ctx, struct lesson_run *run, const char *msg);
+	/* compare gpu: rep when the kernel ran, else why it was skipped. */
+	void (*compare)(void *ctx, struct lesson_run *run,
+	    const struct gpucheck_report *rep, const char *skipped);
+	void (*end)(void *ctx, struct lesson_run *run);
+};
+
+/* Where a `label` was: a position of one problem. */
+struct lesson_mark {
+	long step;
+	int phase;
+	int generation;		/* the problem it belongs to; 0: not yet */
+};
+
+struct lesson_run {
+	const struct lesson *lesson;
+	const struct lesson_sink *sink;
+	void *ctx;
+	int flags;
+
+	int pc;			/* the next directive */
+	int begun, ended;
+	int npauses;		/* pauses passed */
+	int nasked;		/* questions asked */
+
+	struct options opts;	/* the problem as the script set it so far */
+	int dirty;		/* opts changed since the sim was built */
+	int problem_line;	/* the last line that changed the problem */
+	int built;
+	struct setup setup;	/* problem and sim, when built */
+	struct sim *probe;	/* reads rows outside the current tile */
+	float *final_o, *final_lse;	/* the whole run's output, once asked */
+	float *zeros;		/* dv zeros: the accumulator before any step */
+	int generation;		/* bumped at each build */
+
+	long step;		/* -1: before the first step */
+	int phase;
+	int focus;		/* the focus row */
+	struct lesson_mark *marks;	/* one per label */
+
+	int failures;
+	char failure[512];	/* the first failed expectation */
+	char err[512];
+};
+
+/*
+ * A run of lesson l (borrowed: keep it alive) that sends what it shows to
+ * sink with ctx (sink may be NULL).  Returns NULL when out of memory.
+ */
+struct lesson_run *lesson_run_new(const struct lesson *l,
+    const struct lesson_sink *sink, void *ctx, int flags);
+void lesson_run_free(struct lesson_run *run);
+
+/* Back to before the first directive, as if new (the sink stays). */
+void lesson_run_reset(struct lesson_run *run);
+
+/* Executes directives up to the next pause or the end; see above. */
+int lesson_run_next(struct lesson_run *run);
+
+/* Runs to the end, ignoring pauses.  Returns LESSON_END, LESSON_FAILED
+ * or LESSON_ERROR. */
+int lesson_run_all(struct lesson_run *run);
+
+/* ---- what views read ---- */
+
+/* One row's state at the current position. */
+struct lesson_row {
+	int row;
+	int in_tile;		/* the current tile holds the row */
+	int index;		/* its index in the current tile (in_tile) */
+	long from_step;		/* the step its state comes from; -1: none */
+	int started;		/* some step has touched it */
+	int has_alpha;		/* the rescale phase of its last step is done */
+	int has_out;		/* finalized: o and lse are known */
+	float m, alpha, l, lse;
+	const float *acc;	/* dv values: u, or o when normalized */
+	const float *o;		/* dv values, when has_out */
+};
+
+/* The state of row r (0 <= r < Tq) at the current position; pointers
+ * stay valid until the run moves.  Returns 0, or -1 when no problem is
+ * built or r is out of range. */
+int lesson_run_row(struct lesson_run *run, int r, struct lesson_row *out);
+
+/* The current view, or NULL before the first step or before a build. */
+const struct sim_view *lesson_run_view(const struct lesson_run *run);
+
+/* Phase names: "load", "scores", "max", "rescale", "exp", "update",
+ * "finalize". */
+const char *lesson_phase_name(int phase);
+int lesson_phase_parse(const char *name);
+
+/* ---- for the directives (lesson_directive.c) ---- */
+
+/* Builds the problem when the script changed it.  0, or LESSON_ERROR. */
+int lesson_run_ready(struct lesson_run *run, const struct lesson_cmd *c);
+
+/* Goes to (step, phase); step -1 is before the first step.  0 or
+ * LESSON_ERROR (out of range; the position is then unchanged). */
+int lesson_run_seek(struct lesson_run *run, const struct lesson_cmd *c,
+    long step, int phase);
+
+/* Sets run->err to "file:line: " and the message; returns LESSON_ERROR. */
+int lesson_run_error(struct lesson_run *run, const struct lesson_cmd *c,
+    const char *fmt, ...) UTIL_PRINTF(3, 4);
+
+/* Records a failed check "file:line: ..." and tells the sink; returns
+ * LESSON_FAILED when the run stops at failures, else LESSON_NEXT. */
+int lesson_run_fail(struct lesson_run *run, const struct lesson_cmd *c,
+    const char *fmt, ...) UTIL_PRINTF(3, 4);
+
+/* The final O (Tq, dv) and lse (Tq) of the whole problem; NULL when out
+ * of memory (err set). */
+int lesson_run_final(struct lesson_run *run, const struct lesson_cmd *c,
+    const float **o, const float **lse);
+
+/* ---- expect's quantities ---- */
+
+enum lesson_qkind {
+	LESSON_Q_REAL,		/* a float of the focus row (or several) */
+	LESSON_Q_COUNT,		/* an integer counter: compared exactly */
+	LESSON_Q_PHASE,		/* a phase name */
+	LESSON_Q_TILE,		/* two integers: I J */
+};
+
+struct lesson_quantity {
+	const char *name;
+	enum lesson_qkind kind;
+	int vector;		/* has dv or cols entries: name[i] works */
+	int final;		/* `expect final NAME` works */
+	const char *help;
+	/* Reads the value(s) into out (up to max); 0, or -1 with err
+	 * saying why there is none here (e.g. "alpha is not known yet"). */
+	int (*read)(struct lesson_run *run, int final, double *out, int max,
+	    int *n, char *err, size_t errlen);
+};
+
+const struct lesson_quantity *lesson_quantity_find(const char *name);
+const struct lesson_quantity *lesson_quantities(void);
+
+/* Writes x as the lessons show numbers: %.7g, -inf, inf, nan. */
+const char *lesson_format(double x, char *buf, size_t len);
+
+#endif

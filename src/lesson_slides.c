@@ -1,0 +1,252 @@
+/* lesson_slides.c - slides of a lesson, forwards and back (see
+ * lesson_slides.h). */
+#include "config.h"
+
+#include "lesson_slides.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void
+clear_items(struct lesson_slides *s)
+{
+	while (s->nitems > 0)
+		free(s->items[--s->nitems].text);
+}
+
+static struct lesson_item *
+add_item(struct lesson_slides *s, enum lesson_item_kind kind, const char *text)
+{
+	struct lesson_item *grown, *it;
+
+	if (s->nitems == s->cap) {
+		grown = realloc(s->items, (size_t)(s->cap ? 2 * s->cap : 16) *
+		    sizeof *grown);
+		if (grown == NULL) {
+			s->oom = 1;
+			return NULL;
+		}
+		s->items = grown;
+		s->cap = s->cap ? 2 * s->cap : 16;
+	}
+	it = &s->items[s->nitems];
+	memset(it, 0, sizeof *it);
+	it->kind = kind;
+	if (text != NULL && (it->text = strdup(text)) == NULL) {
+		s->oom = 1;
+		return NULL;
+	}
+	s->nitems++;
+	return it;
+}
+
+static void
+slides_text(void *ctx, struct lesson_run *run, enum lesson_text_kind kind,
+    const char *text)
+{
+	struct lesson_slides *s = ctx;
+
+	(void)run;
+	if (kind == LESSON_NOTE && !s->presenter)
+		return;
+	add_item(s, kind == LESSON_NOTE ? LESSON_ITEM_NOTE : LESSON_ITEM_SAY, text);
+}
+
+static void
+slides_problem(void *ctx, struct lesson_run *run)
+{
+	struct lesson_slides *s = ctx;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	/* The same three lines `flashstep run` prints. */
+	f = open_memstream(&text, &len);
+	if (f == NULL) {
+		s->oom = 1;
+		return;
+	}
+	setup_describe(f, run->setup.sim);
+	if (fclose(f) != 0 || text == NULL) {
+		s->oom = 1;
+		free(text);
+		return;
+	}
+	if (len > 0 && text[len - 1] == '\n')
+		text[len - 1] = '\0';
+	add_item(s, LESSON_ITEM_PROBLEM, text);
+	free(text);
+}
+
+static void
+slides_ask(void *ctx, struct lesson_run *run, const struct lesson_question *q,
+    int number)
+{
+	struct lesson_slides *s = ctx;
+	struct lesson_item *it;
+
+	(void)run;
+	it = add_item(s, LESSON_ITEM_QUESTION, NULL);
+	if (it != NULL) {
+		it->q = q;
+		it->number = number;
+	}
+}
+
+static void
+slides_failed(void *ctx, struct lesson_run *run, const char *msg)
+{
+	(void)run;
+	add_item(ctx, LESSON_ITEM_FAILED, msg);
+}
+
+static void
+slides_compare(void *ctx, struct lesson_run *run,
+    const struct gpucheck_report *rep, const char *skipped)
+{
+	char text[512];
+
+	(void)run;
+	if (rep == NULL)
+		snprintf(text, sizeof text, "compare gpu: skipped: %s", skipped);
+	else
+		snprintf(text, sizeof text, "compare gpu on %s, %ld steps: %s; "
+		    "largest differences m %.3g, alpha %.3g, l %.3g, acc %.3g "
+		    "(worst at step %ld), O %.3g, lse %.3g", rep->device, rep->steps,
+		    rep->pass ? "the kernel agrees with the simulator" :
+		    "the kernel DISAGREES with the simulator", rep->max_m,
+		    rep->max_alpha, rep->max_l, rep->max_acc, rep->worst_step,
+		    rep->max_o, rep->max_lse);
+	add_item(ctx, LESSON_ITEM_COMPARE, text);
+}
+
+static const struct lesson_sink slides_sink = {
+	.text = slides_text,
+	.problem = slides_problem,
+	.ask = slides_ask,
+	.failed = slides_failed,
+	.compare = slides_compare,
+};
+
+/* Runs on to the next pause or the end, collecting a fresh slide. */
+static int
+next_slide(struct lesson_slides *s)
+{
+	int rc;
+
+	clear_items(s);
+	rc = lesson_run_next(s->run);
+	if (rc == LESSON_ERROR) {
+		snprintf(s->err, sizeof s->err, "%s", s->run->err);
+		return -1;
+	}
+	if (s->oom) {
+		snprintf(s->err, sizeof s->err, "%s: out of memory", s->lesson->path);
+		return -1;
+	}
+	s->index++;
+	s->at_end = rc == LESSON_END;
+	/* Nothing after the last pause: that pause's slide is the last. */
+	if (rc == LESSON_PAUSED && s->run->pc == s->lesson->ncmds)
+		s->at_end = 1;
+	return 0;
+}
+
+int
+lesson_slides_go(struct lesson_slides *s, int n)
+{
+	if (n < 1)
+		n = 1;
+	if (n < s->index || s->index == 0) {
+		lesson_run_reset(s->run);
+		s->index = 0;
+		s->at_end = 0;
+	}
+	while (s->index < n && !s->at_end)
+		if (next_slide(s) != 0)
+			return -1;
+	return 0;
+}
+
+int
+lesson_slides_open(struct lesson_slides *s, const struct lesson *l,
+    int presenter, char *err, size_t errlen)
+{
+	struct lesson_run *rehearsal;
+	int rc;
+
+	memset(s, 0, sizeof *s);
+	s->lesson = l;
+	s->presenter = presenter;
+
+	/* A rehearsal: a lesson that cannot run shows nothing. */
+	rehearsal = lesson_run_new(l, NULL, NULL, LESSON_RUN_DRY);
+	if (rehearsal == NULL)
+		return util_error(err, errlen, "%s: out of memory", l->path);
+	rc = lesson_run_all(rehearsal);
+	if (rc == LESSON_ERROR)
+		util_error(err, errlen, "%s", rehearsal->err);
+	lesson_run_free(rehearsal);
+	if (rc == LESSON_ERROR)
+		return -1;
+
+	s->run = lesson_run_new(l, &slides_sink, s, 0);
+	if (s->run == NULL)
+		return util_error(err, errlen, "%s: out of memory", l->path);
+	if (lesson_slides_go(s, 1) != 0) {
+		util_error(err, errlen, "%s", s->err);
+		lesson_slides_close(s);
+		return -1;
+	}
+	return 0;
+}
+
+void
+lesson_slides_close(struct lesson_slides *s)
+{
+	clear_items(s);
+	free(s->items);
+	lesson_run_free(s->run);
+	memset(s, 0, sizeof *s);
+}
+
+int
+lesson_slides_forward(struct lesson_slides *s)
+{
+	if (s->at_end)
+		return 1;
+	return next_slide(s);
+}
+
+int
+lesson_slides_back(struct lesson_slides *s)
+{
+	if (s->index <= 1)
+		return 1;
+	return lesson_slides_go(s, s->index - 1);
+}
+
+int
+lesson_slides_reveal(struct lesson_slides *s)
+{
+	int i, n = 0;
+
+	for (i = 0; i < s->nitems; i++)
+		if (s->items[i].kind == LESSON_ITEM_QUESTION && !s->items[i].revealed) {
+			s->items[i].revealed = 1;
+			n++;
+		}
+	return n;
+}
+
+int
+lesson_slides_hidden(const struct lesson_slides *s)
+{
+	int i;
+
+	for (i = 0; i < s->nitems; i++)
+		if (s->items[i].kind == LESSON_ITEM_QUESTION && !s->items[i].revealed)
+			return 1;
+	return 0;
+}

@@ -1,0 +1,74 @@
+/*
+ * lesson_slides.h - a lesson as a sequence of slides, forwards and back:
+ * the logic of the interactive runner, apart from any terminal.
+ *
+ * Slide n holds what the script showed between pause n-1 and pause n
+ * (narration, notes, questions, failed checks, GPU comparisons), and the
+ * simulator stands where pause n left it.  The last slide is what comes
+ * after the last pause, up to the end.
+ *
+ *   open --> slide 1 --forward--> slide 2 ... --forward--> last (at_end)
+ *               ^                    |
+ *               +------- back -------+  (reset the run, replay to n-1)
+ *
+ * Going back replays the script from the start with the same sink, so
+ * the slide and the simulator are exactly what going forwards gave.
+ */
+#ifndef FLASHSTEP_LESSON_SLIDES_H
+#define FLASHSTEP_LESSON_SLIDES_H
+
+#include "lesson.h"
+#include "lesson_run.h"
+
+enum lesson_item_kind {
+	LESSON_ITEM_SAY,
+	LESSON_ITEM_NOTE,	/* only kept for the presenter */
+	LESSON_ITEM_QUESTION,
+	LESSON_ITEM_PROBLEM,	/* a new problem: its description */
+	LESSON_ITEM_FAILED,	/* a failed expect: file:line: ... */
+	LESSON_ITEM_COMPARE,	/* compare gpu: the result, or why skipped */
+};
+
+struct lesson_item {
+	enum lesson_item_kind kind;
+	char *text;
+	const struct lesson_question *q;	/* QUESTION */
+	int number;		/* QUESTION: its number in the lesson */
+	int revealed;		/* QUESTION: the answer is shown */
+};
+
+struct lesson_slides {
+	const struct lesson *lesson;
+	struct lesson_run *run;
+	int presenter;
+	int index;		/* the slide shown, from 1 */
+	int at_end;		/* it is the last */
+	int nitems, cap;
+	struct lesson_item *items;
+	int oom;
+	char err[512];
+};
+
+/* Opens lesson l at slide 1.  Returns 0, or -1 with err set (the lesson
+ * cannot run, or no memory). */
+int lesson_slides_open(struct lesson_slides *s, const struct lesson *l,
+    int presenter, char *err, size_t errlen);
+void lesson_slides_close(struct lesson_slides *s);
+
+/* The next slide: 0, 1 when already at the last, -1 with s->err set. */
+int lesson_slides_forward(struct lesson_slides *s);
+
+/* The previous slide: 0, 1 when already at the first, -1 with s->err. */
+int lesson_slides_back(struct lesson_slides *s);
+
+/* Goes to slide n (from 1; past the last stops there).  0 or -1. */
+int lesson_slides_go(struct lesson_slides *s, int n);
+
+/* Reveals the answers of the slide's questions; returns how many were
+ * hidden. */
+int lesson_slides_reveal(struct lesson_slides *s);
+
+/* Does the slide hold a question whose answer is hidden? */
+int lesson_slides_hidden(const struct lesson_slides *s);
+
+#endif

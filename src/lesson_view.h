@@ -1,0 +1,54 @@
+/*
+ * lesson_view.h - what a lesson shows, as lines of text: the state at a
+ * pause, questions, narration wrapped to a width.
+ *
+ * The plain writer prints all of it; the terminal runner draws the
+ * narration and questions from here and the state with the view's own
+ * panes.  Nothing here prints or draws.
+ */
+#ifndef FLASHSTEP_LESSON_VIEW_H
+#define FLASHSTEP_LESSON_VIEW_H
+
+#include "lesson_run.h"
+#include "util.h"
+
+/* A growing list of lines.  On no memory it stops growing and sets
+ * oom; callers check that once at the end. */
+struct lesson_lines {
+	int n, cap;
+	char **line;
+	int oom;
+};
+
+void lesson_lines_free(struct lesson_lines *ls);
+void lesson_lines_clear(struct lesson_lines *ls);
+void lesson_lines_add(struct lesson_lines *ls, const char *fmt, ...)
+    UTIL_PRINTF(2, 3);
+
+/* text wrapped to width columns (at least 20): the first line starts
+ * with first, the others with indent (both count in the width). */
+void lesson_lines_wrap(struct lesson_lines *ls, const char *text, int width,
+    const char *first, const char *indent);
+
+/*
+ * The state at the current position: where the run stands, a map of the
+ * tiles, the current tile's S and P (small tiles), the state of the
+ * tile's rows (the focus row first) and the counters so far.  Lines are
+ * at most about 78 columns.
+ */
+void lesson_view_state(struct lesson_run *run, struct lesson_lines *out);
+
+/* The position in a few words: "step 1 of 0-1, after phase update" or
+ * "before the first step (2 steps)". */
+void lesson_view_position(struct lesson_run *run, char *buf, size_t len);
+
+/* Question `number`: its text and choices; with reveal, the answer and
+ * its explanation too. */
+void lesson_view_question(const struct lesson_question *q, int number,
+    int reveal, int width, struct lesson_lines *out);
+
+/* The answer alone: "b) the choice's text", or the explanation. */
+void lesson_view_answer(const struct lesson_question *q, int number, int width,
+    const char *indent, struct lesson_lines *out);
+
+#endif

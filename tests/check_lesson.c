@@ -1,0 +1,1093 @@
+/*
+ * check_lesson.c - the lesson language: every directive parses into what
+ * it means, every error names its line, and the runner (positions,
+ * expect, labels, rows read outside the current tile, slides back and
+ * forth, the plain writer, finding lessons by name) does what the man
+ * page says.
+ */
+#include "config.h"
+
+#include "testutil.h"
+#include "lesson.h"
+#include "lesson_path.h"
+#include "lesson_plain.h"
+#include "lesson_run.h"
+#include "lesson_slides.h"
+#include "lesson_view.h"
+#include "sim.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The seed's example, the head of many tests below. */
+#define SEED "title t\nscores 1 2 1001 1002\nvalues 2 -1 4 8\nbr 1\nbc 2\n"
+
+static struct lesson *
+parse_ok(const char *text)
+{
+	struct lesson *l;
+	char err[512];
+
+	l = lesson_parse_string("t.lesson", text, err, sizeof err);
+	ck_assert_msg(l != NULL, "parse failed: %s\n--- script:\n%s", err, text);
+	return l;
+}
+
+/* The script must fail to parse with a message holding want. */
+static void
+parse_fails(const char *text, const char *want)
+{
+	struct lesson *l;
+	char err[512] = "";
+
+	l = lesson_parse_string("t.lesson", text, err, sizeof err);
+	ck_assert_msg(l == NULL, "parsed, but should fail with '%s':\n%s", want,
+	    text);
+	ck_assert_msg(strstr(err, want) != NULL, "message '%s' lacks '%s'", err,
+	    want);
+}
+
+/* Runs a script to the end with flags; returns the runner's result and
+ * leaves the message (error or first failure) in msg. */
+static int
+run_script(const char *text, int flags, char *msg, size_t len)
+{
+	struct lesson_run *run;
+	struct lesson *l = parse_ok(text);
+	int rc;
+
+	run = lesson_run_new(l, NULL, NULL, flags);
+	ck_assert(run != NULL);
+	rc = lesson_run_all(run);
+	snprintf(msg, len, "%s", rc == LESSON_ERROR ? run->err : run->failure);
+	if (rc == LESSON_END && run->failures > 0)
+		rc = LESSON_FAILED;
+	lesson_run_free(run);
+	lesson_free(l);
+	return rc;
+}
+
+static void
+runs_clean(const char *text)
+{
+	char msg[512];
+	int rc = run_script(text, LESSON_RUN_STOP, msg, sizeof msg);
+
+	ck_assert_msg(rc == LESSON_END, "script did not hold (%d): %s\n%s", rc,
+	    msg, text);
+}
+
+static void
+run_fails(const char *text, int want_rc, const char *want)
+{
+	char msg[512];
+	int rc = run_script(text, LESSON_RUN_STOP, msg, sizeof msg);
+
+	ck_assert_msg(rc == want_rc, "rc %d, not %d (%s)\n%s", rc, want_rc, msg,
+	    text);
+	ck_assert_msg(strstr(msg, want) != NULL, "message '%s' lacks '%s'", msg,
+	    want);
+}
+
+/* ---- lines, words, names ---- */
+
+START_TEST(test_lines)
+{
+	struct lesson *l;
+
+	/* Comments, blank lines, continuation lines, trailing comments. */
+	l = parse_ok("# head\n\ntitle A  title\nsay one\n  two\n\tthree\n"
+	    "   # an indented comment\n  four\nstep 2 # two steps\n\n"
+	    "note x # stays text\n");
+	ck_assert_str_eq(l->title, "A  title");
+	ck_assert_int_eq(l->ncmds, 4);
+	ck_assert_str_eq(l->cmds[1].text, "one two three four");
+	ck_assert_int_eq(l->cmds[1].line, 4);
+	ck_assert_int_eq(l->cmds[2].line, 9);
+	ck_assert_int_eq(l->cmds[2].n, 2);
+	ck_assert_str_eq(l->cmds[3].text, "x # stays text");
+	lesson_free(l);
+
+	/* Windows line ends and no final newline. */
+	l = parse_ok("title t\r\nstep\r\npause");
+	ck_assert_str_eq(l->title, "t");
+	ck_assert_int_eq(l->ncmds, 3);
+	lesson_free(l);
+}
+END_TEST
+
+START_TEST(test_line_errors)
+{
+	parse_fails("  say x\ntitle t\n", "t.lesson:1: an indented line");
+	parse_fails("title t\n\n  more\n", "t.lesson:3: an indented line");
+	parse_fails("say hello\n", "t.lesson:1: the lesson has no title");
+	parse_fails("title t\nsay a\n  b\n  c\nstpe\n",
+	    "t.lesson:5: unknown directive 'stpe' (did you mean 'step'?)");
+	parse_fails("title t\nexpcet m 1\n", "t.lesson:2: unknown directive "
+	    "'expcet' (did you mean 'expect'?)");
+	parse_fails("title t\nconvnetion normalized\n", "did you mean "
+	    "'convention'?");
+	parse_fails("title t\nfrobnicate\n", "t.lesson:2: unknown directive "
+	    "'frobnicate' (see flashstep-lesson(5))");
+}
+END_TEST
+
+START_TEST(test_distance)
+{
+	ck_assert_int_eq(lesson_distance("step", "step"), 0);
+	ck_assert_int_eq(lesson_distance("stpe", "step"), 1);
+	ck_assert_int_eq(lesson_distance("stp", "step"), 1);
+	ck_assert_int_eq(lesson_distance("", "pause"), 5);
+	ck_assert_int_eq(lesson_distance("kitten", "sitting"), 3);
+	ck_assert_str_eq(lesson_directive_suggest("pasue"), "pause");
+	ck_assert_str_eq(lesson_directive_suggest("causl"), "causal");
+	ck_assert_ptr_null(lesson_directive_suggest("zzzzzz"));
+	/* One edit is as far as a short word may go. */
+	ck_assert_ptr_null(lesson_directive_suggest("xyz"));
+}
+END_TEST
+
+START_TEST(test_numbers)
+{
+	double x;
+
+	ck_assert_int_eq(lesson_number("1e-6", 0, &x), 0);
+	ck_assert_double_eq(x, 1e-6);
+	ck_assert_int_eq(lesson_number("-inf", 1, &x), 0);
+	ck_assert(isinf(x) && x < 0);
+	ck_assert_int_eq(lesson_number("-inf", 0, &x), -1);
+	ck_assert_int_eq(lesson_number("infinity", 1, &x), -1);
+	ck_assert_int_eq(lesson_number("nan", 1, &x), -1);
+	ck_assert_int_eq(lesson_number("1x", 1, &x), -1);
+	ck_assert_int_eq(lesson_number("", 1, &x), -1);
+}
+END_TEST
+
+/* ---- each directive ---- */
+
+START_TEST(test_title_builds_on)
+{
+	struct lesson *l = parse_ok("title t\nbuilds-on 01-scalar\nbuilds-on b\n");
+
+	ck_assert_int_eq(l->nbuilds_on, 2);
+	ck_assert_str_eq(l->builds_on[0], "01-scalar");
+	lesson_free(l);
+	parse_fails("title t\ntitle u\n", "t.lesson:2: a second title (the first "
+	    "is at line 1)");
+	parse_fails("title\n", "t.lesson:1: title needs the lesson's title");
+	parse_fails("title t\nbuilds-on\n", "t.lesson:2: builds-on takes one "
+	    "lesson name");
+	parse_fails("title t\nbuilds-on a b\n", "t.lesson:2: builds-on takes one");
+}
+END_TEST
+
+START_TEST(test_narration)
+{
+	struct lesson *l = parse_ok("title t\nsay hi there\nnote for me\n");
+
+	ck_assert_str_eq(l->cmds[1].dir->name, "say");
+	ck_assert_str_eq(l->cmds[2].text, "for me");
+	lesson_free(l);
+	parse_fails("title t\nsay\n", "t.lesson:2: say needs some text");
+	parse_fails("title t\nnote   \n", "t.lesson:2: note needs some text");
+}
+END_TEST
+
+START_TEST(test_questions)
+{
+	struct lesson *l;
+	const struct lesson_question *q;
+
+	l = parse_ok("title t\nask Why?\nchoice no\nchoice because\n"
+	    "answer b) it is so\nask Free?\nanswer yes\n");
+	ck_assert_int_eq(l->nquestions, 2);
+	q = &l->questions[0];
+	ck_assert_str_eq(q->text, "Why?");
+	ck_assert_int_eq(q->nchoices, 2);
+	ck_assert_str_eq(q->choices[1], "because");
+	ck_assert_int_eq(q->answer, 1);
+	ck_assert_str_eq(q->explanation, "it is so");
+	ck_assert_int_eq(l->questions[1].answer, -1);
+	ck_assert_str_eq(l->questions[1].explanation, "yes");
+	lesson_free(l);
+
+	l = parse_ok("title t\nask a?\nchoice x\nanswer a\n");
+	ck_assert_int_eq(l->questions[0].answer, 0);
+	ck_assert_ptr_null(l->questions[0].explanation);
+	lesson_free(l);
+
+	parse_fails("title t\nask\n", "t.lesson:2: ask needs the question");
+	parse_fails("title t\nask a?\nask b?\n", "t.lesson:3: the question at "
+	    "line 2 has no answer yet");
+	parse_fails("title t\nask a?\nsay x\n", "t.lesson:2: this question has "
+	    "no answer");
+	parse_fails("title t\nchoice x\n", "t.lesson:2: choice follows an 'ask'");
+	parse_fails("title t\nask a?\nsay x\nchoice y\n", "t.lesson:4: choice "
+	    "follows");
+	parse_fails("title t\nanswer x\n", "t.lesson:2: answer follows its "
+	    "question's 'ask'");
+	parse_fails("title t\nask a?\nchoice x\nchoice y\nanswer c\n",
+	    "t.lesson:5: answer starts with the letter of the right choice "
+	    "(a to b)");
+	parse_fails("title t\nask a?\nchoice x\nanswer because\n",
+	    "t.lesson:4: answer starts with the letter");
+	parse_fails("title t\nask a?\nchoice\n", "t.lesson:3: choice needs");
+	parse_fails("title t\nask a?\nanswer\n", "t.lesson:3: answer needs the "
+	    "answer");
+}
+END_TEST
+
+START_TEST(test_moves)
+{
+	struct lesson *l;
+
+	l = parse_ok("title t\nstep\nstep 3\nstep until max-rises\n"
+	    "step until row-done phase max\nphase\nphase -2\nfocus row 3\n"
+	    "pause\n");
+	ck_assert_int_eq(l->cmds[1].n, 1);
+	ck_assert_int_eq(l->cmds[2].n, 3);
+	ck_assert_int_eq(l->cmds[3].target, LESSON_UNTIL_RISE);
+	ck_assert_int_eq(l->cmds[3].phase, SIM_PHASE_LAST);
+	ck_assert_int_eq(l->cmds[4].target, LESSON_UNTIL_DONE);
+	ck_assert_int_eq(l->cmds[4].phase, SIM_PHASE_MAX);
+	ck_assert_int_eq(l->cmds[5].n, 1);
+	ck_assert_int_eq(l->cmds[6].n, -2);
+	ck_assert_int_eq(l->cmds[7].n, 3);
+	lesson_free(l);
+
+	parse_fails("title t\nstep 0\n", "t.lesson:2: step takes a number of "
+	    "steps from 1");
+	parse_fails("title t\nstep two\n", "t.lesson:2: step takes");
+	parse_fails("title t\nstep 1 2\n", "t.lesson:2: step takes");
+	parse_fails("title t\nstep until\n", "t.lesson:2: step until needs an "
+	    "event");
+	parse_fails("title t\nstep until dawn\n", "t.lesson:2: step until: "
+	    "unknown event 'dawn'");
+	parse_fails("title t\nstep until row phase\n", "t.lesson:2: step: "
+	    "unexpected 'phase'");
+	parse_fails("title t\nphase 0\n", "t.lesson:2: phase takes a number of "
+	    "phases");
+	parse_fails("title t\nphase up\n", "t.lesson:2: phase takes");
+	parse_fails("title t\npause now\n", "t.lesson:2: pause takes nothing "
+	    "after it, not 'now'");
+	parse_fails("title t\nfocus 3\n", "t.lesson:2: focus takes 'row R'");
+	parse_fails("title t\nfocus row -1\n", "t.lesson:2: focus takes");
+	parse_fails("title t\nfocus column 1\n", "t.lesson:2: focus takes");
+}
+END_TEST
+
+START_TEST(test_goto_label)
+{
+	struct lesson *l;
+
+	l = parse_ok("title t\ngoto step 4\ngoto tile 1 2 phase exp\ngoto start\n"
+	    "goto end\nlabel here\nlabel there_2\ngoto label here\n");
+	ck_assert_int_eq(l->cmds[1].target, LESSON_GOTO_STEP);
+	ck_assert_int_eq(l->cmds[1].n, 4);
+	ck_assert_int_eq(l->cmds[1].phase, SIM_PHASE_LAST);
+	ck_assert_int_eq(l->cmds[2].target, LESSON_GOTO_TILE);
+	ck_assert_int_eq(l->cmds[2].n, 1);
+	ck_assert_int_eq(l->cmds[2].n2, 2);
+	ck_assert_int_eq(l->cmds[2].phase, SIM_PHASE_EXP);
+	ck_assert_int_eq(l->cmds[3].target, LESSON_GOTO_START);
+	ck_assert_int_eq(l->cmds[4].target, LESSON_GOTO_END);
+	ck_assert_int_eq(l->nlabels, 2);
+	ck_assert_int_eq(l->cmds[7].target, LESSON_GOTO_LABEL);
+	ck_assert_int_eq(l->cmds[7].ref, 0);
+	lesson_free(l);
+
+	parse_fails("title t\ngoto\n", "t.lesson:2: goto takes step N, tile I J, "
+	    "start, end or label NAME");
+	parse_fails("title t\ngoto home\n", "not 'home'");
+	parse_fails("title t\ngoto step x\n", "t.lesson:2: goto step takes a step "
+	    "number");
+	parse_fails("title t\ngoto tile 1\n", "t.lesson:2: goto tile takes a row "
+	    "block I and a key block J");
+	parse_fails("title t\ngoto step 1 phase warp\n", "t.lesson:2: goto: "
+	    "unknown phase 'warp'");
+	parse_fails("title t\ngoto end now\n", "t.lesson:2: goto end takes "
+	    "nothing");
+	parse_fails("title t\ngoto label later\nlabel later\n", "t.lesson:2: no "
+	    "label 'later' before this line");
+	parse_fails("title t\nlabel a\nlabel a\n", "t.lesson:3: label 'a' is "
+	    "already at line 2");
+	parse_fails("title t\nlabel a.b\n", "t.lesson:2: label names hold");
+	parse_fails("title t\nlabel\n", "t.lesson:2: label takes one name");
+}
+END_TEST
+
+START_TEST(test_expect_parse)
+{
+	struct lesson *l;
+	const struct lesson_expect *e;
+
+	l = parse_ok("title t\nexpect m 2\nexpect u[1] -inf tol 0.5\n"
+	    "expect final o 1 2 3 rtol 1e-3\nexpect hbm 48\nexpect tile 1 0\n"
+	    "expect phase rescale\n");
+	e = &l->cmds[1].expect;
+	ck_assert_str_eq(e->quantity->name, "m");
+	ck_assert_int_eq(e->n, 1);
+	ck_assert_double_eq(e->values[0], 2);
+	ck_assert_double_eq(e->atol, 1e-6);
+	ck_assert_double_eq(e->rtol, 1e-6);
+	e = &l->cmds[2].expect;
+	ck_assert_int_eq(e->index, 1);
+	ck_assert(isinf(e->values[0]));
+	ck_assert_double_eq(e->atol, 0.5);
+	e = &l->cmds[3].expect;
+	ck_assert(e->final);
+	ck_assert_int_eq(e->n, 3);
+	ck_assert_double_eq(e->rtol, 1e-3);
+	e = &l->cmds[4].expect;
+	ck_assert_double_eq(e->atol, 0);	/* counters: exact */
+	ck_assert_int_eq(l->cmds[5].expect.n, 2);
+	ck_assert_double_eq(l->cmds[6].expect.values[0], SIM_PHASE_RESCALE);
+	lesson_free(l);
+
+	parse_fails("title t\nexpect\n", "t.lesson:2: expect needs a quantity");
+	parse_fails("title t\nexpect alhpa 1\n", "t.lesson:2: expect: unknown "
+	    "quantity 'alhpa' (did you mean 'alpha'?)");
+	parse_fails("title t\nexpect zebra 1\n", "t.lesson:2: expect: unknown "
+	    "quantity 'zebra' (see");
+	parse_fails("title t\nexpect m\n", "t.lesson:2: expect m needs the value");
+	parse_fails("title t\nexpect m 1 2\n", "t.lesson:2: expect m takes one "
+	    "value, not 2");
+	parse_fails("title t\nexpect tile 1\n", "t.lesson:2: expect tile takes two");
+	parse_fails("title t\nexpect final m 1\n", "t.lesson:2: expect final "
+	    "applies to o and lse");
+	parse_fails("title t\nexpect m[0] 1\n", "t.lesson:2: expect: m is one "
+	    "number");
+	parse_fails("title t\nexpect u[x] 1\n", "t.lesson:2: expect: the index");
+	parse_fails("title t\nexpect u[1 1\n", "t.lesson:2: expect: 'u[1' is not");
+	parse_fails("title t\nexpect u[0] 1 2\n", "t.lesson:2: expect u takes one");
+	parse_fails("title t\nexpect m two\n", "t.lesson:2: expect m: 'two' is not "
+	    "a number");
+	parse_fails("title t\nexpect hbm 1.5\n", "t.lesson:2: expect hbm: '1.5' is "
+	    "not a whole number");
+	parse_fails("title t\nexpect phase warp\n", "t.lesson:2: expect phase: "
+	    "'warp' is not a phase");
+	parse_fails("title t\nexpect m 1 tol\n", "t.lesson:2: expect: tol takes a "
+	    "number from 0");
+	parse_fails("title t\nexpect m 1 tol -1\n", "t.lesson:2: expect: tol takes");
+	parse_fails("title t\nexpect phase max tol 1\n", "t.lesson:2: expect phase "
+	    "takes no tolerance");
+}
+END_TEST
+
+START_TEST(test_compare_parse)
+{
+	struct lesson *l = parse_ok("title t\ncompare gpu\n");
+
+	lesson_free(l);
+	parse_fails("title t\ncompare\n", "t.lesson:2: compare takes 'gpu'");
+	parse_fails("title t\ncompare cpu\n", "t.lesson:2: compare takes 'gpu'");
+}
+END_TEST
+
+START_TEST(test_problem_parse)
+{
+	struct lesson *l;
+	char path[64], text[256];
+	FILE *f;
+
+	l = parse_ok("title t\nscores 1 2 ; 3 -inf\nvalues 2 -1 4 8\nk 1 2 ; 3 4 ;\n"
+	    "q 5 6 7\nv 1 2 3 ;\ntq 8\ncausal\ncausal off\norder fa1\n"
+	    "bug no-rescale\ndtype bf16\nnew-problem\n");
+	ck_assert_int_eq(l->cmds[1].rows, 2);
+	ck_assert_int_eq(l->cmds[1].cols, 2);
+	ck_assert(isinf(l->cmds[1].matrix[3]));
+	/* one row without ';': a column for k and v, a row for q and scores */
+	ck_assert_int_eq(l->cmds[2].rows, 4);
+	ck_assert_int_eq(l->cmds[2].cols, 1);
+	ck_assert_int_eq(l->cmds[3].rows, 2);
+	ck_assert_int_eq(l->cmds[3].cols, 2);
+	ck_assert_int_eq(l->cmds[4].rows, 1);
+	ck_assert_int_eq(l->cmds[4].cols, 3);
+	ck_assert_int_eq(l->cmds[5].rows, 1);	/* a trailing ';': a row */
+	ck_assert_int_eq(l->cmds[5].cols, 3);
+	ck_assert(l->cmds[6].dir->flags & LESSON_PROBLEM);
+	lesson_free(l);
+
+	/* A file is found from the lesson's folder. */
+	snprintf(path, sizeof path, "/tmp/check_lesson_%ld", (long)getpid());
+	snprintf(text, sizeof text, "%s/q.npy", path);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	f = fopen(text, "w");
+	ck_assert(f != NULL);
+	fclose(f);
+	snprintf(text, sizeof text, "%s/x.lesson", path);
+	l = lesson_parse_string(text, "title t\nq q.npy\n", NULL, 0);
+	ck_assert(l != NULL);
+	ck_assert(strstr(l->cmds[1].path, "check_lesson_") != NULL);
+	ck_assert(strstr(l->cmds[1].path, "/q.npy") != NULL);
+	lesson_free(l);
+	snprintf(text, sizeof text, "%s/q.npy", path);
+	unlink(text);
+	rmdir(path);
+
+	parse_fails("title t\ntq 0\n", "t.lesson:2: tq must be a positive integer, "
+	    "not '0'");
+	parse_fails("title t\ntq\n", "t.lesson:2: tq takes one value");
+	parse_fails("title t\norder fa3\n", "t.lesson:2: order must be fa1 or fa2, "
+	    "not 'fa3'");
+	parse_fails("title t\nbug typo\n", "t.lesson:2: bug must be none");
+	parse_fails("title t\ndtype int8\n", "t.lesson:2: dtype must be fp32");
+	parse_fails("title t\nscale -1\n", "t.lesson:2: scale must be positive");
+	parse_fails("title t\ncausal maybe\n", "t.lesson:2: causal takes nothing, "
+	    "'on' or 'off'");
+	parse_fails("title t\nscores 1 2 ; 3\n", "t.lesson:2: scores: row 2 has 1 "
+	    "number but row 1 has 2");
+	parse_fails("title t\nq 1 ; ; 2\n", "t.lesson:2: q: row 2 is empty");
+	parse_fails("title t\nscores 1 x\n", "t.lesson:2: scores: 'x' is not a "
+	    "finite number (or -inf, masked)");
+	parse_fails("title t\nq 1 -inf\n", "t.lesson:2: q: '-inf' is not a finite "
+	    "number");
+	parse_fails("title t\nscores 1 inf\n", "t.lesson:2: scores: 'inf' is not");
+	parse_fails("title t\nvalues\n", "t.lesson:2: values needs numbers or a "
+	    ".npy file");
+	parse_fails("title t\nq ;\n", "t.lesson:2: q: row 1 is empty");
+	parse_fails("title t\nk /no/such/k.npy\n", "t.lesson:2: k: cannot read "
+	    "/no/such/k.npy");
+	parse_fails("title t\nnew-problem now\n", "t.lesson:2: new-problem takes "
+	    "nothing");
+}
+END_TEST
+
+START_TEST(test_files)
+{
+	char err[512];
+	struct lesson *l;
+
+	l = lesson_parse_file("/no/such/file.lesson", err, sizeof err);
+	ck_assert_ptr_null(l);
+	ck_assert(strstr(err, "/no/such/file.lesson: No such file") != NULL);
+}
+END_TEST
+
+START_TEST(test_unflag)
+{
+	char m[] = "--scores needs --v (the values); '--tq' stays a--b";
+
+	lesson_unflag(m);
+	ck_assert_str_eq(m, "scores needs v (the values); 'tq' stays a--b");
+}
+END_TEST
+
+/* ---- running ---- */
+
+START_TEST(test_run_seed)
+{
+	runs_clean(SEED
+	    "expect m -inf\nexpect l 0\nexpect u 0\nexpect step -1\n"
+	    "expect hbm 0\nexpect steps 2\n"
+	    "phase\nexpect step 0\nexpect phase load\nexpect m -inf\n"
+	    "phase\nexpect s 1 2\nphase\nexpect m 2\nexpect rowmax 2\n"
+	    "phase\nexpect alpha 0\nphase\nexpect p 0.3678795 1\n"
+	    "expect rowsum 1.367879\nexpect l 0\nphase\nexpect l 1.367879\n"
+	    "expect u -0.2642411\nexpect u[0] -0.2642411\n"
+	    "step\nexpect tile 0 1\nexpect phase finalize\nexpect o 6.924234\n"
+	    "expect lse 1002.313\nexpect final o 6.924234\n"
+	    "expect final lse 1002.313\nexpect hbm-read 32\nexpect hbm-write 8\n"
+	    "expect flops 8\nexpect exps 4\nexpect rescale-exps 2\n"
+	    "expect standard-flops 8\nexpect skipped 0\n"
+	    "expect o 6.9 tol 0.1\nexpect o 7 rtol 0.02\n");
+}
+END_TEST
+
+START_TEST(test_run_failures)
+{
+	char msg[512];
+	int rc;
+
+	run_fails(SEED "step\nexpect m 3\n", LESSON_FAILED,
+	    "t.lesson:7: expected m 3 (tol 1e-06, rtol 1e-06) got 2 (row 0, at "
+	    "step 0, phase update)");
+	run_fails(SEED "expect hbm 1\n", LESSON_FAILED,
+	    "t.lesson:6: expected hbm 1 got 0 (before the first step)");
+	run_fails(SEED "goto end\nexpect tile 0 0\n", LESSON_FAILED,
+	    "expected tile 0 0 got 0 1");
+	run_fails(SEED "goto end\nexpect phase max\n", LESSON_FAILED,
+	    "expected phase max got finalize");
+	run_fails(SEED "goto step 0 phase max\nexpect alpha 0\n", LESSON_FAILED,
+	    "t.lesson:7: expected alpha 0 (tol 1e-06, rtol 1e-06) got none: alpha "
+	    "is known from phase rescale");
+	run_fails(SEED "step\nexpect o 1\n", LESSON_FAILED, "got none: the "
+	    "unnormalized convention keeps u; o is known after the row's "
+	    "finalize phase");
+	run_fails(SEED "step\nexpect lse 1\n", LESSON_FAILED, "lse is known after "
+	    "the row's finalize phase");
+	run_fails(SEED "convention normalized\nstep\nexpect u 1\n", LESSON_FAILED,
+	    "the normalized convention keeps o, not u");
+	run_fails(SEED "expect tile 0 0\n", LESSON_FAILED, "before the first step "
+	    "there is no tile");
+	run_fails(SEED "expect s 1 2\n", LESSON_FAILED, "s belongs to the current "
+	    "tile");
+	run_fails(SEED "goto step 0 phase load\nexpect s 1 2\n", LESSON_FAILED,
+	    "s is known from phase scores");
+	run_fails(SEED "step\nexpect u[3] 1\n", LESSON_FAILED, "u has 1 entries");
+	run_fails(SEED "step\nexpect s 1 2 3\n", LESSON_FAILED, "expected s 1 2 3 "
+	    "got 1 2 (2 values, not 3");
+
+	/* Without STOP the run goes on and counts every failure. */
+	rc = run_script(SEED "expect m 1\nexpect m 2\nexpect m -inf\n", 0, msg,
+	    sizeof msg);
+	ck_assert_int_eq(rc, LESSON_FAILED);
+	ck_assert(strstr(msg, "t.lesson:6:") != NULL);
+}
+END_TEST
+
+START_TEST(test_run_errors)
+{
+	run_fails(SEED "step 3\n", LESSON_ERROR, "t.lesson:6: step 3 goes past "
+	    "the last step: the problem has 2 steps (0 to 1)");
+	run_fails(SEED "goto step 2\n", LESSON_ERROR, "t.lesson:6: step 2 does not "
+	    "exist: the problem has 2 steps (0 to 1)");
+	run_fails(SEED "goto tile 0 2\n", LESSON_ERROR, "t.lesson:6: tile (0, 2) "
+	    "does not exist");
+	run_fails(SEED "focus row 1\n", LESSON_ERROR, "t.lesson:6: focus row 1 "
+	    "does not exist: the problem has 1 rows");
+	run_fails(SEED "phase -1\n", LESSON_ERROR, "t.lesson:6: phase -1 goes back "
+	    "past the start");
+	run_fails(SEED "goto end\nphase\n", LESSON_ERROR, "t.lesson:7: phase 1 "
+	    "goes past the last phase");
+	run_fails(SEED "step 2\nstep until max-rises\n", LESSON_ERROR,
+	    "t.lesson:7: step until max-rises: no later step raises the max of "
+	    "row 0");
+	run_fails(SEED "label a\nbc 1\ngoto label a\n", LESSON_ERROR,
+	    "t.lesson:8: label 'a' belongs to an earlier problem (the problem "
+	    "changed at line 7)");
+	run_fails("title t\nscores 1 2\nstep\n", LESSON_ERROR, "t.lesson:2: the "
+	    "problem cannot be built: scores needs v (the values)");
+	run_fails("title t\nq 1 2 3\nk 1 2 ; 3 4\nv 1 ; 2\nstep\n", LESSON_ERROR,
+	    "t.lesson:4: the problem cannot be built: q has 3 columns but k has 2");
+	run_fails("title t\ntq 4\nfocus row 3\ntq 2\nstep\n", LESSON_ERROR,
+	    "t.lesson:5: focus row 3 does not exist in this problem (it has 2 "
+	    "rows)");
+	run_fails("title t\nbug forget-old-denominator\nconvention unnormalized\n"
+	    "step\n", LESSON_ERROR, "belongs to the normalized convention");
+	run_fails("title t\nbuilds-on no-such-lesson-anywhere\n", LESSON_ERROR,
+	    "t.lesson:2: builds-on: no lesson named 'no-such-lesson-anywhere'");
+}
+END_TEST
+
+START_TEST(test_run_moves)
+{
+	/* A half-done step counts as one; phases cross steps both ways. */
+	runs_clean(SEED "goto step 0 phase max\nstep\nexpect step 0\n"
+	    "expect phase update\nstep\nexpect step 1\nphase -1\n"
+	    "expect phase update\nexpect step 1\nphase -6\nexpect step 0\n"
+	    "expect phase update\nphase -6\nexpect step -1\nphase 13\n"
+	    "expect phase finalize\ngoto start\nexpect step -1\n"
+	    "step until row phase exp\nexpect step 0\nexpect phase exp\n"
+	    "step until row-done\nexpect step 1\nexpect phase finalize\n"
+	    "goto start\nstep until max-rises phase max\nexpect step 1\n"
+	    "expect m 1002\nlabel rise\ngoto start\ngoto label rise\n"
+	    "expect step 1\nexpect phase max\n");
+	/* Options change the problem and start it again. */
+	runs_clean(SEED "goto end\nbc 4\nexpect step -1\nexpect steps 1\n"
+	    "step\nexpect o 6.924234\ncausal on\nexpect steps 1\ncausal off\n"
+	    "new-problem\nexpect steps 16\nexpect skipped 0\ncausal\n"
+	    "expect skipped 6\n");
+}
+END_TEST
+
+/* A row's state read anywhere equals what stepping gave it last. */
+struct last {
+	int tq;
+	float *m, *l;
+	long *step;
+};
+
+static int
+remember(const struct sim_view *v, void *ctx)
+{
+	struct last *x = ctx;
+	int r;
+
+	for (r = v->tile.r0; r < v->tile.r1; r++) {
+		x->m[r] = v->m_new[r - v->tile.r0];
+		x->l[r] = v->l_new[r - v->tile.r0];
+		x->step[r] = v->step;
+	}
+	return 0;
+}
+
+START_TEST(test_rows_anywhere)
+{
+	static const char *orders[] = { "fa2", "fa1" };
+	struct lesson_run *run;
+	struct lesson_row row;
+	struct lesson *l;
+	struct last want;
+	struct setup s;
+	struct options o;
+	char script[256], err[256];
+	long k, upto;
+	int i, r;
+
+	for (i = 0; i < 2; i++) {
+		snprintf(script, sizeof script, "title t\ntq 13\ntk 11\nd 3\nbr 4\n"
+		    "bc 3\ncausal\ninput spike\norder %s\ngoto end\n", orders[i]);
+		l = parse_ok(script);
+		run = lesson_run_new(l, NULL, NULL, LESSON_RUN_STOP);
+		ck_assert_int_eq(lesson_run_all(run), LESSON_END);
+		for (upto = 0; upto < sim_steps(run->setup.sim); upto++) {
+			/* What each row held after steps 0 .. upto. */
+			want.tq = 13;
+			want.m = calloc(13, sizeof *want.m);
+			want.l = calloc(13, sizeof *want.l);
+			want.step = calloc(13, sizeof *want.step);
+			for (r = 0; r < 13; r++) {
+				want.m[r] = -INFINITY;
+				want.step[r] = -1;
+			}
+			options_init(&o);
+			o.spec.tq = 13;
+			o.spec.tk = 11;
+			o.spec.d = 3;
+			o.spec.causal = 1;
+			o.spec.input = INPUTS_SPIKE;
+			o.spec.bc = 3;
+			o.tiling.br = 4;
+			o.tiling.bc = 3;
+			o.tiling.order = i ? ORDER_FA1 : ORDER_FA2;
+			ck_assert_msg(setup_open(&o, &s, err, sizeof err) == 0, "%s", err);
+			for (k = 0; k <= upto; k++) {
+				sim_seek(s.sim, k, SIM_PHASE_LAST);
+				remember(sim_view(s.sim), &want);
+			}
+			ck_assert(lesson_run_seek(run, &l->cmds[1], upto,
+			    SIM_PHASE_LAST) == 0);
+			for (r = 0; r < 13; r++) {
+				ck_assert_int_eq(lesson_run_row(run, r, &row), 0);
+				ck_assert_msg(row.from_step == want.step[r],
+				    "%s step %ld row %d: from %ld, not %ld", orders[i],
+				    upto, r, row.from_step, want.step[r]);
+				ck_assert_msg(row.m == want.m[r] || (isinf(row.m) &&
+				    isinf(want.m[r])), "%s step %ld row %d: m %g, not %g",
+				    orders[i], upto, r, row.m, want.m[r]);
+				ck_assert_float_eq(row.l, want.l[r]);
+			}
+			setup_close(&s);
+			free(want.m);
+			free(want.l);
+			free(want.step);
+		}
+		ck_assert_int_eq(lesson_run_row(run, 13, &row), -1);
+		lesson_run_free(run);
+		lesson_free(l);
+	}
+}
+END_TEST
+
+/* compare gpu: skipped with the reason without a GPU, never a failure
+ * for that; with one, a report. */
+struct seen {
+	int reports, skips;
+	char why[256];
+};
+
+static void
+seen_compare(void *ctx, struct lesson_run *run,
+    const struct gpucheck_report *rep, const char *skipped)
+{
+	struct seen *s = ctx;
+
+	(void)run;
+	if (rep != NULL)
+		s->reports++;
+	else {
+		s->skips++;
+		snprintf(s->why, sizeof s->why, "%s", skipped);
+	}
+}
+
+START_TEST(test_compare_gpu)
+{
+	static const struct lesson_sink sink = { .compare = seen_compare };
+	struct seen seen = { 0, 0, "" };
+	struct lesson_run *run;
+	struct lesson *l = parse_ok(SEED "compare gpu\nexpect m -inf\n");
+	int rc;
+
+	run = lesson_run_new(l, &sink, &seen, LESSON_RUN_STOP);
+	rc = lesson_run_all(run);
+	ck_assert_int_eq(seen.reports + seen.skips, 1);
+	if (seen.skips)
+		ck_assert_msg(rc == LESSON_END && run->failures == 0, "a skipped "
+		    "comparison failed the lesson");
+	if (seen.skips)
+		ck_assert(seen.why[0] != '\0');
+	lesson_run_free(run);
+
+	/* A rehearsal does not start the GPU. */
+	seen.reports = seen.skips = 0;
+	run = lesson_run_new(l, &sink, &seen, LESSON_RUN_DRY);
+	ck_assert_int_eq(lesson_run_all(run), LESSON_END);
+	ck_assert_int_eq(seen.reports + seen.skips, 0);
+	lesson_run_free(run);
+	lesson_free(l);
+}
+END_TEST
+
+/* ---- pauses, slides and the plain writer ---- */
+
+static char *
+slide_text(const struct lesson_slides *s)
+{
+	static char buf[4096];
+	size_t used = 0;
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; i < s->nitems && used < sizeof buf; i++)
+		used += (size_t)snprintf(buf + used, sizeof buf - used, "[%d]%s|",
+		    s->items[i].kind, s->items[i].text ? s->items[i].text : "?");
+	return buf;
+}
+
+START_TEST(test_slides)
+{
+	struct lesson_slides s;
+	struct lesson *l;
+	char err[512], first[4096], second[4096];
+	long step2;
+
+	l = parse_ok(SEED "say one\nnote secret\nstep\npause\nsay two\n"
+	    "ask q?\nchoice a\nchoice b\nanswer b why\nstep\npause\nsay three\n");
+	ck_assert_int_eq(lesson_slides_open(&s, l, 0, err, sizeof err), 0);
+	ck_assert_int_eq(s.index, 1);
+	ck_assert(!s.at_end);
+	snprintf(first, sizeof first, "%s", slide_text(&s));
+	ck_assert(strstr(first, "one") != NULL);
+	ck_assert(strstr(first, "secret") == NULL);	/* not the presenter */
+	ck_assert_int_eq(s.run->step, 0);
+	ck_assert_int_eq(lesson_slides_back(&s), 1);	/* the first already */
+
+	ck_assert_int_eq(lesson_slides_forward(&s), 0);
+	ck_assert_int_eq(s.index, 2);
+	snprintf(second, sizeof second, "%s", slide_text(&s));
+	ck_assert(strstr(second, "two") != NULL);
+	ck_assert(strstr(second, "one") == NULL);
+	ck_assert(lesson_slides_hidden(&s));
+	ck_assert_int_eq(lesson_slides_reveal(&s), 1);
+	ck_assert(!lesson_slides_hidden(&s));
+	ck_assert_int_eq(lesson_slides_reveal(&s), 0);
+	step2 = s.run->step;
+	ck_assert_int_eq(step2, 1);
+
+	/* Back replays: the same slide, the same position. */
+	ck_assert_int_eq(lesson_slides_back(&s), 0);
+	ck_assert_int_eq(s.index, 1);
+	ck_assert_str_eq(slide_text(&s), first);
+	ck_assert_int_eq(s.run->step, 0);
+	ck_assert_int_eq(lesson_slides_forward(&s), 0);
+	ck_assert_str_eq(slide_text(&s), second);
+	ck_assert(lesson_slides_hidden(&s));	/* a new visit hides it again */
+
+	ck_assert_int_eq(lesson_slides_forward(&s), 0);
+	ck_assert_int_eq(s.index, 3);
+	ck_assert(s.at_end);
+	ck_assert(strstr(slide_text(&s), "three") != NULL);
+	ck_assert_int_eq(lesson_slides_forward(&s), 1);
+	ck_assert_int_eq(lesson_slides_go(&s, 2), 0);
+	ck_assert_int_eq(s.index, 2);
+	lesson_slides_close(&s);
+
+	/* The presenter sees the notes. */
+	ck_assert_int_eq(lesson_slides_open(&s, l, 1, err, sizeof err), 0);
+	ck_assert(strstr(slide_text(&s), "secret") != NULL);
+	lesson_slides_close(&s);
+	lesson_free(l);
+
+	/* A lesson that cannot run shows nothing. */
+	l = parse_ok(SEED "say hi\npause\nstep 5\n");
+	ck_assert_int_eq(lesson_slides_open(&s, l, 0, err, sizeof err), -1);
+	ck_assert(strstr(err, "t.lesson:8: step 5 goes past") != NULL);
+	lesson_free(l);
+}
+END_TEST
+
+/* Reads what lesson_plain_write wrote. */
+static int
+plain(const char *script, int presenter, char *out, size_t len, char *err)
+{
+	struct lesson *l = parse_ok(script);
+	FILE *f = tmpfile();
+	size_t n;
+	int rc;
+
+	ck_assert(f != NULL);
+	rc = lesson_plain_write(l, f, presenter, err, 512);
+	rewind(f);
+	n = fread(out, 1, len - 1, f);
+	out[n] = '\0';
+	fclose(f);
+	lesson_free(l);
+	return rc;
+}
+
+START_TEST(test_plain)
+{
+	static char out[65536];
+	char err[512];
+
+	ck_assert_int_eq(plain(SEED "say Hello there.\nnote psst\nstep\npause\n"
+	    "ask Why?\nchoice because\nchoice why not\nanswer a That is why.\n"
+	    "goto end\npause\ncompare gpu\n", 0, out, sizeof out, err), 0);
+	ck_assert(strncmp(out, "t\n=\n", 4) == 0);
+	ck_assert(strstr(out, "Hello there.") != NULL);
+	ck_assert(strstr(out, "psst") == NULL);
+	ck_assert(strstr(out, "problem:  scores Tq=1 Tk=4") != NULL);
+	ck_assert(strstr(out, "[pause 1] step 0 of 0-1, after phase update\n"
+	    "    tile (0, 0): rows 0-0, keys 0-1\n") != NULL);
+	ck_assert(strstr(out, "tile (0, 1): rows 0-0, keys 2-3; finalizes its "
+	    "rows") != NULL);
+	ck_assert(strstr(out, "u -0.2642411 -> 9.471518") != NULL);
+	ck_assert(strstr(out, "o 6.924234   lse 1002.313") != NULL);
+	ck_assert(strstr(out, "tiles   # @\n") != NULL);
+	ck_assert(strstr(out, "Q1. Why?") != NULL);
+	ck_assert(strstr(out, "[compare gpu]") != NULL);
+	/* the answers come last */
+	ck_assert(strstr(out, "Answers\n-------\nQ1. a) because -- That is why.")
+	    != NULL);
+	ck_assert(strstr(out, "That is why.") > strstr(out, "[pause 2]"));
+
+	ck_assert_int_eq(plain(SEED "note psst\n", 1, out, sizeof out, err), 0);
+	ck_assert(strstr(out, "[note] psst") != NULL);
+
+	/* A failed expect is printed and gives 1; an error writes nothing. */
+	ck_assert_int_eq(plain(SEED "expect m 5\nsay after\n", 0, out, sizeof out,
+	    err), 1);
+	ck_assert(strstr(out, "!! t.lesson:6: expected m 5") != NULL);
+	ck_assert(strstr(out, "after") != NULL);
+	ck_assert_int_eq(plain(SEED "say before\nstep 9\n", 0, out, sizeof out,
+	    err), -1);
+	ck_assert(strstr(err, "t.lesson:7: step 9") != NULL);
+	ck_assert_str_eq(out, "");
+}
+END_TEST
+
+START_TEST(test_view)
+{
+	struct lesson_lines ls = { 0 };
+	struct lesson_run *run;
+	struct lesson *l;
+	int i, found = 0;
+
+	/* Several rows: the focus row is marked; a row outside the tile is
+	 * shown as its last step left it. */
+	l = parse_ok("title t\ntq 6\ntk 4\nd 2\nbr 2\nbc 2\ncausal\n"
+	    "focus row 0\ngoto tile 2 1\n");
+	run = lesson_run_new(l, NULL, NULL, LESSON_RUN_STOP);
+	ck_assert_int_eq(lesson_run_all(run), LESSON_END);
+	lesson_view_state(run, &ls);
+	ck_assert(!ls.oom);
+	ck_assert_str_eq(ls.line[0], "step 2 of 0-2, after phase finalize");
+	ck_assert_str_eq(ls.line[1], "tile (2, 1): rows 4-5, keys 2-3; "
+	    "finalizes its rows");
+	ck_assert_str_eq(ls.line[2], "tiles   . .");
+	ck_assert_str_eq(ls.line[3], "        # .");
+	ck_assert_str_eq(ls.line[4], "        # @");
+	ck_assert_str_eq(ls.line[5], "        (@ this step, # done, o to come, "
+	    ". skipped)");
+	for (i = 0; i < ls.n; i++)
+		if (strncmp(ls.line[i], "row 0 (not reached yet)", 23) == 0)
+			found = 1;
+	ck_assert_msg(found, "row 0 is not shown");
+	lesson_lines_free(&ls);
+
+	/* Wrapping keeps words whole and the width. */
+	lesson_lines_wrap(&ls, "aaa bbb ccc ddd eee fff ggg hhh iii jjj", 20,
+	    "> ", "  ");
+	ck_assert_int_eq(ls.n, 3);
+	ck_assert_str_eq(ls.line[0], "> aaa bbb ccc ddd");
+	ck_assert_str_eq(ls.line[1], "  eee fff ggg hhh");
+	ck_assert_str_eq(ls.line[2], "  iii jjj");
+	lesson_lines_free(&ls);
+	lesson_run_free(run);
+	lesson_free(l);
+}
+END_TEST
+
+/* ---- finding lessons ---- */
+
+static void
+write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	ck_assert(f != NULL);
+	fputs(text, f);
+	fclose(f);
+}
+
+START_TEST(test_path)
+{
+	struct lesson_entry *list;
+	char dir[64], dir2[64], p[128], err[512], *found;
+	int n, i;
+
+	snprintf(dir, sizeof dir, "/tmp/check_lesson_a%ld", (long)getpid());
+	snprintf(dir2, sizeof dir2, "/tmp/check_lesson_b%ld", (long)getpid());
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	ck_assert_int_eq(mkdir(dir2, 0700), 0);
+	snprintf(p, sizeof p, "%s/10-alpha.lesson", dir);
+	write_file(p, "# x\ntitle  Alpha lesson \nsay a\n");
+	snprintf(p, sizeof p, "%s/11-beta.lesson", dir);
+	write_file(p, "title Beta\n");
+	snprintf(p, sizeof p, "%s/10-alpha.lesson", dir2);
+	write_file(p, "title Hidden\n");
+	snprintf(p, sizeof p, "%s/12-gamma.lesson", dir2);
+	write_file(p, "title Gamma\n");
+	snprintf(p, sizeof p, "%s:%s", dir, dir2);
+	setenv("FLASHSTEP_LESSONS", p, 1);
+
+	found = lesson_path_find("11-beta", NULL, err, sizeof err);
+	ck_assert_msg(found != NULL, "%s", err);
+	ck_assert(strstr(found, "/11-beta.lesson") != NULL);
+	free(found);
+	found = lesson_path_find("12", NULL, err, sizeof err);	/* a prefix */
+	ck_assert_msg(found != NULL, "%s", err);
+	ck_assert(strstr(found, "12-gamma.lesson") != NULL);
+	free(found);
+	found = lesson_path_find("1", NULL, err, sizeof err);
+	ck_assert_ptr_null(found);
+	ck_assert(strstr(err, "lesson name '1' is ambiguous") != NULL);
+	found = lesson_path_find("nothing-like-it", NULL, err, sizeof err);
+	ck_assert_ptr_null(found);
+	ck_assert(strstr(err, "no lesson named 'nothing-like-it' (looked in ")
+	    != NULL);
+	ck_assert(strstr(err, dir) != NULL);
+	found = lesson_path_find("./no/such.lesson", NULL, err, sizeof err);
+	ck_assert_ptr_null(found);
+	ck_assert(strstr(err, "no such lesson file") != NULL);
+
+	ck_assert_int_eq(lesson_path_list(&list, &n, err, sizeof err), 0);
+	/* Sorted by name, the first folder's 10-alpha hiding the second's;
+	 * the installed and source lessons may follow. */
+	for (i = 0; i < n && strcmp(list[i].name, "10-alpha") != 0; i++)
+		;
+	ck_assert_int_le(i + 3, n);
+	ck_assert_str_eq(list[i].title, "Alpha lesson");
+	ck_assert_str_eq(list[i + 1].name, "11-beta");
+	ck_assert_str_eq(list[i + 2].name, "12-gamma");
+	ck_assert_str_eq(list[i + 2].title, "Gamma");
+	for (i = 1; i < n; i++)
+		ck_assert(strcmp(list[i - 1].name, list[i].name) < 0);
+	lesson_path_list_free(list, n);
+
+	unsetenv("FLASHSTEP_LESSONS");
+	snprintf(p, sizeof p, "%s/10-alpha.lesson", dir);
+	unlink(p);
+	snprintf(p, sizeof p, "%s/11-beta.lesson", dir);
+	unlink(p);
+	snprintf(p, sizeof p, "%s/10-alpha.lesson", dir2);
+	unlink(p);
+	snprintf(p, sizeof p, "%s/12-gamma.lesson", dir2);
+	unlink(p);
+	rmdir(dir);
+	rmdir(dir2);
+}
+END_TEST
+
+/* name with man's "\-" for each '-'. */
+static void
+man_escape(const char *name, char *out, size_t len)
+{
+	size_t j = 0;
+
+	for (; *name != '\0' && j + 3 < len; name++) {
+		if (*name == '-')
+			out[j++] = '\\';
+		out[j++] = *name;
+	}
+	out[j] = '\0';
+}
+
+/* The man page documents every directive and every quantity. */
+START_TEST(test_man_page)
+{
+	const struct lesson_directive *d;
+	const struct lesson_quantity *q;
+	char path[1024], *text, name[64], want[80];
+	const char *top = getenv("top_srcdir");
+	FILE *f;
+	long n;
+
+	snprintf(path, sizeof path, "%s/doc/flashstep-lesson.5", top ? top :
+	    LESSONS_SRCDIR "/..");
+	f = fopen(path, "r");
+	ck_assert_msg(f != NULL, "cannot open %s", path);
+	text = calloc(1, 1 << 17);
+	ck_assert(text != NULL);
+	n = (long)fread(text, 1, (1 << 17) - 1, f);
+	fclose(f);
+	ck_assert_int_gt(n, 1000);
+	for (d = lesson_directives(); d->name != NULL; d++) {
+		man_escape(d->name, name, sizeof name);
+		ck_assert_msg(strstr(text, name) != NULL, "the man page lacks "
+		    "directive '%s'", d->name);
+	}
+	/* Each quantity as a bold word of the QUANTITIES list. */
+	for (q = lesson_quantities(); q->name != NULL; q++) {
+		man_escape(q->name, name, sizeof name);
+		snprintf(want, sizeof want, "\n.B %s\n", name);
+		if (strstr(text, want) != NULL)
+			continue;
+		snprintf(want, sizeof want, "\n.BR %s ", name);
+		if (strstr(text, want) != NULL)
+			continue;
+		snprintf(want, sizeof want, "\" %s \"", name);
+		if (strstr(text, want) != NULL)
+			continue;
+		snprintf(want, sizeof want, "\" %s\n", name);
+		ck_assert_msg(strstr(text, want) != NULL, "the man page lacks "
+		    "quantity '%s'", q->name);
+	}
+	free(text);
+}
+END_TEST
+
+Suite *
+test_suite(void)
+{
+	Suite *s = suite_create("lesson");
+	TCase *tc = tcase_create("parse");
+
+	tcase_add_test(tc, test_lines);
+	tcase_add_test(tc, test_line_errors);
+	tcase_add_test(tc, test_distance);
+	tcase_add_test(tc, test_numbers);
+	tcase_add_test(tc, test_title_builds_on);
+	tcase_add_test(tc, test_narration);
+	tcase_add_test(tc, test_questions);
+	tcase_add_test(tc, test_moves);
+	tcase_add_test(tc, test_goto_label);
+	tcase_add_test(tc, test_expect_parse);
+	tcase_add_test(tc, test_compare_parse);
+	tcase_add_test(tc, test_problem_parse);
+	tcase_add_test(tc, test_files);
+	tcase_add_test(tc, test_unflag);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("run");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_run_seed);
+	tcase_add_test(tc, test_run_failures);
+	tcase_add_test(tc, test_run_errors);
+	tcase_add_test(tc, test_run_moves);
+	tcase_add_test(tc, test_rows_anywhere);
+	tcase_add_test(tc, test_compare_gpu);
+	tcase_add_test(tc, test_slides);
+	tcase_add_test(tc, test_plain);
+	tcase_add_test(tc, test_view);
+	tcase_add_test(tc, test_path);
+	tcase_add_test(tc, test_man_page);
+	suite_add_tcase(s, tc);
+	return s;
+}
