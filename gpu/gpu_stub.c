@@ -4,6 +4,9 @@
 #include "gpu.h"
 #include "util.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 static const char no_cuda[] = "built without CUDA support";
 
 int
@@ -15,9 +18,47 @@ gpu_built(void)
 int
 gpu_available(char *name, size_t namelen, char *err, size_t errlen)
 {
-	(void)name;
-	(void)namelen;
+	if (name != NULL && namelen > 0)
+		name[0] = '\0';
 	return util_error(err, errlen, "%s", no_cuda);
+}
+
+int
+gpu_teach(const struct problem *ps, int n, const struct tiling *t,
+    const struct online_rule *rule, unsigned flags, int repeat,
+    struct gpu_result *res, char *err, size_t errlen)
+{
+	(void)ps;
+	(void)n;
+	(void)t;
+	(void)rule;
+	(void)flags;
+	(void)repeat;
+	memset(res, 0, sizeof *res);
+	return util_error(err, errlen, "%s", no_cuda);
+}
+
+int
+gpu_naive(const struct problem *ps, int n, int repeat, struct gpu_result *res,
+    char *err, size_t errlen)
+{
+	(void)ps;
+	(void)n;
+	(void)repeat;
+	memset(res, 0, sizeof *res);
+	return util_error(err, errlen, "%s", no_cuda);
+}
+
+void
+gpu_result_free(struct gpu_result *res)
+{
+	free(res->o);
+	free(res->lse);
+	free(res->m_new);
+	free(res->alpha);
+	free(res->l_new);
+	free(res->acc);
+	memset(res, 0, sizeof *res);
 }
 
 int

@@ -1,5 +1,56 @@
 # gpu/local.mk - the CUDA kernels, or a stub without CUDA.
+#
+# With nvcc (configure's HAVE_CUDA) the library holds the C side (gpu.c)
+# and the .cu files, built by the suffix rule below: machine code for
+# sm_90 (H100, H200) plus PTX for compute_80 that the driver compiles on
+# other GPUs.  -fmad=false: no fused multiply-adds in the kernels, so the
+# teaching kernel rounds as the simulator does (-ffp-contract=off).
+# Without nvcc the stub answers every call "built without CUDA support".
+# Both sets of sources go into the tarball either way.
 
 noinst_LIBRARIES += gpu/libfsgpu.a
-gpu_libfsgpu_a_SOURCES = gpu/gpu.h gpu/gpu_stub.c
-GPU_LIB = gpu/libfsgpu.a
+GPU_HDRS = gpu/gpu.h gpu/kernels.h gpu/cudacheck.h
+if HAVE_CUDA
+gpu_libfsgpu_a_SOURCES = $(GPU_HDRS) gpu/gpu.c gpu/device.cu \
+	gpu/teach.cu gpu/naive.cu
+else
+gpu_libfsgpu_a_SOURCES = $(GPU_HDRS) gpu/gpu_stub.c
+endif
+EXTRA_DIST += gpu/gpu_stub.c gpu/gpu.c gpu/device.cu gpu/teach.cu \
+	gpu/naive.cu
+
+# The GPU objects call into the model (schedule, util): the model's
+# library comes again after them, as static libraries need.  Host code
+# that nvcc compiles is C++ (guarded statics of the kernel registration,
+# an exception personality): it needs libstdc++ when gcc links.
+if HAVE_CUDA
+GPU_LIB = gpu/libfsgpu.a src/libflashstep.a -lstdc++
+else
+GPU_LIB = gpu/libfsgpu.a src/libflashstep.a
+endif
+
+SUFFIXES = .cu
+GPU_NVCC_ARCH = -gencode arch=compute_90,code=sm_90 \
+	-gencode arch=compute_80,code=compute_80
+GPU_NVCCFLAGS = $(GPU_NVCC_ARCH) -O3 -fmad=false -std=c++17 \
+	-Xcompiler -Wall,-Wextra -I$(top_builddir) -I$(top_srcdir)/src \
+	-I$(top_srcdir)/gpu
+AM_V_NVCC = $(am__v_NVCC_@AM_V@)
+am__v_NVCC_ = $(am__v_NVCC_@AM_DEFAULT_V@)
+am__v_NVCC_0 = @echo "  NVCC    " $@;
+am__v_NVCC_1 =
+.cu.o:
+	$(AM_V_NVCC)$(NVCC) $(GPU_NVCCFLAGS) $(NVCCFLAGS) -c -o $@ $<
+
+# nvcc tracks no dependencies here: name the headers the .cu files use.
+gpu/device.o gpu/teach.o gpu/naive.o: $(GPU_HDRS) src/online.h \
+	src/schedule.h src/problem.h src/dtype.h src/util.h config.h
+
+# The GPU tests: the kernel against the simulator, step by step.  They
+# exit 77 (skip) only when no device can be used, or in a build without
+# CUDA.
+check_PROGRAMS += tests/check_gpu
+TESTS += tests/check_gpu tests/gpu.test
+EXTRA_DIST += tests/gpu.test
+tests_check_gpu_SOURCES = tests/check_gpu.c $(TESTUTIL)
+tests_check_gpu_LDADD = $(CHECK_LDADD)

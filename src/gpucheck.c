@@ -1,19 +1,282 @@
-/* gpucheck.c - placeholder until the teaching kernel lands. */
+/*
+ * gpucheck.c - the teaching kernel's trace laid against sim_run's steps.
+ *
+ * Why the tolerance is what gpucheck.h says.  The kernel (gpu/teach.cu)
+ * does the simulator's operations in the simulator's order: each score
+ * sums q[x] k[x] over x in order and then scales, the row max, the row
+ * sum and every entry of P V run over the keys in order, and the update
+ * and finalize formulas are online.c's.  Neither side fuses multiply-adds
+ * (gcc -ffp-contract=off, nvcc -fmad=false) and both round every float32
+ * operation to nearest, division included.  So S and m are the same bits
+ * on both sides, and a difference enters only through expf (in alpha and
+ * in every entry of P) and logf (in lse): CUDA's expf is within 2 units
+ * in the last place (ulp), glibc's within 1, so one p may differ by about
+ * 3 ulp (3.6e-7 relative).  Those differences then ride through sums of
+ * up to Tk terms in the same order; being of either sign they grow like
+ * sqrt(Tk) ulp, about 128 ulp (8e-6) at Tk = 16384.  GPUCHECK_RTOL = 1e-4
+ * leaves a margin of ten over that, and is still a hundred times smaller
+ * than what the faults this check exists for do: a rescale left out
+ * moves l and u by a factor exp(m_old - m_new), a mask off by one key or
+ * a wrong convention by 1e-2 or more.
+ *
+ * With P rounded to fp16 or bf16 before P V, an expf that differs by one
+ * ulp can now and then round p to the neighbouring narrow value: one
+ * unit of the narrow type's roundoff (2^-11, 2^-8) times p |v|.  The
+ * numerator and O are then held to twice that; l is not, since the row
+ * sum uses P before rounding.
+ *
+ * Values near 0 need an absolute part: u sums p v of both signs, so its
+ * error scales with sum p |v| <= l max|V| rather than with |u|; o and O
+ * with max|V|.
+ */
 #include "config.h"
 
 #include "gpucheck.h"
+#include "compare.h"
 #include "gpu.h"
+#include "sim.h"
+#include "util.h"
 
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* One problem's walk through the simulator's steps. */
+struct gpucheck_walk {
+	const struct gpu_result *g;
+	int b;			/* the problem's index in the GPU run */
+	int dv, normalized;
+	double vmax;		/* max |V| */
+	struct gpucheck_report *rep;
+};
+
+static double
+gpucheck_rtol_acc(enum dtype t)
+{
+	switch (t) {
+	case DTYPE_FP16:
+		return 0x1p-10;
+	case DTYPE_BF16:
+		return 0x1p-7;
+	default:
+		return GPUCHECK_RTOL;
+	}
+}
+
+/*
+ * One value: records |got - ref| in *maxdiff and returns how many times
+ * the allowed difference it is (> 1 fails; infinity for a NaN, or for an
+ * infinity against a finite value).
+ */
+static double
+gpucheck_note(struct gpucheck_report *rep, double got, double ref, double atol,
+    double rtol, double *maxdiff)
+{
+	double diff, allowed;
+
+	if (compare_close(got, ref, atol, rtol)) {
+		if (isinf(got) || isinf(ref))
+			return 0.0;	/* the same infinity */
+		diff = fabs(got - ref);
+		allowed = atol + rtol * fabs(ref);
+		if (diff > *maxdiff)
+			*maxdiff = diff;
+		return allowed > 0.0 ? diff / allowed : 0.0;
+	}
+	rep->failures++;
+	diff = isnan(got) || isnan(ref) || isinf(got) || isinf(ref) ?
+	    INFINITY : fabs(got - ref);
+	if (!(diff <= *maxdiff))
+		*maxdiff = diff;
+	allowed = atol + rtol * fabs(ref);
+	return isfinite(diff) && allowed > 0.0 ? diff / allowed : INFINITY;
+}
+
+/* sim_run's callback: step v of the simulator against the trace. */
+static int
+gpucheck_step_fn(const struct sim_view *v, void *ctx)
+{
+	struct gpucheck_walk *w = ctx;
+	struct gpucheck_report *rep = w->rep;
+	struct gpucheck_step st;
+	const struct gpu_result *g = w->g;
+	double atol, e;
+	long before = rep->failures;
+	size_t at;
+	int r, x;
+
+	memset(&st, 0, sizeof st);
+	for (r = 0; r < v->rows; r++) {
+		at = gpu_trace_at(g, w->b, v->step, r);
+		e = gpucheck_note(rep, g->m_new[at], v->m_new[r], rep->atol,
+		    rep->rtol, &st.m);
+		st.excess = fmax(st.excess, e);
+		e = gpucheck_note(rep, g->alpha[at], v->alpha[r], rep->atol,
+		    rep->rtol, &st.alpha);
+		st.excess = fmax(st.excess, e);
+		e = gpucheck_note(rep, g->l_new[at], v->l_new[r], rep->atol,
+		    rep->rtol, &st.l);
+		st.excess = fmax(st.excess, e);
+		if (g->acc == NULL)
+			continue;
+		atol = rep->rtol_acc * w->vmax;
+		if (!w->normalized)
+			atol *= v->l_new[r];
+		for (x = 0; x < w->dv; x++) {
+			e = gpucheck_note(rep, g->acc[at * w->dv + x],
+			    v->acc_new[(size_t)r * w->dv + x], atol, rep->rtol_acc,
+			    &st.acc);
+			st.excess = fmax(st.excess, e);
+		}
+	}
+	if (rep->failures > before && rep->first_failure < 0)
+		rep->first_failure = v->step;
+	if (!(st.excess <= rep->worst_excess) || rep->worst_step < 0) {
+		rep->worst_excess = st.excess;
+		rep->worst_step = v->step;
+	}
+	rep->max_m = fmax(rep->max_m, st.m);
+	rep->max_alpha = fmax(rep->max_alpha, st.alpha);
+	rep->max_l = fmax(rep->max_l, st.l);
+	rep->max_acc = fmax(rep->max_acc, st.acc);
+	if (rep->step != NULL)
+		rep->step[v->step] = st;
+	return 0;
+}
+
+/* Problem b of the GPU run against its own simulator. */
+static int
+gpucheck_one(const struct problem *p, int b, const struct tiling *t,
+    const struct online_rule *rule, const struct gpu_result *g, int per_step,
+    struct gpucheck_report *rep, char *err, size_t errlen)
+{
+	struct gpucheck_walk w;
+	struct sim *sim;
+	float *o = NULL, *lse = NULL;
+	const float *go, *glse;
+	double e, worst_out = 0.0;
+	size_t n, i;
+	int rc = -1;
+
+	sim = sim_new(p, t, rule, err, errlen);
+	if (sim == NULL)
+		return -1;
+	rep->steps = sim_steps(sim);
+	rep->worst_step = -1;
+	rep->first_failure = -1;
+	rep->rtol = GPUCHECK_RTOL;
+	rep->atol = GPUCHECK_RTOL;
+	rep->rtol_acc = gpucheck_rtol_acc(p->dtype);
+	rep->acc_compared = g->acc != NULL;
+	rep->kernel_ms = g->ms;
+	snprintf(rep->device, sizeof rep->device, "%s", g->device);
+	if (per_step) {
+		rep->step = util_calloc((size_t)rep->steps, sizeof *rep->step,
+		    "per-step report", err, errlen);
+		if (rep->step == NULL)
+			goto out;
+	}
+
+	memset(&w, 0, sizeof w);
+	w.g = g;
+	w.b = b;
+	w.dv = p->dv;
+	w.normalized = rule->convention == CONV_NORMALIZED;
+	w.rep = rep;
+	n = (size_t)p->tk * p->dv;
+	for (i = 0; i < n; i++)
+		w.vmax = fmax(w.vmax, fabs(p->v[i]));
+
+	o = util_calloc((size_t)p->tq * p->dv, sizeof *o, "O", err, errlen);
+	lse = util_calloc((size_t)p->tq, sizeof *lse, "lse", err, errlen);
+	if (o == NULL || lse == NULL)
+		goto out;
+	if (sim_run(sim, gpucheck_step_fn, &w, o, lse) != 0) {
+		util_error(err, errlen, "simulator: out of memory");
+		goto out;
+	}
+
+	/* The outputs. */
+	go = g->o + (size_t)b * p->tq * p->dv;
+	glse = g->lse + (size_t)b * p->tq;
+	n = (size_t)p->tq * p->dv;
+	for (i = 0; i < n; i++) {
+		e = gpucheck_note(rep, go[i], o[i], rep->rtol_acc * w.vmax,
+		    rep->rtol_acc, &rep->max_o);
+		worst_out = fmax(worst_out, e);
+	}
+	for (i = 0; i < (size_t)p->tq; i++) {
+		e = gpucheck_note(rep, glse[i], lse[i], rep->atol, rep->rtol,
+		    &rep->max_lse);
+		worst_out = fmax(worst_out, e);
+	}
+	if (!(worst_out <= rep->worst_excess))
+		rep->worst_excess = worst_out;
+	rep->pass = rep->failures == 0;
+	rc = 0;
+out:
+	if (rc != 0)
+		gpucheck_report_free(rep);
+	free(o);
+	free(lse);
+	sim_free(sim);
+	return rc;
+}
+
+int
+gpucheck_run_many(const struct problem *ps, int n, const struct tiling *t,
+    const struct online_rule *rule, const struct gpucheck_opts *opts,
+    struct gpucheck_report *reps, char *err, size_t errlen)
+{
+	struct gpu_result g;
+	unsigned flags = GPU_TRACE;
+	size_t tiles;
+	int b, br, bc;
+
+	memset(reps, 0, (size_t)n * sizeof *reps);
+	if (n < 1)
+		return util_error(err, errlen, "no problem to compare");
+	/* The numerator's trace takes Br dv floats per step and problem:
+	 * keep it while that stays reasonable.  (Bad tiles are gpu_teach's
+	 * to refuse.) */
+	if (t->br > 0 && t->bc > 0) {
+		br = t->br < ps[0].tq ? t->br : ps[0].tq;
+		bc = t->bc < ps[0].tk ? t->bc : ps[0].tk;
+		tiles = (size_t)((ps[0].tq + br - 1) / br) *
+		    (size_t)((ps[0].tk + bc - 1) / bc);
+		if ((double)n * tiles * br * ps[0].dv * sizeof(float) <=
+		    (double)GPUCHECK_ACC_TRACE_MAX)
+			flags |= GPU_TRACE_ACC;
+	}
+	if (opts != NULL)
+		flags |= opts->gpu_flags;
+	if (gpu_teach(ps, n, t, rule, flags, 0, &g, err, errlen) != 0)
+		return -1;
+	for (b = 0; b < n; b++) {
+		if (gpucheck_one(&ps[b], b, t, rule, &g,
+		    opts != NULL && opts->per_step, &reps[b], err, errlen) != 0) {
+			while (b-- > 0)
+				gpucheck_report_free(&reps[b]);
+			gpu_result_free(&g);
+			return -1;
+		}
+	}
+	gpu_result_free(&g);
+	return 0;
+}
 
 int
 gpucheck_run(const struct problem *p, const struct tiling *t,
     const struct online_rule *rule, struct gpucheck_report *rep, char *err,
     size_t errlen)
 {
-	(void)p;
-	(void)t;
-	(void)rule;
-	memset(rep, 0, sizeof *rep);
-	return gpu_available(NULL, 0, err, errlen);
+	return gpucheck_run_many(p, 1, t, rule, NULL, rep, err, errlen);
+}
+
+void
+gpucheck_report_free(struct gpucheck_report *rep)
+{
+	free(rep->step);
+	rep->step = NULL;
 }

@@ -1,0 +1,39 @@
+/* device.cu - is there a GPU to run on?  (gpu_available of gpu.h) */
+#include "config.h"
+
+#include "cudacheck.h"
+
+#include <string.h>
+
+extern "C" {
+#include "gpu.h"
+}
+
+extern "C" int
+gpu_available(char *name, size_t namelen, char *err, size_t errlen)
+{
+	struct cudaDeviceProp prop;
+	cudaError_t e;
+	int count = 0;
+
+	if (name != NULL && namelen > 0)
+		name[0] = '\0';
+	/* No driver, no device, or CUDA_VISIBLE_DEVICES hiding them all:
+	 * one answer, with CUDA's own reason beside it. */
+	e = cudaGetDeviceCount(&count);
+	if (e != cudaSuccess) {
+		snprintf(err, errlen, "no CUDA device found (%s)",
+		    cudaGetErrorString(e));
+		return -1;
+	}
+	if (count == 0) {
+		snprintf(err, errlen, "no CUDA device found");
+		return -1;
+	}
+	CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+	if (name != NULL && namelen > 0)
+		snprintf(name, namelen, "%s", prop.name);
+	return 0;
+fail:
+	return -1;
+}

@@ -1,0 +1,508 @@
+/*
+ * check_gpu.c - the teaching kernel against the simulator, step by step:
+ * random problems of every kind agree in m, alpha, l, the numerator, O
+ * and lse; several heads agree each with its own simulator; the bug modes
+ * agree; and a kernel with its rescale left out is caught, so the check
+ * is shown able to fail.
+ *
+ * CUDA is never started in this process before check forks a test: the
+ * probe runs in a child of its own.  The program exits 77 (skip) only
+ * when that child finds no device, or in a build without CUDA.
+ */
+#include "config.h"
+
+#include "testutil.h"
+#include "compare.h"
+#include "gpu.h"
+#include "gpucheck.h"
+#include "reference.h"
+#include "sim.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Fails the test with the case and the report's figures. */
+static void
+check_agree(const struct gpucheck_report *rep, const char *what)
+{
+	ck_assert_msg(rep->pass, "%s: %ld values differ, first at step %ld; "
+	    "largest |gpu - sim|: m %g alpha %g l %g acc %g O %g lse %g", what,
+	    rep->failures, rep->first_failure, rep->max_m, rep->max_alpha,
+	    rep->max_l, rep->max_acc, rep->max_o, rep->max_lse);
+	ck_assert_msg(rep->acc_compared, "%s: numerator not compared", what);
+}
+
+/* 120 random fp32 problems: ragged tiles, Tq != Tk, causal, scores with
+ * masked entries and rows, both orders, both conventions. */
+START_TEST(test_random_fp32)
+{
+	struct inputs_rng rng;
+	struct tu_case c;
+	struct gpucheck_report rep;
+	char err[512];
+	int n, fa1 = 0, normalized = 0, causal = 0, scores = 0, ragged = 0;
+	double worst_m = 0, worst_excess = 0;
+
+	inputs_rng_seed(&rng, 4004);
+	for (n = 0; n < 120; n++) {
+		tu_random_case(&rng, 70, TU_SCORES | TU_CAUSAL | TU_MASKED_ROWS,
+		    DTYPE_FP32, &c);
+		ck_assert_msg(gpucheck_run(&c.p, &c.t, &c.rule, &rep, err,
+		    sizeof err) == 0, "case %d (%s): %s", n, c.what, err);
+		check_agree(&rep, c.what);
+		ck_assert_int_gt(rep.steps, 0);
+		fa1 += c.t.order == ORDER_FA1;
+		normalized += c.rule.convention == CONV_NORMALIZED;
+		causal += c.p.causal;
+		scores += c.p.scores_mode;
+		ragged += c.p.tq % c.t.br != 0 || c.p.tk % c.t.bc != 0;
+		worst_m = fmax(worst_m, rep.max_m);
+		worst_excess = fmax(worst_excess, rep.worst_excess);
+		gpucheck_report_free(&rep);
+		tu_case_free(&c);
+	}
+	/* The draw really covered what the comment above claims. */
+	ck_assert_int_ge(fa1, 20);
+	ck_assert_int_ge(normalized, 20);
+	ck_assert_int_ge(causal, 20);
+	ck_assert_int_ge(scores, 10);
+	ck_assert_int_ge(ragged, 20);
+	printf("random fp32: 120 cases agree; largest |dm| %g, worst value at "
+	    "%.3g of the tolerance\n", worst_m, worst_excess);
+}
+END_TEST
+
+/* fp16 and bf16: P is rounded before P V on both sides. */
+START_TEST(test_random_narrow)
+{
+	struct inputs_rng rng;
+	struct tu_case c;
+	struct gpucheck_report rep;
+	char err[512];
+	int n;
+
+	inputs_rng_seed(&rng, 99);
+	for (n = 0; n < 40; n++) {
+		tu_random_case(&rng, 64, TU_CAUSAL, n % 2 ? DTYPE_BF16 : DTYPE_FP16,
+		    &c);
+		ck_assert_msg(gpucheck_run(&c.p, &c.t, &c.rule, &rep, err,
+		    sizeof err) == 0, "case %d (%s): %s", n, c.what, err);
+		check_agree(&rep, c.what);
+		gpucheck_report_free(&rep);
+		tu_case_free(&c);
+	}
+}
+END_TEST
+
+/* Heads and batch: B*H problems of one shape in one launch, each held to
+ * its own simulator; their inputs (and so outputs) differ. */
+START_TEST(test_heads)
+{
+	struct inputs_rng rng;
+	struct problem_spec spec;
+	struct problem ps[6];
+	struct gpucheck_report reps[6];
+	struct gpu_result res;
+	struct tiling t;
+	struct online_rule rule;
+	char err[512], what[160];
+	int trial, b;
+	size_t no;
+
+	inputs_rng_seed(&rng, 31);
+	for (trial = 0; trial < 8; trial++) {
+		problem_spec_init(&spec);
+		spec.tq = 1 + (int)(inputs_rng_next(&rng) % 60);
+		spec.tk = 1 + (int)(inputs_rng_next(&rng) % 60);
+		spec.d = 1 + (int)(inputs_rng_next(&rng) % 20);
+		spec.dv = 1 + (int)(inputs_rng_next(&rng) % 20);
+		spec.causal = trial % 2;
+		spec.input = INPUTS_NORMAL;
+		t.br = 1 + (int)(inputs_rng_next(&rng) % 24);
+		t.bc = 1 + (int)(inputs_rng_next(&rng) % 24);
+		t.order = trial % 4 < 2 ? ORDER_FA2 : ORDER_FA1;
+		rule.convention = trial % 3 ? CONV_UNNORMALIZED : CONV_NORMALIZED;
+		rule.bug = BUG_NONE;
+		spec.bc = t.bc;
+		for (b = 0; b < 6; b++) {
+			spec.seed = 100 + (uint64_t)b;
+			ck_assert_msg(problem_build(&spec, &ps[b], err, sizeof err) == 0,
+			    "%s", err);
+		}
+		snprintf(what, sizeof what, "heads trial %d: Tq=%d Tk=%d d=%d dv=%d "
+		    "Br=%d Bc=%d %s %s%s", trial, spec.tq, spec.tk, spec.d, spec.dv,
+		    t.br, t.bc, schedule_order_name(t.order),
+		    online_convention_name(rule.convention),
+		    spec.causal ? " causal" : "");
+		ck_assert_msg(gpucheck_run_many(ps, 6, &t, &rule, NULL, reps, err,
+		    sizeof err) == 0, "%s: %s", what, err);
+		for (b = 0; b < 6; b++)
+			check_agree(&reps[b], what);
+
+		/* Problem 1's output is not problem 0's. */
+		ck_assert_int_eq(gpu_teach(ps, 6, &t, &rule, 0, 0, &res, err,
+		    sizeof err), 0);
+		no = (size_t)spec.tq * spec.dv;
+		ck_assert_msg(memcmp(res.o, res.o + no, no * sizeof *res.o) != 0,
+		    "%s: heads 0 and 1 gave the same output", what);
+		gpu_result_free(&res);
+		for (b = 0; b < 6; b++) {
+			gpucheck_report_free(&reps[b]);
+			problem_free(&ps[b]);
+		}
+	}
+}
+END_TEST
+
+/* A ramp problem: the running max rises tile after tile, so every
+ * rescale factor alpha < 1 and leaving one out shows. */
+static void
+ramp_problem(int tq, int tk, int d, struct problem *p)
+{
+	struct problem_spec spec;
+	char err[256];
+
+	problem_spec_init(&spec);
+	spec.tq = tq;
+	spec.tk = tk;
+	spec.d = d;
+	spec.input = INPUTS_RAMP;
+	spec.bc = 8;
+	ck_assert_msg(problem_build(&spec, p, err, sizeof err) == 0, "%s", err);
+}
+
+/* The injected fault: the kernel leaves the rescale out; the comparison
+ * must say so, at a step, by far more than the tolerance. */
+START_TEST(test_fault_caught)
+{
+	struct gpucheck_opts fault = { GPU_TEST_NO_RESCALE, 0 };
+	struct gpucheck_report rep;
+	struct problem p;
+	struct tiling t = { 8, 8, ORDER_FA2 };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	char err[512];
+	int order, conv;
+
+	ramp_problem(48, 48, 16, &p);
+	for (order = 0; order < 2; order++) {
+		for (conv = 0; conv < 2; conv++) {
+			t.order = (enum schedule_order)order;
+			rule.convention = (enum online_convention)conv;
+			/* The control: without the fault they agree. */
+			ck_assert_int_eq(gpucheck_run(&p, &t, &rule, &rep, err,
+			    sizeof err), 0);
+			check_agree(&rep, "ramp without fault");
+			gpucheck_report_free(&rep);
+
+			ck_assert_int_eq(gpucheck_run_many(&p, 1, &t, &rule, &fault,
+			    &rep, err, sizeof err), 0);
+			ck_assert_msg(!rep.pass, "%s %s: the fault went unnoticed",
+			    schedule_order_name(t.order),
+			    online_convention_name(rule.convention));
+			ck_assert_int_gt(rep.failures, 0);
+			ck_assert_int_ge(rep.first_failure, 0);
+			ck_assert_msg(rep.max_l > 1e-2, "l moved only %g", rep.max_l);
+			ck_assert_msg(rep.worst_excess > 100, "only %g of the tolerance",
+			    rep.worst_excess);
+			/* alpha itself is traced true: the fault is in its use. */
+			ck_assert_msg(rep.max_alpha <= GPUCHECK_RTOL * 2, "alpha %g",
+			    rep.max_alpha);
+			gpucheck_report_free(&rep);
+		}
+	}
+	problem_free(&p);
+}
+END_TEST
+
+/* The bug modes run on the GPU as in the simulator (and do damage). */
+START_TEST(test_bug_modes)
+{
+	struct gpucheck_report rep;
+	struct gpu_result res;
+	struct problem p;
+	struct tiling t = { 8, 8, ORDER_FA2 };
+	struct online_rule rule;
+	double *ref, *ref_lse;
+	struct compare_result cr;
+	char err[512], what[96];
+	int conv, bug, order;
+
+	ramp_problem(48, 48, 16, &p);
+	ref = malloc((size_t)p.tq * p.dv * sizeof *ref);
+	ref_lse = malloc((size_t)p.tq * sizeof *ref_lse);
+	ck_assert(ref != NULL && ref_lse != NULL);
+	ck_assert_int_eq(reference_attention(&p, ref, ref_lse, err, sizeof err), 0);
+	for (order = 0; order < 2; order++)
+	for (conv = 0; conv < 2; conv++)
+	for (bug = 0; bug < ONLINE_BUGS; bug++) {
+		t.order = (enum schedule_order)order;
+		rule.convention = (enum online_convention)conv;
+		rule.bug = (enum online_bug)bug;
+		if (!online_rule_valid(&rule))
+			continue;
+		snprintf(what, sizeof what, "%s %s bug %s",
+		    schedule_order_name(t.order), online_convention_name(conv),
+		    online_bug_name(rule.bug));
+		ck_assert_msg(gpucheck_run(&p, &t, &rule, &rep, err, sizeof err) == 0,
+		    "%s: %s", what, err);
+		check_agree(&rep, what);
+		gpucheck_report_free(&rep);
+		ck_assert_int_eq(gpu_teach(&p, 1, &t, &rule, 0, 0, &res, err,
+		    sizeof err), 0);
+		compare_arrays(res.o, ref, (long)p.tq * p.dv, 0, 0, &cr);
+		if (rule.bug == BUG_NONE)
+			ck_assert_msg(cr.max_rel < 1e-5, "%s: error %g", what, cr.max_rel);
+		else
+			ck_assert_msg(cr.max_rel > 1e-3, "%s: the bug did no harm (%g)",
+			    what, cr.max_rel);
+		gpu_result_free(&res);
+	}
+	free(ref);
+	free(ref_lse);
+	problem_free(&p);
+}
+END_TEST
+
+/* The seed's example: S = [1 2 1001 1002], V = [2 -1 4 8], Bc = 2. */
+START_TEST(test_seed_example)
+{
+	static const float s[4] = { 1, 2, 1001, 1002 }, v[4] = { 2, -1, 4, 8 };
+	double want = (4.0 * exp(-1.0) + 8.0) / (exp(-1.0) + 1.0);
+	struct tiling t = { 1, 2, ORDER_FA2 };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	struct gpu_result res;
+	struct problem p;
+	char err[512];
+	int k;
+
+	tu_scores_problem(s, 1, 4, v, 1, &p);
+	for (k = 0; k < 4; k++) {
+		t.order = k % 2 ? ORDER_FA1 : ORDER_FA2;
+		rule.convention = k / 2 ? CONV_NORMALIZED : CONV_UNNORMALIZED;
+		ck_assert_int_eq(gpu_teach(&p, 1, &t, &rule, GPU_TRACE, 0, &res,
+		    err, sizeof err), 0);
+		ck_assert_double_eq_tol(res.o[0], want, 1e-5 * want);
+		ck_assert_double_eq_tol(res.lse[0], 1002.0 + log(1.0 + exp(-1.0)),
+		    1e-3);
+		/* Two steps: m goes 2, then 1002, and alpha = exp(-1000) = 0. */
+		ck_assert_int_eq(res.nsteps, 2);
+		ck_assert_float_eq(res.m_new[0], 2.0f);
+		ck_assert_float_eq(res.alpha[0], 0.0f);
+		ck_assert_float_eq(res.m_new[1], 1002.0f);
+		ck_assert_float_eq(res.alpha[1], 0.0f);
+		gpu_result_free(&res);
+	}
+	problem_free(&p);
+}
+END_TEST
+
+/* Causal with Tq > Tk: the first rows see no key; O = 0, lse = -inf. */
+START_TEST(test_rows_without_keys)
+{
+	struct problem_spec spec;
+	struct problem p;
+	struct gpu_result res;
+	struct gpucheck_report rep;
+	struct tiling t = { 4, 2, ORDER_FA2 };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	char err[512];
+	int k, r, x;
+
+	problem_spec_init(&spec);
+	spec.tq = 20;
+	spec.tk = 5;
+	spec.d = 3;
+	spec.causal = 1;
+	spec.input = INPUTS_NORMAL;
+	ck_assert_int_eq(problem_build(&spec, &p, err, sizeof err), 0);
+	for (k = 0; k < 4; k++) {
+		t.order = k % 2 ? ORDER_FA1 : ORDER_FA2;
+		rule.convention = k / 2 ? CONV_NORMALIZED : CONV_UNNORMALIZED;
+		ck_assert_int_eq(gpucheck_run(&p, &t, &rule, &rep, err, sizeof err), 0);
+		check_agree(&rep, "causal Tq=20 Tk=5");
+		gpucheck_report_free(&rep);
+		ck_assert_int_eq(gpu_teach(&p, 1, &t, &rule, 0, 0, &res, err,
+		    sizeof err), 0);
+		/* Row r sees keys c <= r - 15: rows 0 .. 14 see none. */
+		for (r = 0; r < 15; r++) {
+			ck_assert(isinf(res.lse[r]) && res.lse[r] < 0);
+			for (x = 0; x < p.dv; x++)
+				ck_assert_float_eq(res.o[r * p.dv + x], 0.0f);
+		}
+		ck_assert(isfinite(res.lse[15]));
+		gpu_result_free(&res);
+	}
+	problem_free(&p);
+}
+END_TEST
+
+/* Larger tiles: over 48 KiB of shared memory per block (Br = Bc = 128,
+ * d = 64 take about 200 KB), and a ragged d = 64 problem. */
+START_TEST(test_large_tiles)
+{
+	struct problem_spec spec;
+	struct problem p;
+	struct gpucheck_report rep;
+	struct tiling t;
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	char err[512];
+	int order;
+
+	problem_spec_init(&spec);
+	spec.tq = 300;
+	spec.tk = 517;
+	spec.d = spec.dv = 64;
+	spec.causal = 1;
+	spec.input = INPUTS_SPIKE;
+	spec.bc = 128;
+	ck_assert_int_eq(problem_build(&spec, &p, err, sizeof err), 0);
+	for (order = 0; order < 2; order++) {
+		t.br = 128;
+		t.bc = 128;
+		t.order = (enum schedule_order)order;
+		ck_assert_msg(gpucheck_run(&p, &t, &rule, &rep, err, sizeof err) == 0,
+		    "%s", err);
+		check_agree(&rep, "Tq=300 Tk=517 d=64 Br=Bc=128");
+		gpucheck_report_free(&rep);
+		t.br = 48;
+		t.bc = 40;
+		ck_assert_msg(gpucheck_run(&p, &t, &rule, &rep, err, sizeof err) == 0,
+		    "%s", err);
+		check_agree(&rep, "Tq=300 Tk=517 d=64 Br=48 Bc=40");
+		gpucheck_report_free(&rep);
+	}
+	problem_free(&p);
+}
+END_TEST
+
+/* Tiles beyond shared memory: refused, naming what they need. */
+START_TEST(test_tiles_too_large)
+{
+	struct problem_spec spec;
+	struct problem p;
+	struct gpu_result res;
+	struct tiling t = { 2048, 2048, ORDER_FA2 };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	char err[512];
+
+	problem_spec_init(&spec);
+	spec.tq = spec.tk = 2048;
+	spec.d = 64;
+	spec.input = INPUTS_NORMAL;
+	ck_assert_int_eq(problem_build(&spec, &p, err, sizeof err), 0);
+	err[0] = '\0';
+	ck_assert_int_eq(gpu_teach(&p, 1, &t, &rule, 0, 0, &res, err,
+	    sizeof err), -1);
+	ck_assert_msg(strstr(err, "shared memory") != NULL &&
+	    strstr(err, "Br=2048") != NULL, "message: %s", err);
+	ck_assert(res.o == NULL);
+	problem_free(&p);
+}
+END_TEST
+
+/* The view's G key: gpu_step_values gives the simulator's step values. */
+START_TEST(test_step_values)
+{
+	struct problem p;
+	struct sim *sim;
+	const struct sim_view *v;
+	struct tiling t = { 5, 7, ORDER_FA1 };
+	struct online_rule rule = { CONV_NORMALIZED, BUG_NONE };
+	float m[8], a[8], l[8];
+	char err[512];
+	long k;
+	int r, pass;
+
+	ramp_problem(23, 30, 4, &p);
+	sim = sim_new(&p, &t, &rule, err, sizeof err);
+	ck_assert_msg(sim != NULL, "%s", err);
+	for (pass = 0; pass < 2; pass++) {
+		/* The second pass starts afresh: the cache is dropped. */
+		if (pass == 1)
+			gpu_forget();
+		for (k = sim_steps(sim) - 1; k >= 0; k--) {
+			ck_assert_int_eq(sim_seek(sim, k, SIM_PHASE_LAST), 0);
+			v = sim_view(sim);
+			ck_assert_msg(gpu_step_values(&p, &t, &rule, k, m, a, l, err,
+			    sizeof err) == 0, "step %ld: %s", k, err);
+			for (r = 0; r < v->rows; r++) {
+				ck_assert(compare_close(m[r], v->m_new[r], 1e-4, 1e-4));
+				ck_assert(compare_close(a[r], v->alpha[r], 1e-4, 1e-4));
+				ck_assert(compare_close(l[r], v->l_new[r], 1e-4, 1e-4));
+			}
+		}
+	}
+	ck_assert_int_eq(gpu_step_values(&p, &t, &rule, sim_steps(sim), m, a, l,
+	    err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "out of range") != NULL, "%s", err);
+	gpu_forget();
+	sim_free(sim);
+	problem_free(&p);
+}
+END_TEST
+
+/* In a child: is there a device?  Exit 77 here when not. */
+static void
+check_gpu_probe(void)
+{
+	char err[512];
+	pid_t pid;
+	int status;
+
+	if (!gpu_built()) {
+		printf("SKIP: built without CUDA support\n");
+		exit(77);
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		perror("fork");
+		exit(1);
+	}
+	if (pid == 0) {
+		if (gpu_available(NULL, 0, err, sizeof err) == 0)
+			_exit(0);
+		printf("SKIP: %s\n", err);
+		fflush(stdout);
+		_exit(1);
+	}
+	if (waitpid(pid, &status, 0) != pid) {
+		perror("waitpid");
+		exit(1);
+	}
+	/* Only the child's own "no device" answer skips; a crash fails. */
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 1)
+		exit(77);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		printf("the GPU probe died (status %d)\n", status);
+		exit(1);
+	}
+}
+
+Suite *
+test_suite(void)
+{
+	Suite *s = suite_create("gpu");
+	TCase *tc = tcase_create("teaching kernel");
+
+	check_gpu_probe();
+	/* Each test starts CUDA afresh in its own forked process. */
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_random_fp32);
+	tcase_add_test(tc, test_random_narrow);
+	tcase_add_test(tc, test_heads);
+	tcase_add_test(tc, test_fault_caught);
+	tcase_add_test(tc, test_bug_modes);
+	tcase_add_test(tc, test_seed_example);
+	tcase_add_test(tc, test_rows_without_keys);
+	tcase_add_test(tc, test_large_tiles);
+	tcase_add_test(tc, test_tiles_too_large);
+	tcase_add_test(tc, test_step_values);
+	suite_add_tcase(s, tc);
+	return s;
+}
