@@ -93,6 +93,15 @@
 
 #include "fast.h"
 
+/*
+ * Timing experiments only (wrong results): built with -DFAST_ABLATE=1 the
+ * softmax is skipped (P = S), with 2 no K/V tile after the first is
+ * loaded.  Time minus ablated time = what that stage costs when exposed.
+ */
+#ifndef FAST_ABLATE
+#define FAST_ABLATE 0
+#endif
+
 struct fast_params {
 	const uint16_t *q, *k, *v;
 	uint16_t *o;
@@ -226,45 +235,292 @@ fast_load_tile(uint32_t tile, const uint16_t *g, int row0, int n, int tid)
 	}
 }
 
+/* Per-lane constants of the ldmatrix addresses (see fast_lane_init). */
+struct fast_lane {
+	uint32_t q_off;		/* shared address of this lane's Q row */
+	uint32_t k_off;		/* byte offset of its K row in a K tile */
+	uint32_t v_off;		/* byte offset of its V row in a V tile */
+	int q_ch, k_ch, v_ch;	/* its chunk within a chunk pair */
+	int x7;			/* lane & 7: the swizzle of every row used */
+};
+
+/*
+ * Lanes 8m..8m+7 name the rows of matrix m of an ldmatrix.x4.  Every row
+ * used below is a multiple of 8 plus (lane & 7), so the swizzle is always
+ * chunk ^ (lane & 7):
+ *   Q (A):          row wrow + 16 mt + (lane & 15),  chunk 2 kk + lane / 16
+ *   K (B):          row 16 nb2 + (lane & 7) + 8 (lane / 16),
+ *                                        chunk 2 kk + (lane / 8) % 2
+ *   V (B, .trans):  row 16 kk + (lane & 7) + 8 ((lane / 8) % 2),
+ *                                        chunk 2 nd2 + lane / 16
+ */
+template <int D>
+static __device__ __forceinline__ struct fast_lane
+fast_lane_init(uint32_t sQ, int wrow, int lane)
+{
+	struct fast_lane L;
+
+	L.q_off = sQ + (wrow + (lane & 15)) * D * 2;
+	L.k_off = ((lane & 7) + ((lane >> 4) << 3)) * D * 2;
+	L.v_off = ((lane & 7) + (((lane >> 3) & 1) << 3)) * D * 2;
+	L.q_ch = lane >> 4;
+	L.k_ch = (lane >> 3) & 1;
+	L.v_ch = lane >> 4;
+	L.x7 = lane & 7;
+	return L;
+}
+
+/*
+ * s = Q K^T for this warp's rows and the Bc keys of the K tile at kb.
+ * hook(kk) runs after the MMAs of each k16 step: independent work placed
+ * there is issued between them.
+ */
+template <int D, int BC, int MT, bool QREG, bool BF16, typename Hook>
+static __device__ __forceinline__ void
+fast_qk(float (&s)[MT][BC / 8][4], const uint32_t (&qf)[QREG ? D / 16 : 1][4],
+    const struct fast_lane &L, uint32_t kb, Hook &&hook)
+{
+#pragma unroll
+	for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+		for (int nb = 0; nb < BC / 8; nb++)
+#pragma unroll
+			for (int e = 0; e < 4; e++)
+				s[mt][nb][e] = 0.f;
+#pragma unroll
+	for (int kk = 0; kk < D / 16; kk++) {
+		uint32_t a[MT][4];
+		if constexpr (QREG) {
+#pragma unroll
+			for (int e = 0; e < 4; e++)
+				a[0][e] = qf[kk][e];
+		} else {
+#pragma unroll
+			for (int mt = 0; mt < MT; mt++)
+				fast_ldsm_x4(L.q_off + mt * 16 * D * 2 +
+				    (((2 * kk + L.q_ch) ^ L.x7) << 4), a[mt]);
+		}
+#pragma unroll
+		for (int nb2 = 0; nb2 < BC / 16; nb2++) {
+			uint32_t b[4];
+			fast_ldsm_x4(kb + nb2 * 16 * D * 2 + L.k_off +
+			    (((2 * kk + L.k_ch) ^ L.x7) << 4), b);
+#pragma unroll
+			for (int mt = 0; mt < MT; mt++) {
+				fast_mma<BF16>(s[mt][2 * nb2], a[mt], b[0], b[1]);
+				fast_mma<BF16>(s[mt][2 * nb2 + 1], a[mt], b[2], b[3]);
+			}
+		}
+		hook(kk);
+	}
+}
+
+/*
+ * -inf where key c of tile j is past Tk or (causal) hidden from row r.
+ * r0 is the warp's first row (global index); c <= r + diag is visible.
+ */
+template <int BC, int MT>
+static __device__ __forceinline__ void
+fast_mask(float (&s)[MT][BC / 8][4], int j, int r0, int lane, int tk,
+    int causal, int diag)
+{
+	const int g = lane >> 2, t4 = lane & 3;
+
+#pragma unroll
+	for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+		for (int nb = 0; nb < BC / 8; nb++)
+#pragma unroll
+			for (int e = 0; e < 4; e++) {
+				const int r = r0 + mt * 16 + g + ((e >> 1) << 3);
+				const int c = j * BC + nb * 8 + 2 * (t4) + (e & 1);
+				if (c >= tk || (causal && c > r + diag))
+					s[mt][nb][e] = -INFINITY;
+			}
+}
+
+/*
+ * Online softmax of one tile, in three parts that can be spread between
+ * the MMAs of the next tile's S (PIPE = 2).  h = 0 is row g of the m16
+ * tile, h = 1 row g + 8.
+ *
+ * Part 1: the new row max, the exponent base ms = m_new scale log2(e)
+ * (0 while the row has seen only masked keys) and alpha; l *= alpha.
+ */
+template <int BC, int MT>
+static __device__ __forceinline__ void
+fast_sm_max(const float (&s)[MT][BC / 8][4], float (&m)[MT][2],
+    float (&l)[MT][2], float (&ms)[MT][2], float (&alpha)[MT][2],
+    float scale_log2)
+{
+	if constexpr (FAST_ABLATE == 1) {
+		for (int mt = 0; mt < MT; mt++)
+			ms[mt][0] = ms[mt][1] = 0.f, alpha[mt][0] = alpha[mt][1] = 1.f;
+		return;
+	}
+#pragma unroll
+	for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			float mx = m[mt][h];
+#pragma unroll
+			for (int nb = 0; nb < BC / 8; nb++)
+				mx = fmaxf(mx, fmaxf(s[mt][nb][2 * h],
+				    s[mt][nb][2 * h + 1]));
+			/* The four threads of a quad hold the row together. */
+			mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+			mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+			ms[mt][h] = mx == -INFINITY ? 0.f : mx * scale_log2;
+			alpha[mt][h] = fast_exp2(m[mt][h] * scale_log2 - ms[mt][h]);
+			m[mt][h] = mx;
+			l[mt][h] *= alpha[mt][h];
+		}
+}
+
+/* Part 2: s becomes p = 2^(s scale log2(e) - ms); l += row sums of p. */
+template <int BC, int MT>
+static __device__ __forceinline__ void
+fast_sm_exp(float (&s)[MT][BC / 8][4], float (&l)[MT][2],
+    const float (&ms)[MT][2], float scale_log2)
+{
+	if constexpr (FAST_ABLATE == 1)
+		return;
+#pragma unroll
+	for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+		for (int nb = 0; nb < BC / 8; nb++)
+#pragma unroll
+			for (int e = 0; e < 4; e++) {
+				const int h = e >> 1;
+				const float pv = fast_exp2(fmaf(s[mt][nb][e], scale_log2,
+				    -ms[mt][h]));
+				s[mt][nb][e] = pv;
+				l[mt][h] += pv;
+			}
+}
+
+/* Part 3: the n8 blocks [db0, db1) of O times alpha. */
+template <int D, int MT>
+static __device__ __forceinline__ void
+fast_sm_rescale(float (&o)[MT][D / 8][4], const float (&alpha)[MT][2],
+    int db0, int db1)
+{
+	if constexpr (FAST_ABLATE == 1)
+		return;
+#pragma unroll
+	for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+		for (int db = db0; db < db1; db++) {
+			o[mt][db][0] *= alpha[mt][0];
+			o[mt][db][1] *= alpha[mt][0];
+			o[mt][db][2] *= alpha[mt][1];
+			o[mt][db][3] *= alpha[mt][1];
+		}
+}
+
+/* The whole softmax of one tile: s becomes p; m, l and o move on. */
+template <int D, int BC, int MT>
+static __device__ __forceinline__ void
+fast_softmax(float (&s)[MT][BC / 8][4], float (&m)[MT][2], float (&l)[MT][2],
+    float (&o)[MT][D / 8][4], float scale_log2)
+{
+	float ms[MT][2], alpha[MT][2];
+
+	fast_sm_max<BC, MT>(s, m, l, ms, alpha, scale_log2);
+	fast_sm_rescale<D, MT>(o, alpha, 0, D / 8);
+	fast_sm_exp<BC, MT>(s, l, ms, scale_log2);
+}
+
+/* o += P V for the V tile at vb, P = s rounded to 16 bits in registers. */
+template <int D, int BC, int MT, bool BF16>
+static __device__ __forceinline__ void
+fast_pv(float (&o)[MT][D / 8][4], const float (&s)[MT][BC / 8][4],
+    const struct fast_lane &L, uint32_t vb)
+{
+#pragma unroll
+	for (int kk = 0; kk < BC / 16; kk++) {
+		uint32_t a[MT][4];
+#pragma unroll
+		for (int mt = 0; mt < MT; mt++) {
+			a[mt][0] = fast_pack<BF16>(s[mt][2 * kk][0], s[mt][2 * kk][1]);
+			a[mt][1] = fast_pack<BF16>(s[mt][2 * kk][2], s[mt][2 * kk][3]);
+			a[mt][2] = fast_pack<BF16>(s[mt][2 * kk + 1][0],
+			    s[mt][2 * kk + 1][1]);
+			a[mt][3] = fast_pack<BF16>(s[mt][2 * kk + 1][2],
+			    s[mt][2 * kk + 1][3]);
+		}
+#pragma unroll
+		for (int nd2 = 0; nd2 < D / 16; nd2++) {
+			uint32_t b[4];
+			fast_ldsm_x4_trans(vb + kk * 16 * D * 2 + L.v_off +
+			    (((2 * nd2 + L.v_ch) ^ L.x7) << 4), b);
+#pragma unroll
+			for (int mt = 0; mt < MT; mt++) {
+				fast_mma<BF16>(o[mt][2 * nd2], a[mt], b[0], b[1]);
+				fast_mma<BF16>(o[mt][2 * nd2 + 1], a[mt], b[2], b[3]);
+			}
+		}
+	}
+}
+
 /*
  * One block: query rows [i Br, i Br + Br) of one (batch, head), i counted
  * from the last row block.  D head width, BR x BC tiles, WARPS warps of
- * MT = BR / (16 WARPS) m16 tiles each, QREG: Q fragments in registers.
+ * MT = BR / (16 WARPS) m16 tiles each, QREG: Q fragments in registers,
+ * PIPE: 0 the plain loop, 1 or 2 the software-pipelined one (S of tile
+ * j + 1 while tile j's softmax runs), MINB: blocks per multiprocessor asked of the compiler.
  */
-template <int D, int BR, int BC, int WARPS, bool QREG, int MINB, bool BF16>
+template <int D, int BR, int BC, int WARPS, bool QREG, int PIPE, int MINB,
+    bool BF16>
 __global__ void __launch_bounds__(WARPS * 32, MINB)
 fast_fwd_kernel(const struct fast_params p)
 {
 	constexpr int THREADS = WARPS * 32;
 	constexpr int MT = BR / (16 * WARPS);	/* m16 tiles per warp */
-	constexpr int NB = BC / 8;		/* n8 blocks of S per m tile */
-	constexpr int DB = D / 8;		/* n8 blocks of O per m tile */
-	constexpr int KS = D / 16;		/* k16 steps of Q K^T */
-	constexpr uint32_t ROWB = D * 2;	/* bytes per tile row */
+	constexpr uint32_t TILEB = BC * D * 2;	/* bytes of a K or V tile */
 	static_assert(MT >= 1 && BR == 16 * WARPS * MT, "Br must be 16 * warps * MT");
 	static_assert(BC % 16 == 0 && D % 16 == 0, "Bc and d must be multiples of 16");
 	static_assert(!QREG || MT == 1, "Q in registers only with one m tile a warp");
 
 	extern __shared__ __align__(128) uint8_t fast_smem[];
 	const uint32_t sQ = fast_smem_addr(fast_smem);
-	const uint32_t sK = sQ + BR * ROWB;		/* two K buffers */
-	const uint32_t sV = sK + 2 * BC * ROWB;	/* two V buffers */
+	const uint32_t sK = sQ + BR * D * 2;	/* two K buffers */
+	const uint32_t sV = sK + 2 * TILEB;	/* two V buffers */
 
 	const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-	const int g = lane >> 2, t4 = lane & 3;
 	const int row0 = (gridDim.x - 1 - blockIdx.x) * BR;
 	const size_t bh = (size_t)blockIdx.z * gridDim.y + blockIdx.y;
 	const uint16_t *qg = p.q + bh * p.tq * D;
 	const uint16_t *kg = p.k + bh * p.tk * D;
 	const uint16_t *vg = p.v + bh * p.tk * D;
+	const int wrow = warp * 16 * MT;	/* the warp's first row in Q_i */
+	const struct fast_lane L = fast_lane_init<D>(sQ, wrow, lane);
 
 	/* Query r sees key c when c <= r + diag (bottom-right causal). */
 	const int diag = p.tk - p.tq;
 	int kend = p.tk;
 	if (p.causal)
-		kend = min(p.tk, min(row0 + BR, p.tq) - 1 + diag + 1);
+		kend = min(p.tk, min(row0 + BR, p.tq) + diag);
 	const int nt = kend > 0 ? (kend + BC - 1) / BC : 0;
+	/* Tile j needs the mask when it crosses the diagonal or Tk. */
+#define FAST_NEEDS_MASK(j) (((j) + 1) * BC > p.tk ||			\
+	    (p.causal && ((j) + 1) * BC - 1 > row0 + diag))
 
+	float o[MT][D / 8][4];
+	float m[MT][2], l[MT][2];
+	float s[MT][BC / 8][4];
+#pragma unroll
+	for (int mt = 0; mt < MT; mt++) {
+#pragma unroll
+		for (int db = 0; db < D / 8; db++)
+#pragma unroll
+			for (int e = 0; e < 4; e++)
+				o[mt][db][e] = 0.f;
+		m[mt][0] = m[mt][1] = -INFINITY;
+		l[mt][0] = l[mt][1] = 0.f;
+	}
+
+	/* Commit groups, oldest first: {Q, K0} {V0}, then per tile. */
 	fast_load_tile<BR, D, THREADS>(sQ, qg, row0, p.tq, tid);
 	if (nt > 0)
 		fast_load_tile<BC, D, THREADS>(sK, kg, 0, p.tk, tid);
@@ -273,178 +529,132 @@ fast_fwd_kernel(const struct fast_params p)
 		fast_load_tile<BC, D, THREADS>(sV, vg, 0, p.tk, tid);
 	fast_cp_commit();
 
-	/*
-	 * Per-lane parts of the ldmatrix addresses.  Lanes 8m..8m+7 name the
-	 * rows of matrix m.  Every row used below is a multiple of 8 plus
-	 * (lane & 7), so the swizzle is always chunk ^ (lane & 7).
-	 *   Q (A):     row wrow + 16 mt + (lane & 15),     chunk 2 kk + lane / 16
-	 *   K (B):     row 16 nb2 + (lane & 7) + 8 (lane / 16),
-	 *                                        chunk 2 kk + (lane / 8) % 2
-	 *   V (B, .trans): row 16 kk + (lane & 7) + 8 ((lane / 8) % 2),
-	 *                                        chunk 2 nd2 + lane / 16
-	 */
-	const int wrow = warp * 16 * MT;
-	const int x7 = lane & 7;
-	const uint32_t q_off = sQ + (wrow + (lane & 15)) * ROWB;
-	const int q_ch = lane >> 4;
-	const uint32_t k_off = ((lane & 7) + ((lane >> 4) << 3)) * ROWB;
-	const int k_ch = (lane >> 3) & 1;
-	const uint32_t v_off = ((lane & 7) + (((lane >> 3) & 1) << 3)) * ROWB;
-	const int v_ch = lane >> 4;
-
-	float o[MT][DB][4];
-	float m[MT][2], l[MT][2];
-#pragma unroll
-	for (int mt = 0; mt < MT; mt++) {
-#pragma unroll
-		for (int db = 0; db < DB; db++)
-#pragma unroll
-			for (int e = 0; e < 4; e++)
-				o[mt][db][e] = 0.f;
-		m[mt][0] = m[mt][1] = -INFINITY;
-		l[mt][0] = l[mt][1] = 0.f;
-	}
-
-	uint32_t qf[QREG ? KS : 1][4];
+	uint32_t qf[QREG ? D / 16 : 1][4];
 	if constexpr (QREG) {
 		fast_cp_wait<1>();
 		__syncthreads();
 #pragma unroll
-		for (int kk = 0; kk < KS; kk++)
-			fast_ldsm_x4(q_off + (((2 * kk + q_ch) ^ x7) << 4), qf[kk]);
+		for (int kk = 0; kk < D / 16; kk++)
+			fast_ldsm_x4(L.q_off + (((2 * kk + L.q_ch) ^ L.x7) << 4),
+			    qf[kk]);
 	}
 
-	for (int j = 0; j < nt; j++) {
-		const uint32_t kb = sK + (j & 1) * BC * ROWB;
-		const uint32_t vb = sV + (j & 1) * BC * ROWB;
-		const uint32_t nxt = ((j + 1) & 1) * BC * ROWB;
+	const auto no_hook = [](int) {};
 
-		fast_cp_wait<1>();		/* K_j is here (V_j may not be) */
+	if constexpr (PIPE == 0) {
+		/*
+		 * The plain loop, FA2's order:
+		 *   wait K_j; barrier; issue K_j+1, V_j+1 | S = Q K_j^T;
+		 *   softmax | wait V_j; barrier | O += P V_j
+		 */
+		for (int j = 0; j < nt; j++) {
+			const uint32_t cur = (j & 1) * TILEB;
+			const uint32_t nxt = ((j + 1) & 1) * TILEB;
+
+			fast_cp_wait<1>();	/* K_j is here (V_j may not be) */
+			__syncthreads();
+			if (FAST_ABLATE != 2 && j + 1 < nt)
+				fast_load_tile<BC, D, THREADS>(sK + nxt, kg,
+				    (j + 1) * BC, p.tk, tid);
+			fast_cp_commit();
+			if (FAST_ABLATE != 2 && j + 1 < nt)
+				fast_load_tile<BC, D, THREADS>(sV + nxt, vg,
+				    (j + 1) * BC, p.tk, tid);
+			fast_cp_commit();
+
+			fast_qk<D, BC, MT, QREG, BF16>(s, qf, L, sK + cur, no_hook);
+			if (FAST_NEEDS_MASK(j))
+				fast_mask<BC, MT>(s, j, row0 + wrow, lane, p.tk,
+				    p.causal, diag);
+			fast_softmax<D, BC, MT>(s, m, l, o, p.scale_log2);
+
+			fast_cp_wait<2>();	/* V_j is here */
+			__syncthreads();
+			fast_pv<D, BC, MT, BF16>(o, s, L, sV + cur);
+		}
+	} else if (nt > 0) {
+		/*
+		 * The pipelined loop: S_j+1 = Q K_j+1^T is issued in the same
+		 * straight-line block as tile j's softmax, which does not
+		 * depend on it, so the tensor cores can work while the FP and
+		 * special-function units do the softmax.  Costs a second S in
+		 * registers.  PIPE = 1 leaves the interleaving to the
+		 * compiler; PIPE = 2 places the softmax's parts between the
+		 * k16 steps of the MMAs by hand.  Loads run one tile ahead:
+		 *   wait K_j+1, V_j; barrier; issue K_j+2, V_j+1 |
+		 *   S_j+1 = Q K_j+1^T with softmax(S_j) | O += P_j V_j |
+		 *   mask S_j+1
+		 * Groups: {Q, K0} {V0} {K1}, then {K_j+2} {V_j+1} per tile.
+		 */
+		float sn[MT][BC / 8][4];
+
+		if (nt > 1)
+			fast_load_tile<BC, D, THREADS>(sK + TILEB, kg, BC, p.tk,
+			    tid);
+		fast_cp_commit();
+		fast_cp_wait<2>();		/* Q and K_0 */
 		__syncthreads();
-		if (j + 1 < nt)
-			fast_load_tile<BC, D, THREADS>(sK + nxt, kg, (j + 1) * BC,
-			    p.tk, tid);
-		fast_cp_commit();
-		if (j + 1 < nt)
-			fast_load_tile<BC, D, THREADS>(sV + nxt, vg, (j + 1) * BC,
-			    p.tk, tid);
-		fast_cp_commit();
+		fast_qk<D, BC, MT, QREG, BF16>(s, qf, L, sK, no_hook);
+		if (FAST_NEEDS_MASK(0))
+			fast_mask<BC, MT>(s, 0, row0 + wrow, lane, p.tk, p.causal,
+			    diag);
 
-		/* S = Q K_j^T (raw scores; the scale goes into the exponent). */
-		float s[MT][NB][4];
-#pragma unroll
-		for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-			for (int nb = 0; nb < NB; nb++)
-#pragma unroll
-				for (int e = 0; e < 4; e++)
-					s[mt][nb][e] = 0.f;
-#pragma unroll
-		for (int kk = 0; kk < KS; kk++) {
-			uint32_t a[MT][4];
-			if constexpr (QREG) {
-#pragma unroll
-				for (int e = 0; e < 4; e++)
-					a[0][e] = qf[kk][e];
+		/* One tile: sc holds S_j (masked), sx receives S_j+1. */
+		const auto step = [&](float (&sc)[MT][BC / 8][4],
+		    float (&sx)[MT][BC / 8][4], int j) {
+			const uint32_t cur = (j & 1) * TILEB;
+			const uint32_t nxt = ((j + 1) & 1) * TILEB;
+
+			fast_cp_wait<0>();	/* K_j+1 and V_j */
+			__syncthreads();	/* and tile j - 1 is done */
+			if (FAST_ABLATE != 2 && j + 2 < nt)
+				fast_load_tile<BC, D, THREADS>(sK + cur, kg,
+				    (j + 2) * BC, p.tk, tid);
+			fast_cp_commit();
+			if (FAST_ABLATE != 2 && j + 1 < nt)
+				fast_load_tile<BC, D, THREADS>(sV + nxt, vg,
+				    (j + 1) * BC, p.tk, tid);
+			fast_cp_commit();
+
+			/*
+			 * On the last tile this reads a stale K buffer and the
+			 * result is dropped: no branch, so that the MMAs and the
+			 * softmax share one basic block.
+			 */
+			if constexpr (PIPE == 2) {
+				constexpr int KS = D / 16, DB = D / 8;
+				float ms[MT][2], alpha[MT][2];
+				fast_qk<D, BC, MT, QREG, BF16>(sx, qf, L, sK + nxt,
+				    [&](int kk) {
+					if (kk == 0)
+						fast_sm_max<BC, MT>(sc, m, l, ms, alpha,
+						    p.scale_log2);
+					else if (kk == 1)
+						fast_sm_exp<BC, MT>(sc, l, ms,
+						    p.scale_log2);
+					else
+						fast_sm_rescale<D, MT>(o, alpha,
+						    (kk - 2) * DB / (KS - 2),
+						    (kk - 1) * DB / (KS - 2));
+				});
 			} else {
-#pragma unroll
-				for (int mt = 0; mt < MT; mt++)
-					fast_ldsm_x4(q_off + mt * 16 * ROWB +
-					    (((2 * kk + q_ch) ^ x7) << 4), a[mt]);
+				fast_qk<D, BC, MT, QREG, BF16>(sx, qf, L, sK + nxt,
+				    no_hook);
+				fast_softmax<D, BC, MT>(sc, m, l, o, p.scale_log2);
 			}
-#pragma unroll
-			for (int nb2 = 0; nb2 < NB / 2; nb2++) {
-				uint32_t b[4];
-				fast_ldsm_x4(kb + nb2 * 16 * ROWB + k_off +
-				    (((2 * kk + k_ch) ^ x7) << 4), b);
-#pragma unroll
-				for (int mt = 0; mt < MT; mt++) {
-					fast_mma<BF16>(s[mt][2 * nb2], a[mt], b[0], b[1]);
-					fast_mma<BF16>(s[mt][2 * nb2 + 1], a[mt], b[2], b[3]);
-				}
-			}
-		}
-
-		/* Only tiles crossing the diagonal or the end of K pay this. */
-		if ((j + 1) * BC > p.tk ||
-		    (p.causal && (j + 1) * BC - 1 > row0 + diag)) {
-#pragma unroll
-			for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-				for (int nb = 0; nb < NB; nb++)
-#pragma unroll
-					for (int e = 0; e < 4; e++) {
-						const int r = row0 + wrow + mt * 16 + g +
-						    ((e >> 1) << 3);
-						const int c = j * BC + nb * 8 + 2 * t4 +
-						    (e & 1);
-						if (c >= p.tk || (p.causal && c > r + diag))
-							s[mt][nb][e] = -INFINITY;
-					}
-		}
-
-		/* Online softmax; h = 0 is row g, h = 1 row g + 8. */
-#pragma unroll
-		for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-			for (int h = 0; h < 2; h++) {
-				float mx = m[mt][h];
-#pragma unroll
-				for (int nb = 0; nb < NB; nb++)
-					mx = fmaxf(mx, fmaxf(s[mt][nb][2 * h],
-					    s[mt][nb][2 * h + 1]));
-				mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-				mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-				const float ms = mx == -INFINITY ? 0.f :
-				    mx * p.scale_log2;
-				const float alpha = fast_exp2(m[mt][h] * p.scale_log2 - ms);
-				m[mt][h] = mx;
-				l[mt][h] *= alpha;
-#pragma unroll
-				for (int db = 0; db < DB; db++) {
-					o[mt][db][2 * h] *= alpha;
-					o[mt][db][2 * h + 1] *= alpha;
-				}
-#pragma unroll
-				for (int nb = 0; nb < NB; nb++)
-#pragma unroll
-					for (int e = 2 * h; e < 2 * h + 2; e++) {
-						const float pv = fast_exp2(fmaf(s[mt][nb][e],
-						    p.scale_log2, -ms));
-						s[mt][nb][e] = pv;
-						l[mt][h] += pv;
-					}
-			}
-
-		fast_cp_wait<2>();		/* V_j is here */
-		__syncthreads();
-
-		/* O += P V_j, P rounded to 16 bits straight from S's registers. */
-#pragma unroll
-		for (int kk = 0; kk < BC / 16; kk++) {
-			uint32_t a[MT][4];
-#pragma unroll
-			for (int mt = 0; mt < MT; mt++) {
-				a[mt][0] = fast_pack<BF16>(s[mt][2 * kk][0], s[mt][2 * kk][1]);
-				a[mt][1] = fast_pack<BF16>(s[mt][2 * kk][2], s[mt][2 * kk][3]);
-				a[mt][2] = fast_pack<BF16>(s[mt][2 * kk + 1][0],
-				    s[mt][2 * kk + 1][1]);
-				a[mt][3] = fast_pack<BF16>(s[mt][2 * kk + 1][2],
-				    s[mt][2 * kk + 1][3]);
-			}
-#pragma unroll
-			for (int nd2 = 0; nd2 < D / 16; nd2++) {
-				uint32_t b[4];
-				fast_ldsm_x4_trans(vb + kk * 16 * ROWB + v_off +
-				    (((2 * nd2 + v_ch) ^ x7) << 4), b);
-#pragma unroll
-				for (int mt = 0; mt < MT; mt++) {
-					fast_mma<BF16>(o[mt][2 * nd2], a[mt], b[0], b[1]);
-					fast_mma<BF16>(o[mt][2 * nd2 + 1], a[mt], b[2], b[3]);
-				}
-			}
+			fast_pv<D, BC, MT, BF16>(o, sc, L, sV + cur);
+			if (j + 1 < nt && FAST_NEEDS_MASK(j + 1))
+				fast_mask<BC, MT>(sx, j + 1, row0 + wrow, lane, p.tk,
+				    p.causal, diag);
+		};
+		/* Two tiles a turn, so S_j and S_j+1 swap roles, not registers. */
+		for (int j = 0; j < nt; j += 2) {
+			step(s, sn, j);
+			if (j + 1 < nt)
+				step(sn, s, j + 1);
 		}
 	}
+#undef FAST_NEEDS_MASK
 
 	/*
 	 * Epilogue.  Every copy into Q's tile must have landed (when nt = 0 no
@@ -452,6 +662,7 @@ fast_fwd_kernel(const struct fast_params p)
 	 */
 	fast_cp_wait<0>();
 	__syncthreads();
+	const int g = lane >> 2, t4 = lane & 3;
 	const size_t orow = bh * p.tq + row0;
 #pragma unroll
 	for (int mt = 0; mt < MT; mt++)
@@ -463,7 +674,7 @@ fast_fwd_kernel(const struct fast_params p)
 			const float inv = lt > 0.f ? 1.f / lt : 0.f;
 			const int rl = wrow + mt * 16 + g + 8 * h;
 #pragma unroll
-			for (int db = 0; db < DB; db++) {
+			for (int db = 0; db < D / 8; db++) {
 				const uint32_t v = fast_pack<BF16>(o[mt][db][2 * h] * inv,
 				    o[mt][db][2 * h + 1] * inv);
 				*(uint32_t *)(fast_smem + fast_swz<D>(rl, db) + 4 * t4) = v;
@@ -487,13 +698,14 @@ fast_fwd_kernel(const struct fast_params p)
 typedef cudaError_t (*fast_launcher)(const struct fast_params *, int, int,
     cudaStream_t, const char **);
 
-template <int D, int BR, int BC, int WARPS, bool QREG, int MINB, bool BF16>
+template <int D, int BR, int BC, int WARPS, bool QREG, int PIPE, int MINB,
+    bool BF16>
 static cudaError_t
 fast_launch(const struct fast_params *p, int batch, int heads,
     cudaStream_t stream, const char **call)
 {
 	void (*kern)(const struct fast_params) =
-	    fast_fwd_kernel<D, BR, BC, WARPS, QREG, MINB, BF16>;
+	    fast_fwd_kernel<D, BR, BC, WARPS, QREG, PIPE, MINB, BF16>;
 	const int smem = (BR + 4 * BC) * D * 2;	/* Q, 2 K, 2 V tiles */
 	dim3 grid((p->tq + BR - 1) / BR, heads, batch);
 	cudaError_t e;
@@ -513,22 +725,24 @@ struct fast_variant {
 	fast_launcher launch[2];	/* by enum fast_dtype */
 };
 
-#define FAST_VARIANT(D, BR, BC, W, QR, MB) { { D, BR, BC, W, QR }, {	\
-	fast_launch<D, BR, BC, W, QR, MB, false>,				\
-	fast_launch<D, BR, BC, W, QR, MB, true> } }
+#define FAST_VARIANT(D, BR, BC, W, QR, PI, MB) { { D, BR, BC, W, QR, PI }, { \
+	fast_launch<D, BR, BC, W, QR, PI, MB, false>,				\
+	fast_launch<D, BR, BC, W, QR, PI, MB, true> } }
 
 /* Order matters only for the index; the defaults are named below. */
 static const struct fast_variant fast_variants[] = {
-	FAST_VARIANT(64, 128, 128, 4, false, 1),	/* FA2's tiling */
-	FAST_VARIANT(64, 128, 64, 4, false, 2),
-	FAST_VARIANT(64, 128, 64, 8, true, 1),
-	FAST_VARIANT(64, 128, 128, 8, true, 1),
-	FAST_VARIANT(64, 64, 64, 4, true, 2),
-	FAST_VARIANT(128, 128, 64, 4, false, 1),	/* FA2's tiling */
-	FAST_VARIANT(128, 128, 32, 4, false, 2),
-	FAST_VARIANT(128, 128, 64, 8, true, 1),
-	FAST_VARIANT(128, 128, 64, 8, false, 2),
-	FAST_VARIANT(128, 64, 64, 4, true, 2),
+	FAST_VARIANT(64, 128, 64, 4, false, 0, 1),
+	FAST_VARIANT(64, 128, 128, 4, false, 0, 1),	/* FA2's tiling */
+	FAST_VARIANT(64, 128, 64, 4, false, 1, 1),
+	FAST_VARIANT(64, 128, 64, 4, false, 2, 1),
+	FAST_VARIANT(64, 128, 32, 4, false, 2, 1),
+	FAST_VARIANT(64, 64, 64, 4, true, 2, 3),
+	FAST_VARIANT(128, 128, 32, 4, false, 0, 1),
+	FAST_VARIANT(128, 128, 64, 4, false, 0, 1),	/* FA2's tiling */
+	FAST_VARIANT(128, 128, 32, 4, false, 1, 1),
+	FAST_VARIANT(128, 128, 32, 4, false, 2, 1),
+	FAST_VARIANT(128, 128, 64, 8, true, 2, 1),
+	FAST_VARIANT(128, 64, 64, 4, true, 2, 1),
 };
 #define FAST_NVARIANTS ((int)(sizeof fast_variants / sizeof fast_variants[0]))
 

@@ -40,7 +40,7 @@ class Fast:
     class Config(ctypes.Structure):
         _fields_ = [("d", ctypes.c_int), ("br", ctypes.c_int),
                     ("bc", ctypes.c_int), ("warps", ctypes.c_int),
-                    ("q_in_regs", ctypes.c_int)]
+                    ("q_in_regs", ctypes.c_int), ("pipelined", ctypes.c_int)]
 
     def __init__(self, path):
         self.lib = ctypes.CDLL(path)
@@ -55,19 +55,25 @@ class Fast:
             ctypes.c_int, ctypes.c_int, ctypes.POINTER(Fast.Config)]
         self.err = ctypes.create_string_buffer(256)
 
+    @staticmethod
+    def name(c):
+        return "%dx%d/%dw%s%s" % (c.br, c.bc, c.warps,
+                                  "/qreg" if c.q_in_regs else "",
+                                  "/pipe%d" % c.pipelined if c.pipelined
+                                  else "")
+
     def variants(self, d):
         out, i = [], 0
         c = Fast.Config()
         while self.lib.fast_attention_variant(d, i, ctypes.byref(c)) == 0:
-            out.append((i, "%dx%d/%dw%s" % (c.br, c.bc, c.warps,
-                                            "/qreg" if c.q_in_regs else "")))
+            out.append((i, Fast.name(c)))
             i += 1
         return out
 
     def default(self, d):
         c = Fast.Config()
         self.lib.fast_attention_variant(d, -1, ctypes.byref(c))
-        return c
+        return Fast.name(c)
 
     def __call__(self, q, k, v, o, lse, causal, variant=-1):
         b, h, tq, d = q.shape
@@ -204,10 +210,7 @@ def main():
     elif args.variants == "default":
         variants = {}
         for d in (64, 128):
-            c = fast.default(d)
-            name = "%dx%d/%dw%s" % (c.br, c.bc, c.warps,
-                                    "/qreg" if c.q_in_regs else "")
-            variants[d] = [(-1, name)]
+            variants[d] = [(-1, fast.default(d))]
     else:
         idx = [int(x) for x in args.variants.split(",")]
         variants = {d: [x for x in allv[d] if x[0] in idx] for d in allv}
