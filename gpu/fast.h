@@ -31,7 +31,6 @@ struct fast_config {
 	int bc;		/* keys per tile (Bc) */
 	int warps;	/* warps per block; each owns br / warps query rows */
 	int q_in_regs;	/* Q fragments held in registers, not re-read */
-	int pipelined;	/* S of tile j + 1 computed during tile j's softmax */
 };
 
 /*

@@ -6,8 +6,10 @@
  *       gpu/fast.cu gpu/bench/bench_fast.cu -o bench_fast
  *   ./bench_fast check            every variant, ragged and causal shapes,
  *                                 against a double-precision CPU reference
- *   ./bench_fast bench [variant]  the issue's shapes: ms and TFLOP/s,
- *                                 sampled rows checked against the CPU
+ *   ./bench_fast bench [V|all]    the issue's shapes: ms and TFLOP/s of
+ *                                 the default variant (or variant V, or
+ *                                 every one), sampled rows checked
+ *                                 against the CPU
  *
  * Inputs are normal random numbers rounded to fp16 or bf16; the reference
  * sees the same rounded values.  Before every run O and lse are poisoned
@@ -334,8 +336,8 @@ bench_cmd_bench(int variant)
 	static const int ds[] = { 64, 128 };
 	int failed = 0;
 
-	printf("%-5s %4s %6s %-6s %3s %9s %9s %10s\n", "dtype", "d", "T",
-	    "mask", "var", "ms", "TFLOP/s", "max|err|");
+	printf("%-5s %4s %6s %-6s %-12s %9s %9s %10s\n", "dtype", "d", "T",
+	    "mask", "Br x Bc/w", "ms", "TFLOP/s", "max|err|");
 	for (int bf16 = 0; bf16 < 2; bf16++)
 	for (int di = 0; di < 2; di++)
 	for (int ti = 0; ti < 3; ti++)
@@ -351,7 +353,8 @@ bench_cmd_bench(int variant)
 		bench_inputs(&b, &s, bf16);
 		CK(cudaEventCreate(&e0));
 		CK(cudaEventCreate(&e1));
-		for (int v = variant < 0 ? 0 : variant;
+		/* variant: -1 the default, -2 every one, else that one. */
+		for (int v = variant == -2 ? 0 : variant;
 		    fast_attention_variant(s.d, v, &cfg) == 0; v++) {
 			double maxerr, flops, ms[20];
 			long bad;
@@ -383,13 +386,16 @@ bench_cmd_bench(int variant)
 			flops = 4.0 * s.b * s.h * (double)s.tq * s.tk * s.d;
 			if (causal)
 				flops /= 2;
-			printf("%-5s %4d %6d %-6s %3d %9.3f %9.1f %10.2e %s\n",
+			char tiling[32];
+			snprintf(tiling, sizeof tiling, "%dx%d/%dw%s", cfg.br, cfg.bc,
+			    cfg.warps, cfg.q_in_regs ? "/qr" : "");
+			printf("%-5s %4d %6d %-6s %-12s %9.3f %9.1f %10.2e %s\n",
 			    bf16 ? "bf16" : "fp16", s.d, s.tq,
-			    causal ? "causal" : "full", v, (ms[9] + ms[10]) / 2,
+			    causal ? "causal" : "full", tiling, (ms[9] + ms[10]) / 2,
 			    flops / ((ms[9] + ms[10]) / 2 * 1e-3) / 1e12, maxerr,
 			    bad ? "FAIL" : "");
 			failed |= bad != 0;
-			if (variant >= 0)
+			if (variant != -2)
 				break;
 		}
 		CK(cudaEventDestroy(e0));
@@ -404,8 +410,14 @@ main(int argc, char **argv)
 {
 	if (argc >= 2 && strcmp(argv[1], "check") == 0 && argc == 2)
 		return bench_cmd_check();
-	if (argc >= 2 && strcmp(argv[1], "bench") == 0 && argc <= 3)
-		return bench_cmd_bench(argc == 3 ? atoi(argv[2]) : -1);
-	fprintf(stderr, "usage: bench_fast check | bench [variant]\n");
+	if (argc >= 2 && strcmp(argv[1], "bench") == 0 && argc <= 3) {
+		if (argc == 2)
+			return bench_cmd_bench(-1);
+		if (strcmp(argv[2], "all") == 0)
+			return bench_cmd_bench(-2);
+		if (argv[2][0] >= '0' && argv[2][0] <= '9')
+			return bench_cmd_bench(atoi(argv[2]));
+	}
+	fprintf(stderr, "usage: bench_fast check | bench [variant | all]\n");
 	return 2;
 }

@@ -40,7 +40,7 @@ class Fast:
     class Config(ctypes.Structure):
         _fields_ = [("d", ctypes.c_int), ("br", ctypes.c_int),
                     ("bc", ctypes.c_int), ("warps", ctypes.c_int),
-                    ("q_in_regs", ctypes.c_int), ("pipelined", ctypes.c_int)]
+                    ("q_in_regs", ctypes.c_int)]
 
     def __init__(self, path):
         self.lib = ctypes.CDLL(path)
@@ -57,10 +57,8 @@ class Fast:
 
     @staticmethod
     def name(c):
-        return "%dx%d/%dw%s%s" % (c.br, c.bc, c.warps,
-                                  "/qreg" if c.q_in_regs else "",
-                                  "/pipe%d" % c.pipelined if c.pipelined
-                                  else "")
+        return "%dx%d/%dw%s" % (c.br, c.bc, c.warps,
+                                "/qreg" if c.q_in_regs else "")
 
     def variants(self, d):
         out, i = [], 0
