@@ -75,14 +75,15 @@
  *   traffic per MMA; Q is then re-read from shared memory each tile
  *   (registers are full with O and S: 254 of 255 used at d = 128).
  *   MT = 1, each warp 16 rows with Q in registers (8 warps, or Br = 64),
- *   was 3 to 10 % slower at every shape measured.
+ *   was up to 20 % slower at T >= 4096 and within 3 % at T = 1024.
  * - Bc = 64 at d = 64, Bc = 32 at d = 128: S (MT Bc / 8 x 4 floats) and O
  *   (MT d / 8 x 4) must share the registers; at d = 128 Bc = 64 spills a
- *   little and was no faster, Bc = 128 at d = 64 spills and was 5 % slower.
+ *   little and was no faster, Bc = 128 at d = 64 spills and was 5 to 8 %
+ *   slower.
  * - Two barriers a tile, cp.async one tile ahead.  A software-pipelined
  *   loop (S of tile j + 1 issued with tile j's softmax) was tried: ptxas
  *   still issues the MMAs in one run before the softmax, the second S
- *   costs registers (spills at d = 128), and it was 5 to 15 % slower
+ *   costs registers (spills at d = 128), and it was 3 to 14 % slower
  *   (commit 52fa8f5 has it).
  * - Causal: key tiles past the block's last visible key are never loaded;
  *   only tiles that cross the diagonal (or the ragged end of K) pay for
@@ -168,14 +169,16 @@ static __device__ __forceinline__ void
 fast_mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1)
 {
 	if constexpr (BF16)
-		asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+		asm volatile("mma.sync.aligned.m16n8k16.row.col"
+		    ".f32.bf16.bf16.f32 "
 		    "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
 		    "{%0, %1, %2, %3};\n"
 		    : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
 		    : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]),
 		      "r"(b0), "r"(b1));
 	else
-		asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+		asm volatile("mma.sync.aligned.m16n8k16.row.col"
+		    ".f32.f16.f16.f32 "
 		    "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
 		    "{%0, %1, %2, %3};\n"
 		    : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
@@ -227,7 +230,8 @@ static __device__ __forceinline__ void
 fast_load_tile(uint32_t tile, const uint16_t *g, int row0, int n, int tid)
 {
 	constexpr int CPR = D / 8;	/* 16-byte chunks per row */
-	static_assert((ROWS * CPR) % THREADS == 0, "tile not a whole number of passes");
+	static_assert((ROWS * CPR) % THREADS == 0,
+	    "a tile must be a whole number of passes");
 
 #pragma unroll
 	for (int it = 0; it < ROWS * CPR / THREADS; it++) {
@@ -309,8 +313,10 @@ fast_qk(float (&s)[MT][BC / 8][4], const uint32_t (&qf)[QREG ? D / 16 : 1][4],
 			    (((2 * kk + L.k_ch) ^ L.x7) << 4), b);
 #pragma unroll
 			for (int mt = 0; mt < MT; mt++) {
-				fast_mma<BF16>(s[mt][2 * nb2], a[mt], b[0], b[1]);
-				fast_mma<BF16>(s[mt][2 * nb2 + 1], a[mt], b[2], b[3]);
+				fast_mma<BF16>(s[mt][2 * nb2], a[mt], b[0],
+				    b[1]);
+				fast_mma<BF16>(s[mt][2 * nb2 + 1], a[mt], b[2],
+				    b[3]);
 			}
 		}
 	}
@@ -333,20 +339,55 @@ fast_mask(float (&s)[MT][BC / 8][4], int j, int r0, int lane, int tk,
 		for (int nb = 0; nb < BC / 8; nb++)
 #pragma unroll
 			for (int e = 0; e < 4; e++) {
-				const int r = r0 + mt * 16 + g + ((e >> 1) << 3);
-				const int c = j * BC + nb * 8 + 2 * (t4) + (e & 1);
+				const int r = r0 + mt * 16 + g + 8 * (e >> 1);
+				const int c = j * BC + 8 * nb + 2 * t4 +
+				    (e & 1);
 				if (c >= tk || (causal && c > r + diag))
 					s[mt][nb][e] = -INFINITY;
 			}
 }
 
 /*
- * Online softmax of one tile: s becomes p = exp(scale (s - m_new)), and
- * m, l and o move on.  h = 0 is row g of the m16 tile, h = 1 row g + 8.
- * The exponent base ms = m_new scale log2(e) is 0 while the row has seen
- * only masked keys, so p = 2^-inf = 0 and alpha = 0 times an l and o
- * that are still 0: never NaN.
+ * Online softmax of one row (h = 0: row g of an m16 tile, h = 1: row
+ * g + 8) over one tile: its scores in s become p = exp(scale (s - m_new)),
+ * and m, l and the row's o move on.  The exponent base ms = m_new scale
+ * log2(e) is 0 while the row has seen only masked keys, so p = 2^-inf = 0
+ * and alpha = 0 times an l and o that are still 0: never NaN.
  */
+template <int D, int BC>
+static __device__ __forceinline__ void
+fast_softmax_row(float (&s)[BC / 8][4], int h, float &m, float &l,
+    float (&o)[D / 8][4], float scale_log2)
+{
+	float mx = m;
+
+#pragma unroll
+	for (int nb = 0; nb < BC / 8; nb++)
+		mx = fmaxf(mx, fmaxf(s[nb][2 * h], s[nb][2 * h + 1]));
+	/* The four threads of a quad hold the row together. */
+	mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+	mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+	const float ms = mx == -INFINITY ? 0.f : mx * scale_log2;
+	const float alpha = fast_exp2(m * scale_log2 - ms);
+	m = mx;
+	l *= alpha;
+#pragma unroll
+	for (int db = 0; db < D / 8; db++) {
+		o[db][2 * h] *= alpha;
+		o[db][2 * h + 1] *= alpha;
+	}
+#pragma unroll
+	for (int nb = 0; nb < BC / 8; nb++)
+#pragma unroll
+		for (int e = 2 * h; e < 2 * h + 2; e++) {
+			const float pv = fast_exp2(fmaf(s[nb][e], scale_log2,
+			    -ms));
+			s[nb][e] = pv;
+			l += pv;
+		}
+}
+
+/* The softmax of every row of the warp's tile. */
 template <int D, int BC, int MT>
 static __device__ __forceinline__ void
 fast_softmax(float (&s)[MT][BC / 8][4], float (&m)[MT][2], float (&l)[MT][2],
@@ -356,35 +397,9 @@ fast_softmax(float (&s)[MT][BC / 8][4], float (&m)[MT][2], float (&l)[MT][2],
 #pragma unroll
 		for (int mt = 0; mt < MT; mt++)
 #pragma unroll
-			for (int h = 0; h < 2; h++) {
-				float mx = m[mt][h];
-#pragma unroll
-				for (int nb = 0; nb < BC / 8; nb++)
-					mx = fmaxf(mx, fmaxf(s[mt][nb][2 * h],
-					    s[mt][nb][2 * h + 1]));
-				/* The four threads of a quad hold the row together. */
-				mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-				mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-				const float ms = mx == -INFINITY ? 0.f :
-				    mx * scale_log2;
-				const float alpha = fast_exp2(m[mt][h] * scale_log2 - ms);
-				m[mt][h] = mx;
-				l[mt][h] *= alpha;
-#pragma unroll
-				for (int db = 0; db < D / 8; db++) {
-					o[mt][db][2 * h] *= alpha;
-					o[mt][db][2 * h + 1] *= alpha;
-				}
-#pragma unroll
-				for (int nb = 0; nb < BC / 8; nb++)
-#pragma unroll
-					for (int e = 2 * h; e < 2 * h + 2; e++) {
-						const float pv = fast_exp2(fmaf(s[mt][nb][e],
-						    scale_log2, -ms));
-						s[mt][nb][e] = pv;
-						l[mt][h] += pv;
-					}
-			}
+			for (int h = 0; h < 2; h++)
+				fast_softmax_row<D, BC>(s[mt], h, m[mt][h],
+				    l[mt][h], o[mt], scale_log2);
 	}
 }
 
@@ -399,8 +414,10 @@ fast_pv(float (&o)[MT][D / 8][4], const float (&s)[MT][BC / 8][4],
 		uint32_t a[MT][4];
 #pragma unroll
 		for (int mt = 0; mt < MT; mt++) {
-			a[mt][0] = fast_pack<BF16>(s[mt][2 * kk][0], s[mt][2 * kk][1]);
-			a[mt][1] = fast_pack<BF16>(s[mt][2 * kk][2], s[mt][2 * kk][3]);
+			a[mt][0] = fast_pack<BF16>(s[mt][2 * kk][0],
+			    s[mt][2 * kk][1]);
+			a[mt][1] = fast_pack<BF16>(s[mt][2 * kk][2],
+			    s[mt][2 * kk][3]);
 			a[mt][2] = fast_pack<BF16>(s[mt][2 * kk + 1][0],
 			    s[mt][2 * kk + 1][1]);
 			a[mt][3] = fast_pack<BF16>(s[mt][2 * kk + 1][2],
@@ -413,8 +430,10 @@ fast_pv(float (&o)[MT][D / 8][4], const float (&s)[MT][BC / 8][4],
 			    (((2 * nd2 + L.v_ch) ^ L.x7) << 4), b);
 #pragma unroll
 			for (int mt = 0; mt < MT; mt++) {
-				fast_mma<BF16>(o[mt][2 * nd2], a[mt], b[0], b[1]);
-				fast_mma<BF16>(o[mt][2 * nd2 + 1], a[mt], b[2], b[3]);
+				fast_mma<BF16>(o[mt][2 * nd2], a[mt], b[0],
+				    b[1]);
+				fast_mma<BF16>(o[mt][2 * nd2 + 1], a[mt], b[2],
+				    b[3]);
 			}
 		}
 	}
@@ -434,9 +453,12 @@ fast_fwd_kernel(const struct fast_params p)
 	constexpr int THREADS = WARPS * 32;
 	constexpr int MT = BR / (16 * WARPS);	/* m16 tiles per warp */
 	constexpr uint32_t TILEB = BC * D * 2;	/* bytes of a K or V tile */
-	static_assert(MT >= 1 && BR == 16 * WARPS * MT, "Br must be 16 * warps * MT");
-	static_assert(BC % 16 == 0 && D % 16 == 0, "Bc and d must be multiples of 16");
-	static_assert(!QREG || MT == 1, "Q in registers only with one m tile a warp");
+	static_assert(MT >= 1 && BR == 16 * WARPS * MT,
+	    "Br must be 16 * warps * MT");
+	static_assert(BC % 16 == 0 && D % 16 == 0,
+	    "Bc and d must be multiples of 16");
+	static_assert(!QREG || MT == 1,
+	    "Q in registers only with one m tile a warp");
 
 	extern __shared__ __align__(128) uint8_t fast_smem[];
 	const uint32_t sQ = fast_smem_addr(fast_smem);
@@ -449,7 +471,7 @@ fast_fwd_kernel(const struct fast_params p)
 	const uint16_t *qg = p.q + bh * p.tq * D;
 	const uint16_t *kg = p.k + bh * p.tk * D;
 	const uint16_t *vg = p.v + bh * p.tk * D;
-	const int wrow = warp * 16 * MT;	/* the warp's first row in Q_i */
+	const int wrow = warp * 16 * MT;	/* its first row in Q_i */
 	const struct fast_lane L = fast_lane_init<D>(sQ, wrow, lane);
 
 	/* Query r sees key c when c <= r + diag (bottom-right causal). */
@@ -491,8 +513,8 @@ fast_fwd_kernel(const struct fast_params p)
 		__syncthreads();
 #pragma unroll
 		for (int kk = 0; kk < D / 16; kk++)
-			fast_ldsm_x4(L.q_off + (((2 * kk + L.q_ch) ^ L.x7) << 4),
-			    qf[kk]);
+			fast_ldsm_x4(L.q_off +
+			    (((2 * kk + L.q_ch) ^ L.x7) << 4), qf[kk]);
 	}
 
 	/*
@@ -504,21 +526,21 @@ fast_fwd_kernel(const struct fast_params p)
 		const uint32_t cur = (j & 1) * TILEB;
 		const uint32_t nxt = ((j + 1) & 1) * TILEB;
 
-		fast_cp_wait<1>();		/* K_j is here (V_j may not be) */
+		fast_cp_wait<1>();	/* K_j is here, V_j may not be */
 		__syncthreads();
 		if (FAST_ABLATE != 2 && j + 1 < nt)
-			fast_load_tile<BC, D, THREADS>(sK + nxt, kg, (j + 1) * BC,
-			    p.tk, tid);
+			fast_load_tile<BC, D, THREADS>(sK + nxt, kg,
+			    (j + 1) * BC, p.tk, tid);
 		fast_cp_commit();
 		if (FAST_ABLATE != 2 && j + 1 < nt)
-			fast_load_tile<BC, D, THREADS>(sV + nxt, vg, (j + 1) * BC,
-			    p.tk, tid);
+			fast_load_tile<BC, D, THREADS>(sV + nxt, vg,
+			    (j + 1) * BC, p.tk, tid);
 		fast_cp_commit();
 
 		fast_qk<D, BC, MT, QREG, BF16>(s, qf, L, sK + cur);
 		if (FAST_NEEDS_MASK(j))
-			fast_mask<BC, MT>(s, j, row0 + wrow, lane, p.tk, p.causal,
-			    diag);
+			fast_mask<BC, MT>(s, j, row0 + wrow, lane, p.tk,
+			    p.causal, diag);
 		fast_softmax<D, BC, MT>(s, m, l, o, p.scale_log2);
 
 		fast_cp_wait<2>();		/* V_j is here */
@@ -546,9 +568,11 @@ fast_fwd_kernel(const struct fast_params p)
 			const int rl = wrow + mt * 16 + g + 8 * h;
 #pragma unroll
 			for (int db = 0; db < D / 8; db++) {
-				const uint32_t v = fast_pack<BF16>(o[mt][db][2 * h] * inv,
+				const uint32_t v = fast_pack<BF16>(
+				    o[mt][db][2 * h] * inv,
 				    o[mt][db][2 * h + 1] * inv);
-				*(uint32_t *)(fast_smem + fast_swz<D>(rl, db) + 4 * t4) = v;
+				*(uint32_t *)(fast_smem + fast_swz<D>(rl, db) +
+				    4 * t4) = v;
 			}
 			if (t4 == 0 && row0 + rl < p.tq)
 				p.lse[orow + rl] = lt > 0.f ?
@@ -597,7 +621,7 @@ struct fast_variant {
 };
 
 #define FAST_VARIANT(D, BR, BC, W, QR, MB) { { D, BR, BC, W, QR }, {	\
-	fast_launch<D, BR, BC, W, QR, MB, false>,				\
+	fast_launch<D, BR, BC, W, QR, MB, false>,			\
 	fast_launch<D, BR, BC, W, QR, MB, true> } }
 
 /*
@@ -658,17 +682,18 @@ fast_attention_fwd(const void *q, const void *k, const void *v, void *o,
 	cudaError_t e;
 
 	if (q == NULL || k == NULL || v == NULL || o == NULL || lse == NULL) {
-		snprintf(err, errlen, "fast_attention_fwd: a tensor pointer is NULL");
+		snprintf(err, errlen, "fast_attention_fwd: a tensor pointer "
+		    "is NULL");
 		return -1;
 	}
 	if (batch < 1 || batch > 65535 || heads < 1 || heads > 65535) {
-		snprintf(err, errlen, "fast_attention_fwd: batch %d or heads %d "
-		    "not in 1..65535", batch, heads);
+		snprintf(err, errlen, "fast_attention_fwd: batch %d or heads "
+		    "%d not in 1..65535", batch, heads);
 		return -1;
 	}
 	if (tq < 1 || tk < 1) {
-		snprintf(err, errlen, "fast_attention_fwd: Tq %d and Tk %d must "
-		    "be at least 1", tq, tk);
+		snprintf(err, errlen, "fast_attention_fwd: Tq %d and Tk %d "
+		    "must be at least 1", tq, tk);
 		return -1;
 	}
 	if (dtype != FAST_FP16 && dtype != FAST_BF16) {

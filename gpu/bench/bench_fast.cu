@@ -59,20 +59,14 @@ bench_fill_kernel(uint16_t *x, size_t n, uint64_t seed, int bf16)
 	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
 	    i += (size_t)gridDim.x * blockDim.x) {
 		uint64_t a = bench_mix(seed * 0x9e3779b97f4a7c15ull + 2 * i);
-		uint64_t b = bench_mix(seed * 0x9e3779b97f4a7c15ull + 2 * i + 1);
+		uint64_t b = bench_mix(seed * 0x9e3779b97f4a7c15ull + 2 * i +
+		    1);
 		double u0 = ((a >> 11) + 0.5) / 9007199254740992.0;
 		double u1 = ((b >> 11) + 0.5) / 9007199254740992.0;
 		float r = (float)(sqrt(-2.0 * log(u0)) *
 		    cos(6.283185307179586 * u1));
-		uint16_t u;
-		if (bf16) {
-			__nv_bfloat16 h = __float2bfloat16_rn(r);
-			memcpy(&u, &h, 2);
-		} else {
-			__half h = __float2half_rn(r);
-			memcpy(&u, &h, 2);
-		}
-		x[i] = u;
+		x[i] = bf16 ? __bfloat16_as_ushort(__float2bfloat16_rn(r)) :
+		    __half_as_ushort(__float2half_rn(r));
 	}
 }
 
@@ -80,13 +74,13 @@ static float
 bench_from16(int bf16, uint16_t u)
 {
 	if (bf16) {
-		__nv_bfloat16 b;
-		memcpy(&b, &u, 2);
-		return __bfloat162float(b);
+		__nv_bfloat16_raw b;
+		b.x = u;
+		return __bfloat162float(__nv_bfloat16(b));
 	}
-	__half h;
-	memcpy(&h, &u, 2);
-	return __half2float(h);
+	__half_raw h;
+	h.x = u;
+	return __half2float(__half(h));
 }
 
 /* n random values on the device at d; the same values as floats in f. */
@@ -120,7 +114,8 @@ bench_ref_row(const float *q, const float *k, const float *v, int tq,
 	for (int c = 0; c < n; c++) {
 		double acc = 0;
 		for (int x = 0; x < d; x++)
-			acc += (double)q[(size_t)r * d + x] * k[(size_t)c * d + x];
+			acc += (double)q[(size_t)r * d + x] *
+			    k[(size_t)c * d + x];
 		s[c] = acc * scale;
 		if (s[c] > mx)
 			mx = s[c];
@@ -241,55 +236,81 @@ bench_run(struct bench_bufs *b, const struct shape *s, int bf16,
 }
 
 /*
+ * Row r of head bh against the reference; adds its mismatches to bad and
+ * returns the sum, raising *maxerr to the worst |error| of O.
+ */
+static long
+bench_check_row(const struct bench_bufs *b, const struct shape *s,
+    int bf16, int bh, int r, double *sc, double *maxerr, long bad)
+{
+	/* P rounded to 16 bits before P V, O rounded at the end. */
+	const double tol = bf16 ? 1.5e-2 : 2e-3;
+	const size_t qo = (size_t)bh * s->tq * s->d;
+	const size_t ko = (size_t)bh * s->tk * s->d;
+	const size_t row = (size_t)bh * s->tq + r;
+	const uint16_t *got = b->ho + row * s->d;
+	double o[128], lse;
+	char where[96];
+
+	bench_ref_row(b->fq + qo, b->fk + ko, b->fv + ko, s->tq, s->tk, s->d,
+	    s->causal, r, sc, o, &lse);
+	for (int x = 0; x < s->d; x++) {
+		double g = bench_from16(bf16, got[x]);
+
+		snprintf(where, sizeof where, "O[bh %d][%d][%d]", bh, r, x);
+		bad = bench_compare("O", g, o[x], tol, tol, where, bad);
+		if (isfinite(g) && fabs(g - o[x]) > *maxerr)
+			*maxerr = fabs(g - o[x]);
+	}
+	snprintf(where, sizeof where, "lse[bh %d][%d]", bh, r);
+	return bench_compare("lse", b->hlse[row], lse, 1e-3, 1e-4, where, bad);
+}
+
+/*
  * Checks rows of every (batch, head): all rows when stride is 1, else
- * every stride-th row and the last.  Returns the number of mismatches;
- * the worst error goes to *maxerr.
+ * rows 0, stride, 2 stride, ... and the last.  Returns the number of
+ * mismatches; the worst |error| of O goes to *maxerr.
  */
 static long
 bench_check(const struct bench_bufs *b, const struct shape *s, int bf16,
     int stride, double *maxerr)
 {
-	/* P rounded to 16 bits before P V, O rounded at the end. */
-	const double tol = bf16 ? 1.5e-2 : 2e-3;
 	double *sc = (double *)malloc((size_t)s->tk * sizeof *sc);
-	double o[128], lse;
 	long bad = 0;
-	char where[96];
 
+	if (sc == NULL) {
+		fprintf(stderr, "bench_fast: out of host memory\n");
+		exit(1);
+	}
+	if (stride < 1)
+		stride = 1;
 	*maxerr = 0;
-	for (int bh = 0; bh < s->b * s->h; bh++) {
-		const float *q = b->fq + (size_t)bh * s->tq * s->d;
-		const float *k = b->fk + (size_t)bh * s->tk * s->d;
-		const float *v = b->fv + (size_t)bh * s->tk * s->d;
+	for (int bh = 0; bh < s->b * s->h; bh++)
 		for (int r = 0; r < s->tq; r += stride) {
 			if (r + stride >= s->tq)
 				r = s->tq - 1;
-			bench_ref_row(q, k, v, s->tq, s->tk, s->d, s->causal, r, sc,
-			    o, &lse);
-			size_t row = (size_t)bh * s->tq + r;
-			for (int x = 0; x < s->d; x++) {
-				double got = bench_from16(bf16, b->ho[row * s->d + x]);
-				snprintf(where, sizeof where, "O[bh %d][%d][%d]", bh, r, x);
-				bad = bench_compare("O", got, o[x], tol, tol, where, bad);
-				if (isfinite(got) && fabs(got - o[x]) > *maxerr)
-					*maxerr = fabs(got - o[x]);
-			}
-			snprintf(where, sizeof where, "lse[bh %d][%d]", bh, r);
-			bad = bench_compare("lse", b->hlse[row], lse, 1e-3, 1e-4, where,
+			bad = bench_check_row(b, s, bf16, bh, r, sc, maxerr,
 			    bad);
 		}
-	}
 	free(sc);
 	return bad;
 }
 
+static void
+bench_tiling(const struct fast_config *cfg, char *buf, size_t len)
+{
+	snprintf(buf, len, "%dx%d/%dw%s", cfg->br, cfg->bc, cfg->warps,
+	    cfg->q_in_regs ? "/qr" : "");
+}
+
+/* Every variant on small ragged and causal shapes, every element. */
 static int
 bench_cmd_check(void)
 {
 	static const struct shape shapes[] = {
 		{ 1, 1, 1, 1, 64, 0 },
 		{ 1, 2, 17, 33, 64, 0 },
-		{ 2, 3, 100, 37, 64, 1 },	/* Tq > Tk: early rows see nothing */
+		{ 2, 3, 100, 37, 64, 1 },	/* rows that see no key */
 		{ 1, 2, 129, 257, 64, 1 },
 		{ 1, 1, 300, 300, 64, 1 },
 		{ 1, 1, 1, 1, 128, 1 },
@@ -303,23 +324,26 @@ bench_cmd_check(void)
 	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
 		const struct shape *s = &shapes[i];
 		struct bench_bufs b;
-		struct fast_config cfg;
 
 		bench_alloc(&b, s);
 		for (int bf16 = 0; bf16 < 2; bf16++) {
-			bench_inputs(&b, s, bf16);
-			for (int v = 0; fast_attention_variant(s->d, v, &cfg) == 0; v++) {
-				double maxerr;
-				long bad;
+			struct fast_config cfg;
+			char tiling[32];
+			double maxerr;
+			long bad;
 
+			bench_inputs(&b, s, bf16);
+			for (int v = 0; fast_attention_variant(s->d, v, &cfg) ==
+			    0; v++) {
 				if (bench_run(&b, s, bf16, v) != 0)
 					return 1;
 				bad = bench_check(&b, s, bf16, 1, &maxerr);
-				printf("check %s B%d H%d Tq%-4d Tk%-4d d%-3d %s "
-				    "v%d (%dx%d, %dw): max|err| %.2e %s\n",
-				    bf16 ? "bf16" : "fp16", s->b, s->h, s->tq, s->tk,
-				    s->d, s->causal ? "causal" : "full  ", v, cfg.br,
-				    cfg.bc, cfg.warps, maxerr, bad ? "FAIL" : "ok");
+				bench_tiling(&cfg, tiling, sizeof tiling);
+				printf("check %s B%d H%d Tq%-4d Tk%-4d d%-3d "
+				    "%-6s v%d %-12s max|err| %.2e %s\n",
+				    bf16 ? "bf16" : "fp16", s->b, s->h, s->tq,
+				    s->tk, s->d, s->causal ? "causal" : "full",
+				    v, tiling, maxerr, bad ? "FAIL" : "ok");
 				failed |= bad != 0;
 			}
 		}
@@ -329,6 +353,84 @@ bench_cmd_check(void)
 	return failed;
 }
 
+/* Median of n CUDA-event timings (ms) of variant v, after 3 warm-ups. */
+static double
+bench_time(struct bench_bufs *b, const struct shape *s, int bf16, int v)
+{
+	enum { N = 20 };
+	cudaEvent_t e0, e1;
+	float ms[N], t;
+	char err[256];
+
+	CK(cudaEventCreate(&e0));
+	CK(cudaEventCreate(&e1));
+	for (int r = -3; r < N; r++) {
+		CK(cudaEventRecord(e0));
+		if (fast_attention_fwd(b->dq, b->dk, b->dv, b->do_, b->dlse,
+		    s->b, s->h, s->tq, s->tk, s->d, bf16, s->causal, 0.f, v,
+		    NULL, err, sizeof err) != 0) {
+			fprintf(stderr, "bench_fast: %s\n", err);
+			exit(1);
+		}
+		CK(cudaEventRecord(e1));
+		CK(cudaEventSynchronize(e1));
+		CK(cudaEventElapsedTime(&t, e0, e1));
+		if (r >= 0)
+			ms[r] = t;
+	}
+	CK(cudaEventDestroy(e0));
+	CK(cudaEventDestroy(e1));
+	for (int x = 1; x < N; x++)		/* insertion sort */
+		for (int y = x; y > 0 && ms[y] < ms[y - 1]; y--) {
+			t = ms[y];
+			ms[y] = ms[y - 1];
+			ms[y - 1] = t;
+		}
+	return (ms[N / 2 - 1] + ms[N / 2]) / 2;
+}
+
+/*
+ * One benchmark shape: variant -1 the default, -2 every one, else that
+ * one.  Prints a line per variant; returns 1 when a check failed.
+ */
+static int
+bench_shape(const struct shape *s, int bf16, int variant)
+{
+	double flops = 4.0 * s->b * s->h * (double)s->tq * s->tk * s->d;
+	struct fast_config cfg;
+	struct bench_bufs b;
+	int failed = 0;
+
+	if (s->causal)
+		flops /= 2;
+	bench_alloc(&b, s);
+	bench_inputs(&b, s, bf16);
+	for (int v = variant == -2 ? 0 : variant;
+	    fast_attention_variant(s->d, v, &cfg) == 0; v++) {
+		char tiling[32];
+		double maxerr, ms;
+		long bad;
+
+		if (bench_run(&b, s, bf16, v) != 0)
+			exit(1);
+		/* Rows of every head, spread over the sequence. */
+		bad = bench_check(&b, s, bf16, s->tq / 4, &maxerr);
+		ms = bench_time(&b, s, bf16, v);
+		bench_tiling(&cfg, tiling, sizeof tiling);
+		printf("%-5s %4d %6d %-6s %-12s %9.3f %9.1f %10.2e %s\n",
+		    bf16 ? "bf16" : "fp16", s->d, s->tq,
+		    s->causal ? "causal" : "full", tiling, ms,
+		    flops / (ms * 1e-3) / 1e12, maxerr, bad ? "FAIL" : "");
+		fflush(stdout);
+		failed |= bad != 0;
+		if (variant != -2)
+			break;
+	}
+	bench_release(&b);
+	return failed;
+}
+
+/* The issue's shapes: B T = 32768, H = 16. */
 static int
 bench_cmd_bench(int variant)
 {
@@ -338,69 +440,12 @@ bench_cmd_bench(int variant)
 
 	printf("%-5s %4s %6s %-6s %-12s %9s %9s %10s\n", "dtype", "d", "T",
 	    "mask", "Br x Bc/w", "ms", "TFLOP/s", "max|err|");
-	for (int bf16 = 0; bf16 < 2; bf16++)
-	for (int di = 0; di < 2; di++)
-	for (int ti = 0; ti < 3; ti++)
-	for (int causal = 0; causal < 2; causal++) {
-		struct shape s = { 32768 / ts[ti], 16, ts[ti], ts[ti], ds[di],
-		    causal };
-		struct bench_bufs b;
-		struct fast_config cfg;
-		cudaEvent_t e0, e1;
-		char err[256];
+	/* i = ((dtype * 2 + d) * 3 + T) * 2 + causal */
+	for (int i = 0; i < 24; i++) {
+		const int t = ts[i / 2 % 3];
+		struct shape s = { 32768 / t, 16, t, t, ds[i / 6 % 2], i % 2 };
 
-		bench_alloc(&b, &s);
-		bench_inputs(&b, &s, bf16);
-		CK(cudaEventCreate(&e0));
-		CK(cudaEventCreate(&e1));
-		/* variant: -1 the default, -2 every one, else that one. */
-		for (int v = variant == -2 ? 0 : variant;
-		    fast_attention_variant(s.d, v, &cfg) == 0; v++) {
-			double maxerr, flops, ms[20];
-			long bad;
-			float t;
-
-			if (bench_run(&b, &s, bf16, v) != 0)
-				return 1;
-			/* Rows of every head, spread over the sequence. */
-			bad = bench_check(&b, &s, bf16, s.tq / 4, &maxerr);
-			for (int r = -3; r < 20; r++) {
-				CK(cudaEventRecord(e0));
-				if (fast_attention_fwd(b.dq, b.dk, b.dv, b.do_, b.dlse, s.b,
-				    s.h, s.tq, s.tk, s.d, bf16, causal, 0.f, v, NULL, err,
-				    sizeof err) != 0) {
-					fprintf(stderr, "bench_fast: %s\n", err);
-					return 1;
-				}
-				CK(cudaEventRecord(e1));
-				CK(cudaEventSynchronize(e1));
-				CK(cudaEventElapsedTime(&t, e0, e1));
-				if (r >= 0)
-					ms[r] = t;
-			}
-			/* median of 20 */
-			for (int x = 1; x < 20; x++)
-				for (int y = x; y > 0 && ms[y] < ms[y - 1]; y--) {
-					double sw = ms[y]; ms[y] = ms[y - 1]; ms[y - 1] = sw;
-				}
-			flops = 4.0 * s.b * s.h * (double)s.tq * s.tk * s.d;
-			if (causal)
-				flops /= 2;
-			char tiling[32];
-			snprintf(tiling, sizeof tiling, "%dx%d/%dw%s", cfg.br, cfg.bc,
-			    cfg.warps, cfg.q_in_regs ? "/qr" : "");
-			printf("%-5s %4d %6d %-6s %-12s %9.3f %9.1f %10.2e %s\n",
-			    bf16 ? "bf16" : "fp16", s.d, s.tq,
-			    causal ? "causal" : "full", tiling, (ms[9] + ms[10]) / 2,
-			    flops / ((ms[9] + ms[10]) / 2 * 1e-3) / 1e12, maxerr,
-			    bad ? "FAIL" : "");
-			failed |= bad != 0;
-			if (variant != -2)
-				break;
-		}
-		CK(cudaEventDestroy(e0));
-		CK(cudaEventDestroy(e1));
-		bench_release(&b);
+		failed |= bench_shape(&s, i / 12, variant);
 	}
 	return failed;
 }
@@ -408,9 +453,9 @@ bench_cmd_bench(int variant)
 int
 main(int argc, char **argv)
 {
-	if (argc >= 2 && strcmp(argv[1], "check") == 0 && argc == 2)
+	if (argc == 2 && strcmp(argv[1], "check") == 0)
 		return bench_cmd_check();
-	if (argc >= 2 && strcmp(argv[1], "bench") == 0 && argc <= 3) {
+	if (argc >= 2 && argc <= 3 && strcmp(argv[1], "bench") == 0) {
 		if (argc == 2)
 			return bench_cmd_bench(-1);
 		if (strcmp(argv[2], "all") == 0)
