@@ -1,0 +1,730 @@
+/*
+ * fast.cu - FlashAttention-2 forward on the tensor cores: fp16 or bf16
+ * in, float32 accumulation, mma.sync m16n8k16 (sm_80 and later; built for
+ * sm_90 here).  The teaching kernel shows the algorithm; this one shows
+ * the same tiling at the speed real models get.
+ *
+ * Letters: Q (Tq, d), K and V (Tk, d) per (batch, head); Br query rows
+ * per block, Bc keys per tile, Tc = ceil(Tk / Bc) key tiles.  The grid is
+ * (Tr, heads, batch): one block per (row block i, head, batch), so the
+ * loop order is FA2's (for each i, for each j; state stays on chip).
+ *
+ * The data path of one block
+ * --------------------------
+ * global -> shared.  cp.async copies 16 bytes a thread straight into
+ * shared memory (no register round trip), all threads side by side along
+ * a row, so a warp reads 512 contiguous bytes.  Q_i (Br x d) is loaded
+ * once; K_j and V_j (Bc x d) each have two buffers: while the warps work
+ * on tile j, tile j + 1 is in flight into the other buffer.  K_j and V_j
+ * are separate commit groups so S = Q K_j^T can start before V_j lands:
+ *
+ *   wait K_j; barrier; issue K_j+1, V_j+1 | S = Q K_j^T; softmax |
+ *   wait V_j; barrier | O += P V_j
+ *
+ * The barrier after "wait K_j" also says that every warp has finished
+ * tile j - 1, whose buffers the loads of tile j + 1 then overwrite.  Rows
+ * past Tq or Tk are zero-filled (cp.async with source size 0): a zero V
+ * row times a zero P adds nothing, where garbage could be NaN.
+ *
+ * Shared layout: each tile is row-major, d halves a row (128 or 256
+ * bytes), cut in 16-byte chunks; chunk ch of row r is stored at chunk
+ * ch ^ (r & 7).  ldmatrix reads eight rows' same chunk at once; without
+ * the XOR those eight 16-byte pieces would sit in the same four banks
+ * (a row is a multiple of 128 bytes), with it they cover all 32.
+ *
+ * shared -> registers.  ldmatrix.x4 gives each thread one 32-bit piece
+ * (two halves) of four 8x8 matrices, exactly the operand layout of
+ * mma.m16n8k16 (g = lane / 4, t = lane % 4):
+ *   A (16x16, row-major)   a0 (g, 2t..2t+1)   a1 (g+8, 2t..)
+ *                          a2 (g, 2t+8..)     a3 (g+8, 2t+8..)
+ *   B (16x8, "col")        b0 (k 2t..2t+1, n g)   b1 (k 2t+8.., n g)
+ *   C, D (16x8, float)     c0 c1 (g, 2t..2t+1)    c2 c3 (g+8, 2t..)
+ * For S = Q K^T, A is Q (rows = queries) and B is K^T: K is stored
+ * (key, d), a key's d values are contiguous, which is B's "column", so a
+ * plain ldmatrix of key rows gives b0/b1.  For O += P V, B is V (key, d)
+ * with k = key: its columns are strided, so ldmatrix.trans transposes
+ * the 8x8 pieces on the way.
+ *
+ * registers -> tensor cores, and back.  Each warp owns 16 * MT query
+ * rows of the block (MT = 1 or 2 m16 tiles) and all Bc keys: the FA2
+ * split, so a row's max and sum live inside one warp, in the four
+ * threads of a quad (shuffle xor 1 and 2), and no warp ever waits for
+ * another's partial result.  The S accumulator (C layout) of two
+ * neighbouring n8 blocks is, once rounded to 16 bits, already the A
+ * operand of P V (a0 = c0c1 of block 2k, a1 = c2c3 of 2k, a2 = c0c1 of
+ * 2k+1, a3 = c2c3 of 2k+1): P never touches shared memory.
+ *
+ * Online softmax in base 2: p = 2^(s * scale*log2(e) - m * scale*log2(e))
+ * = exp(scale (s - m)), one FFMA and one MUFU.EX2 per score.  m is the raw
+ * row max; l is summed from the float32 p (P V uses p rounded to 16 bits,
+ * as the simulator's --dtype emulation does); each thread keeps a partial
+ * l over its columns, and the quad adds them once at the end.  A row that
+ * has seen only masked keys has m = -inf: its exponent base is taken as 0
+ * so p = 2^-inf = 0 and alpha = 0 times an l and O that are still 0.
+ *
+ * Epilogue: O / l rounded to 16 bits goes through the warp's own rows of
+ * the Q tile in shared memory (same swizzle), and leaves as 16-byte
+ * coalesced stores; lse = m * scale + log l (natural log).
+ *
+ * Why these choices (timings: doc/performance-fast.md)
+ * ------------------
+ * - mma.sync, not wgmma: it runs on every chip since sm_80 and keeps the
+ *   data path visible; wgmma (sm_90a) is the next step, not this one.
+ * - 4 warps, Br = 128, so MT = 2 (FA2's own choice): a K or V fragment
+ *   read from shared memory feeds two m16 tiles, halving shared-memory
+ *   traffic per MMA; Q is then re-read from shared memory each tile
+ *   (registers are full with O and S: 254 of 255 used at d = 128).
+ *   MT = 1, each warp 16 rows with Q in registers (8 warps, or Br = 64),
+ *   was up to 20 % slower at T >= 4096 and within 3 % at T = 1024.
+ * - Bc = 64 at d = 64, Bc = 32 at d = 128: S (MT Bc / 8 x 4 floats) and O
+ *   (MT d / 8 x 4) must share the registers; at d = 128 Bc = 64 spills a
+ *   little and was no faster, Bc = 128 at d = 64 spills and was 5 to 8 %
+ *   slower.
+ * - Two barriers a tile, cp.async one tile ahead.  A software-pipelined
+ *   loop (S of tile j + 1 issued with tile j's softmax) was tried: ptxas
+ *   still issues the MMAs in one run before the softmax, the second S
+ *   costs registers (spills at d = 128), and it was 3 to 14 % slower
+ *   (commit 52fa8f5 has it).
+ * - Causal: key tiles past the block's last visible key are never loaded;
+ *   only tiles that cross the diagonal (or the ragged end of K) pay for
+ *   the mask.  Blocks start from the last row block (the one with the
+ *   most tiles under the causal mask) so the long ones do not trail.
+ */
+#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fast.h"
+
+/*
+ * Timing experiments only (wrong results): built with -DFAST_ABLATE=1 the
+ * softmax is skipped (P = S), with 2 no K/V tile after the first is
+ * loaded.  Time minus ablated time = what that stage costs when exposed.
+ */
+#ifndef FAST_ABLATE
+#define FAST_ABLATE 0
+#endif
+
+struct fast_params {
+	const uint16_t *q, *k, *v;
+	uint16_t *o;
+	float *lse;
+	int tq, tk;
+	int causal;
+	float scale;		/* natural units, for lse */
+	float scale_log2;	/* scale * log2(e): exponents in base 2 */
+};
+
+static __device__ __forceinline__ uint32_t
+fast_smem_addr(const void *p)
+{
+	return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+/* 16 bytes global -> shared; bytes = 0 writes 16 zero bytes instead. */
+static __device__ __forceinline__ void
+fast_cp_async16(uint32_t dst, const void *src, int bytes)
+{
+	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n"
+	    :: "r"(dst), "l"(src), "r"(bytes) : "memory");
+}
+
+static __device__ __forceinline__ void
+fast_cp_commit(void)
+{
+	asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+/* Wait until at most N of this thread's newest groups are in flight. */
+template <int N>
+static __device__ __forceinline__ void
+fast_cp_wait(void)
+{
+	asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory");
+}
+
+static __device__ __forceinline__ void
+fast_ldsm_x4(uint32_t addr, uint32_t (&r)[4])
+{
+	asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 "
+	    "{%0, %1, %2, %3}, [%4];\n"
+	    : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+}
+
+static __device__ __forceinline__ void
+fast_ldsm_x4_trans(uint32_t addr, uint32_t (&r)[4])
+{
+	asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 "
+	    "{%0, %1, %2, %3}, [%4];\n"
+	    : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+}
+
+/* c += a b for one m16n8k16 tile, float32 accumulation. */
+template <bool BF16>
+static __device__ __forceinline__ void
+fast_mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1)
+{
+	if constexpr (BF16)
+		asm volatile("mma.sync.aligned.m16n8k16.row.col"
+		    ".f32.bf16.bf16.f32 "
+		    "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+		    "{%0, %1, %2, %3};\n"
+		    : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+		    : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]),
+		      "r"(b0), "r"(b1));
+	else
+		asm volatile("mma.sync.aligned.m16n8k16.row.col"
+		    ".f32.f16.f16.f32 "
+		    "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+		    "{%0, %1, %2, %3};\n"
+		    : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+		    : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]),
+		      "r"(b0), "r"(b1));
+}
+
+/* Two floats rounded to nearest into one register, lo in the low half. */
+template <bool BF16>
+static __device__ __forceinline__ uint32_t
+fast_pack(float lo, float hi)
+{
+	uint32_t u;
+
+	if constexpr (BF16) {
+		__nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+		memcpy(&u, &v, 4);
+	} else {
+		__half2 v = __floats2half2_rn(lo, hi);
+		memcpy(&u, &v, 4);
+	}
+	return u;
+}
+
+/* 2^x on the special-function unit; 2^-inf = 0. */
+static __device__ __forceinline__ float
+fast_exp2(float x)
+{
+	float y;
+
+	asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+	return y;
+}
+
+/* Byte offset of 16-byte chunk ch of row r in a swizzled tile d wide. */
+template <int D>
+static __device__ __forceinline__ uint32_t
+fast_swz(int r, int ch)
+{
+	return (uint32_t)(r * D * 2 + ((ch ^ (r & 7)) << 4));
+}
+
+/*
+ * Rows [row0, row0 + ROWS) of an (n, D) matrix g into the swizzled tile
+ * at shared address tile; rows at or past n become zeros.
+ */
+template <int ROWS, int D, int THREADS>
+static __device__ __forceinline__ void
+fast_load_tile(uint32_t tile, const uint16_t *g, int row0, int n, int tid)
+{
+	constexpr int CPR = D / 8;	/* 16-byte chunks per row */
+	static_assert((ROWS * CPR) % THREADS == 0,
+	    "a tile must be a whole number of passes");
+
+#pragma unroll
+	for (int it = 0; it < ROWS * CPR / THREADS; it++) {
+		const int c = it * THREADS + tid;
+		const int r = c / CPR, ch = c % CPR;
+		const int gr = row0 + r;
+		const bool in = gr < n;
+		const uint16_t *src = g + (size_t)(in ? gr : 0) * D + ch * 8;
+
+		fast_cp_async16(tile + fast_swz<D>(r, ch), src, in ? 16 : 0);
+	}
+}
+
+/* Per-lane constants of the ldmatrix addresses (see fast_lane_init). */
+struct fast_lane {
+	uint32_t q_off;		/* shared address of this lane's Q row */
+	uint32_t k_off;		/* byte offset of its K row in a K tile */
+	uint32_t v_off;		/* byte offset of its V row in a V tile */
+	int q_ch, k_ch, v_ch;	/* its chunk within a chunk pair */
+	int x7;			/* lane & 7: the swizzle of every row used */
+};
+
+/*
+ * Lanes 8m..8m+7 name the rows of matrix m of an ldmatrix.x4.  Every row
+ * used below is a multiple of 8 plus (lane & 7), so the swizzle is always
+ * chunk ^ (lane & 7):
+ *   Q (A):          row wrow + 16 mt + (lane & 15),  chunk 2 kk + lane / 16
+ *   K (B):          row 16 nb2 + (lane & 7) + 8 (lane / 16),
+ *                                        chunk 2 kk + (lane / 8) % 2
+ *   V (B, .trans):  row 16 kk + (lane & 7) + 8 ((lane / 8) % 2),
+ *                                        chunk 2 nd2 + lane / 16
+ */
+template <int D>
+static __device__ __forceinline__ struct fast_lane
+fast_lane_init(uint32_t sQ, int wrow, int lane)
+{
+	struct fast_lane L;
+
+	L.q_off = sQ + (wrow + (lane & 15)) * D * 2;
+	L.k_off = ((lane & 7) + ((lane >> 4) << 3)) * D * 2;
+	L.v_off = ((lane & 7) + (((lane >> 3) & 1) << 3)) * D * 2;
+	L.q_ch = lane >> 4;
+	L.k_ch = (lane >> 3) & 1;
+	L.v_ch = lane >> 4;
+	L.x7 = lane & 7;
+	return L;
+}
+
+/* s = Q K^T for this warp's rows and the Bc keys of the K tile at kb. */
+template <int D, int BC, int MT, bool QREG, bool BF16>
+static __device__ __forceinline__ void
+fast_qk(float (&s)[MT][BC / 8][4], const uint32_t (&qf)[QREG ? D / 16 : 1][4],
+    const struct fast_lane &L, uint32_t kb)
+{
+#pragma unroll
+	for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+		for (int nb = 0; nb < BC / 8; nb++)
+#pragma unroll
+			for (int e = 0; e < 4; e++)
+				s[mt][nb][e] = 0.f;
+#pragma unroll
+	for (int kk = 0; kk < D / 16; kk++) {
+		uint32_t a[MT][4];
+		if constexpr (QREG) {
+#pragma unroll
+			for (int e = 0; e < 4; e++)
+				a[0][e] = qf[kk][e];
+		} else {
+#pragma unroll
+			for (int mt = 0; mt < MT; mt++)
+				fast_ldsm_x4(L.q_off + mt * 16 * D * 2 +
+				    (((2 * kk + L.q_ch) ^ L.x7) << 4), a[mt]);
+		}
+#pragma unroll
+		for (int nb2 = 0; nb2 < BC / 16; nb2++) {
+			uint32_t b[4];
+			fast_ldsm_x4(kb + nb2 * 16 * D * 2 + L.k_off +
+			    (((2 * kk + L.k_ch) ^ L.x7) << 4), b);
+#pragma unroll
+			for (int mt = 0; mt < MT; mt++) {
+				fast_mma<BF16>(s[mt][2 * nb2], a[mt], b[0],
+				    b[1]);
+				fast_mma<BF16>(s[mt][2 * nb2 + 1], a[mt], b[2],
+				    b[3]);
+			}
+		}
+	}
+}
+
+/*
+ * -inf where key c of tile j is past Tk or (causal) hidden from row r.
+ * r0 is the warp's first row (global index); c <= r + diag is visible.
+ */
+template <int BC, int MT>
+static __device__ __forceinline__ void
+fast_mask(float (&s)[MT][BC / 8][4], int j, int r0, int lane, int tk,
+    int causal, int diag)
+{
+	const int g = lane >> 2, t4 = lane & 3;
+
+#pragma unroll
+	for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+		for (int nb = 0; nb < BC / 8; nb++)
+#pragma unroll
+			for (int e = 0; e < 4; e++) {
+				const int r = r0 + mt * 16 + g + 8 * (e >> 1);
+				const int c = j * BC + 8 * nb + 2 * t4 +
+				    (e & 1);
+				if (c >= tk || (causal && c > r + diag))
+					s[mt][nb][e] = -INFINITY;
+			}
+}
+
+/*
+ * Online softmax of one row (h = 0: row g of an m16 tile, h = 1: row
+ * g + 8) over one tile: its scores in s become p = exp(scale (s - m_new)),
+ * and m, l and the row's o move on.  The exponent base ms = m_new scale
+ * log2(e) is 0 while the row has seen only masked keys, so p = 2^-inf = 0
+ * and alpha = 0 times an l and o that are still 0: never NaN.
+ */
+template <int D, int BC>
+static __device__ __forceinline__ void
+fast_softmax_row(float (&s)[BC / 8][4], int h, float &m, float &l,
+    float (&o)[D / 8][4], float scale_log2)
+{
+	float mx = m;
+
+#pragma unroll
+	for (int nb = 0; nb < BC / 8; nb++)
+		mx = fmaxf(mx, fmaxf(s[nb][2 * h], s[nb][2 * h + 1]));
+	/* The four threads of a quad hold the row together. */
+	mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+	mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+	const float ms = mx == -INFINITY ? 0.f : mx * scale_log2;
+	const float alpha = fast_exp2(m * scale_log2 - ms);
+	m = mx;
+	l *= alpha;
+#pragma unroll
+	for (int db = 0; db < D / 8; db++) {
+		o[db][2 * h] *= alpha;
+		o[db][2 * h + 1] *= alpha;
+	}
+#pragma unroll
+	for (int nb = 0; nb < BC / 8; nb++)
+#pragma unroll
+		for (int e = 2 * h; e < 2 * h + 2; e++) {
+			const float pv = fast_exp2(fmaf(s[nb][e], scale_log2,
+			    -ms));
+			s[nb][e] = pv;
+			l += pv;
+		}
+}
+
+/* The softmax of every row of the warp's tile. */
+template <int D, int BC, int MT>
+static __device__ __forceinline__ void
+fast_softmax(float (&s)[MT][BC / 8][4], float (&m)[MT][2], float (&l)[MT][2],
+    float (&o)[MT][D / 8][4], float scale_log2)
+{
+	if constexpr (FAST_ABLATE != 1) {
+#pragma unroll
+		for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+			for (int h = 0; h < 2; h++)
+				fast_softmax_row<D, BC>(s[mt], h, m[mt][h],
+				    l[mt][h], o[mt], scale_log2);
+	}
+}
+
+/* o += P V for the V tile at vb, P = s rounded to 16 bits in registers. */
+template <int D, int BC, int MT, bool BF16>
+static __device__ __forceinline__ void
+fast_pv(float (&o)[MT][D / 8][4], const float (&s)[MT][BC / 8][4],
+    const struct fast_lane &L, uint32_t vb)
+{
+#pragma unroll
+	for (int kk = 0; kk < BC / 16; kk++) {
+		uint32_t a[MT][4];
+#pragma unroll
+		for (int mt = 0; mt < MT; mt++) {
+			a[mt][0] = fast_pack<BF16>(s[mt][2 * kk][0],
+			    s[mt][2 * kk][1]);
+			a[mt][1] = fast_pack<BF16>(s[mt][2 * kk][2],
+			    s[mt][2 * kk][3]);
+			a[mt][2] = fast_pack<BF16>(s[mt][2 * kk + 1][0],
+			    s[mt][2 * kk + 1][1]);
+			a[mt][3] = fast_pack<BF16>(s[mt][2 * kk + 1][2],
+			    s[mt][2 * kk + 1][3]);
+		}
+#pragma unroll
+		for (int nd2 = 0; nd2 < D / 16; nd2++) {
+			uint32_t b[4];
+			fast_ldsm_x4_trans(vb + kk * 16 * D * 2 + L.v_off +
+			    (((2 * nd2 + L.v_ch) ^ L.x7) << 4), b);
+#pragma unroll
+			for (int mt = 0; mt < MT; mt++) {
+				fast_mma<BF16>(o[mt][2 * nd2], a[mt], b[0],
+				    b[1]);
+				fast_mma<BF16>(o[mt][2 * nd2 + 1], a[mt], b[2],
+				    b[3]);
+			}
+		}
+	}
+}
+
+/*
+ * One block: query rows [i Br, i Br + Br) of one (batch, head), i counted
+ * from the last row block.  D head width, BR x BC tiles, WARPS warps of
+ * MT = BR / (16 WARPS) m16 tiles each, QREG: Q fragments in registers,
+ * MINB: blocks per multiprocessor asked of the compiler.
+ */
+template <int D, int BR, int BC, int WARPS, bool QREG, int MINB,
+    bool BF16>
+__global__ void __launch_bounds__(WARPS * 32, MINB)
+fast_fwd_kernel(const struct fast_params p)
+{
+	constexpr int THREADS = WARPS * 32;
+	constexpr int MT = BR / (16 * WARPS);	/* m16 tiles per warp */
+	constexpr uint32_t TILEB = BC * D * 2;	/* bytes of a K or V tile */
+	static_assert(MT >= 1 && BR == 16 * WARPS * MT,
+	    "Br must be 16 * warps * MT");
+	static_assert(BC % 16 == 0 && D % 16 == 0,
+	    "Bc and d must be multiples of 16");
+	static_assert(!QREG || MT == 1,
+	    "Q in registers only with one m tile a warp");
+
+	extern __shared__ __align__(128) uint8_t fast_smem[];
+	const uint32_t sQ = fast_smem_addr(fast_smem);
+	const uint32_t sK = sQ + BR * D * 2;	/* two K buffers */
+	const uint32_t sV = sK + 2 * TILEB;	/* two V buffers */
+
+	const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+	const int row0 = (gridDim.x - 1 - blockIdx.x) * BR;
+	const size_t bh = (size_t)blockIdx.z * gridDim.y + blockIdx.y;
+	const uint16_t *qg = p.q + bh * p.tq * D;
+	const uint16_t *kg = p.k + bh * p.tk * D;
+	const uint16_t *vg = p.v + bh * p.tk * D;
+	const int wrow = warp * 16 * MT;	/* its first row in Q_i */
+	const struct fast_lane L = fast_lane_init<D>(sQ, wrow, lane);
+
+	/* Query r sees key c when c <= r + diag (bottom-right causal). */
+	const int diag = p.tk - p.tq;
+	int kend = p.tk;
+	if (p.causal)
+		kend = min(p.tk, min(row0 + BR, p.tq) + diag);
+	const int nt = kend > 0 ? (kend + BC - 1) / BC : 0;
+	/* Tile j needs the mask when it crosses the diagonal or Tk. */
+#define FAST_NEEDS_MASK(j) (((j) + 1) * BC > p.tk ||			\
+	    (p.causal && ((j) + 1) * BC - 1 > row0 + diag))
+
+	float o[MT][D / 8][4];
+	float m[MT][2], l[MT][2];
+	float s[MT][BC / 8][4];
+#pragma unroll
+	for (int mt = 0; mt < MT; mt++) {
+#pragma unroll
+		for (int db = 0; db < D / 8; db++)
+#pragma unroll
+			for (int e = 0; e < 4; e++)
+				o[mt][db][e] = 0.f;
+		m[mt][0] = m[mt][1] = -INFINITY;
+		l[mt][0] = l[mt][1] = 0.f;
+	}
+
+	/* Commit groups, oldest first: {Q, K0} {V0}, then per tile. */
+	fast_load_tile<BR, D, THREADS>(sQ, qg, row0, p.tq, tid);
+	if (nt > 0)
+		fast_load_tile<BC, D, THREADS>(sK, kg, 0, p.tk, tid);
+	fast_cp_commit();
+	if (nt > 0)
+		fast_load_tile<BC, D, THREADS>(sV, vg, 0, p.tk, tid);
+	fast_cp_commit();
+
+	uint32_t qf[QREG ? D / 16 : 1][4];
+	if constexpr (QREG) {
+		fast_cp_wait<1>();
+		__syncthreads();
+#pragma unroll
+		for (int kk = 0; kk < D / 16; kk++)
+			fast_ldsm_x4(L.q_off +
+			    (((2 * kk + L.q_ch) ^ L.x7) << 4), qf[kk]);
+	}
+
+	/*
+	 * FA2's order, two barriers a tile:
+	 *   wait K_j; barrier; issue K_j+1, V_j+1 | S = Q K_j^T; softmax |
+	 *   wait V_j; barrier | O += P V_j
+	 */
+	for (int j = 0; j < nt; j++) {
+		const uint32_t cur = (j & 1) * TILEB;
+		const uint32_t nxt = ((j + 1) & 1) * TILEB;
+
+		fast_cp_wait<1>();	/* K_j is here, V_j may not be */
+		__syncthreads();
+		if (FAST_ABLATE != 2 && j + 1 < nt)
+			fast_load_tile<BC, D, THREADS>(sK + nxt, kg,
+			    (j + 1) * BC, p.tk, tid);
+		fast_cp_commit();
+		if (FAST_ABLATE != 2 && j + 1 < nt)
+			fast_load_tile<BC, D, THREADS>(sV + nxt, vg,
+			    (j + 1) * BC, p.tk, tid);
+		fast_cp_commit();
+
+		fast_qk<D, BC, MT, QREG, BF16>(s, qf, L, sK + cur);
+		if (FAST_NEEDS_MASK(j))
+			fast_mask<BC, MT>(s, j, row0 + wrow, lane, p.tk,
+			    p.causal, diag);
+		fast_softmax<D, BC, MT>(s, m, l, o, p.scale_log2);
+
+		fast_cp_wait<2>();		/* V_j is here */
+		__syncthreads();
+		fast_pv<D, BC, MT, BF16>(o, s, L, sV + cur);
+	}
+#undef FAST_NEEDS_MASK
+
+	/*
+	 * Epilogue.  Every copy into Q's tile must have landed (when nt = 0 no
+	 * wait ran yet) before a warp reuses its rows of it for O.
+	 */
+	fast_cp_wait<0>();
+	__syncthreads();
+	const int g = lane >> 2, t4 = lane & 3;
+	const size_t orow = bh * p.tq + row0;
+#pragma unroll
+	for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			float lt = l[mt][h];
+			lt += __shfl_xor_sync(0xffffffffu, lt, 1);
+			lt += __shfl_xor_sync(0xffffffffu, lt, 2);
+			const float inv = lt > 0.f ? 1.f / lt : 0.f;
+			const int rl = wrow + mt * 16 + g + 8 * h;
+#pragma unroll
+			for (int db = 0; db < D / 8; db++) {
+				const uint32_t v = fast_pack<BF16>(
+				    o[mt][db][2 * h] * inv,
+				    o[mt][db][2 * h + 1] * inv);
+				*(uint32_t *)(fast_smem + fast_swz<D>(rl, db) +
+				    4 * t4) = v;
+			}
+			if (t4 == 0 && row0 + rl < p.tq)
+				p.lse[orow + rl] = lt > 0.f ?
+				    m[mt][h] * p.scale + logf(lt) : -INFINITY;
+		}
+	__syncwarp();
+	constexpr int CPR = D / 8;
+#pragma unroll
+	for (int it = 0; it < 16 * MT * CPR / 32; it++) {
+		const int c = it * 32 + lane;
+		const int rl = wrow + c / CPR, ch = c % CPR;
+		if (row0 + rl < p.tq)
+			*(uint4 *)(p.o + (orow + rl) * D + ch * 8) =
+			    *(const uint4 *)(fast_smem + fast_swz<D>(rl, ch));
+	}
+}
+
+typedef cudaError_t (*fast_launcher)(const struct fast_params *, int, int,
+    cudaStream_t, const char **);
+
+template <int D, int BR, int BC, int WARPS, bool QREG, int MINB,
+    bool BF16>
+static cudaError_t
+fast_launch(const struct fast_params *p, int batch, int heads,
+    cudaStream_t stream, const char **call)
+{
+	void (*kern)(const struct fast_params) =
+	    fast_fwd_kernel<D, BR, BC, WARPS, QREG, MINB, BF16>;
+	const int smem = (BR + 4 * BC) * D * 2;	/* Q, 2 K, 2 V tiles */
+	dim3 grid((p->tq + BR - 1) / BR, heads, batch);
+	cudaError_t e;
+
+	*call = "cudaFuncSetAttribute";
+	e = cudaFuncSetAttribute(kern,
+	    cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+	if (e != cudaSuccess)
+		return e;
+	*call = "fast_fwd_kernel launch";
+	kern<<<grid, WARPS * 32, smem, stream>>>(*p);
+	return cudaGetLastError();
+}
+
+struct fast_variant {
+	struct fast_config cfg;
+	fast_launcher launch[2];	/* by enum fast_dtype */
+};
+
+#define FAST_VARIANT(D, BR, BC, W, QR, MB) { { D, BR, BC, W, QR }, {	\
+	fast_launch<D, BR, BC, W, QR, MB, false>,			\
+	fast_launch<D, BR, BC, W, QR, MB, true> } }
+
+/*
+ * Order matters only for the index; the defaults are named below.  Each
+ * was timed on the H200 (doc/performance-fast.md); kept are the default
+ * and the runners-up worth re-timing on another chip.
+ */
+static const struct fast_variant fast_variants[] = {
+	FAST_VARIANT(64, 128, 64, 4, false, 1),	/* default */
+	FAST_VARIANT(64, 128, 128, 4, false, 1),	/* FA2's tiling */
+	FAST_VARIANT(64, 64, 64, 4, true, 2),
+	FAST_VARIANT(128, 128, 32, 4, false, 1),	/* default */
+	FAST_VARIANT(128, 128, 64, 4, false, 1),	/* FA2's tiling */
+	FAST_VARIANT(128, 128, 64, 8, true, 1),
+};
+#define FAST_NVARIANTS ((int)(sizeof fast_variants / sizeof fast_variants[0]))
+
+/* The default for each d: i-th variant of that d (measured fastest). */
+#define FAST_DEFAULT_D64 0
+#define FAST_DEFAULT_D128 0
+
+static const struct fast_variant *
+fast_find(int d, int i)
+{
+	int n = 0;
+
+	if (i < 0)
+		i = d == 64 ? FAST_DEFAULT_D64 : FAST_DEFAULT_D128;
+	for (int v = 0; v < FAST_NVARIANTS; v++) {
+		if (fast_variants[v].cfg.d != d)
+			continue;
+		if (n++ == i)
+			return &fast_variants[v];
+	}
+	return NULL;
+}
+
+extern "C" int
+fast_attention_variant(int d, int i, struct fast_config *out)
+{
+	const struct fast_variant *v = fast_find(d, i);
+
+	if (v == NULL)
+		return -1;
+	*out = v->cfg;
+	return 0;
+}
+
+extern "C" int
+fast_attention_fwd(const void *q, const void *k, const void *v, void *o,
+    float *lse, int batch, int heads, int tq, int tk, int d, int dtype,
+    int causal, float scale, int variant, void *stream, char *err,
+    size_t errlen)
+{
+	const struct fast_variant *fv;
+	struct fast_params p;
+	const char *call = "";
+	cudaError_t e;
+
+	if (q == NULL || k == NULL || v == NULL || o == NULL || lse == NULL) {
+		snprintf(err, errlen, "fast_attention_fwd: a tensor pointer "
+		    "is NULL");
+		return -1;
+	}
+	if (batch < 1 || batch > 65535 || heads < 1 || heads > 65535) {
+		snprintf(err, errlen, "fast_attention_fwd: batch %d or heads "
+		    "%d not in 1..65535", batch, heads);
+		return -1;
+	}
+	if (tq < 1 || tk < 1) {
+		snprintf(err, errlen, "fast_attention_fwd: Tq %d and Tk %d "
+		    "must be at least 1", tq, tk);
+		return -1;
+	}
+	if (dtype != FAST_FP16 && dtype != FAST_BF16) {
+		snprintf(err, errlen, "fast_attention_fwd: dtype %d is neither "
+		    "fp16 (0) nor bf16 (1)", dtype);
+		return -1;
+	}
+	if ((fv = fast_find(d, variant)) == NULL) {
+		snprintf(err, errlen, "fast_attention_fwd: no variant %d for "
+		    "d = %d (d must be 64 or 128)", variant, d);
+		return -1;
+	}
+	if (!(scale > 0.f))
+		scale = 1.f / sqrtf((float)d);
+
+	p.q = (const uint16_t *)q;
+	p.k = (const uint16_t *)k;
+	p.v = (const uint16_t *)v;
+	p.o = (uint16_t *)o;
+	p.lse = lse;
+	p.tq = tq;
+	p.tk = tk;
+	p.causal = causal != 0;
+	p.scale = scale;
+	p.scale_log2 = scale * 1.4426950408889634f;
+
+	e = fv->launch[dtype](&p, batch, heads, (cudaStream_t)stream, &call);
+	if (e != cudaSuccess) {
+		snprintf(err, errlen, "%s failed at %s:%d: %s", call, __FILE__,
+		    __LINE__, cudaGetErrorString(e));
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,58 @@
+/*
+ * fast.h - the fast FlashAttention-2 forward kernel (gpu/fast.cu): fp16 or
+ * bf16 in, float32 accumulation on tensor cores.  A plain C entry point,
+ * so the C host code, the standalone benchmark and Python (ctypes) can
+ * all call it with device pointers.
+ *
+ * Shapes (row-major, contiguous, all on the device):
+ *   Q  (B, H, Tq, d)   K, V  (B, H, Tk, d)   O  (B, H, Tq, d)   of dtype
+ *   lse (B, H, Tq) float32:  lse = log sum_c exp(scale * q.k_c)
+ * d is 64 or 128.  causal aligns the mask bottom-right: query r sees key c
+ * when c <= r + Tk - Tq; a row that sees no key gets O = 0, lse = -inf.
+ */
+#ifndef FLASHSTEP_FAST_H
+#define FLASHSTEP_FAST_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum fast_dtype {
+	FAST_FP16 = 0,
+	FAST_BF16 = 1,
+};
+
+/* One compiled tiling of the kernel. */
+struct fast_config {
+	int d;		/* head width this variant is built for */
+	int br;		/* query rows per block (Br) */
+	int bc;		/* keys per tile (Bc) */
+	int warps;	/* warps per block; each owns br / warps query rows */
+	int q_in_regs;	/* Q fragments held in registers, not re-read */
+};
+
+/*
+ * Variant i (0, 1, ...) for head width d: fills out and returns 0, or -1
+ * past the last one.  i = -1 gives the default, the fastest measured.
+ */
+int fast_attention_variant(int d, int i, struct fast_config *out);
+
+/*
+ * O and lse for every (batch, head).  scale <= 0 means 1/sqrt(d).
+ * variant as in fast_attention_variant (-1: default).  stream is a
+ * cudaStream_t (NULL: the default stream); the call is asynchronous.
+ * Returns 0, or -1 with one line in err (bad shape, bad dtype, a CUDA
+ * error at launch); nothing is written then.
+ */
+int fast_attention_fwd(const void *q, const void *k, const void *v,
+    void *o, float *lse, int batch, int heads, int tq, int tk, int d,
+    int dtype, int causal, float scale, int variant, void *stream,
+    char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
