@@ -89,6 +89,14 @@
  *   only tiles that cross the diagonal (or the ragged end of K) pay for
  *   the mask.  Blocks start from the last row block (the one with the
  *   most tiles under the causal mask) so the long ones do not trail.
+ *
+ * The trace (fast_attention_trace): every tiling is also built with
+ * TRACE = true, which after each tile's O += P V writes each row's m,
+ * alpha, l (the quad's partial sums added) and optionally its O row to
+ * device arrays indexed (batch, head, i, j, row), so `flashstep compare
+ * --kernel fast` can lay them against the simulator's steps.  It is a
+ * separate instantiation: the timed kernels (TRACE = false) compile to
+ * the same code as without it.
  */
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
@@ -117,6 +125,11 @@ struct fast_params {
 	int causal;
 	float scale;		/* natural units, for lse */
 	float scale_log2;	/* scale * log2(e): exponents in base 2 */
+	/* TRACE builds: (batch, head, i, j, row) arrays (fast.h); acc may
+	 * be NULL.  tc is Tc, the number of key tiles. */
+	float *tr_m, *tr_alpha, *tr_l, *tr_acc;
+	int tc;
+	int no_rescale;		/* TRACE builds, test only (fast.h) */
 };
 
 static __device__ __forceinline__ uint32_t
@@ -352,12 +365,14 @@ fast_mask(float (&s)[MT][BC / 8][4], int j, int r0, int lane, int tk,
  * g + 8) over one tile: its scores in s become p = exp(scale (s - m_new)),
  * and m, l and the row's o move on.  The exponent base ms = m_new scale
  * log2(e) is 0 while the row has seen only masked keys, so p = 2^-inf = 0
- * and alpha = 0 times an l and o that are still 0: never NaN.
+ * and alpha = 0 times an l and o that are still 0: never NaN.  Returns
+ * alpha.  no_rescale (TRACE builds only; a test fault) leaves l and o
+ * unscaled while alpha is still returned true.
  */
-template <int D, int BC>
-static __device__ __forceinline__ void
+template <int D, int BC, bool TRACE>
+static __device__ __forceinline__ float
 fast_softmax_row(float (&s)[BC / 8][4], int h, float &m, float &l,
-    float (&o)[D / 8][4], float scale_log2)
+    float (&o)[D / 8][4], float scale_log2, int no_rescale)
 {
 	float mx = m;
 
@@ -369,12 +384,13 @@ fast_softmax_row(float (&s)[BC / 8][4], int h, float &m, float &l,
 	mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
 	const float ms = mx == -INFINITY ? 0.f : mx * scale_log2;
 	const float alpha = fast_exp2(m * scale_log2 - ms);
+	const float keep = TRACE && no_rescale ? 1.f : alpha;
 	m = mx;
-	l *= alpha;
+	l *= keep;
 #pragma unroll
 	for (int db = 0; db < D / 8; db++) {
-		o[db][2 * h] *= alpha;
-		o[db][2 * h + 1] *= alpha;
+		o[db][2 * h] *= keep;
+		o[db][2 * h + 1] *= keep;
 	}
 #pragma unroll
 	for (int nb = 0; nb < BC / 8; nb++)
@@ -385,22 +401,30 @@ fast_softmax_row(float (&s)[BC / 8][4], int h, float &m, float &l,
 			s[nb][e] = pv;
 			l += pv;
 		}
+	return alpha;
 }
 
-/* The softmax of every row of the warp's tile. */
-template <int D, int BC, int MT>
+/*
+ * The softmax of every row of the warp's tile; al gets each row's alpha
+ * (read only by the trace: unused, it costs nothing).
+ */
+template <int D, int BC, int MT, bool TRACE>
 static __device__ __forceinline__ void
 fast_softmax(float (&s)[MT][BC / 8][4], float (&m)[MT][2], float (&l)[MT][2],
-    float (&o)[MT][D / 8][4], float scale_log2)
+    float (&o)[MT][D / 8][4], float (&al)[MT][2], float scale_log2,
+    int no_rescale)
 {
-	if constexpr (FAST_ABLATE != 1) {
 #pragma unroll
-		for (int mt = 0; mt < MT; mt++)
+	for (int mt = 0; mt < MT; mt++)
 #pragma unroll
-			for (int h = 0; h < 2; h++)
-				fast_softmax_row<D, BC>(s[mt], h, m[mt][h],
-				    l[mt][h], o[mt], scale_log2);
-	}
+		for (int h = 0; h < 2; h++) {
+			if constexpr (FAST_ABLATE != 1)
+				al[mt][h] = fast_softmax_row<D, BC, TRACE>(
+				    s[mt], h, m[mt][h], l[mt][h], o[mt],
+				    scale_log2, no_rescale);
+			else
+				al[mt][h] = 1.f;
+		}
 }
 
 /* o += P V for the V tile at vb, P = s rounded to 16 bits in registers. */
@@ -440,13 +464,56 @@ fast_pv(float (&o)[MT][D / 8][4], const float (&s)[MT][BC / 8][4],
 }
 
 /*
+ * TRACE builds: the state of this warp's rows after tile j of row block i
+ * (fast.h's struct fast_trace).  l is each thread's partial sum over its
+ * columns: the quad adds them, as the epilogue does.  Rows past Tq are
+ * not written.
+ */
+template <int D, int BR, int MT>
+static __device__ void
+fast_trace_tile(const struct fast_params &p, const float (&o)[MT][D / 8][4],
+    const float (&m)[MT][2], const float (&l)[MT][2], const float (&al)[MT][2],
+    size_t bh, int i, int j, int wrow, int lane)
+{
+	const int g = lane >> 2, t4 = lane & 3;
+
+#pragma unroll
+	for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			float lt = l[mt][h];
+			lt += __shfl_xor_sync(0xffffffffu, lt, 1);
+			lt += __shfl_xor_sync(0xffffffffu, lt, 2);
+			const int rl = wrow + mt * 16 + g + 8 * h;
+			if (i * BR + rl >= p.tq)
+				continue;
+			const size_t at = ((bh * gridDim.x + i) * p.tc + j) *
+			    BR + rl;
+			if (t4 == 0) {
+				p.tr_m[at] = m[mt][h];
+				p.tr_alpha[at] = al[mt][h];
+				p.tr_l[at] = lt;
+			}
+			if (p.tr_acc == NULL)
+				continue;
+#pragma unroll
+			for (int db = 0; db < D / 8; db++) {
+				float *a = p.tr_acc + at * D + db * 8 + 2 * t4;
+				a[0] = o[mt][db][2 * h];
+				a[1] = o[mt][db][2 * h + 1];
+			}
+		}
+}
+
+/*
  * One block: query rows [i Br, i Br + Br) of one (batch, head), i counted
  * from the last row block.  D head width, BR x BC tiles, WARPS warps of
  * MT = BR / (16 WARPS) m16 tiles each, QREG: Q fragments in registers,
- * MINB: blocks per multiprocessor asked of the compiler.
+ * MINB: blocks per multiprocessor asked of the compiler, TRACE: write the
+ * trace after every tile.
  */
 template <int D, int BR, int BC, int WARPS, bool QREG, int MINB,
-    bool BF16>
+    bool BF16, bool TRACE>
 __global__ void __launch_bounds__(WARPS * 32, MINB)
 fast_fwd_kernel(const struct fast_params p)
 {
@@ -485,7 +552,7 @@ fast_fwd_kernel(const struct fast_params p)
 	    (p.causal && ((j) + 1) * BC - 1 > row0 + diag))
 
 	float o[MT][D / 8][4];
-	float m[MT][2], l[MT][2];
+	float m[MT][2], l[MT][2], al[MT][2];
 	float s[MT][BC / 8][4];
 #pragma unroll
 	for (int mt = 0; mt < MT; mt++) {
@@ -541,11 +608,15 @@ fast_fwd_kernel(const struct fast_params p)
 		if (FAST_NEEDS_MASK(j))
 			fast_mask<BC, MT>(s, j, row0 + wrow, lane, p.tk,
 			    p.causal, diag);
-		fast_softmax<D, BC, MT>(s, m, l, o, p.scale_log2);
+		fast_softmax<D, BC, MT, TRACE>(s, m, l, o, al, p.scale_log2,
+		    p.no_rescale);
 
 		fast_cp_wait<2>();		/* V_j is here */
 		__syncthreads();
 		fast_pv<D, BC, MT, BF16>(o, s, L, sV + cur);
+		if constexpr (TRACE)
+			fast_trace_tile<D, BR, MT>(p, o, m, l, al, bh,
+			    row0 / BR, j, wrow, lane);
 	}
 #undef FAST_NEEDS_MASK
 
@@ -594,13 +665,13 @@ typedef cudaError_t (*fast_launcher)(const struct fast_params *, int, int,
     cudaStream_t, const char **);
 
 template <int D, int BR, int BC, int WARPS, bool QREG, int MINB,
-    bool BF16>
+    bool BF16, bool TRACE>
 static cudaError_t
 fast_launch(const struct fast_params *p, int batch, int heads,
     cudaStream_t stream, const char **call)
 {
 	void (*kern)(const struct fast_params) =
-	    fast_fwd_kernel<D, BR, BC, WARPS, QREG, MINB, BF16>;
+	    fast_fwd_kernel<D, BR, BC, WARPS, QREG, MINB, BF16, TRACE>;
 	const int smem = (BR + 4 * BC) * D * 2;	/* Q, 2 K, 2 V tiles */
 	dim3 grid((p->tq + BR - 1) / BR, heads, batch);
 	cudaError_t e;
@@ -617,12 +688,14 @@ fast_launch(const struct fast_params *p, int batch, int heads,
 
 struct fast_variant {
 	struct fast_config cfg;
-	fast_launcher launch[2];	/* by enum fast_dtype */
+	fast_launcher launch[2][2];	/* [traced][enum fast_dtype] */
 };
 
 #define FAST_VARIANT(D, BR, BC, W, QR, MB) { { D, BR, BC, W, QR }, {	\
-	fast_launch<D, BR, BC, W, QR, MB, false>,			\
-	fast_launch<D, BR, BC, W, QR, MB, true> } }
+	{ fast_launch<D, BR, BC, W, QR, MB, false, false>,		\
+	  fast_launch<D, BR, BC, W, QR, MB, true, false> },		\
+	{ fast_launch<D, BR, BC, W, QR, MB, false, true>,		\
+	  fast_launch<D, BR, BC, W, QR, MB, true, true> } } }
 
 /*
  * Order matters only for the index; the defaults are named below.  Each
@@ -676,6 +749,16 @@ fast_attention_fwd(const void *q, const void *k, const void *v, void *o,
     int causal, float scale, int variant, void *stream, char *err,
     size_t errlen)
 {
+	return fast_attention_trace(q, k, v, o, lse, batch, heads, tq, tk, d,
+	    dtype, causal, scale, variant, NULL, stream, err, errlen);
+}
+
+extern "C" int
+fast_attention_trace(const void *q, const void *k, const void *v, void *o,
+    float *lse, int batch, int heads, int tq, int tk, int d, int dtype,
+    int causal, float scale, int variant, const struct fast_trace *tr,
+    void *stream, char *err, size_t errlen)
+{
 	const struct fast_variant *fv;
 	struct fast_params p;
 	const char *call = "";
@@ -706,6 +789,12 @@ fast_attention_fwd(const void *q, const void *k, const void *v, void *o,
 		    "d = %d (d must be 64 or 128)", variant, d);
 		return -1;
 	}
+	if (tr != NULL && (tr->m == NULL || tr->alpha == NULL ||
+	    tr->l == NULL)) {
+		snprintf(err, errlen, "fast_attention_trace: the trace's m, "
+		    "alpha and l must all be given");
+		return -1;
+	}
 	if (!(scale > 0.f))
 		scale = 1.f / sqrtf((float)d);
 
@@ -719,8 +808,15 @@ fast_attention_fwd(const void *q, const void *k, const void *v, void *o,
 	p.causal = causal != 0;
 	p.scale = scale;
 	p.scale_log2 = scale * 1.4426950408889634f;
+	p.tr_m = tr != NULL ? tr->m : NULL;
+	p.tr_alpha = tr != NULL ? tr->alpha : NULL;
+	p.tr_l = tr != NULL ? tr->l : NULL;
+	p.tr_acc = tr != NULL ? tr->acc : NULL;
+	p.tc = (tk + fv->cfg.bc - 1) / fv->cfg.bc;
+	p.no_rescale = tr != NULL && tr->test_no_rescale;
 
-	e = fv->launch[dtype](&p, batch, heads, (cudaStream_t)stream, &call);
+	e = fv->launch[tr != NULL][dtype](&p, batch, heads,
+	    (cudaStream_t)stream, &call);
 	if (e != cudaSuccess) {
 		snprintf(err, errlen, "%s failed at %s:%d: %s", call, __FILE__,
 		    __LINE__, cudaGetErrorString(e));

@@ -51,6 +51,37 @@ int fast_attention_fwd(const void *q, const void *k, const void *v,
     int dtype, int causal, float scale, int variant, void *stream,
     char *err, size_t errlen);
 
+/*
+ * The debug trace: the state of every row after every tile it visits,
+ * from a separate build of the same tiling (the timed kernel is not
+ * touched).  Device arrays of float32, entry (b, h, i, j, r) at
+ *   (((b heads + h) Tr + i) Tc + j) Br + r
+ * for row block i (Tr = ceil(Tq / Br)), key tile j (Tc = ceil(Tk / Bc))
+ * and row r of the block; acc has d values per entry.  Entries of tiles
+ * a causal mask skips, and of rows past Tq, are left as they were.
+ *   m      the row max after the tile, in units of q.k: UNSCALED (the
+ *          kernel works in base 2 with scale log2(e) folded into each
+ *          exponent), so scale * m is the simulator's m_new
+ *   alpha  exp(scale (m_old - m)) = 2^(scale log2(e) (m_old - m)); 0
+ *          while m = -inf (the simulator says 1: both leave l = 0)
+ *   l      the row sum after the tile, from the float32 p
+ *   acc    the unnormalized accumulator row (O before dividing by l), in
+ *          float32, or NULL for none
+ */
+struct fast_trace {
+	float *m, *alpha, *l, *acc;
+	/* Test only: the kernel leaves out the rescale of l and O (alpha is
+	 * still traced true), so a comparison with the simulator must fail. */
+	int test_no_rescale;
+};
+
+/* fast_attention_fwd with the trace written to tr (NULL: no trace, the
+ * timed kernel). */
+int fast_attention_trace(const void *q, const void *k, const void *v,
+    void *o, float *lse, int batch, int heads, int tq, int tk, int d,
+    int dtype, int causal, float scale, int variant,
+    const struct fast_trace *tr, void *stream, char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif
