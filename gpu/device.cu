@@ -1,4 +1,5 @@
-/* device.cu - is there a GPU to run on?  (gpu_available of gpu.h) */
+/* device.cu - is there a GPU to run on, and how much memory has it free?
+ * (gpu_available and gpu_memory of gpu.h) */
 #include "config.h"
 
 #include "cudacheck.h"
@@ -33,6 +34,23 @@ gpu_available(char *name, size_t namelen, char *err, size_t errlen)
 	CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
 	if (name != NULL && namelen > 0)
 		snprintf(name, namelen, "%s", prop.name);
+	return 0;
+fail:
+	return -1;
+}
+
+extern "C" int
+gpu_memory(double *free_bytes, double *total_bytes, char *err, size_t errlen)
+{
+	size_t fr = 0, tot = 0;
+
+	*free_bytes = 0;
+	*total_bytes = 0;
+	if (gpu_available(NULL, 0, err, errlen) != 0)
+		return -1;
+	CUDA_CHECK(cudaMemGetInfo(&fr, &tot));
+	*free_bytes = (double)fr;
+	*total_bytes = (double)tot;
 	return 0;
 fail:
 	return -1;

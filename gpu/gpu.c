@@ -1,15 +1,18 @@
 /*
  * gpu.c - the GPU API of gpu.h in a CUDA build, on the C side: checks the
  * problems, lays out the simulator's schedule for the kernel, owns the
- * host arrays of a result, and keeps the view's trace (gpu_step_values).
- * Every CUDA call is in the .cu files behind kernels.h.
+ * host arrays of a result, finds the fast kernel's tilings, and keeps the
+ * view's trace (gpu_step_values).  Every CUDA call is in the .cu files
+ * behind kernels.h and fast.h.
  */
 #include "config.h"
 
+#include "fast.h"
 #include "gpu.h"
 #include "kernels.h"
 #include "util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -104,6 +107,49 @@ gpu_result_outputs(struct gpu_result *res, const struct problem *p, int n,
 	return res->o != NULL && res->lse != NULL ? 0 : -1;
 }
 
+/* The trace arrays flags ask for, laid out by the schedule's steps. */
+static int
+gpu_result_trace(struct gpu_result *res, const struct schedule *sched, int n,
+    int dv, unsigned flags, char *err, size_t errlen)
+{
+	size_t trace = (size_t)n * (size_t)sched->nsteps * (size_t)sched->br;
+
+	res->nsteps = sched->nsteps;
+	res->br = sched->br;
+	if (flags & GPU_TRACE) {
+		res->m_new = util_calloc(trace, sizeof(float), "GPU trace", err, errlen);
+		res->alpha = util_calloc(trace, sizeof(float), "GPU trace", err, errlen);
+		res->l_new = util_calloc(trace, sizeof(float), "GPU trace", err, errlen);
+		if (res->m_new == NULL || res->alpha == NULL || res->l_new == NULL)
+			return -1;
+	}
+	if (flags & GPU_TRACE_ACC) {
+		if (trace > (size_t)-1 / sizeof(float) / (size_t)dv)
+			return util_error(err, errlen, "GPU trace: size overflows "
+			    "memory");
+		res->acc = util_calloc(trace * (size_t)dv, sizeof(float),
+		    "GPU trace", err, errlen);
+		if (res->acc == NULL)
+			return -1;
+	}
+	return 0;
+}
+
+/* The simulator's schedule, for the kernel to visit the same tiles. */
+static void
+gpu_job_schedule(struct gpu_job *job, const struct schedule *sched)
+{
+	job->br = sched->br;
+	job->bc = sched->bc;
+	job->tr = sched->tr;
+	job->tc = sched->tc;
+	job->order = sched->order;
+	job->jend = sched->jend;
+	job->ibegin = sched->ibegin;
+	job->first = sched->first;
+	job->nsteps = sched->nsteps;
+}
+
 int
 gpu_teach(const struct problem *ps, int n, const struct tiling *t,
     const struct online_rule *rule, unsigned flags, int repeat,
@@ -112,7 +158,6 @@ gpu_teach(const struct problem *ps, int n, const struct tiling *t,
 	struct schedule sched;
 	struct gpu_job job;
 	const float **ptrs = NULL;
-	size_t trace;
 	int rc = -1;
 
 	memset(res, 0, sizeof *res);
@@ -132,38 +177,11 @@ gpu_teach(const struct problem *ps, int n, const struct tiling *t,
 	    gpu_result_outputs(res, &ps[0], n, err, errlen) != 0)
 		goto fail;
 
-	res->nsteps = sched.nsteps;
-	res->br = sched.br;
 	if (flags & GPU_TRACE_ACC)
 		flags |= GPU_TRACE;
-	trace = (size_t)n * (size_t)sched.nsteps * (size_t)sched.br;
-	if (flags & GPU_TRACE) {
-		res->m_new = util_calloc(trace, sizeof(float), "GPU trace", err, errlen);
-		res->alpha = util_calloc(trace, sizeof(float), "GPU trace", err, errlen);
-		res->l_new = util_calloc(trace, sizeof(float), "GPU trace", err, errlen);
-		if (res->m_new == NULL || res->alpha == NULL || res->l_new == NULL)
-			goto fail;
-	}
-	if (flags & GPU_TRACE_ACC) {
-		if (trace > (size_t)-1 / sizeof(float) / (size_t)ps[0].dv) {
-			util_error(err, errlen, "GPU trace: size overflows memory");
-			goto fail;
-		}
-		res->acc = util_calloc(trace * (size_t)ps[0].dv, sizeof(float),
-		    "GPU trace", err, errlen);
-		if (res->acc == NULL)
-			goto fail;
-	}
-
-	job.br = sched.br;
-	job.bc = sched.bc;
-	job.tr = sched.tr;
-	job.tc = sched.tc;
-	job.order = sched.order;
-	job.jend = sched.jend;
-	job.ibegin = sched.ibegin;
-	job.first = sched.first;
-	job.nsteps = sched.nsteps;
+	if (gpu_result_trace(res, &sched, n, ps[0].dv, flags, err, errlen) != 0)
+		goto fail;
+	gpu_job_schedule(&job, &sched);
 	job.convention = rule->convention;
 	job.bug = rule->bug;
 	job.flags = flags;
@@ -216,6 +234,162 @@ fail:
 	if (rc != 0)
 		gpu_result_free(res);
 	free(ptrs);
+	return rc;
+}
+
+/*
+ * The fast kernel's variant index for d with tiles Br x Bc (the first of
+ * them: 128 x 64 at d = 128 exists with 4 and 8 warps), or -1.  Br = Bc
+ * = 0: the default.
+ */
+static int
+gpu_fast_variant(int d, int br, int bc)
+{
+	struct fast_config cfg;
+	int i;
+
+	if (br == 0 && bc == 0)
+		return fast_attention_variant(d, -1, &cfg) == 0 ? -1 : -2;
+	for (i = 0; fast_attention_variant(d, i, &cfg) == 0; i++)
+		if (cfg.br == br && cfg.bc == bc)
+			return i;
+	return -2;
+}
+
+/* "128x64 (default), 128x128, 64x64": the tilings for d, for messages. */
+static void
+gpu_fast_list(int d, char *buf, size_t len)
+{
+	struct fast_config cfg, def, prev;
+	size_t at = 0;
+	int i, k, dup;
+
+	buf[0] = '\0';
+	if (fast_attention_variant(d, -1, &def) != 0)
+		return;
+	for (i = 0; fast_attention_variant(d, i, &cfg) == 0 && at < len; i++) {
+		for (dup = 0, k = 0; k < i && !dup; k++) {
+			fast_attention_variant(d, k, &prev);
+			dup = prev.br == cfg.br && prev.bc == cfg.bc;
+		}
+		if (dup)
+			continue;
+		at += (size_t)snprintf(buf + at, len - at, "%s%dx%d%s",
+		    at > 0 ? ", " : "", cfg.br, cfg.bc,
+		    cfg.br == def.br && cfg.bc == def.bc ? " (default)" : "");
+	}
+}
+
+int
+gpu_fast_tiling(int d, int br, int bc, struct tiling *t, char *err,
+    size_t errlen)
+{
+	struct fast_config cfg;
+	char list[128];
+	int v;
+
+	memset(t, 0, sizeof *t);
+	if (d != 64 && d != 128)
+		return util_error(err, errlen, "the fast kernel takes d = 64 or "
+		    "128, not d = %d", d);
+	v = gpu_fast_variant(d, br, bc);
+	if (v == -2) {
+		gpu_fast_list(d, list, sizeof list);
+		return util_error(err, errlen, "the fast kernel has no Br = %d, "
+		    "Bc = %d tiling at d = %d; it has Br x Bc = %s", br, bc, d,
+		    list);
+	}
+	fast_attention_variant(d, v, &cfg);
+	t->br = cfg.br;
+	t->bc = cfg.bc;
+	t->order = ORDER_FA2;
+	return 0;
+}
+
+/* What the fast kernel takes, checked before CUDA starts. */
+static int
+gpu_fast_check(const struct problem *p, const struct tiling *t,
+    unsigned flags, int *variant, char *err, size_t errlen)
+{
+	struct tiling any;
+
+	if (p->scores_mode)
+		return util_error(err, errlen, "the fast kernel computes S from Q "
+		    "and K; it does not take scores");
+	if (p->dtype != DTYPE_FP16 && p->dtype != DTYPE_BF16)
+		return util_error(err, errlen, "the fast kernel takes fp16 or bf16 "
+		    "inputs (--dtype fp16|bf16), not %s", dtype_name(p->dtype));
+	if (p->d != p->dv || (p->d != 64 && p->d != 128))
+		return util_error(err, errlen, "the fast kernel takes d = dv = 64 "
+		    "or 128, not d = %d, dv = %d", p->d, p->dv);
+	if (!(p->scale > 0.0f))
+		return util_error(err, errlen, "the fast kernel needs a positive "
+		    "scale, not %g", (double)p->scale);
+	if (t->order != ORDER_FA2)
+		return util_error(err, errlen, "the fast kernel runs the fa2 loop "
+		    "order only (--order fa2)");
+	if (t->br <= 0 || t->bc <= 0)
+		return util_error(err, errlen, "tile sizes must be positive "
+		    "(Br=%d, Bc=%d)", t->br, t->bc);
+	*variant = gpu_fast_variant(p->d, t->br, t->bc);
+	if (*variant == -2)
+		return gpu_fast_tiling(p->d, t->br, t->bc, &any, err, errlen);
+	if ((flags & GPU_TEST_NO_RESCALE) && !(flags & GPU_TRACE))
+		return util_error(err, errlen, "the fast kernel's test fault lives "
+		    "in its trace build: ask for the trace too");
+	return 0;
+}
+
+int
+gpu_fast(const struct problem *ps, int n, const struct tiling *t,
+    unsigned flags, int repeat, struct gpu_result *res, char *err,
+    size_t errlen)
+{
+	struct schedule sched;
+	struct gpu_job job;
+	const float **ptrs = NULL;
+	int variant = -1, rc = -1;
+
+	memset(res, 0, sizeof *res);
+	memset(&sched, 0, sizeof sched);
+	memset(&job, 0, sizeof job);
+	if (flags & GPU_TRACE_ACC)
+		flags |= GPU_TRACE;
+	if (gpu_check_problems(ps, n, err, errlen) != 0 ||
+	    gpu_fast_check(&ps[0], t, flags, &variant, err, errlen) != 0)
+		return -1;
+	if (gpu_available(res->device, sizeof res->device, err, errlen) != 0)
+		return -1;
+	if (schedule_init(&sched, &ps[0], t, err, errlen) != 0)
+		goto fail;
+	if (gpu_job_inputs(&job, ps, n, &ptrs, err, errlen) != 0 ||
+	    gpu_result_outputs(res, &ps[0], n, err, errlen) != 0)
+		goto fail;
+
+	if (gpu_result_trace(res, &sched, n, ps[0].dv, flags, err, errlen) != 0)
+		goto fail;
+	gpu_job_schedule(&job, &sched);
+	job.convention = CONV_UNNORMALIZED;
+	job.bug = BUG_NONE;
+	job.flags = flags;
+	job.repeat = repeat;
+	job.variant = variant;
+	job.o = res->o;
+	job.lse = res->lse;
+	job.m_new = res->m_new;
+	job.alpha = res->alpha;
+	job.l_new = res->l_new;
+	job.acc = res->acc;
+	if (gpu_fast_launch(&job, err, errlen) != 0)
+		goto fail;
+	res->ms = job.ms;
+	res->device_bytes = job.bytes;
+	rc = 0;
+fail:
+	if (rc != 0)
+		gpu_result_free(res);
+	free(ptrs);
+	schedule_free(&sched);
 	return rc;
 }
 

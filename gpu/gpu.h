@@ -10,12 +10,16 @@
  *                                       a usable GPU or driver)
  *   "<call> failed at <file>:<line>: <CUDA error string>"
  *
- * Two kernels run a problem:
+ * Three kernels run a problem:
  *   teaching  gpu/teach.cu: the simulator's tiled loop in float32, in the
  *             same order of operations, for both loop orders, both
  *             conventions and every bug mode, with a trace of every step.
  *   naive     gpu/naive.cu: standard attention that writes S and P (Tq, Tk)
  *             to device memory; the baseline of `bench --gpu`.
+ *   fast      gpu/fast.cu: FlashAttention-2's forward on the tensor cores
+ *             (fp16 or bf16 in, float32 accumulation, d = 64 or 128), fa2
+ *             order, unnormalized, a few fixed tilings; a debug build of
+ *             the same tiling traces m, alpha, l (and O) per step.
  *
  * Several heads or a batch are n problems of one shape (same Tq, Tk, d,
  * dv, scale, mask, dtype, kind) given as an array: one launch covers them
@@ -90,6 +94,35 @@ int gpu_teach(const struct problem *ps, int n, const struct tiling *t,
  * time and bytes in res; no trace. */
 int gpu_naive(const struct problem *ps, int n, int repeat,
     struct gpu_result *res, char *err, size_t errlen);
+
+/*
+ * The fast kernel's tiling for head width d (64 or 128): Br = Bc = 0 asks
+ * for its default (the fastest measured), otherwise the tiling with that
+ * Br and Bc.  Fills t (order fa2) and returns 0, or -1 with the tilings
+ * it has in err.  The simulator replays the same schedule with t.
+ */
+int gpu_fast_tiling(int d, int br, int bc, struct tiling *t, char *err,
+    size_t errlen);
+
+/*
+ * Runs n problems of one shape through the fast kernel with tiling t
+ * (one of gpu_fast_tiling's).  The problems must give Q, K, V (not
+ * scores) in fp16 or bf16 with d = dv = 64 or 128 and a positive scale.
+ * O (rounded to the dtype, held in float32) and lse come from the timed
+ * kernel; flags GPU_TRACE (m_new, alpha, l_new) and GPU_TRACE_ACC (the
+ * unnormalized accumulator) run the debug build once more and lay its
+ * trace out as gpu_teach's; GPU_TEST_NO_RESCALE makes that build leave
+ * the rescale out, and O and lse then come from it.  repeat as gpu_teach.
+ * device_bytes counts the kernel's own memory: Q, K, V, O in 16 bits and
+ * lse in float32.
+ */
+int gpu_fast(const struct problem *ps, int n, const struct tiling *t,
+    unsigned flags, int repeat, struct gpu_result *res, char *err,
+    size_t errlen);
+
+/* Free and total device memory now, in bytes. */
+int gpu_memory(double *free_bytes, double *total_bytes, char *err,
+    size_t errlen);
 
 void gpu_result_free(struct gpu_result *res);
 

@@ -49,6 +49,39 @@ gpu_naive(const struct problem *ps, int n, int repeat, struct gpu_result *res,
 	return util_error(err, errlen, "%s", no_cuda);
 }
 
+int
+gpu_fast_tiling(int d, int br, int bc, struct tiling *t, char *err,
+    size_t errlen)
+{
+	(void)d;
+	(void)br;
+	(void)bc;
+	memset(t, 0, sizeof *t);
+	return util_error(err, errlen, "%s", no_cuda);
+}
+
+int
+gpu_fast(const struct problem *ps, int n, const struct tiling *t,
+    unsigned flags, int repeat, struct gpu_result *res, char *err,
+    size_t errlen)
+{
+	(void)ps;
+	(void)n;
+	(void)t;
+	(void)flags;
+	(void)repeat;
+	memset(res, 0, sizeof *res);
+	return util_error(err, errlen, "%s", no_cuda);
+}
+
+int
+gpu_memory(double *free_bytes, double *total_bytes, char *err, size_t errlen)
+{
+	*free_bytes = 0;
+	*total_bytes = 0;
+	return util_error(err, errlen, "%s", no_cuda);
+}
+
 void
 gpu_result_free(struct gpu_result *res)
 {

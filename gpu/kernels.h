@@ -1,8 +1,8 @@
 /*
  * kernels.h - what the C side of the GPU half (gpu.c) hands the CUDA side
- * (teach.cu, naive.cu, device.cu): plain C types, host arrays in, host
- * arrays out.  The .cu files own every CUDA call: device memory, copies,
- * launches, events.  Only gpu.c and the .cu files include this.
+ * (teach.cu, naive.cu, fastrun.cu, device.cu): plain C types, host arrays
+ * in, host arrays out.  The .cu files own every CUDA call: device memory,
+ * copies, launches, events.  Only gpu.c and the .cu files include this.
  */
 #ifndef FLASHSTEP_KERNELS_H
 #define FLASHSTEP_KERNELS_H
@@ -35,6 +35,7 @@ struct gpu_job {
 	int convention, bug;		/* enum online_convention, online_bug */
 	unsigned flags;			/* GPU_TRACE, GPU_TRACE_ACC, GPU_TEST_NO_RESCALE */
 	int repeat;
+	int variant;			/* fast kernel: fast_attention_variant's i */
 
 	/* results */
 	float *o, *lse;			/* (n, tq, dv), (n, tq) */
@@ -45,6 +46,11 @@ struct gpu_job {
 
 int gpu_teach_launch(struct gpu_job *job, char *err, size_t errlen);
 int gpu_naive_launch(struct gpu_job *job, char *err, size_t errlen);
+
+/* The fast kernel (gpu/fastrun.cu over gpu/fast.cu): fp16 or bf16 inputs
+ * (the host arrays hold values already rounded to job->dtype), d = dv,
+ * fa2 order; the trace laid out by the simulator's steps as teach's. */
+int gpu_fast_launch(struct gpu_job *job, char *err, size_t errlen);
 
 /* Bytes of shared memory one block of the teaching kernel needs. */
 size_t gpu_teach_smem_bytes(int br, int bc, int d, int dv);
