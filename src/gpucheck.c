@@ -1,5 +1,5 @@
 /*
- * gpucheck.c - the teaching kernel's trace laid against sim_run's steps.
+ * gpucheck.c - a GPU kernel's trace laid against sim_run's steps.
  *
  * Why the tolerance is what gpucheck.h says.  The kernel (gpu/teach.cu)
  * does the simulator's operations in the simulator's order: each score
@@ -30,6 +30,33 @@
  * Values near 0 need an absolute part: u sums p v of both signs, so its
  * error scales with sum p |v| <= l max|V| rather than with |u|; o and O
  * with max|V|.
+ *
+ * The fast kernel (gpu/fast.cu) does the same algorithm with the same
+ * tiles but not the same operations, so its differences are larger and
+ * come from three places:
+ *   - S on the tensor cores.  The 16-bit products are exact in float32,
+ *     but the sums run in another order, each mma adding its 16 products
+ *     into the accumulator with one truncation rather than one rounding
+ *     per add.  With u = 2^-24 the simulator's in-order sum is within
+ *     d u sum_x |q_x k_x| of the truth, the d / 16 chained mmas within
+ *     about 2 u per mma of the same sum: together (9d/8 + 2) u S1, where
+ *     S1 = scale max_r |q_r| max_c |k_c| >= scale sum_x |q_x k_x| for
+ *     every score (Cauchy-Schwarz).  The max m moves by as much.
+ *   - The exponent: p = 2^(s scale log2(e) - m scale log2(e)) by one
+ *     FFMA and ex2.approx (2 ulp) against expf(s - m) on rounded s and
+ *     m: a few more u of |s - m| <= 2 S1, so 6 u S1 + 2^-20 covers them.
+ *   So one p differs by at most delta = (9d/8 + 8) u S1 + 2^-20
+ *   relative; l and alpha (two such terms) by 2 delta relative, lse by
+ *   2 delta absolute.  For N(0, 1) inputs at d = 128 S1 is about 17 and
+ *   delta about 1.6e-4; the values measured lie far below (the bound
+ *   adds every error with one sign).
+ *   - P and O in 16 bits.  P is rounded before P V as the simulator's
+ *     --dtype emulation does (a flip as above), and O leaves the kernel
+ *     rounded to the dtype: half a unit, under rtol_acc |O|.
+ * The fast kernel is held to rtol = atol = GPUCHECK_RTOL + 2 delta for
+ * m, alpha, l and lse, and to rtol_acc + 2 delta for the numerator and
+ * O.  Those stay far below what a fault does (a rescale left out, a
+ * mask off by one key at small Tk), and a test shows one caught.
  */
 #include "config.h"
 
@@ -147,11 +174,40 @@ gpucheck_step_fn(const struct sim_view *v, void *ctx)
 	return 0;
 }
 
+/* The largest norm of a row of x (rows, cols). */
+static double
+gpucheck_max_norm(const float *x, int rows, int cols)
+{
+	double best = 0, sum;
+	int r, c;
+
+	for (r = 0; r < rows; r++) {
+		sum = 0;
+		for (c = 0; c < cols; c++)
+			sum += (double)x[(size_t)r * cols + c] *
+			    x[(size_t)r * cols + c];
+		best = fmax(best, sum);
+	}
+	return sqrt(best);
+}
+
+/* The fast kernel's delta for problem p (see above). */
+static double
+gpucheck_fast_delta(const struct problem *p)
+{
+	double s1;
+
+	s1 = fabs((double)p->scale) * gpucheck_max_norm(p->q, p->tq, p->d) *
+	    gpucheck_max_norm(p->k, p->tk, p->d);
+	return (9.0 * p->d / 8.0 + 8.0) * 0x1p-24 * s1 + 0x1p-20;
+}
+
 /* Problem b of the GPU run against its own simulator. */
 static int
 gpucheck_one(const struct problem *p, int b, const struct tiling *t,
     const struct online_rule *rule, const struct gpu_result *g, int per_step,
-    struct gpucheck_report *rep, char *err, size_t errlen)
+    enum gpucheck_kernel kernel, struct gpucheck_report *rep, char *err,
+    size_t errlen)
 {
 	struct gpucheck_walk w;
 	struct sim *sim;
@@ -167,9 +223,10 @@ gpucheck_one(const struct problem *p, int b, const struct tiling *t,
 	rep->steps = sim_steps(sim);
 	rep->worst_step = -1;
 	rep->first_failure = -1;
-	rep->rtol = GPUCHECK_RTOL;
-	rep->atol = GPUCHECK_RTOL;
-	rep->rtol_acc = gpucheck_rtol_acc(p->dtype);
+	rep->delta = kernel == GPUCHECK_FAST ? gpucheck_fast_delta(p) : 0.0;
+	rep->rtol = GPUCHECK_RTOL + 2.0 * rep->delta;
+	rep->atol = rep->rtol;
+	rep->rtol_acc = gpucheck_rtol_acc(p->dtype) + 2.0 * rep->delta;
 	rep->acc_compared = g->acc != NULL;
 	rep->kernel_ms = g->ms;
 	snprintf(rep->device, sizeof rep->device, "%s", g->device);
@@ -232,13 +289,20 @@ gpucheck_run_many(const struct problem *ps, int n, const struct tiling *t,
     struct gpucheck_report *reps, char *err, size_t errlen)
 {
 	struct gpu_result g;
+	enum gpucheck_kernel kernel = opts != NULL ? opts->kernel :
+	    GPUCHECK_TEACHING;
 	unsigned flags = GPU_TRACE;
 	size_t tiles;
-	int b, br, bc;
+	int b, br, bc, rc;
 
 	memset(reps, 0, (size_t)n * sizeof *reps);
 	if (n < 1)
 		return util_error(err, errlen, "no problem to compare");
+	if (kernel == GPUCHECK_FAST && (rule->convention != CONV_UNNORMALIZED ||
+	    rule->bug != BUG_NONE))
+		return util_error(err, errlen, "the fast kernel keeps the "
+		    "unnormalized accumulator and has no bug modes: compare it "
+		    "with --convention unnormalized --bug none");
 	/* The numerator's trace takes Br dv floats per step and problem:
 	 * keep it while that stays reasonable.  (Bad tiles are gpu_teach's
 	 * to refuse.) */
@@ -253,11 +317,16 @@ gpucheck_run_many(const struct problem *ps, int n, const struct tiling *t,
 	}
 	if (opts != NULL)
 		flags |= opts->gpu_flags;
-	if (gpu_teach(ps, n, t, rule, flags, 0, &g, err, errlen) != 0)
+	if (kernel == GPUCHECK_FAST)
+		rc = gpu_fast(ps, n, t, flags, 0, &g, err, errlen);
+	else
+		rc = gpu_teach(ps, n, t, rule, flags, 0, &g, err, errlen);
+	if (rc != 0)
 		return -1;
 	for (b = 0; b < n; b++) {
 		if (gpucheck_one(&ps[b], b, t, rule, &g,
-		    opts != NULL && opts->per_step, &reps[b], err, errlen) != 0) {
+		    opts != NULL && opts->per_step, kernel, &reps[b], err,
+		    errlen) != 0) {
 			while (b-- > 0)
 				gpucheck_report_free(&reps[b]);
 			gpu_result_free(&g);

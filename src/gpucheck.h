@@ -1,20 +1,25 @@
 /*
- * gpucheck.h - the simulator and the teaching kernel, side by side.
+ * gpucheck.h - the simulator and a GPU kernel, side by side.
  *
- * Runs the same problem through sim_run() and through the GPU kernel with
- * its trace on, lays the kernel's per-step m, alpha, l (and numerator)
- * against the simulator's step numbers, and reports the largest
- * differences per step and in O and lse.  Used by `flashstep compare`,
- * by the lessons' `compare gpu`, and by the GPU tests.
+ * Runs the same problem through sim_run() and through the teaching
+ * kernel or the fast kernel with its trace on, lays the kernel's per-step
+ * m, alpha, l (and numerator) against the simulator's step numbers, and
+ * reports the largest differences per step and in O and lse.  Used by
+ * `flashstep compare`, by the lessons' `compare gpu`, and by the GPU
+ * tests.
  *
  * The tolerance (gpucheck.c says why these numbers): a GPU value g
  * agrees with the simulator's value s when
  *     |g - s| <= atol + rtol |s|
- *   m, alpha, l, lse:  rtol = atol = GPUCHECK_RTOL
- *   u, o and O:        rtol = rtol_acc, atol = rtol_acc * max|V|, times
- *                      l_new for u (whose size is l max|V|)
+ *   m, alpha, l, lse:  rtol = atol = GPUCHECK_RTOL (+ 2 delta)
+ *   u, o and O:        rtol = rtol_acc (+ 2 delta), atol = rtol * max|V|,
+ *                      times l_new for u (whose size is l max|V|)
  *   rtol_acc = GPUCHECK_RTOL in fp32, and the storage type's unit
  *   roundoff times 2 in fp16 (2^-10) and bf16 (2^-7).
+ *   delta = 0 for the teaching kernel; for the fast kernel the largest
+ *   relative difference one p = exp(s - m) can have between the tensor
+ *   cores and the simulator: (9d/8 + 8) 2^-24 S1 + 2^-20, where
+ *   S1 = scale max_r |q_r| max_c |k_c| bounds every sum_x |q_x k_x| scale.
  * Two infinities of the same sign agree (m = -inf, lse = -inf); a NaN
  * never does.
  */
@@ -49,6 +54,7 @@ struct gpucheck_report {
 	char device[64];
 
 	double rtol_acc;	/* u, o and O (see above) */
+	double delta;		/* the fast kernel's term (0: teaching) */
 	double worst_excess;	/* largest |gpu - sim| / allowed, anywhere */
 	long failures;		/* values beyond the tolerance */
 	long first_failure;	/* first step with one (-1: none, or O/lse only) */
@@ -56,10 +62,16 @@ struct gpucheck_report {
 	struct gpucheck_step *step;	/* steps entries, when asked for */
 };
 
+enum gpucheck_kernel {
+	GPUCHECK_TEACHING,	/* gpu_teach: any tiling, order, rule */
+	GPUCHECK_FAST,		/* gpu_fast: its tilings, fa2 */
+};
+
 /* What gpucheck_run_many is asked to do beyond the plain comparison. */
 struct gpucheck_opts {
-	unsigned gpu_flags;	/* more gpu_teach flags: GPU_TEST_NO_RESCALE */
+	unsigned gpu_flags;	/* more kernel flags: GPU_TEST_NO_RESCALE */
 	int per_step;		/* fill rep->step (free with gpucheck_report_free) */
+	enum gpucheck_kernel kernel;
 };
 
 /*
