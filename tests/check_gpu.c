@@ -6,14 +6,16 @@
  * is shown able to fail.
  *
  * CUDA is never started in this process before check forks a test: the
- * probe runs in a child of its own.  The program exits 77 (skip) only
- * when that child finds no device, or in a build without CUDA.
+ * probe (gpuprobe.c) runs in a child of its own.  The program exits 77
+ * (skip) only when that child finds no device, or in a build without
+ * CUDA.
  */
 #include "config.h"
 
 #include "testutil.h"
 #include "compare.h"
 #include "gpu.h"
+#include "gpuprobe.h"
 #include "gpucheck.h"
 #include "reference.h"
 #include "sim.h"
@@ -22,9 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 /* Fails the test with the case and the report's figures. */
 static void
@@ -180,7 +179,8 @@ ramp_problem(int tq, int tk, int d, struct problem *p)
  * must say so, at a step, by far more than the tolerance. */
 START_TEST(test_fault_caught)
 {
-	struct gpucheck_opts fault = { GPU_TEST_NO_RESCALE, 0 };
+	struct gpucheck_opts fault = { GPU_TEST_NO_RESCALE, 0,
+	    GPUCHECK_TEACHING };
 	struct gpucheck_report rep;
 	struct problem p;
 	struct tiling t = { 8, 8, ORDER_FA2 };
@@ -446,51 +446,13 @@ START_TEST(test_step_values)
 }
 END_TEST
 
-/* In a child: is there a device?  Exit 77 here when not. */
-static void
-check_gpu_probe(void)
-{
-	char err[512];
-	pid_t pid;
-	int status;
-
-	if (!gpu_built()) {
-		printf("SKIP: built without CUDA support\n");
-		exit(77);
-	}
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		perror("fork");
-		exit(1);
-	}
-	if (pid == 0) {
-		if (gpu_available(NULL, 0, err, sizeof err) == 0)
-			_exit(0);
-		printf("SKIP: %s\n", err);
-		fflush(stdout);
-		_exit(1);
-	}
-	if (waitpid(pid, &status, 0) != pid) {
-		perror("waitpid");
-		exit(1);
-	}
-	/* Only the child's own "no device" answer skips; a crash fails. */
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 1)
-		exit(77);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		printf("the GPU probe died (status %d)\n", status);
-		exit(1);
-	}
-}
-
 Suite *
 test_suite(void)
 {
 	Suite *s = suite_create("gpu");
 	TCase *tc = tcase_create("teaching kernel");
 
-	check_gpu_probe();
+	gpuprobe_require_device();
 	/* Each test starts CUDA afresh in its own forked process. */
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_random_fp32);

@@ -1,0 +1,373 @@
+/*
+ * check_gpu_fast.c - the fast kernel (gpu/fast.cu) against the simulator
+ * run with --dtype fp16|bf16 and the kernel's own tiling.  Random ragged
+ * problems (Tq != Tk, causal or not, several heads, both dtypes, both d,
+ * every tiling) agree step by step in m, alpha, l and the numerator (from
+ * the kernel's trace build) and in the timed kernel's O and lse, within
+ * the tolerance src/gpucheck.c derives; causal rows that see no key give
+ * O = 0 and lse = -inf; O is close to the double reference; what the
+ * kernel cannot take is refused by name; and a trace build with its
+ * rescale left out is caught, so the check is shown able to fail.
+ *
+ * As in check_gpu.c the device probe runs in a forked child (gpuprobe.c):
+ * exit 77 only when there is no device, or no CUDA in the build.
+ */
+#include "config.h"
+
+#include "testutil.h"
+#include "compare.h"
+#include "gpu.h"
+#include "gpucheck.h"
+#include "gpuprobe.h"
+#include "reference.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The largest number of heads a random case draws. */
+#define FAST_MAX_HEADS 3
+
+static int
+draw(struct inputs_rng *rng, int lo, int hi)
+{
+	return lo + (int)(inputs_rng_next(rng) % (uint64_t)(hi - lo + 1));
+}
+
+/* nh problems of one shape, seeds seed .. seed + nh - 1. */
+static void
+fast_problems(struct problem_spec *spec, int nh, struct problem *ps)
+{
+	char err[256];
+	uint64_t seed = spec->seed;
+	int b;
+
+	for (b = 0; b < nh; b++) {
+		spec->seed = seed + (uint64_t)b;
+		ck_assert_msg(problem_build(spec, &ps[b], err, sizeof err) == 0,
+		    "%s", err);
+	}
+	spec->seed = seed;
+}
+
+static void
+fast_free(struct problem *ps, int nh)
+{
+	int b;
+
+	for (b = 0; b < nh; b++)
+		problem_free(&ps[b]);
+}
+
+/* What the kernel cannot take is refused, naming the fault. */
+START_TEST(test_fast_refusals)
+{
+	struct problem_spec spec;
+	struct problem p;
+	struct gpu_result res;
+	struct tiling t;
+	char err[512];
+
+	ck_assert_int_eq(gpu_fast_tiling(64, 0, 0, &t, err, sizeof err), 0);
+	ck_assert(t.br == 128 && t.bc == 64 && t.order == ORDER_FA2);
+	ck_assert_int_eq(gpu_fast_tiling(128, 0, 0, &t, err, sizeof err), 0);
+	ck_assert(t.br == 128 && t.bc == 32);
+	ck_assert_int_eq(gpu_fast_tiling(128, 128, 64, &t, err, sizeof err), 0);
+	ck_assert(t.br == 128 && t.bc == 64);
+	ck_assert_int_eq(gpu_fast_tiling(128, 64, 64, &t, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "128x32 (default)") != NULL, "%s", err);
+	ck_assert_int_eq(gpu_fast_tiling(96, 0, 0, &t, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "d = 64 or 128") != NULL, "%s", err);
+
+	problem_spec_init(&spec);
+	spec.tq = spec.tk = 40;
+	spec.d = 64;
+	spec.input = INPUTS_NORMAL;
+	ck_assert_int_eq(problem_build(&spec, &p, err, sizeof err), 0);
+	ck_assert_int_eq(gpu_fast_tiling(64, 0, 0, &t, err, sizeof err), 0);
+	ck_assert_int_eq(gpu_fast(&p, 1, &t, 0, 0, &res, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "fp16 or bf16") != NULL, "%s", err);
+	ck_assert(res.o == NULL);
+	problem_free(&p);
+
+	spec.dtype = DTYPE_FP16;
+	ck_assert_int_eq(problem_build(&spec, &p, err, sizeof err), 0);
+	t.order = ORDER_FA1;
+	ck_assert_int_eq(gpu_fast(&p, 1, &t, 0, 0, &res, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "fa2") != NULL, "%s", err);
+	t.order = ORDER_FA2;
+	t.bc = 32;
+	ck_assert_int_eq(gpu_fast(&p, 1, &t, 0, 0, &res, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "no Br = 128, Bc = 32") != NULL, "%s", err);
+	problem_free(&p);
+
+	spec.dv = 32;
+	ck_assert_int_eq(problem_build(&spec, &p, err, sizeof err), 0);
+	t.bc = 64;
+	ck_assert_int_eq(gpu_fast(&p, 1, &t, 0, 0, &res, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "dv = 32") != NULL, "%s", err);
+	problem_free(&p);
+}
+END_TEST
+
+/*
+ * 32 random cases: d and dtype and the mask cycle through all eight
+ * combinations four times; Tq != Tk in [1, 600] (ragged against every
+ * tiling); 1 to 3 heads; normal, uniform, ramp (the max rises tile after
+ * tile) or spike inputs; every tiling the kernel has for d in turn.
+ */
+START_TEST(test_fast_random)
+{
+	static const int tiles64[][2] = { { 0, 0 }, { 128, 128 }, { 64, 64 } };
+	static const int tiles128[][2] = { { 0, 0 }, { 128, 64 } };
+	struct gpucheck_opts opts = { 0, 0, GPUCHECK_FAST };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	struct gpucheck_report reps[FAST_MAX_HEADS];
+	struct problem ps[FAST_MAX_HEADS];
+	struct problem_spec spec;
+	struct inputs_rng rng;
+	struct tiling t;
+	char err[512], what[200];
+	double worst = 0, dm = 0, dl = 0, dacc = 0, dout = 0, dlse = 0;
+	int n, b, nh, k, heads = 0, ragged = 0, causal = 0, bf16 = 0, d128 = 0;
+	int ramp = 0;
+
+	inputs_rng_seed(&rng, 6006);
+	for (n = 0; n < 32; n++) {
+		problem_spec_init(&spec);
+		spec.d = spec.dv = n % 2 ? 128 : 64;
+		spec.dtype = n / 2 % 2 ? DTYPE_BF16 : DTYPE_FP16;
+		spec.causal = n / 4 % 2;
+		spec.tq = draw(&rng, 1, 600);
+		spec.tk = draw(&rng, 1, 600);
+		if (spec.tk == spec.tq)
+			spec.tk++;
+		spec.input = (enum inputs_kind)draw(&rng, 0, 3);
+		spec.seed = inputs_rng_next(&rng);
+		nh = draw(&rng, 1, FAST_MAX_HEADS);
+		k = n / 8;
+		if (spec.d == 64)
+			ck_assert_int_eq(gpu_fast_tiling(64, tiles64[k % 3][0],
+			    tiles64[k % 3][1], &t, err, sizeof err), 0);
+		else
+			ck_assert_int_eq(gpu_fast_tiling(128, tiles128[k % 2][0],
+			    tiles128[k % 2][1], &t, err, sizeof err), 0);
+		spec.bc = t.bc;
+		fast_problems(&spec, nh, ps);
+		snprintf(what, sizeof what, "case %d: %s d=%d Tq=%d Tk=%d%s %s "
+		    "inputs, %d heads, Br=%d Bc=%d", n, dtype_name(spec.dtype),
+		    spec.d, spec.tq, spec.tk, spec.causal ? " causal" : "",
+		    inputs_kind_name(spec.input), nh, t.br, t.bc);
+		ck_assert_msg(gpucheck_run_many(ps, nh, &t, &rule, &opts, reps,
+		    err, sizeof err) == 0, "%s: %s", what, err);
+		for (b = 0; b < nh; b++) {
+			ck_assert_msg(reps[b].pass, "%s, head %d: %ld values differ, "
+			    "first at step %ld; largest |gpu - sim|: m %g alpha %g "
+			    "l %g acc %g O %g lse %g (delta %g)", what, b,
+			    reps[b].failures, reps[b].first_failure, reps[b].max_m,
+			    reps[b].max_alpha, reps[b].max_l, reps[b].max_acc,
+			    reps[b].max_o, reps[b].max_lse, reps[b].delta);
+			ck_assert_msg(reps[b].acc_compared, "%s: acc not compared",
+			    what);
+			ck_assert_int_gt(reps[b].steps, 0);
+			worst = fmax(worst, reps[b].worst_excess);
+			dm = fmax(dm, reps[b].max_m);
+			dl = fmax(dl, reps[b].max_l);
+			dacc = fmax(dacc, reps[b].max_acc);
+			dout = fmax(dout, reps[b].max_o);
+			dlse = fmax(dlse, reps[b].max_lse);
+			gpucheck_report_free(&reps[b]);
+		}
+		heads += nh > 1;
+		ragged += spec.tq % t.br != 0 || spec.tk % t.bc != 0;
+		causal += spec.causal;
+		bf16 += spec.dtype == DTYPE_BF16;
+		d128 += spec.d == 128;
+		ramp += spec.input == INPUTS_RAMP;
+		fast_free(ps, nh);
+	}
+	/* The draw covered what the comment above claims. */
+	ck_assert_int_ge(heads, 8);
+	ck_assert_int_ge(ragged, 24);
+	ck_assert_int_eq(causal, 16);
+	ck_assert_int_eq(bf16, 16);
+	ck_assert_int_eq(d128, 16);
+	ck_assert_int_ge(ramp, 2);
+	printf("fast kernel, 32 random cases agree; worst value at %.3g of the "
+	    "tolerance; largest |gpu - sim|: m %.3g, l %.3g, acc %.3g, O %.3g, "
+	    "lse %.3g\n", worst, dm, dl, dacc, dout, dlse);
+}
+END_TEST
+
+/* Causal with Tq > Tk: rows 0 .. Tq - Tk - 1 see no key. */
+START_TEST(test_fast_rows_without_keys)
+{
+	struct gpucheck_opts opts = { 0, 0, GPUCHECK_FAST };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	struct gpucheck_report reps[2];
+	struct problem_spec spec;
+	struct problem ps[2];
+	struct gpu_result res;
+	struct tiling t;
+	char err[512];
+	int b, r, x, dt;
+
+	for (dt = 0; dt < 2; dt++) {
+		problem_spec_init(&spec);
+		spec.tq = 300;
+		spec.tk = 100;
+		spec.d = spec.dv = 64;
+		spec.causal = 1;
+		spec.input = INPUTS_NORMAL;
+		spec.dtype = dt ? DTYPE_BF16 : DTYPE_FP16;
+		fast_problems(&spec, 2, ps);
+		ck_assert_int_eq(gpu_fast_tiling(64, 0, 0, &t, err, sizeof err), 0);
+		ck_assert_msg(gpucheck_run_many(ps, 2, &t, &rule, &opts, reps, err,
+		    sizeof err) == 0, "%s", err);
+		for (b = 0; b < 2; b++) {
+			ck_assert_msg(reps[b].pass, "head %d: %ld values differ", b,
+			    reps[b].failures);
+			gpucheck_report_free(&reps[b]);
+		}
+		ck_assert_int_eq(gpu_fast(ps, 2, &t, 0, 0, &res, err, sizeof err),
+		    0);
+		for (b = 0; b < 2; b++) {
+			for (r = 0; r < 300; r++) {
+				const float lse = res.lse[b * 300 + r];
+				ck_assert_msg(r < 200 ? isinf(lse) && lse < 0 :
+				    isfinite(lse), "head %d row %d: lse %g", b, r,
+				    (double)lse);
+				for (x = 0; r < 200 && x < 64; x++)
+					ck_assert_float_eq(res.o[((size_t)b * 300 + r) *
+					    64 + x], 0.0f);
+			}
+		}
+		gpu_result_free(&res);
+		fast_free(ps, 2);
+	}
+}
+END_TEST
+
+/*
+ * The timed kernel against the double reference, at a size where many
+ * tiles and both warps' rows matter: O rounded to the dtype is within a
+ * few of its units of max |O| (fp16 2^-11, bf16 2^-8 relative), lse
+ * within 1e-3.  The heads' outputs differ (each head read its own data).
+ */
+START_TEST(test_fast_reference)
+{
+	struct problem_spec spec;
+	struct problem ps[2];
+	struct gpu_result res;
+	struct compare_result co;
+	struct tiling t;
+	double *ref, *ref_lse, worst_lse;
+	char err[512];
+	int b, r, dt;
+	size_t no;
+
+	for (dt = 0; dt < 2; dt++) {
+		problem_spec_init(&spec);
+		spec.tq = 1000;
+		spec.tk = 1100;
+		spec.d = spec.dv = 128;
+		spec.causal = dt;
+		spec.input = INPUTS_NORMAL;
+		spec.dtype = dt ? DTYPE_BF16 : DTYPE_FP16;
+		fast_problems(&spec, 2, ps);
+		ck_assert_int_eq(gpu_fast_tiling(128, 0, 0, &t, err, sizeof err),
+		    0);
+		ck_assert_msg(gpu_fast(ps, 2, &t, 0, 2, &res, err, sizeof err) ==
+		    0, "%s", err);
+		ck_assert(res.ms > 0);
+		no = (size_t)spec.tq * spec.dv;
+		ref = malloc(no * sizeof *ref);
+		ref_lse = malloc((size_t)spec.tq * sizeof *ref_lse);
+		ck_assert(ref != NULL && ref_lse != NULL);
+		for (b = 0; b < 2; b++) {
+			ck_assert_int_eq(reference_attention(&ps[b], ref, ref_lse, err,
+			    sizeof err), 0);
+			compare_arrays(res.o + b * no, ref, (long)no, 0, 0, &co);
+			ck_assert_msg(co.max_rel < (dt ? 1.6e-2 : 2e-3), "%s head %d: "
+			    "O max rel %g", dtype_name(spec.dtype), b, co.max_rel);
+			worst_lse = 0;
+			for (r = 0; r < spec.tq; r++)
+				worst_lse = fmax(worst_lse, fabs(res.lse[b * spec.tq + r] -
+				    ref_lse[r]));
+			ck_assert_msg(worst_lse < 1e-3, "lse off by %g", worst_lse);
+		}
+		ck_assert_msg(memcmp(res.o, res.o + no, no * sizeof *res.o) != 0,
+		    "heads 0 and 1 gave the same output");
+		free(ref);
+		free(ref_lse);
+		gpu_result_free(&res);
+		fast_free(ps, 2);
+	}
+}
+END_TEST
+
+/* The injected fault: the trace build leaves the rescale out; the
+ * comparison must say so, at a step, by far more than the tolerance. */
+START_TEST(test_fast_fault_caught)
+{
+	struct gpucheck_opts opts = { 0, 0, GPUCHECK_FAST };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	struct gpucheck_report rep;
+	struct problem_spec spec;
+	struct problem p;
+	struct tiling t;
+	char err[512];
+	int d;
+
+	for (d = 64; d <= 128; d += 64) {
+		problem_spec_init(&spec);
+		spec.tq = 200;
+		spec.tk = 700;
+		spec.d = spec.dv = d;
+		spec.input = INPUTS_RAMP;
+		spec.dtype = DTYPE_FP16;
+		ck_assert_int_eq(gpu_fast_tiling(d, 0, 0, &t, err, sizeof err), 0);
+		spec.bc = t.bc;
+		fast_problems(&spec, 1, &p);
+		/* The control: without the fault they agree. */
+		opts.gpu_flags = 0;
+		ck_assert_int_eq(gpucheck_run_many(&p, 1, &t, &rule, &opts, &rep,
+		    err, sizeof err), 0);
+		ck_assert_msg(rep.pass, "d=%d without fault: %ld differ", d,
+		    rep.failures);
+		gpucheck_report_free(&rep);
+
+		opts.gpu_flags = GPU_TEST_NO_RESCALE;
+		ck_assert_int_eq(gpucheck_run_many(&p, 1, &t, &rule, &opts, &rep,
+		    err, sizeof err), 0);
+		ck_assert_msg(!rep.pass, "d=%d: the fault went unnoticed", d);
+		ck_assert_int_gt(rep.failures, 0);
+		ck_assert_int_ge(rep.first_failure, 0);
+		ck_assert_msg(rep.worst_excess > 100, "only %g of the tolerance",
+		    rep.worst_excess);
+		/* alpha itself is traced true: the fault is in its use. */
+		ck_assert_msg(rep.max_alpha <= rep.rtol * 2, "alpha %g",
+		    rep.max_alpha);
+		gpucheck_report_free(&rep);
+		problem_free(&p);
+	}
+}
+END_TEST
+
+Suite *
+test_suite(void)
+{
+	Suite *s = suite_create("gpu_fast");
+	TCase *tc = tcase_create("fast kernel");
+
+	gpuprobe_require_device();
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_fast_refusals);
+	tcase_add_test(tc, test_fast_random);
+	tcase_add_test(tc, test_fast_rows_without_keys);
+	tcase_add_test(tc, test_fast_reference);
+	tcase_add_test(tc, test_fast_fault_caught);
+	suite_add_tcase(s, tc);
+	return s;
+}
