@@ -66,7 +66,7 @@
  * the Q tile in shared memory (same swizzle), and leaves as 16-byte
  * coalesced stores; lse = m * scale + log l (natural log).
  *
- * Why these choices (timings: doc/performance-fast.md)
+ * Why these choices (timings: doc/performance.md)
  * ------------------
  * - mma.sync, not wgmma: it runs on every chip since sm_80 and keeps the
  *   data path visible; wgmma (sm_90a) is the next step, not this one.
@@ -699,7 +699,7 @@ struct fast_variant {
 
 /*
  * Order matters only for the index; the defaults are named below.  Each
- * was timed on the H200 (doc/performance-fast.md); kept are the default
+ * was timed on the H200 (doc/performance.md); kept are the default
  * and the runners-up worth re-timing on another chip.
  */
 static const struct fast_variant fast_variants[] = {
