@@ -251,8 +251,9 @@ answer_parse(struct lesson_parser *ps, struct lesson_cmd *c, char *err,
 		    "line (and its 'choice' lines)");
 	q = &l->questions[open];
 	if (q->nchoices > 0) {
+		/* An empty answer has no letter, and nothing after its end. */
 		letter = t[0];
-		rest = t + 1;
+		rest = letter != '\0' ? t + 1 : t;
 		if (*rest == ')' || *rest == ':' || *rest == '.')
 			rest++;
 		if (letter < 'a' || letter >= 'a' + q->nchoices ||

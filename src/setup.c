@@ -3,13 +3,61 @@
 
 #include "setup.h"
 #include "npy.h"
+#include "util.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/*
+ * Can path be written (its folder exists, is a folder, lets us create a
+ * file; path itself is not a folder)?  Checked before any work, so that
+ * a bad --output stops the command before it prints results it then
+ * cannot save.  The write itself can still fail later (a full disk);
+ * npy_write leaves nothing behind then.
+ */
+static int
+check_writable(const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+	char *dir, *slash;
+	const char *d;
+	int rc = 0;
+
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return util_error(err, errlen, "%s: is a directory", path);
+	dir = strdup(path);
+	if (dir == NULL)
+		return util_error(err, errlen, "%s: out of memory", path);
+	slash = strrchr(dir, '/');
+	if (slash == NULL)
+		d = ".";
+	else if (slash == dir)
+		d = "/";
+	else {
+		*slash = '\0';
+		d = dir;
+	}
+	if (stat(d, &st) != 0)
+		rc = util_error(err, errlen, "%s: %s", path, strerror(errno));
+	else if (!S_ISDIR(st.st_mode))
+		rc = util_error(err, errlen, "%s: %s is not a directory", path, d);
+	else if (access(d, W_OK | X_OK) != 0)
+		rc = util_error(err, errlen, "%s: cannot write in %s: %s", path, d,
+		    strerror(errno));
+	free(dir);
+	return rc;
+}
 
 int
 setup_open(const struct options *o, struct setup *s, char *err, size_t errlen)
 {
 	memset(s, 0, sizeof *s);
+	if ((o->output != NULL && check_writable(o->output, err, errlen) != 0) ||
+	    (o->lse != NULL && check_writable(o->lse, err, errlen) != 0))
+		return -1;
 	if (problem_build(&o->spec, &s->problem, err, errlen) != 0)
 		return -1;
 	s->sim = sim_new(&s->problem, &o->tiling, &o->rule, err, errlen);

@@ -16,7 +16,8 @@ struct setup {
 	struct sim *sim;
 };
 
-/* Returns 0, or -1 with err set (nothing to close then). */
+/* Checks that --output and --lse can be written, then builds.  Returns
+ * 0, or -1 with err set (nothing to close then). */
 int setup_open(const struct options *o, struct setup *s, char *err,
     size_t errlen);
 void setup_close(struct setup *s);

@@ -235,6 +235,10 @@ START_TEST(test_questions)
 	    "(a to b)");
 	parse_fails("title t\nask a?\nchoice x\nanswer because\n",
 	    "t.lesson:4: answer starts with the letter");
+	/* An answer with nothing after it (found by the fuzzer: it read
+	 * past the end of the text). */
+	parse_fails("title t\nask a?\nchoice x\nanswer\n",
+	    "t.lesson:4: answer starts with the letter");
 	parse_fails("title t\nask a?\nchoice\n", "t.lesson:3: choice needs");
 	parse_fails("title t\nask a?\nanswer\n", "t.lesson:3: answer needs the "
 	    "answer");

@@ -24,7 +24,7 @@ make_dir(void)
 static void
 remove_dir(const char *keep)
 {
-	char path[256];
+	char path[512];
 	struct dirent *e;
 	DIR *d = opendir(dir);
 

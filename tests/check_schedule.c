@@ -12,7 +12,7 @@ check_against_brute_force(const struct problem *p, const struct tiling *t)
 	struct schedule s;
 	struct schedule_tile tile;
 	char err[256];
-	long k, expect = 0;
+	long expect = 0;
 	int i, j, r, c, visible, outer, inner;
 
 	ck_assert_int_eq(schedule_init(&s, p, t, err, sizeof err), 0);

@@ -630,7 +630,7 @@ START_TEST(test_mouse)
 }
 END_TEST
 
-/* Every key of the table is in the help screen and in the man page text. */
+/* Every key of the table is in the help screen and in the manual page. */
 START_TEST(test_help_and_doc_list_every_key)
 {
 	struct ui *ui = new_view(NULL, &utf8_style);
@@ -644,7 +644,7 @@ START_TEST(test_help_and_doc_list_every_key)
 
 	press(ui, '?');
 	draw(ui, &g, 100, 40);
-	snprintf(path, sizeof path, "%s/doc/view-keys.txt", top ? top : ".");
+	snprintf(path, sizeof path, "%s/doc/flashstep.1", top ? top : ".");
 	f = fopen(path, "r");
 	ck_assert_msg(f != NULL, "cannot read %s", path);
 	doc = calloc(1, 1 << 16);

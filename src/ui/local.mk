@@ -21,10 +21,6 @@ src_libflashstep_a_SOURCES += \
 	src/ui/ui_loop.c \
 	src/ui/ui_bench.c src/ui/ui_bench.h
 
-# The man page text for `view` (folded into doc/flashstep.1 later); the
-# unit test checks that it names every key.
-EXTRA_DIST += doc/view-keys.txt
-
 # Tests: the panes without a terminal, and the real binary in tmux.
 check_PROGRAMS += tests/check_ui
 tests_check_ui_SOURCES = tests/check_ui.c $(TESTUTIL)

@@ -73,6 +73,18 @@ ui_num(const struct ui *ui, float x, int width, char *buf, size_t len)
 	return ui_num_prec(ui, x, width, 5, buf, len);
 }
 
+int
+ui_digits(int n)
+{
+	int d = 1;
+
+	while (n >= 10) {
+		n /= 10;
+		d++;
+	}
+	return d;
+}
+
 const char *
 ui_num_prec(const struct ui *ui, float x, int width, int digits, char *buf,
     size_t len)

@@ -177,6 +177,9 @@ const char *ui_num(const struct ui *ui, float x, int width, char *buf,
 const char *ui_num_prec(const struct ui *ui, float x, int width, int digits,
     char *buf, size_t len);
 
+/* Decimal digits of n >= 0: the width of a row or column label. */
+int ui_digits(int n);
+
 /* Display columns of a UTF-8 string (ui_grid.c). */
 int ui_grid_width(const char *utf8);
 

@@ -15,18 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static int
-ui_pane_heat_digits(int n)
-{
-	int d = 1;
-
-	while (n >= 10) {
-		n /= 10;
-		d++;
-	}
-	return d;
-}
-
 /*
  * Entries per screen cell along an axis of n entries shown in avail
  * cells: a multiple of the summary's cell g, lined up with the tile when
@@ -55,7 +43,7 @@ ui_pane_heat_geom(const struct ui *ui, int x, int y, int w, int h,
 {
 	const struct problem *p = UI_PROBLEM(ui);
 	const struct schedule *s = sim_schedule(ui->sim);
-	int lw = ui_pane_heat_digits(p->tq - 1) + 1, gw = w - lw - 1;
+	int lw = ui_digits(p->tq - 1) + 1, gw = w - lw - 1;
 	int gh = h - 2, budget, gy = 1, gx = 1;
 
 	if (ui->heat_ok) {

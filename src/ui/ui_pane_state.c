@@ -15,18 +15,6 @@
 
 #define UI_STATE_NW 7
 
-static int
-ui_pane_state_digits(int n)
-{
-	int d = 1;
-
-	while (n >= 10) {
-		n /= 10;
-		d++;
-	}
-	return d;
-}
-
 static void
 ui_pane_state_size(const struct ui *ui, int w, int h, int *minh, int *wanth,
     int *wantw)
@@ -78,7 +66,7 @@ ui_pane_state_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 	int has_m = v->phase >= SIM_PHASE_MAX, has_a = v->phase >= SIM_PHASE_RESCALE;
 	int has_l = v->phase >= SIM_PHASE_UPDATE;
 	int gpu = ui->gpu && ui->gpu_step == v->step;
-	int lw = ui_pane_state_digits(v->tile.r1 - 1) + 1;
+	int lw = ui_digits(v->tile.r1 - 1) + 1;
 	int aw = ui_grid_width(gl->arrow) + 2, x, y, row, e, ne, nrows, role;
 	const char *acc = fin ? "O" : normalized ? "o" : "u";
 	const float *av;

@@ -16,18 +16,6 @@
 #define UI_TILE_NW 7
 #define UI_TILE_CW (UI_TILE_NW + 1)
 
-static int
-ui_pane_tile_digits(int n)
-{
-	int d = 1;
-
-	while (n >= 10) {
-		n /= 10;
-		d++;
-	}
-	return d;
-}
-
 static void
 ui_pane_tile_size(const struct ui *ui, int w, int h, int *minh, int *wanth,
     int *wantw)
@@ -85,7 +73,7 @@ ui_pane_tile_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 	const struct sim_view *v = sim_view(ui->sim);
 	const struct ui_glyphs *gl = ui->gl;
 	int showp = v->phase >= SIM_PHASE_EXP, showmax = v->phase >= SIM_PHASE_MAX;
-	int lw = ui_pane_tile_digits(v->tile.r1 - 1) + 1, ncols, nrows, row, c;
+	int lw = ui_digits(v->tile.r1 - 1) + 1, ncols, nrows, row, c;
 	int x, y, role, n, cut;
 	const float *m = showp ? v->p : v->s;
 	float s, val;
@@ -127,7 +115,7 @@ ui_pane_tile_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 	x = r.x + lw;
 	for (c = 0; c < ncols && c < v->cols; c++, x += UI_TILE_CW)
 		ui_grid_printf(g, x, y, UI_TILE_CW, UI_ROLE_LABEL, "%*s%d",
-		    UI_TILE_CW - ui_pane_tile_digits(v->tile.c0 + c) - 1, "k",
+		    UI_TILE_CW - ui_digits(v->tile.c0 + c) - 1, "k",
 		    v->tile.c0 + c);
 	if (cut)
 		x += ui_grid_printf(g, x + 1, y, -1, UI_ROLE_LABEL, "%s",
