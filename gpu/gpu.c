@@ -135,6 +135,18 @@ gpu_result_trace(struct gpu_result *res, const struct schedule *sched, int n,
 	return 0;
 }
 
+/* Where the kernel writes: the result's output and trace arrays. */
+static void
+gpu_job_outputs(struct gpu_job *job, struct gpu_result *res)
+{
+	job->o = res->o;
+	job->lse = res->lse;
+	job->m_new = res->m_new;
+	job->alpha = res->alpha;
+	job->l_new = res->l_new;
+	job->acc = res->acc;
+}
+
 /* The simulator's schedule, for the kernel to visit the same tiles. */
 static void
 gpu_job_schedule(struct gpu_job *job, const struct schedule *sched)
@@ -186,12 +198,7 @@ gpu_teach(const struct problem *ps, int n, const struct tiling *t,
 	job.bug = rule->bug;
 	job.flags = flags;
 	job.repeat = repeat;
-	job.o = res->o;
-	job.lse = res->lse;
-	job.m_new = res->m_new;
-	job.alpha = res->alpha;
-	job.l_new = res->l_new;
-	job.acc = res->acc;
+	gpu_job_outputs(&job, res);
 	if (gpu_teach_launch(&job, err, errlen) != 0)
 		goto fail;
 	res->ms = job.ms;
@@ -374,12 +381,7 @@ gpu_fast(const struct problem *ps, int n, const struct tiling *t,
 	job.flags = flags;
 	job.repeat = repeat;
 	job.variant = variant;
-	job.o = res->o;
-	job.lse = res->lse;
-	job.m_new = res->m_new;
-	job.alpha = res->alpha;
-	job.l_new = res->l_new;
-	job.acc = res->acc;
+	gpu_job_outputs(&job, res);
 	if (gpu_fast_launch(&job, err, errlen) != 0)
 		goto fail;
 	res->ms = job.ms;

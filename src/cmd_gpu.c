@@ -441,21 +441,6 @@ gpu_problems(const struct options *o, const struct gpu_args *a,
 	return 0;
 }
 
-static void
-gpu_print_matrix(const char *name, const float *x, int rows, int cols)
-{
-	int r, c, rmax = rows < 4 ? rows : 4, cmax = cols < 6 ? cols : 6;
-
-	printf("%s (%d x %d)%s:\n", name, rows, cols,
-	    rows > rmax || cols > cmax ? ", first rows and columns" : "");
-	for (r = 0; r < rmax; r++) {
-		printf("  [%4d]", r);
-		for (c = 0; c < cmax; c++)
-			printf(" %11.6g", (double)x[(size_t)r * cols + c]);
-		printf("%s\n", cols > cmax ? " ..." : "");
-	}
-}
-
 int
 cmd_gpu(int argc, char **argv)
 {
@@ -532,7 +517,7 @@ cmd_gpu(int argc, char **argv)
 		    a.heads, a.batch, n, (unsigned long long)o.spec.seed,
 		    (unsigned long long)(o.spec.seed + (uint64_t)n - 1));
 	printf("device:   %s\n", res.device);
-	gpu_print_matrix(n > 1 ? "output O of problem 0" : "output O", res.o,
+	setup_print_matrix(n > 1 ? "output O of problem 0" : "output O", res.o,
 	    ps[0].tq, ps[0].dv);
 	printf("error of O against the double reference%s: max abs %.3g, "
 	    "max rel %.3g (relative to max |O|); lse max abs %.3g\n",

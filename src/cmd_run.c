@@ -41,22 +41,6 @@ print_row(const char *label, uint64_t tiled, uint64_t standard, int bytes)
 	printf("  %-24s %14s %14s\n", label, a, b);
 }
 
-/* The first rows and columns of a (rows, cols) matrix. */
-static void
-print_matrix(const char *name, const float *x, int rows, int cols)
-{
-	int r, c, rmax = rows < 4 ? rows : 4, cmax = cols < 6 ? cols : 6;
-
-	printf("%s (%d x %d)%s:\n", name, rows, cols,
-	    rows > rmax || cols > cmax ? ", first rows and columns" : "");
-	for (r = 0; r < rmax; r++) {
-		printf("  [%4d]", r);
-		for (c = 0; c < cmax; c++)
-			printf(" %11.6g", (double)x[(size_t)r * cols + c]);
-		printf("%s\n", cols > cmax ? " ..." : "");
-	}
-}
-
 int
 cmd_run(int argc, char **argv)
 {
@@ -111,7 +95,7 @@ cmd_run(int argc, char **argv)
 		goto fail;
 
 	setup_describe(stdout, s.sim);
-	print_matrix("output O", out, p->tq, p->dv);
+	setup_print_matrix("output O", out, p->tq, p->dv);
 	compare_arrays(out, ref, (long)p->tq * p->dv, 0, 0, &co);
 	compare_arrays(lse, ref_lse, p->tq, 0, 0, &cl);
 	printf("error of O against the double reference: max abs %.3g, "

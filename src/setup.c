@@ -111,3 +111,18 @@ setup_write_outputs(const struct options *o, const struct problem *p,
 		return -1;
 	return 0;
 }
+
+void
+setup_print_matrix(const char *name, const float *x, int rows, int cols)
+{
+	int r, c, rmax = rows < 4 ? rows : 4, cmax = cols < 6 ? cols : 6;
+
+	printf("%s (%d x %d)%s:\n", name, rows, cols,
+	    rows > rmax || cols > cmax ? ", first rows and columns" : "");
+	for (r = 0; r < rmax; r++) {
+		printf("  [%4d]", r);
+		for (c = 0; c < cmax; c++)
+			printf(" %11.6g", (double)x[(size_t)r * cols + c]);
+		printf("%s\n", cols > cmax ? " ..." : "");
+	}
+}

@@ -25,6 +25,9 @@ void setup_close(struct setup *s);
 /* Three lines: the problem, the tiling, the update rule. */
 void setup_describe(FILE *f, const struct sim *sim);
 
+/* The first rows and columns of a (rows, cols) output on stdout. */
+void setup_print_matrix(const char *name, const float *x, int rows, int cols);
+
 /* Writes --output and --lse when given, each whole or not at all.
  * Returns 0 or -1 with err set. */
 int setup_write_outputs(const struct options *o, const struct problem *p,
