@@ -1,5 +1,6 @@
 /*
- * cudacheck.h - every CUDA call in the .cu files goes through CUDA_CHECK.
+ * cudacheck.h - every CUDA call in the .cu files goes through CUDA_CHECK;
+ * and the two host helpers the .cu files share.
  *
  * A failure writes "<call> failed at <file>:<line>: <CUDA error string>"
  * into the function's err buffer (err and errlen must be in scope) and
@@ -27,5 +28,21 @@
 		goto fail;						\
 	}								\
 } while (0)
+
+/* cudaMalloc that counts the bytes it took into *bytes (when bytes is
+ * not NULL); size 0 gives a NULL *p and success.  (device.cu) */
+cudaError_t gpu_dev_alloc(void **p, size_t size, double *bytes);
+
+/* The same for n floats. */
+static inline cudaError_t
+gpu_dev_floats(float **p, size_t n, double *bytes)
+{
+	return gpu_dev_alloc((void **)p, n * sizeof(float), bytes);
+}
+
+/* The time a kernel takes: the median of runs event timings, leaving out
+ * the first (module load, first touch) when there are more.  Sorts
+ * times.  (device.cu) */
+float gpu_dev_median_ms(float *times, int runs);
 
 #endif

@@ -1,9 +1,11 @@
 /* device.cu - is there a GPU to run on, and how much memory has it free?
- * (gpu_available and gpu_memory of gpu.h) */
+ * (gpu_available and gpu_memory of gpu.h); and the allocation and timing
+ * helpers the kernels' host code shares (cudacheck.h). */
 #include "config.h"
 
 #include "cudacheck.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 extern "C" {
@@ -54,4 +56,35 @@ gpu_memory(double *free_bytes, double *total_bytes, char *err, size_t errlen)
 	return 0;
 fail:
 	return -1;
+}
+
+cudaError_t
+gpu_dev_alloc(void **p, size_t size, double *bytes)
+{
+	cudaError_t e;
+
+	*p = NULL;
+	if (size == 0)
+		return cudaSuccess;
+	e = cudaMalloc(p, size);
+	if (e == cudaSuccess && bytes != NULL)
+		*bytes += (double)size;
+	return e;
+}
+
+static int
+gpu_dev_cmp(const void *a, const void *b)
+{
+	float x = *(const float *)a, y = *(const float *)b;
+
+	return (x > y) - (x < y);
+}
+
+float
+gpu_dev_median_ms(float *times, int runs)
+{
+	if (runs <= 1)
+		return times[0];
+	qsort(times + 1, (size_t)runs - 1, sizeof *times, gpu_dev_cmp);
+	return times[1 + (runs - 1) / 2];
 }

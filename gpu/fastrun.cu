@@ -72,29 +72,6 @@ fastrun_blocks(size_t n)
 	return (unsigned)(b < 4096 ? (b > 0 ? b : 1) : 4096);
 }
 
-static int
-fastrun_cmp(const void *a, const void *b)
-{
-	float x = *(const float *)a, y = *(const float *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* cudaMalloc that counts the bytes (when bytes is not NULL). */
-static cudaError_t
-fastrun_alloc(void **p, size_t size, double *bytes)
-{
-	cudaError_t e;
-
-	*p = NULL;
-	if (size == 0)
-		return cudaSuccess;
-	e = cudaMalloc(p, size);
-	if (e == cudaSuccess && bytes != NULL)
-		*bytes += (double)size;
-	return e;
-}
-
 /*
  * The kernel's trace (n, tr, tc, br) on the host, in the simulator's
  * numbering (n, nsteps, job->br); entries the schedule has no row for
@@ -159,14 +136,14 @@ gpu_fast_launch(struct gpu_job *job, char *err, size_t errlen)
 	no = nq * job->n;
 
 	/* The kernel's own memory: Q, K, V, O in 16 bits, lse in float32. */
-	CUDA_CHECK(fastrun_alloc((void **)&q, no * h, &job->bytes));
-	CUDA_CHECK(fastrun_alloc((void **)&k, nk * job->n * h, &job->bytes));
-	CUDA_CHECK(fastrun_alloc((void **)&v, nk * job->n * h, &job->bytes));
-	CUDA_CHECK(fastrun_alloc((void **)&o, no * h, &job->bytes));
-	CUDA_CHECK(fastrun_alloc((void **)&lse, (size_t)job->tq * job->n *
+	CUDA_CHECK(gpu_dev_alloc((void **)&q, no * h, &job->bytes));
+	CUDA_CHECK(gpu_dev_alloc((void **)&k, nk * job->n * h, &job->bytes));
+	CUDA_CHECK(gpu_dev_alloc((void **)&v, nk * job->n * h, &job->bytes));
+	CUDA_CHECK(gpu_dev_alloc((void **)&o, no * h, &job->bytes));
+	CUDA_CHECK(gpu_dev_alloc((void **)&lse, (size_t)job->tq * job->n *
 	    sizeof(float), &job->bytes));
 	/* Conversions only, not counted. */
-	CUDA_CHECK(fastrun_alloc((void **)&stage, (nq > nk ? nq : nk) *
+	CUDA_CHECK(gpu_dev_alloc((void **)&stage, (nq > nk ? nq : nk) *
 	    sizeof(float), NULL));
 	for (b = 0; b < (size_t)job->n; b++) {
 		CUDA_CHECK(cudaMemcpy(stage, job->q[b], nq * sizeof(float),
@@ -218,34 +195,30 @@ gpu_fast_launch(struct gpu_job *job, char *err, size_t errlen)
 	for (run = 0; run < runs; run++)
 		CUDA_CHECK(cudaEventElapsedTime(&times[run], ev[run],
 		    ev[run + 1]));
-	if (runs > 1) {
-		qsort(times + 1, (size_t)runs - 1, sizeof *times, fastrun_cmp);
-		job->ms = times[1 + (runs - 1) / 2];
-	} else
-		job->ms = times[0];
+	job->ms = gpu_dev_median_ms(times, runs);
 
 	if (job->flags & GPU_TRACE) {
 		ktr = (job->tq + cfg.br - 1) / cfg.br;
 		ktc = (job->tk + cfg.bc - 1) / cfg.bc;
 		ntrace = (size_t)job->n * ktr * ktc * cfg.br;
-		CUDA_CHECK(fastrun_alloc((void **)&tr.m, ntrace * sizeof(float),
+		CUDA_CHECK(gpu_dev_alloc((void **)&tr.m, ntrace * sizeof(float),
 		    NULL));
-		CUDA_CHECK(fastrun_alloc((void **)&tr.alpha, ntrace *
+		CUDA_CHECK(gpu_dev_alloc((void **)&tr.alpha, ntrace *
 		    sizeof(float), NULL));
-		CUDA_CHECK(fastrun_alloc((void **)&tr.l, ntrace * sizeof(float),
+		CUDA_CHECK(gpu_dev_alloc((void **)&tr.l, ntrace * sizeof(float),
 		    NULL));
 		CUDA_CHECK(cudaMemset(tr.m, 0xff, ntrace * sizeof(float)));
 		CUDA_CHECK(cudaMemset(tr.alpha, 0xff, ntrace * sizeof(float)));
 		CUDA_CHECK(cudaMemset(tr.l, 0xff, ntrace * sizeof(float)));
 		if (job->flags & GPU_TRACE_ACC) {
-			CUDA_CHECK(fastrun_alloc((void **)&tr.acc, ntrace *
+			CUDA_CHECK(gpu_dev_alloc((void **)&tr.acc, ntrace *
 			    job->d * sizeof(float), NULL));
 			CUDA_CHECK(cudaMemset(tr.acc, 0xff, ntrace * job->d *
 			    sizeof(float)));
 		}
 		/* The trace run's own O and lse, kept only under the fault. */
-		CUDA_CHECK(fastrun_alloc((void **)&o_t, no * h, NULL));
-		CUDA_CHECK(fastrun_alloc((void **)&lse_t, (size_t)job->tq *
+		CUDA_CHECK(gpu_dev_alloc((void **)&o_t, no * h, NULL));
+		CUDA_CHECK(gpu_dev_alloc((void **)&lse_t, (size_t)job->tq *
 		    job->n * sizeof(float), NULL));
 		CUDA_CHECK(cudaMemset(o_t, 0xff, no * h));
 		CUDA_CHECK(cudaMemset(lse_t, 0xff, (size_t)job->tq * job->n *
@@ -293,7 +266,7 @@ gpu_fast_launch(struct gpu_job *job, char *err, size_t errlen)
 	}
 
 	/* O back in float32 (exact). */
-	CUDA_CHECK(fastrun_alloc((void **)&of, no * sizeof(float), NULL));
+	CUDA_CHECK(gpu_dev_alloc((void **)&of, no * sizeof(float), NULL));
 	fastrun_from16<<<fastrun_blocks(no), FASTRUN_THREADS>>>(o, of, no,
 	    bf16);
 	CUDA_CHECK(cudaGetLastError());

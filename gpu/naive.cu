@@ -122,28 +122,6 @@ naive_pv(const float *P, const float *v, const float *mrow, const float *lrow,
 		lse[row] = l > 0.0f ? mrow[row] + logf(l) : -INFINITY;
 }
 
-static cudaError_t
-dev_alloc(float **p, size_t floats, double *bytes)
-{
-	cudaError_t e;
-
-	*p = NULL;
-	if (floats == 0)
-		return cudaSuccess;
-	e = cudaMalloc((void **)p, floats * sizeof(float));
-	if (e == cudaSuccess)
-		*bytes += (double)floats * sizeof(float);
-	return e;
-}
-
-static int
-cmp_float(const void *a, const void *b)
-{
-	float x = *(const float *)a, y = *(const float *)b;
-
-	return (x > y) - (x < y);
-}
-
 extern "C" int
 gpu_naive_launch(struct gpu_job *job, char *err, size_t errlen)
 {
@@ -159,17 +137,17 @@ gpu_naive_launch(struct gpu_job *job, char *err, size_t errlen)
 	nv = (size_t)job->tk * job->dv;
 	ns = (size_t)job->tq * job->tk;
 	rows = (size_t)job->tq * job->n;
-	CUDA_CHECK(dev_alloc(&q, nq * job->n, &job->bytes));
-	CUDA_CHECK(dev_alloc(&kt, nk * job->n, &job->bytes));
-	CUDA_CHECK(dev_alloc(&v, nv * job->n, &job->bytes));
+	CUDA_CHECK(gpu_dev_floats(&q, nq * job->n, &job->bytes));
+	CUDA_CHECK(gpu_dev_floats(&kt, nk * job->n, &job->bytes));
+	CUDA_CHECK(gpu_dev_floats(&v, nv * job->n, &job->bytes));
 	if (job->scores)
-		CUDA_CHECK(dev_alloc(&given, ns * job->n, &job->bytes));
-	CUDA_CHECK(dev_alloc(&S, ns * job->n, &job->bytes));
-	CUDA_CHECK(dev_alloc(&P, ns * job->n, &job->bytes));
-	CUDA_CHECK(dev_alloc(&mrow, rows, &job->bytes));
-	CUDA_CHECK(dev_alloc(&lrow, rows, &job->bytes));
-	CUDA_CHECK(dev_alloc(&o, rows * job->dv, &job->bytes));
-	CUDA_CHECK(dev_alloc(&lse, rows, &job->bytes));
+		CUDA_CHECK(gpu_dev_floats(&given, ns * job->n, &job->bytes));
+	CUDA_CHECK(gpu_dev_floats(&S, ns * job->n, &job->bytes));
+	CUDA_CHECK(gpu_dev_floats(&P, ns * job->n, &job->bytes));
+	CUDA_CHECK(gpu_dev_floats(&mrow, rows, &job->bytes));
+	CUDA_CHECK(gpu_dev_floats(&lrow, rows, &job->bytes));
+	CUDA_CHECK(gpu_dev_floats(&o, rows * job->dv, &job->bytes));
+	CUDA_CHECK(gpu_dev_floats(&lse, rows, &job->bytes));
 	for (b = 0; b < (size_t)job->n; b++) {
 		if (job->scores)
 			CUDA_CHECK(cudaMemcpy(given + b * ns, job->s[b], ns *
@@ -213,11 +191,7 @@ gpu_naive_launch(struct gpu_job *job, char *err, size_t errlen)
 		CUDA_CHECK(cudaEventSynchronize(ev1));
 		CUDA_CHECK(cudaEventElapsedTime(&times[run], ev0, ev1));
 	}
-	if (runs > 1) {
-		qsort(times + 1, (size_t)runs - 1, sizeof *times, cmp_float);
-		job->ms = times[1 + (runs - 1) / 2];
-	} else
-		job->ms = times[0];
+	job->ms = gpu_dev_median_ms(times, runs);
 	if (job->o != NULL)
 		CUDA_CHECK(cudaMemcpy(job->o, o, rows * job->dv * sizeof(float),
 		    cudaMemcpyDeviceToHost));

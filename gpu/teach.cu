@@ -407,29 +407,6 @@ teach_fa1(struct teach_params P)
 		acc[e] = T.acc[e];
 }
 
-/* cudaMalloc that counts the bytes (a NULL *p for 0 bytes). */
-static cudaError_t
-dev_alloc(float **p, size_t floats, double *bytes)
-{
-	cudaError_t e;
-
-	*p = NULL;
-	if (floats == 0)
-		return cudaSuccess;
-	e = cudaMalloc((void **)p, floats * sizeof(float));
-	if (e == cudaSuccess)
-		*bytes += (double)floats * sizeof(float);
-	return e;
-}
-
-static int
-cmp_float(const void *a, const void *b)
-{
-	float x = *(const float *)a, y = *(const float *)b;
-
-	return (x > y) - (x < y);
-}
-
 extern "C" int
 gpu_teach_launch(struct gpu_job *job, char *err, size_t errlen)
 {
@@ -467,15 +444,16 @@ gpu_teach_launch(struct gpu_job *job, char *err, size_t errlen)
 	nk = (size_t)job->tk * job->d;
 	nv = (size_t)job->tk * job->dv;
 	ns = job->scores ? (size_t)job->tq * job->tk : 0;
-	CUDA_CHECK(dev_alloc(&q, nq * job->n, &job->bytes));
-	CUDA_CHECK(dev_alloc(&k, nk * job->n, &job->bytes));
-	CUDA_CHECK(dev_alloc(&v, nv * job->n, &job->bytes));
-	CUDA_CHECK(dev_alloc(&s, ns * job->n, &job->bytes));
-	CUDA_CHECK(dev_alloc(&o, (size_t)job->tq * job->dv * job->n, &job->bytes));
-	CUDA_CHECK(dev_alloc(&lse, (size_t)job->tq * job->n, &job->bytes));
+	CUDA_CHECK(gpu_dev_floats(&q, nq * job->n, &job->bytes));
+	CUDA_CHECK(gpu_dev_floats(&k, nk * job->n, &job->bytes));
+	CUDA_CHECK(gpu_dev_floats(&v, nv * job->n, &job->bytes));
+	CUDA_CHECK(gpu_dev_floats(&s, ns * job->n, &job->bytes));
+	CUDA_CHECK(gpu_dev_floats(&o, (size_t)job->tq * job->dv * job->n,
+	    &job->bytes));
+	CUDA_CHECK(gpu_dev_floats(&lse, (size_t)job->tq * job->n, &job->bytes));
 	if (job->order == ORDER_FA1) {
-		CUDA_CHECK(dev_alloc(&m, (size_t)job->tq * job->n, &job->bytes));
-		CUDA_CHECK(dev_alloc(&l, (size_t)job->tq * job->n, &job->bytes));
+		CUDA_CHECK(gpu_dev_floats(&m, (size_t)job->tq * job->n, &job->bytes));
+		CUDA_CHECK(gpu_dev_floats(&l, (size_t)job->tq * job->n, &job->bytes));
 	}
 	for (b = 0; b < (size_t)job->n; b++) {
 		if (job->scores)
@@ -509,15 +487,15 @@ gpu_teach_launch(struct gpu_job *job, char *err, size_t errlen)
 	 * failed to write cannot pass for a value. */
 	trace = (size_t)job->n * (size_t)job->nsteps * (size_t)job->br;
 	if (job->flags & GPU_TRACE) {
-		CUDA_CHECK(dev_alloc(&tm, trace, &job->bytes));
-		CUDA_CHECK(dev_alloc(&ta, trace, &job->bytes));
-		CUDA_CHECK(dev_alloc(&tl, trace, &job->bytes));
+		CUDA_CHECK(gpu_dev_floats(&tm, trace, &job->bytes));
+		CUDA_CHECK(gpu_dev_floats(&ta, trace, &job->bytes));
+		CUDA_CHECK(gpu_dev_floats(&tl, trace, &job->bytes));
 		CUDA_CHECK(cudaMemset(tm, 0xff, trace * sizeof(float)));
 		CUDA_CHECK(cudaMemset(ta, 0xff, trace * sizeof(float)));
 		CUDA_CHECK(cudaMemset(tl, 0xff, trace * sizeof(float)));
 	}
 	if (job->flags & GPU_TRACE_ACC) {
-		CUDA_CHECK(dev_alloc(&tacc, trace * job->dv, &job->bytes));
+		CUDA_CHECK(gpu_dev_floats(&tacc, trace * job->dv, &job->bytes));
 		CUDA_CHECK(cudaMemset(tacc, 0xff, trace * job->dv * sizeof(float)));
 	}
 	CUDA_CHECK(cudaMemset(o, 0xff, (size_t)job->tq * job->dv * job->n *
@@ -593,11 +571,7 @@ gpu_teach_launch(struct gpu_job *job, char *err, size_t errlen)
 		CUDA_CHECK(cudaEventElapsedTime(&times[run], ev0, ev1));
 	}
 	/* The warm-up run (module load, first touch) is left out. */
-	if (runs > 1) {
-		qsort(times + 1, (size_t)runs - 1, sizeof *times, cmp_float);
-		job->ms = times[1 + (runs - 1) / 2];
-	} else
-		job->ms = times[0];
+	job->ms = gpu_dev_median_ms(times, runs);
 
 	if (job->o != NULL)
 		CUDA_CHECK(cudaMemcpy(job->o, o, (size_t)job->tq * job->dv * job->n *
