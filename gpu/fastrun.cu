@@ -33,7 +33,7 @@
 #include "fast.h"
 
 extern "C" {
-#include "dtype.h"
+#include "model/dtype.h"
 #include "gpu.h"
 #include "kernels.h"
 }

@@ -10,7 +10,7 @@
 #include "fast.h"
 #include "gpu.h"
 #include "kernels.h"
-#include "util.h"
+#include "model/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -30,9 +30,9 @@
 
 #include <stddef.h>
 
-#include "online.h"
-#include "problem.h"
-#include "schedule.h"
+#include "model/online.h"
+#include "model/problem.h"
+#include "model/schedule.h"
 
 /* 1 when this build has CUDA kernels, 0 for the stub. */
 int gpu_built(void);

@@ -2,7 +2,7 @@
 #include "config.h"
 
 #include "gpu.h"
-#include "util.h"
+#include "model/util.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -13,24 +13,25 @@
 
 noinst_LIBRARIES += gpu/libfsgpu.a
 GPU_HDRS = gpu/gpu.h gpu/kernels.h gpu/cudacheck.h gpu/fast.h
+# The simulator against a kernel: host C, built with or without CUDA.
+GPU_CHECK = gpu/gpucheck.c gpu/gpucheck.h
 if HAVE_CUDA
-gpu_libfsgpu_a_SOURCES = $(GPU_HDRS) gpu/gpu.c gpu/device.cu \
+gpu_libfsgpu_a_SOURCES = $(GPU_HDRS) $(GPU_CHECK) gpu/gpu.c gpu/device.cu \
 	gpu/teach.cu gpu/naive.cu gpu/fast.cu gpu/fastrun.cu
 else
-gpu_libfsgpu_a_SOURCES = $(GPU_HDRS) gpu/gpu_stub.c
+gpu_libfsgpu_a_SOURCES = $(GPU_HDRS) $(GPU_CHECK) gpu/gpu_stub.c
 endif
 EXTRA_DIST += gpu/gpu_stub.c gpu/gpu.c gpu/device.cu gpu/teach.cu \
 	gpu/naive.cu gpu/fast.cu gpu/fastrun.cu gpu/bench/bench_fast.cu \
 	gpu/bench/vs_torch.py
 
-# The GPU objects call into the model (schedule, util): the model's
-# library comes again after them, as static libraries need.  Host code
-# that nvcc compiles is C++ (guarded statics of the kernel registration,
-# an exception personality): it needs libstdc++ when gcc links.
+# Host code that nvcc compiles is C++ (guarded statics of the kernel
+# registration, an exception personality): it needs libstdc++ when gcc
+# links.
 if HAVE_CUDA
-GPU_LIB = gpu/libfsgpu.a src/libflashstep.a -lstdc++
+GPU_LIB = gpu/libfsgpu.a -lstdc++
 else
-GPU_LIB = gpu/libfsgpu.a src/libflashstep.a
+GPU_LIB = gpu/libfsgpu.a
 endif
 
 SUFFIXES = .cu
@@ -38,7 +39,7 @@ GPU_NVCC_ARCH = -gencode arch=compute_90,code=sm_90 \
 	-gencode arch=compute_80,code=compute_80
 GPU_NVCCFLAGS = $(GPU_NVCC_ARCH) -O3 -fmad=false -std=c++17 \
 	-Xcompiler -Wall,-Wextra -I$(top_builddir) -I$(top_srcdir)/src \
-	-I$(top_srcdir)/gpu
+	-I$(top_srcdir)
 GPU_FAST_NVCCFLAGS = $(GPU_NVCC_ARCH) -O3 -std=c++17 \
 	-Xcompiler -Wall,-Wextra -I$(top_srcdir)/gpu
 AM_V_NVCC = $(am__v_NVCC_@AM_V@)
@@ -53,7 +54,8 @@ gpu/fast.o: gpu/fast.cu gpu/fast.h gpu/$(am__dirstamp)
 
 # nvcc tracks no dependencies here: name the headers the .cu files use.
 gpu/device.o gpu/teach.o gpu/naive.o gpu/fastrun.o: $(GPU_HDRS) \
-	src/online.h src/schedule.h src/problem.h src/dtype.h src/util.h \
+	src/model/online.h src/model/schedule.h src/model/problem.h \
+	src/model/dtype.h src/model/util.h \
 	config.h
 
 # The GPU tests: the teaching kernel (check_gpu) and the fast kernel

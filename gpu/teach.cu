@@ -1,7 +1,7 @@
 /*
  * teach.cu - the teaching kernel: FlashAttention's tiled loop in float32.
  *
- * Read it beside src/sim.c.  tile_step() below is the simulator's
+ * Read it beside src/model/sim.c.  tile_step() below is the simulator's
  * tile_scores() and tile_apply(), phase by phase, with the same letters
  * (Tq, Tk, d, dv, Br, Bc; m, l, alpha, acc) and the same order in every
  * sum: each score sums q[x] k[x] over x = 0 .. d-1 and then scales, each
@@ -9,7 +9,7 @@
  * file is built with -fmad=false (no fused multiply-adds), as the
  * simulator is with -ffp-contract=off, so a value can differ from the
  * simulator's only where CUDA's expf and logf differ from the C
- * library's.  src/gpucheck.c says how much that is.
+ * library's.  gpu/gpucheck.c says how much that is.
  *
  * version 1 (the only one): clarity over speed.  One block of
  * TEACH_THREADS threads per (query tile i, problem b); each phase is a
@@ -56,11 +56,11 @@
 #include <cuda_fp16.h>
 
 extern "C" {
-#include "dtype.h"
+#include "model/dtype.h"
 #include "gpu.h"
 #include "kernels.h"
-#include "online.h"
-#include "schedule.h"
+#include "model/online.h"
+#include "model/schedule.h"
 }
 
 #define TEACH_THREADS 256

@@ -1,6 +1,6 @@
-# lessons/local.mk - the lesson scripts, their runner, their man page and
+# lessons/local.mk - the lesson scripts, their man page and
 # their tests.  Lessons install to $(pkgdatadir)/lessons; an uninstalled
-# build finds them in the source tree (see src/lesson_path.h).
+# build finds them in the source tree (see src/lesson/lesson_path.h).
 
 lessonsdir = $(pkgdatadir)/lessons
 dist_lessons_DATA = \
@@ -16,16 +16,6 @@ dist_lessons_DATA = \
 
 AM_CPPFLAGS += -DLESSONS_DIR='"$(lessonsdir)"' \
 	-DLESSONS_SRCDIR='"$(abs_top_srcdir)/lessons"'
-
-src_libflashstep_a_SOURCES += \
-	src/lesson.c src/lesson.h \
-	src/lesson_directive.c \
-	src/lesson_run.c src/lesson_run.h \
-	src/lesson_path.c src/lesson_path.h \
-	src/lesson_view.c src/lesson_view.h \
-	src/lesson_plain.c src/lesson_plain.h \
-	src/lesson_slides.c src/lesson_slides.h \
-	src/lesson_tty.c src/lesson_tty.h
 
 dist_man_MANS += doc/flashstep-lesson.5
 

@@ -2,7 +2,7 @@
 #include "config.h"
 
 #include "testutil.h"
-#include "dtype.h"
+#include "model/dtype.h"
 
 #include <math.h>
 

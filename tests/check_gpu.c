@@ -13,12 +13,12 @@
 #include "config.h"
 
 #include "testutil.h"
-#include "compare.h"
-#include "gpu.h"
+#include "model/compare.h"
+#include "gpu/gpu.h"
 #include "gpuprobe.h"
-#include "gpucheck.h"
-#include "reference.h"
-#include "sim.h"
+#include "gpu/gpucheck.h"
+#include "model/reference.h"
+#include "model/sim.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -4,7 +4,7 @@
  * problems (Tq != Tk, causal or not, several heads, both dtypes, both d,
  * every tiling) agree step by step in m, alpha, l and the numerator (from
  * the kernel's trace build) and in the timed kernel's O and lse, within
- * the tolerance src/gpucheck.c derives; causal rows that see no key give
+ * the tolerance gpu/gpucheck.c derives; causal rows that see no key give
  * O = 0 and lse = -inf; O is close to the double reference; what the
  * kernel cannot take is refused by name; and a trace build with its
  * rescale left out is caught, so the check is shown able to fail.
@@ -15,11 +15,11 @@
 #include "config.h"
 
 #include "testutil.h"
-#include "compare.h"
-#include "gpu.h"
-#include "gpucheck.h"
+#include "model/compare.h"
+#include "gpu/gpu.h"
+#include "gpu/gpucheck.h"
 #include "gpuprobe.h"
-#include "reference.h"
+#include "model/reference.h"
 
 #include <math.h>
 #include <stdio.h>

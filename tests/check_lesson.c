@@ -8,13 +8,13 @@
 #include "config.h"
 
 #include "testutil.h"
-#include "lesson.h"
-#include "lesson_path.h"
-#include "lesson_plain.h"
-#include "lesson_run.h"
-#include "lesson_slides.h"
-#include "lesson_view.h"
-#include "sim.h"
+#include "lesson/lesson.h"
+#include "lesson/lesson_path.h"
+#include "lesson/lesson_plain.h"
+#include "lesson/lesson_run.h"
+#include "lesson/lesson_slides.h"
+#include "lesson/lesson_view.h"
+#include "model/sim.h"
 
 #include <math.h>
 #include <stdio.h>

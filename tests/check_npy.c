@@ -2,7 +2,7 @@
 #include "config.h"
 
 #include "testutil.h"
-#include "npy.h"
+#include "model/npy.h"
 
 #include <dirent.h>
 #include <sys/stat.h>

@@ -2,7 +2,7 @@
 #include "config.h"
 
 #include "testutil.h"
-#include "online.h"
+#include "model/online.h"
 
 #include <math.h>
 

@@ -2,7 +2,7 @@
 #include "config.h"
 
 #include "testutil.h"
-#include "options.h"
+#include "model/options.h"
 
 #include <stdarg.h>
 #include <string.h>

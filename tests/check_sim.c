@@ -5,8 +5,8 @@
 #include "config.h"
 
 #include "testutil.h"
-#include "reference.h"
-#include "sim.h"
+#include "model/reference.h"
+#include "model/sim.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -2,8 +2,8 @@
 #include "config.h"
 
 #include "testutil.h"
-#include "sim.h"
-#include "trace.h"
+#include "model/sim.h"
+#include "model/trace.h"
 
 #include <stdio.h>
 #include <stdlib.h>

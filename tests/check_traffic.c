@@ -2,7 +2,7 @@
 #include "config.h"
 
 #include "testutil.h"
-#include "traffic.h"
+#include "model/traffic.h"
 
 /*
  * Tq = Tk = 8, d = dv = 4, Br = Bc = 4, fp32: Tr = Tc = 2, four steps.

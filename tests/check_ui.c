@@ -7,8 +7,8 @@
 #include "config.h"
 
 #include "testutil.h"
-#include "heatmap.h"
-#include "gpu.h"
+#include "model/heatmap.h"
+#include "gpu/gpu.h"
 #include "ui/ui_int.h"
 
 #include <math.h>

@@ -2,7 +2,7 @@
 #include "config.h"
 
 #include "gpuprobe.h"
-#include "gpu.h"
+#include "gpu/gpu.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,9 +2,9 @@
 #include "config.h"
 
 #include "testutil.h"
-#include "compare.h"
-#include "reference.h"
-#include "sim.h"
+#include "model/compare.h"
+#include "model/reference.h"
+#include "model/sim.h"
 
 #include <math.h>
 #include <stdio.h>

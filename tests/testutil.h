@@ -8,10 +8,10 @@
 
 #include <check.h>
 
-#include "inputs.h"
-#include "online.h"
-#include "problem.h"
-#include "schedule.h"
+#include "model/inputs.h"
+#include "model/online.h"
+#include "model/problem.h"
+#include "model/schedule.h"
 
 /* Each check_<module>.c defines this; check_main.c runs it. */
 Suite *test_suite(void);

@@ -1,9 +1,8 @@
-# src/ui/local.mk - the ncurses step-through view (`flashstep view`), and
-# the pooled score summary it draws from (src/heatmap.c, model side).
+# src/ui/local.mk - the ncurses step-through view (`flashstep view`).
 # Only ui_term.c includes curses; the rest is testable without a terminal.
 
-src_libflashstep_a_SOURCES += \
-	src/heatmap.c src/heatmap.h \
+noinst_LIBRARIES += src/ui/libui.a
+src_ui_libui_a_SOURCES = \
 	src/ui/ui.h src/ui/ui_int.h \
 	src/ui/ui.c \
 	src/ui/ui_grid.c \
@@ -20,6 +19,7 @@ src_libflashstep_a_SOURCES += \
 	src/ui/ui_term.c \
 	src/ui/ui_loop.c \
 	src/ui/ui_bench.c src/ui/ui_bench.h
+src_ui_libui_a_CFLAGS = $(AM_CFLAGS) $(CURSES_CFLAGS)
 
 # Tests: the panes without a terminal, and the real binary in tmux.
 check_PROGRAMS += tests/check_ui

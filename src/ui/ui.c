@@ -14,7 +14,7 @@
 
 #include "ui_int.h"
 
-#include "gpu.h"
+#include "gpu/gpu.h"
 
 #include <langinfo.h>
 #include <locale.h>

@@ -39,9 +39,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "options.h"
-#include "sim.h"
-#include "util.h"
+#include "model/options.h"
+#include "model/sim.h"
+#include "model/util.h"
 
 /* ---- keys ------------------------------------------------------------ */
 

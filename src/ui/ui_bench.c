@@ -17,7 +17,7 @@
 #include "ui_int.h"
 #include "ui_bench.h"
 
-#include "inputs.h"
+#include "model/inputs.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
 #ifndef FLASHSTEP_UI_BENCH_H
 #define FLASHSTEP_UI_BENCH_H
 
-#include "options.h"
+#include "model/options.h"
 
 enum ui_bench_class {
 	UI_BENCH_STEP,

@@ -12,8 +12,8 @@
 
 #include "ui.h"
 
-#include "heatmap.h"
-#include "traffic.h"
+#include "model/heatmap.h"
+#include "model/traffic.h"
 
 /* Characters that differ between UTF-8 and ASCII terminals. */
 struct ui_glyphs {

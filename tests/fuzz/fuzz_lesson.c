@@ -6,11 +6,11 @@
  * problems (no number of four digits or more) is also run to the end as
  * `lesson --check` runs it.  No crash, leak or sanitizer report.
  */
-/* fuzz-sources: src/setup.c src/lesson.c src/lesson_directive.c src/lesson_run.c src/lesson_path.c src/gpucheck.c gpu/gpu_stub.c */
+/* fuzz-sources: src/lesson/lesson.c src/lesson/lesson_directive.c src/lesson/lesson_run.c src/lesson/lesson_path.c gpu/gpucheck.c gpu/gpu_stub.c */
 #include "config.h"
 
-#include "lesson.h"
-#include "lesson_run.h"
+#include "lesson/lesson.h"
+#include "lesson/lesson_run.h"
 
 #include <ctype.h>
 #include <stdint.h>

@@ -7,7 +7,7 @@
  */
 #include "config.h"
 
-#include "npy.h"
+#include "model/npy.h"
 
 #include <stdint.h>
 #include <stdlib.h>

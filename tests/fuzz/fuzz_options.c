@@ -8,8 +8,8 @@
  */
 #include "config.h"
 
-#include "options.h"
-#include "sim.h"
+#include "model/options.h"
+#include "model/sim.h"
 
 #include <stdint.h>
 #include <stdlib.h>

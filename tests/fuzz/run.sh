@@ -14,7 +14,7 @@ mkdir -p "$out"
 [ -f "$top/config.h" ] || { echo "run.sh: no config.h here: run ./configure first" >&2; exit 2; }
 
 # The model sources each harness needs (no curses, no CUDA).
-model="util dtype inputs npy problem schedule online traffic sim reference compare options"
+model="util dtype inputs npy problem schedule online traffic sim reference compare options setup"
 # Harnesses that need more than the model name it in a comment line
 # "/* fuzz-sources: src/x.c src/y.c */".
 
@@ -28,12 +28,12 @@ for name in $names; do
 	harness="$src/tests/fuzz/fuzz_$name.c"
 	[ -f "$harness" ] || { echo "run.sh: no harness for '$name'" >&2; exit 2; }
 	srcs=""
-	for m in $model; do srcs="$srcs $src/src/$m.c"; done
+	for m in $model; do srcs="$srcs $src/src/model/$m.c"; done
 	extra=$(sed -n 's|^/\* fuzz-sources: \(.*\) \*/$|\1|p' "$harness")
 	for f in $extra; do srcs="$srcs $src/$f"; done
 	# shellcheck disable=SC2086
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		-ffp-contract=off -I"$top" -I"$src/src" -I"$src/gpu" \
+		-ffp-contract=off -I"$top" -I"$src/src" -I"$src" \
 		"$harness" $srcs -lm -o "$out/fuzz_$name"
 	rm -rf "$out/corpus_$name"
 	mkdir -p "$out/corpus_$name"

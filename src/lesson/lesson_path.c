@@ -2,7 +2,7 @@
 #include "config.h"
 
 #include "lesson_path.h"
-#include "util.h"
+#include "model/util.h"
 
 #include <dirent.h>
 #include <stdio.h>

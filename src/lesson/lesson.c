@@ -11,7 +11,7 @@
 #include "config.h"
 
 #include "lesson.h"
-#include "util.h"
+#include "model/util.h"
 
 #include <ctype.h>
 #include <errno.h>

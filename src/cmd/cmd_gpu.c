@@ -17,13 +17,13 @@
 #include "config.h"
 
 #include "cmd.h"
-#include "compare.h"
-#include "gpu.h"
-#include "gpucheck.h"
-#include "npy.h"
-#include "reference.h"
-#include "setup.h"
-#include "util.h"
+#include "model/compare.h"
+#include "gpu/gpu.h"
+#include "gpu/gpucheck.h"
+#include "model/npy.h"
+#include "model/reference.h"
+#include "model/setup.h"
+#include "model/util.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -61,10 +61,10 @@
 #include "config.h"
 
 #include "gpucheck.h"
-#include "compare.h"
+#include "model/compare.h"
 #include "gpu.h"
-#include "sim.h"
-#include "util.h"
+#include "model/sim.h"
+#include "model/util.h"
 
 #include <math.h>
 #include <stdio.h>

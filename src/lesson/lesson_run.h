@@ -26,12 +26,12 @@
 
 #include <stddef.h>
 
-#include "gpucheck.h"
+#include "gpu/gpucheck.h"
 #include "lesson.h"
-#include "options.h"
-#include "setup.h"
-#include "sim.h"
-#include "util.h"
+#include "model/options.h"
+#include "model/setup.h"
+#include "model/sim.h"
+#include "model/util.h"
 
 /* What exec functions and lesson_run_next return. */
 #define LESSON_NEXT	0	/* exec: go on with the next directive */

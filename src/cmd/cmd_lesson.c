@@ -5,12 +5,12 @@
 #include "config.h"
 
 #include "cmd.h"
-#include "lesson.h"
-#include "lesson_path.h"
-#include "lesson_plain.h"
-#include "lesson_run.h"
-#include "lesson_tty.h"
-#include "options.h"
+#include "lesson/lesson.h"
+#include "lesson/lesson_path.h"
+#include "lesson/lesson_plain.h"
+#include "lesson/lesson_run.h"
+#include "lesson/lesson_tty.h"
+#include "model/options.h"
 
 #include <signal.h>
 #include <stdio.h>

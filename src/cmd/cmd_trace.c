@@ -2,9 +2,9 @@
 #include "config.h"
 
 #include "cmd.h"
-#include "setup.h"
-#include "trace.h"
-#include "util.h"
+#include "model/setup.h"
+#include "model/trace.h"
+#include "model/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -25,7 +25,7 @@
 
 #include <stddef.h>
 
-#include "options.h"
+#include "model/options.h"
 
 struct lesson;
 struct lesson_cmd;

@@ -10,7 +10,7 @@
 #define FLASHSTEP_LESSON_VIEW_H
 
 #include "lesson_run.h"
-#include "util.h"
+#include "model/util.h"
 
 /* A growing list of lines.  On no memory it stops growing and sets
  * oom; callers check that once at the end. */

@@ -7,7 +7,7 @@
 #include "cmd.h"
 #include "ui/ui.h"
 #include "ui/ui_bench.h"
-#include "util.h"
+#include "model/util.h"
 
 #include <limits.h>
 #include <signal.h>

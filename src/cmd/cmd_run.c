@@ -6,10 +6,10 @@
 #include "config.h"
 
 #include "cmd.h"
-#include "compare.h"
-#include "reference.h"
-#include "setup.h"
-#include "util.h"
+#include "model/compare.h"
+#include "model/reference.h"
+#include "model/setup.h"
+#include "model/util.h"
 
 #include <math.h>
 #include <stdio.h>

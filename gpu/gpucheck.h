@@ -28,9 +28,9 @@
 
 #include <stddef.h>
 
-#include "online.h"
-#include "problem.h"
-#include "schedule.h"
+#include "model/online.h"
+#include "model/problem.h"
+#include "model/schedule.h"
 
 #define GPUCHECK_RTOL 1e-4
 

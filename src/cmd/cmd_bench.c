@@ -11,11 +11,11 @@
 #include "config.h"
 
 #include "cmd.h"
-#include "inputs.h"
-#include "options.h"
-#include "reference.h"
-#include "sim.h"
-#include "util.h"
+#include "model/inputs.h"
+#include "model/options.h"
+#include "model/reference.h"
+#include "model/sim.h"
+#include "model/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -15,8 +15,8 @@
 #include "lesson.h"
 #include "lesson_path.h"
 #include "lesson_run.h"
-#include "compare.h"
-#include "util.h"
+#include "model/compare.h"
+#include "model/util.h"
 
 #include <limits.h>
 #include <math.h>

@@ -1,0 +1,15 @@
+# src/cmd/local.mk - the commands (one file each) and the program.
+
+noinst_LIBRARIES += src/cmd/libcmd.a
+src_cmd_libcmd_a_SOURCES = \
+	src/cmd/cmd.h \
+	src/cmd/cmd_run.c \
+	src/cmd/cmd_trace.c \
+	src/cmd/cmd_bench.c \
+	src/cmd/cmd_view.c \
+	src/cmd/cmd_lesson.c \
+	src/cmd/cmd_gpu.c
+
+bin_PROGRAMS += src/flashstep
+src_flashstep_SOURCES = src/cmd/main.c
+src_flashstep_LDADD = $(FLASHSTEP_LIBS)

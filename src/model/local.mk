@@ -1,0 +1,21 @@
+# src/model/local.mk - the model: problems, the schedule, the online
+# update, the simulator, traffic, the references, and the words that
+# describe a problem (options, setup).  No curses, no CUDA.
+
+noinst_LIBRARIES += src/model/libmodel.a
+src_model_libmodel_a_SOURCES = \
+	src/model/util.c src/model/util.h \
+	src/model/dtype.c src/model/dtype.h \
+	src/model/inputs.c src/model/inputs.h \
+	src/model/npy.c src/model/npy.h \
+	src/model/problem.c src/model/problem.h \
+	src/model/schedule.c src/model/schedule.h \
+	src/model/online.c src/model/online.h \
+	src/model/traffic.c src/model/traffic.h \
+	src/model/sim.c src/model/sim.h \
+	src/model/reference.c src/model/reference.h \
+	src/model/compare.c src/model/compare.h \
+	src/model/heatmap.c src/model/heatmap.h \
+	src/model/trace.c src/model/trace.h \
+	src/model/options.c src/model/options.h \
+	src/model/setup.c src/model/setup.h
