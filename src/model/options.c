@@ -261,8 +261,22 @@ void
 options_free(struct options *o)
 {
 	free(o->args);
+	free(o->given);
 	o->args = NULL;
+	o->given = NULL;
 	o->nargs = 0;
+	o->ngiven = 0;
+}
+
+int
+options_given(const struct options *o, const char *name)
+{
+	int i;
+
+	for (i = 0; i < o->ngiven; i++)
+		if (strcmp(o->given[i], name) == 0)
+			return 1;
+	return 0;
 }
 
 static const struct options_entry *
@@ -288,7 +302,8 @@ options_parse(int argc, char **argv, int first, unsigned groups,
 	int i;
 
 	o->args = calloc((size_t)argc + 1, sizeof *o->args);
-	if (o->args == NULL)
+	o->given = calloc((size_t)argc + 1, sizeof *o->given);
+	if (o->args == NULL || o->given == NULL)
 		return util_error(err, errlen, "out of memory");
 	for (i = first; i < argc; i++) {
 		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
@@ -337,6 +352,7 @@ options_parse(int argc, char **argv, int first, unsigned groups,
 			    e->name, e->metavar);
 		if (e->set(target, value, err, errlen) != 0)
 			return -1;
+		o->given[o->ngiven++] = e->name;
 	}
 	/* forget-old-denominator is a bug of the normalized update: pick
 	 * that convention unless the user chose the other on purpose. */

@@ -39,6 +39,8 @@ struct options {
 	int help;		/* -h / --help was given */
 	int nargs;		/* positional arguments, in order */
 	char **args;
+	int ngiven;		/* the options given on the command line, */
+	const char **given;	/* by name, in order (options_given) */
 };
 
 /* Defaults: the built-in example (see problem.h), fa2, unnormalized. */
@@ -47,13 +49,17 @@ void options_init(struct options *o);
 /*
  * Parses argv[first..argc).  extra (may be NULL, ends with a zeroed
  * entry) holds the command's own options, given ctx.  Returns 0, or -1
- * with err set.  o->args points into argv (o->args is malloc'd: free it
- * with options_free).
+ * with err set.  o->args points into argv (o->args and o->given are
+ * malloc'd: free them with options_free).
  */
 int options_parse(int argc, char **argv, int first, unsigned groups,
     const struct options_entry *extra, void *ctx, struct options *o,
     char *err, size_t errlen);
 void options_free(struct options *o);
+
+/* Was --name given on the command line that options_parse read?  (A
+ * default and a value given equal to it are told apart this way.) */
+int options_given(const struct options *o, const char *name);
 
 /* Prints the options of the groups and of extra, one per line. */
 void options_usage(FILE *f, unsigned groups, const struct options_entry *extra);
