@@ -17,7 +17,9 @@ static const char trace_usage[] =
     "Prints every step of the simulator: the tile, and for each of its rows\n"
     "m_old, m_new, alpha, l_old and l_new; then the output O and lse.  JSONL\n"
     "is the interface for scripts (see flashstep(1)); CSV has one line per\n"
-    "row of each step and no output section (use --output).\n"
+    "row of each step and no output section (use --output).  With --splits\n"
+    "the steps run key range by key range, then the merges of the partials\n"
+    "follow (text and JSONL; CSV has the steps only).\n"
     "\n";
 
 struct trace_args {
@@ -61,21 +63,23 @@ cmd_trace(int argc, char **argv)
 	struct options o;
 	struct setup s;
 	struct trace t;
+	struct combine *comb = NULL;
 	const struct problem *p;
 	float *out = NULL, *lse = NULL;
 	char err[512];
 	int rc = CMD_USAGE;
+	const unsigned groups = OPT_PROBLEM | OPT_OUTFILES | OPT_SPLIT;
 
 	options_init(&o);
-	if (options_parse(argc, argv, 1, OPT_PROBLEM | OPT_OUTFILES, trace_entries,
-	    &a, &o, err, sizeof err) != 0) {
+	if (options_parse(argc, argv, 1, groups, trace_entries, &a, &o, err,
+	    sizeof err) != 0) {
 		fprintf(stderr, "flashstep trace: %s\n", err);
 		options_free(&o);
 		return CMD_USAGE;
 	}
 	if (o.help) {
 		fputs(trace_usage, stdout);
-		options_usage(stdout, OPT_PROBLEM | OPT_OUTFILES, trace_entries);
+		options_usage(stdout, groups, trace_entries);
 		options_free(&o);
 		return CMD_OK;
 	}
@@ -91,8 +95,13 @@ cmd_trace(int argc, char **argv)
 		return CMD_USAGE;
 	}
 	p = &s.problem;
-	out = util_calloc((size_t)p->tq * p->dv, sizeof *out, "O", err, sizeof err);
-	lse = util_calloc((size_t)p->tq, sizeof *lse, "lse", err, sizeof err);
+	if (sim_schedule(s.sim)->splits > 1 &&
+	    (comb = combine_new(s.sim, &o.combine, err, sizeof err)) == NULL)
+		goto fail;
+	out = util_calloc((size_t)problem_rows(p) * p->dv, sizeof *out, "O", err,
+	    sizeof err);
+	lse = util_calloc((size_t)problem_rows(p), sizeof *lse, "lse", err,
+	    sizeof err);
 	if (out == NULL || lse == NULL)
 		goto fail;
 
@@ -100,10 +109,12 @@ cmd_trace(int argc, char **argv)
 	t.f = stdout;
 	t.format = trace_format_find(a.format);
 	t.sim = s.sim;
+	t.combine = comb;
 	t.with_tiles = a.with_tiles;
 	t.with_acc = a.with_acc;
 	t.format->begin(&t);
-	if (sim_run(s.sim, trace_step, &t, out, lse) != 0) {
+	if (sim_run(s.sim, trace_step, &t, out, lse) != 0 ||
+	    (comb != NULL && combine_run(comb, trace_merge, &t, out, lse) != 0)) {
 		snprintf(err, sizeof err, "writing the trace failed");
 		goto fail;
 	}
@@ -122,6 +133,7 @@ fail:
 done:
 	free(out);
 	free(lse);
+	combine_free(comb);
 	setup_close(&s);
 	options_free(&o);
 	return rc;

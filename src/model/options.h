@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "combine.h"
 #include "online.h"
 #include "problem.h"
 #include "schedule.h"
@@ -20,6 +21,7 @@
 /* Which shared groups a command accepts. */
 #define OPT_PROBLEM	0x1	/* --tq ... --dtype */
 #define OPT_OUTFILES	0x2	/* --output, --lse */
+#define OPT_SPLIT	0x4	/* --splits ... --pack-gqa: split-KV, grouped heads */
 
 /* A command's own option.  set() gets the value (NULL for a flag). */
 struct options_entry {
@@ -34,6 +36,8 @@ struct options {
 	struct tiling tiling;
 	struct online_rule rule;
 	int convention_set;
+	struct split_plan split;	/* --splits, --partials, --pack-gqa */
+	struct combine_rule combine;	/* --merge-order, --merge-bug */
 	const char *output;	/* --output O.npy */
 	const char *lse;	/* --lse L.npy */
 	int help;		/* -h / --help was given */
