@@ -41,8 +41,18 @@
  * keys has m = -inf: its exponent base is taken as 0 so p = 2^-inf = 0
  * and alpha = 0 times an l and u that are still 0.
  *
- * version 1.  variant 1 runs 8 warps a block instead of 4 (for
- * measurements); the default is what gpu/bench/DECODE_NOTES.md measured.
+ * Two ways to feed the loop, each with 4 or 8 warps a block (the
+ * variants; decode_default picks one):
+ *   registers  an iteration's 2 U loads are issued, then used: while a
+ *              warp computes, it has nothing in flight, and other warps
+ *              must cover
+ *   staged     a ring of DECODE_STAGES iterations in shared memory filled
+ *              by cp.async: the next iterations' bytes are in flight while
+ *              this one is computed, holding no registers
+ *
+ * version 2: the staged path; the split counters at a fixed place in the
+ * workspace (version 1 kept them after the partials, where a call of
+ * another shape could find its partials' bytes in them).
  */
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
@@ -58,6 +68,7 @@ extern "C" {
 }
 
 #define DECODE_MIN_KEYS 128	/* keys a range gets at least */
+#define DECODE_TICKETS 4096	/* groups a split run may have */
 
 struct decode_params {
 	const void *q, *k, *v;
@@ -136,6 +147,33 @@ load_stream(const void *p)
 	return r;
 }
 
+/* cp.async: 16 bytes from global to shared memory, past L1, without
+ * holding a register while in flight. */
+__device__ __forceinline__ void
+copy_async(void *smem, const void *gmem)
+{
+	const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+
+	asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
+	    :: "r"(s), "l"(gmem) : "memory");
+}
+
+__device__ __forceinline__ void
+copy_commit(void)
+{
+	asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+/* Waits until at most n of this thread's copy groups are in flight. */
+template <int N>
+__device__ __forceinline__ void
+copy_wait(void)
+{
+	asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
+}
+
+#define DECODE_STAGES 3		/* the staged path's ring: iterations in flight + 1 */
+
 __host__ __device__ constexpr int
 ilog2(int n)
 {
@@ -164,7 +202,7 @@ merge_into(float &m_a, float &l_a, float *u_a, float m_b, float l_b,
  * the 16 lanes of a half after the butterfly.  Up to 4 rows, 16 warps
  * an SM must fit (128 registers a thread), for loads in flight.
  */
-template <int DT, int ROWS, int NW>
+template <int DT, int ROWS, int NW, bool STAGED>
 __global__ void __launch_bounds__(NW * 32, ROWS <= 4 ? 16 / NW : 1)
 decode_kernel(const struct decode_params P)
 {
@@ -225,22 +263,12 @@ decode_kernel(const struct decode_params P)
 	const long last_seen = R_me < P.rows ?
 	    (long)(R_me / P.group) + P.tk - P.tq : -1;
 
-	for (int base = k0 + w * KEYS; base < k1; base += NW * KEYS) {
-		uint4 kr[U], vr[U];
+	/*
+	 * One iteration: the warp's 2 U keys from base, given this lane's
+	 * 16 bytes of each key's K and V row.
+	 */
+	auto step = [&](int base, const uint4 *kr, const uint4 *vr) {
 		float s[NV];
-
-		/* Every load first: 2 U of 16 bytes in flight per lane.  Keys
-		 * past the range read its last key again; they are masked. */
-#pragma unroll
-		for (u = 0; u < U; u++) {
-			const int key = min(base + 2 * u + half, k1 - 1);
-			kr[u] = load_stream(kb + (size_t)key * D);
-		}
-#pragma unroll
-		for (u = 0; u < U; u++) {
-			const int key = min(base + 2 * u + half, k1 - 1);
-			vr[u] = load_stream(vb + (size_t)key * D);
-		}
 
 		/* Partial dot products over this lane's 8 dims. */
 #pragma unroll
@@ -332,6 +360,72 @@ decode_kernel(const struct decode_params P)
 #pragma unroll
 				for (i = 0; i < 8; i++)
 					acc[r][i] = fmaf(p[r][u], vf[i], acc[r][i]);
+		}
+	};
+
+	const int first = k0 + w * KEYS, stride = NW * KEYS;
+	const int iters = first < k1 ? (k1 - first + stride - 1) / stride : 0;
+
+	if (!STAGED) {
+		/* Every load of an iteration first: 2 U of 16 bytes in flight
+		 * per lane.  Keys past the range read its last key again;
+		 * they are masked. */
+		for (int it = 0; it < iters; it++) {
+			const int base = first + it * stride;
+			uint4 kr[U], vr[U];
+
+#pragma unroll
+			for (u = 0; u < U; u++)
+				kr[u] = load_stream(kb + (size_t)min(base + 2 * u + half,
+				    k1 - 1) * D);
+#pragma unroll
+			for (u = 0; u < U; u++)
+				vr[u] = load_stream(vb + (size_t)min(base + 2 * u + half,
+				    k1 - 1) * D);
+			step(base, kr, vr);
+		}
+	} else {
+		/* A ring of DECODE_STAGES iterations in shared memory, filled
+		 * by cp.async: while one is computed, the next ones are in
+		 * flight, and in flight they hold no registers.  Each lane
+		 * reads back only what it copied itself (slot [stage][j][w]
+		 * [lane], 16 bytes, consecutive lanes in consecutive banks),
+		 * so waiting for its own copies is all the sync it needs. */
+		extern __shared__ uint4 ring[];
+		auto slot = [&](int it, int j) {
+			return ring + (((it % DECODE_STAGES) * 2 * U + j) * NW + w) *
+			    32 + lane;
+		};
+		auto issue = [&](int it) {
+			const int base = first + it * stride;
+#pragma unroll
+			for (int uu = 0; uu < U; uu++) {
+				const size_t key = (size_t)min(base + 2 * uu + half, k1 - 1);
+				copy_async(slot(it, uu), kb + key * D);
+				copy_async(slot(it, U + uu), vb + key * D);
+			}
+		};
+#pragma unroll
+		for (int it = 0; it < DECODE_STAGES - 1; it++) {
+			if (it < iters)
+				issue(it);
+			copy_commit();
+		}
+		for (int it = 0; it < iters; it++) {
+			uint4 kr[U], vr[U];
+
+			/* the slot refilled here was read (into registers,
+			 * and used) by this lane at iteration it - 1 */
+			if (it + DECODE_STAGES - 1 < iters)
+				issue(it + DECODE_STAGES - 1);
+			copy_commit();
+			copy_wait<DECODE_STAGES - 1>();
+#pragma unroll
+			for (u = 0; u < U; u++) {
+				kr[u] = *slot(it, u);
+				vr[u] = *slot(it, U + u);
+			}
+			step(first + it * stride, kr, vr);
 		}
 	}
 
@@ -487,29 +581,66 @@ decode_kernel(const struct decode_params P)
 
 typedef void (*decode_fn)(const struct decode_params);
 
-/* The instantiation for dtype, rows a block and warps. */
-template <int DT>
-static decode_fn
-decode_pick_kernel(int rows, int nw)
+/* How a block streams its keys: warps, and registers or a cp.async ring. */
+struct decode_variant {
+	int nw;
+	bool staged;
+};
+
+static const struct decode_variant decode_variants[] = {
+	[0] = { 0, false },	/* the default: decode_default() */
+	[1] = { .nw = 4, .staged = false },
+	[2] = { .nw = 8, .staged = false },
+	[3] = { .nw = 4, .staged = true },
+	[4] = { .nw = 8, .staged = true },
+};
+#define DECODE_VARIANTS 5
+
+/* The default for `br` rows a block: loads straight to registers with 8
+ * warps when a key costs little work (1 or 2 rows; gpu/bench/DECODE_NOTES.md
+ * has the measurements), the cp.async ring when the rows' arithmetic
+ * would leave an iteration's loads waiting on it. */
+static int
+decode_default(int br)
 {
-	if (nw == 8) {
-		switch (rows) {
-		case 1: return decode_kernel<DT, 1, 8>;
-		case 2: return decode_kernel<DT, 2, 8>;
-		case 4: return decode_kernel<DT, 4, 8>;
-		case 8: return decode_kernel<DT, 8, 8>;
-		}
-	}
+	return br <= 2 ? 2 : 3;
+}
+
+/* The instantiation for dtype, rows a block, warps and staging. */
+template <int DT, int NW, bool ST>
+static decode_fn
+decode_pick_rows(int rows)
+{
 	switch (rows) {
-	case 1: return decode_kernel<DT, 1, 4>;
-	case 2: return decode_kernel<DT, 2, 4>;
-	case 4: return decode_kernel<DT, 4, 4>;
-	default: return decode_kernel<DT, 8, 4>;
+	case 1: return decode_kernel<DT, 1, NW, ST>;
+	case 2: return decode_kernel<DT, 2, NW, ST>;
+	case 4: return decode_kernel<DT, 4, NW, ST>;
+	default: return decode_kernel<DT, 8, NW, ST>;
 	}
 }
 
+template <int DT>
+static decode_fn
+decode_pick_kernel(int rows, const struct decode_variant *v)
+{
+	if (v->nw == 8)
+		return v->staged ? decode_pick_rows<DT, 8, true>(rows) :
+		    decode_pick_rows<DT, 8, false>(rows);
+	return v->staged ? decode_pick_rows<DT, 4, true>(rows) :
+	    decode_pick_rows<DT, 4, false>(rows);
+}
+
+/* Bytes of the staged ring of a block. */
+static size_t
+decode_ring_bytes(int br, const struct decode_variant *v)
+{
+	const int u = br >= 8 ? 2 : 4;
+
+	return v->staged ? (size_t)DECODE_STAGES * 2 * u * v->nw * 32 * 16 : 0;
+}
+
 /* Rows a block holds for a group of `rows` packed rows: the smallest
- * instantiation that takes them, 16 at most (then chunks). */
+ * instantiation that takes them, DECODE_MAX_ROWS at most (then chunks). */
 static int
 decode_block_rows(int rows)
 {
@@ -537,7 +668,7 @@ decode_pick_splits(int batch, int heads, int kv_heads, int tq, int tk,
 	long most = (tk + DECODE_MIN_KEYS - 1) / DECODE_MIN_KEYS;
 	long s;
 
-	if (groups >= slots)
+	if (groups >= slots || groups > DECODE_TICKETS)
 		return 1;
 	s = slots / groups;
 	if (s > most)
@@ -547,6 +678,11 @@ decode_pick_splits(int batch, int heads, int kv_heads, int tq, int tk,
 	return s < 1 ? 1 : (int)s;
 }
 
+/*
+ * The workspace: DECODE_TICKETS counters first, at the same place for
+ * every call (each call leaves the ones it used at 0, so calls of any
+ * shape can share one workspace), then the partials.
+ */
 extern "C" size_t
 decode_workspace_bytes(int batch, int heads, int kv_heads, int tq, int tk,
     int splits)
@@ -557,8 +693,8 @@ decode_workspace_bytes(int batch, int heads, int kv_heads, int tq, int tk,
 
 	if (splits <= 0)
 		splits = (int)(most < DECODE_MAX_SPLITS ? most : DECODE_MAX_SPLITS);
-	return groups * (size_t)splits * rows * (DECODE_D + 2) * sizeof(float) +
-	    groups * sizeof(unsigned) + 256;
+	return DECODE_TICKETS * sizeof(unsigned) +
+	    groups * (size_t)splits * rows * (DECODE_D + 2) * sizeof(float);
 }
 
 static thread_local int decode_last;
@@ -576,14 +712,16 @@ decode_attention(const void *q, const void *k, const void *v, void *o,
     void *workspace, size_t workspace_bytes, void *stream, char *err,
     size_t errlen)
 {
-	/* SMs and resident blocks per SM of each kernel, asked once. */
+	/* SMs, and resident blocks per SM of each kernel, asked once (a
+	 * staged kernel's shared-memory limit is raised then too). */
 	static int sms;
-	static int per_sm[2][2][5];
+	static int per_sm[2][DECODE_VARIANTS][4];
+	const struct decode_variant *var;
 	struct decode_params P;
 	decode_fn fn;
 	cudaError_t e;
-	size_t groups, rows_b, need;
-	int dev, rows, br, nw = variant == 1 ? 8 : 4, ri;
+	size_t groups, rows_b, need, ring;
+	int dev, rows, br, ri, vi, *occ;
 
 	if (d != DECODE_D) {
 		snprintf(err, errlen, "decode: d must be %d, not %d", DECODE_D, d);
@@ -599,13 +737,20 @@ decode_attention(const void *q, const void *k, const void *v, void *o,
 		    "(G must divide H)", batch, heads, kv_heads, tq, tk);
 		return -1;
 	}
+	if (variant < 0 || variant >= DECODE_VARIANTS) {
+		snprintf(err, errlen, "decode: variant %d does not exist (0 to %d)",
+		    variant, DECODE_VARIANTS - 1);
+		return -1;
+	}
 	rows = heads / kv_heads * tq;
 	br = decode_block_rows(rows);
-	if (nw == 8 && br > 8)
-		nw = 4;
+	vi = variant == 0 ? decode_default(br) : variant;
+	var = &decode_variants[vi];
 	ri = ilog2(br);
-	fn = dtype == DECODE_FP16 ? decode_pick_kernel<DECODE_FP16>(br, nw) :
-	    decode_pick_kernel<DECODE_BF16>(br, nw);
+	fn = dtype == DECODE_FP16 ? decode_pick_kernel<DECODE_FP16>(br, var) :
+	    decode_pick_kernel<DECODE_BF16>(br, var);
+	ring = decode_ring_bytes(br, var);
+	occ = &per_sm[dtype][vi][ri];
 	if (sms == 0) {
 		if ((e = cudaGetDevice(&dev)) != cudaSuccess ||
 		    (e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
@@ -614,23 +759,35 @@ decode_attention(const void *q, const void *k, const void *v, void *o,
 			return -1;
 		}
 	}
-	if (per_sm[dtype][nw == 8][ri] == 0 &&
-	    (e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-	    &per_sm[dtype][nw == 8][ri], fn, nw * 32, 0)) != cudaSuccess) {
-		snprintf(err, errlen, "decode: %s", cudaGetErrorString(e));
-		return -1;
+	if (*occ == 0) {
+		if ((ring > 0 && (e = cudaFuncSetAttribute(fn,
+		    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)ring)) !=
+		    cudaSuccess) ||
+		    (e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(occ, fn,
+		    var->nw * 32, ring)) != cudaSuccess) {
+			snprintf(err, errlen, "decode: %s", cudaGetErrorString(e));
+			return -1;
+		}
+		if (*occ == 0) {
+			snprintf(err, errlen, "decode: the kernel does not fit an SM");
+			return -1;
+		}
 	}
+	groups = (size_t)batch * kv_heads * decode_chunks(heads, kv_heads, tq);
 	if (splits <= 0)
-		splits = decode_pick_splits(batch, heads, kv_heads, tq, tk, sms,
-		    per_sm[dtype][nw == 8][ri]);
+		splits = decode_pick_splits(batch, heads, kv_heads, tq, tk, sms, *occ);
 	if (splits > DECODE_MAX_SPLITS)
 		splits = DECODE_MAX_SPLITS;
 	memset(&P, 0, sizeof P);
 	P.keys = (tk + splits - 1) / splits;
 	splits = (tk + P.keys - 1) / P.keys;	/* no empty range */
-	groups = (size_t)batch * kv_heads * decode_chunks(heads, kv_heads, tq);
 	rows_b = (size_t)br;
 	need = decode_workspace_bytes(batch, heads, kv_heads, tq, tk, splits);
+	if (splits > 1 && groups > DECODE_TICKETS) {
+		snprintf(err, errlen, "decode: %zu groups of rows are more than a "
+		    "split run counts (%d); use splits = 1", groups, DECODE_TICKETS);
+		return -1;
+	}
 	if (splits > 1 && (workspace == NULL || workspace_bytes < need)) {
 		snprintf(err, errlen, "decode: %d ranges need %zu bytes of workspace, "
 		    "got %zu", splits, need, workspace_bytes);
@@ -653,12 +810,12 @@ decode_attention(const void *q, const void *k, const void *v, void *o,
 	    1.4426950408889634f;
 	P.causal = causal;
 	if (splits > 1) {
-		P.ws_u = (float *)workspace;
+		P.tickets = (unsigned *)workspace;
+		P.ws_u = (float *)(P.tickets + DECODE_TICKETS);
 		P.ws_ml = P.ws_u + groups * splits * rows_b * DECODE_D;
-		P.tickets = (unsigned *)(P.ws_ml + groups * splits * rows_b * 2);
 	}
 	fn<<<dim3((unsigned)splits, (unsigned)(kv_heads * P.chunks),
-	    (unsigned)batch), nw * 32, 0, (cudaStream_t)stream>>>(P);
+	    (unsigned)batch), var->nw * 32, ring, (cudaStream_t)stream>>>(P);
 	if ((e = cudaGetLastError()) != cudaSuccess) {
 		snprintf(err, errlen, "decode: launch: %s", cudaGetErrorString(e));
 		return -1;

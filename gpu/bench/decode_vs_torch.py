@@ -42,6 +42,7 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 TOL = {torch.float16: 2e-3, torch.bfloat16: 1.2e-2}
+VARIANTS = (0, 1, 2, 3, 4)     # 0 the default; decode.h says what each is
 LSE_TOL = 2e-3
 PEAK = 4.8e12
 L2_DEFEAT = 256 << 20
@@ -142,7 +143,7 @@ def timeit(fn, copies, reps):
         fn(copies[i % len(copies)])
     torch.cuda.synchronize()
     ev = [torch.cuda.Event(enable_timing=True) for _ in range(reps + 1)]
-    torch.cuda._sleep(100_000_000)      # about 50 ms: the queue fills
+    torch.cuda._sleep(40_000_000)       # about 20 ms: the queue fills
     for i in range(reps):
         ev[i].record()
         fn(copies[i % len(copies)])
@@ -166,7 +167,7 @@ def edge_cases(dec):
     fails, worst = 0, 0.0
     for dt in (torch.float16, torch.bfloat16):
         for (b, h, g, tq, tk, causal, splits) in shapes:
-            for variant in (0, 1):
+            for variant in VARIANTS:
                 q = torch.randn(b, h, tq, 128, dtype=dt, device="cuda")
                 k = torch.randn(b, g, tk, 128, dtype=dt, device="cuda")
                 v = torch.randn(b, g, tk, 128, dtype=dt, device="cuda")
@@ -235,7 +236,7 @@ def main():
                     lse = torch.empty((b, h, 1), device="cuda")
                     row = {"dtype": dname, "B": b, "H": h, "G": g, "Tk": tk,
                            "kv_bytes": kv_bytes, "copies": ncopy}
-                    for variant in (0, 1):
+                    for variant in VARIANTS:
                         o.fill_(float("nan"))
                         lse.fill_(float("nan"))
                         dec(q, k, v, o, lse, False, 0, variant)
@@ -272,10 +273,11 @@ def main():
                     rows.append(row)
                     v0 = row["v0"]
                     print("%s B%d G%d Tk%d: ours %.4f ms %d splits %.2f TB/s "
-                          "rel %.1e%s | v1 %.4f ms | %s" %
+                          "rel %.1e%s | %s | %s" %
                           (dname, b, g, tk, v0["ms"], v0["splits"], v0["tbs"],
                            v0["rel"], "" if v0["ok"] else " FAIL",
-                           row["v1"]["ms"],
+                           " ".join("v%d %.4f" % (x, row["v%d" % x]["ms"])
+                                    for x in VARIANTS[1:]),
                            " ".join("%s %s" % (n, "%.4f" % row[n]["ms"]
                                                if "ms" in row[n] else "-")
                                     for n, _ in BACKENDS if n in row)))
@@ -302,9 +304,18 @@ def main():
                             100 * v0["tbs"] * 1e12 / PEAK,
                             " | ".join(cells), " | ".join(ratios), v0["rel"],
                             "" if v0["ok"] else " FAIL"))
-    print("\nvariant 1 (8 warps a block): " + ", ".join(
-        "%s B%d G%d Tk%d %.2f TB/s" % (r["dtype"], r["B"], r["G"], r["Tk"],
-                                       r["v1"]["tbs"]) for r in rows))
+    print("\nevery variant (TB/s; 1 registers 4 warps, 2 registers 8 warps, "
+          "3 staged 4 warps, 4 staged 8 warps):")
+    print("| dtype | B | G | Tk | " + " | ".join("v%d" % x for x in VARIANTS) +
+          " | splits v1..v4 |")
+    print("|---|---|---|---|" + "---|" * (len(VARIANTS) + 1))
+    for r in rows:
+        print("| %s | %d | %d | %d | %s | %s |" % (
+            r["dtype"], r["B"], r["G"], r["Tk"],
+            " | ".join("%.2f%s" % (r["v%d" % x]["tbs"],
+                                   "" if r["v%d" % x]["ok"] else " FAIL")
+                       for x in VARIANTS),
+            ",".join(str(r["v%d" % x]["splits"]) for x in VARIANTS[1:])))
     for n, _ in BACKENDS:
         errs = set(r[n]["error"] for r in rows if "error" in r.get(n, {}))
         for x in errs:
