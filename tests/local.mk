@@ -18,8 +18,8 @@ CORE_CHECKS = \
 	tests/check_timeline \
 	tests/check_traffic
 check_PROGRAMS += $(CORE_CHECKS)
-TESTS += $(CORE_CHECKS) tests/cli.test
-EXTRA_DIST += tests/cli.test
+TESTS += $(CORE_CHECKS) tests/cli.test tests/backward.test
+EXTRA_DIST += tests/cli.test tests/backward.test
 
 tests_check_backward_SOURCES = tests/check_backward.c $(TESTUTIL)
 tests_check_backward_LDADD = $(CHECK_LDADD)
