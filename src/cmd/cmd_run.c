@@ -130,8 +130,10 @@ run_backward(const struct options *o, const struct sim *sim,
 	    util_bytes((double)flash.onchip, buf, sizeof buf),
 	    util_bytes((double)standard.stored, buf2, sizeof buf2));
 	fwd = sim_traffic(sim)->total.flops;
-	printf("  matmul FLOPs, backward / forward: %.4g (five products per "
-	    "tile against two)\n", fwd > 0 ? (double)flash.flops / (double)fwd : 0.0);
+	printf("  matmul FLOPs, backward / forward: %.4g (%s)\n",
+	    fwd > 0 ? (double)flash.flops / (double)fwd : 0.0, p->scores_mode ?
+	    "dV and dP per tile against P V: S is given" :
+	    "five products per tile against two");
 	rc = bwdsetup_write(o, p, &g, err, errlen);
 done:
 	free(g.dq);

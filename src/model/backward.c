@@ -19,7 +19,6 @@
 #include "dtype.h"
 #include "util.h"
 
-#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
