@@ -17,7 +17,8 @@ GPU_HDRS = gpu/gpu.h gpu/kernels.h gpu/cudacheck.h gpu/fast.h
 GPU_CHECK = gpu/gpucheck.c gpu/gpucheck.h
 if HAVE_CUDA
 gpu_libfsgpu_a_SOURCES = $(GPU_HDRS) $(GPU_CHECK) gpu/gpu.c gpu/device.cu \
-	gpu/teach.cu gpu/naive.cu gpu/fast.cu gpu/fastrun.cu
+	gpu/teach.cu gpu/naive.cu gpu/fast.cu gpu/fastrun.cu \
+	gpu/teach_bwd.cu gpu/teach_bwd.h
 else
 gpu_libfsgpu_a_SOURCES = $(GPU_HDRS) $(GPU_CHECK) gpu/gpu_stub.c
 endif
