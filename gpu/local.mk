@@ -24,7 +24,8 @@ gpu_libfsgpu_a_SOURCES = $(GPU_HDRS) $(GPU_CHECK) gpu/gpu_stub.c
 endif
 EXTRA_DIST += gpu/gpu_stub.c gpu/gpu.c gpu/device.cu gpu/teach.cu \
 	gpu/naive.cu gpu/fast.cu gpu/fastrun.cu gpu/bench/bench_fast.cu \
-	gpu/bench/vs_torch.py
+	gpu/bench/vs_torch.py gpu/teach_bwd.cu gpu/teach_bwd.h \
+	gpu/bench/bwd_vs_torch.py
 
 # Host code that nvcc compiles is C++ (guarded statics of the kernel
 # registration, an exception personality): it needs libstdc++ when gcc
