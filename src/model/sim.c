@@ -615,9 +615,12 @@ sim_block_state(struct sim *sim, int i, int ntiles, float *m, float *l,
 		side_swap(sim);
 	}
 	rows = (i + 1) * sim->br <= sim->p->tq ? sim->br : sim->p->tq - i * sim->br;
-	memcpy(m, sm, (size_t)rows * sizeof *m);
-	memcpy(l, sl, (size_t)rows * sizeof *l);
-	memcpy(acc, sacc, (size_t)rows * (size_t)sim->dv * sizeof *acc);
+	if (m != NULL)
+		memcpy(m, sm, (size_t)rows * sizeof *m);
+	if (l != NULL)
+		memcpy(l, sl, (size_t)rows * sizeof *l);
+	if (acc != NULL)
+		memcpy(acc, sacc, (size_t)rows * (size_t)sim->dv * sizeof *acc);
 	return 0;
 }
 

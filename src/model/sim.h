@@ -114,8 +114,9 @@ int sim_seek(struct sim *sim, long k, int phase);
 /*
  * Row block i's running state after its first ntiles tiles (0 ..
  * jend[i]; 0 is the empty state m = -inf, l = 0, acc = 0): m and l get
- * one value per row of the block, acc rows x dv (u, or o if normalized).
- * Replays from the nearest checkpoint in buffers of its own, so the view
+ * one value per row of the block, acc rows x dv (u, or o if normalized);
+ * any of them may be NULL.  Replays from the nearest checkpoint, keeping
+ * the checkpoints it passes, in buffers of its own, so the view
  * (position, numbers, counters) is untouched; the state is bit for bit
  * the m_new, l_new, acc_new that seeking to tile (i, ntiles - 1) shows.
  * Returns 0, or -1 when i or ntiles is out of range or out of memory.
