@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Arrays tile_apply writes per step (step_arrays lists them). */
+/* Arrays tile_apply writes per step (side_swap lists them). */
 #define SIM_STEP_ARRAYS 15
 
 struct sim {
@@ -59,48 +59,34 @@ struct sim {
 };
 
 /*
- * The per-step arrays tile_apply writes (the view points at them) and
- * how many floats each holds.  A new per-step array joins this list, so
- * that side replays get one too.
+ * Exchanges the per-step arrays tile_apply writes (the view points at
+ * them) with side_arrays, allocating those the first time: a new
+ * per-step array joins this list, so that side replays get one too.
+ * Returns 0, or -1 without memory (nothing exchanged).
  */
 static int
-step_arrays(struct sim *sim, float ***a, size_t *n)
+side_swap(struct sim *sim)
 {
 	size_t tile = (size_t)sim->br * (size_t)sim->bc;
 	size_t acc = (size_t)sim->br * (size_t)sim->dv, rows = (size_t)sim->br;
-	float **const list[SIM_STEP_ARRAYS] = {
+	float **const a[SIM_STEP_ARRAYS] = {
 		&sim->s, &sim->pm, &sim->pr, &sim->pv, &sim->rowmax,
 		&sim->rowsum, &sim->m_old, &sim->m_new, &sim->alpha, &sim->l_old,
 		&sim->l_new, &sim->acc_old, &sim->acc_new, &sim->o, &sim->lse,
 	};
-	const size_t size[SIM_STEP_ARRAYS] = {
+	const size_t n[SIM_STEP_ARRAYS] = {
 		tile, tile, tile, acc, rows,
 		rows, rows, rows, rows, rows,
 		rows, acc, acc, acc, rows,
 	};
+	float *tmp;
 	int x;
 
-	for (x = 0; x < SIM_STEP_ARRAYS; x++) {
-		a[x] = list[x];
-		n[x] = size[x];
-	}
-	return SIM_STEP_ARRAYS;
-}
-
-/* Exchanges the per-step arrays with side_arrays (allocating those the
- * first time).  Returns 0, or -1 without memory (nothing exchanged). */
-static int
-side_swap(struct sim *sim)
-{
-	float **a[SIM_STEP_ARRAYS], *tmp;
-	size_t n[SIM_STEP_ARRAYS];
-	int x, count = step_arrays(sim, a, n);
-
-	for (x = 0; x < count; x++)
+	for (x = 0; x < SIM_STEP_ARRAYS; x++)
 		if (sim->side_arrays[x] == NULL &&
 		    (sim->side_arrays[x] = calloc(n[x], sizeof(float))) == NULL)
 			return -1;
-	for (x = 0; x < count; x++) {
+	for (x = 0; x < SIM_STEP_ARRAYS; x++) {
 		tmp = *a[x];
 		*a[x] = sim->side_arrays[x];
 		sim->side_arrays[x] = tmp;

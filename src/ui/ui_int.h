@@ -120,6 +120,7 @@ struct ui_play {
 	long until;		/* u: the step it stops at (-1: r, no stop) */
 	int until_phase;	/* ... the phase it shows there */
 	int until_focus;	/* ... the row it follows, within the tile */
+	long until_gen;		/* ... for this sim (ui->gen) */
 	char why[200];		/* ... and what happens there, for the message */
 };
 

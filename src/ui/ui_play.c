@@ -126,6 +126,7 @@ ui_play_until(struct ui *ui)
 	ui->play.until = k;
 	ui->play.until_phase = phase;
 	ui->play.until_focus = ui->focus;
+	ui->play.until_gen = ui->gen;
 	ui->play.next_tick = util_now();
 	ui_message(ui, UI_ROLE_MESSAGE, "playing until something happens to row "
 	    "%d (r pauses)", v->tile.r0 + ui->focus);
@@ -160,8 +161,10 @@ ui_play_tick(struct ui *ui, int *wait_ms)
 	if (now >= ui->play.next_tick) {
 		n = rate > 30.0 ? (long)(rate / 30.0) : 1;
 		step = sim_view(ui->sim)->step;
-		if (ui->play.until >= 0 && step > ui->play.until) {
-			/* Moved past it by hand: u's stop no longer lies ahead. */
+		if (ui->play.until >= 0 && (step > ui->play.until ||
+		    ui->play.until_gen != ui->gen)) {
+			/* Moved past it by hand, or a rebuild (c, b, o, m, e)
+			 * made a new schedule: u's stop is not ahead any more. */
 			ui_play_stop(ui, "paused");
 			return UI_REDRAW;
 		}
