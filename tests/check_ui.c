@@ -870,11 +870,18 @@ START_TEST(test_play_until)
 		ck_assert_int_eq(v->step, want);
 		ck_assert_int_eq(v->phase, SIM_PHASE_MAX);
 		ck_assert_int_eq(v->tile.r0 + ui_focus(ui), 6);
-		ck_assert_msg(strstr(ui->msg, "row 6") != NULL &&
-		    strstr(ui->msg, "its max rises") != NULL, "'%s'", ui->msg);
+		ck_assert_msg(strstr(ui->msg, "u: row 6's max rises at tile") !=
+		    NULL, "'%s'", ui->msg);
 	}
-	/* Tile (1,3) was the last: nothing more happens to row 6. */
+	/* Tile (1,3) is the last: the row finishes there, then nothing
+	 * more happens to it. */
 	ck_assert_int_eq(v->tile.j, 3);
+	press(ui, 'u');
+	play_out(ui);
+	ck_assert_int_eq(v->tile.j, 3);
+	ck_assert_int_eq(v->phase, SIM_PHASE_FINALIZE);
+	ck_assert_msg(strstr(ui->msg, "u: row 6 finishes at tile (1,3), its "
+	    "last") != NULL, "'%s'", ui->msg);
 	press(ui, 'u');
 	ck_assert(!ui->play.on);
 	ck_assert_msg(strstr(ui->msg, "nothing more happens to row 6") != NULL,
@@ -891,7 +898,13 @@ START_TEST(test_play_until)
 	play_out(ui);
 	ck_assert_int_eq(v->tile.i, 1);
 	ck_assert_int_eq(v->tile.j, 1);
-	ck_assert(strstr(ui->msg, "the mask skips tiles (1,2)-(1,3)") != NULL);
+	ck_assert_int_eq(v->phase, SIM_PHASE_MAX);
+	press(ui, 'u');
+	play_out(ui);
+	ck_assert_int_eq(v->tile.j, 1);
+	ck_assert_int_eq(v->phase, SIM_PHASE_FINALIZE);
+	ck_assert_msg(strstr(ui->msg, "u: row 4 finishes at tile (1,1), its "
+	    "last; the mask skips (1,2)-(1,3)") != NULL, "'%s'", ui->msg);
 	ui_free(ui);
 }
 END_TEST

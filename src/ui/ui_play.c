@@ -57,8 +57,7 @@ ui_play_toggle(struct ui *ui)
 /*
  * The next place after the reader's where something happens to row x of
  * the current tile: its step, with *phase and the words set, or -1 when
- * nothing more does (or without memory).  One stop per step: at the
- * phase of its first event, and only if the reader is before it.
+ * nothing more does (or without memory).
  */
 static long
 ui_play_find(struct ui *ui, int x, int *phase, char *why, size_t len)
@@ -68,38 +67,45 @@ ui_play_find(struct ui *ui, int x, int *phase, char *why, size_t len)
 	const struct ui_glyphs *gl = ui->gl;
 	int i = v->tile.i, j, jend = s->jend[i], row = v->tile.r0 + x, n, ph;
 	float *m = malloc((size_t)s->br * sizeof *m), before, after;
-	char a[32], b[32], c[32];
+	char a[32], b[32], c[32], tile_b[32];
 	long k, found = -1;
 
 	if (m == NULL || sim_block_state(ui->sim, i, v->tile.j, m, NULL,
 	    NULL) != 0)
 		goto done;
+	snprintf(tile_b, sizeof tile_b, "(%d,%d)", i, s->tc - 1);
 	before = m[x];
 	for (j = v->tile.j; j < jend && found < 0; j++, before = after) {
 		if (sim_block_state(ui->sim, i, j + 1, m, NULL, NULL) != 0)
 			goto done;
 		after = m[x];
 		k = schedule_step_of(s, i, j);
-		ph = isfinite(before) && after > before ? SIM_PHASE_MAX :
-		    j == jend - 1 ? SIM_PHASE_FINALIZE : -1;
-		if (ph < 0 || (k == v->step && (int)v->phase >= ph))
+		/* The rise at the max phase, the finish at finalize: the
+		 * first of them after the reader's place. */
+		ph = k > v->step ? SIM_PHASE_LOAD : (int)v->phase + 1;
+		if (ph <= SIM_PHASE_MAX && isfinite(before) && after > before)
+			ph = SIM_PHASE_MAX;
+		else if (ph <= SIM_PHASE_FINALIZE && j == jend - 1)
+			ph = SIM_PHASE_FINALIZE;
+		else
 			continue;
 		found = k;
 		*phase = ph;
-		n = snprintf(why, len, "row %d, tile (%d,%d): ", row, i, j);
+		/* One status line: short enough for 80 columns. */
 		if (ph == SIM_PHASE_MAX)
-			n += snprintf(why + n, len - (size_t)n, "its max rises %s %s "
-			    "%s, so %s = %s < 1 rescales %s and the accumulator%s",
-			    ui_num(ui, before, 9, a, sizeof a), gl->arrow,
-			    ui_num(ui, after, 9, b, sizeof b), gl->alpha,
-			    ui_num(ui, online_alpha(before, after), 9, c, sizeof c),
-			    gl->ell, j == jend - 1 ? "; its last tile" : "");
+			n = snprintf(why, len, "u: row %d's max rises at tile (%d,%d): "
+			    "%s %s %s, so %s = %s < 1", row, i, j,
+			    ui_num(ui, before, 6, a, sizeof a), gl->arrow,
+			    ui_num(ui, after, 6, b, sizeof b), gl->alpha,
+			    ui_num(ui, online_alpha(before, after), 6, c, sizeof c));
 		else
-			n += snprintf(why + n, len - (size_t)n, "its last tile: the "
-			    "row finishes, O = u/%s", gl->ell);
-		if (j == jend - 1 && jend < s->tc && n > 0 && (size_t)n < len)
-			snprintf(why + n, len - (size_t)n, "; the mask skips tiles "
-			    "(%d,%d)-(%d,%d)", i, jend, i, s->tc - 1);
+			n = snprintf(why, len, "u: row %d finishes at tile (%d,%d), "
+			    "its last", row, i, j);
+		if (ph == SIM_PHASE_FINALIZE && jend < s->tc && n > 0 &&
+		    (size_t)n < len)
+			snprintf(why + n, len - (size_t)n, "; the mask skips "
+			    "(%d,%d)%s%s", i, jend, jend + 1 < s->tc ? "-" : "",
+			    jend + 1 < s->tc ? tile_b : "");
 	}
 done:
 	free(m);
@@ -117,9 +123,8 @@ ui_play_until(struct ui *ui)
 	    sizeof ui->play.why);
 	if (k < 0) {
 		ui_play_stop(ui, NULL);
-		ui_message(ui, UI_ROLE_MESSAGE, "u: nothing more happens to row %d "
-		    "(its max does not rise again and it has finished)",
-		    v->tile.r0 + ui->focus);
+		ui_message(ui, UI_ROLE_MESSAGE, "u: nothing more happens to row %d: "
+		    "it has finished", v->tile.r0 + ui->focus);
 		return;
 	}
 	ui->play.on = 1;
