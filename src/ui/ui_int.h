@@ -7,11 +7,13 @@
  *
  * Direction of calls and includes (never upwards):
  *
- *   ui_loop.c   ->  ui_input.c  ->  ui_keys.c, ui_form.c, ui_play.c
- *               ->  ui_draw.c   ->  ui_layout.c -> ui_pane_*.c
- *               ->  ui_idle.c   ->  ui_play.c
- *   all of them ->  ui.c (state, moves, rebuilds), ui_format.c,
- *                   ui_style.c, ui_grid.c
+ *   ui_loop.c -> ui_input.c -> ui_keys.c -> ui_form.c, ui_play.c
+ *             -> ui_draw.c  -> ui_layout.c -> ui_pane_*.c
+ *                              (the help, the form and the g prompt are
+ *                              drawn by ui_keys.c and ui_form.c)
+ *             -> ui_idle.c  -> ui_play.c
+ *   all of them -> ui.c (state, moves, rebuilds), ui_format.c,
+ *                  ui_style.c, ui_grid.c
  *   ui_term.c: the only file that includes curses.
  */
 #ifndef FLASHSTEP_UI_INT_H
