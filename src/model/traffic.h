@@ -62,6 +62,41 @@ void traffic_step(const struct traffic_table *t, const struct schedule_tile *til
 /* Steps 0 .. k inclusive (k = -1: nothing yet). */
 void traffic_upto(const struct traffic_table *t, long k, struct traffic *out);
 
+/*
+ * The parts of a step, in the order it does them; the sim's phases map
+ * onto them (sim.h).  A count "through" a stage holds that stage and
+ * every one before it:
+ *
+ *   LOAD      read Q_i, K_j, V_j (fa1: and the row block's O, l, m);
+ *             on chip: those and the running state
+ *   SCORES    S = scale Q_i K_j^T: 2 R C d FLOPs; the S tile on chip
+ *   RESCALE   alpha = exp(m_old - m_new): R exps
+ *   EXP       P = exp(S - m_new): R C exps
+ *   UPDATE    P V_j: 2 R C dv FLOPs; fa1 writes O, l, m back to HBM
+ *   FINALIZE  write O_i and lse_i (a row block's last tile only)
+ *
+ * Through FINALIZE is the whole step: what traffic_step counts.
+ */
+enum traffic_stage {
+	TRAFFIC_LOAD,
+	TRAFFIC_SCORES,
+	TRAFFIC_RESCALE,
+	TRAFFIC_EXP,
+	TRAFFIC_UPDATE,
+	TRAFFIC_FINALIZE,
+};
+
+/* One step, through stage. */
+void traffic_step_through(const struct traffic_table *t,
+    const struct schedule_tile *tile, enum traffic_stage stage,
+    struct traffic *out);
+
+/* Steps 0 .. k-1 whole and step k through stage (0 <= k < steps): what
+ * has been done when step k reaches that stage.  On-chip bytes are step
+ * k's at that stage. */
+void traffic_at(const struct traffic_table *t, long k, enum traffic_stage stage,
+    struct traffic *out);
+
 /* Standard attention on the same problem. */
 void traffic_standard(const struct problem *p, struct traffic *out);
 
