@@ -213,7 +213,11 @@ traffic_at(const struct traffic_table *t, long k, enum traffic_stage stage,
 		add(out, &one);
 	}
 	schedule_tile(t->sched, k, &tile);
-	traffic_step_through(t, &tile, stage, &one);
+	/* The backward's step is counted whole, whatever its phase. */
+	if (t->backward)
+		traffic_backward_step(t, &tile, &one);
+	else
+		traffic_step_through(t, &tile, stage, &one);
 	add(out, &one);
 	/* On-chip bytes are those of step k itself, not a running peak. */
 	out->onchip = one.onchip;
