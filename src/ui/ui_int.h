@@ -12,6 +12,8 @@
 
 #include "ui.h"
 
+#include "gpu/gpucheck.h"
+
 #include "model/heatmap.h"
 #include "model/traffic.h"
 
@@ -137,6 +139,8 @@ struct ui {
 	int gpu;		/* G: the GPU's values beside ours */
 	long gpu_step;		/* step of gpu_* (-1: none) */
 	float *gpu_m, *gpu_alpha, *gpu_l;	/* Br values each */
+	struct gpucheck_trace *gpu_trace;	/* the kernel's run of this
+						 * problem (NULL: none yet) */
 
 	int playing;		/* r: advancing on its own */
 	int speed;		/* steps per second = 2^speed */
