@@ -171,10 +171,10 @@ fastrun_upload(const struct gpu_job *job, struct gpu_mem *mem,
 	size_t b;
 
 	in->bf16 = p->dtype == DTYPE_BF16;
-	in->variant = fastrun_variant(p->d, job->sched->br, job->sched->bc);
+	in->variant = fastrun_variant(p->d, job->tiling->br, job->tiling->bc);
 	if (in->variant == -2) {
 		snprintf(err, errlen, "kernel fast has no Br = %d, Bc = %d "
-		    "tiling at d = %d", job->sched->br, job->sched->bc, p->d);
+		    "tiling at d = %d", job->tiling->br, job->tiling->bc, p->d);
 		goto fail;
 	}
 	CUDA_CHECK(gpu_mem_alloc(mem, (void **)&in->q, nq * job->n * h, use));

@@ -140,6 +140,7 @@ gpu_run(const struct gpu_kernel *k, const struct problem *ps, int n,
 	memset(&job, 0, sizeof job);
 	job.ps = ps;
 	job.n = n;
+	job.tiling = t;
 	job.sched = &sched;
 	job.rule = rule;
 	job.flags = flags;

@@ -32,14 +32,16 @@
  * with max|V|.
  *
  * The same argument gives the teaching kernel's promise, checked as such
- * (order_kept): m is the same bits at every step, and alpha, one expf of
- * the same float on each side, differs by at most 2 + 1 units of 2^-23
- * |alpha| (a unit of the exact value is at most 2^-23 of it, and either
- * result is within 2^-22 of that value).  Both fail at once when the
- * order of the score sum changes (reversed, or fused into FMAs: S and so
- * m move by an ulp), or when expf becomes __expf (an error of 2 +
- * 1.2 |x| units, over 3 for most |x| > 10): tests/gpu_planted.sh plants
- * those changes and expects check_gpu to fail.
+ * (order_kept): m is the same bits at every step, and alpha is one expf
+ * of the same float on each side: CUDA's within 2 units in the last place
+ * of the correctly rounded value, glibc's within 1, so at most 3 units
+ * apart, and a unit is at most 2^-23 of the value:
+ * |g - s| <= 3 2^-23 max(|g|, |s|) (GPUCHECK_ALPHA_UNITS).  The first
+ * fails when the order of the score sum changes (reversed, or fused into
+ * FMAs: S and so m move by a unit now and then), the second when expf
+ * becomes __expf (its argument x log2(e) is rounded first: an error of
+ * about 2 + 1.2 |x| units, over 3 for most |x| > 10).
+ * tests/gpu_planted.sh plants such changes and expects check_gpu to fail.
  *
  * A tensor-core kernel (gpu/fast.cu) does the same algorithm with the same
  * tiles but not the same operations, so its differences are larger and

@@ -259,14 +259,14 @@ gpu_kernel_check(const struct gpu_kernel *k, const struct problem *p,
 	char what[96], takes[256];
 	struct tiling own;
 
+	if (p->scores_mode && !(k->caps & GPU_CAP_SCORES))
+		return gpu_refuse(k, err, errlen, "a scores problem",
+		    "Q, K and V: it computes S itself");
 	if (!(k->dtypes & BIT(p->dtype))) {
 		snprintf(what, sizeof what, "--dtype %s", dtype_name(p->dtype));
 		gpu_mask_words(k->dtypes, 3, gpu_dtype_word, takes, sizeof takes);
 		return gpu_refuse(k, err, errlen, what, takes);
 	}
-	if (p->scores_mode && !(k->caps & GPU_CAP_SCORES))
-		return gpu_refuse(k, err, errlen, "a scores problem",
-		    "Q, K and V: it computes S itself");
 	if (!p->scores_mode && k->dims != NULL &&
 	    (p->d != p->dv || !gpu_kernel_takes_d(k, p->d))) {
 		snprintf(what, sizeof what, "d = %d, dv = %d", p->d, p->dv);

@@ -18,9 +18,11 @@
  * One run of n problems of one shape, already checked against the
  * kernel's entry.  Problem b's inputs are ps[b]'s arrays (q (Tq, d),
  * k (Tk, d), kt (d, Tk), v (Tk, dv), or s (Tq, Tk) in a scores problem);
- * ps[0] gives the shape.  sched is the simulator's schedule for the
- * tiling, so a tiled kernel visits the same tiles and a trace numbers
- * the same steps.
+ * ps[0] gives the shape.  tiling is the tiling asked for (for a kernel
+ * with its own tilings, one of them); sched is the simulator's schedule
+ * for it, so a tiled kernel visits the same tiles and a trace numbers
+ * the same steps (its Br and Bc are cut to Tq and Tk: a kernel picking
+ * its own variant reads tiling, not sched).
  *
  * launch() writes res->o, res->lse (allocated, n Tq dv and n Tq floats),
  * res->ms and res->device_bytes.  trace() writes res->m_new, alpha,
@@ -32,6 +34,7 @@
 struct gpu_job {
 	const struct problem *ps;
 	int n;
+	const struct tiling *tiling;
 	const struct schedule *sched;
 	const struct online_rule *rule;
 	unsigned flags;			/* GPU_TRACE_ACC, GPU_TEST_NO_RESCALE */

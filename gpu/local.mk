@@ -70,9 +70,10 @@ gpu/device.o gpu/timing.o gpu/teach.o gpu/naive.o gpu/fastrun.o: \
 # check); gpu_require.test shows both with the device hidden.
 # gpu_planted.sh (not part of make check) shows check_gpu failing on a
 # teaching kernel whose order of operations was changed.
-check_PROGRAMS += tests/check_gpu tests/check_gpu_fast
+check_PROGRAMS += tests/check_gpu tests/check_gpu_fast \
+	tests/check_gpu_table
 TESTS += tests/check_gpu tests/check_gpu_fast tests/gpu.test \
-	tests/gpu_require.test
+	tests/gpu_require.test tests/check_gpu_table
 EXTRA_DIST += tests/gpu.test tests/gpu_require.test tests/gpu_planted.sh
 if GPU_TESTS_REQUIRED
 AM_TESTS_ENVIRONMENT += FLASHSTEP_REQUIRE_GPU=1; \
@@ -84,3 +85,6 @@ tests_check_gpu_LDADD = $(CHECK_LDADD)
 tests_check_gpu_fast_SOURCES = tests/check_gpu_fast.c $(GPU_PROBE) \
 	$(TESTUTIL)
 tests_check_gpu_fast_LDADD = $(CHECK_LDADD)
+# The kernel table and the rules that need no GPU: runs everywhere.
+tests_check_gpu_table_SOURCES = tests/check_gpu_table.c $(TESTUTIL)
+tests_check_gpu_table_LDADD = $(CHECK_LDADD)

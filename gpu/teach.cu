@@ -94,7 +94,6 @@ teach_smem_floats(int br, int bc, int d, int dv)
 	    (size_t)br * (bc + 1) + (size_t)br * dv + 6 * (size_t)br;
 }
 
-
 __device__ static struct teach_tile
 tile_carve(const struct teach_params &P, float *base)
 {
