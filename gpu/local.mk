@@ -17,9 +17,11 @@
 
 noinst_LIBRARIES += gpu/libfsgpu.a
 GPU_HDRS = gpu/gpu.h gpu/kernel.h gpu/kernels.h gpu/cudacheck.h \
-	gpu/timing.h gpu/fast.h gpu/gpucheck.h
+	gpu/timing.h gpu/fast.h gpu/gpucheck.h gpu/teach_bwd.h
 GPU_C = gpu/kernel.c gpu/gpu.c gpu/gpucheck.c
-GPU_KERNELS = gpu/teach.cu gpu/naive.cu gpu/fast.cu gpu/fastrun.cu
+# (teach_bwd.cu, the backward teaching kernel, has no entry yet.)
+GPU_KERNELS = gpu/teach.cu gpu/naive.cu gpu/fast.cu gpu/fastrun.cu \
+	gpu/teach_bwd.cu
 GPU_CU = gpu/device.cu gpu/timing.cu $(GPU_KERNELS)
 if HAVE_CUDA
 gpu_libfsgpu_a_SOURCES = $(GPU_HDRS) $(GPU_C) $(GPU_CU)
@@ -27,7 +29,7 @@ else
 gpu_libfsgpu_a_SOURCES = $(GPU_HDRS) $(GPU_C) gpu/gpu_stub.c
 endif
 EXTRA_DIST += gpu/gpu_stub.c $(GPU_CU) gpu/bench/bench_fast.cu \
-	gpu/bench/vs_torch.py
+	gpu/bench/vs_torch.py gpu/bench/bwd_vs_torch.py
 
 # Host code that nvcc compiles is C++ (guarded statics of the kernel
 # registration, an exception personality): it needs libstdc++ when gcc
@@ -57,10 +59,10 @@ gpu/fast.o: gpu/fast.cu gpu/fast.h gpu/$(am__dirstamp)
 	    `test -f gpu/fast.cu || echo '$(srcdir)/'`gpu/fast.cu
 
 # nvcc tracks no dependencies here: name the headers the .cu files use.
-gpu/device.o gpu/timing.o gpu/teach.o gpu/naive.o gpu/fastrun.o: \
-	$(GPU_HDRS) src/model/online.h src/model/online_rule.h \
-	src/model/schedule.h src/model/problem.h src/model/dtype.h \
-	src/model/util.h config.h
+gpu/device.o gpu/timing.o gpu/teach.o gpu/naive.o gpu/fastrun.o \
+	gpu/teach_bwd.o: $(GPU_HDRS) src/model/online.h \
+	src/model/online_rule.h src/model/schedule.h src/model/problem.h \
+	src/model/dtype.h src/model/util.h src/model/backward.h config.h
 
 # The GPU tests: the teaching kernel (check_gpu) and the fast kernel
 # (check_gpu_fast) against the simulator, step by step, and the commands

@@ -6,7 +6,9 @@
 #include "config.h"
 
 #include "cmd.h"
+#include "model/bwdsetup.h"
 #include "model/compare.h"
+#include "model/gradref.h"
 #include "model/reference.h"
 #include "model/setup.h"
 #include "model/util.h"
@@ -14,6 +16,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char run_usage[] =
     "usage: flashstep run [options]\n"
@@ -22,8 +25,12 @@ static const char run_usage[] =
     "naive attention in double precision, and prints the HBM bytes, on-chip\n"
     "bytes, FLOPs and exps of the tiled algorithm and of standard attention.\n"
     "Without options it runs the built-in example (Tq = Tk = 16, d = 4,\n"
-    "Br = Bc = 4, ramp inputs).\n"
+    "Br = Bc = 4, ramp inputs).  --backward runs FlashAttention 2's backward\n"
+    "pass after it and compares dQ, dK and dV with the double-precision\n"
+    "gradients, with its counters beside standard attention's backward.\n"
     "\n";
+
+#define RUN_GROUPS (OPT_PROBLEM | OPT_OUTFILES | OPT_BACKWARD)
 
 /* One counter, tiled beside standard; `bytes` prints them as sizes. */
 static void
@@ -41,11 +48,111 @@ print_row(const char *label, uint64_t tiled, uint64_t standard, int bytes)
 	printf("  %-24s %14s %14s\n", label, a, b);
 }
 
+/* One gradient's error against the double reference. */
+static void
+print_error(const char *name, const float *got, const double *ref, long n,
+    int rows, int cols)
+{
+	struct compare_result res;
+
+	compare_arrays(got, ref, n, 0, 0, &res);
+	printf("  %-3s (%d x %d)  max abs %.3g, max rel %.3g\n", name, rows, cols,
+	    res.max_abs, res.max_rel);
+}
+
+/*
+ * The backward after the forward: gradients, their errors, the counters
+ * beside standard attention's backward, the gradient files.
+ */
+static int
+run_backward(const struct options *o, const struct sim *sim,
+    struct bwdsetup *b, char *err, size_t errlen)
+{
+	const struct problem *p = backward_problem(b->bwd);
+	size_t nq = (size_t)p->tq * p->d, nk = (size_t)p->tk * p->d;
+	size_t nv = (size_t)p->tk * p->dv, ns = (size_t)p->tq * p->tk;
+	int want_ds = p->scores_mode || o->grad_s != NULL, rc = -1;
+	struct backward_grads g = { 0 };
+	struct traffic flash, standard;
+	uint64_t fwd;
+	double *rq = NULL, *rk = NULL, *rv = NULL, *rs = NULL, t0, t_bwd;
+	char buf[32], buf2[32];
+
+	g.dq = util_calloc(nq + 1, sizeof(float), "dQ", err, errlen);
+	g.dk = util_calloc(nk + 1, sizeof(float), "dK", err, errlen);
+	g.dv = util_calloc(nv, sizeof(float), "dV", err, errlen);
+	rq = util_calloc(nq + 1, sizeof(double), "reference dQ", err, errlen);
+	rk = util_calloc(nk + 1, sizeof(double), "reference dK", err, errlen);
+	rv = util_calloc(nv, sizeof(double), "reference dV", err, errlen);
+	if (g.dq == NULL || g.dk == NULL || g.dv == NULL || rq == NULL ||
+	    rk == NULL || rv == NULL)
+		goto done;
+	if (want_ds && ((g.ds = util_calloc(ns, sizeof(float), "dS", err,
+	    errlen)) == NULL || (rs = util_calloc(ns, sizeof(double),
+	    "reference dS", err, errlen)) == NULL))
+		goto done;
+
+	t0 = util_now();
+	if (backward_run(b->bwd, NULL, NULL, &g) != 0) {
+		util_error(err, errlen, "the backward pass: out of memory");
+		goto done;
+	}
+	t_bwd = util_now() - t0;
+	if (gradref_gradients(p, b->dout, rq, rk, rv, rs, err, errlen) != 0)
+		goto done;
+
+	printf("\n");
+	bwdsetup_describe(stdout, b);
+	printf("gradients against the double reference (max rel is relative to "
+	    "the largest |gradient|):\n");
+	if (!p->scores_mode) {
+		print_error("dQ", g.dq, rq, (long)nq, p->tq, p->d);
+		print_error("dK", g.dk, rk, (long)nk, p->tk, p->d);
+	}
+	print_error("dV", g.dv, rv, (long)nv, p->tk, p->dv);
+	if (want_ds)
+		print_error("dS", g.ds, rs, (long)ns, p->tq, p->tk);
+	printf("backward time: %.3f s\n", t_bwd);
+
+	traffic_upto(backward_traffic(b->bwd), backward_steps(b->bwd) - 1, &flash);
+	flash.onchip = backward_traffic(b->bwd)->total.onchip;
+	traffic_standard_backward(p, &standard);
+	printf("\n  %-24s %14s %14s\n", "backward counters", "flash", "standard");
+	print_row("HBM read", flash.hbm_read, standard.hbm_read, 1);
+	print_row("HBM written", flash.hbm_write, standard.hbm_write, 1);
+	print_row("HBM total", flash.hbm_read + flash.hbm_write,
+	    standard.hbm_read + standard.hbm_write, 1);
+	print_row("intermediates in HBM", flash.stored, standard.stored, 1);
+	print_row("matmul FLOPs", flash.flops, standard.flops, 0);
+	print_row("exp of scores", flash.exps, standard.exps, 0);
+	printf("  on chip during a step (peak): %s; standard attention reads\n"
+	    "  the P its forward stored, and keeps P, dP and dS (%s) in HBM.\n",
+	    util_bytes((double)flash.onchip, buf, sizeof buf),
+	    util_bytes((double)standard.stored, buf2, sizeof buf2));
+	fwd = sim_traffic(sim)->total.flops;
+	printf("  matmul FLOPs, backward / forward: %.4g (%s)\n",
+	    fwd > 0 ? (double)flash.flops / (double)fwd : 0.0, p->scores_mode ?
+	    "dV and dP per tile against P V: S is given" :
+	    "five products per tile against two");
+	rc = bwdsetup_write(o, p, &g, err, errlen);
+done:
+	free(g.dq);
+	free(g.dk);
+	free(g.dv);
+	free(g.ds);
+	free(rq);
+	free(rk);
+	free(rv);
+	free(rs);
+	return rc;
+}
+
 int
 cmd_run(int argc, char **argv)
 {
 	struct options o;
 	struct setup s;
+	struct bwdsetup b;
 	struct compare_result co, cl;
 	struct traffic tiled, standard;
 	const struct problem *p;
@@ -55,15 +162,16 @@ cmd_run(int argc, char **argv)
 	int rc = CMD_USAGE, r, nshow;
 
 	options_init(&o);
-	if (options_parse(argc, argv, 1, OPT_PROBLEM | OPT_OUTFILES, NULL, NULL,
-	    &o, err, sizeof err) != 0) {
+	memset(&b, 0, sizeof b);
+	if (options_parse(argc, argv, 1, RUN_GROUPS, NULL, NULL, &o, err,
+	    sizeof err) != 0) {
 		fprintf(stderr, "flashstep run: %s\n", err);
 		options_free(&o);
 		return CMD_USAGE;
 	}
 	if (o.help) {
 		fputs(run_usage, stdout);
-		options_usage(stdout, OPT_PROBLEM | OPT_OUTFILES, NULL);
+		options_usage(stdout, RUN_GROUPS, NULL);
 		options_free(&o);
 		return CMD_OK;
 	}
@@ -85,8 +193,14 @@ cmd_run(int argc, char **argv)
 	if (out == NULL || lse == NULL || ref == NULL || ref_lse == NULL)
 		goto fail;
 
+	/* With --backward the forward runs once, inside bwdsetup_open. */
 	t0 = util_now();
-	if (sim_run(s.sim, NULL, NULL, out, lse) != 0) {
+	if (o.backward) {
+		if (bwdsetup_open(&o, &s, &b, err, sizeof err) != 0)
+			goto fail;
+		memcpy(out, b.o, (size_t)p->tq * p->dv * sizeof *out);
+		memcpy(lse, b.lse, (size_t)p->tq * sizeof *lse);
+	} else if (sim_run(s.sim, NULL, NULL, out, lse) != 0) {
 		snprintf(err, sizeof err, "out of memory");
 		goto fail;
 	}
@@ -125,6 +239,8 @@ cmd_run(int argc, char **argv)
 	    util_bytes((double)tiled.onchip, buf, sizeof buf),
 	    util_bytes((double)standard.stored, buf2, sizeof buf2));
 
+	if (o.backward && run_backward(&o, s.sim, &b, err, sizeof err) != 0)
+		goto fail;
 	if (setup_write_outputs(&o, p, out, lse, err, sizeof err) != 0)
 		goto fail;
 	rc = CMD_OK;
@@ -137,6 +253,7 @@ done:
 	free(lse);
 	free(ref);
 	free(ref_lse);
+	bwdsetup_close(&b);
 	setup_close(&s);
 	options_free(&o);
 	return rc;

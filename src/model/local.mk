@@ -18,4 +18,8 @@ src_model_libmodel_a_SOURCES = \
 	src/model/heatmap.c src/model/heatmap.h \
 	src/model/trace.c src/model/trace.h \
 	src/model/options.c src/model/options.h \
-	src/model/setup.c src/model/setup.h
+	src/model/setup.c src/model/setup.h \
+	src/model/backward.c src/model/backward.h \
+	src/model/gradref.c src/model/gradref.h \
+	src/model/timeline.c src/model/timeline.h \
+	src/model/bwdsetup.c src/model/bwdsetup.h

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "backward.h"
 #include "online.h"
 #include "problem.h"
 #include "schedule.h"
@@ -20,6 +21,7 @@
 /* Which shared groups a command accepts. */
 #define OPT_PROBLEM	0x1	/* --tq ... --dtype */
 #define OPT_OUTFILES	0x2	/* --output, --lse */
+#define OPT_BACKWARD	0x4	/* --backward, --grad-* */
 
 /* A command's own option.  set() gets the value (NULL for a flag). */
 struct options_entry {
@@ -36,6 +38,9 @@ struct options {
 	int convention_set;
 	const char *output;	/* --output O.npy */
 	const char *lse;	/* --lse L.npy */
+	int backward;		/* --backward (dO is spec.dout) */
+	enum backward_bug grad_bug;	/* --grad-bug */
+	const char *grad_q, *grad_k, *grad_v, *grad_s;	/* --grad-q ... */
 	int help;		/* -h / --help was given */
 	int nargs;		/* positional arguments, in order */
 	char **args;

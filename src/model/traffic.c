@@ -116,7 +116,10 @@ traffic_upto(const struct traffic_table *t, long k, struct traffic *out)
 	*out = t->before[o];
 	for (x = t->sched->first[o]; x <= k; x++) {
 		schedule_tile(t->sched, x, &tile);
-		traffic_step(t, &tile, &one);
+		if (t->backward)
+			traffic_backward_step(t, &tile, &one);
+		else
+			traffic_step(t, &tile, &one);
 		add(out, &one);
 	}
 	/* On-chip bytes are those of step k itself, not a running peak. */
@@ -143,4 +146,107 @@ traffic_standard(const struct problem *p, struct traffic *out)
 	out->stored = 2 * tt * e;	/* S and P, whole */
 	out->flops = 2 * tt * (d + dv);
 	out->exps = tt;
+}
+
+/* ---- the backward pass (see traffic.h) ---- */
+
+void
+traffic_backward_dpass(const struct problem *p, struct traffic *out)
+{
+	uint64_t tq = (uint64_t)p->tq, dv = (uint64_t)p->dv;
+
+	memset(out, 0, sizeof *out);
+	out->hbm_read = 2 * tq * dv * (uint64_t)dtype_size(p->dtype);	/* O, dO */
+	out->hbm_write = tq * 4;					/* D */
+}
+
+void
+traffic_backward_step(const struct traffic_table *t,
+    const struct schedule_tile *tile, struct traffic *out)
+{
+	uint64_t R = (uint64_t)(tile->r1 - tile->r0);
+	uint64_t C = (uint64_t)(tile->c1 - tile->c0);
+	uint64_t d = (uint64_t)t->d, dv = (uint64_t)t->dv, e = (uint64_t)t->esize;
+	uint64_t tq = (uint64_t)t->sched->tq;
+	uint64_t q_i = R * d * e, kv_j = C * (d + dv) * e;
+	uint64_t dq_i = R * d * 4;	/* the float32 accumulator */
+
+	memset(out, 0, sizeof *out);
+	if (tile->first_in_outer)
+		out->hbm_read += kv_j;
+	out->hbm_read += q_i + R * dv * e + R * 8;	/* Q_i, dO_i, lse_i, D_i */
+	if (t->scores_mode) {
+		out->hbm_read += R * C * e;		/* the S tile */
+		out->hbm_write += R * C * e;		/* the dS tile */
+	} else {
+		if (!tile->first_in_row)
+			out->hbm_read += dq_i;
+		out->hbm_write += dq_i;
+	}
+	if (tile->i == t->sched->tr - 1)		/* dK_j, dV_j, once */
+		out->hbm_write += kv_j;
+	/* K_j, V_j, their gradients, Q_i, dO_i, lse_i, D_i, S or P, dP or
+	 * dS, and dQ_i's part. */
+	out->onchip = kv_j + C * (d + dv) * 4 + R * (d + dv) * e + R * 8 +
+	    2 * R * C * 4 + dq_i;
+	out->stored = tq * 8 + tq * d * 4;		/* lse, D, dQ */
+	out->flops = 2 * R * C * (3 * d + 2 * dv);
+	out->exps = R * C;
+}
+
+int
+traffic_backward_init(struct traffic_table *t, const struct problem *p,
+    const struct schedule *s, char *err, size_t errlen)
+{
+	struct schedule_tile tile;
+	struct traffic one;
+	long k;
+	int o;
+
+	memset(t, 0, sizeof *t);
+	t->sched = s;
+	t->d = p->d;
+	t->dv = p->dv;
+	t->esize = dtype_size(p->dtype);
+	t->scores_mode = p->scores_mode;
+	t->backward = 1;
+	t->before = util_calloc((size_t)s->nouter + 1, sizeof *t->before,
+	    "traffic", err, errlen);
+	if (t->before == NULL)
+		return -1;
+	/* The D pass comes before every step. */
+	traffic_backward_dpass(p, &t->total);
+	for (o = 0; o < s->nouter; o++) {
+		t->before[o] = t->total;
+		for (k = s->first[o]; k < s->first[o + 1]; k++) {
+			schedule_tile(s, k, &tile);
+			traffic_backward_step(t, &tile, &one);
+			add(&t->total, &one);
+		}
+	}
+	t->before[s->nouter] = t->total;
+	return 0;
+}
+
+void
+traffic_standard_backward(const struct problem *p, struct traffic *out)
+{
+	uint64_t tq = (uint64_t)p->tq, tk = (uint64_t)p->tk;
+	uint64_t d = (uint64_t)p->d, dv = (uint64_t)p->dv;
+	uint64_t e = (uint64_t)dtype_size(p->dtype), tt = tq * tk;
+
+	memset(out, 0, sizeof *out);
+	/* dV = P^T dO; dP = dO V^T; dS from P and dP */
+	out->hbm_read = (tt + tq * dv) + (tq * dv + tk * dv) + 2 * tt;
+	out->hbm_write = tk * dv + tt + tt;
+	out->flops = 2 * tt * (2 * dv);
+	if (!p->scores_mode) {
+		/* dQ = dS K; dK = dS^T Q */
+		out->hbm_read += (tt + tk * d) + (tt + tq * d);
+		out->hbm_write += tq * d + tk * d;
+		out->flops += 2 * tt * (2 * d);
+	}
+	out->hbm_read *= e;
+	out->hbm_write *= e;
+	out->stored = 3 * tt * e;	/* P, dP, dS */
 }
