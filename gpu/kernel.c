@@ -113,17 +113,27 @@ gpu_kernel_find(const char *name)
 	return NULL;
 }
 
+/* "teaching, fast": the names of the kernels with all of caps. */
+static void
+gpu_names(unsigned caps, char *buf, size_t len)
+{
+	size_t at = 0;
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; gpu_kernels[i] != NULL && at < len; i++)
+		if ((gpu_kernels[i]->caps & caps) == caps)
+			at += (size_t)snprintf(buf + at, len - at, "%s%s",
+			    at > 0 ? ", " : "", gpu_kernels[i]->name);
+}
+
 const char *
 gpu_kernel_names(void)
 {
 	static char names[256];
-	size_t at = 0;
-	int i;
 
 	if (names[0] == '\0')
-		for (i = 0; gpu_kernels[i] != NULL && at < sizeof names; i++)
-			at += (size_t)snprintf(names + at, sizeof names - at,
-			    "%s%s", i > 0 ? ", " : "", gpu_kernels[i]->name);
+		gpu_names(0, names, sizeof names);
 	return names;
 }
 
@@ -228,20 +238,6 @@ gpu_kernel_takes_d(const struct gpu_kernel *k, int d)
 	return 0;
 }
 
-/* "teaching, fast": the kernels with a trace. */
-static void
-gpu_traced_names(char *buf, size_t len)
-{
-	size_t at = 0;
-	int i;
-
-	buf[0] = '\0';
-	for (i = 0; gpu_kernels[i] != NULL && at < len; i++)
-		if (gpu_kernels[i]->caps & GPU_CAP_TRACE)
-			at += (size_t)snprintf(buf + at, len - at, "%s%s",
-			    at > 0 ? ", " : "", gpu_kernels[i]->name);
-}
-
 /* The one message of every refusal. */
 static int
 gpu_refuse(const struct gpu_kernel *k, char *err, size_t errlen,
@@ -300,7 +296,7 @@ gpu_kernel_check(const struct gpu_kernel *k, const struct problem *p,
 		return gpu_refuse(k, err, errlen, what, takes);
 	}
 	if ((flags & GPU_TRACE) && !(k->caps & GPU_CAP_TRACE)) {
-		gpu_traced_names(takes, sizeof takes);
+		gpu_names(GPU_CAP_TRACE, takes, sizeof takes);
 		return util_error(err, errlen, "kernel %s has no trace of its "
 		    "steps, which compare and the view's G key need (kernels "
 		    "with one: %s)", k->name, takes);
