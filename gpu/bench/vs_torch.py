@@ -11,9 +11,9 @@ torch reference, and prints one table with the ratios.
       -Xcompiler -fPIC -I gpu gpu/fast.cu -o libfast.so
   python3 gpu/bench/vs_torch.py --lib ./libfast.so [--variants all]
 
-Shapes (the issue's): B*T = 32768, H = 16, T in {1024, 4096, 16384},
-d in {64, 128}, fp16 and bf16, causal and not.  TFLOP/s counts
-4*B*H*Tq*Tk*d flops, halved for causal.  Times are CUDA-event medians of
+Shapes (those of flashstep bench --gpu): B*T = 32768, H = 16,
+T in {1024, 4096, 16384}, d in {64, 128}, fp16 and bf16, causal and not.
+TFLOP/s counts 4*B*H*Tq*Tk*d flops, halved for causal.  Times are CUDA-event medians of
 --reps runs after warm-up; each tensor is 64-128 MB, over the 60 MB L2, so
 no input rotation is needed.  Output errors are ||O - ref|| / ||ref||
 over the whole tensor, the reference in float32 (TF32 off) on the same

@@ -9,7 +9,6 @@
 
 #include "ui_int.h"
 
-#include "gpu/gpu.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -118,6 +117,7 @@ ui_free(struct ui *ui)
 	free(ui->gpu_m);
 	free(ui->gpu_alpha);
 	free(ui->gpu_l);
+	gpucheck_trace_free(ui->gpu_trace);
 	free(ui);
 }
 
@@ -189,7 +189,8 @@ ui_configure(struct ui *ui, const struct options *o, char *err, size_t errlen)
 		ui_heat_reset(ui);
 	ui->warm_i = ui->warm_j = ui->warm_done = 0;
 	/* The GPU's trace belongs to the old problem. */
-	gpu_forget();
+	gpucheck_trace_free(ui->gpu_trace);
+	ui->gpu_trace = NULL;
 	ui->gpu_step = -1;
 	ui_clamp_focus(ui);
 	if (ui->gpu)
@@ -382,7 +383,11 @@ ui_gpu_refresh(struct ui *ui)
 		ui->gpu = 0;
 		return;
 	}
-	if (gpu_step_values(UI_PROBLEM(ui), &ui->opts.tiling, &ui->opts.rule,
+	if (ui->gpu_trace == NULL)
+		ui->gpu_trace = gpucheck_trace_new(gpu_kernel_find("teaching"),
+		    UI_PROBLEM(ui), &ui->opts.tiling, &ui->opts.rule, err,
+		    sizeof err);
+	if (ui->gpu_trace == NULL || gpucheck_trace_step(ui->gpu_trace,
 	    v->step, ui->gpu_m, ui->gpu_alpha, ui->gpu_l, err,
 	    sizeof err) != 0) {
 		ui_message(ui, UI_ROLE_ERROR, "G: %s", err);

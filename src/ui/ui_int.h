@@ -21,6 +21,8 @@
 
 #include "ui.h"
 
+#include "gpu/gpucheck.h"
+
 #include "model/heatmap.h"
 #include "model/traffic.h"
 
@@ -170,6 +172,8 @@ struct ui {
 	int gpu;		/* G: the GPU's values beside ours */
 	long gpu_step;		/* step of gpu_* (-1: none) */
 	float *gpu_m, *gpu_alpha, *gpu_l;	/* Br values each */
+	struct gpucheck_trace *gpu_trace;	/* the kernel's run of this
+						 * problem (NULL: none yet) */
 
 	/*
 	 * The running state of row block hist_i after each of its tiles:
