@@ -339,6 +339,13 @@ wgmma_desc(uint32_t addr, uint32_t lbo, uint32_t sbo)
 	"%25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, "	\
 	"%38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, "	\
 	"%51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}"
+#define WGMMA_D88 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, "	\
+	"%12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, "	\
+	"%25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, "	\
+	"%38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, "	\
+	"%51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "	\
+	"%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, "	\
+	"%77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87}"
 #define WGMMA_O8(d, i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]),	\
 	"+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]),	\
 	"+f"(d[i + 7])
@@ -346,6 +353,8 @@ wgmma_desc(uint32_t addr, uint32_t lbo, uint32_t sbo)
 	WGMMA_O8(d, 24)
 #define WGMMA_O64(d) WGMMA_O32(d), WGMMA_O8(d, 32), WGMMA_O8(d, 40),	\
 	WGMMA_O8(d, 48), WGMMA_O8(d, 56)
+#define WGMMA_O88(d) WGMMA_O64(d), WGMMA_O8(d, 64), WGMMA_O8(d, 72),	\
+	WGMMA_O8(d, 80)
 /* N, type, the accumulator list, then operand numbers of A, B, acc. */
 #define WGMMA_SS(N, T, DL, A, B, C) "{\n.reg .pred p;\n"		\
 	"setp.ne.b32 p, %" C ", 0;\n"					\
@@ -361,19 +370,26 @@ template <int N, bool BF16>
 static __device__ __forceinline__ void
 wgmma_ss(float (&d)[N / 2], uint64_t a, uint64_t b, int acc)
 {
-	static_assert(N == 64 || N == 128, "wgmma_ss: N is 64 or 128");
+	static_assert(N == 64 || N == 128 || N == 176,
+	    "wgmma_ss: N is 64, 128 or 176");
 	if constexpr (N == 64 && !BF16)
 		asm volatile(WGMMA_SS("64", "f16", WGMMA_D32, "32", "33", "34")
 		    : WGMMA_O32(d) : "l"(a), "l"(b), "r"(acc));
 	else if constexpr (N == 64)
 		asm volatile(WGMMA_SS("64", "bf16", WGMMA_D32, "32", "33", "34")
 		    : WGMMA_O32(d) : "l"(a), "l"(b), "r"(acc));
-	else if constexpr (!BF16)
+	else if constexpr (N == 128 && !BF16)
 		asm volatile(WGMMA_SS("128", "f16", WGMMA_D64, "64", "65", "66")
 		    : WGMMA_O64(d) : "l"(a), "l"(b), "r"(acc));
-	else
+	else if constexpr (N == 128)
 		asm volatile(WGMMA_SS("128", "bf16", WGMMA_D64, "64", "65",
 		    "66") : WGMMA_O64(d) : "l"(a), "l"(b), "r"(acc));
+	else if constexpr (!BF16)
+		asm volatile(WGMMA_SS("176", "f16", WGMMA_D88, "88", "89", "90")
+		    : WGMMA_O88(d) : "l"(a), "l"(b), "r"(acc));
+	else
+		asm volatile(WGMMA_SS("176", "bf16", WGMMA_D88, "88", "89",
+		    "90") : WGMMA_O88(d) : "l"(a), "l"(b), "r"(acc));
 }
 
 template <int N, bool BF16>
@@ -615,10 +631,12 @@ wgmma_smem_bytes(int d, int br, int bc, int stages)
  * One block: query rows [i Br, i Br + Br) of one (batch, head), i counted
  * from the last row block.  D head width, BC keys a tile, STAGES slots in
  * the ring, NWG consumer warpgroups (Br = 64 NWG), PINGPONG: consumers
- * take turns at the tensor core, OVERLAP: the next S is issued before
- * this softmax, TRACE: write the trace.
+ * take turns at the tensor core, SCHED: 0 S, softmax, P V one after the
+ * other; 1 the next S issued before this softmax, O rescaled once P V is
+ * done; 2 the same with O rescaled between the issues of S and P V (FA3's
+ * order, off the path to the next turn).  TRACE: write the trace.
  */
-template <int D, int BC, int STAGES, int NWG, bool PINGPONG, bool OVERLAP,
+template <int D, int BC, int STAGES, int NWG, bool PINGPONG, int SCHED,
     bool BF16, bool TRACE>
 __global__ void __launch_bounds__((NWG + 1) * 128, 1)
 wgmma_fwd_kernel(const __grid_constant__ CUtensorMap tm_q,
@@ -630,8 +648,9 @@ wgmma_fwd_kernel(const __grid_constant__ CUtensorMap tm_q,
 	constexpr uint32_t TB = BC * D * 2;	/* bytes of a K or V tile */
 	constexpr int NBOX = D / 64;		/* 128-byte boxes a row */
 	static_assert(D == 64 || D == 128, "d is 64 or 128");
-	static_assert(BC == 64 || BC == 128, "Bc is 64 or 128");
-	static_assert(!PINGPONG || OVERLAP, "ping-pong needs the overlap");
+	static_assert(BC == 64 || BC == 128 || BC == 176,
+	    "Bc is 64, 128 or 176");
+	static_assert(!PINGPONG || SCHED > 0, "ping-pong needs the overlap");
 	static_assert(NWG >= 2 || !PINGPONG, "ping-pong needs two consumers");
 
 	extern __shared__ __align__(1024) uint8_t wgmma_smem[];
@@ -731,7 +750,7 @@ wgmma_fwd_kernel(const __grid_constant__ CUtensorMap tm_q,
 			wgmma_turn_pass(1);	/* consumer 0 goes first */
 		wgmma_bar_wait(full_q, 0);
 	}
-	if (OVERLAP && nt > 0) {
+	if (SCHED > 0 && nt > 0) {
 		/* Tile 0: S alone. */
 		wgmma_bar_wait(full_k(0), 0);
 		if (PINGPONG)
@@ -759,6 +778,8 @@ wgmma_fwd_kernel(const __grid_constant__ CUtensorMap tm_q,
 			if (PINGPONG)
 				wgmma_turn_wait(me);
 			wgmma_qk<D, BR, BC, BF16>(s, qa, sK + sk * TB);
+			if constexpr (SCHED == 2)	/* by alpha_{j-1} */
+				wgmma_rescale<D, TRACE>(o, al, p.no_rescale);
 			wgmma_bar_wait(full_v(sv), ((j - 1) / STAGES) & 1);
 			wgmma_pv<D, BC, BF16>(o, pa, sV + sv * TB);
 			if (PINGPONG)
@@ -784,7 +805,8 @@ wgmma_fwd_kernel(const __grid_constant__ CUtensorMap tm_q,
 			if constexpr (TRACE)
 				wgmma_trace_acc<D, BR>(p, o, bh, i, j - 1, rb,
 				    row0, lane);
-			wgmma_rescale<D, TRACE>(o, al, p.no_rescale);
+			if constexpr (SCHED == 1)	/* by alpha_j */
+				wgmma_rescale<D, TRACE>(o, al, p.no_rescale);
 			wgmma_topack<BC, BF16>(pa, s);
 		}
 
@@ -793,6 +815,8 @@ wgmma_fwd_kernel(const __grid_constant__ CUtensorMap tm_q,
 		wgmma_bar_wait(full_v(sv), ((nt - 1) / STAGES) & 1);
 		if (PINGPONG)
 			wgmma_turn_wait(me);
+		if constexpr (SCHED == 2)
+			wgmma_rescale<D, TRACE>(o, al, p.no_rescale);
 		wgmma_pv<D, BC, BF16>(o, pa, sV + sv * TB);
 		if (PINGPONG)
 			wgmma_turn_pass(next);
@@ -947,7 +971,7 @@ typedef cudaError_t (*wgmma_launcher)(const CUtensorMap *, const CUtensorMap *,
     const CUtensorMap *, const struct wgmma_params *, int, int, int,
     cudaStream_t, const char **);
 
-template <int D, int BC, int STAGES, int NWG, bool PP, bool OV, bool BF16,
+template <int D, int BC, int STAGES, int NWG, bool PP, int OV, bool BF16,
     bool TRACE>
 static cudaError_t
 wgmma_launch(const CUtensorMap *q, const CUtensorMap *k, const CUtensorMap *v,
@@ -984,17 +1008,20 @@ struct wgmma_variant {
 	  wgmma_launch<D, BC, ST, NWG, PP, OV, true, true> } } }
 
 /*
- * Per d: the full schedule, then ping-pong off, then overlap off too (the
- * plain loop: S, softmax, P V), then a deeper ring.
+ * Per d: the default first; then the same with FA3's rescale moved back
+ * after P V (schedule 1), the plain loop (no overlap, no ping-pong), and
+ * one other tiling.  Measured (WGMMA_NOTES.md) and dropped: ping-pong off
+ * with the overlap on, and a 3-stage ring at d = 128 (no faster).
  */
 static const struct wgmma_variant wgmma_variants[] = {
-	WGMMA_VARIANT(64, 128, 4, 2, true, true),
-	WGMMA_VARIANT(64, 128, 4, 2, false, true),
-	WGMMA_VARIANT(64, 128, 4, 2, false, false),
-	WGMMA_VARIANT(128, 128, 2, 2, true, true),
-	WGMMA_VARIANT(128, 128, 2, 2, false, true),
-	WGMMA_VARIANT(128, 128, 2, 2, false, false),
-	WGMMA_VARIANT(128, 128, 3, 2, true, true),
+	WGMMA_VARIANT(64, 128, 4, 2, true, 2),
+	WGMMA_VARIANT(64, 128, 4, 2, true, 1),
+	WGMMA_VARIANT(64, 128, 4, 2, false, 0),
+	WGMMA_VARIANT(64, 128, 4, 3, true, 2),	/* Br = 192 */
+	WGMMA_VARIANT(128, 128, 2, 2, true, 2),
+	WGMMA_VARIANT(128, 128, 2, 2, true, 1),
+	WGMMA_VARIANT(128, 128, 2, 2, false, 0),
+	WGMMA_VARIANT(128, 176, 2, 2, true, 2),	/* Bc = 176 */
 };
 #define WGMMA_NVARIANTS \
 	((int)(sizeof wgmma_variants / sizeof wgmma_variants[0]))

@@ -32,14 +32,17 @@ struct wgmma_config {
 	int stages;	/* K and V tiles in flight (ring depth) */
 	int consumers;	/* consumer warpgroups, 64 query rows each */
 	int pingpong;	/* consumers take turns at the tensor cores */
-	int overlap;	/* next tile's QK^T issued before this softmax */
+	int overlap;	/* 0: S, softmax, P V in turn; 1: the next tile's
+			 * S issued before this softmax, O rescaled after
+			 * P V; 2: the same, O rescaled before P V is
+			 * issued (FA3's order) */
 };
 
 /*
  * Variant i (0, 1, ...) for head width d: fills out and returns 0, or -1
  * past the last one.  i = -1 gives the default, the fastest measured.
- * Every variant of one d has the same Br and Bc (the simulator replays
- * them with --br and --bc); they differ only in their schedule.
+ * Variants differ in schedule and some in tiling: the simulator replays
+ * a variant's own Br and Bc (--br, --bc).
  */
 int wgmma_attention_variant(int d, int i, struct wgmma_config *out);
 
@@ -64,8 +67,8 @@ int wgmma_attention_fwd_variant(const void *q, const void *k,
 /*
  * The debug trace, in fast.h's layout and units exactly (struct
  * fast_trace): entry (b, h, i, j, r) at (((b heads + h) Tr + i) Tc + j) Br
- * + r, with this kernel's Br and Bc (wgmma_attention_variant: 128 x 128
- * at both d), Tr = ceil(Tq / Br), Tc = ceil(Tk / Bc); m unscaled (units
+ * + r, with the variant's Br and Bc (wgmma_attention_variant; the default
+ * is 128 x 128 at both d), Tr = ceil(Tq / Br), Tc = ceil(Tk / Bc); m unscaled (units
  * of q.k), alpha = exp(scale (m_old - m)) and 0 while m = -inf, l the sum
  * of the float32 p, acc the unnormalized O row after the tile (or NULL).
  * Tiles a causal mask skips and rows past Tq are left as they were.  It

@@ -119,7 +119,7 @@ class Wgmma:
     def name(c):
         return "%dx%d/s%d/%s%s" % (c.br, c.bc, c.stages,
                                    "pp" if c.pingpong else "--",
-                                   "ov" if c.overlap else "--")
+                                   ["--", "ov", "ov2"][c.overlap])
 
     def variants(self, d):
         out, i = [], 0

@@ -75,15 +75,19 @@ for ph in $phases; do
 		    ${TORCH_ARGS:-} >"$out/vs_torch.log" 2>&1
 		log "vs_torch rc $?" ;;
 	ncu)
-		log "ncu"
-		timeout ${NCU_LIMIT:-120} ncu --clock-control none \
-		    --section SpeedOfLight --section ComputeWorkloadAnalysis \
-		    --section MemoryWorkloadAnalysis --section WarpStateStats \
-		    --section LaunchStats --section Occupancy \
-		    -k regex:wgmma_fwd --launch-skip 1 --launch-count 1 \
-		    ./bench_wgmma one 128 4096 0 0 ${NCU_VARIANT:--1} \
-		    >"$out/ncu.log" 2>&1
-		log "ncu rc $?" ;;
+		# NCU_SHAPES: "D T CAUSAL BF16" entries separated by ';'
+		IFS=';' read -ra shapes <<<"${NCU_SHAPES:-128 4096 0 0}"
+		for sh in "${shapes[@]}"; do
+			log "ncu $sh v${NCU_VARIANT:--1}"
+			timeout ${NCU_LIMIT:-120} ncu --clock-control none \
+			    --section SpeedOfLight --section ComputeWorkloadAnalysis \
+			    --section MemoryWorkloadAnalysis --section WarpStateStats \
+			    --section LaunchStats --section Occupancy \
+			    -k regex:wgmma_fwd --launch-skip 1 --launch-count 1 \
+			    ./bench_wgmma one $sh ${NCU_VARIANT:--1} \
+			    >>"$out/ncu.log" 2>&1
+			log "ncu rc $?"
+		done ;;
 	esac
 done
 log "done"
