@@ -176,6 +176,8 @@ struct wgmma_params {
 	uint16_t *o;
 	float *lse;
 	int tq, tk;
+	int tr;			/* Tr = ceil(Tq / Br) row blocks a head */
+	int ntiles;		/* work items: Tr * heads * batch */
 	int causal;
 	float scale;		/* natural units, for lse */
 	float scale_log2;	/* scale * log2(e): exponents in base 2 */
@@ -581,7 +583,7 @@ wgmma_trace_ml(const struct wgmma_params &p, const float (&m)[2],
 		const int r = rb + 8 * h;
 		if (row0 + r >= p.tq || (lane & 3) != 0)
 			continue;
-		const size_t at = ((bh * gridDim.x + i) * p.tc + j) * BR + r;
+		const size_t at = ((bh * p.tr + i) * p.tc + j) * BR + r;
 		p.tr_m[at] = m[h];
 		p.tr_alpha[at] = al[h];
 		p.tr_l[at] = lt;
@@ -601,7 +603,7 @@ wgmma_trace_acc(const struct wgmma_params &p, const float (&o)[D / 2],
 		const int r = rb + 8 * h;
 		if (row0 + r >= p.tq)
 			continue;
-		const size_t at = ((bh * gridDim.x + i) * p.tc + j) * BR + r;
+		const size_t at = ((bh * p.tr + i) * p.tc + j) * BR + r;
 #pragma unroll
 		for (int db = 0; db < D / 8; db++) {
 			float *a = p.tr_acc + at * D + db * 8 + 2 * (lane & 3);
@@ -618,26 +620,52 @@ struct wgmma_regs {
 	static constexpr int consumer = NWG == 2 ? 240 : 160;
 };
 
-/* Dynamic shared memory of one block: Q, the ring, the barriers, and
- * 1024 bytes to align the tiles to the swizzle's period. */
+/* Dynamic shared memory of one block: QBUF Q tiles, the ring, the
+ * barriers, and 1024 bytes to align the tiles to the swizzle's period. */
 static constexpr int
-wgmma_smem_bytes(int d, int br, int bc, int stages)
+wgmma_smem_bytes(int d, int br, int bc, int stages, int qbuf)
 {
-	return br * d * 2 + stages * 2 * bc * d * 2 + (1 + 4 * stages) * 8 +
-	    1024;
+	return qbuf * br * d * 2 + stages * 2 * bc * d * 2 +
+	    (2 * qbuf + 4 * stages) * 8 + 1024;
 }
 
 /*
- * One block: query rows [i Br, i Br + Br) of one (batch, head), i counted
- * from the last row block.  D head width, BC keys a tile, STAGES slots in
- * the ring, NWG consumer warpgroups (Br = 64 NWG), PINGPONG: consumers
- * take turns at the tensor core, SCHED: 0 S, softmax, P V one after the
- * other; 1 the next S issued before this softmax, O rescaled once P V is
- * done; 2 the same with O rescaled between the issues of S and P V (FA3's
- * order, off the path to the next turn).  TRACE: write the trace.
+ * Work item t (a row block of one head): its row block i (counted from
+ * the last, so that under the causal mask the longest come first), its
+ * (batch, head) bh, and nt, the key tiles it visits.  Row blocks of one
+ * head are neighbours in t, so the blocks running at once share K and V
+ * in L2.
+ */
+template <int BR, int BC>
+static __device__ __forceinline__ void
+wgmma_tile(const struct wgmma_params &p, int t, int &i, int &row0, int &bh,
+    int &nt)
+{
+	i = p.tr - 1 - t % p.tr;
+	bh = t / p.tr;
+	row0 = i * BR;
+	/* Query r sees key c when c <= r + Tk - Tq (bottom-right causal). */
+	int kend = p.tk;
+	if (p.causal)
+		kend = min(p.tk, min(row0 + BR, p.tq) + p.tk - p.tq);
+	nt = kend > 0 ? (kend + BC - 1) / BC : 0;
+}
+
+/*
+ * The kernel.  A block takes work items t = blockIdx.x, + gridDim.x, ...:
+ * with one block per item (the default grid) that is one row block, as
+ * in fast.cu; with one block per multiprocessor (a persistent variant)
+ * the producer loads the next item's Q (QBUF = 2 slots) and first K, V
+ * tiles while the consumers still work on this one.  D head width, BC
+ * keys a tile, STAGES slots in the ring, NWG consumer warpgroups (Br =
+ * 64 NWG), PINGPONG: consumers take turns at the tensor core, SCHED: 0 S,
+ * softmax, P V one after the other; 1 the next S issued before this
+ * softmax, O rescaled once P V is done; 2 the same with O rescaled between
+ * the issues of S and P V (FA3's order, off the path to the next turn).
+ * TRACE: write the trace.
  */
 template <int D, int BC, int STAGES, int NWG, bool PINGPONG, int SCHED,
-    bool BF16, bool TRACE>
+    int QBUF, bool BF16, bool TRACE>
 __global__ void __launch_bounds__((NWG + 1) * 128, 1)
 wgmma_fwd_kernel(const __grid_constant__ CUtensorMap tm_q,
     const __grid_constant__ CUtensorMap tm_k,
@@ -647,39 +675,38 @@ wgmma_fwd_kernel(const __grid_constant__ CUtensorMap tm_q,
 	constexpr uint32_t QB = BR * D * 2;	/* bytes of Q's tile */
 	constexpr uint32_t TB = BC * D * 2;	/* bytes of a K or V tile */
 	constexpr int NBOX = D / 64;		/* 128-byte boxes a row */
+	constexpr int CPR = D / 8;		/* 16-byte chunks a row */
 	static_assert(D == 64 || D == 128, "d is 64 or 128");
 	static_assert(BC == 64 || BC == 128 || BC == 176,
 	    "Bc is 64, 128 or 176");
 	static_assert(!PINGPONG || SCHED > 0, "ping-pong needs the overlap");
 	static_assert(NWG >= 2 || !PINGPONG, "ping-pong needs two consumers");
+	static_assert(QBUF == 1 || QBUF == 2, "one or two Q slots");
 
 	extern __shared__ __align__(1024) uint8_t wgmma_smem[];
 	const uint32_t raw = wgmma_smem_addr(wgmma_smem);
-	const uint32_t sQ = (raw + 1023) & ~1023u;
+	const uint32_t sQ = (raw + 1023) & ~1023u;	/* QBUF slots */
 	uint8_t *const gQ = wgmma_smem + (sQ - raw);	/* generic pointer */
-	const uint32_t sK = sQ + QB;
+	const uint32_t sK = sQ + QBUF * QB;
 	const uint32_t sV = sK + STAGES * TB;
 	const uint32_t bars = sV + STAGES * TB;
-	const uint32_t full_q = bars;
-	auto full_k = [&](int s) { return bars + 8u * (1 + s); };
-	auto empty_k = [&](int s) { return bars + 8u * (1 + STAGES + s); };
-	auto full_v = [&](int s) { return bars + 8u * (1 + 2 * STAGES + s); };
-	auto empty_v = [&](int s) { return bars + 8u * (1 + 3 * STAGES + s); };
+	auto full_q = [&](int s) { return bars + 8u * s; };
+	auto empty_q = [&](int s) { return bars + 8u * (QBUF + s); };
+	auto full_k = [&](int s) { return bars + 8u * (2 * QBUF + s); };
+	auto empty_k = [&](int s) {
+		return bars + 8u * (2 * QBUF + STAGES + s); };
+	auto full_v = [&](int s) {
+		return bars + 8u * (2 * QBUF + 2 * STAGES + s); };
+	auto empty_v = [&](int s) {
+		return bars + 8u * (2 * QBUF + 3 * STAGES + s); };
 
 	const int tid = threadIdx.x, wg = tid / 128;
-	const int i = gridDim.x - 1 - blockIdx.x;
-	const int row0 = i * BR;
-	const int bh = blockIdx.z * gridDim.y + blockIdx.y;
-
-	/* Query r sees key c when c <= r + diag (bottom-right causal). */
-	const int diag = p.tk - p.tq;
-	int kend = p.tk;
-	if (p.causal)
-		kend = min(p.tk, min(row0 + BR, p.tq) + diag);
-	const int nt = kend > 0 ? (kend + BC - 1) / BC : 0;
 
 	if (tid == 0) {
-		wgmma_bar_init(full_q, 1);
+		for (int s = 0; s < QBUF; s++) {
+			wgmma_bar_init(full_q(s), 1);
+			wgmma_bar_init(empty_q(s), 4 * NWG);
+		}
 		for (int s = 0; s < STAGES; s++) {
 			wgmma_bar_init(full_k(s), 1);
 			wgmma_bar_init(full_v(s), 1);
@@ -693,217 +720,269 @@ wgmma_fwd_kernel(const __grid_constant__ CUtensorMap tm_q,
 	}
 	__syncthreads();
 
+	/*
+	 * Both sides count the same things in the same order: kq, the work
+	 * items with tiles so far (Q slot kq % QBUF, its n-th use n = kq /
+	 * QBUF), and kv, the K/V tiles so far (ring slot kv % STAGES).
+	 */
 	if (wg == 0) {
 		/* The producer: one thread, the ring in order. */
 		wgmma_regs_dec<wgmma_regs<NWG>::producer>();
-		if (tid != 0 || nt == 0)
+		if (tid != 0)
 			return;
 		wgmma_tma_prefetch(&tm_q);
 		wgmma_tma_prefetch(&tm_k);
 		wgmma_tma_prefetch(&tm_v);
-		wgmma_bar_expect(full_q, QB);
-		for (int b = 0; b < NBOX; b++)
-			wgmma_tma_load(sQ + b * BR * 128, &tm_q, 64 * b, row0, bh,
-			    full_q);
-		for (int j = 0; j < nt; j++) {
-			const int s = j % STAGES;
-			const uint32_t ph = (j / STAGES) & 1;
+		uint32_t kq = 0, kv = 0;
+		for (int t = blockIdx.x; t < p.ntiles; t += gridDim.x) {
+			int i, row0, bh, nt;
 
-			wgmma_bar_wait(empty_k(s), ph ^ 1);
-			wgmma_bar_expect(full_k(s), TB);
+			wgmma_tile<BR, BC>(p, t, i, row0, bh, nt);
+			if (nt == 0)
+				continue;
+			const int qs = kq % QBUF;
+			wgmma_bar_wait(empty_q(qs), ((kq / QBUF) & 1) ^ 1);
+			kq++;
+			wgmma_bar_expect(full_q(qs), QB);
 			for (int b = 0; b < NBOX; b++)
-				wgmma_tma_load(sK + s * TB + b * BC * 128, &tm_k,
-				    64 * b, j * BC, bh, full_k(s));
-			wgmma_bar_wait(empty_v(s), ph ^ 1);
-			wgmma_bar_expect(full_v(s), TB);
-			for (int b = 0; b < NBOX; b++)
-				wgmma_tma_load(sV + s * TB + b * BC * 128, &tm_v,
-				    64 * b, j * BC, bh, full_v(s));
+				wgmma_tma_load(sQ + qs * QB + b * BR * 128, &tm_q,
+				    64 * b, row0, bh, full_q(qs));
+			for (int j = 0; j < nt; j++, kv++) {
+				const int s = kv % STAGES;
+				const uint32_t ph = (kv / STAGES) & 1;
+
+				wgmma_bar_wait(empty_k(s), ph ^ 1);
+				wgmma_bar_expect(full_k(s), TB);
+				for (int b = 0; b < NBOX; b++)
+					wgmma_tma_load(sK + s * TB + b * BC * 128,
+					    &tm_k, 64 * b, j * BC, bh, full_k(s));
+				wgmma_bar_wait(empty_v(s), ph ^ 1);
+				wgmma_bar_expect(full_v(s), TB);
+				for (int b = 0; b < NBOX; b++)
+					wgmma_tma_load(sV + s * TB + b * BC * 128,
+					    &tm_v, 64 * b, j * BC, bh, full_v(s));
+			}
 		}
 		return;
 	}
 
-	/* A consumer: 64 rows, every tile. */
+	/* A consumer: 64 rows of each work item, every tile. */
 	wgmma_regs_inc<wgmma_regs<NWG>::consumer>();
 	const int c = wg - 1;
 	const int lane = tid & 31, ww = (tid >> 5) & 3;
 	const int g = lane >> 2, t4 = lane & 3;
 	const int rb = 64 * c + 16 * ww + g;	/* its first row in the block */
-	const uint32_t qa = sQ + 64 * c * 128;	/* its rows of Q's tile */
 	const int me = 1 + c, next = 1 + (c + 1) % NWG;	/* turn barriers */
 	float o[D / 2], s[BC / 2], m[2], l[2], al[2];
 	uint32_t pa[BC / 4];
+	uint32_t kq = 0, kv = 0;
+
+	if (PINGPONG && c == NWG - 1)
+		wgmma_turn_pass(1);	/* consumer 0 goes first */
+	for (int t = blockIdx.x; t < p.ntiles; t += gridDim.x) {
+		int i, row0, bh, nt;
+
+		wgmma_tile<BR, BC>(p, t, i, row0, bh, nt);
+		const size_t orow = (size_t)bh * p.tq + row0;
+		if (nt == 0) {
+			/* Rows that see no key: O = 0, lse = -inf. */
+			for (int it = 0; it < 16 * CPR / 32; it++) {
+				const int x = it * 32 + lane;
+				const int r = 64 * c + 16 * ww + x / CPR;
+				if (row0 + r < p.tq)
+					*(uint4 *)(p.o + (orow + r) * D +
+					    (x % CPR) * 8) = make_uint4(0, 0, 0, 0);
+			}
+			for (int h = 0; h < 2; h++)
+				if (t4 == 0 && row0 + rb + 8 * h < p.tq)
+					p.lse[orow + rb + 8 * h] = -INFINITY;
+			continue;
+		}
+		const int qs = kq % QBUF;
+		const uint32_t qa = sQ + qs * QB + 64 * c * 128;  /* its rows */
+		uint8_t *const gq = gQ + qs * QB;
 
 #pragma unroll
-	for (int x = 0; x < D / 2; x++)
-		o[x] = 0.f;
-	m[0] = m[1] = -INFINITY;
-	l[0] = l[1] = 0.f;
-	/* Tile j needs the mask when it crosses Tk or this WG's diagonal. */
+		for (int x = 0; x < D / 2; x++)
+			o[x] = 0.f;
+		m[0] = m[1] = -INFINITY;
+		l[0] = l[1] = 0.f;
+		wgmma_bar_wait(full_q(qs), (kq / QBUF) & 1);
+		/* Tile j's ring slot and phase; whether it needs the mask:
+		 * it crosses Tk or this warpgroup's diagonal. */
+#define WGMMA_SLOT(j) ((kv + (j)) % STAGES)
+#define WGMMA_PHASE(j) (((kv + (j)) / STAGES) & 1)
 #define WGMMA_NEEDS_MASK(j) (((j) + 1) * BC > p.tk ||			\
-	    (p.causal && ((j) + 1) * BC - 1 > row0 + 64 * c + diag))
+	    (p.causal && ((j) + 1) * BC - 1 > row0 + 64 * c + p.tk - p.tq))
 #define WGMMA_MASK(j) wgmma_mask<BC>(s, (j) * BC + 2 * t4, row0 + rb,	\
-	    p.tk, p.causal, diag)
+	    p.tk, p.causal, p.tk - p.tq)
 
-	if (nt > 0) {
-		if (PINGPONG && c == NWG - 1)
-			wgmma_turn_pass(1);	/* consumer 0 goes first */
-		wgmma_bar_wait(full_q, 0);
-	}
-	if (SCHED > 0 && nt > 0) {
-		/* Tile 0: S alone. */
-		wgmma_bar_wait(full_k(0), 0);
-		if (PINGPONG)
-			wgmma_turn_wait(me);
-		wgmma_qk<D, BR, BC, BF16>(s, qa, sK);
-		if (PINGPONG)
-			wgmma_turn_pass(next);
-		wgmma_wait<0>();
-		wgmma_hold(s);
-		if (lane == 0)
-			wgmma_bar_arrive(empty_k(0));
-		if (WGMMA_NEEDS_MASK(0))
-			WGMMA_MASK(0);
-		wgmma_softmax<BC, TRACE>(s, m, l, al, p.scale_log2,
-		    p.no_rescale);
-		if constexpr (TRACE)
-			wgmma_trace_ml<BR>(p, m, al, l, bh, i, 0, rb, row0,
-			    lane);
-		wgmma_topack<BC, BF16>(pa, s);
-
-		for (int j = 1; j < nt; j++) {
-			const int sk = j % STAGES, sv = (j - 1) % STAGES;
-
-			wgmma_bar_wait(full_k(sk), (j / STAGES) & 1);
+		if constexpr (SCHED > 0) {
+			/* Tile 0: S alone. */
+			wgmma_bar_wait(full_k(WGMMA_SLOT(0)), WGMMA_PHASE(0));
 			if (PINGPONG)
 				wgmma_turn_wait(me);
-			wgmma_qk<D, BR, BC, BF16>(s, qa, sK + sk * TB);
-			if constexpr (SCHED == 2)	/* by alpha_{j-1} */
+			wgmma_qk<D, BR, BC, BF16>(s, qa,
+			    sK + WGMMA_SLOT(0) * TB);
+			if (PINGPONG)
+				wgmma_turn_pass(next);
+			wgmma_wait<0>();
+			wgmma_hold(s);
+			if (lane == 0)
+				wgmma_bar_arrive(empty_k(WGMMA_SLOT(0)));
+			if (WGMMA_NEEDS_MASK(0))
+				WGMMA_MASK(0);
+			wgmma_softmax<BC, TRACE>(s, m, l, al, p.scale_log2,
+			    p.no_rescale);
+			if constexpr (TRACE)
+				wgmma_trace_ml<BR>(p, m, al, l, bh, i, 0, rb,
+				    row0, lane);
+			wgmma_topack<BC, BF16>(pa, s);
+
+			for (int j = 1; j < nt; j++) {
+				const int sk = WGMMA_SLOT(j), sv = WGMMA_SLOT(j - 1);
+
+				wgmma_bar_wait(full_k(sk), WGMMA_PHASE(j));
+				if (PINGPONG)
+					wgmma_turn_wait(me);
+				wgmma_qk<D, BR, BC, BF16>(s, qa, sK + sk * TB);
+				if constexpr (SCHED == 2)	/* by alpha_{j-1} */
+					wgmma_rescale<D, TRACE>(o, al,
+					    p.no_rescale);
+				wgmma_bar_wait(full_v(sv), WGMMA_PHASE(j - 1));
+				wgmma_pv<D, BC, BF16>(o, pa, sV + sv * TB);
+				if (PINGPONG)
+					wgmma_turn_pass(next);
+
+				wgmma_wait<1>();	/* S_j is here, P V may run */
+				wgmma_hold(s);
+				if (lane == 0)
+					wgmma_bar_arrive(empty_k(sk));
+				if (WGMMA_NEEDS_MASK(j))
+					WGMMA_MASK(j);
+				wgmma_softmax<BC, TRACE>(s, m, l, al,
+				    p.scale_log2, p.no_rescale);
+				if constexpr (TRACE)
+					wgmma_trace_ml<BR>(p, m, al, l, bh, i, j,
+					    rb, row0, lane);
+
+				wgmma_wait<0>();	/* P_{j-1} V_{j-1} is in O */
+				wgmma_hold(o);
+				wgmma_hold(s);	/* and P_j is packed only now */
+				if (lane == 0)
+					wgmma_bar_arrive(empty_v(sv));
+				if constexpr (TRACE)
+					wgmma_trace_acc<D, BR>(p, o, bh, i, j - 1,
+					    rb, row0, lane);
+				if constexpr (SCHED == 1)	/* by alpha_j */
+					wgmma_rescale<D, TRACE>(o, al,
+					    p.no_rescale);
+				wgmma_topack<BC, BF16>(pa, s);
+			}
+
+			/* The last P V alone. */
+			const int sv = WGMMA_SLOT(nt - 1);
+			wgmma_bar_wait(full_v(sv), WGMMA_PHASE(nt - 1));
+			if (PINGPONG)
+				wgmma_turn_wait(me);
+			if constexpr (SCHED == 2)
 				wgmma_rescale<D, TRACE>(o, al, p.no_rescale);
-			wgmma_bar_wait(full_v(sv), ((j - 1) / STAGES) & 1);
 			wgmma_pv<D, BC, BF16>(o, pa, sV + sv * TB);
 			if (PINGPONG)
 				wgmma_turn_pass(next);
-
-			wgmma_wait<1>();	/* S_j is here, P V may run */
-			wgmma_hold(s);
-			if (lane == 0)
-				wgmma_bar_arrive(empty_k(sk));
-			if (WGMMA_NEEDS_MASK(j))
-				WGMMA_MASK(j);
-			wgmma_softmax<BC, TRACE>(s, m, l, al, p.scale_log2,
-			    p.no_rescale);
-			if constexpr (TRACE)
-				wgmma_trace_ml<BR>(p, m, al, l, bh, i, j, rb,
-				    row0, lane);
-
-			wgmma_wait<0>();	/* P_{j-1} V_{j-1} is in O */
+			wgmma_wait<0>();
 			wgmma_hold(o);
-			wgmma_hold(s);	/* and P_j is packed only now */
 			if (lane == 0)
 				wgmma_bar_arrive(empty_v(sv));
 			if constexpr (TRACE)
-				wgmma_trace_acc<D, BR>(p, o, bh, i, j - 1, rb,
+				wgmma_trace_acc<D, BR>(p, o, bh, i, nt - 1, rb,
 				    row0, lane);
-			if constexpr (SCHED == 1)	/* by alpha_j */
+		} else {
+			/* No overlap: S, softmax, P V, one after the other. */
+			for (int j = 0; j < nt; j++) {
+				const int st = WGMMA_SLOT(j);
+				const uint32_t ph = WGMMA_PHASE(j);
+
+				wgmma_bar_wait(full_k(st), ph);
+				wgmma_qk<D, BR, BC, BF16>(s, qa, sK + st * TB);
+				wgmma_wait<0>();
+				wgmma_hold(s);
+				if (lane == 0)
+					wgmma_bar_arrive(empty_k(st));
+				if (WGMMA_NEEDS_MASK(j))
+					WGMMA_MASK(j);
+				wgmma_softmax<BC, TRACE>(s, m, l, al,
+				    p.scale_log2, p.no_rescale);
+				if constexpr (TRACE)
+					wgmma_trace_ml<BR>(p, m, al, l, bh, i, j,
+					    rb, row0, lane);
 				wgmma_rescale<D, TRACE>(o, al, p.no_rescale);
-			wgmma_topack<BC, BF16>(pa, s);
+				wgmma_topack<BC, BF16>(pa, s);
+
+				wgmma_bar_wait(full_v(st), ph);
+				wgmma_pv<D, BC, BF16>(o, pa, sV + st * TB);
+				wgmma_wait<0>();
+				wgmma_hold(o);
+				if (lane == 0)
+					wgmma_bar_arrive(empty_v(st));
+				if constexpr (TRACE)
+					wgmma_trace_acc<D, BR>(p, o, bh, i, j, rb,
+					    row0, lane);
+			}
 		}
-
-		/* The last P V alone. */
-		const int sv = (nt - 1) % STAGES;
-		wgmma_bar_wait(full_v(sv), ((nt - 1) / STAGES) & 1);
-		if (PINGPONG)
-			wgmma_turn_wait(me);
-		if constexpr (SCHED == 2)
-			wgmma_rescale<D, TRACE>(o, al, p.no_rescale);
-		wgmma_pv<D, BC, BF16>(o, pa, sV + sv * TB);
-		if (PINGPONG)
-			wgmma_turn_pass(next);
-		wgmma_wait<0>();
-		wgmma_hold(o);
-		if (lane == 0)
-			wgmma_bar_arrive(empty_v(sv));
-		if constexpr (TRACE)
-			wgmma_trace_acc<D, BR>(p, o, bh, i, nt - 1, rb, row0,
-			    lane);
-		if (PINGPONG && c == 0)
-			wgmma_turn_wait(me);	/* take back the last pass */
-	} else if (nt > 0) {
-		/* No overlap: S, softmax, P V, one after the other. */
-		for (int j = 0; j < nt; j++) {
-			const int st = j % STAGES;
-			const uint32_t ph = (j / STAGES) & 1;
-
-			wgmma_bar_wait(full_k(st), ph);
-			wgmma_qk<D, BR, BC, BF16>(s, qa, sK + st * TB);
-			wgmma_wait<0>();
-			wgmma_hold(s);
-			if (lane == 0)
-				wgmma_bar_arrive(empty_k(st));
-			if (WGMMA_NEEDS_MASK(j))
-				WGMMA_MASK(j);
-			wgmma_softmax<BC, TRACE>(s, m, l, al, p.scale_log2,
-			    p.no_rescale);
-			if constexpr (TRACE)
-				wgmma_trace_ml<BR>(p, m, al, l, bh, i, j, rb,
-				    row0, lane);
-			wgmma_rescale<D, TRACE>(o, al, p.no_rescale);
-			wgmma_topack<BC, BF16>(pa, s);
-
-			wgmma_bar_wait(full_v(st), ph);
-			wgmma_pv<D, BC, BF16>(o, pa, sV + st * TB);
-			wgmma_wait<0>();
-			wgmma_hold(o);
-			if (lane == 0)
-				wgmma_bar_arrive(empty_v(st));
-			if constexpr (TRACE)
-				wgmma_trace_acc<D, BR>(p, o, bh, i, j, rb, row0,
-				    lane);
-		}
-	}
+#undef WGMMA_SLOT
+#undef WGMMA_PHASE
 #undef WGMMA_NEEDS_MASK
 #undef WGMMA_MASK
+		kv += nt;
 
-	/*
-	 * Epilogue.  This warpgroup's reads of its Q rows are complete (its
-	 * last wgmma was waited for), so its warps reuse them for O; the
-	 * other consumer's rows are elsewhere in the tile.
-	 */
-	const size_t orow = (size_t)bh * p.tq + row0;
-	float inv[2];
-#pragma unroll
-	for (int h = 0; h < 2; h++) {
-		float lt = l[h];
-		lt += __shfl_xor_sync(0xffffffffu, lt, 1);
-		lt += __shfl_xor_sync(0xffffffffu, lt, 2);
-		inv[h] = lt > 0.f ? 1.f / lt : 0.f;
-		const int r = rb + 8 * h;
-		if (t4 == 0 && row0 + r < p.tq)
-			p.lse[orow + r] = lt > 0.f ?
-			    m[h] * p.scale + logf(lt) : -INFINITY;
-	}
-#pragma unroll
-	for (int db = 0; db < D / 8; db++)
+		/*
+		 * Epilogue.  This warpgroup's reads of its Q rows are complete
+		 * (its last wgmma was waited for), so its warps reuse them for
+		 * O; the other consumer's rows are elsewhere in the slot.
+		 */
+		float inv[2];
 #pragma unroll
 		for (int h = 0; h < 2; h++) {
-			const int r = rb + 8 * h;	/* r & 7 == g */
-			*(uint32_t *)(gQ + (db / 8) * BR * 128 + r * 128 +
-			    (((db % 8) ^ g) << 4) + 4 * t4) =
-			    wgmma_pack<BF16>(o[4 * db + 2 * h] * inv[h],
-			    o[4 * db + 2 * h + 1] * inv[h]);
+			float lt = l[h];
+			lt += __shfl_xor_sync(0xffffffffu, lt, 1);
+			lt += __shfl_xor_sync(0xffffffffu, lt, 2);
+			inv[h] = lt > 0.f ? 1.f / lt : 0.f;
+			const int r = rb + 8 * h;
+			if (t4 == 0 && row0 + r < p.tq)
+				p.lse[orow + r] = lt > 0.f ?
+				    m[h] * p.scale + logf(lt) : -INFINITY;
 		}
-	__syncwarp();
-	constexpr int CPR = D / 8;		/* 16-byte chunks a row */
 #pragma unroll
-	for (int it = 0; it < 16 * CPR / 32; it++) {
-		const int x = it * 32 + lane;
-		const int r = 64 * c + 16 * ww + x / CPR, ch = x % CPR;
-		if (row0 + r < p.tq)
-			*(uint4 *)(p.o + (orow + r) * D + ch * 8) =
-			    *(const uint4 *)(gQ + (ch / 8) * BR * 128 +
-			    r * 128 + (((ch % 8) ^ (r & 7)) << 4));
+		for (int db = 0; db < D / 8; db++)
+#pragma unroll
+			for (int h = 0; h < 2; h++) {
+				const int r = rb + 8 * h;	/* r & 7 == g */
+				*(uint32_t *)(gq + (db / 8) * BR * 128 + r * 128 +
+				    (((db % 8) ^ g) << 4) + 4 * t4) =
+				    wgmma_pack<BF16>(o[4 * db + 2 * h] * inv[h],
+				    o[4 * db + 2 * h + 1] * inv[h]);
+			}
+		__syncwarp();
+#pragma unroll
+		for (int it = 0; it < 16 * CPR / 32; it++) {
+			const int x = it * 32 + lane;
+			const int r = 64 * c + 16 * ww + x / CPR, ch = x % CPR;
+			if (row0 + r < p.tq)
+				*(uint4 *)(p.o + (orow + r) * D + ch * 8) =
+				    *(const uint4 *)(gq + (ch / 8) * BR * 128 +
+				    r * 128 + (((ch % 8) ^ (r & 7)) << 4));
+		}
+		/* The slot goes back to the producer, whose next TMA (the
+		 * async proxy) writes where these plain stores were. */
+		asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+		__syncwarp();
+		if (lane == 0)
+			wgmma_bar_arrive(empty_q(qs));
+		kq++;
 	}
+	if (PINGPONG && c == 0)
+		wgmma_turn_wait(me);	/* take back the last pass */
 }
 
 /* ---------------------------------------------------------------------
@@ -968,20 +1047,21 @@ wgmma_tensor_map(CUtensorMap *map, const void *ptr, int bf16, int bh,
 }
 
 typedef cudaError_t (*wgmma_launcher)(const CUtensorMap *, const CUtensorMap *,
-    const CUtensorMap *, const struct wgmma_params *, int, int, int,
-    cudaStream_t, const char **);
+    const CUtensorMap *, const struct wgmma_params *, int, cudaStream_t,
+    const char **);
 
-template <int D, int BC, int STAGES, int NWG, bool PP, int OV, bool BF16,
-    bool TRACE>
+/* grid blocks, each taking work items blockIdx.x, + grid, ... */
+template <int D, int BC, int STAGES, int NWG, bool PP, int OV, int QBUF,
+    bool BF16, bool TRACE>
 static cudaError_t
 wgmma_launch(const CUtensorMap *q, const CUtensorMap *k, const CUtensorMap *v,
-    const struct wgmma_params *p, int tr, int heads, int batch,
-    cudaStream_t stream, const char **call)
+    const struct wgmma_params *p, int grid, cudaStream_t stream,
+    const char **call)
 {
 	void (*kern)(const CUtensorMap, const CUtensorMap, const CUtensorMap,
 	    const struct wgmma_params) =
-	    wgmma_fwd_kernel<D, BC, STAGES, NWG, PP, OV, BF16, TRACE>;
-	const int smem = wgmma_smem_bytes(D, 64 * NWG, BC, STAGES);
+	    wgmma_fwd_kernel<D, BC, STAGES, NWG, PP, OV, QBUF, BF16, TRACE>;
+	const int smem = wgmma_smem_bytes(D, 64 * NWG, BC, STAGES, QBUF);
 	cudaError_t e;
 
 	*call = "cudaFuncSetAttribute";
@@ -990,8 +1070,7 @@ wgmma_launch(const CUtensorMap *q, const CUtensorMap *k, const CUtensorMap *v,
 	if (e != cudaSuccess)
 		return e;
 	*call = "wgmma_fwd_kernel launch";
-	kern<<<dim3(tr, heads, batch), (NWG + 1) * 128, smem, stream>>>(*q, *k,
-	    *v, *p);
+	kern<<<grid, (NWG + 1) * 128, smem, stream>>>(*q, *k, *v, *p);
 	return cudaGetLastError();
 }
 
@@ -1000,28 +1079,28 @@ struct wgmma_variant {
 	wgmma_launcher launch[2][2];	/* [traced][enum fast_dtype] */
 };
 
-#define WGMMA_VARIANT(D, BC, ST, NWG, PP, OV) {				\
-	{ D, 64 * NWG, BC, ST, NWG, PP, OV }, {				\
-	{ wgmma_launch<D, BC, ST, NWG, PP, OV, false, false>,		\
-	  wgmma_launch<D, BC, ST, NWG, PP, OV, true, false> },		\
-	{ wgmma_launch<D, BC, ST, NWG, PP, OV, false, true>,		\
-	  wgmma_launch<D, BC, ST, NWG, PP, OV, true, true> } } }
+#define WGMMA_VARIANT(D, BC, ST, NWG, PP, OV, PE) {			\
+	{ D, 64 * NWG, BC, ST, NWG, PP, OV, PE }, {			\
+	{ wgmma_launch<D, BC, ST, NWG, PP, OV, 1 + PE, false, false>,	\
+	  wgmma_launch<D, BC, ST, NWG, PP, OV, 1 + PE, true, false> },	\
+	{ wgmma_launch<D, BC, ST, NWG, PP, OV, 1 + PE, false, true>,	\
+	  wgmma_launch<D, BC, ST, NWG, PP, OV, 1 + PE, true, true> } } }
 
 /*
- * Per d: the default first; then the same with FA3's rescale moved back
- * after P V (schedule 1), the plain loop (no overlap, no ping-pong), and
- * one other tiling.  Measured (WGMMA_NOTES.md) and dropped: ping-pong off
- * with the overlap on, and a 3-stage ring at d = 128 (no faster).
+ * Per d: the default first; then the other consumer count or schedule,
+ * the plain loop (no overlap, no ping-pong), and the persistent grid.
+ * Measured (WGMMA_NOTES.md) and dropped: ping-pong off with the overlap
+ * on, a 3-stage ring at d = 128, Bc = 176 at d = 128 (none faster).
  */
 static const struct wgmma_variant wgmma_variants[] = {
-	WGMMA_VARIANT(64, 128, 4, 2, true, 2),
-	WGMMA_VARIANT(64, 128, 4, 2, true, 1),
-	WGMMA_VARIANT(64, 128, 4, 2, false, 0),
-	WGMMA_VARIANT(64, 128, 4, 3, true, 2),	/* Br = 192 */
-	WGMMA_VARIANT(128, 128, 2, 2, true, 2),
-	WGMMA_VARIANT(128, 128, 2, 2, true, 1),
-	WGMMA_VARIANT(128, 128, 2, 2, false, 0),
-	WGMMA_VARIANT(128, 176, 2, 2, true, 2),	/* Bc = 176 */
+	WGMMA_VARIANT(64, 128, 4, 3, true, 2, 0),	/* Br = 192 */
+	WGMMA_VARIANT(64, 128, 4, 2, true, 2, 0),
+	WGMMA_VARIANT(64, 128, 4, 2, false, 0, 0),
+	WGMMA_VARIANT(64, 128, 4, 3, true, 2, 1),
+	WGMMA_VARIANT(128, 128, 2, 2, true, 2, 0),
+	WGMMA_VARIANT(128, 128, 2, 2, true, 1, 0),
+	WGMMA_VARIANT(128, 128, 2, 2, false, 0, 0),
+	WGMMA_VARIANT(128, 128, 2, 2, true, 2, 1),
 };
 #define WGMMA_NVARIANTS \
 	((int)(sizeof wgmma_variants / sizeof wgmma_variants[0]))
@@ -1087,7 +1166,7 @@ wgmma_attention_trace(const void *q, const void *k, const void *v, void *o,
 	CUtensorMap mq, mk, mv;
 	const char *call = "";
 	cudaError_t e;
-	int bh;
+	int bh, grid, dev, sms;
 
 	if (q == NULL || k == NULL || v == NULL || o == NULL || lse == NULL) {
 		snprintf(err, errlen, "wgmma_attention_fwd: a tensor pointer "
@@ -1151,10 +1230,26 @@ wgmma_attention_trace(const void *q, const void *k, const void *v, void *o,
 	p.tr_l = tr != NULL ? tr->l : NULL;
 	p.tr_acc = tr != NULL ? tr->acc : NULL;
 	p.tc = (tk + wv->cfg.bc - 1) / wv->cfg.bc;
+	p.tr = (tq + wv->cfg.br - 1) / wv->cfg.br;
 	p.no_rescale = tr != NULL && tr->test_no_rescale;
+	if ((long)p.tr * bh > 0x7fffffffL) {
+		snprintf(err, errlen, "wgmma_attention_fwd: %ld row blocks "
+		    "are too many for one grid", (long)p.tr * bh);
+		return -1;
+	}
+	p.ntiles = p.tr * bh;
 
-	e = wv->launch[tr != NULL][dtype](&mq, &mk, &mv, &p,
-	    (tq + wv->cfg.br - 1) / wv->cfg.br, heads, batch,
+	/* One block per work item; a persistent variant, one block per
+	 * multiprocessor (not under the causal mask, whose items differ in
+	 * length: there the hardware's dynamic scheduling balances better). */
+	grid = p.ntiles;
+	if (wv->cfg.persistent && !p.causal) {
+		CUDA_CHECK(cudaGetDevice(&dev));
+		CUDA_CHECK(cudaDeviceGetAttribute(&sms,
+		    cudaDevAttrMultiProcessorCount, dev));
+		grid = p.ntiles < sms ? p.ntiles : sms;
+	}
+	e = wv->launch[tr != NULL][dtype](&mq, &mk, &mv, &p, grid,
 	    (cudaStream_t)stream, &call);
 	if (e != cudaSuccess) {
 		snprintf(err, errlen, "%s failed at %s:%d: %s", call, __FILE__,
@@ -1162,4 +1257,6 @@ wgmma_attention_trace(const void *q, const void *k, const void *v, void *o,
 		return -1;
 	}
 	return 0;
+fail:
+	return -1;
 }

@@ -36,6 +36,9 @@ struct wgmma_config {
 			 * S issued before this softmax, O rescaled after
 			 * P V; 2: the same, O rescaled before P V is
 			 * issued (FA3's order) */
+	int persistent;	/* one block per multiprocessor looping over row
+			 * blocks, Q double-buffered (causal: one block per
+			 * row block all the same) */
 };
 
 /*

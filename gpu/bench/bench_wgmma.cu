@@ -367,9 +367,9 @@ bench_run(struct bench_bufs *b, const struct shape *s, int bf16, int kernel,
 static void
 bench_tiling(const struct wgmma_config *c, char *buf, size_t len)
 {
-	snprintf(buf, len, "%dx%d/s%d/%s%s%s", c->br, c->bc, c->stages,
+	snprintf(buf, len, "%dx%d/s%d/%s%s%s%s", c->br, c->bc, c->stages,
 	    c->pingpong ? "pp" : "--", c->overlap ? "ov" : "--",
-	    c->overlap == 2 ? "2" : "");
+	    c->overlap == 2 ? "2" : "", c->persistent ? "/P" : "");
 }
 
 /*

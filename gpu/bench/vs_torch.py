@@ -100,7 +100,7 @@ class Wgmma:
         _fields_ = [("d", ctypes.c_int), ("br", ctypes.c_int),
                     ("bc", ctypes.c_int), ("stages", ctypes.c_int),
                     ("consumers", ctypes.c_int), ("pingpong", ctypes.c_int),
-                    ("overlap", ctypes.c_int)]
+                    ("overlap", ctypes.c_int), ("persistent", ctypes.c_int)]
 
     def __init__(self, path):
         self.lib = ctypes.CDLL(path)
@@ -117,9 +117,10 @@ class Wgmma:
 
     @staticmethod
     def name(c):
-        return "%dx%d/s%d/%s%s" % (c.br, c.bc, c.stages,
-                                   "pp" if c.pingpong else "--",
-                                   ["--", "ov", "ov2"][c.overlap])
+        return "%dx%d/s%d/%s%s%s" % (c.br, c.bc, c.stages,
+                                     "pp" if c.pingpong else "--",
+                                     ["--", "ov", "ov2"][c.overlap],
+                                     "/persist" if c.persistent else "")
 
     def variants(self, d):
         out, i = [], 0

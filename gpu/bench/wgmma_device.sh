@@ -4,7 +4,7 @@
 # run there (else build them), then the phases named on the command line,
 # each under a time limit, logs under $OUT (or ./out).
 #
-#   gpu/bench/wgmma_device.sh [check] [trace] [bench] [torch] [ncu]
+#   gpu/bench/wgmma_device.sh [check] [trace] [bench] [torch] [torch2] [ncu]
 #
 # Binaries (built on any machine with nvcc 13, no GPU needed):
 #   F="-O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I gpu"
@@ -49,10 +49,13 @@ for ph in $phases; do
 		# simplest schedule first: if it fails too, suspect layouts
 		for v in ${CHECK_VARIANTS:-2 1 0 3}; do
 			log "check v$v"
+			echo "######## check v$v" >>"$out/check.log"
 			timeout ${CHECK_LIMIT:-45} ./bench_wgmma check $v \
-			    >"$out/check_v$v.log" 2>&1
+			    >"$out/check_v$v.tmp" 2>&1
 			rc=$?
-			tail -1 "$out/check_v$v.log" | tee -a "$out/summary.txt"
+			cat "$out/check_v$v.tmp" >>"$out/check.log"
+			tail -1 "$out/check_v$v.tmp" | tee -a "$out/summary.txt"
+			rm -f "$out/check_v$v.tmp"
 			log "check v$v rc $rc"
 			[ $rc -eq 0 ] && pass="$pass $v"
 		done ;;
@@ -74,6 +77,13 @@ for ph in $phases; do
 		    --lib ./libfast.so --wgmma-lib ./libwgmma.so \
 		    ${TORCH_ARGS:-} >"$out/vs_torch.log" 2>&1
 		log "vs_torch rc $?" ;;
+	torch2)
+		# a second pass on the goal's shapes: run-to-run spread
+		log "vs_torch (second pass)"
+		timeout ${TORCH_LIMIT:-200} python3 $src/gpu/bench/vs_torch.py \
+		    --lib ./libfast.so --wgmma-lib ./libwgmma.so \
+		    ${TORCH2_ARGS:-} >"$out/vs_torch2.log" 2>&1
+		log "vs_torch (second pass) rc $?" ;;
 	ncu)
 		# NCU_SHAPES: "D T CAUSAL BF16" entries separated by ';'
 		IFS=';' read -ra shapes <<<"${NCU_SHAPES:-128 4096 0 0}"
