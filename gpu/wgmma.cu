@@ -7,25 +7,28 @@
  * an asynchronous copy engine, and it is built only for sm_90a.
  *
  * Letters as in fast.cu: Q (Tq, d), K and V (Tk, d) per (batch, head);
- * Br query rows per block, Bc keys per tile, Tc = ceil(Tk / Bc) key
- * tiles; the grid is (Tr, heads, batch), one block per (row block i,
- * head, batch), FA2's loop order (for each i, for each j).  Br = 128,
- * Bc = 128 at both d = 64 and d = 128.
+ * Br query rows per block, Bc keys per tile, Tr = ceil(Tq / Br) row
+ * blocks, Tc = ceil(Tk / Bc) key tiles; one work item per (row block i,
+ * head, batch), FA2's loop order (for each i, for each j), one block per
+ * work item.  The defaults: Br = 128, Bc = 128 at d = 128; Br = 192,
+ * Bc = 128 at d = 64.
  *
- * Who does what: one block is three warpgroups (WG, 4 warps, 128 threads)
- * -----------------------------------------------------------------------
+ * Who does what: a block is 1 + C warpgroups (WG: 4 warps, 128 threads)
+ * ----------------------------------------------------------------------
  *   WG 0, the producer: one thread issues every copy.  TMA
  *     (cp.async.bulk.tensor) copies a whole 2-D box of a tensor into
  *     shared memory from one instruction, zero-fills what lies past the
  *     tensor's edge, and signals an mbarrier when the bytes have landed.
  *     Q_i once; then K_j and V_j into a ring of STAGES slots.
- *   WG 1 and WG 2, the consumers: each owns 64 query rows of the block
- *     (wgmma's M is 64 per warpgroup) and all Bc keys of a tile, FA2's
- *     split, so a row's max and sum stay inside one warp.
+ *   WG 1 .. C, the consumers (C = 2 at d = 128, 3 at d = 64): each owns
+ *     64 query rows of the block (wgmma's M is 64 per warpgroup, so
+ *     Br = 64 C) and all Bc keys of a tile, FA2's split, so a row's max
+ *     and sum stay inside one warp.
  * The producer needs a handful of registers and the consumers all they
- * can get (O and S accumulators, P): setmaxnreg moves them, 168 a thread
- * at launch (65536 / 384, rounded to 8) -> 24 for the producer, 240 for
- * each consumer (128 * 24 + 256 * 240 = 64512 <= 65536).
+ * can get (O and S accumulators, P): setmaxnreg moves them.  C = 2: 168
+ * a thread at launch (65536 / 384, rounded to 8) -> 24 for the producer,
+ * 240 for each consumer (128 * 24 + 256 * 240 = 64512 <= 65536); C = 3:
+ * 128 -> 24 and 160 (128 * 24 + 384 * 160 = 64512).
  *
  * The ring: mbarriers, full and empty
  * -----------------------------------
@@ -38,10 +41,11 @@
  *   full_k[s], full_v[s]   1 arrival (the producer's arrive.expect_tx,
  *                          which also announces Bc*d*2 bytes) + the TMA's
  *                          bytes.  Consumers wait on it before reading.
- *   empty_k[s], empty_v[s] 8 arrivals: lane 0 of each consumer warp, once
- *                          its wgmma reading the slot has completed.  The
- *                          producer waits on it before overwriting.
- *   full_q                 Q_i, once.
+ *   empty_k[s], empty_v[s] 4 C arrivals: lane 0 of each consumer warp,
+ *                          once its wgmma reading the slot has completed.
+ *                          The producer waits on it before overwriting.
+ *   full_q, empty_q        Q_i, and its release after the epilogue (which
+ *                          stages O in Q's slot).
  * A fresh barrier is in phase 0, so the producer's first wait on an empty
  * slot asks for parity 1, "the phase before", and passes at once.  K and V
  * have separate barriers so that S = Q K_j^T can start before V_j lands.
@@ -66,9 +70,10 @@
  *
  * Two consumers taking turns (FA3's ping-pong)
  * --------------------------------------------
- * The tensor core of a multiprocessor is one; the exp unit (MUFU, 16
- * results a clock against 1024 fp16 FMAs a clock... a d = 128 row of
- * scores costs 1/2 of its two products' time in exp alone) is another.
+ * The tensor core of a multiprocessor is one unit, the exp unit (MUFU)
+ * another, and the exp is not cheap: a score costs 4 d flops of the two
+ * products at 4096 flops a clock, and one exp at 16 a clock, so at
+ * d = 128 the exps alone take half as long as the products.
  * Named barriers make the two consumers alternate: a consumer takes its
  * turn (bar.sync on its own barrier), issues its GEMMs, hands the turn
  * over (bar.arrive on the other's barrier) and does its softmax while the
@@ -79,9 +84,10 @@
  *   WG2          | wait turn  |issue|  softmax_1 wait   |issue| ...
  *   producer     K2 (after both released K0) .. V1 .. K3 ..
  *
- * Every consumer issues the same number of turns (Tc + 1), WG 2 gives
- * WG 1 the first turn, and WG 1 takes back WG 2's last pass at the end,
- * so no named barrier is left half-arrived when the block exits.
+ * Every consumer issues the same number of turns (Tc + 1 a work item),
+ * the last consumer gives WG 1 the first turn, and WG 1 takes back the
+ * last pass at the end, so no named barrier is left half-arrived when
+ * the block exits.  With C = 3 the turn goes round: 1, 2, 3, 1, ...
  *
  * Shared memory: the 128-byte swizzle that TMA and wgmma agree on
  * --------------------------------------------------------------
@@ -139,18 +145,42 @@
  * of bank conflicts) and leaves as coalesced 16-byte stores; lse = m scale
  * + log l.
  *
- * Why these choices (measured figures: gpu/bench/WGMMA_NOTES.md)
+ * Why these choices (H200, SM clock 1.64-1.71 GHz under this load as ncu
+ * read it; figures from gpu/bench/WGMMA_NOTES.md, where every run is)
  * ------------------
+ * - What the steps are worth, fp16 d = 128 T = 4096 (B = 8, H = 16), one
+ *   run each at ec7e21f: the plain loop (S, softmax, P V in turn, both
+ *   consumers unsynchronised) 563 TFLOP/s; the overlap with FA3's
+ *   rescale order and the ping-pong, the default, 642; fast.cu's
+ *   mma.sync kernel 330; torch's FA2 328, cuDNN 667.  Runs of the same
+ *   code differ by up to 5 %, so closer variants are not told apart.
  * - Bc = 128: S = Q K^T is one m64n128k16 per 16 of d, a tile's two
- *   products are 2 x 64 x 128 x d MACs per warpgroup, long enough to
- *   hide the other warpgroup's softmax; at d = 128 the registers hold
- *   S (64), P (32) and O (64) under the 240 setmaxnreg gives.
+ *   products 2 x 64 x 128 x d MACs a warpgroup, long enough to hide the
+ *   other warpgroup's softmax; at d = 128 the registers hold S (64), P
+ *   (32) and O (64) under 240 (184 used, no spills).  Bc = 176 (FA3's
+ *   choice for d = 128) was no faster here (8a0817c: 650 against 657).
+ * - d = 64 takes three consumers (Br = 192): the exp is as costly as the
+ *   products there (a score costs 4 d = 256 flops on the tensor core,
+ *   1/16 clock, and one exp on MUFU, 1/16 clock too), so a third
+ *   warpgroup's softmax has to hide as well; 495 against 443 TFLOP/s with
+ *   two at T = 4096 (8a0817c), but slower at T = 1024 causal (238 against
+ *   266: fewer, longer blocks).
  * - Two stages at d = 128 (Q 32 KB + 2 x (K 32 KB + V 32 KB) = 160 KB),
- *   four at d = 64: one block a multiprocessor either way (384 threads,
- *   the register file is full); a 3-stage d = 128 variant fills 224 KB.
- * - The variants below keep the same tiling and switch the schedule
- *   (ping-pong, overlap) off one at a time: the simplest is the easiest
- *   to trust, and the differences say what each step is worth.
+ *   four at d = 64: one block a multiprocessor either way (the register
+ *   file is full).  A 3-stage d = 128 ring was no faster (d913958).
+ * - A persistent variant (one block per multiprocessor taking work items
+ *   t, t + 132, ...; Q double-buffered so the next item's Q and first K, V
+ *   land during this one's last tiles) was within the noise of the
+ *   default without the mask (648 against 642) and slower under it (the
+ *   mask's items differ in length: they get one block each, and still
+ *   lost 5-10 %, not understood): kept as a variant, not the default.
+ * - The limit, by ncu at the default: the tensor pipe busy 69-74 % of the
+ *   time, the exp (XU) pipe the busiest by instruction count, L2 hit rate
+ *   88 %, DRAM 6.5 % of its bandwidth.  What is left is the softmax not
+ *   always hidden behind the other consumer's products, the prologue and
+ *   epilogue of each block (31 waves of 132 blocks at T = 4096), and the
+ *   clock, which sinks under a long sustained load (every kernel, cuDNN
+ *   too, is slower at T = 16384 than at 4096).
  *
  * The trace (wgmma_attention_trace): every variant is also built with
  * TRACE = true, which writes each row's m, alpha and l after each tile's
