@@ -19,7 +19,8 @@
  *     (cp.async.bulk.tensor) copies a whole 2-D box of a tensor into
  *     shared memory from one instruction, zero-fills what lies past the
  *     tensor's edge, and signals an mbarrier when the bytes have landed.
- *     Q_i once; then K_j and V_j into a ring of STAGES slots.
+ *     Q_i once a work item; then K_j and V_j into a ring of STAGES
+ *     slots.
  *   WG 1 .. C, the consumers (C = 2 at d = 128, 3 at d = 64): each owns
  *     64 query rows of the block (wgmma's M is 64 per warpgroup, so
  *     Br = 64 C) and all Bc keys of a tile, FA2's split, so a row's max
@@ -57,13 +58,17 @@
  * result.  So the S of the next tile is issued before this tile's
  * softmax, and the P V of this tile runs under the next softmax:
  *
- *   issue S_0; wait; softmax_0 -> P_0
+ *   issue S_0; wait; softmax_0 -> P_0, alpha_0
  *   for j = 1 .. Tc-1:
- *     issue S_j = Q K_j^T ; issue O += P_{j-1} V_{j-1}      (two groups)
+ *     issue S_j = Q K_j^T                                  (group 1)
+ *     O *= alpha_{j-1}                      <- runs under S_j
+ *     issue O += P_{j-1} V_{j-1}                           (group 2)
  *     wait for S_j (wait_group 1: P V may still run)
  *     softmax_j -> m, l, alpha_j, P_j       <- overlaps P_{j-1} V_{j-1}
- *     wait for P V (wait_group 0); O *= alpha_j
- *   issue O += P_last V_last; wait
+ *     wait for P V (wait_group 0)
+ *   O *= alpha_last; issue O += P_last V_last; wait
+ * (FA3's order; the variants with schedule 1 rescale O right after the
+ * wait instead, the plain ones do S, softmax, P V one after the other.)
  * P_{j-1} is read from registers by the second wgmma while softmax_j
  * writes P_j into the S registers: S (Bc/2 floats), P (Bc/4 words) and O
  * (d/2 floats) are all live, 160 registers at d = 128.
@@ -153,12 +158,13 @@
  *   consumers unsynchronised) 563 TFLOP/s; the overlap with FA3's
  *   rescale order and the ping-pong, the default, 642; fast.cu's
  *   mma.sync kernel 330; torch's FA2 328, cuDNN 667.  Runs of the same
- *   code differ by up to 5 %, so closer variants are not told apart.
+ *   code differ by up to 9 % between calls (5 % within one), so closer
+ *   variants are not told apart.
  * - Bc = 128: S = Q K^T is one m64n128k16 per 16 of d, a tile's two
  *   products 2 x 64 x 128 x d MACs a warpgroup, long enough to hide the
  *   other warpgroup's softmax; at d = 128 the registers hold S (64), P
  *   (32) and O (64) under 240 (184 used, no spills).  Bc = 176 (FA3's
- *   choice for d = 128) was no faster here (8a0817c: 650 against 657).
+ *   choice for d = 128, in 8a0817c) was no faster here (650 against 657).
  * - d = 64 takes three consumers (Br = 192): the exp is as costly as the
  *   products there (a score costs 4 d = 256 flops on the tensor core,
  *   1/16 clock, and one exp on MUFU, 1/16 clock too), so a third
@@ -171,16 +177,18 @@
  * - A persistent variant (one block per multiprocessor taking work items
  *   t, t + 132, ...; Q double-buffered so the next item's Q and first K, V
  *   land during this one's last tiles) was within the noise of the
- *   default without the mask (648 against 642) and slower under it (the
- *   mask's items differ in length: they get one block each, and still
- *   lost 5-10 %, not understood): kept as a variant, not the default.
+ *   default without the mask (648 against 642) and 0-10 % slower under
+ *   it (the mask's items differ in length, so they get one block each
+ *   there as in the default: why it still loses is not understood): kept
+ *   as a variant, not the default.
  * - The limit, by ncu at the default: the tensor pipe busy 69-74 % of the
  *   time, the exp (XU) pipe the busiest by instruction count, L2 hit rate
  *   88 %, DRAM 6.5 % of its bandwidth.  What is left is the softmax not
  *   always hidden behind the other consumer's products, the prologue and
- *   epilogue of each block (31 waves of 132 blocks at T = 4096), and the
- *   clock, which sinks under a long sustained load (every kernel, cuDNN
- *   too, is slower at T = 16384 than at 4096).
+ *   epilogue of each block (31 waves of 132 blocks at T = 4096), and,
+ *   we guess, the clock sinking under a long sustained load (one launch
+ *   at T = 16384 ran at 680 TFLOP/s, twenty back to back at 582-615;
+ *   cuDNN slows from T = 4096 to 16384 as we do).
  *
  * The trace (wgmma_attention_trace): every variant is also built with
  * TRACE = true, which writes each row's m, alpha and l after each tile's
@@ -371,13 +379,6 @@ wgmma_desc(uint32_t addr, uint32_t lbo, uint32_t sbo)
 	"%25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, "	\
 	"%38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, "	\
 	"%51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}"
-#define WGMMA_D88 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, "	\
-	"%12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, "	\
-	"%25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, "	\
-	"%38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, "	\
-	"%51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "	\
-	"%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, "	\
-	"%77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87}"
 #define WGMMA_O8(d, i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]),	\
 	"+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]),	\
 	"+f"(d[i + 7])
@@ -385,8 +386,6 @@ wgmma_desc(uint32_t addr, uint32_t lbo, uint32_t sbo)
 	WGMMA_O8(d, 24)
 #define WGMMA_O64(d) WGMMA_O32(d), WGMMA_O8(d, 32), WGMMA_O8(d, 40),	\
 	WGMMA_O8(d, 48), WGMMA_O8(d, 56)
-#define WGMMA_O88(d) WGMMA_O64(d), WGMMA_O8(d, 64), WGMMA_O8(d, 72),	\
-	WGMMA_O8(d, 80)
 /* N, type, the accumulator list, then operand numbers of A, B, acc. */
 #define WGMMA_SS(N, T, DL, A, B, C) "{\n.reg .pred p;\n"		\
 	"setp.ne.b32 p, %" C ", 0;\n"					\
@@ -402,26 +401,19 @@ template <int N, bool BF16>
 static __device__ __forceinline__ void
 wgmma_ss(float (&d)[N / 2], uint64_t a, uint64_t b, int acc)
 {
-	static_assert(N == 64 || N == 128 || N == 176,
-	    "wgmma_ss: N is 64, 128 or 176");
+	static_assert(N == 64 || N == 128, "wgmma_ss: N is 64 or 128");
 	if constexpr (N == 64 && !BF16)
 		asm volatile(WGMMA_SS("64", "f16", WGMMA_D32, "32", "33", "34")
 		    : WGMMA_O32(d) : "l"(a), "l"(b), "r"(acc));
 	else if constexpr (N == 64)
 		asm volatile(WGMMA_SS("64", "bf16", WGMMA_D32, "32", "33", "34")
 		    : WGMMA_O32(d) : "l"(a), "l"(b), "r"(acc));
-	else if constexpr (N == 128 && !BF16)
+	else if constexpr (!BF16)
 		asm volatile(WGMMA_SS("128", "f16", WGMMA_D64, "64", "65", "66")
 		    : WGMMA_O64(d) : "l"(a), "l"(b), "r"(acc));
-	else if constexpr (N == 128)
+	else
 		asm volatile(WGMMA_SS("128", "bf16", WGMMA_D64, "64", "65",
 		    "66") : WGMMA_O64(d) : "l"(a), "l"(b), "r"(acc));
-	else if constexpr (!BF16)
-		asm volatile(WGMMA_SS("176", "f16", WGMMA_D88, "88", "89", "90")
-		    : WGMMA_O88(d) : "l"(a), "l"(b), "r"(acc));
-	else
-		asm volatile(WGMMA_SS("176", "bf16", WGMMA_D88, "88", "89",
-		    "90") : WGMMA_O88(d) : "l"(a), "l"(b), "r"(acc));
 }
 
 template <int N, bool BF16>
@@ -707,8 +699,7 @@ wgmma_fwd_kernel(const __grid_constant__ CUtensorMap tm_q,
 	constexpr int NBOX = D / 64;		/* 128-byte boxes a row */
 	constexpr int CPR = D / 8;		/* 16-byte chunks a row */
 	static_assert(D == 64 || D == 128, "d is 64 or 128");
-	static_assert(BC == 64 || BC == 128 || BC == 176,
-	    "Bc is 64, 128 or 176");
+	static_assert(BC == 64 || BC == 128, "Bc is 64 or 128");
 	static_assert(!PINGPONG || SCHED > 0, "ping-pong needs the overlap");
 	static_assert(NWG >= 2 || !PINGPONG, "ping-pong needs two consumers");
 	static_assert(QBUF == 1 || QBUF == 2, "one or two Q slots");
