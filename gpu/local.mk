@@ -29,7 +29,7 @@ else
 gpu_libfsgpu_a_SOURCES = $(GPU_HDRS) $(GPU_C) gpu/gpu_stub.c
 endif
 EXTRA_DIST += gpu/gpu_stub.c $(GPU_CU) gpu/bench/bench_fast.cu \
-	gpu/bench/vs_torch.py gpu/bench/bwd_vs_torch.py
+	gpu/bench/vs_torch.py gpu/bench/bwd_vs_torch.py gpu/bench/device_check.sh
 
 # Host code that nvcc compiles is C++ (guarded statics of the kernel
 # registration, an exception personality): it needs libstdc++ when gcc
