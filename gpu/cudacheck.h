@@ -1,6 +1,6 @@
 /*
  * cudacheck.h - every CUDA call in the .cu files goes through CUDA_CHECK;
- * and the two host helpers the .cu files share.
+ * and the one device-memory counter their host code shares.
  *
  * A failure writes "<call> failed at <file>:<line>: <CUDA error string>"
  * into the function's err buffer (err and errlen must be in scope) and
@@ -16,6 +16,7 @@
 #ifndef FLASHSTEP_CUDACHECK_H
 #define FLASHSTEP_CUDACHECK_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 #include <cuda_runtime.h>
@@ -29,20 +30,38 @@
 	}								\
 } while (0)
 
-/* cudaMalloc that counts the bytes it took into *bytes (when bytes is
- * not NULL); size 0 gives a NULL *p and success.  (device.cu) */
-cudaError_t gpu_dev_alloc(void **p, size_t size, double *bytes);
+/*
+ * A run's device memory (device.cu): every cudaMalloc of a kernel's host
+ * code goes through gpu_mem_alloc, which counts what the kernel itself
+ * holds into bytes (res->device_bytes: the same count for every kernel)
+ * and keeps the pointer, so one gpu_mem_free() is the whole cleanup.
+ * Start from GPU_MEM_INIT.
+ */
+#define GPU_MEM_MAX 32
+struct gpu_mem {
+	void *ptr[GPU_MEM_MAX];
+	int n;
+	double bytes;
+};
+#define GPU_MEM_INIT { { NULL }, 0, 0.0 }
+
+/* What an allocation is for: the kernel's own memory, counted, or a
+ * helper's (format conversions, the trace), not counted. */
+enum gpu_mem_use { GPU_MEM_KERNEL, GPU_MEM_HELPER };
+
+/* size bytes into *p (size 0: NULL and success). */
+cudaError_t gpu_mem_alloc(struct gpu_mem *m, void **p, size_t size,
+    enum gpu_mem_use use);
 
 /* The same for n floats. */
 static inline cudaError_t
-gpu_dev_floats(float **p, size_t n, double *bytes)
+gpu_mem_floats(struct gpu_mem *m, float **p, size_t n, enum gpu_mem_use use)
 {
-	return gpu_dev_alloc((void **)p, n * sizeof(float), bytes);
+	return gpu_mem_alloc(m, (void **)p, n * sizeof(float), use);
 }
 
-/* The time a kernel takes: the median of runs event timings, leaving out
- * the first (module load, first touch) when there are more.  Sorts
- * times.  (device.cu) */
-float gpu_dev_median_ms(float *times, int runs);
+/* Frees everything m holds; reports nothing (the first error is the one
+ * that matters). */
+void gpu_mem_free(struct gpu_mem *m);
 
 #endif

@@ -108,15 +108,6 @@
 
 #include "fast.h"
 
-/*
- * Timing experiments only (wrong results): built with -DFAST_ABLATE=1 the
- * softmax is skipped (P = S), with 2 no K/V tile after the first is
- * loaded.  Time minus ablated time = what that stage costs when exposed.
- */
-#ifndef FAST_ABLATE
-#define FAST_ABLATE 0
-#endif
-
 struct fast_params {
 	const uint16_t *q, *k, *v;
 	uint16_t *o;
@@ -417,14 +408,9 @@ fast_softmax(float (&s)[MT][BC / 8][4], float (&m)[MT][2], float (&l)[MT][2],
 #pragma unroll
 	for (int mt = 0; mt < MT; mt++)
 #pragma unroll
-		for (int h = 0; h < 2; h++) {
-			if constexpr (FAST_ABLATE != 1)
-				al[mt][h] = fast_softmax_row<D, BC, TRACE>(
-				    s[mt], h, m[mt][h], l[mt][h], o[mt],
-				    scale_log2, no_rescale);
-			else
-				al[mt][h] = 1.f;
-		}
+		for (int h = 0; h < 2; h++)
+			al[mt][h] = fast_softmax_row<D, BC, TRACE>(s[mt], h,
+			    m[mt][h], l[mt][h], o[mt], scale_log2, no_rescale);
 }
 
 /* o += P V for the V tile at vb, P = s rounded to 16 bits in registers. */
@@ -595,11 +581,11 @@ fast_fwd_kernel(const struct fast_params p)
 
 		fast_cp_wait<1>();	/* K_j is here, V_j may not be */
 		__syncthreads();
-		if (FAST_ABLATE != 2 && j + 1 < nt)
+		if (j + 1 < nt)
 			fast_load_tile<BC, D, THREADS>(sK + nxt, kg,
 			    (j + 1) * BC, p.tk, tid);
 		fast_cp_commit();
-		if (FAST_ABLATE != 2 && j + 1 < nt)
+		if (j + 1 < nt)
 			fast_load_tile<BC, D, THREADS>(sV + nxt, vg,
 			    (j + 1) * BC, p.tk, tid);
 		fast_cp_commit();

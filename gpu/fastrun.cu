@@ -1,7 +1,8 @@
 /*
- * fastrun.cu - a gpu_job through the fast kernel (gpu/fast.cu): device
- * memory, the float32 <-> fp16/bf16 conversions, timing, and the debug
- * trace laid out by the simulator's step numbers.
+ * fastrun.cu - the fast kernel's entry in the table (kernel.c): its
+ * tilings, and a gpu_job through gpu/fast.cu: device memory, the float32
+ * <-> fp16/bf16 conversions, timing, and the debug trace laid out by the
+ * simulator's step numbers.
  *
  * The problems hold float32 arrays whose values are already rounded to
  * the job's dtype (problem_build does that), so converting them on the
@@ -9,9 +10,9 @@
  * staging buffer into the packed 16-bit tensors (n, T, d) the kernel
  * reads, problem b at head b of a batch of one.
  *
- * The timed runs use the kernel as benchmarked (fast_attention_fwd); O
- * and lse come from them.  With GPU_TRACE the same tiling's trace build
- * runs once more (fast_attention_trace), and its per-tile arrays
+ * The timed runs (launch) use the kernel as benchmarked
+ * (fast_attention_fwd); O and lse come from them.  The trace is the same
+ * tiling's trace build run once (fast_attention_trace), whose per-tile arrays
  * (n, Tr, Tc, Br) are laid against the schedule: fa2 step first[i] + j
  * for the j < jend[i] the kernel visits.  Its m is in units of q.k and
  * becomes scale m here; its alpha is 0 where the simulator says 1 (a row
@@ -33,9 +34,10 @@
 #include "fast.h"
 
 extern "C" {
-#include "model/dtype.h"
-#include "gpu.h"
 #include "kernels.h"
+#include "model/dtype.h"
+#include "model/util.h"
+#include "timing.h"
 }
 
 #define FASTRUN_THREADS 256
@@ -72,16 +74,227 @@ fastrun_blocks(size_t n)
 	return (unsigned)(b < 4096 ? (b > 0 ? b : 1) : 4096);
 }
 
+
+/* ---- its tilings ---- */
+
 /*
- * The kernel's trace (n, tr, tc, br) on the host, in the simulator's
- * numbering (n, nsteps, job->br); entries the schedule has no row for
- * stay NaN.  kbr, ktc: the kernel's Br and Tc.
+ * The variant index for d with tiles Br x Bc (the first of them: 128 x 64
+ * at d = 128 exists with 4 and 8 warps), -1 for the default (Br = Bc =
+ * 0), or -2 for none.
+ */
+static int
+fastrun_variant(int d, int br, int bc)
+{
+	struct fast_config cfg;
+	int i;
+
+	if (br == 0 && bc == 0)
+		return fast_attention_variant(d, -1, &cfg) == 0 ? -1 : -2;
+	for (i = 0; fast_attention_variant(d, i, &cfg) == 0; i++)
+		if (cfg.br == br && cfg.bc == bc)
+			return i;
+	return -2;
+}
+
+/* "128x64 (default), 128x128, 64x64": the tilings for d. */
+extern "C" void
+fastrun_tilings(int d, char *buf, size_t len)
+{
+	struct fast_config cfg, def, prev;
+	size_t at = 0;
+	int i, k, dup;
+
+	buf[0] = '\0';
+	if (fast_attention_variant(d, -1, &def) != 0)
+		return;
+	for (i = 0; fast_attention_variant(d, i, &cfg) == 0 && at < len; i++) {
+		for (dup = 0, k = 0; k < i && !dup; k++) {
+			fast_attention_variant(d, k, &prev);
+			dup = prev.br == cfg.br && prev.bc == cfg.bc;
+		}
+		if (dup)
+			continue;
+		at += (size_t)snprintf(buf + at, len - at, "%s%dx%d%s",
+		    at > 0 ? ", " : "", cfg.br, cfg.bc,
+		    cfg.br == def.br && cfg.bc == def.bc ? " (default)" : "");
+	}
+}
+
+extern "C" int
+fastrun_tiling(int d, int br, int bc, struct tiling *t, char *err,
+    size_t errlen)
+{
+	struct fast_config cfg;
+	char list[128];
+	int v;
+
+	memset(t, 0, sizeof *t);
+	v = fastrun_variant(d, br, bc);
+	if (v == -2) {
+		fastrun_tilings(d, list, sizeof list);
+		if (list[0] == '\0')
+			return util_error(err, errlen, "kernel fast has no "
+			    "tiling at d = %d (it takes d = 64 or 128)", d);
+		return util_error(err, errlen, "kernel fast has no Br = %d, "
+		    "Bc = %d tiling at d = %d (it has Br x Bc = %s)", br, bc, d,
+		    list);
+	}
+	fast_attention_variant(d, v, &cfg);
+	t->br = cfg.br;
+	t->bc = cfg.bc;
+	t->order = ORDER_FA2;
+	return 0;
+}
+
+/* ---- the runs ---- */
+
+/* The inputs in 16 bits, packed problem after problem, and what the
+ * kernel is called with. */
+struct fastrun_in {
+	uint16_t *q, *k, *v;
+	int bf16, variant;
+};
+
+/*
+ * Every problem's Q, K and V through one float32 staging buffer into
+ * 16-bit device tensors (n, T, d), problem b at head b of a batch of
+ * one; counted as use says (the staging buffer never is).
+ */
+static int
+fastrun_upload(const struct gpu_job *job, struct gpu_mem *mem,
+    enum gpu_mem_use use, struct fastrun_in *in, char *err, size_t errlen)
+{
+	const struct problem *p = &job->ps[0];
+	const size_t nq = (size_t)p->tq * p->d, nk = (size_t)p->tk * p->d;
+	const size_t h = sizeof(uint16_t);
+	float *stage;
+	size_t b;
+
+	in->bf16 = p->dtype == DTYPE_BF16;
+	in->variant = fastrun_variant(p->d, job->tiling->br, job->tiling->bc);
+	if (in->variant == -2) {
+		snprintf(err, errlen, "kernel fast has no Br = %d, Bc = %d "
+		    "tiling at d = %d", job->tiling->br, job->tiling->bc, p->d);
+		goto fail;
+	}
+	CUDA_CHECK(gpu_mem_alloc(mem, (void **)&in->q, nq * job->n * h, use));
+	CUDA_CHECK(gpu_mem_alloc(mem, (void **)&in->k, nk * job->n * h, use));
+	CUDA_CHECK(gpu_mem_alloc(mem, (void **)&in->v, nk * job->n * h, use));
+	CUDA_CHECK(gpu_mem_floats(mem, &stage, nq > nk ? nq : nk,
+	    GPU_MEM_HELPER));
+	for (b = 0; b < (size_t)job->n; b++) {
+		CUDA_CHECK(cudaMemcpy(stage, job->ps[b].q, nq * sizeof(float),
+		    cudaMemcpyHostToDevice));
+		fastrun_to16<<<fastrun_blocks(nq), FASTRUN_THREADS>>>(stage,
+		    in->q + b * nq, nq, in->bf16);
+		CUDA_CHECK(cudaGetLastError());
+		CUDA_CHECK(cudaMemcpy(stage, job->ps[b].k, nk * sizeof(float),
+		    cudaMemcpyHostToDevice));
+		fastrun_to16<<<fastrun_blocks(nk), FASTRUN_THREADS>>>(stage,
+		    in->k + b * nk, nk, in->bf16);
+		CUDA_CHECK(cudaGetLastError());
+		CUDA_CHECK(cudaMemcpy(stage, job->ps[b].v, nk * sizeof(float),
+		    cudaMemcpyHostToDevice));
+		fastrun_to16<<<fastrun_blocks(nk), FASTRUN_THREADS>>>(stage,
+		    in->v + b * nk, nk, in->bf16);
+		CUDA_CHECK(cudaGetLastError());
+	}
+	return 0;
+fail:
+	return -1;
+}
+
+/* O (16 bits on the device) into res->o as float32 (exact), and lse. */
+static int
+fastrun_outputs(const struct gpu_job *job, struct gpu_mem *mem,
+    const uint16_t *o, const float *lse, int bf16, char *err, size_t errlen)
+{
+	const size_t no = (size_t)job->ps[0].tq * job->ps[0].d * job->n;
+	float *of;
+
+	CUDA_CHECK(gpu_mem_floats(mem, &of, no, GPU_MEM_HELPER));
+	fastrun_from16<<<fastrun_blocks(no), FASTRUN_THREADS>>>(o, of, no,
+	    bf16);
+	CUDA_CHECK(cudaGetLastError());
+	CUDA_CHECK(cudaMemcpy(job->res->o, of, no * sizeof(float),
+	    cudaMemcpyDeviceToHost));
+	CUDA_CHECK(cudaMemcpy(job->res->lse, lse, (size_t)job->ps[0].tq *
+	    job->n * sizeof(float), cudaMemcpyDeviceToHost));
+	return 0;
+fail:
+	return -1;
+}
+
+/* One timed run (timing.h). */
+struct fastrun_timed {
+	const struct gpu_job *job;
+	const struct fastrun_in *in;
+	uint16_t *o;
+	float *lse;
+};
+
+static int
+fastrun_enqueue(void *ctx, char *err, size_t errlen)
+{
+	const struct fastrun_timed *r = (const struct fastrun_timed *)ctx;
+	const struct problem *p = &r->job->ps[0];
+
+	return fast_attention_fwd(r->in->q, r->in->k, r->in->v, r->o, r->lse,
+	    1, r->job->n, p->tq, p->tk, p->d, r->in->bf16 ? FAST_BF16 :
+	    FAST_FP16, p->causal, p->scale, r->in->variant, NULL, err, errlen);
+}
+
+extern "C" int
+fastrun_launch(const struct gpu_job *job, char *err, size_t errlen)
+{
+	const struct problem *p = &job->ps[0];
+	const size_t no = (size_t)p->tq * p->d * job->n;
+	struct gpu_mem mem = GPU_MEM_INIT;
+	struct fastrun_in in;
+	struct fastrun_timed run;
+	int rc = -1;
+
+	memset(&in, 0, sizeof in);
+	memset(&run, 0, sizeof run);
+	/* The kernel's own memory: Q, K, V, O in 16 bits, lse in float32. */
+	if (fastrun_upload(job, &mem, GPU_MEM_KERNEL, &in, err, errlen) != 0)
+		goto fail;
+	CUDA_CHECK(gpu_mem_alloc(&mem, (void **)&run.o, no * sizeof(uint16_t),
+	    GPU_MEM_KERNEL));
+	CUDA_CHECK(gpu_mem_floats(&mem, &run.lse, (size_t)p->tq * job->n,
+	    GPU_MEM_KERNEL));
+	/* Poisoned: an output the kernel never wrote cannot pass. */
+	CUDA_CHECK(cudaMemset(run.o, 0xff, no * sizeof(uint16_t)));
+	CUDA_CHECK(cudaMemset(run.lse, 0xff, (size_t)p->tq * job->n *
+	    sizeof(float)));
+	run.job = job;
+	run.in = &in;
+	if (timing_median_ms(fastrun_enqueue, &run, job->repeat, &job->res->ms,
+	    err, errlen) != 0)
+		goto fail;
+	job->res->device_bytes = mem.bytes;
+	if (fastrun_outputs(job, &mem, run.o, run.lse, in.bf16, err,
+	    errlen) != 0)
+		goto fail;
+	rc = 0;
+fail:
+	gpu_mem_free(&mem);
+	return rc;
+}
+
+/*
+ * The kernel's trace (n, ktr, ktc, kbr) on the host, in the simulator's
+ * numbering (gpu_trace_at); entries the schedule has no row for stay
+ * NaN.  kbr, ktc: the kernel's Br and Tc.
  */
 static void
 fastrun_lay_trace(const struct gpu_job *job, const float *hm,
     const float *ha, const float *hl, const float *hacc, int kbr, int ktr,
     int ktc)
 {
+	const struct problem *p = &job->ps[0];
+	const struct schedule *sc = job->sched;
+	struct gpu_result *res = job->res;
 	size_t src, dst, b;
 	long step;
 	int i, j, r, rows;
@@ -89,213 +302,101 @@ fastrun_lay_trace(const struct gpu_job *job, const float *hm,
 
 	for (b = 0; b < (size_t)job->n; b++)
 		for (i = 0; i < ktr; i++) {
-			rows = job->tq - i * kbr < kbr ? job->tq - i * kbr : kbr;
-			for (j = 0; j < job->jend[i]; j++) {
-				step = job->first[i] + j;
+			rows = p->tq - i * kbr < kbr ? p->tq - i * kbr : kbr;
+			for (j = 0; j < sc->jend[i]; j++) {
+				step = sc->first[i] + j;
 				for (r = 0; r < rows; r++) {
 					src = ((b * ktr + i) * ktc + j) * kbr + r;
-					dst = (b * job->nsteps + step) * job->br + r;
+					dst = gpu_trace_at(res, (int)b, step, r);
 					m = hm[src];
-					job->m_new[dst] = m * job->scale;
-					job->alpha[dst] = isinf(m) && m < 0 ?
+					res->m_new[dst] = m * p->scale;
+					res->alpha[dst] = isinf(m) && m < 0 ?
 					    1.0f : ha[src];
-					job->l_new[dst] = hl[src];
-					if (job->acc != NULL)
-						memcpy(job->acc + dst * job->dv,
-						    hacc + src * job->d,
-						    (size_t)job->dv * sizeof(float));
+					res->l_new[dst] = hl[src];
+					if (res->acc != NULL)
+						memcpy(res->acc + dst * p->dv,
+						    hacc + src * p->d,
+						    (size_t)p->dv * sizeof(float));
 				}
 			}
 		}
 }
 
 extern "C" int
-gpu_fast_launch(struct gpu_job *job, char *err, size_t errlen)
+fastrun_trace(const struct gpu_job *job, char *err, size_t errlen)
 {
+	const struct problem *p = &job->ps[0];
+	const size_t no = (size_t)p->tq * p->d * job->n;
+	struct gpu_mem mem = GPU_MEM_INIT;
+	struct fastrun_in in;
 	struct fast_config cfg;
 	struct fast_trace tr;
-	float *stage = NULL, *lse = NULL, *lse_t = NULL, *of = NULL;
-	float *times = NULL;
-	float *hm = NULL, *ha = NULL, *hl = NULL, *hacc = NULL;
-	uint16_t *q = NULL, *k = NULL, *v = NULL, *o = NULL, *o_t = NULL;
-	cudaEvent_t *ev = NULL;
-	size_t nq, nk, no, ntrace = 0, b, i;
-	int bf16 = job->dtype == DTYPE_BF16, ktr = 0, ktc = 0, runs = 0, run;
-	int rc = -1;
-	const size_t h = sizeof(uint16_t);
+	float *hm = NULL, *ha = NULL, *hl = NULL, *hacc = NULL, *lse_t;
+	uint16_t *o_t;
+	size_t ntrace;
+	int ktr, ktc, rc = -1;
 
+	memset(&in, 0, sizeof in);
 	memset(&tr, 0, sizeof tr);
-	job->bytes = 0;
-	if (fast_attention_variant(job->d, job->variant, &cfg) != 0) {
-		snprintf(err, errlen, "the fast kernel has no variant %d at d = %d",
-		    job->variant, job->d);
+	if (fastrun_upload(job, &mem, GPU_MEM_HELPER, &in, err, errlen) != 0)
 		goto fail;
-	}
-	nq = (size_t)job->tq * job->d;
-	nk = (size_t)job->tk * job->d;
-	no = nq * job->n;
-
-	/* The kernel's own memory: Q, K, V, O in 16 bits, lse in float32. */
-	CUDA_CHECK(gpu_dev_alloc((void **)&q, no * h, &job->bytes));
-	CUDA_CHECK(gpu_dev_alloc((void **)&k, nk * job->n * h, &job->bytes));
-	CUDA_CHECK(gpu_dev_alloc((void **)&v, nk * job->n * h, &job->bytes));
-	CUDA_CHECK(gpu_dev_alloc((void **)&o, no * h, &job->bytes));
-	CUDA_CHECK(gpu_dev_alloc((void **)&lse, (size_t)job->tq * job->n *
-	    sizeof(float), &job->bytes));
-	/* Conversions only, not counted. */
-	CUDA_CHECK(gpu_dev_alloc((void **)&stage, (nq > nk ? nq : nk) *
-	    sizeof(float), NULL));
-	for (b = 0; b < (size_t)job->n; b++) {
-		CUDA_CHECK(cudaMemcpy(stage, job->q[b], nq * sizeof(float),
-		    cudaMemcpyHostToDevice));
-		fastrun_to16<<<fastrun_blocks(nq), FASTRUN_THREADS>>>(stage,
-		    q + b * nq, nq, bf16);
-		CUDA_CHECK(cudaGetLastError());
-		CUDA_CHECK(cudaMemcpy(stage, job->k[b], nk * sizeof(float),
-		    cudaMemcpyHostToDevice));
-		fastrun_to16<<<fastrun_blocks(nk), FASTRUN_THREADS>>>(stage,
-		    k + b * nk, nk, bf16);
-		CUDA_CHECK(cudaGetLastError());
-		CUDA_CHECK(cudaMemcpy(stage, job->v[b], nk * sizeof(float),
-		    cudaMemcpyHostToDevice));
-		fastrun_to16<<<fastrun_blocks(nk), FASTRUN_THREADS>>>(stage,
-		    v + b * nk, nk, bf16);
-		CUDA_CHECK(cudaGetLastError());
-	}
-	/* Poisoned: an output the kernel never wrote cannot pass. */
-	CUDA_CHECK(cudaMemset(o, 0xff, no * h));
-	CUDA_CHECK(cudaMemset(lse, 0xff, (size_t)job->tq * job->n *
-	    sizeof(float)));
-
-	/*
-	 * The timed runs: one warm-up, then repeat, median kept.  Run r lies
-	 * between events r and r + 1, all queued back to back with no wait,
-	 * so the GPU is still busy with run r - 1 when the host launches run
-	 * r: a timed run's time is the kernel's, not the launch's (a 0.3 ms
-	 * kernel would otherwise carry a few microseconds of host calls).
-	 */
-	runs = job->repeat > 0 ? job->repeat + 1 : 1;
-	times = (float *)calloc((size_t)runs, sizeof *times);
-	ev = (cudaEvent_t *)calloc((size_t)runs + 1, sizeof *ev);
-	if (times == NULL || ev == NULL) {
-		snprintf(err, errlen, "out of memory");
-		goto fail;
-	}
-	for (run = 0; run <= runs; run++)
-		CUDA_CHECK(cudaEventCreate(&ev[run]));
-	CUDA_CHECK(cudaEventRecord(ev[0]));
-	for (run = 0; run < runs; run++) {
-		if (fast_attention_fwd(q, k, v, o, lse, 1, job->n, job->tq,
-		    job->tk, job->d, bf16 ? FAST_BF16 : FAST_FP16, job->causal,
-		    job->scale, job->variant, NULL, err, errlen) != 0)
-			goto fail;
-		CUDA_CHECK(cudaEventRecord(ev[run + 1]));
-	}
-	CUDA_CHECK(cudaEventSynchronize(ev[runs]));
-	for (run = 0; run < runs; run++)
-		CUDA_CHECK(cudaEventElapsedTime(&times[run], ev[run],
-		    ev[run + 1]));
-	job->ms = gpu_dev_median_ms(times, runs);
-
-	if (job->flags & GPU_TRACE) {
-		ktr = (job->tq + cfg.br - 1) / cfg.br;
-		ktc = (job->tk + cfg.bc - 1) / cfg.bc;
-		ntrace = (size_t)job->n * ktr * ktc * cfg.br;
-		CUDA_CHECK(gpu_dev_alloc((void **)&tr.m, ntrace * sizeof(float),
-		    NULL));
-		CUDA_CHECK(gpu_dev_alloc((void **)&tr.alpha, ntrace *
-		    sizeof(float), NULL));
-		CUDA_CHECK(gpu_dev_alloc((void **)&tr.l, ntrace * sizeof(float),
-		    NULL));
-		CUDA_CHECK(cudaMemset(tr.m, 0xff, ntrace * sizeof(float)));
-		CUDA_CHECK(cudaMemset(tr.alpha, 0xff, ntrace * sizeof(float)));
-		CUDA_CHECK(cudaMemset(tr.l, 0xff, ntrace * sizeof(float)));
-		if (job->flags & GPU_TRACE_ACC) {
-			CUDA_CHECK(gpu_dev_alloc((void **)&tr.acc, ntrace *
-			    job->d * sizeof(float), NULL));
-			CUDA_CHECK(cudaMemset(tr.acc, 0xff, ntrace * job->d *
-			    sizeof(float)));
-		}
-		/* The trace run's own O and lse, kept only under the fault. */
-		CUDA_CHECK(gpu_dev_alloc((void **)&o_t, no * h, NULL));
-		CUDA_CHECK(gpu_dev_alloc((void **)&lse_t, (size_t)job->tq *
-		    job->n * sizeof(float), NULL));
-		CUDA_CHECK(cudaMemset(o_t, 0xff, no * h));
-		CUDA_CHECK(cudaMemset(lse_t, 0xff, (size_t)job->tq * job->n *
+	fast_attention_variant(p->d, in.variant, &cfg);
+	ktr = (p->tq + cfg.br - 1) / cfg.br;
+	ktc = (p->tk + cfg.bc - 1) / cfg.bc;
+	ntrace = (size_t)job->n * ktr * ktc * cfg.br;
+	CUDA_CHECK(gpu_mem_floats(&mem, &tr.m, ntrace, GPU_MEM_HELPER));
+	CUDA_CHECK(gpu_mem_floats(&mem, &tr.alpha, ntrace, GPU_MEM_HELPER));
+	CUDA_CHECK(gpu_mem_floats(&mem, &tr.l, ntrace, GPU_MEM_HELPER));
+	CUDA_CHECK(cudaMemset(tr.m, 0xff, ntrace * sizeof(float)));
+	CUDA_CHECK(cudaMemset(tr.alpha, 0xff, ntrace * sizeof(float)));
+	CUDA_CHECK(cudaMemset(tr.l, 0xff, ntrace * sizeof(float)));
+	if (job->res->acc != NULL) {
+		CUDA_CHECK(gpu_mem_floats(&mem, &tr.acc, ntrace * p->d,
+		    GPU_MEM_HELPER));
+		CUDA_CHECK(cudaMemset(tr.acc, 0xff, ntrace * p->d *
 		    sizeof(float)));
-		tr.test_no_rescale = (job->flags & GPU_TEST_NO_RESCALE) != 0;
-		if (fast_attention_trace(q, k, v, o_t, lse_t, 1, job->n,
-		    job->tq, job->tk, job->d, bf16 ? FAST_BF16 : FAST_FP16,
-		    job->causal, job->scale, job->variant, &tr, NULL, err,
-		    errlen) != 0)
-			goto fail;
-		CUDA_CHECK(cudaDeviceSynchronize());
-		if (tr.test_no_rescale) {
-			CUDA_CHECK(cudaMemcpy(o, o_t, no * h,
-			    cudaMemcpyDeviceToDevice));
-			CUDA_CHECK(cudaMemcpy(lse, lse_t, (size_t)job->tq *
-			    job->n * sizeof(float), cudaMemcpyDeviceToDevice));
-		}
-		hm = (float *)malloc(ntrace * sizeof(float));
-		ha = (float *)malloc(ntrace * sizeof(float));
-		hl = (float *)malloc(ntrace * sizeof(float));
-		if (tr.acc != NULL)
-			hacc = (float *)malloc(ntrace * job->d * sizeof(float));
-		if (hm == NULL || ha == NULL || hl == NULL ||
-		    (tr.acc != NULL && hacc == NULL)) {
-			snprintf(err, errlen, "out of memory for the GPU trace");
-			goto fail;
-		}
-		CUDA_CHECK(cudaMemcpy(hm, tr.m, ntrace * sizeof(float),
-		    cudaMemcpyDeviceToHost));
-		CUDA_CHECK(cudaMemcpy(ha, tr.alpha, ntrace * sizeof(float),
-		    cudaMemcpyDeviceToHost));
-		CUDA_CHECK(cudaMemcpy(hl, tr.l, ntrace * sizeof(float),
-		    cudaMemcpyDeviceToHost));
-		if (hacc != NULL)
-			CUDA_CHECK(cudaMemcpy(hacc, tr.acc, ntrace * job->d *
-			    sizeof(float), cudaMemcpyDeviceToHost));
-		/* Rows the schedule has no entry for stay NaN, as teach's. */
-		i = (size_t)job->n * job->nsteps * job->br;
-		memset(job->m_new, 0xff, i * sizeof(float));
-		memset(job->alpha, 0xff, i * sizeof(float));
-		memset(job->l_new, 0xff, i * sizeof(float));
-		if (job->acc != NULL)
-			memset(job->acc, 0xff, i * job->dv * sizeof(float));
-		fastrun_lay_trace(job, hm, ha, hl, hacc, cfg.br, ktr, ktc);
 	}
+	/* The trace run's own O and lse, kept only under the fault. */
+	CUDA_CHECK(gpu_mem_alloc(&mem, (void **)&o_t, no * sizeof(uint16_t),
+	    GPU_MEM_HELPER));
+	CUDA_CHECK(gpu_mem_floats(&mem, &lse_t, (size_t)p->tq * job->n,
+	    GPU_MEM_HELPER));
+	CUDA_CHECK(cudaMemset(o_t, 0xff, no * sizeof(uint16_t)));
+	CUDA_CHECK(cudaMemset(lse_t, 0xff, (size_t)p->tq * job->n *
+	    sizeof(float)));
+	tr.test_no_rescale = (job->flags & GPU_TEST_NO_RESCALE) != 0;
+	if (fast_attention_trace(in.q, in.k, in.v, o_t, lse_t, 1, job->n,
+	    p->tq, p->tk, p->d, in.bf16 ? FAST_BF16 : FAST_FP16, p->causal,
+	    p->scale, in.variant, &tr, NULL, err, errlen) != 0)
+		goto fail;
+	CUDA_CHECK(cudaDeviceSynchronize());
 
-	/* O back in float32 (exact). */
-	CUDA_CHECK(gpu_dev_alloc((void **)&of, no * sizeof(float), NULL));
-	fastrun_from16<<<fastrun_blocks(no), FASTRUN_THREADS>>>(o, of, no,
-	    bf16);
-	CUDA_CHECK(cudaGetLastError());
-	if (job->o != NULL)
-		CUDA_CHECK(cudaMemcpy(job->o, of, no * sizeof(float),
-		    cudaMemcpyDeviceToHost));
-	if (job->lse != NULL)
-		CUDA_CHECK(cudaMemcpy(job->lse, lse, (size_t)job->tq * job->n *
+	hm = (float *)malloc(ntrace * sizeof(float));
+	ha = (float *)malloc(ntrace * sizeof(float));
+	hl = (float *)malloc(ntrace * sizeof(float));
+	if (tr.acc != NULL)
+		hacc = (float *)malloc(ntrace * p->d * sizeof(float));
+	if (hm == NULL || ha == NULL || hl == NULL ||
+	    (tr.acc != NULL && hacc == NULL)) {
+		snprintf(err, errlen, "out of memory for the GPU trace");
+		goto fail;
+	}
+	CUDA_CHECK(cudaMemcpy(hm, tr.m, ntrace * sizeof(float),
+	    cudaMemcpyDeviceToHost));
+	CUDA_CHECK(cudaMemcpy(ha, tr.alpha, ntrace * sizeof(float),
+	    cudaMemcpyDeviceToHost));
+	CUDA_CHECK(cudaMemcpy(hl, tr.l, ntrace * sizeof(float),
+	    cudaMemcpyDeviceToHost));
+	if (hacc != NULL)
+		CUDA_CHECK(cudaMemcpy(hacc, tr.acc, ntrace * p->d *
 		    sizeof(float), cudaMemcpyDeviceToHost));
+	fastrun_lay_trace(job, hm, ha, hl, hacc, cfg.br, ktr, ktc);
+	if (tr.test_no_rescale && fastrun_outputs(job, &mem, o_t, lse_t,
+	    in.bf16, err, errlen) != 0)
+		goto fail;
 	rc = 0;
 fail:
-	for (run = 0; ev != NULL && run <= runs; run++)
-		if (ev[run] != NULL)
-			cudaEventDestroy(ev[run]);
-	free(ev);
-	cudaFree(q);
-	cudaFree(k);
-	cudaFree(v);
-	cudaFree(o);
-	cudaFree(o_t);
-	cudaFree(lse);
-	cudaFree(lse_t);
-	cudaFree(stage);
-	cudaFree(of);
-	cudaFree(tr.m);
-	cudaFree(tr.alpha);
-	cudaFree(tr.l);
-	cudaFree(tr.acc);
-	free(times);
+	gpu_mem_free(&mem);
 	free(hm);
 	free(ha);
 	free(hl);

@@ -31,7 +31,19 @@
  * error scales with sum p |v| <= l max|V| rather than with |u|; o and O
  * with max|V|.
  *
- * The fast kernel (gpu/fast.cu) does the same algorithm with the same
+ * The same argument gives the teaching kernel's promise, checked as such
+ * (order_kept): m is the same bits at every step, and alpha is one expf
+ * of the same float on each side: CUDA's within 2 units in the last place
+ * of the correctly rounded value, glibc's within 1, so at most 3 units
+ * apart, and a unit is at most 2^-23 of the value:
+ * |g - s| <= 3 2^-23 max(|g|, |s|) (GPUCHECK_ALPHA_UNITS).  The first
+ * fails when the order of the score sum changes (reversed, or fused into
+ * FMAs: S and so m move by a unit now and then), the second when expf
+ * becomes __expf (its argument x log2(e) is rounded first: an error of
+ * about 2 + 1.2 |x| units, over 3 for most |x| > 10).
+ * tests/gpu_planted.sh plants such changes and expects check_gpu to fail.
+ *
+ * A tensor-core kernel (gpu/fast.cu) does the same algorithm with the same
  * tiles but not the same operations, so its differences are larger and
  * come from three places:
  *   - S on the tensor cores.  The 16-bit products are exact in float32,
@@ -53,7 +65,7 @@
  *   - P and O in 16 bits.  P is rounded before P V as the simulator's
  *     --dtype emulation does (a flip as above), and O leaves the kernel
  *     rounded to the dtype: half a unit, under rtol_acc |O|.
- * The fast kernel is held to rtol = atol = GPUCHECK_RTOL + 2 delta for
+ * Such a kernel is held to rtol = atol = GPUCHECK_RTOL + 2 delta for
  * m, alpha, l and lse, and to rtol_acc + 2 delta for the numerator and
  * O.  Those stay far below what a fault does (a rescale left out, a
  * mask off by one key at small Tk), and a test shows one caught.
@@ -62,7 +74,6 @@
 
 #include "gpucheck.h"
 #include "model/compare.h"
-#include "gpu.h"
 #include "model/sim.h"
 #include "model/util.h"
 
@@ -76,21 +87,62 @@ struct gpucheck_walk {
 	const struct gpu_result *g;
 	int b;			/* the problem's index in the GPU run */
 	int dv, normalized;
-	double vmax;		/* max |V| */
+	struct gpucheck_tol tol;
 	struct gpucheck_report *rep;
 };
 
+/* The largest norm of a row of x (rows, cols). */
 static double
-gpucheck_rtol_acc(enum dtype t)
+gpucheck_max_norm(const float *x, int rows, int cols)
 {
-	switch (t) {
-	case DTYPE_FP16:
-		return 0x1p-10;
-	case DTYPE_BF16:
-		return 0x1p-7;
-	default:
-		return GPUCHECK_RTOL;
+	double best = 0, sum;
+	int r, c;
+
+	for (r = 0; r < rows; r++) {
+		sum = 0;
+		for (c = 0; c < cols; c++)
+			sum += (double)x[(size_t)r * cols + c] *
+			    x[(size_t)r * cols + c];
+		best = fmax(best, sum);
 	}
+	return sqrt(best);
+}
+
+void
+gpucheck_tolerance(const struct gpu_kernel *k, const struct problem *p,
+    struct gpucheck_tol *tol)
+{
+	double vmax = 0, s1, delta = 0;
+	size_t i, n = (size_t)p->tk * p->dv;
+
+	for (i = 0; i < n; i++)
+		vmax = fmax(vmax, fabs(p->v[i]));
+	if (k->arith == GPU_ARITH_TENSOR_CORES && !p->scores_mode) {
+		s1 = fabs((double)p->scale) * gpucheck_max_norm(p->q, p->tq,
+		    p->d) * gpucheck_max_norm(p->k, p->tk, p->d);
+		delta = gpucheck_tensor_delta(p->d, s1);
+	}
+	gpucheck_tol_set(tol, p->dtype, delta, vmax);
+}
+
+int
+gpucheck_close(const struct gpucheck_tol *tol, double g, double s)
+{
+	return compare_close(g, s, tol->rtol, tol->rtol);
+}
+
+/* |g - s| of an alpha in units of 2^-23 max(|g|, |s|) (2^-149 at least:
+ * the spacing of float32's subnormals). */
+static double
+gpucheck_alpha_units(float g, float s)
+{
+	double unit = fmax(ldexp(fmax(fabs(g), fabs(s)), -23), 0x1p-149);
+
+	if (g == s)
+		return 0.0;
+	if (isnan(g) || isnan(s))
+		return INFINITY;
+	return fabs((double)g - s) / unit;
 }
 
 /*
@@ -138,6 +190,12 @@ gpucheck_step_fn(const struct sim_view *v, void *ctx)
 	memset(&st, 0, sizeof st);
 	for (r = 0; r < v->rows; r++) {
 		at = gpu_trace_at(g, w->b, v->step, r);
+		if (rep->order_promised) {
+			rep->m_inexact += memcmp(&g->m_new[at], &v->m_new[r],
+			    sizeof(float)) != 0;
+			rep->alpha_units = fmax(rep->alpha_units,
+			    gpucheck_alpha_units(g->alpha[at], v->alpha[r]));
+		}
 		e = gpucheck_note(rep, g->m_new[at], v->m_new[r], rep->atol,
 		    rep->rtol, &st.m);
 		st.excess = fmax(st.excess, e);
@@ -149,9 +207,8 @@ gpucheck_step_fn(const struct sim_view *v, void *ctx)
 		st.excess = fmax(st.excess, e);
 		if (g->acc == NULL)
 			continue;
-		atol = rep->rtol_acc * w->vmax;
-		if (!w->normalized)
-			atol *= v->l_new[r];
+		atol = gpucheck_atol_acc(&w->tol, w->normalized ? 1.0 :
+		    v->l_new[r]);
 		for (x = 0; x < w->dv; x++) {
 			e = gpucheck_note(rep, g->acc[at * w->dv + x],
 			    v->acc_new[(size_t)r * w->dv + x], atol, rep->rtol_acc,
@@ -174,39 +231,11 @@ gpucheck_step_fn(const struct sim_view *v, void *ctx)
 	return 0;
 }
 
-/* The largest norm of a row of x (rows, cols). */
-static double
-gpucheck_max_norm(const float *x, int rows, int cols)
-{
-	double best = 0, sum;
-	int r, c;
-
-	for (r = 0; r < rows; r++) {
-		sum = 0;
-		for (c = 0; c < cols; c++)
-			sum += (double)x[(size_t)r * cols + c] *
-			    x[(size_t)r * cols + c];
-		best = fmax(best, sum);
-	}
-	return sqrt(best);
-}
-
-/* The fast kernel's delta for problem p (see above). */
-static double
-gpucheck_fast_delta(const struct problem *p)
-{
-	double s1;
-
-	s1 = fabs((double)p->scale) * gpucheck_max_norm(p->q, p->tq, p->d) *
-	    gpucheck_max_norm(p->k, p->tk, p->d);
-	return (9.0 * p->d / 8.0 + 8.0) * 0x1p-24 * s1 + 0x1p-20;
-}
-
 /* Problem b of the GPU run against its own simulator. */
 static int
 gpucheck_one(const struct problem *p, int b, const struct tiling *t,
     const struct online_rule *rule, const struct gpu_result *g, int per_step,
-    enum gpucheck_kernel kernel, struct gpucheck_report *rep, char *err,
+    const struct gpu_kernel *k, struct gpucheck_report *rep, char *err,
     size_t errlen)
 {
 	struct gpucheck_walk w;
@@ -220,14 +249,17 @@ gpucheck_one(const struct problem *p, int b, const struct tiling *t,
 	sim = sim_new(p, t, rule, err, errlen);
 	if (sim == NULL)
 		return -1;
+	memset(&w, 0, sizeof w);
+	gpucheck_tolerance(k, p, &w.tol);
 	rep->steps = sim_steps(sim);
 	rep->worst_step = -1;
 	rep->first_failure = -1;
-	rep->delta = kernel == GPUCHECK_FAST ? gpucheck_fast_delta(p) : 0.0;
-	rep->rtol = GPUCHECK_RTOL + 2.0 * rep->delta;
-	rep->atol = rep->rtol;
-	rep->rtol_acc = gpucheck_rtol_acc(p->dtype) + 2.0 * rep->delta;
+	rep->delta = w.tol.delta;
+	rep->rtol = w.tol.rtol;
+	rep->atol = w.tol.rtol;
+	rep->rtol_acc = w.tol.rtol_acc;
 	rep->acc_compared = g->acc != NULL;
+	rep->order_promised = k->arith == GPU_ARITH_SIM_ORDER;
 	rep->kernel_ms = g->ms;
 	snprintf(rep->device, sizeof rep->device, "%s", g->device);
 	if (per_step) {
@@ -237,15 +269,11 @@ gpucheck_one(const struct problem *p, int b, const struct tiling *t,
 			goto out;
 	}
 
-	memset(&w, 0, sizeof w);
 	w.g = g;
 	w.b = b;
 	w.dv = p->dv;
 	w.normalized = rule->convention == CONV_NORMALIZED;
 	w.rep = rep;
-	n = (size_t)p->tk * p->dv;
-	for (i = 0; i < n; i++)
-		w.vmax = fmax(w.vmax, fabs(p->v[i]));
 
 	o = util_calloc((size_t)p->tq * p->dv, sizeof *o, "O", err, errlen);
 	lse = util_calloc((size_t)p->tq, sizeof *lse, "lse", err, errlen);
@@ -261,7 +289,7 @@ gpucheck_one(const struct problem *p, int b, const struct tiling *t,
 	glse = g->lse + (size_t)b * p->tq;
 	n = (size_t)p->tq * p->dv;
 	for (i = 0; i < n; i++) {
-		e = gpucheck_note(rep, go[i], o[i], rep->rtol_acc * w.vmax,
+		e = gpucheck_note(rep, go[i], o[i], gpucheck_atol_acc(&w.tol, 1.0),
 		    rep->rtol_acc, &rep->max_o);
 		worst_out = fmax(worst_out, e);
 	}
@@ -272,7 +300,9 @@ gpucheck_one(const struct problem *p, int b, const struct tiling *t,
 	}
 	if (!(worst_out <= rep->worst_excess))
 		rep->worst_excess = worst_out;
-	rep->pass = rep->failures == 0;
+	rep->order_kept = !rep->order_promised || (rep->m_inexact == 0 &&
+	    rep->alpha_units <= GPUCHECK_ALPHA_UNITS);
+	rep->pass = rep->failures == 0 && rep->order_kept;
 	rc = 0;
 out:
 	if (rc != 0)
@@ -288,24 +318,19 @@ gpucheck_run_many(const struct problem *ps, int n, const struct tiling *t,
     const struct online_rule *rule, const struct gpucheck_opts *opts,
     struct gpucheck_report *reps, char *err, size_t errlen)
 {
+	const struct gpu_kernel *k = opts != NULL && opts->kernel != NULL ?
+	    opts->kernel : gpu_kernel_find("teaching");
 	struct gpu_result g;
-	enum gpucheck_kernel kernel = opts != NULL ? opts->kernel :
-	    GPUCHECK_TEACHING;
 	unsigned flags = GPU_TRACE;
 	size_t tiles;
-	int b, br, bc, rc;
+	int b, br, bc;
 
 	memset(reps, 0, (size_t)n * sizeof *reps);
 	if (n < 1)
 		return util_error(err, errlen, "no problem to compare");
-	if (kernel == GPUCHECK_FAST && (rule->convention != CONV_UNNORMALIZED ||
-	    rule->bug != BUG_NONE))
-		return util_error(err, errlen, "the fast kernel keeps the "
-		    "unnormalized accumulator and has no bug modes: compare it "
-		    "with --convention unnormalized --bug none");
 	/* The numerator's trace takes Br dv floats per step and problem:
-	 * keep it while that stays reasonable.  (Bad tiles are gpu_teach's
-	 * to refuse.) */
+	 * keep it while that stays reasonable.  (Bad tiles are the
+	 * kernel's to refuse.) */
 	if (t->br > 0 && t->bc > 0) {
 		br = t->br < ps[0].tq ? t->br : ps[0].tq;
 		bc = t->bc < ps[0].tk ? t->bc : ps[0].tk;
@@ -317,15 +342,11 @@ gpucheck_run_many(const struct problem *ps, int n, const struct tiling *t,
 	}
 	if (opts != NULL)
 		flags |= opts->gpu_flags;
-	if (kernel == GPUCHECK_FAST)
-		rc = gpu_fast(ps, n, t, flags, 0, &g, err, errlen);
-	else
-		rc = gpu_teach(ps, n, t, rule, flags, 0, &g, err, errlen);
-	if (rc != 0)
+	if (gpu_run(k, ps, n, t, rule, flags, 0, &g, err, errlen) != 0)
 		return -1;
 	for (b = 0; b < n; b++) {
 		if (gpucheck_one(&ps[b], b, t, rule, &g,
-		    opts != NULL && opts->per_step, kernel, &reps[b], err,
+		    opts != NULL && opts->per_step, k, &reps[b], err,
 		    errlen) != 0) {
 			while (b-- > 0)
 				gpucheck_report_free(&reps[b]);
@@ -350,4 +371,66 @@ gpucheck_report_free(struct gpucheck_report *rep)
 {
 	free(rep->step);
 	rep->step = NULL;
+}
+
+/* ---- the view's G key ---- */
+
+struct gpucheck_trace {
+	struct gpu_result res;	/* the kernel's trace */
+	struct schedule sched;	/* which rows each step has */
+	struct gpucheck_tol tol;
+};
+
+struct gpucheck_trace *
+gpucheck_trace_new(const struct gpu_kernel *k, const struct problem *p,
+    const struct tiling *t, const struct online_rule *rule, char *err,
+    size_t errlen)
+{
+	struct gpucheck_trace *tr;
+
+	tr = util_calloc(1, sizeof *tr, "GPU trace", err, errlen);
+	if (tr == NULL)
+		return NULL;
+	if (gpu_run(k, p, 1, t, rule, GPU_TRACE, 0, &tr->res, err,
+	    errlen) != 0 || schedule_init(&tr->sched, p, t, err, errlen) != 0) {
+		gpucheck_trace_free(tr);
+		return NULL;
+	}
+	gpucheck_tolerance(k, p, &tr->tol);
+	return tr;
+}
+
+void
+gpucheck_trace_free(struct gpucheck_trace *tr)
+{
+	if (tr == NULL)
+		return;
+	gpu_result_free(&tr->res);
+	schedule_free(&tr->sched);
+	free(tr);
+}
+
+int
+gpucheck_trace_step(const struct gpucheck_trace *tr, long k, float *m_new,
+    float *alpha, float *l_new, char *err, size_t errlen)
+{
+	struct schedule_tile tile;
+	size_t at, rows;
+
+	if (k < 0 || k >= tr->res.nsteps)
+		return util_error(err, errlen, "step %ld is out of range (0 .. "
+		    "%ld)", k, tr->res.nsteps - 1);
+	schedule_tile(&tr->sched, k, &tile);
+	rows = (size_t)(tile.r1 - tile.r0);
+	at = gpu_trace_at(&tr->res, 0, k, 0);
+	memcpy(m_new, tr->res.m_new + at, rows * sizeof *m_new);
+	memcpy(alpha, tr->res.alpha + at, rows * sizeof *alpha);
+	memcpy(l_new, tr->res.l_new + at, rows * sizeof *l_new);
+	return 0;
+}
+
+int
+gpucheck_trace_agrees(const struct gpucheck_trace *tr, double g, double s)
+{
+	return gpucheck_close(&tr->tol, g, s);
 }

@@ -1,29 +1,35 @@
 # gpu/local.mk - the CUDA kernels, or a stub without CUDA.
 #
-# With nvcc (configure's HAVE_CUDA) the library holds the C side (gpu.c)
-# and the .cu files, built by the suffix rule below: machine code for
-# sm_90 (H100, H200) plus PTX for compute_80 that the driver compiles on
-# other GPUs.  -fmad=false: no fused multiply-adds in the kernels, so the
+# The C side (the kernel table kernel.c, the front end gpu.c, gpucheck.c)
+# builds either way.  With nvcc (configure's HAVE_CUDA) the library adds
+# the .cu files, built by the suffix rule below: machine code for sm_90
+# (H100, H200) plus PTX for compute_80 that the driver compiles on other
+# GPUs.  -fmad=false: no fused multiply-adds in the kernels, so the
 # teaching kernel rounds as the simulator does (-ffp-contract=off).  The
 # fast kernel (fast.cu) has its own rule and flags: fused multiply-adds
-# on (its exponent is one FFMA), as it was measured.
-# Without nvcc the stub answers every call "built without CUDA support".
-# Both sets of sources go into the tarball either way, with the fast
-# kernel's standalone driver and torch comparison (gpu/bench/).
+# on (its exponent is one FFMA), as it was measured.  Without nvcc,
+# gpu_stub.c stands for device.cu and answers "built without CUDA
+# support".  Both sets of sources go into the tarball either way, with
+# the fast kernel's standalone driver and torch comparison (gpu/bench/).
+#
+# A new kernel: its .cu file in GPU_KERNELS (and in the dependency line
+# below), its entry in kernel.c.
 
 noinst_LIBRARIES += gpu/libfsgpu.a
-GPU_HDRS = gpu/gpu.h gpu/kernels.h gpu/cudacheck.h gpu/fast.h
-# The simulator against a kernel: host C, built with or without CUDA.
-GPU_CHECK = gpu/gpucheck.c gpu/gpucheck.h
+GPU_HDRS = gpu/gpu.h gpu/kernel.h gpu/kernels.h gpu/cudacheck.h \
+	gpu/timing.h gpu/fast.h gpu/gpucheck.h gpu/teach_bwd.h
+GPU_C = gpu/kernel.c gpu/gpu.c gpu/gpucheck.c
+# (teach_bwd.cu, the backward teaching kernel, has no entry yet.)
+GPU_KERNELS = gpu/teach.cu gpu/naive.cu gpu/fast.cu gpu/fastrun.cu \
+	gpu/teach_bwd.cu
+GPU_CU = gpu/device.cu gpu/timing.cu $(GPU_KERNELS)
 if HAVE_CUDA
-gpu_libfsgpu_a_SOURCES = $(GPU_HDRS) $(GPU_CHECK) gpu/gpu.c gpu/device.cu \
-	gpu/teach.cu gpu/naive.cu gpu/fast.cu gpu/fastrun.cu
+gpu_libfsgpu_a_SOURCES = $(GPU_HDRS) $(GPU_C) $(GPU_CU)
 else
-gpu_libfsgpu_a_SOURCES = $(GPU_HDRS) $(GPU_CHECK) gpu/gpu_stub.c
+gpu_libfsgpu_a_SOURCES = $(GPU_HDRS) $(GPU_C) gpu/gpu_stub.c
 endif
-EXTRA_DIST += gpu/gpu_stub.c gpu/gpu.c gpu/device.cu gpu/teach.cu \
-	gpu/naive.cu gpu/fast.cu gpu/fastrun.cu gpu/bench/bench_fast.cu \
-	gpu/bench/vs_torch.py
+EXTRA_DIST += gpu/gpu_stub.c $(GPU_CU) gpu/bench/bench_fast.cu \
+	gpu/bench/vs_torch.py gpu/bench/bwd_vs_torch.py gpu/bench/device_check.sh
 
 # Host code that nvcc compiles is C++ (guarded statics of the kernel
 # registration, an exception personality): it needs libstdc++ when gcc
@@ -53,20 +59,34 @@ gpu/fast.o: gpu/fast.cu gpu/fast.h gpu/$(am__dirstamp)
 	    `test -f gpu/fast.cu || echo '$(srcdir)/'`gpu/fast.cu
 
 # nvcc tracks no dependencies here: name the headers the .cu files use.
-gpu/device.o gpu/teach.o gpu/naive.o gpu/fastrun.o: $(GPU_HDRS) \
-	src/model/online.h src/model/schedule.h src/model/problem.h \
-	src/model/dtype.h src/model/util.h \
-	config.h
+gpu/device.o gpu/timing.o gpu/teach.o gpu/naive.o gpu/fastrun.o \
+	gpu/teach_bwd.o: $(GPU_HDRS) src/model/online.h \
+	src/model/online_rule.h src/model/schedule.h src/model/problem.h \
+	src/model/dtype.h src/model/util.h src/model/backward.h config.h
 
 # The GPU tests: the teaching kernel (check_gpu) and the fast kernel
-# (check_gpu_fast) against the simulator, step by step.  They exit 77
-# (skip) only when no device can be used, or in a build without CUDA.
-check_PROGRAMS += tests/check_gpu tests/check_gpu_fast
-TESTS += tests/check_gpu tests/check_gpu_fast tests/gpu.test
-EXTRA_DIST += tests/gpu.test
+# (check_gpu_fast) against the simulator, step by step, and the commands
+# (gpu.test).  Where no kernel can run they exit 77 (skip) only when the
+# hardware is missing, and fail under FLASHSTEP_REQUIRE_GPU=1 (or
+# ./configure --enable-gpu-tests=required, which sets it for make
+# check); gpu_require.test shows both with the device hidden.
+# gpu_planted.sh (not part of make check) shows check_gpu failing on a
+# teaching kernel whose order of operations was changed.
+check_PROGRAMS += tests/check_gpu tests/check_gpu_fast \
+	tests/check_gpu_table
+TESTS += tests/check_gpu tests/check_gpu_fast tests/gpu.test \
+	tests/gpu_require.test tests/check_gpu_table
+EXTRA_DIST += tests/gpu.test tests/gpu_require.test tests/gpu_planted.sh
+if GPU_TESTS_REQUIRED
+AM_TESTS_ENVIRONMENT += FLASHSTEP_REQUIRE_GPU=1; \
+	export FLASHSTEP_REQUIRE_GPU;
+endif
 GPU_PROBE = tests/gpuprobe.c tests/gpuprobe.h
 tests_check_gpu_SOURCES = tests/check_gpu.c $(GPU_PROBE) $(TESTUTIL)
 tests_check_gpu_LDADD = $(CHECK_LDADD)
 tests_check_gpu_fast_SOURCES = tests/check_gpu_fast.c $(GPU_PROBE) \
 	$(TESTUTIL)
 tests_check_gpu_fast_LDADD = $(CHECK_LDADD)
+# The kernel table and the rules that need no GPU: runs everywhere.
+tests_check_gpu_table_SOURCES = tests/check_gpu_table.c $(TESTUTIL)
+tests_check_gpu_table_LDADD = $(CHECK_LDADD)

@@ -12,7 +12,8 @@
  * the three operations one after the other holds them: at Tq = Tk = 16384
  * that is 2 GiB per head, against the teaching kernel's O(Tq d).  One
  * thread per output entry, K read transposed (d, Tk) so a warp's 32 keys
- * are 32 neighbouring floats.  fp32 only, no bug modes, no trace.
+ * are 32 neighbouring floats.  Float32 arithmetic on inputs of any dtype
+ * (P is not rounded), no bug modes, no trace.
  */
 #include "config.h"
 
@@ -24,6 +25,7 @@
 
 extern "C" {
 #include "kernels.h"
+#include "timing.h"
 }
 
 #define NAIVE_THREADS 256
@@ -122,98 +124,115 @@ naive_pv(const float *P, const float *v, const float *mrow, const float *lrow,
 		lse[row] = l > 0.0f ? mrow[row] + logf(l) : -INFINITY;
 }
 
-extern "C" int
-gpu_naive_launch(struct gpu_job *job, char *err, size_t errlen)
-{
-	float *q = NULL, *kt = NULL, *v = NULL, *given = NULL, *S = NULL, *P = NULL;
-	float *mrow = NULL, *lrow = NULL, *o = NULL, *lse = NULL, *times = NULL;
-	cudaEvent_t ev0 = NULL, ev1 = NULL;
-	size_t nq, nk, nv, ns, rows, b, blocks;
-	int runs, run, rc = -1;
+/* What one run reads and writes: device arrays and the shape. */
+struct naive_run {
+	const float *q, *kt, *given, *v;
+	float *S, *P, *mrow, *lrow, *o, *lse;
+	int n, tq, tk, d, dv, causal, scores;
+	float scale;
+};
 
-	job->bytes = 0;
-	nq = (size_t)job->tq * job->d;
-	nk = (size_t)job->tk * job->d;
-	nv = (size_t)job->tk * job->dv;
-	ns = (size_t)job->tq * job->tk;
-	rows = (size_t)job->tq * job->n;
-	CUDA_CHECK(gpu_dev_floats(&q, nq * job->n, &job->bytes));
-	CUDA_CHECK(gpu_dev_floats(&kt, nk * job->n, &job->bytes));
-	CUDA_CHECK(gpu_dev_floats(&v, nv * job->n, &job->bytes));
-	if (job->scores)
-		CUDA_CHECK(gpu_dev_floats(&given, ns * job->n, &job->bytes));
-	CUDA_CHECK(gpu_dev_floats(&S, ns * job->n, &job->bytes));
-	CUDA_CHECK(gpu_dev_floats(&P, ns * job->n, &job->bytes));
-	CUDA_CHECK(gpu_dev_floats(&mrow, rows, &job->bytes));
-	CUDA_CHECK(gpu_dev_floats(&lrow, rows, &job->bytes));
-	CUDA_CHECK(gpu_dev_floats(&o, rows * job->dv, &job->bytes));
-	CUDA_CHECK(gpu_dev_floats(&lse, rows, &job->bytes));
+/* One run's three launches, queued without waiting (timing.h). */
+static int
+naive_enqueue(void *ctx, char *err, size_t errlen)
+{
+	const struct naive_run *r = (const struct naive_run *)ctx;
+	size_t ns = (size_t)r->tq * r->tk * r->n, rows = (size_t)r->tq * r->n;
+	size_t blocks = (ns + NAIVE_THREADS - 1) / NAIVE_THREADS;
+
+	naive_scores<<<(unsigned)blocks, NAIVE_THREADS>>>(r->q, r->kt,
+	    r->given, r->S, r->n, r->tq, r->tk, r->d, r->scale, r->causal,
+	    r->scores);
+	CUDA_CHECK(cudaGetLastError());
+	naive_softmax<<<(unsigned)rows, NAIVE_THREADS>>>(r->S, r->P, r->mrow,
+	    r->lrow, r->tk);
+	CUDA_CHECK(cudaGetLastError());
+	blocks = (rows * r->dv + NAIVE_THREADS - 1) / NAIVE_THREADS;
+	naive_pv<<<(unsigned)blocks, NAIVE_THREADS>>>(r->P, r->v, r->mrow,
+	    r->lrow, r->o, r->lse, r->n, r->tq, r->tk, r->dv);
+	CUDA_CHECK(cudaGetLastError());
+	return 0;
+fail:
+	return -1;
+}
+
+/* Q, K^T, V (or S, V), S, P, O and three floats a row, per problem. */
+extern "C" double
+naive_device_bytes(const struct problem *p, int n)
+{
+	double t = p->tq, k = p->tk;
+
+	return 4.0 * n * (t * p->d + k * p->d + k * p->dv +
+	    (p->scores_mode ? t * k : 0.0) + 2.0 * t * k + t * p->dv + 3.0 * t);
+}
+
+extern "C" int
+naive_launch(const struct gpu_job *job, char *err, size_t errlen)
+{
+	const struct problem *p = &job->ps[0];
+	struct gpu_mem mem = GPU_MEM_INIT;
+	struct naive_run r;
+	float *q, *kt, *v, *given;
+	size_t nq, nk, nv, ns, rows, b;
+	int rc = -1;
+
+	memset(&r, 0, sizeof r);
+	r.n = job->n;
+	r.tq = p->tq;
+	r.tk = p->tk;
+	r.d = p->d;
+	r.dv = p->dv;
+	r.causal = p->causal;
+	r.scores = p->scores_mode;
+	r.scale = p->scale;
+	nq = (size_t)p->tq * p->d;
+	nk = (size_t)p->tk * p->d;
+	nv = (size_t)p->tk * p->dv;
+	ns = (size_t)p->tq * p->tk;
+	rows = (size_t)p->tq * job->n;
+	if (rows > 0x7fffffff) {
+		snprintf(err, errlen, "%zu rows are more than one launch takes",
+		    rows);
+		goto fail;
+	}
+	CUDA_CHECK(gpu_mem_floats(&mem, &q, nq * job->n, GPU_MEM_KERNEL));
+	CUDA_CHECK(gpu_mem_floats(&mem, &kt, nk * job->n, GPU_MEM_KERNEL));
+	CUDA_CHECK(gpu_mem_floats(&mem, &v, nv * job->n, GPU_MEM_KERNEL));
+	CUDA_CHECK(gpu_mem_floats(&mem, &given, p->scores_mode ? ns * job->n :
+	    0, GPU_MEM_KERNEL));
+	CUDA_CHECK(gpu_mem_floats(&mem, &r.S, ns * job->n, GPU_MEM_KERNEL));
+	CUDA_CHECK(gpu_mem_floats(&mem, &r.P, ns * job->n, GPU_MEM_KERNEL));
+	CUDA_CHECK(gpu_mem_floats(&mem, &r.mrow, rows, GPU_MEM_KERNEL));
+	CUDA_CHECK(gpu_mem_floats(&mem, &r.lrow, rows, GPU_MEM_KERNEL));
+	CUDA_CHECK(gpu_mem_floats(&mem, &r.o, rows * p->dv, GPU_MEM_KERNEL));
+	CUDA_CHECK(gpu_mem_floats(&mem, &r.lse, rows, GPU_MEM_KERNEL));
 	for (b = 0; b < (size_t)job->n; b++) {
-		if (job->scores)
-			CUDA_CHECK(cudaMemcpy(given + b * ns, job->s[b], ns *
+		if (p->scores_mode)
+			CUDA_CHECK(cudaMemcpy(given + b * ns, job->ps[b].s, ns *
 			    sizeof(float), cudaMemcpyHostToDevice));
 		else {
-			CUDA_CHECK(cudaMemcpy(q + b * nq, job->q[b], nq * sizeof(float),
-			    cudaMemcpyHostToDevice));
-			CUDA_CHECK(cudaMemcpy(kt + b * nk, job->kt[b], nk * sizeof(float),
-			    cudaMemcpyHostToDevice));
+			CUDA_CHECK(cudaMemcpy(q + b * nq, job->ps[b].q, nq *
+			    sizeof(float), cudaMemcpyHostToDevice));
+			CUDA_CHECK(cudaMemcpy(kt + b * nk, job->ps[b].kt, nk *
+			    sizeof(float), cudaMemcpyHostToDevice));
 		}
-		CUDA_CHECK(cudaMemcpy(v + b * nv, job->v[b], nv * sizeof(float),
-		    cudaMemcpyHostToDevice));
+		CUDA_CHECK(cudaMemcpy(v + b * nv, job->ps[b].v, nv *
+		    sizeof(float), cudaMemcpyHostToDevice));
 	}
-	if (rows > 0x7fffffff) {
-		snprintf(err, errlen, "%zu rows are more than one launch takes", rows);
+	r.q = q;
+	r.kt = kt;
+	r.v = v;
+	r.given = given;
+	if (timing_median_ms(naive_enqueue, &r, job->repeat, &job->res->ms, err,
+	    errlen) != 0)
 		goto fail;
-	}
-	CUDA_CHECK(cudaEventCreate(&ev0));
-	CUDA_CHECK(cudaEventCreate(&ev1));
-	runs = job->repeat > 0 ? job->repeat + 1 : 1;
-	times = (float *)calloc((size_t)runs, sizeof *times);
-	if (times == NULL) {
-		snprintf(err, errlen, "out of memory");
-		goto fail;
-	}
-	for (run = 0; run < runs; run++) {
-		CUDA_CHECK(cudaEventRecord(ev0));
-		blocks = (ns * job->n + NAIVE_THREADS - 1) / NAIVE_THREADS;
-		naive_scores<<<(unsigned)blocks, NAIVE_THREADS>>>(q, kt, given, S,
-		    job->n, job->tq, job->tk, job->d, job->scale, job->causal,
-		    job->scores);
-		CUDA_CHECK(cudaGetLastError());
-		naive_softmax<<<(unsigned)rows, NAIVE_THREADS>>>(S, P, mrow, lrow,
-		    job->tk);
-		CUDA_CHECK(cudaGetLastError());
-		blocks = (rows * job->dv + NAIVE_THREADS - 1) / NAIVE_THREADS;
-		naive_pv<<<(unsigned)blocks, NAIVE_THREADS>>>(P, v, mrow, lrow, o,
-		    lse, job->n, job->tq, job->tk, job->dv);
-		CUDA_CHECK(cudaGetLastError());
-		CUDA_CHECK(cudaEventRecord(ev1));
-		CUDA_CHECK(cudaEventSynchronize(ev1));
-		CUDA_CHECK(cudaEventElapsedTime(&times[run], ev0, ev1));
-	}
-	job->ms = gpu_dev_median_ms(times, runs);
-	if (job->o != NULL)
-		CUDA_CHECK(cudaMemcpy(job->o, o, rows * job->dv * sizeof(float),
-		    cudaMemcpyDeviceToHost));
-	if (job->lse != NULL)
-		CUDA_CHECK(cudaMemcpy(job->lse, lse, rows * sizeof(float),
-		    cudaMemcpyDeviceToHost));
+	job->res->device_bytes = mem.bytes;
+	CUDA_CHECK(cudaMemcpy(job->res->o, r.o, rows * p->dv * sizeof(float),
+	    cudaMemcpyDeviceToHost));
+	CUDA_CHECK(cudaMemcpy(job->res->lse, r.lse, rows * sizeof(float),
+	    cudaMemcpyDeviceToHost));
 	rc = 0;
 fail:
-	if (ev0 != NULL)
-		cudaEventDestroy(ev0);
-	if (ev1 != NULL)
-		cudaEventDestroy(ev1);
-	cudaFree(q);
-	cudaFree(kt);
-	cudaFree(v);
-	cudaFree(given);
-	cudaFree(S);
-	cudaFree(P);
-	cudaFree(mrow);
-	cudaFree(lrow);
-	cudaFree(o);
-	cudaFree(lse);
-	free(times);
+	gpu_mem_free(&mem);
 	return rc;
 }

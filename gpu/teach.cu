@@ -56,11 +56,12 @@
 #include <cuda_fp16.h>
 
 extern "C" {
-#include "model/dtype.h"
-#include "gpu.h"
 #include "kernels.h"
+#include "model/dtype.h"
 #include "model/online.h"
+#include "model/online_rule.h"
 #include "model/schedule.h"
+#include "timing.h"
 }
 
 #define TEACH_THREADS 256
@@ -91,12 +92,6 @@ teach_smem_floats(int br, int bc, int d, int dv)
 {
 	return (size_t)br * d + (size_t)bc * (d + 1) + (size_t)bc * dv +
 	    (size_t)br * (bc + 1) + (size_t)br * dv + 6 * (size_t)br;
-}
-
-extern "C" size_t
-gpu_teach_smem_bytes(int br, int bc, int d, int dv)
-{
-	return teach_smem_floats(br, bc, d, dv) * sizeof(float);
 }
 
 __device__ static struct teach_tile
@@ -138,19 +133,19 @@ round_p(int dtype, float x)
 }
 
 /* online_update()'s two factors: which of l and acc get alpha.  The bug
- * modes (and the test-only fault) leave one or both at 1. */
+ * modes (online_rule.h's table, the simulator's) and the test-only fault
+ * leave one or both at 1. */
 __device__ static float
 factor_l(const struct teach_params &P, float alpha)
 {
-	return P.no_rescale || P.bug == BUG_NUMERATOR_ONLY ||
-	    P.bug == BUG_NO_RESCALE ? 1.0f : alpha;
+	return !P.no_rescale && online_bug_flags(P.bug).scale_l ? alpha : 1.0f;
 }
 
 __device__ static float
 factor_acc(const struct teach_params &P, float alpha)
 {
-	return P.no_rescale || P.bug == BUG_DENOMINATOR_ONLY ||
-	    P.bug == BUG_NO_RESCALE ? 1.0f : alpha;
+	return !P.no_rescale && online_bug_flags(P.bug).scale_acc ? alpha :
+	    1.0f;
 }
 
 /* Trace slot of row r of step `step` of problem b (gpu_trace_at). */
@@ -285,7 +280,7 @@ tile_step(const struct teach_params &P, const struct teach_tile &T, int b,
 		if (P.convention == CONV_UNNORMALIZED)
 			acc = aa * acc + pv;
 		else {
-			keep = P.bug == BUG_FORGET_OLD_DENOMINATOR ? aa : aa * T.l[r];
+			keep = online_bug_flags(P.bug).keep_l ? aa * T.l[r] : aa;
 			acc = T.l_new[r] > 0.0f ? (keep * acc + pv) / T.l_new[r] : 0.0f;
 		}
 		T.acc[r * P.dv + x] = acc;
@@ -407,102 +402,147 @@ teach_fa1(struct teach_params P)
 		acc[e] = T.acc[e];
 }
 
-extern "C" int
-gpu_teach_launch(struct gpu_job *job, char *err, size_t errlen)
-{
+/* One run's launches, queued without waiting (timing.h). */
+struct teach_run {
 	struct teach_params P;
-	float *q = NULL, *k = NULL, *v = NULL, *s = NULL, *o = NULL, *lse = NULL;
-	float *m = NULL, *l = NULL, *tm = NULL, *ta = NULL, *tl = NULL, *tacc = NULL;
-	int *jend = NULL, *ibegin = NULL;
-	long *first = NULL;
-	float *times = NULL;
-	cudaEvent_t ev0 = NULL, ev1 = NULL;
-	dim3 grid;
-	size_t smem, nq, nk, nv, ns, trace, b;
-	int dev, optin, runs, run, jb, nouter, rc = -1;
+	const struct gpu_job *job;
+	size_t smem;
+};
 
-	smem = gpu_teach_smem_bytes(job->br, job->bc, job->d, job->dv);
+static int
+teach_enqueue(void *ctx, char *err, size_t errlen)
+{
+	struct teach_run *run = (struct teach_run *)ctx;
+	const struct schedule *sc = run->job->sched;
+	struct teach_params P = run->P;
+	dim3 grid;
+	int jb;
+
+	if (sc->order == ORDER_FA2) {
+		grid = dim3((unsigned)sc->tr, (unsigned)run->job->n);
+		teach_fa2<<<grid, TEACH_THREADS, run->smem>>>(P);
+		CUDA_CHECK(cudaGetLastError());
+		return 0;
+	}
+	teach_fa1_init<<<1024, 256>>>(P, run->job->n);
+	CUDA_CHECK(cudaGetLastError());
+	for (jb = 0; jb < sc->tc; jb++) {
+		if (sc->tr - sc->ibegin[jb] <= 0)
+			continue;
+		P.j = jb;
+		grid = dim3((unsigned)(sc->tr - sc->ibegin[jb]),
+		    (unsigned)run->job->n);
+		teach_fa1<<<grid, TEACH_THREADS, run->smem>>>(P);
+		CUDA_CHECK(cudaGetLastError());
+	}
+	return 0;
+fail:
+	return -1;
+}
+
+/*
+ * Both of the teaching kernel's entry points: traced = 0 is launch()
+ * (the timed runs, O and lse), traced = 1 is trace() (one run with the
+ * trace on, and the test fault when asked).  The kernel is the same.
+ */
+static int
+teach_go(const struct gpu_job *job, int traced, char *err, size_t errlen)
+{
+	const struct problem *p = &job->ps[0];
+	const struct schedule *sc = job->sched;
+	struct gpu_result *res = job->res;
+	struct gpu_mem mem = GPU_MEM_INIT;
+	struct teach_run run;
+	struct teach_params &P = run.P;
+	float *q, *k, *v, *s, *o, *lse, *m, *l;
+	float *tm = NULL, *ta = NULL, *tl = NULL, *tacc = NULL;
+	int *jend, *ibegin;
+	long *first;
+	size_t nq, nk, nv, ns, no, trace, b;
+	int dev, optin, nouter, n = job->n, rc = -1;
+
+	memset(&run, 0, sizeof run);
+	run.job = job;
+	run.smem = teach_smem_floats(sc->br, sc->bc, p->d, p->dv) *
+	    sizeof(float);
 	CUDA_CHECK(cudaGetDevice(&dev));
 	CUDA_CHECK(cudaDeviceGetAttribute(&optin,
 	    cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-	if (smem > (size_t)optin) {
+	if (run.smem > (size_t)optin) {
 		snprintf(err, errlen, "tiles of Br=%d by Bc=%d with d=%d, dv=%d "
 		    "need %zu bytes of shared memory per block; this GPU allows "
-		    "%d (use smaller --br or --bc)", job->br, job->bc, job->d,
-		    job->dv, smem, optin);
-		goto fail;
-	}
-	if (job->n > 65535) {
-		snprintf(err, errlen, "%d problems are more than one launch takes "
-		    "(65535 heads times batch at most)", job->n);
+		    "%d (use smaller --br or --bc)", sc->br, sc->bc, p->d, p->dv,
+		    run.smem, optin);
 		goto fail;
 	}
 
 	/* Inputs, packed problem after problem. */
-	job->bytes = 0;
-	nq = (size_t)job->tq * job->d;
-	nk = (size_t)job->tk * job->d;
-	nv = (size_t)job->tk * job->dv;
-	ns = job->scores ? (size_t)job->tq * job->tk : 0;
-	CUDA_CHECK(gpu_dev_floats(&q, nq * job->n, &job->bytes));
-	CUDA_CHECK(gpu_dev_floats(&k, nk * job->n, &job->bytes));
-	CUDA_CHECK(gpu_dev_floats(&v, nv * job->n, &job->bytes));
-	CUDA_CHECK(gpu_dev_floats(&s, ns * job->n, &job->bytes));
-	CUDA_CHECK(gpu_dev_floats(&o, (size_t)job->tq * job->dv * job->n,
-	    &job->bytes));
-	CUDA_CHECK(gpu_dev_floats(&lse, (size_t)job->tq * job->n, &job->bytes));
-	if (job->order == ORDER_FA1) {
-		CUDA_CHECK(gpu_dev_floats(&m, (size_t)job->tq * job->n, &job->bytes));
-		CUDA_CHECK(gpu_dev_floats(&l, (size_t)job->tq * job->n, &job->bytes));
-	}
-	for (b = 0; b < (size_t)job->n; b++) {
-		if (job->scores)
-			CUDA_CHECK(cudaMemcpy(s + b * ns, job->s[b], ns * sizeof(float),
-			    cudaMemcpyHostToDevice));
+	nq = (size_t)p->tq * p->d;
+	nk = (size_t)p->tk * p->d;
+	nv = (size_t)p->tk * p->dv;
+	ns = p->scores_mode ? (size_t)p->tq * p->tk : 0;
+	no = (size_t)p->tq * p->dv * n;
+	CUDA_CHECK(gpu_mem_floats(&mem, &q, nq * n, GPU_MEM_KERNEL));
+	CUDA_CHECK(gpu_mem_floats(&mem, &k, nk * n, GPU_MEM_KERNEL));
+	CUDA_CHECK(gpu_mem_floats(&mem, &v, nv * n, GPU_MEM_KERNEL));
+	CUDA_CHECK(gpu_mem_floats(&mem, &s, ns * n, GPU_MEM_KERNEL));
+	CUDA_CHECK(gpu_mem_floats(&mem, &o, no, GPU_MEM_KERNEL));
+	CUDA_CHECK(gpu_mem_floats(&mem, &lse, (size_t)p->tq * n,
+	    GPU_MEM_KERNEL));
+	CUDA_CHECK(gpu_mem_floats(&mem, &m, sc->order == ORDER_FA1 ?
+	    (size_t)p->tq * n : 0, GPU_MEM_KERNEL));
+	CUDA_CHECK(gpu_mem_floats(&mem, &l, sc->order == ORDER_FA1 ?
+	    (size_t)p->tq * n : 0, GPU_MEM_KERNEL));
+	for (b = 0; b < (size_t)n; b++) {
+		if (p->scores_mode)
+			CUDA_CHECK(cudaMemcpy(s + b * ns, job->ps[b].s, ns *
+			    sizeof(float), cudaMemcpyHostToDevice));
 		else {
-			CUDA_CHECK(cudaMemcpy(q + b * nq, job->q[b], nq * sizeof(float),
-			    cudaMemcpyHostToDevice));
-			CUDA_CHECK(cudaMemcpy(k + b * nk, job->k[b], nk * sizeof(float),
-			    cudaMemcpyHostToDevice));
+			CUDA_CHECK(cudaMemcpy(q + b * nq, job->ps[b].q, nq *
+			    sizeof(float), cudaMemcpyHostToDevice));
+			CUDA_CHECK(cudaMemcpy(k + b * nk, job->ps[b].k, nk *
+			    sizeof(float), cudaMemcpyHostToDevice));
 		}
-		CUDA_CHECK(cudaMemcpy(v + b * nv, job->v[b], nv * sizeof(float),
-		    cudaMemcpyHostToDevice));
+		CUDA_CHECK(cudaMemcpy(v + b * nv, job->ps[b].v, nv *
+		    sizeof(float), cudaMemcpyHostToDevice));
 	}
 
 	/* The simulator's schedule, so both visit the same tiles. */
-	nouter = job->order == ORDER_FA2 ? job->tr : job->tc;
-	CUDA_CHECK(cudaMalloc((void **)&jend, (size_t)job->tr * sizeof *jend));
-	CUDA_CHECK(cudaMalloc((void **)&ibegin, (size_t)job->tc * sizeof *ibegin));
-	CUDA_CHECK(cudaMalloc((void **)&first, ((size_t)nouter + 1) * sizeof *first));
-	job->bytes += (double)job->tr * sizeof *jend + (double)job->tc *
-	    sizeof *ibegin + ((double)nouter + 1) * sizeof *first;
-	CUDA_CHECK(cudaMemcpy(jend, job->jend, (size_t)job->tr * sizeof *jend,
+	nouter = sc->order == ORDER_FA2 ? sc->tr : sc->tc;
+	CUDA_CHECK(gpu_mem_alloc(&mem, (void **)&jend, (size_t)sc->tr *
+	    sizeof *jend, GPU_MEM_KERNEL));
+	CUDA_CHECK(gpu_mem_alloc(&mem, (void **)&ibegin, (size_t)sc->tc *
+	    sizeof *ibegin, GPU_MEM_KERNEL));
+	CUDA_CHECK(gpu_mem_alloc(&mem, (void **)&first, ((size_t)nouter + 1) *
+	    sizeof *first, GPU_MEM_KERNEL));
+	CUDA_CHECK(cudaMemcpy(jend, sc->jend, (size_t)sc->tr * sizeof *jend,
 	    cudaMemcpyHostToDevice));
-	CUDA_CHECK(cudaMemcpy(ibegin, job->ibegin, (size_t)job->tc * sizeof *ibegin,
-	    cudaMemcpyHostToDevice));
-	CUDA_CHECK(cudaMemcpy(first, job->first, ((size_t)nouter + 1) *
+	CUDA_CHECK(cudaMemcpy(ibegin, sc->ibegin, (size_t)sc->tc *
+	    sizeof *ibegin, cudaMemcpyHostToDevice));
+	CUDA_CHECK(cudaMemcpy(first, sc->first, ((size_t)nouter + 1) *
 	    sizeof *first, cudaMemcpyHostToDevice));
 
-	/* The trace starts as NaN (all bits set), so an entry the kernel
-	 * failed to write cannot pass for a value. */
-	trace = (size_t)job->n * (size_t)job->nsteps * (size_t)job->br;
-	if (job->flags & GPU_TRACE) {
-		CUDA_CHECK(gpu_dev_floats(&tm, trace, &job->bytes));
-		CUDA_CHECK(gpu_dev_floats(&ta, trace, &job->bytes));
-		CUDA_CHECK(gpu_dev_floats(&tl, trace, &job->bytes));
+	/* The trace (not the kernel's own memory) and the outputs start as
+	 * NaN (all bits set), so an entry the kernel failed to write cannot
+	 * pass for a value. */
+	trace = (size_t)n * (size_t)sc->nsteps * (size_t)sc->br;
+	if (traced) {
+		CUDA_CHECK(gpu_mem_floats(&mem, &tm, trace, GPU_MEM_HELPER));
+		CUDA_CHECK(gpu_mem_floats(&mem, &ta, trace, GPU_MEM_HELPER));
+		CUDA_CHECK(gpu_mem_floats(&mem, &tl, trace, GPU_MEM_HELPER));
 		CUDA_CHECK(cudaMemset(tm, 0xff, trace * sizeof(float)));
 		CUDA_CHECK(cudaMemset(ta, 0xff, trace * sizeof(float)));
 		CUDA_CHECK(cudaMemset(tl, 0xff, trace * sizeof(float)));
+		if (res->acc != NULL) {
+			CUDA_CHECK(gpu_mem_floats(&mem, &tacc, trace * p->dv,
+			    GPU_MEM_HELPER));
+			CUDA_CHECK(cudaMemset(tacc, 0xff, trace * p->dv *
+			    sizeof(float)));
+		}
 	}
-	if (job->flags & GPU_TRACE_ACC) {
-		CUDA_CHECK(gpu_dev_floats(&tacc, trace * job->dv, &job->bytes));
-		CUDA_CHECK(cudaMemset(tacc, 0xff, trace * job->dv * sizeof(float)));
-	}
-	CUDA_CHECK(cudaMemset(o, 0xff, (size_t)job->tq * job->dv * job->n *
-	    sizeof(float)));
-	CUDA_CHECK(cudaMemset(lse, 0xff, (size_t)job->tq * job->n * sizeof(float)));
+	CUDA_CHECK(cudaMemset(o, 0xff, no * sizeof(float)));
+	CUDA_CHECK(cudaMemset(lse, 0xff, (size_t)p->tq * n * sizeof(float)));
 
-	memset(&P, 0, sizeof P);
 	P.q = q;
 	P.k = k;
 	P.v = v;
@@ -518,100 +558,68 @@ gpu_teach_launch(struct gpu_job *job, char *err, size_t errlen)
 	P.jend = jend;
 	P.ibegin = ibegin;
 	P.first = first;
-	P.nsteps = job->nsteps;
-	P.tq = job->tq;
-	P.tk = job->tk;
-	P.d = job->d;
-	P.dv = job->dv;
-	P.br = job->br;
-	P.bc = job->bc;
-	P.scale = job->scale;
-	P.causal = job->causal;
-	P.scores = job->scores;
-	P.dtype = job->dtype;
-	P.convention = job->convention;
-	P.bug = job->bug;
-	P.no_rescale = (job->flags & GPU_TEST_NO_RESCALE) != 0;
+	P.nsteps = sc->nsteps;
+	P.tq = p->tq;
+	P.tk = p->tk;
+	P.d = p->d;
+	P.dv = p->dv;
+	P.br = sc->br;
+	P.bc = sc->bc;
+	P.scale = p->scale;
+	P.causal = p->causal;
+	P.scores = p->scores_mode;
+	P.dtype = p->dtype;
+	P.convention = job->rule->convention;
+	P.bug = job->rule->bug;
+	P.no_rescale = traced && (job->flags & GPU_TEST_NO_RESCALE) != 0;
 
 	/* Over 48 KiB of dynamic shared memory must be asked for. */
 	CUDA_CHECK(cudaFuncSetAttribute(teach_fa2,
-	    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+	    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)run.smem));
 	CUDA_CHECK(cudaFuncSetAttribute(teach_fa1,
-	    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-	CUDA_CHECK(cudaEventCreate(&ev0));
-	CUDA_CHECK(cudaEventCreate(&ev1));
+	    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)run.smem));
 
-	runs = job->repeat > 0 ? job->repeat + 1 : 1;
-	times = (float *)calloc((size_t)runs, sizeof *times);
-	if (times == NULL) {
-		snprintf(err, errlen, "out of memory");
-		goto fail;
+	if (!traced) {
+		if (timing_median_ms(teach_enqueue, &run, job->repeat, &res->ms,
+		    err, errlen) != 0)
+			goto fail;
+		res->device_bytes = mem.bytes;
+	} else {
+		if (teach_enqueue(&run, err, errlen) != 0)
+			goto fail;
+		CUDA_CHECK(cudaDeviceSynchronize());
+		CUDA_CHECK(cudaMemcpy(res->m_new, tm, trace * sizeof(float),
+		    cudaMemcpyDeviceToHost));
+		CUDA_CHECK(cudaMemcpy(res->alpha, ta, trace * sizeof(float),
+		    cudaMemcpyDeviceToHost));
+		CUDA_CHECK(cudaMemcpy(res->l_new, tl, trace * sizeof(float),
+		    cudaMemcpyDeviceToHost));
+		if (tacc != NULL)
+			CUDA_CHECK(cudaMemcpy(res->acc, tacc, trace * p->dv *
+			    sizeof(float), cudaMemcpyDeviceToHost));
 	}
-	for (run = 0; run < runs; run++) {
-		CUDA_CHECK(cudaEventRecord(ev0));
-		if (job->order == ORDER_FA2) {
-			grid = dim3((unsigned)job->tr, (unsigned)job->n);
-			teach_fa2<<<grid, TEACH_THREADS, smem>>>(P);
-			CUDA_CHECK(cudaGetLastError());
-		} else {
-			teach_fa1_init<<<1024, 256>>>(P, job->n);
-			CUDA_CHECK(cudaGetLastError());
-			for (jb = 0; jb < job->tc; jb++) {
-				if (job->tr - job->ibegin[jb] <= 0)
-					continue;
-				P.j = jb;
-				grid = dim3((unsigned)(job->tr - job->ibegin[jb]),
-				    (unsigned)job->n);
-				teach_fa1<<<grid, TEACH_THREADS, smem>>>(P);
-				CUDA_CHECK(cudaGetLastError());
-			}
-		}
-		CUDA_CHECK(cudaEventRecord(ev1));
-		CUDA_CHECK(cudaEventSynchronize(ev1));
-		CUDA_CHECK(cudaEventElapsedTime(&times[run], ev0, ev1));
-	}
-	/* The warm-up run (module load, first touch) is left out. */
-	job->ms = gpu_dev_median_ms(times, runs);
-
-	if (job->o != NULL)
-		CUDA_CHECK(cudaMemcpy(job->o, o, (size_t)job->tq * job->dv * job->n *
+	/* The timed O and lse; the trace run's replace them only under the
+	 * test fault, which they must show. */
+	if (!traced || P.no_rescale) {
+		CUDA_CHECK(cudaMemcpy(res->o, o, no * sizeof(float),
+		    cudaMemcpyDeviceToHost));
+		CUDA_CHECK(cudaMemcpy(res->lse, lse, (size_t)p->tq * n *
 		    sizeof(float), cudaMemcpyDeviceToHost));
-	if (job->lse != NULL)
-		CUDA_CHECK(cudaMemcpy(job->lse, lse, (size_t)job->tq * job->n *
-		    sizeof(float), cudaMemcpyDeviceToHost));
-	if ((job->flags & GPU_TRACE) && job->m_new != NULL) {
-		CUDA_CHECK(cudaMemcpy(job->m_new, tm, trace * sizeof(float),
-		    cudaMemcpyDeviceToHost));
-		CUDA_CHECK(cudaMemcpy(job->alpha, ta, trace * sizeof(float),
-		    cudaMemcpyDeviceToHost));
-		CUDA_CHECK(cudaMemcpy(job->l_new, tl, trace * sizeof(float),
-		    cudaMemcpyDeviceToHost));
 	}
-	if ((job->flags & GPU_TRACE_ACC) && job->acc != NULL)
-		CUDA_CHECK(cudaMemcpy(job->acc, tacc, trace * job->dv * sizeof(float),
-		    cudaMemcpyDeviceToHost));
 	rc = 0;
 fail:
-	/* Cleanup reports nothing: the first error is the one that matters. */
-	if (ev0 != NULL)
-		cudaEventDestroy(ev0);
-	if (ev1 != NULL)
-		cudaEventDestroy(ev1);
-	cudaFree(q);
-	cudaFree(k);
-	cudaFree(v);
-	cudaFree(s);
-	cudaFree(o);
-	cudaFree(lse);
-	cudaFree(m);
-	cudaFree(l);
-	cudaFree(tm);
-	cudaFree(ta);
-	cudaFree(tl);
-	cudaFree(tacc);
-	cudaFree(jend);
-	cudaFree(ibegin);
-	cudaFree(first);
-	free(times);
+	gpu_mem_free(&mem);
 	return rc;
+}
+
+extern "C" int
+teach_launch(const struct gpu_job *job, char *err, size_t errlen)
+{
+	return teach_go(job, 0, err, errlen);
+}
+
+extern "C" int
+teach_trace(const struct gpu_job *job, char *err, size_t errlen)
+{
+	return teach_go(job, 1, err, errlen);
 }

@@ -5,12 +5,14 @@
  * every tiling) agree step by step in m, alpha, l and the numerator (from
  * the kernel's trace build) and in the timed kernel's O and lse, within
  * the tolerance gpu/gpucheck.c derives; causal rows that see no key give
- * O = 0 and lse = -inf; O is close to the double reference; what the
- * kernel cannot take is refused by name; and a trace build with its
- * rescale left out is caught, so the check is shown able to fail.
+ * O = 0 and lse = -inf; O is within the same rule of the double
+ * reference; what the kernel cannot take is refused from its entry in
+ * the table, by name; and a trace build with its rescale left out is
+ * caught, so the check is shown able to fail.
  *
  * As in check_gpu.c the device probe runs in a forked child (gpuprobe.c):
- * exit 77 only when there is no device, or no CUDA in the build.
+ * without a kernel to run the program fails, or skips (77) only where
+ * gpu_may_skip() allows.
  */
 #include "config.h"
 
@@ -28,6 +30,34 @@
 
 /* The largest number of heads a random case draws. */
 #define FAST_MAX_HEADS 3
+
+static const struct gpu_kernel *
+fast(void)
+{
+	return gpu_kernel_find("fast");
+}
+
+/* The fast kernel's tiling for d (0, 0: its default), or the test fails. */
+static void
+fast_tiling(int d, int br, int bc, struct tiling *t)
+{
+	char err[512];
+
+	ck_assert_msg(gpu_kernel_tiling(fast(), d, br, bc, t, err,
+	    sizeof err) == 0, "%s", err);
+}
+
+/* gpu_run of the fast kernel: 0, or -1 with err. */
+static int
+fast_run(const struct problem *ps, int n, const struct tiling *t,
+    unsigned flags, int repeat, struct gpu_result *res, char *err,
+    size_t errlen)
+{
+	static const struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+
+	return gpu_run(fast(), ps, n, t, &rule, flags, repeat, res, err,
+	    errlen);
+}
 
 static int
 draw(struct inputs_rng *rng, int lo, int hi)
@@ -60,52 +90,68 @@ fast_free(struct problem *ps, int nh)
 		problem_free(&ps[b]);
 }
 
-/* What the kernel cannot take is refused, naming the fault. */
+/* What the kernel cannot take is refused from its entry, naming the
+ * fault and what it takes. */
 START_TEST(test_fast_refusals)
 {
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	struct gpucheck_opts naive = { 0, 0, NULL };
+	struct gpucheck_report rep;
 	struct problem_spec spec;
 	struct problem p;
 	struct gpu_result res;
 	struct tiling t;
 	char err[512];
 
-	ck_assert_int_eq(gpu_fast_tiling(64, 0, 0, &t, err, sizeof err), 0);
+	fast_tiling(64, 0, 0, &t);
 	ck_assert(t.br == 128 && t.bc == 64 && t.order == ORDER_FA2);
-	ck_assert_int_eq(gpu_fast_tiling(128, 0, 0, &t, err, sizeof err), 0);
+	fast_tiling(128, 0, 0, &t);
 	ck_assert(t.br == 128 && t.bc == 32);
-	ck_assert_int_eq(gpu_fast_tiling(128, 128, 64, &t, err, sizeof err), 0);
+	fast_tiling(128, 128, 64, &t);
 	ck_assert(t.br == 128 && t.bc == 64);
-	ck_assert_int_eq(gpu_fast_tiling(128, 64, 64, &t, err, sizeof err), -1);
+	ck_assert_int_eq(gpu_kernel_tiling(fast(), 128, 64, 64, &t, err,
+	    sizeof err), -1);
 	ck_assert_msg(strstr(err, "128x32 (default)") != NULL, "%s", err);
-	ck_assert_int_eq(gpu_fast_tiling(96, 0, 0, &t, err, sizeof err), -1);
-	ck_assert_msg(strstr(err, "d = 64 or 128") != NULL, "%s", err);
+	ck_assert_int_eq(gpu_kernel_tiling(fast(), 96, 0, 0, &t, err,
+	    sizeof err), -1);
+	ck_assert_msg(strstr(err, "d = dv = 64, 128") != NULL, "%s", err);
 
 	problem_spec_init(&spec);
 	spec.tq = spec.tk = 40;
 	spec.d = 64;
 	spec.input = INPUTS_NORMAL;
 	ck_assert_int_eq(problem_build(&spec, &p, err, sizeof err), 0);
-	ck_assert_int_eq(gpu_fast_tiling(64, 0, 0, &t, err, sizeof err), 0);
-	ck_assert_int_eq(gpu_fast(&p, 1, &t, 0, 0, &res, err, sizeof err), -1);
-	ck_assert_msg(strstr(err, "fp16 or bf16") != NULL, "%s", err);
+	fast_tiling(64, 0, 0, &t);
+	ck_assert_int_eq(fast_run(&p, 1, &t, 0, 0, &res, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "--dtype fp32") != NULL &&
+	    strstr(err, "fp16, bf16") != NULL, "%s", err);
 	ck_assert(res.o == NULL);
+	/* The naive kernel has no trace to compare. */
+	naive.kernel = gpu_kernel_find("naive");
+	ck_assert_int_eq(gpucheck_run_many(&p, 1, &t, &rule, &naive, &rep, err,
+	    sizeof err), -1);
+	ck_assert_msg(strstr(err, "naive has no trace") != NULL, "%s", err);
 	problem_free(&p);
 
 	spec.dtype = DTYPE_FP16;
 	ck_assert_int_eq(problem_build(&spec, &p, err, sizeof err), 0);
 	t.order = ORDER_FA1;
-	ck_assert_int_eq(gpu_fast(&p, 1, &t, 0, 0, &res, err, sizeof err), -1);
-	ck_assert_msg(strstr(err, "fa2") != NULL, "%s", err);
+	ck_assert_int_eq(fast_run(&p, 1, &t, 0, 0, &res, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "--order fa1") != NULL, "%s", err);
 	t.order = ORDER_FA2;
 	t.bc = 32;
-	ck_assert_int_eq(gpu_fast(&p, 1, &t, 0, 0, &res, err, sizeof err), -1);
+	ck_assert_int_eq(fast_run(&p, 1, &t, 0, 0, &res, err, sizeof err), -1);
 	ck_assert_msg(strstr(err, "no Br = 128, Bc = 32") != NULL, "%s", err);
+	t.bc = 64;
+	rule.convention = CONV_NORMALIZED;
+	ck_assert_int_eq(gpu_run(fast(), &p, 1, &t, &rule, 0, 0, &res, err,
+	    sizeof err), -1);
+	ck_assert_msg(strstr(err, "--convention normalized") != NULL, "%s", err);
 	problem_free(&p);
 
 	spec.dv = 32;
 	ck_assert_int_eq(problem_build(&spec, &p, err, sizeof err), 0);
-	t.bc = 64;
-	ck_assert_int_eq(gpu_fast(&p, 1, &t, 0, 0, &res, err, sizeof err), -1);
+	ck_assert_int_eq(fast_run(&p, 1, &t, 0, 0, &res, err, sizeof err), -1);
 	ck_assert_msg(strstr(err, "dv = 32") != NULL, "%s", err);
 	problem_free(&p);
 }
@@ -121,7 +167,7 @@ START_TEST(test_fast_random)
 {
 	static const int tiles64[][2] = { { 0, 0 }, { 128, 128 }, { 64, 64 } };
 	static const int tiles128[][2] = { { 0, 0 }, { 128, 64 } };
-	struct gpucheck_opts opts = { 0, 0, GPUCHECK_FAST };
+	struct gpucheck_opts opts = { 0, 0, NULL };
 	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
 	struct gpucheck_report reps[FAST_MAX_HEADS];
 	struct problem ps[FAST_MAX_HEADS];
@@ -133,6 +179,7 @@ START_TEST(test_fast_random)
 	int n, b, nh, k, heads = 0, ragged = 0, causal = 0, bf16 = 0, d128 = 0;
 	int ramp = 0;
 
+	opts.kernel = fast();
 	inputs_rng_seed(&rng, 6006);
 	for (n = 0; n < 32; n++) {
 		problem_spec_init(&spec);
@@ -148,11 +195,10 @@ START_TEST(test_fast_random)
 		nh = draw(&rng, 1, FAST_MAX_HEADS);
 		k = n / 8;
 		if (spec.d == 64)
-			ck_assert_int_eq(gpu_fast_tiling(64, tiles64[k % 3][0],
-			    tiles64[k % 3][1], &t, err, sizeof err), 0);
+			fast_tiling(64, tiles64[k % 3][0], tiles64[k % 3][1], &t);
 		else
-			ck_assert_int_eq(gpu_fast_tiling(128, tiles128[k % 2][0],
-			    tiles128[k % 2][1], &t, err, sizeof err), 0);
+			fast_tiling(128, tiles128[k % 2][0], tiles128[k % 2][1],
+			    &t);
 		spec.bc = t.bc;
 		fast_problems(&spec, nh, ps);
 		snprintf(what, sizeof what, "case %d: %s d=%d Tq=%d Tk=%d%s %s "
@@ -203,7 +249,7 @@ END_TEST
 /* Causal with Tq > Tk: rows 0 .. Tq - Tk - 1 see no key. */
 START_TEST(test_fast_rows_without_keys)
 {
-	struct gpucheck_opts opts = { 0, 0, GPUCHECK_FAST };
+	struct gpucheck_opts opts = { 0, 0, NULL };
 	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
 	struct gpucheck_report reps[2];
 	struct problem_spec spec;
@@ -222,7 +268,8 @@ START_TEST(test_fast_rows_without_keys)
 		spec.input = INPUTS_NORMAL;
 		spec.dtype = dt ? DTYPE_BF16 : DTYPE_FP16;
 		fast_problems(&spec, 2, ps);
-		ck_assert_int_eq(gpu_fast_tiling(64, 0, 0, &t, err, sizeof err), 0);
+		fast_tiling(64, 0, 0, &t);
+		opts.kernel = fast();
 		ck_assert_msg(gpucheck_run_many(ps, 2, &t, &rule, &opts, reps, err,
 		    sizeof err) == 0, "%s", err);
 		for (b = 0; b < 2; b++) {
@@ -230,8 +277,8 @@ START_TEST(test_fast_rows_without_keys)
 			    reps[b].failures);
 			gpucheck_report_free(&reps[b]);
 		}
-		ck_assert_int_eq(gpu_fast(ps, 2, &t, 0, 0, &res, err, sizeof err),
-		    0);
+		ck_assert_msg(fast_run(ps, 2, &t, 0, 0, &res, err, sizeof err) ==
+		    0, "%s", err);
 		for (b = 0; b < 2; b++) {
 			for (r = 0; r < 300; r++) {
 				const float lse = res.lse[b * 300 + r];
@@ -250,23 +297,27 @@ START_TEST(test_fast_rows_without_keys)
 END_TEST
 
 /*
- * The timed kernel against the double reference, at a size where many
- * tiles and both warps' rows matter: O rounded to the dtype is within a
- * few of its units of max |O| (fp16 2^-11, bf16 2^-8 relative), lse
- * within 1e-3.  The heads' outputs differ (each head read its own data).
+ * The timed kernel at a size where many tiles and both warps' rows
+ * matter: it agrees with the simulator step by step, and its O and lse
+ * are within the same rule (gpucheck.h) of the double reference.  The
+ * heads' outputs differ (each head read its own data).
  */
 START_TEST(test_fast_reference)
 {
+	struct gpucheck_opts opts = { 0, 0, NULL };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	struct gpucheck_report reps[2];
+	struct gpucheck_tol tol;
 	struct problem_spec spec;
 	struct problem ps[2];
 	struct gpu_result res;
-	struct compare_result co;
 	struct tiling t;
-	double *ref, *ref_lse, worst_lse;
+	double *ref, *ref_lse, worst_o, worst_lse, allowed;
 	char err[512];
 	int b, r, dt;
-	size_t no;
+	size_t no, i;
 
+	opts.kernel = fast();
 	for (dt = 0; dt < 2; dt++) {
 		problem_spec_init(&spec);
 		spec.tq = 1000;
@@ -276,9 +327,16 @@ START_TEST(test_fast_reference)
 		spec.input = INPUTS_NORMAL;
 		spec.dtype = dt ? DTYPE_BF16 : DTYPE_FP16;
 		fast_problems(&spec, 2, ps);
-		ck_assert_int_eq(gpu_fast_tiling(128, 0, 0, &t, err, sizeof err),
-		    0);
-		ck_assert_msg(gpu_fast(ps, 2, &t, 0, 2, &res, err, sizeof err) ==
+		fast_tiling(128, 0, 0, &t);
+		ck_assert_msg(gpucheck_run_many(ps, 2, &t, &rule, &opts, reps,
+		    err, sizeof err) == 0, "%s", err);
+		for (b = 0; b < 2; b++) {
+			ck_assert_msg(reps[b].pass, "%s head %d: %ld values differ "
+			    "from the simulator", dtype_name(spec.dtype), b,
+			    reps[b].failures);
+			gpucheck_report_free(&reps[b]);
+		}
+		ck_assert_msg(fast_run(ps, 2, &t, 0, 2, &res, err, sizeof err) ==
 		    0, "%s", err);
 		ck_assert(res.ms > 0);
 		no = (size_t)spec.tq * spec.dv;
@@ -288,14 +346,22 @@ START_TEST(test_fast_reference)
 		for (b = 0; b < 2; b++) {
 			ck_assert_int_eq(reference_attention(&ps[b], ref, ref_lse, err,
 			    sizeof err), 0);
-			compare_arrays(res.o + b * no, ref, (long)no, 0, 0, &co);
-			ck_assert_msg(co.max_rel < (dt ? 1.6e-2 : 2e-3), "%s head %d: "
-			    "O max rel %g", dtype_name(spec.dtype), b, co.max_rel);
+			gpucheck_tolerance(fast(), &ps[b], &tol);
+			worst_o = 0;
+			for (i = 0; i < no; i++) {
+				allowed = gpucheck_atol_acc(&tol, 1.0) + tol.rtol_acc *
+				    fabs(ref[i]);
+				worst_o = fmax(worst_o, fabs(res.o[b * no + i] -
+				    ref[i]) / allowed);
+			}
 			worst_lse = 0;
 			for (r = 0; r < spec.tq; r++)
 				worst_lse = fmax(worst_lse, fabs(res.lse[b * spec.tq + r] -
-				    ref_lse[r]));
-			ck_assert_msg(worst_lse < 1e-3, "lse off by %g", worst_lse);
+				    ref_lse[r]) / (tol.rtol * (1.0 + fabs(ref_lse[r]))));
+			ck_assert_msg(worst_o <= 1.0 && worst_lse <= 1.0, "%s head "
+			    "%d: against the reference O at %g, lse at %g of the "
+			    "tolerance", dtype_name(spec.dtype), b, worst_o,
+			    worst_lse);
 		}
 		ck_assert_msg(memcmp(res.o, res.o + no, no * sizeof *res.o) != 0,
 		    "heads 0 and 1 gave the same output");
@@ -311,7 +377,7 @@ END_TEST
  * comparison must say so, at a step, by far more than the tolerance. */
 START_TEST(test_fast_fault_caught)
 {
-	struct gpucheck_opts opts = { 0, 0, GPUCHECK_FAST };
+	struct gpucheck_opts opts = { 0, 0, NULL };
 	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
 	struct gpucheck_report rep;
 	struct problem_spec spec;
@@ -320,6 +386,7 @@ START_TEST(test_fast_fault_caught)
 	char err[512];
 	int d;
 
+	opts.kernel = fast();
 	for (d = 64; d <= 128; d += 64) {
 		problem_spec_init(&spec);
 		spec.tq = 200;
@@ -327,7 +394,7 @@ START_TEST(test_fast_fault_caught)
 		spec.d = spec.dv = d;
 		spec.input = INPUTS_RAMP;
 		spec.dtype = DTYPE_FP16;
-		ck_assert_int_eq(gpu_fast_tiling(d, 0, 0, &t, err, sizeof err), 0);
+		fast_tiling(d, 0, 0, &t);
 		spec.bc = t.bc;
 		fast_problems(&spec, 1, &p);
 		/* The control: without the fault they agree. */

@@ -309,7 +309,8 @@ record_step(const struct sim_view *v, void *ctx)
 /* Seeks to random steps and phases, from random places, and checks the
  * view is bit for bit what stepping from the start recorded. */
 static void
-check_seeks(struct tu_case *c, struct inputs_rng *rng, int seeks)
+check_seeks(struct tu_case *c, struct inputs_rng *rng, int seeks,
+    uint64_t budget)
 {
 	struct recording rec;
 	struct sim *sim;
@@ -321,6 +322,7 @@ check_seeks(struct tu_case *c, struct inputs_rng *rng, int seeks)
 
 	sim = sim_new(&c->p, &c->t, &c->rule, err, sizeof err);
 	ck_assert_msg(sim != NULL, "%s", err);
+	ck_assert(sim_set_checkpoint_budget(sim, budget, err, sizeof err) == 0);
 	n = sim_steps(sim);
 	rec.steps = calloc((size_t)n, sizeof *rec.steps);
 	rec.n = 0;
@@ -369,7 +371,7 @@ START_TEST(test_seek_exact)
 	inputs_rng_seed(&rng, 99);
 	for (n = 0; n < 60; n++) {
 		tu_random_case(&rng, 40, TU_SCORES | TU_CAUSAL, DTYPE_FP32, &c);
-		check_seeks(&c, &rng, 60);
+		check_seeks(&c, &rng, 60, SIM_CHECKPOINT_BUDGET);
 		tu_case_free(&c);
 	}
 }
@@ -384,7 +386,6 @@ START_TEST(test_seek_sparse_checkpoints)
 	char err[256];
 	int n;
 
-	sim_set_checkpoint_budget(4096);
 	inputs_rng_seed(&rng, 5);
 	for (n = 0; n < 20; n++) {
 		tu_random_case(&rng, 60, TU_CAUSAL, DTYPE_FP16, &c);
@@ -392,13 +393,206 @@ START_TEST(test_seek_sparse_checkpoints)
 		c.t.bc = 2;
 		sim = sim_new(&c.p, &c.t, &c.rule, err, sizeof err);
 		ck_assert(sim != NULL);
+		ck_assert_int_eq(sim_checkpoint_every(sim), 1);
+		ck_assert(sim_set_checkpoint_budget(sim, 4096, err, sizeof err) == 0);
 		if ((long)c.p.tq * ((c.p.tk + 1) / 2) * (c.p.dv + 2) * 4 > 4096)
 			ck_assert_int_gt(sim_checkpoint_every(sim), 1);
 		sim_free(sim);
-		check_seeks(&c, &rng, 80);
+		check_seeks(&c, &rng, 80, 4096);
 		tu_case_free(&c);
 	}
-	sim_set_checkpoint_budget((uint64_t)64 << 20);
+}
+END_TEST
+
+/*
+ * sim_block_state against seeking, for every row block and tile count,
+ * from a random position with dense or sparse checkpoints: bit for bit
+ * the state seeking shows, and the view (position, numbers, counters)
+ * as it was before.
+ */
+START_TEST(test_block_state)
+{
+	struct inputs_rng rng;
+	struct tu_case c;
+	struct sim *sim, *probe;
+	const struct sim_view *v, *pv;
+	struct traffic before_traffic;
+	float *before, *after, *m, *l, *acc;
+	char err[256];
+	long k, step;
+	int n, i, nt, phase, rows, r;
+
+	inputs_rng_seed(&rng, 11);
+	for (n = 0; n < 40; n++) {
+		tu_random_case(&rng, 40, TU_SCORES | TU_CAUSAL | TU_MASKED_ROWS,
+		    n % 2 ? DTYPE_FP16 : DTYPE_FP32, &c);
+		sim = sim_new(&c.p, &c.t, &c.rule, err, sizeof err);
+		probe = sim_new(&c.p, &c.t, &c.rule, err, sizeof err);
+		ck_assert(sim != NULL && probe != NULL);
+		if (n % 3 == 0)
+			ck_assert(sim_set_checkpoint_budget(sim, 600, err,
+			    sizeof err) == 0);
+		v = sim_view(sim);
+		pv = sim_view(probe);
+		k = (long)(inputs_rng_next(&rng) % (uint64_t)sim_steps(sim));
+		phase = (int)(inputs_rng_next(&rng) % SIM_PHASES);
+		ck_assert_int_eq(sim_seek(sim, k, phase), 0);
+		step = v->step;
+		phase = (int)v->phase;
+		before_traffic = v->traffic;
+		before = malloc(view_floats(v) * sizeof *before);
+		after = malloc(view_floats(v) * sizeof *after);
+		m = malloc((size_t)c.t.br * sizeof *m);
+		l = malloc((size_t)c.t.br * sizeof *l);
+		acc = malloc((size_t)c.t.br * c.p.dv * sizeof *acc);
+		ck_assert(before && after && m && l && acc);
+		view_copy(v, before);
+		for (i = 0; i < sim_schedule(sim)->tr; i++) {
+			rows = i * c.t.br + c.t.br <= c.p.tq ? c.t.br :
+			    c.p.tq - i * c.t.br;
+			/* Backwards and forwards, so both the cursor and the
+			 * checkpoints are what a call starts from. */
+			for (nt = sim_schedule(sim)->jend[i]; nt >= 0; nt -= 1 + (nt % 2)) {
+				ck_assert_int_eq(sim_block_state(sim, i, nt, m, l, acc), 0);
+				if (nt == 0) {
+					for (r = 0; r < rows; r++)
+						ck_assert(isinf(m[r]) && m[r] < 0 && l[r] == 0);
+					continue;
+				}
+				sim_seek(probe, schedule_step_of(sim_schedule(sim), i,
+				    nt - 1), SIM_PHASE_LAST);
+				ck_assert_int_eq(pv->rows, rows);
+				ck_assert_msg(memcmp(m, pv->m_new, rows * 4) == 0 &&
+				    memcmp(l, pv->l_new, rows * 4) == 0 &&
+				    memcmp(acc, pv->acc_new, (size_t)rows * c.p.dv * 4) == 0,
+				    "%s: block %d after %d tiles differs from seeking",
+				    c.what, i, nt);
+			}
+		}
+		ck_assert_int_eq(sim_block_state(sim, -1, 0, m, l, acc), -1);
+		ck_assert_int_eq(sim_block_state(sim, sim_schedule(sim)->tr, 0, m,
+		    l, acc), -1);
+		ck_assert_int_eq(sim_block_state(sim, 0, sim_schedule(sim)->jend[0] +
+		    1, m, l, acc), -1);
+		/* The view is as it was. */
+		ck_assert_int_eq(v->step, step);
+		ck_assert_int_eq((int)v->phase, phase);
+		view_copy(v, after);
+		ck_assert_msg(memcmp(before, after, view_floats(v) * 4) == 0,
+		    "%s: sim_block_state changed the view", c.what);
+		ck_assert(memcmp(&before_traffic, &v->traffic, sizeof v->traffic) == 0);
+		free(before);
+		free(after);
+		free(m);
+		free(l);
+		free(acc);
+		sim_free(sim);
+		sim_free(probe);
+		tu_case_free(&c);
+	}
+}
+END_TEST
+
+/*
+ * The counters count what has been done at the current phase, by the
+ * rules in traffic.h written out again here: walking every phase of
+ * every step, nothing is multiplied at LOAD, Q K^T's FLOPs arrive at
+ * SCORES, P V's at UPDATE, O and lse are written at FINALIZE; at each
+ * step's last phase the counts equal the sum of whole steps (the trace's
+ * figures), and at the end the table's total.
+ */
+START_TEST(test_counters_per_phase)
+{
+	struct inputs_rng rng;
+	struct tu_case c;
+	struct sim *sim;
+	const struct sim_view *v;
+	const struct traffic *tot;
+	struct traffic prev, whole, one;
+	struct schedule_tile t;
+	uint64_t R, C, d, dv, e;
+	char err[256];
+	int n;
+
+	inputs_rng_seed(&rng, 12);
+	for (n = 0; n < 60; n++) {
+		tu_random_case(&rng, 40, TU_SCORES | TU_CAUSAL, n % 2 ? DTYPE_BF16 :
+		    DTYPE_FP32, &c);
+		if (n % 4 == 0) {
+			/* fa1 under the mask with short row blocks: several of
+			 * them end at one key block, a run inside it. */
+			c.p.causal = 1;
+			c.t.order = ORDER_FA1;
+			c.t.br = 1 + n % 3;
+			c.t.bc = 3 + n % 7;
+		}
+		sim = sim_new(&c.p, &c.t, &c.rule, err, sizeof err);
+		ck_assert(sim != NULL);
+		v = sim_view(sim);
+		memset(&whole, 0, sizeof whole);
+		d = c.p.scores_mode ? 0 : (uint64_t)c.p.d;
+		dv = (uint64_t)c.p.dv;
+		e = (uint64_t)dtype_size(c.p.dtype);
+		ck_assert_int_eq(sim_seek(sim, 0, SIM_PHASE_LOAD), 0);
+		prev = whole;
+		for (;;) {
+			t = v->tile;
+			R = (uint64_t)v->rows;
+			C = (uint64_t)v->cols;
+			switch (v->phase) {
+			case SIM_PHASE_LOAD:
+				ck_assert_uint_eq(v->traffic.flops, whole.flops);
+				ck_assert_uint_eq(v->traffic.exps, whole.exps);
+				ck_assert_uint_eq(v->traffic.hbm_write, whole.hbm_write);
+				ck_assert_uint_gt(v->traffic.hbm_read, whole.hbm_read);
+				break;
+			case SIM_PHASE_SCORES:
+				ck_assert_uint_eq(v->traffic.flops - prev.flops,
+				    2 * R * C * d);
+				break;
+			case SIM_PHASE_RESCALE:
+				ck_assert_uint_eq(v->traffic.rescale_exps -
+				    prev.rescale_exps, R);
+				break;
+			case SIM_PHASE_EXP:
+				ck_assert_uint_eq(v->traffic.exps - prev.exps, R * C);
+				break;
+			case SIM_PHASE_UPDATE:
+				ck_assert_uint_eq(v->traffic.flops - prev.flops,
+				    2 * R * C * dv);
+				break;
+			case SIM_PHASE_FINALIZE:
+				ck_assert_uint_eq(v->traffic.hbm_write - prev.hbm_write,
+				    R * dv * e + 4 * R);
+				break;
+			default:
+				break;
+			}
+			if (v->phase != SIM_PHASE_LOAD)
+				ck_assert_uint_eq(v->traffic.hbm_read, prev.hbm_read);
+			if ((int)v->phase == v->nphases - 1) {
+				traffic_step(sim_traffic(sim), &t, &one);
+				whole.hbm_read += one.hbm_read;
+				whole.hbm_write += one.hbm_write;
+				whole.flops += one.flops;
+				whole.exps += one.exps;
+				ck_assert_uint_eq(v->traffic.hbm_read, whole.hbm_read);
+				ck_assert_uint_eq(v->traffic.hbm_write, whole.hbm_write);
+				ck_assert_uint_eq(v->traffic.flops, whole.flops);
+				ck_assert_uint_eq(v->traffic.exps, whole.exps);
+			}
+			prev = v->traffic;
+			if (sim_move_phase(sim, 1) != 0)
+				break;
+		}
+		tot = &sim_traffic(sim)->total;
+		ck_assert_msg(whole.hbm_read == tot->hbm_read &&
+		    whole.hbm_write == tot->hbm_write && whole.flops == tot->flops &&
+		    whole.exps == tot->exps, "%s: total differs from the steps' sum",
+		    c.what);
+		sim_free(sim);
+		tu_case_free(&c);
+	}
 }
 END_TEST
 
@@ -471,6 +665,8 @@ test_suite(void)
 	tcase_add_test(tc, test_masked_row_in_scores);
 	tcase_add_test(tc, test_seek_exact);
 	tcase_add_test(tc, test_seek_sparse_checkpoints);
+	tcase_add_test(tc, test_block_state);
+	tcase_add_test(tc, test_counters_per_phase);
 	tcase_add_test(tc, test_phase_moves);
 	tcase_add_test(tc, test_rejects_bad_rule);
 	suite_add_tcase(s, tc);

@@ -10,6 +10,7 @@
 #include "model/heatmap.h"
 #include "gpu/gpu.h"
 #include "ui/ui_int.h"
+#include "ui/ui_keys.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -108,7 +109,7 @@ START_TEST(test_first_frame)
 	char buf[512];
 	int y, n;
 	const char *expect[] = {
-		"step 0 of 0-15", "tile (0,0)", "S 16\u00d716 = scale", "P = e^(S-m",
+		"step 1 of 16", "tile (0,0)", "S 16\u00d716 = scale", "P = e^(S-m",
 		"running state per row: m, \u2113, u", "the update for row 0",
 		"m\u2032 = max(m, max s)", "HBM ", "FLOPs 256 of 4096",
 		"n next", "? help", "q quit",
@@ -508,7 +509,8 @@ START_TEST(test_goto_prompt_and_gpu)
 	const struct sim_view *v;
 	char err[100];
 
-	type(ui, "g12");
+	/* Steps are typed as shown, from 1. */
+	type(ui, "g13");
 	press(ui, UI_KEY_ENTER);
 	ck_assert_int_eq(sim_view(ui_sim(ui))->step, 12);
 	type(ui, "g1,2");
@@ -518,7 +520,10 @@ START_TEST(test_goto_prompt_and_gpu)
 	ck_assert_int_eq(v->tile.j, 2);
 	type(ui, "g99");
 	press(ui, UI_KEY_ENTER);
-	ck_assert_str_eq(ui->msg, "go to: step 99 is not in 0-15");
+	ck_assert_str_eq(ui->msg, "go to: step 99 is not in 1-16");
+	type(ui, "g0");
+	press(ui, UI_KEY_ENTER);
+	ck_assert_str_eq(ui->msg, "go to: step 0 is not in 1-16");
 	press(ui, UI_KEY_END);
 	ck_assert_int_eq(sim_view(ui_sim(ui))->step, 15);
 	press(ui, UI_KEY_HOME);
@@ -541,7 +546,8 @@ START_TEST(test_history)
 	struct ui *ui = new_view(NULL, &utf8_style);
 	struct ui_grid g = { 0 };
 	const struct sim_view *v = sim_view(ui_sim(ui));
-	float want[4], before[4];
+	float want[4], before[4], s_before[16];
+	struct traffic t_before;
 	char buf[512], text[64];
 	struct ui_rect r;
 	int j;
@@ -553,12 +559,17 @@ START_TEST(test_history)
 	ui_seek(ui, 7, SIM_PHASE_MAX);
 	ui_set_focus(ui, 2);
 	memcpy(before, v->m_new, sizeof before);
+	memcpy(s_before, v->s, sizeof s_before);
+	t_before = v->traffic;
 	draw(ui, &g, 120, 44);
 	r = ui->slot[UI_SLOT_HISTORY];
 	ck_assert_int_ge(r.h, 3);
+	/* Drawing it left the view alone: position, numbers, counters. */
 	ck_assert_int_eq(v->step, 7);
 	ck_assert_int_eq(v->phase, SIM_PHASE_MAX);
 	ck_assert(memcmp(before, v->m_new, sizeof before) == 0);
+	ck_assert(memcmp(s_before, v->s, sizeof s_before) == 0);
+	ck_assert(memcmp(&t_before, &v->traffic, sizeof t_before) == 0);
 	ck_assert(screen_has(&g, "row 6 after each tile"));
 	span(&g, r.x, r.y + 2, r.w, buf, sizeof buf);
 	for (j = 0; j < 4; j++) {
@@ -625,6 +636,384 @@ START_TEST(test_mouse)
 	ck_assert_int_eq(ui_focus(ui), 2);
 	draw(ui, &g, 80, 24);
 	ck_assert(screen_has(&g, "the update for row 10,"));
+	ui_grid_free(&g);
+	ui_free(ui);
+}
+END_TEST
+
+/* The FLOPs the counters pane shows ("FLOPs N of M"). */
+static long
+shown_flops(const struct ui_grid *g)
+{
+	char line[2048], *at;
+	int y;
+
+	for (y = 0; y < g->h; y++) {
+		at = strstr(ui_grid_line(g, y, line, sizeof line), "FLOPs ");
+		if (at != NULL)
+			return strtol(at + 6, NULL, 10);
+	}
+	ck_abort_msg("no FLOPs on the screen");
+	return -1;
+}
+
+/*
+ * The counters count what has been done at the phase shown: at step 1,
+ * phase load, nothing is multiplied yet and only Q_0, K_0, V_0 are read
+ * (3 x 4 x 4 x 4 B); Q K^T's 2 R C d FLOPs come at scores, P V's at
+ * update.  At each step's last phase the screen shows what the trace
+ * writes for the step (the view sim_run gives its callback).
+ */
+static int
+record_flops(const struct sim_view *v, void *ctx)
+{
+	((uint64_t *)ctx)[v->step] = v->traffic.flops;
+	return 0;
+}
+
+START_TEST(test_counters_per_phase)
+{
+	static const long want[6] = { 0, 128, 128, 128, 128, 256 };
+	struct ui *ui = new_view(NULL, &utf8_style);
+	struct ui_grid g = { 0 };
+	const struct sim_view *v = sim_view(ui_sim(ui));
+	uint64_t trace[16];
+	struct sim *probe;
+	char err[200];
+	long k;
+	int ph;
+
+	probe = sim_new(UI_PROBLEM(ui), &ui->opts.tiling, &ui->opts.rule, err,
+	    sizeof err);
+	ck_assert(probe != NULL && sim_steps(probe) == 16);
+	ck_assert(sim_run(probe, record_flops, trace, NULL, NULL) == 0);
+	sim_free(probe);
+
+	ui_seek(ui, 0, SIM_PHASE_LOAD);
+	draw(ui, &g, 80, 24);
+	ck_assert(screen_has(&g, "phase load 1/6"));
+	ck_assert(screen_has(&g, "FLOPs 0 of 4096"));
+	ck_assert(screen_has(&g, "HBM so far 192 B of"));
+	for (ph = 0; ph < 6; ph++) {
+		draw(ui, &g, 80, 24);
+		ck_assert_int_eq((int)v->phase, ph);
+		ck_assert_msg(shown_flops(&g) == want[ph], "step 1 phase %s: FLOPs "
+		    "%ld, not %ld", ui_phase_name(ph), shown_flops(&g), want[ph]);
+		press(ui, '.');
+	}
+	/* Every step: at load the FLOPs of the steps before, at the last
+	 * phase the trace's. */
+	for (k = 1; k < 16; k++) {
+		ui_seek(ui, k, SIM_PHASE_LOAD);
+		draw(ui, &g, 80, 24);
+		ck_assert_int_eq(shown_flops(&g), (long)trace[k - 1]);
+		ui_seek(ui, k, SIM_PHASE_LAST);
+		draw(ui, &g, 80, 24);
+		ck_assert_int_eq(shown_flops(&g), (long)trace[k]);
+	}
+	ck_assert(screen_has(&g, "FLOPs 4096 of 4096"));
+	ui_grid_free(&g);
+	ui_free(ui);
+}
+END_TEST
+
+/* The number right after text on the screen or, with last set, after
+ * the last '=' of the line that holds it. */
+static double
+number_after(const struct ui_grid *g, const char *text, int last)
+{
+	char line[2048], *p;
+	int y;
+
+	for (y = 0; y < g->h; y++) {
+		p = strstr(ui_grid_line(g, y, line, sizeof line), text);
+		if (p != NULL)
+			return strtod(last ? strrchr(line, '=') + 1 :
+			    p + strlen(text), NULL);
+	}
+	ck_abort_msg("no '%s' on the screen", text);
+	return 0;
+}
+
+/* The seed's example under numerator-only: the view's O is 3.462, and
+ * the correct run's 6.924 stands beside it with the error. */
+START_TEST(test_bug_shows_correct)
+{
+	static const float sc[4] = { 1, 2, 1001, 1002 }, v[4] = { 2, -1, 4, 8 };
+	struct options o;
+	struct ui *ui;
+	struct ui_grid g = { 0 };
+
+	options_init(&o);
+	o.spec.s.data = sc;
+	o.spec.s.rows = 1;
+	o.spec.s.cols = 4;
+	o.spec.v.data = v;
+	o.spec.v.rows = 4;
+	o.spec.v.cols = 1;
+	o.tiling.br = 1;
+	o.tiling.bc = 2;
+	o.rule.bug = BUG_NUMERATOR_ONLY;
+	ui = new_view(&o, &utf8_style);
+	press(ui, 'n');
+	draw(ui, &g, 80, 24);
+	ck_assert(screen_has(&g, "phase finalize 7/7"));
+	/* The numbers have 3 or 4 digits, as the lines fit. */
+	ck_assert_double_eq_tol(number_after(&g, "O  = u/\u2113", 1), 3.462,
+	    0.01);
+	ck_assert_double_eq_tol(number_after(&g, "correct run: O[0] = ", 0),
+	    6.924, 0.01);
+	ck_assert_double_eq_tol(number_after(&g, "O is off by ", 0), 3.462,
+	    0.01);
+	/* Before the row finishes: the correct l' and u' beside. */
+	press(ui, ',');
+	draw(ui, &g, 80, 24);
+	ck_assert_double_eq_tol(number_after(&g, "correct run: \u2113\u2032 = ",
+	    0), 1.368, 0.01);
+	ck_assert_double_eq_tol(number_after(&g, "u\u2032[0] = ", 0), 9.472,
+	    0.01);
+	/* Without the bug, no correct run is shown: it is this one. */
+	press(ui, 'b');
+	press(ui, 'b');
+	press(ui, 'b');
+	press(ui, 'b');
+	ck_assert_int_eq(sim_rule(ui_sim(ui))->bug, BUG_NONE);
+	draw(ui, &g, 80, 24);
+	ck_assert(!screen_has(&g, "correct run"));
+	ck_assert_ptr_null(ui_correct(ui));
+	ui_grid_free(&g);
+	ui_free(ui);
+}
+END_TEST
+
+/* The rescale phase shows alpha l and alpha u as numbers. */
+START_TEST(test_rescale_products)
+{
+	struct ui *ui = new_view(NULL, &utf8_style);
+	struct ui_grid g = { 0 };
+	const struct sim_view *v = sim_view(ui_sim(ui));
+	char want[64], num[32];
+
+	ui_seek(ui, 1, SIM_PHASE_RESCALE);
+	draw(ui, &g, 80, 24);
+	ui_num_prec(ui, v->alpha[0] * v->l_old[0], 6, 4, num, sizeof num);
+	snprintf(want, sizeof want, "\u03b1\u2113");
+	ck_assert(screen_has(&g, want));
+	snprintf(want, sizeof want, "= %s", num);
+	ck_assert_msg(screen_has(&g, want), "no '%s'", want);
+	ui_num_prec(ui, v->alpha[0] * v->acc_old[0], 6, 4, num, sizeof num);
+	snprintf(want, sizeof want, "= %s", num);
+	ck_assert_msg(screen_has(&g, want), "no '%s'", want);
+	ck_assert(screen_has(&g, "\u03b1u"));
+	ui_grid_free(&g);
+	ui_free(ui);
+}
+END_TEST
+
+/* Plays u to its stop at full speed (real time: play is timed). */
+static void
+play_out(struct ui *ui)
+{
+	double end = util_now() + 20.0;
+	int wait;
+
+	ui->play.speed = 10;
+	while (ui->play.on && util_now() < end)
+		ui_idle(ui, util_now() + 0.001, &wait);
+	ck_assert_msg(!ui->play.on, "u still playing after 20 s");
+}
+
+/* The first step after `from` where row `row`'s max rises over a max it
+ * had, from stepping a separate sim as the trace does. */
+static long
+first_rise(const struct problem *p, const struct options *o, long from,
+    int row)
+{
+	const struct sim_view *v;
+	struct sim *sim;
+	char err[200];
+	long k;
+
+	sim = sim_new(p, &o->tiling, &o->rule, err, sizeof err);
+	ck_assert(sim != NULL);
+	v = sim_view(sim);
+	for (k = from + 1; k < sim_steps(sim); k++) {
+		sim_seek(sim, k, SIM_PHASE_LAST);
+		if (row >= v->tile.r0 && row < v->tile.r1 &&
+		    isfinite(v->m_old[row - v->tile.r0]) &&
+		    v->m_new[row - v->tile.r0] > v->m_old[row - v->tile.r0])
+			break;
+	}
+	sim_free(sim);
+	return k;
+}
+
+START_TEST(test_play_until)
+{
+	struct options o;
+	struct ui *ui;
+	const struct sim_view *v;
+	long want;
+	int i;
+
+	/* fa1 order: the steps of row block 1 are not consecutive. */
+	options_init(&o);
+	o.tiling.order = ORDER_FA1;
+	ui = new_view(&o, &utf8_style);
+	v = sim_view(ui_sim(ui));
+	ui_seek(ui, 1, SIM_PHASE_LAST);		/* tile (1,0) */
+	ui_set_focus(ui, 2);			/* row 6 */
+	for (i = 0; i < 3; i++) {
+		want = first_rise(UI_PROBLEM(ui), &ui->opts, v->step, 6);
+		press(ui, 'u');
+		play_out(ui);
+		ck_assert_int_eq(v->step, want);
+		ck_assert_int_eq(v->phase, SIM_PHASE_MAX);
+		ck_assert_int_eq(v->tile.r0 + ui_focus(ui), 6);
+		ck_assert_msg(strstr(ui->msg, "u: row 6's max rises at tile") !=
+		    NULL, "'%s'", ui->msg);
+	}
+	/* Tile (1,3) is the last: the row finishes there, then nothing
+	 * more happens to it. */
+	ck_assert_int_eq(v->tile.j, 3);
+	press(ui, 'u');
+	play_out(ui);
+	ck_assert_int_eq(v->tile.j, 3);
+	ck_assert_int_eq(v->phase, SIM_PHASE_FINALIZE);
+	ck_assert_msg(strstr(ui->msg, "u: row 6 finishes at tile (1,3), its "
+	    "last") != NULL, "'%s'", ui->msg);
+	press(ui, 'u');
+	ck_assert(!ui->play.on);
+	ck_assert_msg(strstr(ui->msg, "nothing more happens to row 6") != NULL,
+	    "'%s'", ui->msg);
+	ui_free(ui);
+
+	/* Causal: row block 1 ends at tile (1,1); the mask skips the rest. */
+	options_init(&o);
+	o.spec.causal = 1;
+	ui = new_view(&o, &utf8_style);
+	v = sim_view(ui_sim(ui));
+	ui_seek(ui, 1, SIM_PHASE_LOAD);		/* tile (1,0) */
+	press(ui, 'u');
+	play_out(ui);
+	ck_assert_int_eq(v->tile.i, 1);
+	ck_assert_int_eq(v->tile.j, 1);
+	ck_assert_int_eq(v->phase, SIM_PHASE_MAX);
+	press(ui, 'u');
+	play_out(ui);
+	ck_assert_int_eq(v->tile.j, 1);
+	ck_assert_int_eq(v->phase, SIM_PHASE_FINALIZE);
+	ck_assert_msg(strstr(ui->msg, "u: row 4 finishes at tile (1,1), its "
+	    "last; the mask skips (1,2)-(1,3)") != NULL, "'%s'", ui->msg);
+	ui_free(ui);
+}
+END_TEST
+
+/* Behind "terminal too small" keys wait (q still quits); once the view
+ * shows again they work. */
+START_TEST(test_keys_wait_while_too_small)
+{
+	struct ui *ui = new_view(NULL, &utf8_style);
+	struct ui_grid g = { 0 };
+	struct ui_key q = { 'q', 0, 0 };
+	int w, h;
+
+	ui_min_size(ui, &w, &h);
+	draw(ui, &g, w, h - 1);
+	ck_assert(screen_has(&g, "terminal too small"));
+	press(ui, 'n');
+	press(ui, 'e');
+	press(ui, UI_KEY_END);
+	ck_assert_int_eq(sim_view(ui_sim(ui))->step, 0);
+	ck_assert(!ui->form.open);
+	ck_assert(ui_handle_key(ui, &q) & UI_QUIT);
+	draw(ui, &g, w, h);
+	press(ui, 'n');
+	ck_assert_int_eq(sim_view(ui_sim(ui))->step, 1);
+	ui_grid_free(&g);
+	ui_free(ui);
+}
+END_TEST
+
+/* The note fits any size: whole from 10x5 (wrapped), shortened below,
+ * never outside its rectangle, nothing at all in an empty one. */
+START_TEST(test_too_small_fits)
+{
+	struct ui_grid g = { 0 };
+	char err[100], line[256], all[512];
+	int w, h, x, y;
+
+	for (w = 1; w <= 40; w++)
+		for (h = 1; h <= 8; h++) {
+			ck_assert(ui_grid_resize(&g, w + 2, h + 2, err,
+			    sizeof err) == 0);
+			ui_draw_too_small(&g, (struct ui_rect){ 1, 1, w, h }, 73, 17);
+			all[0] = '\0';
+			for (y = 0; y < h + 2; y++)
+				for (x = 0; x < w + 2; x++)
+					if ((x == 0 || y == 0 || x == w + 1 ||
+					    y == h + 1) && g.cells[y * g.w + x].ch != ' ')
+						ck_abort_msg("%dx%d: drawn outside", w, h);
+			for (y = 1; y <= h; y++) {
+				ui_grid_line(&g, y, line, sizeof line);
+				for (x = 0; line[x] == ' '; x++)
+					;
+				if (line[x] != '\0')
+					snprintf(all + strlen(all), sizeof all - strlen(all),
+					    "%s%s", all[0] ? " " : "", line + x);
+			}
+			if (w >= 10 && h >= 5)
+				ck_assert_msg(strcmp(all, "terminal too small (need "
+				    "73x17)") == 0, "%dx%d: '%s'", w, h, all);
+			else
+				ck_assert_msg(all[0] != '\0', "%dx%d: nothing", w, h);
+		}
+	ck_assert(ui_grid_resize(&g, 1, 1, err, sizeof err) == 0);
+	ui_draw_too_small(&g, (struct ui_rect){ 0, 0, 1, 1 }, 73, 17);
+	ck_assert_str_eq(ui_grid_line(&g, 0, line, sizeof line), "!");
+	ui_draw_too_small(&g, (struct ui_rect){ 0, 0, 0, 0 }, 73, 17);
+	ui_grid_free(&g);
+}
+END_TEST
+
+/* At 80x24 the help does not fit: it scrolls, and every key is on one
+ * of its pages; a key that does not scroll closes it. */
+START_TEST(test_help_scrolls)
+{
+	struct ui *ui = new_view(NULL, &utf8_style);
+	struct ui_grid g = { 0 };
+	const struct ui_keydef *d;
+	char word[32];
+	int found, pages;
+
+	press(ui, '?');
+	draw(ui, &g, 80, 24);
+	ck_assert_int_gt(ui->help_lines, ui->help_page);
+	ck_assert(screen_has(&g, "lines 1-"));
+	ck_assert(!screen_has(&g, "Esc closes this screen"));
+	for (d = ui_keydefs; d->keys != NULL; d++) {
+		snprintf(word, sizeof word, "%.20s", d->help);
+		ui->help_first = 0;
+		draw(ui, &g, 80, 24);
+		for (found = 0, pages = 0; pages < 10; pages++) {
+			if (screen_has(&g, d->keys) && screen_has(&g, word)) {
+				found = 1;
+				break;
+			}
+			press(ui, UI_KEY_PGDN);
+			draw(ui, &g, 80, 24);
+		}
+		ck_assert_msg(found, "help never shows '%s'", d->keys);
+	}
+	press(ui, UI_KEY_END);
+	draw(ui, &g, 80, 24);
+	ck_assert(screen_has(&g, "Esc closes this screen"));
+	press(ui, UI_KEY_UP);
+	press(ui, UI_KEY_HOME);
+	ck_assert(ui->help);
+	ck_assert_int_eq(ui->help_first, 0);
+	press(ui, 'x');
+	ck_assert(!ui->help);
 	ui_grid_free(&g);
 	ui_free(ui);
 }
@@ -733,7 +1122,7 @@ END_TEST
 START_TEST(test_random_keys)
 {
 	static const int keys[] = { ' ', 'n', 'p', '.', ',', 'g', 'r', '+', '-',
-	    'c', 'b', 'o', 'm', 'e', 'G', '?', 'q', 'x', '0', '1', '7', ',',
+	    'c', 'b', 'o', 'm', 'e', 'G', '?', 'q', 'x', '0', '1', '7', ',', 'u',
 	    UI_KEY_TAB, UI_KEY_BTAB, UI_KEY_UP, UI_KEY_DOWN, UI_KEY_LEFT,
 	    UI_KEY_RIGHT, UI_KEY_HOME, UI_KEY_END, UI_KEY_ENTER, UI_KEY_ESC,
 	    UI_KEY_BACKSPACE, UI_KEY_PGUP, UI_KEY_MOUSE, UI_KEY_RESIZE };
@@ -785,6 +1174,13 @@ test_suite(void)
 	tcase_add_test(tc, test_mouse);
 	tcase_add_test(tc, test_seed_example);
 	tcase_add_test(tc, test_history);
+	tcase_add_test(tc, test_counters_per_phase);
+	tcase_add_test(tc, test_bug_shows_correct);
+	tcase_add_test(tc, test_rescale_products);
+	tcase_add_test(tc, test_play_until);
+	tcase_add_test(tc, test_keys_wait_while_too_small);
+	tcase_add_test(tc, test_too_small_fits);
+	tcase_add_test(tc, test_help_scrolls);
 	tcase_add_test(tc, test_help_and_doc_list_every_key);
 	tcase_add_test(tc, test_draw_in_rect);
 	tcase_add_test(tc, test_grid_text);

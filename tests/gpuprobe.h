@@ -1,8 +1,10 @@
 /*
- * gpuprobe.h - the GPU suites' skip rule: probe for a device in a forked
- * child (so CUDA never starts in the process that check forks its tests
- * from) and exit 77 only when that child finds none, or in a build
- * without CUDA.
+ * gpuprobe.h - the GPU suites' rule for a machine where no kernel can
+ * run: probe for a device in a forked child (so CUDA never starts in the
+ * process that check forks its tests from), and then, by gpu_may_skip()
+ * (gpu/gpu.h), skip (exit 77) only when the hardware is missing and
+ * FLASHSTEP_REQUIRE_GPU is not set, or fail (exit 1) otherwise.  Either
+ * way it prints why, in one line.
  */
 #ifndef FLASHSTEP_GPUPROBE_H
 #define FLASHSTEP_GPUPROBE_H

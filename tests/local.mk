@@ -6,6 +6,7 @@ TESTUTIL = tests/check_main.c tests/testutil.c tests/testutil.h
 CHECK_LDADD = $(FLASHSTEP_LIBS) $(CHECK_LIBS)
 
 CORE_CHECKS = \
+	tests/check_backward \
 	tests/check_dtype \
 	tests/check_npy \
 	tests/check_online \
@@ -15,11 +16,16 @@ CORE_CHECKS = \
 	tests/check_sim \
 	tests/check_split \
 	tests/check_trace \
+	tests/check_timeline \
 	tests/check_traffic
 check_PROGRAMS += $(CORE_CHECKS)
-TESTS += $(CORE_CHECKS) tests/cli.test
-EXTRA_DIST += tests/cli.test
+TESTS += $(CORE_CHECKS) tests/cli.test tests/backward.test
+EXTRA_DIST += tests/cli.test tests/backward.test
 
+tests_check_backward_SOURCES = tests/check_backward.c $(TESTUTIL)
+tests_check_backward_LDADD = $(CHECK_LDADD)
+tests_check_timeline_SOURCES = tests/check_timeline.c $(TESTUTIL)
+tests_check_timeline_LDADD = $(CHECK_LDADD)
 tests_check_dtype_SOURCES = tests/check_dtype.c $(TESTUTIL)
 tests_check_dtype_LDADD = $(CHECK_LDADD)
 tests_check_npy_SOURCES = tests/check_npy.c $(TESTUTIL)

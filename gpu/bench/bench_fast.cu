@@ -3,17 +3,23 @@
  * kernel (gpu/fast.cu), built with plain nvcc, no autotools:
  *
  *   nvcc -O3 -std=c++17 -gencode arch=compute_90,code=sm_90 -I gpu \
- *       gpu/fast.cu gpu/bench/bench_fast.cu -o bench_fast
+ *       -I src gpu/fast.cu gpu/timing.cu gpu/bench/bench_fast.cu \
+ *       -o bench_fast
  *   ./bench_fast check            every variant, ragged and causal shapes,
  *                                 against a double-precision CPU reference
- *   ./bench_fast bench [V|all]    the issue's shapes: ms and TFLOP/s of
- *                                 the default variant (or variant V, or
- *                                 every one), sampled rows checked
- *                                 against the CPU
+ *   ./bench_fast bench [V|all]    the shapes of `flashstep bench --gpu`:
+ *                                 ms and TFLOP/s of the default variant
+ *                                 (or variant V, or every one), sampled
+ *                                 rows checked against the CPU
  *
  * Inputs are normal random numbers rounded to fp16 or bf16; the reference
  * sees the same rounded values.  Before every run O and lse are poisoned
- * with NaN, so a value the kernel never wrote fails the check.
+ * with NaN, so a value the kernel never wrote fails the check.  Times
+ * come from the timing helper every kernel uses (gpu/timing.h); the
+ * check holds O and lse to the closeness rule of `flashstep compare`
+ * (gpu/gpucheck.h), with the double reference where the simulator would
+ * be: P's rounding, which the simulator shares with the kernel and the
+ * reference does not, takes at most half of the rule's atol.
  * Exit status: 0 all passed, 1 a check failed or CUDA failed, 2 usage.
  */
 #include <cuda_runtime.h>
@@ -26,6 +32,11 @@
 #include <string.h>
 
 #include "fast.h"
+#include "timing.h"
+
+extern "C" {
+#include "gpucheck.h"
+}
 
 #define CK(call) do {							\
 	cudaError_t ck_e = (call);					\
@@ -235,16 +246,46 @@ bench_run(struct bench_bufs *b, const struct shape *s, int bf16,
 	return 0;
 }
 
+/* The rule's numbers for head bh (gpucheck.h): delta from the largest
+ * row norms of its Q and K, max |V|. */
+static void
+bench_tolerance(const struct bench_bufs *b, const struct shape *s, int bf16,
+    int bh, struct gpucheck_tol *tol)
+{
+	const size_t qo = (size_t)bh * s->tq * s->d;
+	const size_t ko = (size_t)bh * s->tk * s->d;
+	double nq = 0, nk = 0, vmax = 0, sum;
+
+	for (int r = 0; r < s->tq; r++) {
+		sum = 0;
+		for (int x = 0; x < s->d; x++)
+			sum += (double)b->fq[qo + (size_t)r * s->d + x] *
+			    b->fq[qo + (size_t)r * s->d + x];
+		nq = fmax(nq, sum);
+	}
+	for (int c = 0; c < s->tk; c++) {
+		sum = 0;
+		for (int x = 0; x < s->d; x++) {
+			sum += (double)b->fk[ko + (size_t)c * s->d + x] *
+			    b->fk[ko + (size_t)c * s->d + x];
+			vmax = fmax(vmax, fabs(b->fv[ko + (size_t)c * s->d + x]));
+		}
+		nk = fmax(nk, sum);
+	}
+	gpucheck_tol_set(tol, bf16 ? DTYPE_BF16 : DTYPE_FP16,
+	    gpucheck_tensor_delta(s->d, sqrt(nq) * sqrt(nk) / sqrt((double)s->d)),
+	    vmax);
+}
+
 /*
  * Row r of head bh against the reference; adds its mismatches to bad and
  * returns the sum, raising *maxerr to the worst |error| of O.
  */
 static long
 bench_check_row(const struct bench_bufs *b, const struct shape *s,
-    int bf16, int bh, int r, double *sc, double *maxerr, long bad)
+    int bf16, int bh, int r, const struct gpucheck_tol *tol, double *sc,
+    double *maxerr, long bad)
 {
-	/* P rounded to 16 bits before P V, O rounded at the end. */
-	const double tol = bf16 ? 1.5e-2 : 2e-3;
 	const size_t qo = (size_t)bh * s->tq * s->d;
 	const size_t ko = (size_t)bh * s->tk * s->d;
 	const size_t row = (size_t)bh * s->tq + r;
@@ -258,12 +299,14 @@ bench_check_row(const struct bench_bufs *b, const struct shape *s,
 		double g = bench_from16(bf16, got[x]);
 
 		snprintf(where, sizeof where, "O[bh %d][%d][%d]", bh, r, x);
-		bad = bench_compare("O", g, o[x], tol, tol, where, bad);
+		bad = bench_compare("O", g, o[x], gpucheck_atol_acc(tol, 1.0),
+		    tol->rtol_acc, where, bad);
 		if (isfinite(g) && fabs(g - o[x]) > *maxerr)
 			*maxerr = fabs(g - o[x]);
 	}
 	snprintf(where, sizeof where, "lse[bh %d][%d]", bh, r);
-	return bench_compare("lse", b->hlse[row], lse, 1e-3, 1e-4, where, bad);
+	return bench_compare("lse", b->hlse[row], lse, tol->rtol, tol->rtol,
+	    where, bad);
 }
 
 /*
@@ -285,13 +328,17 @@ bench_check(const struct bench_bufs *b, const struct shape *s, int bf16,
 	if (stride < 1)
 		stride = 1;
 	*maxerr = 0;
-	for (int bh = 0; bh < s->b * s->h; bh++)
+	for (int bh = 0; bh < s->b * s->h; bh++) {
+		struct gpucheck_tol tol;
+
+		bench_tolerance(b, s, bf16, bh, &tol);
 		for (int r = 0; r < s->tq; r += stride) {
 			if (r + stride >= s->tq)
 				r = s->tq - 1;
-			bad = bench_check_row(b, s, bf16, bh, r, sc, maxerr,
-			    bad);
+			bad = bench_check_row(b, s, bf16, bh, r, &tol, sc,
+			    maxerr, bad);
 		}
+	}
 	free(sc);
 	return bad;
 }
@@ -353,40 +400,36 @@ bench_cmd_check(void)
 	return failed;
 }
 
-/* Median of n CUDA-event timings (ms) of variant v, after 3 warm-ups. */
+/* One run of variant v, for the timing helper. */
+struct bench_timed {
+	struct bench_bufs *b;
+	const struct shape *s;
+	int bf16, v;
+};
+
+static int
+bench_enqueue(void *ctx, char *err, size_t errlen)
+{
+	const struct bench_timed *t = (const struct bench_timed *)ctx;
+
+	return fast_attention_fwd(t->b->dq, t->b->dk, t->b->dv, t->b->do_,
+	    t->b->dlse, t->s->b, t->s->h, t->s->tq, t->s->tk, t->s->d, t->bf16,
+	    t->s->causal, 0.f, t->v, NULL, err, errlen);
+}
+
+/* The median of 20 timed runs of variant v after a warm-up (timing.h). */
 static double
 bench_time(struct bench_bufs *b, const struct shape *s, int bf16, int v)
 {
-	enum { N = 20 };
-	cudaEvent_t e0, e1;
-	float ms[N], t;
+	struct bench_timed t = { b, s, bf16, v };
 	char err[256];
+	double ms;
 
-	CK(cudaEventCreate(&e0));
-	CK(cudaEventCreate(&e1));
-	for (int r = -3; r < N; r++) {
-		CK(cudaEventRecord(e0));
-		if (fast_attention_fwd(b->dq, b->dk, b->dv, b->do_, b->dlse,
-		    s->b, s->h, s->tq, s->tk, s->d, bf16, s->causal, 0.f, v,
-		    NULL, err, sizeof err) != 0) {
-			fprintf(stderr, "bench_fast: %s\n", err);
-			exit(1);
-		}
-		CK(cudaEventRecord(e1));
-		CK(cudaEventSynchronize(e1));
-		CK(cudaEventElapsedTime(&t, e0, e1));
-		if (r >= 0)
-			ms[r] = t;
+	if (timing_median_ms(bench_enqueue, &t, 20, &ms, err, sizeof err) != 0) {
+		fprintf(stderr, "bench_fast: %s\n", err);
+		exit(1);
 	}
-	CK(cudaEventDestroy(e0));
-	CK(cudaEventDestroy(e1));
-	for (int x = 1; x < N; x++)		/* insertion sort */
-		for (int y = x; y > 0 && ms[y] < ms[y - 1]; y--) {
-			t = ms[y];
-			ms[y] = ms[y - 1];
-			ms[y - 1] = t;
-		}
-	return (ms[N / 2 - 1] + ms[N / 2]) / 2;
+	return ms;
 }
 
 /*
@@ -430,7 +473,7 @@ bench_shape(const struct shape *s, int bf16, int variant)
 	return failed;
 }
 
-/* The issue's shapes: B T = 32768, H = 16. */
+/* The shapes of `flashstep bench --gpu`: B T = 32768, H = 16. */
 static int
 bench_cmd_bench(int variant)
 {

@@ -2,7 +2,10 @@
  * cmd.h - the commands.  Each takes main()'s argc and argv with argv[0]
  * the command's name, and returns the exit status:
  *   0  done        1  a check failed (compare, lesson --check)
- *   2  bad usage, bad input, or a missing capability (no GPU)
+ *   2  bad usage or bad input
+ *   3  built without CUDA support           (the GPU commands)
+ *   4  no usable CUDA driver: none installed, or too old
+ *   5  no CUDA device
  */
 #ifndef FLASHSTEP_CMD_H
 #define FLASHSTEP_CMD_H
@@ -10,6 +13,9 @@
 #define CMD_OK		0
 #define CMD_FAILED	1
 #define CMD_USAGE	2
+#define CMD_NO_CUDA	3
+#define CMD_NO_DRIVER	4
+#define CMD_NO_DEVICE	5
 
 int cmd_run(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
@@ -19,7 +25,7 @@ int cmd_lesson(int argc, char **argv);
 int cmd_gpu(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 
-/* `bench --gpu`: the GPU half of the benchmark (cmd_gpu.c). */
+/* `bench --gpu`: the GPU half of the benchmark (cmd_bench_gpu.c). */
 int cmd_bench_gpu(int argc, char **argv);
 
 #endif

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "cmd.h"
+#include "model/bwdsetup.h"
 #include "model/setup.h"
 #include "model/trace.h"
 #include "model/util.h"
@@ -17,10 +18,18 @@ static const char trace_usage[] =
     "Prints every step of the simulator: the tile, and for each of its rows\n"
     "m_old, m_new, alpha, l_old and l_new; then the output O and lse.  JSONL\n"
     "is the interface for scripts (see flashstep(1)); CSV has one line per\n"
-    "row of each step and no output section (use --output).  With --splits\n"
-    "the steps run key range by key range, then the merges of the partials\n"
-    "follow (text and JSONL; CSV has the steps only).\n"
+    "row of each step and no output section (use --output).\n"
+    "\n"
+    "With --backward it prints the backward pass's steps instead: for each,\n"
+    "the tile, lse and D of its rows and the norms of the dQ, dK and dV rows\n"
+    "it changed (CSV: a line per query row and one per key); then dQ, dK\n"
+    "and dV.\n"
+    "\n"
+    "With --splits the steps run key range by key range, then the merges\n"
+    "of the partials follow (text and JSONL; CSV has the steps only).\n"
     "\n";
+
+#define TRACE_GROUPS (OPT_PROBLEM | OPT_OUTFILES | OPT_BACKWARD | OPT_SPLIT)
 
 struct trace_args {
 	const char *format;
@@ -51,10 +60,62 @@ set_acc(void *ctx, const char *v, char *err, size_t errlen)
 
 static const struct options_entry trace_entries[] = {
 	{ "format", "FMT", "text|csv|jsonl (default text)", set_format },
-	{ "with-tiles", NULL, "add each tile's S and P", set_tiles },
-	{ "with-acc", NULL, "add the accumulator rows (u, or o)", set_acc },
+	{ "with-tiles", NULL, "add each tile's S and P (and dP, dS)", set_tiles },
+	{ "with-acc", NULL, "add the accumulator rows (u, or o; dQ, dK, dV)",
+	    set_acc },
 	{ NULL, NULL, NULL, NULL },
 };
+
+/*
+ * trace --backward: the forward runs inside bwdsetup_open (its O and lse
+ * go to out and lse, for --output and --lse), then every backward step
+ * is written, then the gradients, then the gradient files.
+ */
+static int
+trace_backward(const struct options *o, struct setup *s, struct trace *t,
+    float *out, float *lse, char *err, size_t errlen)
+{
+	const struct problem *p = &s->problem;
+	struct backward_grads g = { 0 };
+	struct bwdsetup b;
+	int rc = -1;
+
+	if (bwdsetup_open(o, s, &b, err, errlen) != 0)
+		return -1;
+	memcpy(out, b.o, (size_t)p->tq * p->dv * sizeof *out);
+	memcpy(lse, b.lse, (size_t)p->tq * sizeof *lse);
+	g.dq = util_calloc((size_t)p->tq * p->d + 1, sizeof(float), "dQ", err, errlen);
+	g.dk = util_calloc((size_t)p->tk * p->d + 1, sizeof(float), "dK", err, errlen);
+	g.dv = util_calloc((size_t)p->tk * p->dv, sizeof(float), "dV", err, errlen);
+	if (g.dq == NULL || g.dk == NULL || g.dv == NULL)
+		goto done;
+	if ((p->scores_mode || o->grad_s != NULL) && (g.ds = util_calloc(
+	    (size_t)p->tq * p->tk, sizeof(float), "dS", err, errlen)) == NULL)
+		goto done;
+
+	t->bwd = b.bwd;
+	t->bwd_first = timeline_first(b.tl, timeline_find(b.tl, TIMELINE_BACKWARD));
+	t->grad_output = b.dout_source;
+	t->format->backward_begin(t, out, lse);
+	if (backward_run(b.bwd, trace_backward_step, t, &g) != 0) {
+		util_error(err, errlen, "%s", ferror(t->f) ?
+		    "writing the trace failed" : "out of memory");
+		goto done;
+	}
+	t->format->backward_end(t, &g);
+	if (fflush(t->f) != 0 || ferror(t->f)) {
+		util_error(err, errlen, "writing the trace failed");
+		goto done;
+	}
+	rc = bwdsetup_write(o, p, &g, err, errlen);
+done:
+	free(g.dq);
+	free(g.dk);
+	free(g.dv);
+	free(g.ds);
+	bwdsetup_close(&b);
+	return rc;
+}
 
 int
 cmd_trace(int argc, char **argv)
@@ -68,18 +129,17 @@ cmd_trace(int argc, char **argv)
 	float *out = NULL, *lse = NULL;
 	char err[512];
 	int rc = CMD_USAGE;
-	const unsigned groups = OPT_PROBLEM | OPT_OUTFILES | OPT_SPLIT;
 
 	options_init(&o);
-	if (options_parse(argc, argv, 1, groups, trace_entries, &a, &o, err,
-	    sizeof err) != 0) {
+	if (options_parse(argc, argv, 1, TRACE_GROUPS, trace_entries, &a, &o,
+	    err, sizeof err) != 0) {
 		fprintf(stderr, "flashstep trace: %s\n", err);
 		options_free(&o);
 		return CMD_USAGE;
 	}
 	if (o.help) {
 		fputs(trace_usage, stdout);
-		options_usage(stdout, groups, trace_entries);
+		options_usage(stdout, TRACE_GROUPS, trace_entries);
 		options_free(&o);
 		return CMD_OK;
 	}
@@ -112,13 +172,19 @@ cmd_trace(int argc, char **argv)
 	t.combine = comb;
 	t.with_tiles = a.with_tiles;
 	t.with_acc = a.with_acc;
-	t.format->begin(&t);
-	if (sim_run(s.sim, trace_step, &t, out, lse) != 0 ||
-	    (comb != NULL && combine_run(comb, trace_merge, &t, out, lse) != 0)) {
-		snprintf(err, sizeof err, "writing the trace failed");
-		goto fail;
+	if (o.backward) {
+		if (trace_backward(&o, &s, &t, out, lse, err, sizeof err) != 0)
+			goto fail;
+	} else {
+		t.format->begin(&t);
+		if (sim_run(s.sim, trace_step, &t, out, lse) != 0 ||
+		    (comb != NULL &&
+		    combine_run(comb, trace_merge, &t, out, lse) != 0)) {
+			snprintf(err, sizeof err, "writing the trace failed");
+			goto fail;
+		}
+		t.format->end(&t, out, lse);
 	}
-	t.format->end(&t, out, lse);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		snprintf(err, sizeof err, "writing the trace failed");
 		goto fail;

@@ -8,7 +8,10 @@ src_cmd_libcmd_a_SOURCES = \
 	src/cmd/cmd_bench.c \
 	src/cmd/cmd_view.c \
 	src/cmd/cmd_lesson.c \
-	src/cmd/cmd_gpu.c
+	src/cmd/gpucmd.c src/cmd/gpucmd.h \
+	src/cmd/cmd_gpu.c \
+	src/cmd/cmd_compare.c \
+	src/cmd/cmd_bench_gpu.c
 
 bin_PROGRAMS += src/flashstep
 src_flashstep_SOURCES = src/cmd/main.c

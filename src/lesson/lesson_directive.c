@@ -840,7 +840,12 @@ compare_exec(struct lesson_run *run, const struct lesson_cmd *c)
 		return LESSON_NEXT;
 	if (gpucheck_run(&run->setup.problem, &run->opts.tiling, &run->opts.rule,
 	    &rep, why, sizeof why) != 0) {
-		/* No GPU here is not the lesson's fault: it says so and goes on. */
+		/* No GPU here is not the lesson's fault: it says so and goes on;
+		 * unless one must run (FLASHSTEP_REQUIRE_GPU) or a GPU is there
+		 * and the kernel failed (gpu/gpu.h: gpu_may_skip). */
+		if (!gpu_may_skip(gpu_available(NULL, 0, NULL, 0)))
+			return lesson_run_fail(run, c, "expected the kernel to run "
+			    "got: %s", why);
 		if (run->sink != NULL && run->sink->compare != NULL)
 			run->sink->compare(run->ctx, run, NULL, why);
 		return LESSON_NEXT;

@@ -10,7 +10,7 @@ src_model_libmodel_a_SOURCES = \
 	src/model/npy.c src/model/npy.h \
 	src/model/problem.c src/model/problem.h \
 	src/model/schedule.c src/model/schedule.h \
-	src/model/online.c src/model/online.h \
+	src/model/online.c src/model/online.h src/model/online_rule.h \
 	src/model/traffic.c src/model/traffic.h \
 	src/model/sim.c src/model/sim.h \
 	src/model/merge.h \
@@ -20,4 +20,8 @@ src_model_libmodel_a_SOURCES = \
 	src/model/heatmap.c src/model/heatmap.h \
 	src/model/trace.c src/model/trace.h \
 	src/model/options.c src/model/options.h \
-	src/model/setup.c src/model/setup.h
+	src/model/setup.c src/model/setup.h \
+	src/model/backward.c src/model/backward.h \
+	src/model/gradref.c src/model/gradref.h \
+	src/model/timeline.c src/model/timeline.h \
+	src/model/bwdsetup.c src/model/bwdsetup.h

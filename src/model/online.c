@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "online.h"
+#include "online_rule.h"
 
 #include <math.h>
 #include <string.h>
@@ -62,7 +63,7 @@ online_bug_parse(const char *name, enum online_bug *out)
 int
 online_rule_valid(const struct online_rule *r)
 {
-	return r->bug != BUG_FORGET_OLD_DENOMINATOR ||
+	return !online_bug_flags(r->bug).normalized_only ||
 	    r->convention == CONV_NORMALIZED;
 }
 
@@ -104,11 +105,10 @@ online_update(const struct online_rule *r, float alpha, float l_old,
     float rowsum, const float *acc_old, const float *pv, int dv,
     float *acc_new)
 {
-	/* Which of l and the accumulator get the factor a. */
-	float la = r->bug == BUG_NUMERATOR_ONLY || r->bug == BUG_NO_RESCALE ?
-	    1.0f : alpha;
-	float aa = r->bug == BUG_DENOMINATOR_ONLY || r->bug == BUG_NO_RESCALE ?
-	    1.0f : alpha;
+	/* Which of l and the accumulator get the factor a (online_rule.h). */
+	struct online_bug_flags f = online_bug_flags(r->bug);
+	float la = f.scale_l ? alpha : 1.0f;
+	float aa = f.scale_acc ? alpha : 1.0f;
 	float l_new = la * l_old + rowsum;
 	float keep;
 	int x;
@@ -120,7 +120,7 @@ online_update(const struct online_rule *r, float alpha, float l_old,
 	}
 	/* Normalized: o holds u / l_old, so the old part is a l_old o.
 	 * Forgetting l_old is what mixing the two conventions does. */
-	keep = r->bug == BUG_FORGET_OLD_DENOMINATOR ? aa : aa * l_old;
+	keep = f.keep_l ? aa * l_old : aa;
 	for (x = 0; x < dv; x++)
 		acc_new[x] = l_new > 0.0f ? (keep * acc_old[x] + pv[x]) / l_new : 0.0f;
 	return l_new;

@@ -172,6 +172,28 @@ PATH_SETTER(set_v, spec.v.path, "v")
 PATH_SETTER(set_scores, spec.s.path, "scores")
 PATH_SETTER(set_output, output, "output")
 PATH_SETTER(set_lse, lse, "lse")
+PATH_SETTER(set_grad_output, spec.dout.path, "grad-output")
+PATH_SETTER(set_grad_q, grad_q, "grad-q")
+PATH_SETTER(set_grad_k, grad_k, "grad-k")
+PATH_SETTER(set_grad_v, grad_v, "grad-v")
+PATH_SETTER(set_grad_s, grad_s, "grad-scores")
+
+static int
+set_backward(void *ctx, const char *v, char *err, size_t errlen)
+{
+	return options_set_flag(&((struct options *)ctx)->backward, v, err, errlen);
+}
+
+static int
+set_grad_bug(void *ctx, const char *v, char *err, size_t errlen)
+{
+	struct options *o = ctx;
+
+	if (backward_bug_parse(v, &o->grad_bug) != 0)
+		return util_error(err, errlen, "--grad-bug must be none, no-d, "
+		    "max-not-lse, no-scale or dq-overwrite, not '%s'", v);
+	return 0;
+}
 
 static int
 set_convention(void *ctx, const char *v, char *err, size_t errlen)
@@ -324,6 +346,22 @@ static const struct options_entry outfile_entries[] = {
 	{ NULL, NULL, NULL, NULL },
 };
 
+/* Every one but --backward needs --backward (options_parse checks). */
+static const struct options_entry backward_entries[] = {
+	{ "backward", NULL, "run the backward pass too (FlashAttention 2)",
+	    set_backward },
+	{ "grad-output", "dO.npy", "the upstream gradient dO (Tq, dv) "
+	    "(default: N(0,1) from --seed)", set_grad_output },
+	{ "grad-bug", "NAME", "none|no-d|max-not-lse|no-scale|dq-overwrite",
+	    set_grad_bug },
+	{ "grad-q", "dQ.npy", "write dQ (Tq, d)", set_grad_q },
+	{ "grad-k", "dK.npy", "write dK (Tk, d)", set_grad_k },
+	{ "grad-v", "dV.npy", "write dV (Tk, dv)", set_grad_v },
+	{ "grad-scores", "dS.npy", "write dS (Tq, Tk), the gradient of S",
+	    set_grad_s },
+	{ NULL, NULL, NULL, NULL },
+};
+
 const struct options_entry *
 options_problem_entries(void)
 {
@@ -399,6 +437,10 @@ split_check(struct options *o, char *err, size_t errlen)
 				    need_splits[i]);
 	if (o->combine.bug == MERGE_BUG_UNWEIGHTED && !options_given(o, "partials"))
 		o->split.partials = MERGE_OLSE;
+	/* The backward pass runs one head, unsplit (for now). */
+	if (o->backward && (o->split.splits > 1 || o->spec.heads > 1))
+		return util_error(err, errlen, "--backward runs one head without "
+		    "splits; drop --%s", o->split.splits > 1 ? "splits" : "heads");
 	return 0;
 }
 
@@ -447,6 +489,10 @@ options_parse(int argc, char **argv, int first, unsigned groups,
 			e = find(outfile_entries, name, len);
 			target = o;
 		}
+		if (e == NULL && (groups & OPT_BACKWARD)) {
+			e = find(backward_entries, name, len);
+			target = o;
+		}
 		if (e == NULL && (groups & OPT_SPLIT)) {
 			e = find(split_entries, name, len);
 			target = o;
@@ -470,6 +516,10 @@ options_parse(int argc, char **argv, int first, unsigned groups,
 			return -1;
 		o->given[o->ngiven++] = e->name;
 	}
+	for (i = 0; i < o->ngiven && !o->backward; i++)
+		if (strncmp(o->given[i], "grad-", 5) == 0)
+			return util_error(err, errlen, "--%s needs --backward",
+			    o->given[i]);
 	/* forget-old-denominator is a bug of the normalized update: pick
 	 * that convention unless the user chose the other on purpose. */
 	if ((groups & OPT_PROBLEM) && o->rule.bug == BUG_FORGET_OLD_DENOMINATOR &&
@@ -501,6 +551,10 @@ options_usage(FILE *f, unsigned groups, const struct options_entry *extra)
 	}
 	if (groups & OPT_OUTFILES)
 		usage_table(f, outfile_entries);
+	if (groups & OPT_BACKWARD) {
+		fputs("\nbackward pass:\n", f);
+		usage_table(f, backward_entries);
+	}
 	if (groups & OPT_SPLIT) {
 		fputs("\nsplit-KV and grouped-head options:\n", f);
 		usage_table(f, split_entries);

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "backward.h"
 #include "combine.h"
 #include "online.h"
 #include "problem.h"
@@ -21,7 +22,8 @@
 /* Which shared groups a command accepts. */
 #define OPT_PROBLEM	0x1	/* --tq ... --dtype */
 #define OPT_OUTFILES	0x2	/* --output, --lse */
-#define OPT_SPLIT	0x4	/* --splits ... --pack-gqa: split-KV, grouped heads */
+#define OPT_BACKWARD	0x4	/* --backward, --grad-* */
+#define OPT_SPLIT	0x8	/* --splits ... --pack-gqa: split-KV, grouped heads */
 
 /* A command's own option.  set() gets the value (NULL for a flag). */
 struct options_entry {
@@ -40,6 +42,9 @@ struct options {
 	struct combine_rule combine;	/* --merge-order, --merge-bug */
 	const char *output;	/* --output O.npy */
 	const char *lse;	/* --lse L.npy */
+	int backward;		/* --backward (dO is spec.dout) */
+	enum backward_bug grad_bug;	/* --grad-bug */
+	const char *grad_q, *grad_k, *grad_v, *grad_s;	/* --grad-q ... */
 	int help;		/* -h / --help was given */
 	int nargs;		/* positional arguments, in order */
 	char **args;

@@ -401,3 +401,37 @@ fail:
 	problem_free(p);
 	return -1;
 }
+
+int
+problem_grad_output(const struct problem_spec *spec, const struct problem *p,
+    float **out, char *err, size_t errlen)
+{
+	struct inputs_rng rng;
+	struct loaded g;
+	size_t n = (size_t)p->tq * (size_t)p->dv, e;
+
+	*out = NULL;
+	if (load(&spec->dout, "--grad-output", 1, &g, err, errlen) != 0)
+		return -1;
+	if (g.data == NULL) {
+		g.data = util_calloc(n, sizeof(float), "dO", err, errlen);
+		if (g.data == NULL)
+			return -1;
+		/* Its own stream: dO does not repeat Q's numbers. */
+		inputs_rng_seed(&rng, spec->seed ^ 0x6772616420646f75ULL);
+		for (e = 0; e < n; e++)
+			g.data[e] = (float)inputs_rng_normal(&rng);
+	} else if (g.rows != p->tq || g.cols != p->dv) {
+		util_error(err, errlen, "%s is %d x %d, but dO has the shape of "
+		    "O: %d x %d (Tq x dv)", g.name, g.rows, g.cols, p->tq, p->dv);
+		goto fail;
+	} else if (check_finite(&g, 0, err, errlen) != 0)
+		goto fail;
+	if (round_checked(p->dtype, g.data, (long)n, "dO", err, errlen) != 0)
+		goto fail;
+	*out = g.data;
+	return 0;
+fail:
+	free(g.data);
+	return -1;
+}

@@ -48,6 +48,7 @@ struct problem_spec {
 	int bc;			/* tile width, so `spike` lands in a late tile */
 	int heads, kv_heads;	/* H and G; 0 means 1 */
 	struct problem_source q, k, v, s;
+	struct problem_source dout;	/* the backward's dO (problem_grad_output) */
 };
 
 struct problem {
@@ -79,6 +80,17 @@ int problem_build(const struct problem_spec *spec, struct problem *out,
     char *err, size_t errlen);
 
 void problem_free(struct problem *p);
+
+/*
+ * The upstream gradient dO (Tq, dv) for the backward pass, torch's
+ * grad_output: spec->dout when given (a file or inline values; its shape
+ * must be O's, its entries finite), else N(0, 1) entries drawn from
+ * spec->seed (a stream apart from the inputs').  Rounded to p's dtype.
+ * Returns 0 with *out malloc'd, or -1 with one line in err naming the
+ * input at fault (*out is then NULL).
+ */
+int problem_grad_output(const struct problem_spec *spec,
+    const struct problem *p, float **out, char *err, size_t errlen);
 
 /* Rows of Q, O and lse: H Tq. */
 static inline int

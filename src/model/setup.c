@@ -18,8 +18,8 @@
  * cannot save.  The write itself can still fail later (a full disk);
  * npy_write leaves nothing behind then.
  */
-static int
-check_writable(const char *path, char *err, size_t errlen)
+int
+setup_check_writable(const char *path, char *err, size_t errlen)
 {
 	struct stat st;
 	char *dir, *slash;
@@ -55,8 +55,8 @@ int
 setup_open(const struct options *o, struct setup *s, char *err, size_t errlen)
 {
 	memset(s, 0, sizeof *s);
-	if ((o->output != NULL && check_writable(o->output, err, errlen) != 0) ||
-	    (o->lse != NULL && check_writable(o->lse, err, errlen) != 0))
+	if ((o->output != NULL && setup_check_writable(o->output, err, errlen) != 0) ||
+	    (o->lse != NULL && setup_check_writable(o->lse, err, errlen) != 0))
 		return -1;
 	if (problem_build(&o->spec, &s->problem, err, errlen) != 0)
 		return -1;

@@ -22,6 +22,10 @@ int setup_open(const struct options *o, struct setup *s, char *err,
     size_t errlen);
 void setup_close(struct setup *s);
 
+/* Can path be written (its folder exists and lets us create a file;
+ * path is not a folder)?  0, or -1 with err set. */
+int setup_check_writable(const char *path, char *err, size_t errlen);
+
 /* Three lines: the problem, the tiling, the update rule. */
 void setup_describe(FILE *f, const struct sim *sim);
 

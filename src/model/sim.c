@@ -24,8 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Checkpoints of all row blocks together stay under this many bytes. */
-static uint64_t sim_checkpoint_budget = (uint64_t)64 << 20;
+/* Arrays tile_apply writes per step (side_swap lists them). */
+#define SIM_STEP_ARRAYS 15
 
 struct sim {
 	const struct problem *p;
@@ -54,8 +54,54 @@ struct sim {
 	int ck_every, ck_per_row;
 	float **ck;
 
+	/*
+	 * sim_block_state replays into side (row block side_i after side_n
+	 * tiles), with tile_apply's per-step arrays swapped for side_arrays,
+	 * so the view's numbers and position stay as they are.  Allocated
+	 * on first use.
+	 */
+	float *side;
+	int side_i, side_n;
+	float *side_arrays[SIM_STEP_ARRAYS];
+
 	struct sim_partials partials;	/* splits > 1: what sim_run leaves */
 };
+
+/*
+ * Exchanges the per-step arrays tile_apply writes (the view points at
+ * them) with side_arrays, allocating those the first time: a new
+ * per-step array joins this list, so that side replays get one too.
+ * Returns 0, or -1 without memory (nothing exchanged).
+ */
+static int
+side_swap(struct sim *sim)
+{
+	size_t tile = (size_t)sim->br * (size_t)sim->bc;
+	size_t acc = (size_t)sim->br * (size_t)sim->dv, rows = (size_t)sim->br;
+	float **const a[SIM_STEP_ARRAYS] = {
+		&sim->s, &sim->pm, &sim->pr, &sim->pv, &sim->rowmax,
+		&sim->rowsum, &sim->m_old, &sim->m_new, &sim->alpha, &sim->l_old,
+		&sim->l_new, &sim->acc_old, &sim->acc_new, &sim->o, &sim->lse,
+	};
+	const size_t n[SIM_STEP_ARRAYS] = {
+		tile, tile, tile, acc, rows,
+		rows, rows, rows, rows, rows,
+		rows, acc, acc, acc, rows,
+	};
+	float *tmp;
+	int x;
+
+	for (x = 0; x < SIM_STEP_ARRAYS; x++)
+		if (sim->side_arrays[x] == NULL &&
+		    (sim->side_arrays[x] = calloc(n[x], sizeof(float))) == NULL)
+			return -1;
+	for (x = 0; x < SIM_STEP_ARRAYS; x++) {
+		tmp = *a[x];
+		*a[x] = sim->side_arrays[x];
+		sim->side_arrays[x] = tmp;
+	}
+	return 0;
+}
 
 static size_t
 block_floats(const struct sim *sim)
@@ -197,6 +243,34 @@ tile_apply(struct sim *sim, const struct schedule_tile *t, float *m, float *l,
 	memcpy(sim->acc_new, acc, accn * sizeof *acc);
 }
 
+/* What each phase has done, as traffic counts it (traffic.h). */
+static const enum traffic_stage phase_stage[SIM_PHASES] = {
+	[SIM_PHASE_LOAD] = TRAFFIC_LOAD,
+	[SIM_PHASE_SCORES] = TRAFFIC_SCORES,
+	[SIM_PHASE_MAX] = TRAFFIC_SCORES,
+	[SIM_PHASE_RESCALE] = TRAFFIC_RESCALE,
+	[SIM_PHASE_EXP] = TRAFFIC_EXP,
+	[SIM_PHASE_UPDATE] = TRAFFIC_UPDATE,
+	[SIM_PHASE_FINALIZE] = TRAFFIC_FINALIZE,
+};
+
+/* Points the view at step t, phase (clamped to the step's phases). */
+static void
+view_set(struct sim *sim, const struct schedule_tile *t, int phase)
+{
+	struct sim_view *v = &sim->view;
+
+	v->step = t->step;
+	v->tile = *t;
+	v->rows = t->r1 - t->r0;
+	v->cols = t->c1 - t->c0;
+	v->nphases = t->last_in_split ? SIM_PHASES : SIM_PHASES - 1;
+	if (phase < 0 || phase >= v->nphases)
+		phase = v->nphases - 1;
+	v->phase = (enum sim_phase)phase;
+	traffic_at(&sim->traffic, t->step, phase_stage[phase], &v->traffic);
+}
+
 /* ---- the partials of a split run ---- */
 
 static void
@@ -279,21 +353,50 @@ sim_partials(const struct sim *sim)
 	return &sim->partials;
 }
 
-/* Points the view at step t, phase (clamped to the step's phases). */
+/* Frees every checkpoint and the slots' array. */
 static void
-view_set(struct sim *sim, const struct schedule_tile *t, int phase)
+ck_clear(struct sim *sim)
 {
-	struct sim_view *v = &sim->view;
+	size_t n;
 
-	v->step = t->step;
-	v->tile = *t;
-	v->rows = t->r1 - t->r0;
-	v->cols = t->c1 - t->c0;
-	v->nphases = t->last_in_split ? SIM_PHASES : SIM_PHASES - 1;
-	if (phase < 0 || phase >= v->nphases)
-		phase = v->nphases - 1;
-	v->phase = (enum sim_phase)phase;
-	traffic_upto(&sim->traffic, t->step, &v->traffic);
+	if (sim->ck == NULL)
+		return;
+	n = (size_t)sim->sched.tr * (size_t)sim->ck_per_row;
+	while (n-- > 0)
+		free(sim->ck[n]);
+	free(sim->ck);
+	sim->ck = NULL;
+}
+
+/*
+ * Lays out checkpoint slots so that all of them together stay under
+ * budget bytes: one every tile when that fits, else sparser.  Drops the
+ * checkpoints kept so far.  Returns 0, or -1 with err set without memory
+ * (the old layout then stays).
+ */
+static int
+ck_layout(struct sim *sim, uint64_t budget, char *err, size_t errlen)
+{
+	uint64_t all = (uint64_t)sim->sched.rows * (uint64_t)sim->sched.tc *
+	    (uint64_t)(sim->dv + 2) * 4;
+	int every, per_row;
+	float **ck;
+
+	if (budget == 0)
+		budget = 1;
+	all = (all + budget - 1) / budget;
+	every = all < 1 ? 1 : all > (uint64_t)sim->sched.tc ?
+	    sim->sched.tc + 1 : (int)all;
+	per_row = sim->sched.tc / every;
+	ck = util_calloc((size_t)sim->sched.tr * (size_t)per_row + 1, sizeof *ck,
+	    "checkpoints", err, errlen);
+	if (ck == NULL)
+		return -1;
+	ck_clear(sim);
+	sim->ck = ck;
+	sim->ck_every = every;
+	sim->ck_per_row = per_row;
+	return 0;
 }
 
 void
@@ -303,12 +406,7 @@ sim_free(struct sim *sim)
 
 	if (sim == NULL)
 		return;
-	if (sim->ck != NULL) {
-		n = sim->sched.tr * sim->ck_per_row;
-		while (n-- > 0)
-			free(sim->ck[n]);
-		free(sim->ck);
-	}
+	ck_clear(sim);
 	free(sim->s);
 	free(sim->pm);
 	free(sim->pr);
@@ -325,6 +423,9 @@ sim_free(struct sim *sim)
 	free(sim->o);
 	free(sim->lse);
 	free(sim->work);
+	free(sim->side);
+	for (n = 0; n < SIM_STEP_ARRAYS; n++)
+		free(sim->side_arrays[n]);
 	partials_free(&sim->partials);
 	traffic_free(&sim->traffic);
 	schedule_free(&sim->sched);
@@ -345,7 +446,6 @@ sim_new_split(const struct problem *p, const struct tiling *t,
 {
 	struct sim *sim;
 	size_t tile, acc, rows;
-	uint64_t all;
 
 	if (!online_rule_valid(rule)) {
 		util_error(err, errlen, "bug '%s' belongs to the normalized "
@@ -360,6 +460,7 @@ sim_new_split(const struct problem *p, const struct tiling *t,
 	sim->rule = *rule;
 	sim->dv = p->dv;
 	sim->work_i = -1;
+	sim->side_i = -1;
 	if (schedule_init_split(&sim->sched, p, t, sp, err, errlen) != 0 ||
 	    traffic_init(&sim->traffic, p, &sim->sched, err, errlen) != 0)
 		goto fail;
@@ -389,16 +490,7 @@ sim_new_split(const struct problem *p, const struct tiling *t,
 	    partials_alloc(sim, err, errlen) != 0)
 		goto fail;
 
-	/* Checkpoint every tile when that fits the budget, else sparser. */
-	all = (uint64_t)sim->sched.rows * (uint64_t)sim->sched.tc *
-	    (uint64_t)(sim->dv + 2) * 4;
-	all = (all + sim_checkpoint_budget - 1) / sim_checkpoint_budget;
-	sim->ck_every = all < 1 ? 1 : all > (uint64_t)sim->sched.tc ?
-	    sim->sched.tc + 1 : (int)all;
-	sim->ck_per_row = sim->sched.tc / sim->ck_every;
-	sim->ck = util_calloc((size_t)sim->sched.tr * (size_t)sim->ck_per_row + 1,
-	    sizeof *sim->ck, "checkpoints", err, errlen);
-	if (sim->ck == NULL)
+	if (ck_layout(sim, SIM_CHECKPOINT_BUDGET, err, errlen) != 0)
 		goto fail;
 
 	sim->view.dv = sim->dv;
@@ -423,10 +515,11 @@ fail:
 	return NULL;
 }
 
-void
-sim_set_checkpoint_budget(uint64_t bytes)
+int
+sim_set_checkpoint_budget(struct sim *sim, uint64_t bytes, char *err,
+    size_t errlen)
 {
-	sim_checkpoint_budget = bytes > 0 ? bytes : 1;
+	return ck_layout(sim, bytes, err, errlen);
 }
 
 int
@@ -484,22 +577,40 @@ ck_slot(struct sim *sim, int i, int n)
 	return &sim->ck[(size_t)i * sim->ck_per_row + (size_t)(q - 1)];
 }
 
-/* Keeps work (row block work_i after work_n tiles) as a checkpoint if
- * work_n is a checkpoint position not yet stored.  Without memory for
- * it, seeking just stays slower. */
+/* Keeps block state b (row block i after n tiles) as a checkpoint if n
+ * is a checkpoint position not yet stored.  Without memory for it,
+ * seeking just stays slower. */
 static void
-ck_save(struct sim *sim)
+ck_save(struct sim *sim, int i, int n, const float *b)
 {
 	float **slot;
 
-	if (sim->work_n == 0 || sim->work_n % sim->ck_every != 0)
+	if (n == 0 || n % sim->ck_every != 0)
 		return;
-	slot = ck_slot(sim, sim->work_i, sim->work_n);
+	slot = ck_slot(sim, i, n);
 	if (slot == NULL || *slot != NULL)
 		return;
 	*slot = malloc(block_floats(sim) * sizeof(float));
 	if (*slot != NULL)
-		memcpy(*slot, sim->work, block_floats(sim) * sizeof(float));
+		memcpy(*slot, b, block_floats(sim) * sizeof(float));
+}
+
+/* The latest checkpoint of row block i after at most n tiles and after
+ * more than `after` tiles: its tile count, or 0 (none) with *b unset. */
+static int
+ck_find(struct sim *sim, int i, int n, int after, const float **b)
+{
+	float **slot;
+	int q;
+
+	for (q = n / sim->ck_every; q > 0 && q * sim->ck_every > after; q--) {
+		slot = ck_slot(sim, i, q * sim->ck_every);
+		if (slot != NULL && *slot != NULL) {
+			*b = *slot;
+			return q * sim->ck_every;
+		}
+	}
+	return 0;
 }
 
 /* Applies tile (i, n) to work: row block i goes from n to n + 1 tiles. */
@@ -510,15 +621,15 @@ work_apply(struct sim *sim, const struct schedule_tile *t)
 
 	tile_apply(sim, t, m, l, acc);
 	sim->work_n++;
-	ck_save(sim);
+	ck_save(sim, sim->work_i, sim->work_n, sim->work);
 }
 
 int
 sim_seek(struct sim *sim, long k, int phase)
 {
 	struct schedule_tile t, replay;
-	float **slot;
-	int i, n, q, j0, j1;
+	const float *from;
+	int i, n, j0, j1;
 
 	if (k < 0 || k >= sim->sched.nsteps)
 		return -1;
@@ -537,13 +648,10 @@ sim_seek(struct sim *sim, long k, int phase)
 		sim->work_n = j0;
 		block_init(sim, sim->work);
 	}
-	for (q = t.j / sim->ck_every; q > 0 && q * sim->ck_every > sim->work_n; q--) {
-		slot = ck_slot(sim, i, q * sim->ck_every);
-		if (slot != NULL && *slot != NULL) {
-			memcpy(sim->work, *slot, block_floats(sim) * sizeof(float));
-			sim->work_n = q * sim->ck_every;
-			break;
-		}
+	n = ck_find(sim, i, t.j, sim->work_n, &from);
+	if (n > 0) {
+		memcpy(sim->work, from, block_floats(sim) * sizeof(float));
+		sim->work_n = n;
 	}
 	for (n = sim->work_n; n < t.j; n++) {
 		schedule_tile(&sim->sched, schedule_step_of(&sim->sched, i, n), &replay);
@@ -552,6 +660,70 @@ sim_seek(struct sim *sim, long k, int phase)
 	/* The target tile last, so the view's arrays hold its numbers. */
 	work_apply(sim, &t);
 	view_set(sim, &t, phase);
+	return 0;
+}
+
+int
+sim_block_state(struct sim *sim, int i, int ntiles, float *m, float *l,
+    float *acc)
+{
+	size_t nb = block_floats(sim) * sizeof(float);
+	struct schedule_tile t;
+	const float *from;
+	float *sm, *sl, *sacc;
+	int rows, n, r0, r1, split = 0, j0 = 0, j1;
+
+	if (i < 0 || i >= sim->sched.tr || ntiles < 0 ||
+	    ntiles > sim->sched.jend[i])
+		return -1;
+	/* With splits, the state of the range of tile ntiles - 1, which
+	 * started empty at its first tile j0. */
+	if (ntiles > 0) {
+		split = schedule_split_of(&sim->sched, i, ntiles - 1);
+		schedule_split_range(&sim->sched, i, split, &j0, &j1);
+	}
+	if (sim->side == NULL && (sim->side = malloc(nb)) == NULL)
+		return -1;
+	sm = sim->side;
+	sl = sm + sim->br;
+	sacc = sl + sim->br;
+	/* Start from the nearest state at or before ntiles tiles: the last
+	 * call's, the seek's, a checkpoint, or the empty state. */
+	if (sim->side_i != i || sim->side_n > ntiles || sim->side_n < j0) {
+		sim->side_i = i;
+		sim->side_n = j0;
+		block_init(sim, sim->side);
+	}
+	if (sim->work_i == i && sim->work_s == split && sim->work_n <= ntiles &&
+	    sim->work_n > sim->side_n) {
+		memcpy(sim->side, sim->work, nb);
+		sim->side_n = sim->work_n;
+	}
+	n = ck_find(sim, i, ntiles, sim->side_n, &from);
+	if (n > 0) {
+		memcpy(sim->side, from, nb);
+		sim->side_n = n;
+	}
+	if (sim->side_n < ntiles) {
+		/* tile_apply writes the step's numbers: into side arrays. */
+		if (side_swap(sim) != 0)
+			return -1;
+		for (; sim->side_n < ntiles; sim->side_n++) {
+			schedule_tile(&sim->sched, schedule_step_of(&sim->sched, i,
+			    sim->side_n), &t);
+			tile_apply(sim, &t, sm, sl, sacc);
+			ck_save(sim, i, sim->side_n + 1, sim->side);
+		}
+		side_swap(sim);
+	}
+	schedule_rows(&sim->sched, i, &r0, &r1);
+	rows = r1 - r0;
+	if (m != NULL)
+		memcpy(m, sm, (size_t)rows * sizeof *m);
+	if (l != NULL)
+		memcpy(l, sl, (size_t)rows * sizeof *l);
+	if (acc != NULL)
+		memcpy(acc, sacc, (size_t)rows * (size_t)sim->dv * sizeof *acc);
 	return 0;
 }
 
@@ -567,6 +739,7 @@ sim_move_phase(struct sim *sim, int delta)
 		return v->step + 1 >= sim->sched.nsteps ? -1 :
 		    sim_seek(sim, v->step + 1, SIM_PHASE_LOAD);
 	sim->view.phase = (enum sim_phase)phase;
+	traffic_at(&sim->traffic, v->step, phase_stage[phase], &sim->view.traffic);
 	return 0;
 }
 

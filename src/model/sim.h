@@ -68,7 +68,8 @@ struct sim_view {
 	const float *m_old, *m_new, *alpha, *l_old, *l_new;	/* rows */
 	const float *acc_old, *acc_new;	/* (rows, dv): u, or o if normalized */
 	const float *o, *lse;	/* (rows, dv) and rows, when finalized */
-	struct traffic traffic;	/* steps 0 .. step, and step's on-chip bytes */
+	struct traffic traffic;	/* done so far: steps before this one, and
+				 * this one through its phase (traffic_at) */
 };
 
 /*
@@ -108,9 +109,16 @@ struct sim *sim_new_split(const struct problem *p, const struct tiling *t,
     size_t errlen);
 void sim_free(struct sim *sim);
 
-/* Caps the memory that checkpoints of sims created afterwards may take
- * (default 64 MiB; tests lower it to exercise sparse checkpoints). */
-void sim_set_checkpoint_budget(uint64_t bytes);
+/* The memory a new sim's checkpoints may take at most. */
+#define SIM_CHECKPOINT_BUDGET ((uint64_t)64 << 20)
+
+/*
+ * Caps the memory this sim's checkpoints may take (tests lower it to
+ * exercise sparse checkpoints) and drops those kept so far.  Returns 0,
+ * or -1 with err set when out of memory (the sim is then unchanged).
+ */
+int sim_set_checkpoint_budget(struct sim *sim, uint64_t bytes, char *err,
+    size_t errlen);
 
 /* Checkpoints are kept every this many tiles of a row block. */
 int sim_checkpoint_every(const struct sim *sim);
@@ -126,6 +134,19 @@ const struct sim_view *sim_view(const struct sim *sim);
  * FINALIZE asked of a step that has none means its last phase).  Returns
  * 0, or -1 when k is out of range (the position is then unchanged). */
 int sim_seek(struct sim *sim, long k, int phase);
+
+/*
+ * Row block i's running state after its first ntiles tiles (0 ..
+ * jend[i]; 0 is the empty state m = -inf, l = 0, acc = 0): m and l get
+ * one value per row of the block, acc rows x dv (u, or o if normalized);
+ * any of them may be NULL.  Replays from the nearest checkpoint, keeping
+ * the checkpoints it passes, in buffers of its own, so the view
+ * (position, numbers, counters) is untouched; the state is bit for bit
+ * the m_new, l_new, acc_new that seeking to tile (i, ntiles - 1) shows.
+ * Returns 0, or -1 when i or ntiles is out of range or out of memory.
+ */
+int sim_block_state(struct sim *sim, int i, int ntiles, float *m, float *l,
+    float *acc);
 
 /* One phase forwards (+1) or back (-1), across steps.  Returns 0, or -1
  * at either end (the position is then unchanged). */

@@ -50,6 +50,28 @@ trace_operand(struct combine_operand x, char *buf, size_t len)
 	return buf;
 }
 
+int
+trace_backward_step(const struct backward_view *v, void *ctx)
+{
+	struct trace *t = ctx;
+
+	t->format->backward_step(t, v);
+	return ferror(t->f) ? -1 : 0;
+}
+
+/* The length of one row of w numbers (0 when w = 0): the backward's
+ * summary of a gradient row. */
+static float
+row_norm(const float *x, int w)
+{
+	double sum = 0.0;
+	int i;
+
+	for (i = 0; i < w; i++)
+		sum += (double)x[i] * x[i];
+	return (float)sqrt(sum);
+}
+
 /* ---- JSON Lines ---- */
 
 /* A JSON string: quotes, backslashes and control characters escaped. */
@@ -224,6 +246,91 @@ jsonl_end(struct trace *t, const float *o, const float *lse)
 	fputs("}\n", t->f);
 }
 
+/* The norms of n rows of width w, as a JSON array. */
+static void
+json_norms(FILE *f, const char *key, const float *x, int n, int w)
+{
+	int r;
+
+	fprintf(f, ",\"%s\":[", key);
+	for (r = 0; r < n; r++) {
+		if (r)
+			fputc(',', f);
+		trace_number(f, row_norm(x + (size_t)r * w, w), 1);
+	}
+	fputc(']', f);
+}
+
+static void
+jsonl_backward_begin(struct trace *t, const float *o, const float *lse)
+{
+	const struct schedule *s = backward_schedule(t->bwd);
+
+	jsonl_begin(t);
+	jsonl_end(t, o, lse);
+	fprintf(t->f, "{\"type\":\"backward\",\"steps\":%ld,\"first\":%ld,"
+	    "\"tr\":%d,\"tc\":%d,\"grad_bug\":\"%s\",\"grad_output\":",
+	    s->nsteps, t->bwd_first, s->tr, s->tc,
+	    backward_bug_name(backward_bug(t->bwd)));
+	json_string(t->f, t->grad_output);
+	json_array(t->f, "D", backward_dsum(t->bwd), s->tq);
+	fputs("}\n", t->f);
+}
+
+static void
+jsonl_backward_step(struct trace *t, const struct backward_view *v)
+{
+	const struct schedule_tile *tile = &v->tile;
+	FILE *f = t->f;
+
+	fprintf(f, "{\"type\":\"backward_step\",\"step\":%ld,"
+	    "\"timeline_step\":%ld,\"i\":%d,\"j\":%d,\"rows\":[%d,%d],"
+	    "\"cols\":[%d,%d]", v->step, t->bwd_first + v->step, tile->i,
+	    tile->j, tile->r0, tile->r1, tile->c0, tile->c1);
+	json_array(f, "lse", v->lse, v->rows);
+	json_array(f, "D", v->dsum, v->rows);
+	json_norms(f, "dq_norm", v->dq_new, v->rows, v->d);
+	json_norms(f, "dk_norm", v->dk_new, v->cols, v->d);
+	json_norms(f, "dv_norm", v->dv_new, v->cols, v->dv);
+	if (t->with_tiles) {
+		json_matrix(f, "s", v->s, v->rows, v->cols);
+		json_matrix(f, "p", v->p, v->rows, v->cols);
+		json_matrix(f, "dp", v->dp, v->rows, v->cols);
+		json_matrix(f, "ds", v->ds, v->rows, v->cols);
+	}
+	if (t->with_acc) {
+		json_matrix(f, "dq_old", v->dq_old, v->rows, v->d);
+		json_matrix(f, "dq_new", v->dq_new, v->rows, v->d);
+		json_matrix(f, "dk_old", v->dk_old, v->cols, v->d);
+		json_matrix(f, "dk_new", v->dk_new, v->cols, v->d);
+		json_matrix(f, "dv_old", v->dv_old, v->cols, v->dv);
+		json_matrix(f, "dv_new", v->dv_new, v->cols, v->dv);
+	}
+	fprintf(f, ",\"dq_final\":%s,\"write\":%s,\"hbm_read\":%llu,"
+	    "\"hbm_write\":%llu,\"flops\":%llu}\n",
+	    tile->last_in_row ? "true" : "false",
+	    v->last_in_key ? "true" : "false",
+	    (unsigned long long)v->traffic.hbm_read,
+	    (unsigned long long)v->traffic.hbm_write,
+	    (unsigned long long)v->traffic.flops);
+}
+
+static void
+jsonl_backward_end(struct trace *t, const struct backward_grads *g)
+{
+	const struct problem *p = backward_problem(t->bwd);
+
+	fputs("{\"type\":\"gradients\"", t->f);
+	if (p->scores_mode)
+		json_matrix(t->f, "ds", g->ds, p->tq, p->tk);
+	else {
+		json_matrix(t->f, "dq", g->dq, p->tq, p->d);
+		json_matrix(t->f, "dk", g->dk, p->tk, p->d);
+	}
+	json_matrix(t->f, "dv", g->dv, p->tk, p->dv);
+	fputs("}\n", t->f);
+}
+
 /* ---- CSV: one line per row of each step; no output section ---- */
 
 static void
@@ -298,6 +405,92 @@ csv_end(struct trace *t, const float *o, const float *lse)
 	(void)t;
 	(void)o;
 	(void)lse;
+}
+
+/*
+ * The backward: one line per query row of the tile ("q", with lse, D and
+ * the norm of its dQ row) and one per key ("k", with the norms of its dK
+ * and dV rows), the other kind's cells empty.
+ */
+static void
+csv_backward_begin(struct trace *t, const float *o, const float *lse)
+{
+	const struct schedule *s = backward_schedule(t->bwd);
+	const struct problem *p = backward_problem(t->bwd);
+	static const char *tiles[] = { "s", "p", "dp", "ds" };
+	int c, x, k;
+
+	(void)o;
+	(void)lse;
+	fputs("step,timeline_step,i,j,kind,index,lse,D,dq_norm,dk_norm,dv_norm",
+	    t->f);
+	if (t->with_tiles)
+		for (k = 0; k < 4; k++)
+			for (c = 0; c < s->bc; c++)
+				fprintf(t->f, ",%s%d", tiles[k], c);
+	if (t->with_acc) {
+		for (x = 0; x < p->d; x++)
+			fprintf(t->f, ",dq%d", x);
+		for (x = 0; x < p->d; x++)
+			fprintf(t->f, ",dk%d", x);
+		for (x = 0; x < p->dv; x++)
+			fprintf(t->f, ",dv%d", x);
+	}
+	fputc('\n', t->f);
+}
+
+static void
+csv_backward_step(struct trace *t, const struct backward_view *v)
+{
+	const struct schedule_tile *tile = &v->tile;
+	int bc = backward_schedule(t->bwd)->bc, r, c;
+	float nq, nk, nv;
+
+	for (r = 0; r < v->rows; r++) {
+		const size_t at = (size_t)r * v->cols;
+		nq = row_norm(v->dq_new + (size_t)r * v->d, v->d);
+		fprintf(t->f, "%ld,%ld,%d,%d,q,%d", v->step, t->bwd_first + v->step,
+		    tile->i, tile->j, tile->r0 + r);
+		csv_cells(t->f, v->lse + r, 1, 1);
+		csv_cells(t->f, v->dsum + r, 1, 1);
+		csv_cells(t->f, &nq, 1, 1);
+		csv_cells(t->f, NULL, 0, 2);
+		if (t->with_tiles) {
+			csv_cells(t->f, v->s + at, v->cols, bc);
+			csv_cells(t->f, v->p + at, v->cols, bc);
+			csv_cells(t->f, v->dp + at, v->cols, bc);
+			csv_cells(t->f, v->ds + at, v->cols, bc);
+		}
+		if (t->with_acc) {
+			csv_cells(t->f, v->dq_new + (size_t)r * v->d, v->d, v->d);
+			csv_cells(t->f, NULL, 0, v->d + v->dv);
+		}
+		fputc('\n', t->f);
+	}
+	for (c = 0; c < v->cols; c++) {
+		nk = row_norm(v->dk_new + (size_t)c * v->d, v->d);
+		nv = row_norm(v->dv_new + (size_t)c * v->dv, v->dv);
+		fprintf(t->f, "%ld,%ld,%d,%d,k,%d", v->step, t->bwd_first + v->step,
+		    tile->i, tile->j, tile->c0 + c);
+		csv_cells(t->f, NULL, 0, 3);
+		csv_cells(t->f, &nk, 1, 1);
+		csv_cells(t->f, &nv, 1, 1);
+		if (t->with_tiles)
+			csv_cells(t->f, NULL, 0, 4 * bc);
+		if (t->with_acc) {
+			csv_cells(t->f, NULL, 0, v->d);
+			csv_cells(t->f, v->dk_new + (size_t)c * v->d, v->d, v->d);
+			csv_cells(t->f, v->dv_new + (size_t)c * v->dv, v->dv, v->dv);
+		}
+		fputc('\n', t->f);
+	}
+}
+
+static void
+csv_backward_end(struct trace *t, const struct backward_grads *g)
+{
+	(void)t;
+	(void)g;
 }
 
 /* ---- text, for reading ---- */
@@ -445,12 +638,90 @@ text_end(struct trace *t, const float *o, const float *lse)
 	}
 }
 
+static void
+text_backward_begin(struct trace *t, const float *o, const float *lse)
+{
+	const struct schedule *s = backward_schedule(t->bwd);
+
+	(void)o;
+	(void)lse;
+	text_begin(t);
+	fprintf(t->f, "backward: key blocks outside, query blocks inside: %ld "
+	    "steps (timeline steps %ld-%ld), Tc=%d x Tr=%d tiles, grad_bug=%s, "
+	    "dO %s\n", s->nsteps, t->bwd_first, t->bwd_first + s->nsteps - 1,
+	    s->tc, s->tr, backward_bug_name(backward_bug(t->bwd)),
+	    t->grad_output);
+}
+
+static void
+text_backward_step(struct trace *t, const struct backward_view *v)
+{
+	const struct schedule_tile *tile = &v->tile;
+	int r, c;
+
+	fprintf(t->f, "\nstep %ld (timeline %ld): tile (%d, %d), rows [%d, %d), "
+	    "keys [%d, %d)%s%s\n", v->step, t->bwd_first + v->step, tile->i,
+	    tile->j, tile->r0, tile->r1, tile->c0, tile->c1,
+	    tile->last_in_row ? ", dQ_i final" : "",
+	    v->last_in_key ? ", write dK_j and dV_j" : "");
+	if (t->with_tiles) {
+		text_matrix(t->f, "S", v->s, v->rows, v->cols);
+		text_matrix(t->f, "P", v->p, v->rows, v->cols);
+		text_matrix(t->f, "dP", v->dp, v->rows, v->cols);
+		text_matrix(t->f, "dS", v->ds, v->rows, v->cols);
+	}
+	fprintf(t->f, "  %5s %12s %12s %12s\n", "row", "lse", "D", "|dQ row|");
+	for (r = 0; r < v->rows; r++) {
+		fprintf(t->f, "  %5d", tile->r0 + r);
+		text_cell(t->f, v->lse[r]);
+		text_cell(t->f, v->dsum[r]);
+		text_cell(t->f, row_norm(v->dq_new + (size_t)r * v->d, v->d));
+		fputc('\n', t->f);
+	}
+	fprintf(t->f, "  %5s %12s %12s\n", "key", "|dK row|", "|dV row|");
+	for (c = 0; c < v->cols; c++) {
+		fprintf(t->f, "  %5d", tile->c0 + c);
+		text_cell(t->f, row_norm(v->dk_new + (size_t)c * v->d, v->d));
+		text_cell(t->f, row_norm(v->dv_new + (size_t)c * v->dv, v->dv));
+		fputc('\n', t->f);
+	}
+	if (t->with_acc) {
+		text_matrix(t->f, "dQ_i", v->dq_new, v->rows, v->d);
+		text_matrix(t->f, "dK_j", v->dk_new, v->cols, v->d);
+		text_matrix(t->f, "dV_j", v->dv_new, v->cols, v->dv);
+	}
+}
+
+static void
+text_backward_end(struct trace *t, const struct backward_grads *g)
+{
+	const struct problem *p = backward_problem(t->bwd);
+
+	fputs("\ngradients:\n", t->f);
+	if (p->scores_mode)
+		text_matrix(t->f, "dS", g->ds, p->tq, p->tk);
+	else {
+		text_matrix(t->f, "dQ", g->dq, p->tq, p->d);
+		text_matrix(t->f, "dK", g->dk, p->tk, p->d);
+	}
+	text_matrix(t->f, "dV", g->dv, p->tk, p->dv);
+}
+
 static const struct trace_format trace_formats[] = {
 	{ .name = "text", .begin = text_begin, .step = text_step,
-	    .merge = text_merge, .end = text_end },
-	{ .name = "csv", .begin = csv_begin, .step = csv_step, .end = csv_end },
+	  .merge = text_merge, .end = text_end,
+	  .backward_begin = text_backward_begin,
+	  .backward_step = text_backward_step,
+	  .backward_end = text_backward_end },
+	{ .name = "csv", .begin = csv_begin, .step = csv_step, .end = csv_end,
+	  .backward_begin = csv_backward_begin,
+	  .backward_step = csv_backward_step,
+	  .backward_end = csv_backward_end },
 	{ .name = "jsonl", .begin = jsonl_begin, .step = jsonl_step,
-	    .merge = jsonl_merge, .end = jsonl_end },
+	  .merge = jsonl_merge, .end = jsonl_end,
+	  .backward_begin = jsonl_backward_begin,
+	  .backward_step = jsonl_backward_step,
+	  .backward_end = jsonl_backward_end },
 };
 
 const struct trace_format *

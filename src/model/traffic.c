@@ -23,8 +23,25 @@ add(struct traffic *acc, const struct traffic *x)
 		acc->stored = x->stored;
 }
 
+/* Adds n steps alike: sums n times, peaks once. */
+static void
+add_n(struct traffic *acc, const struct traffic *x, uint64_t n)
+{
+	struct traffic many = *x;
+
+	many.hbm_read *= n;
+	many.hbm_write *= n;
+	many.flops *= n;
+	many.exps *= n;
+	many.rescale_exps *= n;
+	many.kv_read *= n;
+	many.partials *= n;
+	add(acc, &many);
+}
+
 void
-traffic_step(const struct traffic_table *t, const struct schedule_tile *tile,
+traffic_step_through(const struct traffic_table *t,
+    const struct schedule_tile *tile, enum traffic_stage stage,
     struct traffic *out)
 {
 	uint64_t R = (uint64_t)(tile->r1 - tile->r0);
@@ -32,6 +49,7 @@ traffic_step(const struct traffic_table *t, const struct schedule_tile *tile,
 	uint64_t d = (uint64_t)t->d, dv = (uint64_t)t->dv, e = (uint64_t)t->esize;
 	uint64_t state = R * (dv + 2) * 4;	/* acc, m, l in float32 */
 	uint64_t q_i = R * d * e, kv_j = C * (d + dv) * e;
+	int fa2 = t->sched->order == ORDER_FA2;
 
 	memset(out, 0, sizeof *out);
 	if (t->scores_mode) {
@@ -40,7 +58,7 @@ traffic_step(const struct traffic_table *t, const struct schedule_tile *tile,
 		kv_j = C * dv * e;
 		out->hbm_read += R * C * e;
 	}
-	if (t->sched->order == ORDER_FA2) {
+	if (fa2) {
 		if (tile->first_in_split)
 			out->hbm_read += q_i;
 		out->hbm_read += kv_j;
@@ -53,30 +71,110 @@ traffic_step(const struct traffic_table *t, const struct schedule_tile *tile,
 		out->hbm_read += q_i;
 		if (!tile->first_in_split)
 			out->hbm_read += state;
+	}
+	out->onchip = q_i + C * (d + dv) * e + state;
+	if (stage < TRAFFIC_SCORES)
+		return;
+	out->flops = 2 * R * C * d;
+	out->onchip += R * C * 4;
+	if (stage < TRAFFIC_RESCALE)
+		return;
+	out->rescale_exps = R;
+	if (stage < TRAFFIC_EXP)
+		return;
+	out->exps = R * C;
+	if (stage < TRAFFIC_UPDATE)
+		return;
+	out->flops += 2 * R * C * dv;
+	if (!fa2) {
 		if (!tile->last_in_split)
 			out->hbm_write += state;
 		/* Between key blocks every row block's state waits in HBM. */
 		out->stored = (uint64_t)t->sched->rows * (dv + 2) * 4;
 	}
+	if (stage < TRAFFIC_FINALIZE)
+		return;
 	if (tile->last_in_split && t->sched->splits > 1) {
 		/* a range's partial, in float32, for the combine */
 		out->partials = R * traffic_partial_bytes(t->sched->partials, t->dv);
 		out->hbm_write += out->partials;
 	} else if (tile->last_in_split)
 		out->hbm_write += R * dv * e + R * 4;	/* O_i and lse_i */
-	out->onchip = q_i + C * (d + dv) * e + R * C * 4 + state;
-	out->flops = 2 * R * C * (d + dv);
-	out->exps = R * C;
-	out->rescale_exps = R;
+}
+
+void
+traffic_step(const struct traffic_table *t, const struct schedule_tile *tile,
+    struct traffic *out)
+{
+	traffic_step_through(t, tile, TRAFFIC_FINALIZE, out);
+}
+
+/* The first row block i >= lo with jend[i] > j (Tr when none): a binary
+ * search, as jend never decreases with i. */
+static int
+first_jend_above(const struct schedule *s, int lo, int j)
+{
+	int hi = s->tr;
+
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		if (s->jend[mid] > j)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+/*
+ * Outer block o's steps, summed into acc.  Within a block, consecutive
+ * steps count alike except where a flag or a ragged edge changes: the
+ * first and second inner step (first_in_outer, first_in_row), the last
+ * (a ragged tile), and under fa1 where last_in_row stops: key block o is
+ * the last of row blocks ibegin[o] .. b-1, those with jend = o + 1 (an
+ * interval, as jend never decreases).  Between cuts one step stands for
+ * all, so counting costs O(log Tr) per block, not a walk over its steps
+ * (268 million at Tq = 65536 and 4 x 4 tiles: seconds).
+ */
+static void
+add_outer(const struct traffic_table *t, int o, struct traffic *acc)
+{
+	const struct schedule *s = t->sched;
+	long first = s->first[o], n = s->first[o + 1] - first;
+	long cut[5], c, x;
+	struct schedule_tile tile;
+	struct traffic one;
+	int ncut = 0;
+
+	if (n == 0)
+		return;
+	cut[ncut++] = 0;
+	cut[ncut++] = 1;
+	cut[ncut++] = n - 1;
+	if (s->order == ORDER_FA1)
+		cut[ncut++] = first_jend_above(s, s->ibegin[o], o + 1) -
+		    s->ibegin[o];
+	cut[ncut++] = n;
+	/* Sort the few cuts (insertion), then count each run once. */
+	for (c = 1; c < ncut; c++)
+		for (x = c; x > 0 && cut[x - 1] > cut[x]; x--) {
+			long tmp = cut[x];
+			cut[x] = cut[x - 1];
+			cut[x - 1] = tmp;
+		}
+	for (c = 0; c + 1 < ncut; c++) {
+		if (cut[c] >= n || cut[c + 1] <= cut[c])
+			continue;
+		schedule_tile(s, first + cut[c], &tile);
+		traffic_step(t, &tile, &one);
+		add_n(acc, &one, (uint64_t)(cut[c + 1] - cut[c]));
+	}
 }
 
 int
 traffic_init(struct traffic_table *t, const struct problem *p,
     const struct schedule *s, char *err, size_t errlen)
 {
-	struct schedule_tile tile;
-	struct traffic one;
-	long k;
 	int o;
 
 	memset(t, 0, sizeof *t);
@@ -91,11 +189,7 @@ traffic_init(struct traffic_table *t, const struct problem *p,
 		return -1;
 	for (o = 0; o < s->nouter; o++) {
 		t->before[o] = t->total;
-		for (k = s->first[o]; k < s->first[o + 1]; k++) {
-			schedule_tile(s, k, &tile);
-			traffic_step(t, &tile, &one);
-			add(&t->total, &one);
-		}
+		add_outer(t, o, &t->total);
 	}
 	t->before[s->nouter] = t->total;
 	return 0;
@@ -109,27 +203,43 @@ traffic_free(struct traffic_table *t)
 }
 
 void
-traffic_upto(const struct traffic_table *t, long k, struct traffic *out)
+traffic_at(const struct traffic_table *t, long k, enum traffic_stage stage,
+    struct traffic *out)
 {
 	struct schedule_tile tile;
-	struct traffic one = { 0 };
+	struct traffic one;
 	long x;
 	int o;
 
-	memset(out, 0, sizeof *out);
-	if (k < 0)
-		return;
 	/* Whole outer blocks from the table, then this block's steps. */
 	schedule_tile(t->sched, k, &tile);
 	o = t->sched->order == ORDER_FA2 ? tile.i : tile.j;
 	*out = t->before[o];
-	for (x = t->sched->first[o]; x <= k; x++) {
+	for (x = t->sched->first[o]; x < k; x++) {
 		schedule_tile(t->sched, x, &tile);
-		traffic_step(t, &tile, &one);
+		if (t->backward)
+			traffic_backward_step(t, &tile, &one);
+		else
+			traffic_step(t, &tile, &one);
 		add(out, &one);
 	}
+	schedule_tile(t->sched, k, &tile);
+	/* The backward's step is counted whole, whatever its phase. */
+	if (t->backward)
+		traffic_backward_step(t, &tile, &one);
+	else
+		traffic_step_through(t, &tile, stage, &one);
+	add(out, &one);
 	/* On-chip bytes are those of step k itself, not a running peak. */
 	out->onchip = one.onchip;
+}
+
+void
+traffic_upto(const struct traffic_table *t, long k, struct traffic *out)
+{
+	memset(out, 0, sizeof *out);
+	if (k >= 0)
+		traffic_at(t, k, TRAFFIC_FINALIZE, out);
 }
 
 void
@@ -190,4 +300,107 @@ traffic_parallel(const struct schedule *s, int sms, struct traffic_parallel *out
 	out->span = (s->nsteps + out->sms - 1) / out->sms;
 	if (out->longest > out->span)
 		out->span = out->longest;
+}
+
+/* ---- the backward pass (see traffic.h) ---- */
+
+void
+traffic_backward_dpass(const struct problem *p, struct traffic *out)
+{
+	uint64_t tq = (uint64_t)p->tq, dv = (uint64_t)p->dv;
+
+	memset(out, 0, sizeof *out);
+	out->hbm_read = 2 * tq * dv * (uint64_t)dtype_size(p->dtype);	/* O, dO */
+	out->hbm_write = tq * 4;					/* D */
+}
+
+void
+traffic_backward_step(const struct traffic_table *t,
+    const struct schedule_tile *tile, struct traffic *out)
+{
+	uint64_t R = (uint64_t)(tile->r1 - tile->r0);
+	uint64_t C = (uint64_t)(tile->c1 - tile->c0);
+	uint64_t d = (uint64_t)t->d, dv = (uint64_t)t->dv, e = (uint64_t)t->esize;
+	uint64_t tq = (uint64_t)t->sched->tq;
+	uint64_t q_i = R * d * e, kv_j = C * (d + dv) * e;
+	uint64_t dq_i = R * d * 4;	/* the float32 accumulator */
+
+	memset(out, 0, sizeof *out);
+	if (tile->first_in_outer)
+		out->hbm_read += kv_j;
+	out->hbm_read += q_i + R * dv * e + R * 8;	/* Q_i, dO_i, lse_i, D_i */
+	if (t->scores_mode) {
+		out->hbm_read += R * C * e;		/* the S tile */
+		out->hbm_write += R * C * e;		/* the dS tile */
+	} else {
+		if (!tile->first_in_row)
+			out->hbm_read += dq_i;
+		out->hbm_write += dq_i;
+	}
+	if (tile->i == t->sched->tr - 1)		/* dK_j, dV_j, once */
+		out->hbm_write += kv_j;
+	/* K_j, V_j, their gradients, Q_i, dO_i, lse_i, D_i, S or P, dP or
+	 * dS, and dQ_i's part. */
+	out->onchip = kv_j + C * (d + dv) * 4 + R * (d + dv) * e + R * 8 +
+	    2 * R * C * 4 + dq_i;
+	out->stored = tq * 8 + tq * d * 4;		/* lse, D, dQ */
+	out->flops = 2 * R * C * (3 * d + 2 * dv);
+	out->exps = R * C;
+}
+
+int
+traffic_backward_init(struct traffic_table *t, const struct problem *p,
+    const struct schedule *s, char *err, size_t errlen)
+{
+	struct schedule_tile tile;
+	struct traffic one;
+	long k;
+	int o;
+
+	memset(t, 0, sizeof *t);
+	t->sched = s;
+	t->d = p->d;
+	t->dv = p->dv;
+	t->esize = dtype_size(p->dtype);
+	t->scores_mode = p->scores_mode;
+	t->backward = 1;
+	t->before = util_calloc((size_t)s->nouter + 1, sizeof *t->before,
+	    "traffic", err, errlen);
+	if (t->before == NULL)
+		return -1;
+	/* The D pass comes before every step. */
+	traffic_backward_dpass(p, &t->total);
+	for (o = 0; o < s->nouter; o++) {
+		t->before[o] = t->total;
+		for (k = s->first[o]; k < s->first[o + 1]; k++) {
+			schedule_tile(s, k, &tile);
+			traffic_backward_step(t, &tile, &one);
+			add(&t->total, &one);
+		}
+	}
+	t->before[s->nouter] = t->total;
+	return 0;
+}
+
+void
+traffic_standard_backward(const struct problem *p, struct traffic *out)
+{
+	uint64_t tq = (uint64_t)p->tq, tk = (uint64_t)p->tk;
+	uint64_t d = (uint64_t)p->d, dv = (uint64_t)p->dv;
+	uint64_t e = (uint64_t)dtype_size(p->dtype), tt = tq * tk;
+
+	memset(out, 0, sizeof *out);
+	/* dV = P^T dO; dP = dO V^T; dS from P and dP */
+	out->hbm_read = (tt + tq * dv) + (tq * dv + tk * dv) + 2 * tt;
+	out->hbm_write = tk * dv + tt + tt;
+	out->flops = 2 * tt * (2 * dv);
+	if (!p->scores_mode) {
+		/* dQ = dS K; dK = dS^T Q */
+		out->hbm_read += (tt + tk * d) + (tt + tq * d);
+		out->hbm_write += tq * d + tk * d;
+		out->flops += 2 * tt * (2 * d);
+	}
+	out->hbm_read *= e;
+	out->hbm_write *= e;
+	out->stored = 3 * tt * e;	/* P, dP, dS */
 }

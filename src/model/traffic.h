@@ -56,6 +56,7 @@ struct traffic {
 struct traffic_table {
 	const struct schedule *sched;
 	int d, dv, esize, scores_mode;
+	int backward;		/* counted by traffic_backward_step */
 	struct traffic *before;	/* per outer block: totals of earlier blocks */
 	struct traffic total;
 };
@@ -73,9 +74,81 @@ void traffic_step(const struct traffic_table *t, const struct schedule_tile *til
 /* Steps 0 .. k inclusive (k = -1: nothing yet). */
 void traffic_upto(const struct traffic_table *t, long k, struct traffic *out);
 
+/*
+ * The parts of a step, in the order it does them; the sim's phases map
+ * onto them (sim.h).  A count "through" a stage holds that stage and
+ * every one before it:
+ *
+ *   LOAD      read Q_i, K_j, V_j (fa1: and the row block's O, l, m);
+ *             on chip: those and the running state
+ *   SCORES    S = scale Q_i K_j^T: 2 R C d FLOPs; the S tile on chip
+ *   RESCALE   alpha = exp(m_old - m_new): R exps
+ *   EXP       P = exp(S - m_new): R C exps
+ *   UPDATE    P V_j: 2 R C dv FLOPs; fa1 writes O, l, m back to HBM
+ *   FINALIZE  write O_i and lse_i (a row block's last tile only)
+ *
+ * Through FINALIZE is the whole step: what traffic_step counts.
+ */
+enum traffic_stage {
+	TRAFFIC_LOAD,
+	TRAFFIC_SCORES,
+	TRAFFIC_RESCALE,
+	TRAFFIC_EXP,
+	TRAFFIC_UPDATE,
+	TRAFFIC_FINALIZE,
+};
+
+/* One step, through stage. */
+void traffic_step_through(const struct traffic_table *t,
+    const struct schedule_tile *tile, enum traffic_stage stage,
+    struct traffic *out);
+
+/* Steps 0 .. k-1 whole and step k through stage (0 <= k < steps): what
+ * has been done when step k reaches that stage.  On-chip bytes are step
+ * k's at that stage. */
+void traffic_at(const struct traffic_table *t, long k, enum traffic_stage stage,
+    struct traffic *out);
+
 /* Standard attention on the same problem (K and V read per query head,
  * as an unfused implementation that repeats them for each head does). */
 void traffic_standard(const struct problem *p, struct traffic *out);
+
+/*
+ * The backward pass (backward.h), over its key-outer schedule:
+ *
+ *   before step 0, the D pass: read O and dO, write D (float32)
+ *   step (i, j), R rows and C keys:
+ *     read  K_j, V_j (first tile of the key block only), Q_i, dO_i, lse_i,
+ *           D_i, and the float32 dQ_i unless this is row block i's first
+ *           tile (j = 0: it starts from 0)
+ *     write dQ_i (float32), and dK_j, dV_j after the key block's last tile
+ *   scores problems read the S tile instead of Q_i and K_j, write the dS
+ *   tile (their gradient) instead of dQ_i, and have no dK_j.
+ *
+ * FLOPs: five products, 2 per multiply-add: S = Q_i K_j^T and dQ_i +=
+ * dS K_j and dK_j += dS^T Q_i (d each), dV_j += P^T dO_i and dP = dO_i
+ * V_j^T (dv each): 2 R C (3d + 2dv) per tile against the forward's
+ * 2 R C (d + dv), so 2.5 times the forward's when dv = d (FlashAttention
+ * 2, section 4.1: five matmuls against two).  exps: P is recomputed, one
+ * per entry; no rescale factors.  Kept in HBM: lse and D (Tq each) and
+ * the float32 dQ accumulator.
+ */
+int traffic_backward_init(struct traffic_table *t, const struct problem *p,
+    const struct schedule *s, char *err, size_t errlen);
+void traffic_backward_step(const struct traffic_table *t,
+    const struct schedule_tile *tile, struct traffic *out);
+/* The D pass alone. */
+void traffic_backward_dpass(const struct problem *p, struct traffic *out);
+
+/*
+ * Standard attention's backward on the same problem, from the P its
+ * forward stored (Algorithm 3 of the FlashAttention paper): dV = P^T dO
+ * (read P, dO; write dV), dP = dO V^T (read dO, V; write dP), dS = P o
+ * (dP - rowsum(P o dP)) (read P, dP; write dS), dQ = scale dS K (read
+ * dS, K; write dQ), dK = scale dS^T Q (read dS, Q; write dK).  Four
+ * products, no exp; P, dP and dS (Tq x Tk each) all in HBM at the peak.
+ */
+void traffic_standard_backward(const struct problem *p, struct traffic *out);
 
 /* Bytes of one row's partial in float32: (m, l, u) or (o, lse). */
 uint64_t traffic_partial_bytes(enum merge_form form, int dv);

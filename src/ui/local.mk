@@ -3,9 +3,15 @@
 
 noinst_LIBRARIES += src/ui/libui.a
 src_ui_libui_a_SOURCES = \
-	src/ui/ui.h src/ui/ui_int.h \
+	src/ui/ui.h src/ui/ui_int.h src/ui/ui_keys.h src/ui/ui_form.h \
 	src/ui/ui.c \
+	src/ui/ui_style.c \
+	src/ui/ui_format.c \
 	src/ui/ui_grid.c \
+	src/ui/ui_draw.c \
+	src/ui/ui_input.c \
+	src/ui/ui_idle.c \
+	src/ui/ui_play.c \
 	src/ui/ui_layout.c \
 	src/ui/ui_keys.c \
 	src/ui/ui_form.c \

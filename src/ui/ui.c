@@ -1,130 +1,19 @@
 /*
- * ui.c - the view model's state: the problem and sim it shows, where the
- * reader is (step, phase, focused row), rebuilds that keep that place,
- * the modes (help, form, prompt, play, GPU) and the background work.
- * It reads the model and never recomputes attention; no curses.
- *
- * States of the key handling (ui_handle_key):
- *
- *   normal --e--> form --Enter (valid) / Esc--> normal
- *   normal --?--> help --any key--> normal
- *   normal --g--> prompt --Enter / Esc--> normal
+ * ui.c - the view model's state: the problem and sim it shows (and, under
+ * a bug mode, the correct run beside it), where the reader is (step,
+ * phase, focused row), the moves, and rebuilds that keep that place.  It
+ * reads the model and never recomputes attention; it calls nothing
+ * above it (keys, form, drawing); no curses.
  */
 #include "config.h"
 
 #include "ui_int.h"
 
-#include "gpu/gpu.h"
 
-#include <langinfo.h>
-#include <locale.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-
-static const struct ui_glyphs ui_glyphs_utf8 = {
-	.arrow = "\u2192", .alpha = "\u03b1", .ell = "\u2113",
-	.sum = "\u03a3", .dot = "\u00b7", .imul = "", .prime = "\u2032",
-	.transp = "\u1d40", .times = "\u00d7", .ninf = "-\u221e",
-	.ellipsis = "\u2026", .vline = "\u2502", .hline = "\u2500",
-	.corner = { "\u250c", "\u2510", "\u2514", "\u2518" },
-	.focus = "\u25b6", .colmark = "\u25bc",
-	.heat = { "\u00b7", "\u2591", "\u2592", "\u2593", "\u2588" },
-	.masked = " ", .skipped = "\u2571", .unknown = "?",
-};
-
-static const struct ui_glyphs ui_glyphs_ascii = {
-	.arrow = "->", .alpha = "a", .ell = "l", .sum = "sum ", .dot = "*",
-	.imul = "*", .prime = "'", .transp = "^T", .times = "x",
-	.ninf = "-inf", .ellipsis = "...", .vline = "|", .hline = "-",
-	.corner = { "+", "+", "+", "+" }, .focus = ">", .colmark = "v",
-	.heat = { ".", ":", "+", "#", "@" },
-	.masked = " ", .skipped = "/", .unknown = "?",
-};
-
-const struct ui_glyphs *
-ui_glyphs(int unicode)
-{
-	return unicode ? &ui_glyphs_utf8 : &ui_glyphs_ascii;
-}
-
-static const char *ui_phase_names[SIM_PHASES] = {
-	[SIM_PHASE_LOAD] = "load",
-	[SIM_PHASE_SCORES] = "scores",
-	[SIM_PHASE_MAX] = "max",
-	[SIM_PHASE_RESCALE] = "rescale",
-	[SIM_PHASE_EXP] = "exp",
-	[SIM_PHASE_UPDATE] = "update",
-	[SIM_PHASE_FINALIZE] = "finalize",
-};
-
-const char *
-ui_phase_name(int phase)
-{
-	return phase >= 0 && phase < SIM_PHASES ? ui_phase_names[phase] : "?";
-}
-
-const char *
-ui_num(const struct ui *ui, float x, int width, char *buf, size_t len)
-{
-	return ui_num_prec(ui, x, width, 5, buf, len);
-}
-
-int
-ui_digits(int n)
-{
-	int d = 1;
-
-	while (n >= 10) {
-		n /= 10;
-		d++;
-	}
-	return d;
-}
-
-const char *
-ui_num_prec(const struct ui *ui, float x, int width, int digits, char *buf,
-    size_t len)
-{
-	char whole[64];
-	int prec;
-
-	if (isnan(x))
-		snprintf(buf, len, "nan");
-	else if (isinf(x))
-		snprintf(buf, len, "%s", x < 0 ? ui->gl->ninf : "inf");
-	else {
-		/* digits significant digits, fewer until it fits. */
-		for (prec = digits; prec >= 1; prec--) {
-			snprintf(buf, len, "%.*g", prec, (double)x);
-			if ((int)strlen(buf) <= width)
-				break;
-		}
-		/* A whole part that fits is never cut to an exponent: 1002,
-		 * not 1e+03 (the seed's scores). */
-		if (strchr(buf, 'e') != NULL && fabs((double)x) >= 1.0 &&
-		    snprintf(whole, sizeof whole, "%.0f", (double)x) <= width)
-			snprintf(buf, len, "%s", whole);
-	}
-	return buf;
-}
-
-void
-ui_style_detect(struct ui_style *st)
-{
-	const char *nc = getenv("NO_COLOR");
-	const char *cs;
-
-	setlocale(LC_ALL, "");
-	cs = nl_langinfo(CODESET);
-	st->unicode = cs != NULL && (strcasecmp(cs, "UTF-8") == 0 ||
-	    strcasecmp(cs, "utf8") == 0);
-	/* no-color.org: present and not empty. */
-	st->color = nc == NULL || *nc == '\0';
-}
 
 /* A fresh heatmap layout for the current problem (computed in ui_idle). */
 static void
@@ -138,6 +27,37 @@ ui_heat_reset(struct ui *ui)
 	    sizeof err) == 0;
 	if (!ui->heat_ok)
 		ui_message(ui, UI_ROLE_ERROR, "heatmap: %s", err);
+}
+
+/* The correct run for the current problem under a bug mode (none
+ * without a bug, or without memory for it: then nothing stands beside
+ * the wrong values). */
+static void
+ui_correct_reset(struct ui *ui)
+{
+	struct online_rule ok = ui->opts.rule;
+	char err[160];
+
+	sim_free(ui->correct);
+	ui->correct = NULL;
+	if (ok.bug == BUG_NONE)
+		return;
+	ok.bug = BUG_NONE;
+	ui->correct = sim_new(UI_PROBLEM(ui), &ui->opts.tiling, &ok, err,
+	    sizeof err);
+}
+
+const struct sim_view *
+ui_correct(struct ui *ui)
+{
+	long k = sim_view(ui->sim)->step;
+
+	if (ui->correct == NULL)
+		return NULL;
+	if (sim_view(ui->correct)->step != k &&
+	    sim_seek(ui->correct, k, SIM_PHASE_LAST) != 0)
+		return NULL;
+	return sim_view(ui->correct);
 }
 
 static void
@@ -161,7 +81,8 @@ ui_new(const struct options *o, const struct ui_style *st, char *err,
 	ui->style = *st;
 	ui->gl = ui_glyphs(st->unicode);
 	ui->gpu_step = -1;
-	ui->speed = 1;
+	ui->play.speed = 1;
+	ui->play.until = -1;
 	ui->want_phase = SIM_PHASE_LAST;
 	if (problem_build(&o->spec, &ui->probs[0], err, errlen) != 0)
 		goto fail;
@@ -170,6 +91,7 @@ ui_new(const struct options *o, const struct ui_style *st, char *err,
 		goto fail;
 	traffic_standard(UI_PROBLEM(ui), &ui->standard);
 	ui_heat_reset(ui);
+	ui_correct_reset(ui);
 	/* The first frame shows step 0 whole: every number of the step. */
 	sim_seek(ui->sim, 0, SIM_PHASE_LAST);
 	return ui;
@@ -184,6 +106,7 @@ ui_free(struct ui *ui)
 	if (ui == NULL)
 		return;
 	sim_free(ui->sim);
+	sim_free(ui->correct);
 	problem_free(&ui->probs[0]);
 	problem_free(&ui->probs[1]);
 	heatmap_free(&ui->heat);
@@ -194,6 +117,7 @@ ui_free(struct ui *ui)
 	free(ui->gpu_m);
 	free(ui->gpu_alpha);
 	free(ui->gpu_l);
+	gpucheck_trace_free(ui->gpu_trace);
 	free(ui);
 }
 
@@ -250,6 +174,9 @@ ui_configure(struct ui *ui, const struct options *o, char *err, size_t errlen)
 	sim_seek(ns, k, phase);
 	keep_heat = ui->heat_ok && heatmap_same_scores(UI_PROBLEM(ui), np);
 
+	/* The correct run borrows the old problem too: it goes first. */
+	sim_free(ui->correct);
+	ui->correct = NULL;
 	sim_free(ui->sim);
 	problem_free(UI_PROBLEM(ui));
 	ui->sim = ns;
@@ -257,74 +184,17 @@ ui_configure(struct ui *ui, const struct options *o, char *err, size_t errlen)
 	ui->cur = next;
 	ui_copy_options(ui, o);
 	traffic_standard(np, &ui->standard);
+	ui_correct_reset(ui);
 	if (!keep_heat)
 		ui_heat_reset(ui);
 	ui->warm_i = ui->warm_j = ui->warm_done = 0;
 	/* The GPU's trace belongs to the old problem. */
-	gpu_forget();
+	gpucheck_trace_free(ui->gpu_trace);
+	ui->gpu_trace = NULL;
 	ui->gpu_step = -1;
 	ui_clamp_focus(ui);
 	if (ui->gpu)
 		ui_gpu_refresh(ui);
-	return 0;
-}
-
-int
-ui_history(struct ui *ui, int j0, int j1, const float **m, const float **l)
-{
-	const struct schedule *s = sim_schedule(ui->sim);
-	const struct sim_view *v = sim_view(ui->sim);
-	long back = v->step;
-	int phase = (int)v->phase, i = v->tile.i, j, moved = 0;
-	size_t n = (size_t)s->tc * (size_t)s->br;
-
-	if (ui->hist_m == NULL || ui->hist_gen != ui->gen ||
-	    ui->hist_tc != s->tc || ui->hist_br != s->br) {
-		free(ui->hist_m);
-		free(ui->hist_l);
-		free(ui->hist_ok);
-		ui->hist_m = malloc(n * sizeof *ui->hist_m);
-		ui->hist_l = malloc(n * sizeof *ui->hist_l);
-		ui->hist_ok = calloc((size_t)s->tc, 1);
-		ui->hist_gen = ui->gen;
-		ui->hist_tc = s->tc;
-		ui->hist_br = s->br;
-		ui->hist_i = i;
-		if (ui->hist_m == NULL || ui->hist_l == NULL || ui->hist_ok == NULL) {
-			free(ui->hist_m);
-			free(ui->hist_l);
-			free(ui->hist_ok);
-			ui->hist_m = ui->hist_l = NULL;
-			ui->hist_ok = NULL;
-			return -1;
-		}
-	}
-	if (ui->hist_i != i) {
-		memset(ui->hist_ok, 0, (size_t)s->tc);
-		ui->hist_i = i;
-	}
-	/* The current tile is in the view already: no seek. */
-	memcpy(ui->hist_m + (size_t)v->tile.j * s->br, v->m_new,
-	    (size_t)v->rows * sizeof *v->m_new);
-	memcpy(ui->hist_l + (size_t)v->tile.j * s->br, v->l_new,
-	    (size_t)v->rows * sizeof *v->l_new);
-	ui->hist_ok[v->tile.j] = 1;
-	/* The others in increasing j: each seek then replays one tile. */
-	for (j = j0 < 0 ? 0 : j0; j <= j1 && j < s->jend[i]; j++) {
-		if (ui->hist_ok[j])
-			continue;
-		sim_seek(ui->sim, schedule_step_of(s, i, j), SIM_PHASE_LOAD);
-		moved = 1;
-		memcpy(ui->hist_m + (size_t)j * s->br, v->m_new,
-		    (size_t)v->rows * sizeof *v->m_new);
-		memcpy(ui->hist_l + (size_t)j * s->br, v->l_new,
-		    (size_t)v->rows * sizeof *v->l_new);
-		ui->hist_ok[j] = 1;
-	}
-	if (moved)
-		sim_seek(ui->sim, back, phase);
-	*m = ui->hist_m;
-	*l = ui->hist_l;
 	return 0;
 }
 
@@ -513,7 +383,11 @@ ui_gpu_refresh(struct ui *ui)
 		ui->gpu = 0;
 		return;
 	}
-	if (gpu_step_values(UI_PROBLEM(ui), &ui->opts.tiling, &ui->opts.rule,
+	if (ui->gpu_trace == NULL)
+		ui->gpu_trace = gpucheck_trace_new(gpu_kernel_find("teaching"),
+		    UI_PROBLEM(ui), &ui->opts.tiling, &ui->opts.rule, err,
+		    sizeof err);
+	if (ui->gpu_trace == NULL || gpucheck_trace_step(ui->gpu_trace,
 	    v->step, ui->gpu_m, ui->gpu_alpha, ui->gpu_l, err,
 	    sizeof err) != 0) {
 		ui_message(ui, UI_ROLE_ERROR, "G: %s", err);
@@ -544,186 +418,4 @@ void
 ui_set_hidden(struct ui *ui, unsigned parts)
 {
 	ui->hidden = parts;
-}
-
-void
-ui_min_size(const struct ui *ui, int *w, int *h)
-{
-	ui_layout_min(ui, w, h);
-}
-
-void
-ui_draw_too_small(struct ui_grid *g, struct ui_rect r, int w, int h)
-{
-	char text[64];
-	int n;
-
-	ui_grid_clear(g, r, UI_ROLE_NORMAL);
-	n = snprintf(text, sizeof text, "terminal too small (need %dx%d)", w, h);
-	ui_grid_text(g, r.x + (r.w > n ? (r.w - n) / 2 : 0), r.y + r.h / 2, r.w,
-	    UI_ROLE_ERROR, text);
-}
-
-void
-ui_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
-{
-	int w, h;
-
-	struct ui_rect outer = g->clip;
-
-	ui_clamp_focus(ui);
-	ui_layout_min(ui, &w, &h);
-	memset(ui->slot, 0, sizeof ui->slot);
-	ui_grid_clip(g, r);
-	if (r.w < w || r.h < h)
-		ui_draw_too_small(g, r, w, h);
-	else {
-		ui_layout_draw(ui, g, r);
-		if (ui->help)
-			ui_keys_draw_help(ui, g, r);
-		if (ui->form.open)
-			ui_form_draw(ui, g, r);
-	}
-	g->clip = outer;
-}
-
-/* Which pane a click landed in, and let it handle the click. */
-static int
-ui_click(struct ui *ui, const struct ui_key *k)
-{
-	static const struct ui_pane *panes[UI_SLOTS] = {
-		[UI_SLOT_HEAT] = &ui_pane_heat,
-		[UI_SLOT_TILE] = &ui_pane_tile,
-		[UI_SLOT_STATE] = &ui_pane_state,
-	};
-	struct ui_rect r;
-	int s;
-
-	for (s = 0; s < UI_SLOTS; s++) {
-		r = ui->slot[s];
-		if (panes[s] == NULL || panes[s]->handle_key == NULL ||
-		    k->x < r.x || k->x >= r.x + r.w || k->y < r.y ||
-		    k->y >= r.y + r.h)
-			continue;
-		return panes[s]->handle_key(ui, k, r);
-	}
-	return UI_HANDLED;
-}
-
-int
-ui_handle_key(struct ui *ui, const struct ui_key *k)
-{
-	int flags;
-
-	if (k->code == UI_KEY_RESIZE)
-		return UI_HANDLED | UI_REDRAW;
-	/* A message stays until the next key. */
-	ui->msg[0] = '\0';
-	if (ui->form.open)
-		flags = ui_form_key(ui, k);
-	else if (ui->help) {
-		ui->help = 0;
-		flags = UI_HANDLED | UI_REDRAW;
-	} else if (ui->prompt.open)
-		flags = ui_keys_prompt_key(ui, k);
-	else if (k->code == UI_KEY_MOUSE)
-		flags = ui_click(ui, k) | UI_REDRAW;
-	else
-		flags = ui_keys_dispatch(ui, k);
-	return flags | UI_REDRAW;
-}
-
-/*
- * Replays row blocks ahead of the reader so the sim keeps checkpoints all
- * along them: a later jump then replays a few tiles, not up to Tc.  The
- * sim goes back to where it was (seeking is exact).  Returns 1 when all
- * row blocks are warm.
- */
-static int
-ui_warm(struct ui *ui, double deadline)
-{
-	const struct schedule *s = sim_schedule(ui->sim);
-	const struct sim_view *v = sim_view(ui->sim);
-	long back = v->step;
-	int phase = (int)v->phase, every = sim_checkpoint_every(ui->sim);
-	int moved = 0, jend, j;
-
-	/* With few tiles per row block a cold replay is short anyway. */
-	if (s->tc <= 2 * every)
-		ui->warm_done = 1;
-	while (!ui->warm_done && (!moved || deadline <= 0 ||
-	    util_now() < deadline)) {
-		if (ui->warm_i >= s->tr) {
-			ui->warm_done = 1;
-			break;
-		}
-		jend = s->jend[ui->warm_i];
-		/* A few checkpoints' worth at a time keeps each slice short. */
-		j = ui->warm_j + 4 * every;
-		if (j > jend - 1)
-			j = jend - 1;
-		if (j >= 0) {
-			sim_seek(ui->sim, schedule_step_of(s, ui->warm_i, j),
-			    SIM_PHASE_LOAD);
-			moved = 1;
-		}
-		if (j >= jend - 1) {
-			ui->warm_i++;
-			ui->warm_j = 0;
-		} else
-			ui->warm_j = j;
-	}
-	if (moved)
-		sim_seek(ui->sim, back, phase);
-	return ui->warm_done;
-}
-
-/* Steps per second while playing: 2^speed. */
-static double
-ui_play_rate(const struct ui *ui)
-{
-	return ldexp(1.0, ui->speed);
-}
-
-int
-ui_idle(struct ui *ui, double deadline, int *wait_ms)
-{
-	double now, rate, period;
-	int flags = 0;
-	long n;
-
-	*wait_ms = -1;
-	if (ui->heat_ok && !heatmap_complete(&ui->heat)) {
-		heatmap_compute(&ui->heat, UI_PROBLEM(ui), deadline);
-		/* Progress is drawn a few times a second, not every slice. */
-		now = util_now();
-		if (heatmap_complete(&ui->heat) || now - ui->heat_drawn > 0.1) {
-			flags |= UI_REDRAW;
-			ui->heat_drawn = now;
-		}
-		if (!heatmap_complete(&ui->heat))
-			*wait_ms = 0;
-	} else if (!ui->warm_done && !ui_warm(ui, deadline))
-		*wait_ms = 0;
-	if (!ui->playing)
-		return flags;
-	now = util_now();
-	rate = ui_play_rate(ui);
-	/* At most 30 frames a second; faster rates take several steps. */
-	period = rate > 30.0 ? 1.0 / 30.0 : 1.0 / rate;
-	if (now >= ui->next_tick) {
-		n = rate > 30.0 ? (long)(rate / 30.0) : 1;
-		if (ui_step(ui, n) != 0) {
-			ui->playing = 0;
-			ui_message(ui, UI_ROLE_MESSAGE, "played to the last step");
-			return flags | UI_REDRAW;
-		}
-		flags |= UI_REDRAW;
-		ui->next_tick = ui->next_tick + period > now ?
-		    ui->next_tick + period : now + period;
-	}
-	n = (long)((ui->next_tick - now) * 1000.0) + 1;
-	if (*wait_ms < 0 || n < *wait_ms)
-		*wait_ms = (int)n;
-	return flags;
 }

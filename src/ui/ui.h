@@ -4,7 +4,7 @@
  *
  * Three layers, as in tmux:
  *
- *   sim (src/sim.h)  -->  struct ui: a view model that turns the sim's
+ *   sim (model/sim.h) ->  struct ui: a view model that turns the sim's
  *                         state into pane contents, drawn into a grid of
  *                         cells (struct ui_grid).  Pure C: no curses, so
  *                         tests read the panes as text.
@@ -235,17 +235,18 @@ void ui_min_size(const struct ui *ui, int *w, int *h);
 #define UI_HIDE_HEATMAP	0x8
 void ui_set_hidden(struct ui *ui, unsigned parts);
 
-/* Writes "terminal too small (need WxH)" centred in r. */
+/* Writes "terminal too small (need WxH)" centred in r, wrapped or
+ * shortened to fit any r (down to 1x1; nothing when r is empty). */
 void ui_draw_too_small(struct ui_grid *g, struct ui_rect r, int w, int h);
 
-/* The view's own keys (the list is in the help screen, `?`).  Returns
- * UI_* flags. */
+/* The view's own keys (the list is in the help screen, `?`; steps are
+ * numbered from 1 in all the view shows and reads).  Returns UI_* flags. */
 int ui_handle_key(struct ui *ui, const struct ui_key *k);
 
 /*
  * Background work: the heatmap summary, play, and warming the sim's
- * checkpoints so that later jumps replay few tiles (the sim is put back
- * where it was).  Does some until util_now() passes deadline (a deadline
+ * checkpoints so that later jumps replay few tiles (sim_block_state:
+ * the view does not move).  Does some until util_now() passes deadline (a deadline
  * <= 0: the heatmap whole, or once it is done, all the checkpoints).
  * Returns UI_REDRAW when the picture changed.  *wait_ms is set to how
  * long the loop may sleep before the next call (0: call again at once,

@@ -150,8 +150,9 @@ ui_bench(const struct options *o, long n, int w, int h, int cold,
 			} else {
 				k.code = 'g';
 				cls = UI_BENCH_PROMPT;
+				/* Steps are typed from 1. */
 				snprintf(digits, sizeof digits, "%ld",
-				    (long)(inputs_rng_next(&rng) % (uint64_t)nsteps));
+				    (long)(inputs_rng_next(&rng) % (uint64_t)nsteps) + 1);
 				at = 0;
 				pending = 1;
 			}

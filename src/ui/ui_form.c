@@ -8,7 +8,7 @@
  */
 #include "config.h"
 
-#include "ui_int.h"
+#include "ui_form.h"
 
 #include <stdio.h>
 #include <string.h>

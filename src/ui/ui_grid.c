@@ -80,6 +80,22 @@ ui_grid_mods(struct ui_grid *g, int x, int y, int mods)
 }
 
 void
+ui_grid_blit(struct ui_grid *dst, int x, int y, const struct ui_grid *src,
+    int sy, int h)
+{
+	int r, c;
+
+	for (r = 0; r < h && sy + r < src->h; r++) {
+		if (sy + r < 0)
+			continue;
+		for (c = 0; c < src->w; c++)
+			if (ui_grid_inside(dst, x + c, y + r))
+				dst->cells[(size_t)(y + r) * dst->w + x + c] =
+				    src->cells[(size_t)(sy + r) * src->w + c];
+	}
+}
+
+void
 ui_grid_free(struct ui_grid *g)
 {
 	free(g->cells);

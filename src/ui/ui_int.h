@@ -1,16 +1,27 @@
 /*
  * ui_int.h - what the files of the view share and nobody else sees: the
- * UI state, the pane table, the glyphs, the key table.
+ * view's state (struct ui) and what reads or moves it, the pane table,
+ * the glyphs and the number formats.  The modes above the state have
+ * headers of their own: ui_keys.h (the key table, help, the g prompt)
+ * and ui_form.h (the e form).
  *
- * Direction of calls (never upwards):
- *   ui_loop.c  ->  ui_keys.c, ui_form.c  ->  ui.c (state, rebuilds)
- *              ->  ui_layout.c -> ui_pane_*.c  ->  ui_grid.c
- *              ->  ui_term.c (the only file that includes curses)
+ * Direction of calls and includes (never upwards):
+ *
+ *   ui_loop.c -> ui_input.c -> ui_keys.c -> ui_form.c, ui_play.c
+ *             -> ui_draw.c  -> ui_layout.c -> ui_pane_*.c
+ *                              (the help, the form and the g prompt are
+ *                              drawn by ui_keys.c and ui_form.c)
+ *             -> ui_idle.c  -> ui_play.c
+ *   all of them -> ui.c (state, moves, rebuilds), ui_format.c,
+ *                  ui_style.c, ui_grid.c
+ *   ui_term.c: the only file that includes curses.
  */
 #ifndef FLASHSTEP_UI_INT_H
 #define FLASHSTEP_UI_INT_H
 
 #include "ui.h"
+
+#include "gpu/gpucheck.h"
 
 #include "model/heatmap.h"
 #include "model/traffic.h"
@@ -66,7 +77,8 @@ extern const struct ui_pane ui_pane_history;
 extern const struct ui_pane ui_pane_status;
 extern const struct ui_pane ui_pane_keybar;
 
-/* Where each pane went in the last frame (for mouse clicks). */
+/* Where each pane went in the last frame (for mouse clicks): a pane
+ * added to the layout gets a slot here. */
 enum ui_slot {
 	UI_SLOT_HEADER,
 	UI_SLOT_HEAT,
@@ -104,6 +116,18 @@ struct ui_prompt {
 	char text[32];
 };
 
+/* Play: r plays on, u plays until something happens to one row. */
+struct ui_play {
+	int on;			/* advancing on its own */
+	int speed;		/* steps per second = 2^speed */
+	double next_tick;	/* when it advances next */
+	long until;		/* u: the step it stops at (-1: r, no stop) */
+	int until_phase;	/* ... the phase it shows there */
+	int until_focus;	/* ... the row it follows, within the tile */
+	long until_gen;		/* ... for this sim (ui->gen) */
+	char why[200];		/* ... and what happens there, for the message */
+};
+
 struct ui {
 	struct options opts;	/* the sim's options (args not kept) */
 	struct ui_style style;
@@ -128,19 +152,28 @@ struct ui {
 	 * up to tile warm_j so far. */
 	int warm_i, warm_j, warm_done;
 
+	/* Under a bug mode, the same problem with the correct update: its
+	 * numbers stand beside the wrong ones.  NULL without a bug. */
+	struct sim *correct;
+
 	int focus;		/* focused row, within the tile */
 	int want_phase;		/* phase that n/p keep (SIM_PHASE_LAST: the last) */
 	int help;		/* the help screen is open */
+	int help_first;		/* its first line shown (it scrolls) */
+	int help_lines;		/* its lines, as last drawn */
+	int help_page;		/* ... and how many of them showed */
 	struct ui_form form;
 	struct ui_prompt prompt;
+	struct ui_play play;
+	/* The last frame did not show the view (too small, or the caller
+	 * drew something else): its keys wait, except q. */
+	int unseen;
 
 	int gpu;		/* G: the GPU's values beside ours */
 	long gpu_step;		/* step of gpu_* (-1: none) */
 	float *gpu_m, *gpu_alpha, *gpu_l;	/* Br values each */
-
-	int playing;		/* r: advancing on its own */
-	int speed;		/* steps per second = 2^speed */
-	double next_tick;	/* when play advances next */
+	struct gpucheck_trace *gpu_trace;	/* the kernel's run of this
+						 * problem (NULL: none yet) */
 
 	/*
 	 * The running state of row block hist_i after each of its tiles:
@@ -158,6 +191,7 @@ struct ui {
 
 	unsigned hidden;	/* UI_HIDE_* */
 	struct ui_rect slot[UI_SLOTS];
+	const struct ui_pane *slot_pane[UI_SLOTS];
 	struct ui_heat_geom heat_geom;
 	int state_first;	/* tile row shown first in the state pane */
 	int tile_first;		/* tile row shown first in the tile pane */
@@ -165,6 +199,12 @@ struct ui {
 
 /* The sim's problem. */
 #define UI_PROBLEM(ui) (&(ui)->probs[(ui)->cur])
+
+/* ---- ui_style.c: the locale's glyphs ---------------------------------- */
+
+const struct ui_glyphs *ui_glyphs(int unicode);
+
+/* ---- ui_format.c: names and numbers ------------------------------------ */
 
 /* The phase names, "load" .. "finalize". */
 const char *ui_phase_name(int phase);
@@ -180,16 +220,14 @@ const char *ui_num_prec(const struct ui *ui, float x, int width, int digits,
 /* Decimal digits of n >= 0: the width of a row or column label. */
 int ui_digits(int n);
 
-/* Display columns of a UTF-8 string (ui_grid.c). */
+/* ---- ui_grid.c: more of the cell grid ---------------------------------- */
+
+/* Display columns of a UTF-8 string. */
 int ui_grid_width(const char *utf8);
 
 /* Writes text right-aligned in w columns at (x, y).  Returns w. */
 int ui_grid_right(struct ui_grid *g, int x, int y, int w, int role,
     const char *utf8);
-
-/* The first of n rows to show out of rows so that focus is among them,
- * moving as little as possible from first (ui_pane_tile.c). */
-int ui_pane_tile_window(int first, int focus, int rows, int n);
 
 /* Draws a frame around r (on its edge cells) and blanks its inside. */
 void ui_grid_box(struct ui_grid *g, struct ui_rect r, int role,
@@ -197,6 +235,13 @@ void ui_grid_box(struct ui_grid *g, struct ui_rect r, int role,
 
 /* Sets the modifiers (UI_MOD_*) of one cell, inside the clip only. */
 void ui_grid_mods(struct ui_grid *g, int x, int y, int mods);
+
+/* Copies h rows of src from row sy, all its columns, to (x, y) of dst
+ * (clipped). */
+void ui_grid_blit(struct ui_grid *dst, int x, int y, const struct ui_grid *src,
+    int sy, int h);
+
+/* ---- ui.c: the state and what moves it ---------------------------------- */
 
 /* Moves by steps (delta) or phases, for keys and play.  0 or -1 at an
  * end (position unchanged). */
@@ -206,51 +251,45 @@ int ui_phase(struct ui *ui, int delta);
 /* Keeps focus inside the current tile. */
 void ui_clamp_focus(struct ui *ui);
 
-/*
- * m and l of every row of the current row block after each of its tiles
- * j0 .. j1 (the tiles up to the current one): *m and *l point at (Tc, Br)
- * arrays, entry [j * Br + row].  Tiles not yet known are replayed by
- * seeking the sim, which is then put back where it was.  Returns 0, or
- * -1 without memory.
- */
-int ui_history(struct ui *ui, int j0, int j1, const float **m,
-    const float **l);
-
 /* Rebuild helpers for the keys c, b, o, m. */
 int ui_cycle_convention(struct ui *ui);
 int ui_cycle_bug(struct ui *ui);
 int ui_toggle_order(struct ui *ui);
 int ui_toggle_mask(struct ui *ui);
 
+/* Under a bug mode: the correct update's view at the current step (its
+ * tile and rows are the view's), else NULL. */
+const struct sim_view *ui_correct(struct ui *ui);
+
 /* G: fetch the GPU's values of the current step (or say why not). */
 void ui_gpu_toggle(struct ui *ui);
 void ui_gpu_refresh(struct ui *ui);
 
-/* The key table, for dispatch and for the help screen. */
-struct ui_keydef {
-	const char *keys;	/* as shown: "space n Right" */
-	const char *help;
-	int (*fn)(struct ui *ui, const struct ui_key *k);
-	int codes[6];		/* key codes that trigger it, 0-ended */
-};
-extern const struct ui_keydef ui_keydefs[];
+/* ---- ui_play.c: r and u ------------------------------------------------ */
 
-int ui_keys_dispatch(struct ui *ui, const struct ui_key *k);
-void ui_keys_draw_help(struct ui *ui, struct ui_grid *g, struct ui_rect r);
-void ui_keys_draw_prompt(struct ui *ui, struct ui_grid *g, struct ui_rect r);
-int ui_keys_prompt_key(struct ui *ui, const struct ui_key *k);
+/* r: plays on from here, or pauses. */
+void ui_play_toggle(struct ui *ui);
+/* u: plays until something happens to the focused row (its max rises,
+ * so alpha < 1; its row block finishes, and the mask skips the rest of
+ * it), or says that nothing more does. */
+void ui_play_until(struct ui *ui);
+/* Stops playing (a message says why when why is not NULL). */
+void ui_play_stop(struct ui *ui, const char *why);
+/* Advances when a tick is due.  Returns UI_REDRAW when it moved, and
+ * lowers *wait_ms to the next tick. */
+int ui_play_tick(struct ui *ui, int *wait_ms);
 
-/* The form: open with the current values, keys, drawing. */
-void ui_form_open(struct ui *ui);
-int ui_form_key(struct ui *ui, const struct ui_key *k);
-void ui_form_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r);
-/* Validates and applies the form's values (as Enter does).  Returns 0,
- * or -1 with form.error set. */
-int ui_form_apply(struct ui *ui);
+/* ---- ui_layout.c, ui_pane_*.c ------------------------------------------ */
 
 /* Lays the panes out in r and draws them. */
 void ui_layout_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r);
 void ui_layout_min(const struct ui *ui, int *w, int *h);
+
+/* The first of n rows to show out of rows so that focus is among them,
+ * moving as little as possible from first (ui_pane_tile.c). */
+int ui_pane_tile_window(int first, int focus, int rows, int n);
+
+/* ---- ui_term.c --------------------------------------------------------- */
 
 /* For the benchmark: a terminal that writes to /dev/null. */
 int ui_term_open_null(int w, int h, struct ui_style *st, char *err,

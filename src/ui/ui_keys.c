@@ -1,10 +1,13 @@
 /*
  * ui_keys.c - the view's keys: one table that both dispatches them and
- * writes the help screen, so the two cannot disagree; and the `g` prompt.
+ * writes the help screen, so the two cannot disagree; the help screen's
+ * scrolling; and the `g` prompt.  Steps are numbered from 1 here, as
+ * everywhere the view shows them.
  */
 #include "config.h"
 
-#include "ui_int.h"
+#include "ui_keys.h"
+#include "ui_form.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -61,29 +64,27 @@ static int
 ui_keys_play(struct ui *ui, const struct ui_key *k)
 {
 	(void)k;
-	ui->playing = !ui->playing;
-	if (!ui->playing) {
-		ui_message(ui, UI_ROLE_MESSAGE, "paused");
-		return UI_HANDLED;
-	}
-	/* Play from the start when there is nothing left to play. */
-	if (sim_view(ui->sim)->step + 1 >= sim_steps(ui->sim))
-		ui_seek(ui, 0, ui->want_phase);
-	ui->next_tick = util_now();
-	ui_message(ui, UI_ROLE_MESSAGE, "playing at %d steps/s (+ and - change "
-	    "the speed, r pauses)", 1 << ui->speed);
+	ui_play_toggle(ui);
+	return UI_HANDLED;
+}
+
+static int
+ui_keys_until(struct ui *ui, const struct ui_key *k)
+{
+	(void)k;
+	ui_play_until(ui);
 	return UI_HANDLED;
 }
 
 static int
 ui_keys_speed(struct ui *ui, const struct ui_key *k)
 {
-	if (k->code == '+' && ui->speed < 10)
-		ui->speed++;
-	else if (k->code == '-' && ui->speed > 0)
-		ui->speed--;
-	ui_message(ui, UI_ROLE_MESSAGE, "speed %d steps/s%s", 1 << ui->speed,
-	    ui->playing ? "" : " (r plays)");
+	if (k->code == '+' && ui->play.speed < 10)
+		ui->play.speed++;
+	else if (k->code == '-' && ui->play.speed > 0)
+		ui->play.speed--;
+	ui_message(ui, UI_ROLE_MESSAGE, "speed %d steps/s%s", 1 << ui->play.speed,
+	    ui->play.on ? "" : " (r plays)");
 	return UI_HANDLED;
 }
 
@@ -155,6 +156,7 @@ ui_keys_help(struct ui *ui, const struct ui_key *k)
 {
 	(void)k;
 	ui->help = 1;
+	ui->help_first = 0;
 	return UI_HANDLED;
 }
 
@@ -172,10 +174,14 @@ const struct ui_keydef ui_keydefs[] = {
 	{ "p Left", "previous step", ui_keys_prev, { 'p', UI_KEY_LEFT } },
 	{ ". ,", "next / previous phase: load scores max rescale exp update "
 	    "finalize", ui_keys_phase, { '.', ',' } },
-	{ "g", "go to a step (a number) or a tile (i,j)", ui_keys_goto, { 'g' } },
+	{ "g", "go to a step (1 to the last) or a tile (i,j)", ui_keys_goto,
+	    { 'g' } },
 	{ "Home End", "first / last step", ui_keys_ends,
 	    { UI_KEY_HOME, UI_KEY_END } },
 	{ "r", "play / pause", ui_keys_play, { 'r' } },
+	{ "u", "play until something happens to the focused row: its max "
+	    "rises (so alpha < 1), or it finishes and the mask skips the rest",
+	    ui_keys_until, { 'u' } },
 	{ "+ -", "play faster / slower (1 to 1024 steps/s)", ui_keys_speed,
 	    { '+', '-' } },
 	{ "Tab S-Tab Down Up", "focus the next / previous row of the tile",
@@ -190,7 +196,8 @@ const struct ui_keydef ui_keydefs[] = {
 	    { 'e' } },
 	{ "G", "the GPU kernel's m', alpha, l' beside the simulator's",
 	    ui_keys_gpu, { 'G' } },
-	{ "?", "this help", ui_keys_help, { '?' } },
+	{ "?", "this help (arrows, PgUp, PgDn, Space scroll it)", ui_keys_help,
+	    { '?' } },
 	{ "q", "quit", ui_keys_quit, { 'q' } },
 	{ NULL, NULL, NULL, { 0 } },
 };
@@ -213,32 +220,96 @@ static const char *ui_keys_more[] = {
 	"mouse: click a tile in the heatmap to go to it, a row to focus it",
 	"heatmap: the current tile is reversed, tiles not visited yet dim,",
 	"  skipped tiles hatched; shades rise with the score (pooled: max)",
+	"steps count from 1; tiles (i,j), rows and keys from 0, as in the trace",
 	"Esc closes this screen, the form and the prompt",
 };
+
+/* The help text, w columns wide, from the top of g.  Returns its lines. */
+static int
+ui_keys_help_text(struct ui_grid *g, int w)
+{
+	const struct ui_keydef *d;
+	int y = 0, kw = 18;
+	size_t i;
+
+	for (d = ui_keydefs; d->keys != NULL; d++) {
+		ui_grid_text(g, 2, y, kw, UI_ROLE_KEY, d->keys);
+		/* Long lines wrap under their text, not under the keys. */
+		y += ui_grid_wrap(g, (struct ui_rect){ 2 + kw, y, w - 3 - kw,
+		    g->h - y }, UI_ROLE_NORMAL, d->help);
+	}
+	for (i = 0; i < sizeof ui_keys_more / sizeof ui_keys_more[0]; i++, y++)
+		ui_grid_text(g, 2, y, w - 3, UI_ROLE_LABEL, ui_keys_more[i]);
+	return y;
+}
 
 void
 ui_keys_draw_help(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 {
-	const struct ui_keydef *d;
 	struct ui_rect box = { r.x, r.y + 1, r.w, r.h - 1 };
-	int y, kw = 18;
-	size_t i;
+	struct ui_grid text = { 0 };
+	char err[100];
+	int rows, max;
 
 	ui_grid_clear(g, box, UI_ROLE_NORMAL);
-	ui_grid_text(g, box.x + 1, box.y, box.w - 2, UI_ROLE_TITLE,
-	    "flashstep view: every key (any key closes this screen)");
-	y = box.y + 1;
-	for (d = ui_keydefs; d->keys != NULL && y < box.y + box.h; d++) {
-		ui_grid_text(g, box.x + 2, y, kw, UI_ROLE_KEY, d->keys);
-		/* Long lines wrap under their text, not under the keys. */
-		y += ui_grid_wrap(g, (struct ui_rect){ box.x + 2 + kw, y,
-		    box.w - 3 - kw, box.y + box.h - y }, UI_ROLE_NORMAL, d->help);
+	if (ui_grid_resize(&text, box.w, 200, err, sizeof err) != 0) {
+		ui_grid_text(g, box.x + 1, box.y, box.w - 2, UI_ROLE_ERROR, err);
+		return;
 	}
-	for (i = 0; i < sizeof ui_keys_more / sizeof ui_keys_more[0] &&
-	    y < box.y + box.h; i++, y++)
-		ui_grid_text(g, box.x + 2, y, box.w - 3, UI_ROLE_LABEL,
-		    ui_keys_more[i]);
-	(void)ui;
+	ui->help_lines = ui_keys_help_text(&text, box.w);
+	rows = box.h - 1;
+	if (ui->help_lines > rows)
+		rows--;		/* the last line says how to scroll */
+	ui->help_page = rows > 1 ? rows : 1;
+	max = ui->help_lines > rows ? ui->help_lines - rows : 0;
+	if (ui->help_first > max)
+		ui->help_first = max;
+	if (ui->help_first < 0)
+		ui->help_first = 0;
+	ui_grid_text(g, box.x + 1, box.y, box.w - 2, UI_ROLE_TITLE,
+	    "flashstep view: every key (a key that does not scroll closes "
+	    "this screen)");
+	ui_grid_blit(g, box.x, box.y + 1, &text, ui->help_first, rows);
+	if (ui->help_lines > rows)
+		ui_grid_printf(g, box.x + 2, box.y + box.h - 1, box.w - 3,
+		    UI_ROLE_DIM, "lines %d-%d of %d: Down PgDn Space scroll on, Up "
+		    "PgUp back", ui->help_first + 1, ui->help_first + rows,
+		    ui->help_lines);
+	ui_grid_free(&text);
+}
+
+int
+ui_keys_help_key(struct ui *ui, const struct ui_key *k)
+{
+	int scrolls = ui->help_lines > ui->help_page;
+
+	switch (scrolls ? k->code : 0) {
+	case UI_KEY_DOWN:
+		ui->help_first++;
+		break;
+	case UI_KEY_UP:
+		ui->help_first--;
+		break;
+	case UI_KEY_PGDN:
+	case ' ':
+		ui->help_first += ui->help_page;
+		break;
+	case UI_KEY_PGUP:
+		ui->help_first -= ui->help_page;
+		break;
+	case UI_KEY_HOME:
+		ui->help_first = 0;
+		break;
+	case UI_KEY_END:
+		ui->help_first = ui->help_lines;	/* drawing clamps it */
+		break;
+	default:
+		ui->help = 0;
+		break;
+	}
+	if (ui->help_first < 0)
+		ui->help_first = 0;
+	return UI_HANDLED;
 }
 
 void
@@ -246,8 +317,8 @@ ui_keys_draw_prompt(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 {
 	int n;
 
-	n = ui_grid_printf(g, r.x, r.y, r.w, UI_ROLE_LABEL, "go to step (0-%ld) "
-	    "or tile i,j: ", sim_steps(ui->sim) - 1);
+	n = ui_grid_printf(g, r.x, r.y, r.w, UI_ROLE_LABEL, "go to step (1-%ld) "
+	    "or tile i,j: ", sim_steps(ui->sim));
 	n += ui_grid_printf(g, r.x + n, r.y, r.w - n, UI_ROLE_INPUT, "%s_",
 	    ui->prompt.text);
 	ui_grid_text(g, r.x + n + 2, r.y, r.w - n - 2, UI_ROLE_DIM,
@@ -275,12 +346,12 @@ ui_keys_prompt_go(struct ui *ui)
 		return;
 	}
 	if (comma == NULL) {
-		if (a < 0 || a >= sim_steps(ui->sim)) {
+		if (a < 1 || a > sim_steps(ui->sim)) {
 			ui_message(ui, UI_ROLE_ERROR, "go to: step %ld is not in "
-			    "0-%ld", a, sim_steps(ui->sim) - 1);
+			    "1-%ld", a, sim_steps(ui->sim));
 			return;
 		}
-		ui_seek(ui, a, ui->want_phase);
+		ui_seek(ui, a - 1, ui->want_phase);
 		return;
 	}
 	if (a < 0 || a >= s->tr || b < 0 || b >= s->tc) {

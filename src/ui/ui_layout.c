@@ -21,6 +21,8 @@
  * a heading and six rows. */
 #define UI_LAYOUT_FEW 8
 
+/* The right-hand stack, top to bottom: a new pane is a row here (and a
+ * slot in ui_int.h). */
 static const struct {
 	const struct ui_pane *pane;
 	enum ui_slot slot;
@@ -74,6 +76,7 @@ ui_layout_pane(struct ui *ui, struct ui_grid *g, const struct ui_pane *p,
 	struct ui_rect outer = g->clip;
 
 	ui->slot[slot] = r;
+	ui->slot_pane[slot] = p;
 	ui_grid_clip(g, r);
 	ui_grid_clear(g, r, UI_ROLE_NORMAL);
 	if (r.w > 0 && r.h > 0)

@@ -18,9 +18,12 @@ ui_loop_frame(struct ui *ui, const struct ui_hooks *hooks, struct ui_grid *g)
 {
 	int w, h;
 
-	if (hooks != NULL && hooks->frame != NULL)
+	if (hooks != NULL && hooks->frame != NULL) {
+		/* A frame that leaves the view out hides it: ui_draw says
+		 * otherwise when the caller draws it. */
+		ui->unseen = 1;
 		hooks->frame(ui, g, hooks->ctx);
-	else {
+	} else {
 		ui_term_size(&w, &h);
 		ui_draw(ui, g, (struct ui_rect){ 0, 0, w, h });
 	}

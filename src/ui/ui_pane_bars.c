@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include "ui_int.h"
+#include "ui_keys.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -35,8 +36,9 @@ ui_pane_bars_header(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 	int show[UI_BARS_PARTS], i, w, low, x;
 
 	snprintf(part[0], sizeof part[0], "flashstep");
-	snprintf(part[1], sizeof part[1], "step %ld of 0-%ld", v->step,
-	    sim_steps(ui->sim) - 1);
+	/* Steps as people count them: the first is step 1. */
+	snprintf(part[1], sizeof part[1], "step %ld of %ld", v->step + 1,
+	    sim_steps(ui->sim));
 	snprintf(part[2], sizeof part[2], "tile (%d,%d)", v->tile.i, v->tile.j);
 	snprintf(part[3], sizeof part[3], "phase %s %d/%d",
 	    ui_phase_name((int)v->phase), (int)v->phase + 1, v->nphases);
@@ -50,8 +52,10 @@ ui_pane_bars_header(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 		snprintf(part[6], sizeof part[6], "bug %s%s",
 		    online_bug_name(rule->bug), UI_PROBLEM(ui)->causal ?
 		    "  causal" : "");
-	snprintf(part[7], sizeof part[7], ui->playing ? "%s %d/s" : "",
-	    ui->gl->focus, 1 << ui->speed);
+	part[7][0] = '\0';
+	if (ui->play.on)
+		snprintf(part[7], sizeof part[7], "%s %d/s%s", ui->gl->focus,
+		    1 << ui->play.speed, ui->play.until >= 0 ? " until" : "");
 	for (i = 0; i < UI_BARS_PARTS; i++)
 		show[i] = part[i][0] != '\0';
 	for (;;) {
@@ -83,6 +87,14 @@ ui_pane_bars_status(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 	}
 	if (ui->msg[0] != '\0') {
 		ui_grid_text(g, r.x, r.y, r.w, ui->msg_role, ui->msg);
+		return;
+	}
+	/* A large problem's heatmap takes seconds: say so on every frame,
+	 * whatever room the heatmap pane has. */
+	if (ui->heat_ok && !heatmap_complete(&ui->heat)) {
+		ui_grid_printf(g, r.x, r.y, r.w, UI_ROLE_MESSAGE, "computing S for "
+		    "the heatmap: %d%% %s keys work meanwhile, q quits",
+		    100 * ui->heat.bands_done / ui->heat.ny, ui->gl->dot);
 		return;
 	}
 	ui_grid_printf(g, r.x, r.y, r.w, UI_ROLE_DIM, "Tab: next row %s . and , "

@@ -2,13 +2,16 @@
  * ui_pane_eq.c - the seed's update equations, live: each phase's formula
  * with the focused row's numbers put in,
  *
- *   m' = max(m, max s)     a = e^(m - m')     p = e^(s - m')
- *   l' = a l + sum p       u' = a u + p V     (o' = (a l o + p V) / l')
+ *   m' = max(m, max s)     a = e^(m - m')     a l, a u (what rescaling
+ *   p = e^(s - m')         l' = a l + sum p   makes of the old state)
+ *   u' = a u + p V         (o' = (a l o + p V) / l')
  *
  * the current phase's line marked, later phases shown as formulas only.
- * Under a bug mode the lines show the broken rule the sim really runs.
- * pV is not kept by the sim; the line shows it as u' - a u (or
- * o' l' - a l o), which is what the update added.
+ * Under a bug mode the lines show the broken rule the sim really runs,
+ * and the last line the correct run's numbers beside them (and, once
+ * the row finishes, how far off its O is).  pV is not kept by the sim;
+ * the line shows it as u' - a u (or o' l' - a l o), which is what the
+ * update added.
  */
 #include "config.h"
 
@@ -21,6 +24,8 @@
 /* Columns of the formulas (at most), and of one number in them. */
 #define UI_EQ_FW 20
 #define UI_EQ_NW 6
+/* Lines at most. */
+#define UI_EQ_LINES 10
 
 struct ui_eq_line {
 	int phase;		/* the phase that computes it (-1: a note) */
@@ -110,14 +115,15 @@ ui_pane_eq_lines(struct ui *ui, int row, int width, int digits,
 	int lscaled = rule->bug != BUG_NUMERATOR_ONLY && rule->bug != BUG_NO_RESCALE;
 	int uscaled = rule->bug != BUG_DENOMINATOR_ONLY &&
 	    rule->bug != BUG_NO_RESCALE;
-	float aa = uscaled ? a : 1.0f, keep, pv;
+	float aa = uscaled ? a : 1.0f, keep, pv, worst, diff;
+	const struct sim_view *ok;
 	char n1[32], n2[32], n3[32], n4[32], n5[32], vec[160], pvs[40];
-	int n = 0, unseen = isinf(m1) && m1 < 0;
+	int n = 0, e, unseen = isinf(m1) && m1 < 0;
 
 #define NUM(b, x) ui_num_prec(ui, (x), UI_EQ_NW, digits, (b), sizeof (b))
 #define FAC(b, x) ui_pane_eq_factor(ui, (x), digits, (b), sizeof (b))
 #define ADD(b, x) ui_pane_eq_term(ui, (x), digits, (b), sizeof (b))
-	memset(ln, 0, 9 * sizeof *ln);
+	memset(ln, 0, UI_EQ_LINES * sizeof *ln);
 
 	ln[n].phase = SIM_PHASE_SCORES;
 	ln[n].keep = 2;
@@ -146,6 +152,45 @@ ui_pane_eq_lines(struct ui *ui, int row, int width, int digits,
 	else
 		snprintf(ln[n++].subst, sizeof ln[0].subst, "= e^(%s - %s) = %s",
 		    NUM(n1, m0), NUM(n2, m1), NUM(n3, a));
+
+	/* At the rescale: what it makes of the old state, before anything
+	 * is added (the update lines show these products after it). */
+	if (v->phase == SIM_PHASE_RESCALE) {
+		ln[n].phase = SIM_PHASE_RESCALE;
+		ln[n].keep = 2;
+		snprintf(ln[n].formula, sizeof ln[n].formula, "%s%s%s", A, M, L);
+		if (lscaled)
+			snprintf(ln[n++].subst, sizeof ln[0].subst, "= %s%s%s = %s",
+			    NUM(n1, a), D, NUM(n2, l0), NUM(n3, a * l0));
+		else
+			snprintf(ln[n++].subst, sizeof ln[0].subst, "not formed: %s kept "
+			    "as %s (bug)", L, NUM(n1, l0));
+		ln[n].phase = SIM_PHASE_RESCALE;
+		ln[n].keep = 2;
+		if (rule->convention == CONV_UNNORMALIZED) {
+			snprintf(ln[n].formula, sizeof ln[n].formula, "%s%su", A, M);
+			if (uscaled)
+				snprintf(ln[n++].subst, sizeof ln[0].subst, "= %s%s%s = %s",
+				    NUM(n1, a), D, FAC(n2, u0), NUM(n3, a * u0));
+			else
+				snprintf(ln[n++].subst, sizeof ln[0].subst, "not formed: u "
+				    "kept as %s (bug)", NUM(n1, u0));
+		} else if (rule->bug == BUG_FORGET_OLD_DENOMINATOR) {
+			snprintf(ln[n].formula, sizeof ln[n].formula, "%s%so", A, M);
+			snprintf(ln[n++].subst, sizeof ln[0].subst, "= %s%s%s = %s  (bug: "
+			    "no %s)", NUM(n1, a), D, FAC(n2, u0), NUM(n3, a * u0), L);
+		} else {
+			snprintf(ln[n].formula, sizeof ln[n].formula, "%s%s%s%so", A, M, L,
+			    M);
+			if (uscaled)
+				snprintf(ln[n++].subst, sizeof ln[0].subst, "= %s%s%s%s%s = "
+				    "%s", NUM(n1, a), D, NUM(n2, l0), D, FAC(n3, u0),
+				    NUM(n4, a * l0 * u0));
+			else
+				snprintf(ln[n++].subst, sizeof ln[0].subst, "not formed: "
+				    "%so kept as %s (bug)", L, NUM(n1, l0 * u0));
+		}
+	}
 
 	ln[n].phase = SIM_PHASE_EXP;
 	ln[n].keep = 8;
@@ -231,7 +276,26 @@ ui_pane_eq_lines(struct ui *ui, int row, int width, int digits,
 	 * matters more than the s line, which the tile pane shows too. */
 	ln[n].phase = -1;
 	ln[n].keep = 3;
-	if (v->phase < SIM_PHASE_RESCALE)
+	if (rule->bug != BUG_NONE && v->phase >= SIM_PHASE_UPDATE &&
+	    (ok = ui_correct(ui)) != NULL) {
+		/* What the bug did: the correct run's numbers beside these. */
+		ln[n].keep = 9;
+		if (v->phase >= SIM_PHASE_FINALIZE) {
+			for (e = 0, worst = 0.0f; e < v->dv; e++) {
+				diff = fabsf(v->o[(size_t)row * v->dv + e] -
+				    ok->o[(size_t)row * v->dv + e]);
+				if (!(diff <= worst))
+					worst = diff;
+			}
+			snprintf(ln[n++].subst, sizeof ln[0].subst, "correct run: O[0] "
+			    "= %s; this row's O is off by %s", NUM(n1,
+			    ok->o[(size_t)row * v->dv]), NUM(n2, worst));
+		} else
+			snprintf(ln[n++].subst, sizeof ln[0].subst, "correct run: "
+			    "%s%s = %s, %s%s[0] = %s", L, P, NUM(n1, ok->l_new[row]),
+			    rule->convention == CONV_UNNORMALIZED ? "u" : "o", P,
+			    NUM(n2, ok->acc_new[(size_t)row * v->dv]));
+	} else if (v->phase < SIM_PHASE_RESCALE)
 		;
 	else if (rule->bug != BUG_NONE)
 		snprintf(ln[n++].subst, sizeof ln[0].subst, "bug %s: O goes wrong "
@@ -286,8 +350,9 @@ static void
 ui_pane_eq_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 {
 	const struct sim_view *v = sim_view(ui->sim);
-	struct ui_eq_line ln[9];
-	int n, i, low, y, cur = (int)v->phase, role, show[9], rows[9], subst[9];
+	struct ui_eq_line ln[UI_EQ_LINES];
+	int n, i, low, y, cur = (int)v->phase, role, show[UI_EQ_LINES];
+	int rows[UI_EQ_LINES], subst[UI_EQ_LINES];
 	int digits, wide, fw, avail, total;
 
 	ui_grid_printf(g, r.x, r.y, r.w, UI_ROLE_TITLE, "the update for row %d, "

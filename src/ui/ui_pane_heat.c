@@ -85,29 +85,26 @@ ui_pane_heat_size(const struct ui *ui, int w, int h, int *minh, int *wanth,
 /* How the tiles under a screen cell stand at the current step. */
 enum ui_pane_heat_state { HEAT_SKIPPED, HEAT_DONE, HEAT_PENDING, HEAT_CURRENT };
 
+/*
+ * In both loop orders the visible tile of the cell visited last is the
+ * bottom row block's last visible one, (i1, min(j1, jend[i1] - 1)): fa2
+ * orders steps by (i, j), fa1 by (j, i), and jend never decreases with
+ * i.  So one look-up tells a cell's state, however many tiles a pooled
+ * cell covers (millions in a large problem).
+ */
 static enum ui_pane_heat_state
 ui_pane_heat_tiles(const struct schedule *s, const struct sim_view *v,
     int r0, int r1, int c0, int c1)
 {
-	int i, j, i1 = (r1 - 1) / s->br, j1 = (c1 - 1) / s->bc, seen = 0;
-	int pending = 0;
-	long k;
+	int i1 = (r1 - 1) / s->br, j0 = c0 / s->bc, j1 = (c1 - 1) / s->bc, jv;
 
 	if (v->tile.i >= r0 / s->br && v->tile.i <= i1 &&
-	    v->tile.j >= c0 / s->bc && v->tile.j <= j1)
+	    v->tile.j >= j0 && v->tile.j <= j1)
 		return HEAT_CURRENT;
-	for (i = r0 / s->br; i <= i1; i++)
-		for (j = c0 / s->bc; j <= j1; j++) {
-			k = schedule_step_of(s, i, j);
-			if (k < 0)
-				continue;
-			seen = 1;
-			if (k > v->step)
-				pending = 1;
-		}
-	if (!seen)
+	jv = j1 < s->jend[i1] - 1 ? j1 : s->jend[i1] - 1;
+	if (jv < j0)
 		return HEAT_SKIPPED;
-	return pending ? HEAT_PENDING : HEAT_DONE;
+	return schedule_step_of(s, i1, jv) > v->step ? HEAT_PENDING : HEAT_DONE;
 }
 
 /*

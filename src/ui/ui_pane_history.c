@@ -3,13 +3,16 @@
  * after each tile of its row block, up to the current one: the running
  * max rising tile after tile, the way the seed tells it.  A value of m
  * that rose is highlighted; tiles still ahead show as dots.  Shown only
- * when the terminal has lines to spare.
+ * when the terminal has lines to spare.  The states come from
+ * sim_block_state, which replays beside the view: drawing never moves
+ * the simulator.
  */
 #include "config.h"
 
 #include "ui_int.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #define UI_HISTORY_NW 7
 
@@ -22,6 +25,60 @@ ui_pane_history_size(const struct ui *ui, int w, int h, int *minh, int *wanth,
 	*minh = 0;
 	*wanth = 4;
 	*wantw = w;
+}
+
+/* Drops the cache of states (a new sim, block or size). */
+static void
+ui_pane_history_forget(struct ui *ui)
+{
+	free(ui->hist_m);
+	free(ui->hist_l);
+	free(ui->hist_ok);
+	ui->hist_m = ui->hist_l = NULL;
+	ui->hist_ok = NULL;
+}
+
+/*
+ * m and l of every row of the current row block after each of its tiles
+ * j0 .. j1: *m and *l point at (Tc, Br) arrays, entry [j * Br + row].
+ * Kept while the sim and the row block stay.  Returns 0, or -1 without
+ * memory.
+ */
+static int
+ui_pane_history_states(struct ui *ui, int j0, int j1, const float **m,
+    const float **l)
+{
+	const struct schedule *s = sim_schedule(ui->sim);
+	int i = sim_view(ui->sim)->tile.i, j;
+	size_t n = (size_t)s->tc * (size_t)s->br;
+
+	if (ui->hist_m == NULL || ui->hist_gen != ui->gen ||
+	    ui->hist_tc != s->tc || ui->hist_br != s->br || ui->hist_i != i) {
+		ui_pane_history_forget(ui);
+		ui->hist_m = malloc(n * sizeof *ui->hist_m);
+		ui->hist_l = malloc(n * sizeof *ui->hist_l);
+		ui->hist_ok = calloc((size_t)s->tc, 1);
+		ui->hist_gen = ui->gen;
+		ui->hist_tc = s->tc;
+		ui->hist_br = s->br;
+		ui->hist_i = i;
+		if (ui->hist_m == NULL || ui->hist_l == NULL ||
+		    ui->hist_ok == NULL) {
+			ui_pane_history_forget(ui);
+			return -1;
+		}
+	}
+	for (j = j0 < 0 ? 0 : j0; j <= j1 && j < s->jend[i]; j++) {
+		if (ui->hist_ok[j])
+			continue;
+		if (sim_block_state(ui->sim, i, j + 1, ui->hist_m +
+		    (size_t)j * s->br, ui->hist_l + (size_t)j * s->br, NULL) != 0)
+			return -1;
+		ui->hist_ok[j] = 1;
+	}
+	*m = ui->hist_m;
+	*l = ui->hist_l;
+	return 0;
 }
 
 static void
@@ -45,7 +102,7 @@ ui_pane_history_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 	 * for the tiles to come while there is room. */
 	j0 = cur - k + 1 > 0 ? cur - k + 1 : 0;
 	j1 = j0 + k - 1 < jend - 1 ? j0 + k - 1 : jend - 1;
-	if (ui_history(ui, j0 > 0 ? j0 - 1 : 0, cur, &m, &l) != 0) {
+	if (ui_pane_history_states(ui, j0 > 0 ? j0 - 1 : 0, cur, &m, &l) != 0) {
 		ui_grid_text(g, r.x, r.y, r.w, UI_ROLE_ERROR, "history: out of memory");
 		return;
 	}

@@ -47,13 +47,14 @@ ui_pane_state_same(float a, float b)
 	return a == b || (isnan(a) && isnan(b));
 }
 
-/* Does the GPU's value differ from ours beyond float32 noise? */
+/* Does the GPU's value differ from ours beyond the tolerance compare
+ * uses (gpu/gpucheck.h)? */
 static int
-ui_pane_state_differs(float gpu, float sim)
+ui_pane_state_differs(const struct ui *ui, float gpu, float sim)
 {
 	if (ui_pane_state_same(gpu, sim))
 		return 0;
-	return !(fabsf(gpu - sim) <= 1e-5f * (1.0f + fabsf(sim)));
+	return !gpucheck_trace_agrees(ui->gpu_trace, gpu, sim);
 }
 
 static void
@@ -155,15 +156,15 @@ ui_pane_state_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 		if (gpu) {
 			x += ne * (UI_STATE_NW + 1) + 4;
 			ui_grid_right(g, x, y, UI_STATE_NW + 1,
-			    ui_pane_state_differs(ui->gpu_m[row], v->m_new[row]) ?
+			    ui_pane_state_differs(ui, ui->gpu_m[row], v->m_new[row]) ?
 			    UI_ROLE_ERROR : UI_ROLE_GPU,
 			    ui_num(ui, ui->gpu_m[row], UI_STATE_NW, b, sizeof b));
 			ui_grid_right(g, x + UI_STATE_NW + 1, y, UI_STATE_NW + 1,
-			    ui_pane_state_differs(ui->gpu_alpha[row], v->alpha[row]) ?
+			    ui_pane_state_differs(ui, ui->gpu_alpha[row], v->alpha[row]) ?
 			    UI_ROLE_ERROR : UI_ROLE_GPU,
 			    ui_num(ui, ui->gpu_alpha[row], UI_STATE_NW, b, sizeof b));
 			ui_grid_right(g, x + 2 * (UI_STATE_NW + 1), y, UI_STATE_NW + 1,
-			    ui_pane_state_differs(ui->gpu_l[row], v->l_new[row]) ?
+			    ui_pane_state_differs(ui, ui->gpu_l[row], v->l_new[row]) ?
 			    UI_ROLE_ERROR : UI_ROLE_GPU,
 			    ui_num(ui, ui->gpu_l[row], UI_STATE_NW, b, sizeof b));
 		}

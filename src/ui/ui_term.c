@@ -145,6 +145,16 @@ ui_term_setup(struct ui_style *st)
 	ui_term_active = 1;
 }
 
+/* Can the terminal just opened move the cursor to a row and column
+ * (terminfo's cup)?  The view draws nothing without it. */
+static int
+ui_term_addressable(void)
+{
+	char *cup = tigetstr("cup");
+
+	return cup != NULL && cup != (char *)-1;
+}
+
 static void
 ui_term_exit(void)
 {
@@ -164,6 +174,13 @@ ui_term_open(struct ui_style *st, char *err, size_t errlen)
 		    "and stdout (for text output use `flashstep trace`)");
 	ui_style_detect(st);
 	ui_term_screen = newterm(NULL, stdout, stdin);
+	if (ui_term_screen != NULL && !ui_term_addressable()) {
+		/* dumb and its kin: curses would start and draw nothing
+		 * usable, so it is refused like a type curses does not know. */
+		endwin();
+		delscreen(ui_term_screen);
+		ui_term_screen = NULL;
+	}
 	if (ui_term_screen == NULL)
 		return util_error(err, errlen, "cannot use the terminal type '%s' "
 		    "(set TERM, e.g. TERM=xterm)", term != NULL ? term : "");

@@ -1,0 +1,307 @@
+#!/usr/bin/env python3
+"""bwd_vs_torch.py - the teaching backward kernel against torch autograd.
+
+Runs our float32 backward (libteachbwd.so, built from gpu/teach_bwd.cu,
+called through ctypes with host arrays) and torch autograd on the same
+inputs, and holds ours to flash-attention's own rule, gradient by
+gradient:
+
+    max|ours - ref| <= 2 max|torch - ref| + atol
+
+where ref is torch autograd in float64 and torch is torch autograd in
+float32, our kernel's precision (TF32 off), on the GPU.  atol = 2
+max|fl32(ref + 0.3) - 0.3 - ref| is the floor flash-attention's later
+tests add: about one float32 rounding at the gradients' scale, so that a
+torch error that happens to be near 0 cannot fail a correct kernel.  Our
+kernel gets O and lse from torch's float32 forward and recomputes D from
+them, as FlashAttention 2 gets them from its own forward.
+
+  nvcc -O3 -std=c++17 -gencode arch=compute_90,code=sm_90 -fmad=false \\
+      -shared -Xcompiler -fPIC -I src -I gpu gpu/teach_bwd.cu \\
+      -o libteachbwd.so
+  python3 gpu/bench/bwd_vs_torch.py --lib ./libteachbwd.so
+
+Every shape runs with both dQ modes (atomic, as FlashAttention 2, and
+ordered).  Besides the rule it checks that rows that see no key get dQ
+rows of exactly 0 and nothing is NaN; that the ordered dQ gives the same
+bits twice (the atomic one's differing entries are reported); that the
+trace agrees with the final gradients (dK, dV at each key block's last
+step, the ordered dQ at each row block's last); and that the planted
+fault (TEACH_BWD_TEST_FAULT: dK leaves out each tile's first row) breaks
+the rule, so the check can see a fault.  It prints one table and a
+verdict, and exits 1 when anything failed.
+"""
+import argparse
+import ctypes
+import math
+import sys
+
+TEST_FAULT = 0x1
+DQ_MODES = {"atomic": 0, "ordered": 1}
+
+
+class Job(ctypes.Structure):
+    """struct teach_bwd_job (gpu/teach_bwd.h), field for field."""
+    _fields_ = [
+        ("n", ctypes.c_int), ("tq", ctypes.c_int), ("tk", ctypes.c_int),
+        ("d", ctypes.c_int), ("dv", ctypes.c_int),
+        ("scale", ctypes.c_float),
+        ("causal", ctypes.c_int), ("dtype", ctypes.c_int),
+        ("bug", ctypes.c_int),
+        ("q", ctypes.c_void_p), ("k", ctypes.c_void_p),
+        ("v", ctypes.c_void_p), ("s", ctypes.c_void_p),
+        ("o", ctypes.c_void_p), ("lse", ctypes.c_void_p),
+        ("dout", ctypes.c_void_p), ("m", ctypes.c_void_p),
+        ("br", ctypes.c_int), ("bc", ctypes.c_int),
+        ("dq_mode", ctypes.c_int), ("flags", ctypes.c_uint),
+        ("repeat", ctypes.c_int),
+        ("grad_q", ctypes.c_void_p), ("grad_k", ctypes.c_void_p),
+        ("grad_v", ctypes.c_void_p), ("grad_s", ctypes.c_void_p),
+        ("dsum", ctypes.c_void_p),
+        ("trace_dk", ctypes.c_void_p), ("trace_dv", ctypes.c_void_p),
+        ("trace_dq", ctypes.c_void_p),
+        ("nsteps", ctypes.c_long), ("ms", ctypes.c_double),
+    ]
+
+
+class Kernel:
+    """ctypes door to teach_bwd (gpu/teach_bwd.h)."""
+
+    def __init__(self, path):
+        self.lib = ctypes.CDLL(path)
+        self.lib.teach_bwd.restype = ctypes.c_int
+        self.lib.teach_bwd.argtypes = [ctypes.POINTER(Job), ctypes.c_char_p,
+                                       ctypes.c_size_t]
+        self.lib.teach_bwd_steps.restype = ctypes.c_long
+        self.lib.teach_bwd_steps.argtypes = [ctypes.c_int] * 5
+        self.lib.teach_bwd_step.restype = ctypes.c_long
+        self.lib.teach_bwd_step.argtypes = [ctypes.c_int] * 7
+        self.err = ctypes.create_string_buffer(512)
+
+    def steps(self, tq, tk, br, bc, causal):
+        return self.lib.teach_bwd_steps(tq, tk, br, bc, int(causal))
+
+    def step(self, tq, tk, br, bc, causal, i, j):
+        """The step of tile (i, j), or -1 when the mask skips it."""
+        return self.lib.teach_bwd_step(tq, tk, br, bc, int(causal), i, j)
+
+    def __call__(self, torch, q, k, v, o, lse, dout, scale, causal, br, bc,
+                 dq_mode, flags=0, trace=False, repeat=0):
+        """Gradients (and the trace) as CPU float32 tensors."""
+        n, tq, d = q.shape
+        tk, dv = v.shape[1], v.shape[2]
+        ins = [x.detach().to("cpu", torch.float32).contiguous()
+               for x in (q, k, v, o, lse, dout)]
+        out = {"dq": torch.full((n, tq, d), float("nan")),
+               "dk": torch.full((n, tk, d), float("nan")),
+               "dv": torch.full((n, tk, dv), float("nan"))}
+        nsteps = self.steps(tq, tk, br, bc, causal)
+        if trace:
+            brc, bcc = min(br, tq), min(bc, tk)
+            out["tr_dk"] = torch.full((n, nsteps, bcc, d), float("nan"))
+            out["tr_dv"] = torch.full((n, nsteps, bcc, dv), float("nan"))
+            out["tr_dq"] = torch.full((n, nsteps, brc, d), float("nan"))
+        job = Job(n=n, tq=tq, tk=tk, d=d, dv=dv, scale=scale,
+                  causal=int(causal), dtype=0, bug=0,
+                  q=ins[0].data_ptr(), k=ins[1].data_ptr(),
+                  v=ins[2].data_ptr(), s=None, o=ins[3].data_ptr(),
+                  lse=ins[4].data_ptr(), dout=ins[5].data_ptr(), m=None,
+                  br=br, bc=bc, dq_mode=dq_mode, flags=flags,
+                  repeat=repeat, grad_q=out["dq"].data_ptr(),
+                  grad_k=out["dk"].data_ptr(), grad_v=out["dv"].data_ptr(),
+                  grad_s=None, dsum=None,
+                  trace_dk=out["tr_dk"].data_ptr() if trace else None,
+                  trace_dv=out["tr_dv"].data_ptr() if trace else None,
+                  trace_dq=out["tr_dq"].data_ptr() if trace else None)
+        if self.lib.teach_bwd(ctypes.byref(job), self.err, len(self.err)):
+            raise RuntimeError(self.err.value.decode())
+        out["ms"] = job.ms
+        return out
+
+
+def attention(torch, q, k, v, causal, scale):
+    """O and lse, bottom-right causal; a row that sees no key gets O = 0
+    and lse = -inf, and gradients 0 (no NaN on the way)."""
+    tq, tk = q.shape[1], k.shape[1]
+    s = torch.matmul(q, k.transpose(-1, -2)) * scale
+    if causal:
+        r = torch.arange(tq, device=q.device)[:, None]
+        c = torch.arange(tk, device=q.device)[None, :]
+        hidden = c > r + (tk - tq)
+        s = s.masked_fill(hidden, float("-inf"))
+        seen = (~hidden).any(-1)[None, :, None]
+        lse = torch.logsumexp(s, -1)
+        p = torch.softmax(torch.where(seen, s, torch.zeros_like(s)), -1)
+        p = torch.where(seen, p, torch.zeros_like(p))
+    else:
+        lse = torch.logsumexp(s, -1)
+        p = torch.softmax(s, -1)
+    return torch.matmul(p, v), lse
+
+
+def grads(torch, q, k, v, dout, causal, scale, dtype):
+    """torch autograd in dtype on the GPU: (dq, dk, dv), O, lse."""
+    xs = [x.to("cuda", dtype).requires_grad_() for x in (q, k, v)]
+    o, lse = attention(torch, *xs, causal, scale)
+    g = torch.autograd.grad(o, xs, dout.to("cuda", dtype))
+    return [x.detach() for x in g], o.detach(), lse.detach()
+
+
+def maxabs(torch, x, ref):
+    x = x.to(ref.device, torch.float64)
+    if not torch.isfinite(x).all():
+        return float("inf")
+    return (x - ref).abs().max().item() if ref.numel() else 0.0
+
+
+def rounding_floor(torch, ref):
+    """2 max|fl32(ref + 0.3) - 0.3 - ref|: one float32 rounding at 0.3."""
+    r = ref.float()
+    return 2 * ((r + 0.3) - 0.3 - r).abs().max().item() if r.numel() else 0.0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--lib", default="./libteachbwd.so")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--reps", type=int, default=3)
+    args = ap.parse_args()
+
+    import torch
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    kern = Kernel(args.lib)
+    gen = torch.Generator().manual_seed(args.seed)
+    print("device: %s, torch %s" % (torch.cuda.get_device_name(),
+                                    torch.__version__))
+
+    # n (= B*H), Tq, Tk, d, dv, causal, Br, Bc: ragged tiles, Tq != Tk,
+    # dv != d, rows that see no key (causal, Tq > Tk), d = 128.
+    shapes = [(1, 1, 1, 16, 16, False, 64, 64),
+              (2, 17, 33, 16, 16, False, 64, 64),
+              (2, 17, 33, 16, 16, True, 8, 4),
+              (3, 100, 37, 64, 64, True, 64, 64),
+              (2, 128, 128, 64, 64, False, 64, 64),
+              (2, 128, 128, 64, 64, True, 64, 64),
+              (1, 257, 129, 64, 32, True, 64, 64),
+              (4, 1000, 999, 32, 48, True, 64, 32),
+              (2, 1024, 1024, 64, 64, False, 64, 64),
+              (2, 1024, 1024, 64, 64, True, 64, 64),
+              (1, 512, 512, 128, 128, True, 32, 32)]
+    rows, fails, checks = [], [], 0
+
+    def check(ok, what):
+        nonlocal checks
+        checks += 1
+        if not ok:
+            fails.append(what)
+            print("FAIL: " + what)
+        return ok
+
+    for (n, tq, tk, d, dv, causal, br, bc) in shapes:
+        name = "n%d Tq%d Tk%d d%d dv%d %s %dx%d" % (
+            n, tq, tk, d, dv, "causal" if causal else "full", br, bc)
+        scale = 1.0 / math.sqrt(d)
+        q = torch.randn(n, tq, d, generator=gen)
+        k = torch.randn(n, tk, d, generator=gen)
+        v = torch.randn(n, tk, dv, generator=gen)
+        dout = torch.randn(n, tq, dv, generator=gen)
+        ref, _, _ = grads(torch, q, k, v, dout, causal, scale, torch.float64)
+        pt, o32, lse32 = grads(torch, q, k, v, dout, causal, scale,
+                               torch.float32)
+        empty = tq - tk if causal and tq > tk else 0   # rows that see no key
+        bits = {}
+        for mode in ("atomic", "ordered"):
+            ours = kern(torch, q, k, v, o32, lse32, dout, scale, causal, br,
+                        bc, DQ_MODES[mode], repeat=args.reps)
+            bits[mode] = ours["dq"]
+            errs = []
+            for gi, gname in enumerate(("dq", "dk", "dv")):
+                e_ours = maxabs(torch, ours[gname], ref[gi])
+                e_pt = maxabs(torch, pt[gi], ref[gi])
+                atol = rounding_floor(torch, ref[gi])
+                ok = check(e_ours <= 2 * e_pt + atol,
+                           "%s %s %s: %.3g > 2 x %.3g + %.2g" %
+                           (name, mode, gname, e_ours, e_pt, atol))
+                errs.append((e_ours, e_pt, atol, ok))
+            if empty:
+                check(torch.equal(ours["dq"][:, :empty],
+                                  torch.zeros(n, empty, d)),
+                      "%s %s: rows that see no key have dQ != 0" %
+                      (name, mode))
+            rows.append((name, mode, errs, ours["ms"]))
+            again = kern(torch, q, k, v, o32, lse32, dout, scale, causal,
+                         br, bc, DQ_MODES[mode])
+            differ = (again["dq"] != ours["dq"]).sum().item()
+            if mode == "ordered":
+                check(differ == 0, "%s: ordered dQ differs between runs in "
+                      "%d entries" % (name, differ))
+            else:
+                print("%s: atomic dQ, a second run differs in %d of %d "
+                      "entries" % (name, differ, ours["dq"].numel()))
+        sys.stdout.flush()
+
+    # The trace against the final gradients, on a small ragged causal
+    # problem, ordered.
+    n, tq, tk, d, dv, br, bc = 2, 37, 29, 8, 6, 8, 4
+    scale = 1.0 / math.sqrt(d)
+    q, k = torch.randn(n, tq, d, generator=gen), torch.randn(n, tk, d,
+                                                             generator=gen)
+    v, dout = torch.randn(n, tk, dv, generator=gen), torch.randn(
+        n, tq, dv, generator=gen)
+    _, o32, lse32 = grads(torch, q, k, v, dout, True, scale, torch.float32)
+    t = kern(torch, q, k, v, o32, lse32, dout, scale, True, br, bc,
+             DQ_MODES["ordered"], trace=True)
+    br_, bc_ = min(br, tq), min(bc, tk)
+    tr, tc = -(-tq // br_), -(-tk // bc_)
+    ok = True
+    for j in range(tc):          # key block j ends at row block Tr - 1
+        last = kern.step(tq, tk, br, bc, True, tr - 1, j)
+        c0, c1 = j * bc_, min((j + 1) * bc_, tk)
+        ok &= torch.equal(t["tr_dk"][:, last, :c1 - c0], t["dk"][:, c0:c1])
+        ok &= torch.equal(t["tr_dv"][:, last, :c1 - c0], t["dv"][:, c0:c1])
+    for i in range(tr):          # row block i ends at its last visible j
+        seen = [j for j in range(tc) if kern.step(tq, tk, br, bc, True, i, j)
+                >= 0]
+        if not seen:
+            continue
+        last = kern.step(tq, tk, br, bc, True, i, seen[-1])
+        r0, r1 = i * br_, min((i + 1) * br_, tq)
+        ok &= torch.equal(t["tr_dq"][:, last, :r1 - r0], t["dq"][:, r0:r1])
+    check(ok, "the trace disagrees with the final gradients")
+
+    # The planted fault must break the rule for dK.
+    n, tq, tk, d, dv = 1, 128, 128, 64, 64
+    q, k = torch.randn(n, tq, d, generator=gen), torch.randn(n, tk, d,
+                                                             generator=gen)
+    v, dout = torch.randn(n, tk, dv, generator=gen), torch.randn(
+        n, tq, dv, generator=gen)
+    ref, _, _ = grads(torch, q, k, v, dout, False, 0.125, torch.float64)
+    pt, o32, lse32 = grads(torch, q, k, v, dout, False, 0.125, torch.float32)
+    bad = kern(torch, q, k, v, o32, lse32, dout, 0.125, False, 64, 64,
+               DQ_MODES["ordered"], flags=TEST_FAULT)
+    e_bad = maxabs(torch, bad["dk"], ref[1])
+    bound = 2 * maxabs(torch, pt[1], ref[1]) + rounding_floor(torch, ref[1])
+    check(e_bad > bound, "the planted fault passed the rule (dK %.3g <= %.3g):"
+          " the check cannot see a fault" % (e_bad, bound))
+    print("planted fault: dK error %.3g against the rule's %.3g (caught: %s)"
+          % (e_bad, bound, "yes" if e_bad > bound else "NO"))
+
+    print("\n| shape | dQ | ours ms | dQ ours / torch32 | dK ours / torch32 "
+          "| dV ours / torch32 |")
+    print("|---|---|---|---|---|---|")
+    for (name, mode, errs, ms) in rows:
+        cells = ["%.2g / %.2g%s" % (e, p, "" if ok else " FAIL")
+                 for (e, p, a, ok) in errs]
+        print("| %s | %s | %.3f | %s |" % (name, mode, ms, " | ".join(cells)))
+    print("\nerrors are max |x - float64 autograd|; rule: ours <= 2 torch32 "
+          "+ one float32 rounding")
+    if fails:
+        print("verdict: FAIL, %d of %d checks" % (len(fails), checks))
+        return 1
+    print("verdict: PASS, all %d checks" % checks)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,415 @@
+/*
+ * kernel.c - the table of GPU kernels (kernel.h), and what follows from
+ * an entry alone: finding it by name, refusing what it cannot take, its
+ * tiling, and its description for --list-kernels.
+ *
+ * A new kernel is a new entry here (after declaring the functions its .cu
+ * file defines), its .cu file in gpu/local.mk, and its tests.
+ */
+#include "config.h"
+
+#include "gpu.h"
+#include "model/dtype.h"
+#include "model/util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* In a build without CUDA the entries have no functions to call:
+ * gpu_run() stops at gpu_available() before it would use one. */
+#ifdef HAVE_CUDA
+#define GPU_CUDA(fn) fn
+#else
+#define GPU_CUDA(fn) NULL
+#endif
+
+#define BIT(x) (1u << (x))
+#define ALL_DTYPES (BIT(DTYPE_FP32) | BIT(DTYPE_FP16) | BIT(DTYPE_BF16))
+#define ALL_ORDERS (BIT(ORDER_FA2) | BIT(ORDER_FA1))
+#define ALL_CONVENTIONS (BIT(CONV_UNNORMALIZED) | BIT(CONV_NORMALIZED))
+#define ALL_BUGS ((1u << ONLINE_BUGS) - 1)
+
+/* Each kernel's functions, defined in its .cu file (kernels.h says what
+ * a launch and a trace get). */
+int naive_launch(const struct gpu_job *job, char *err, size_t errlen);
+double naive_device_bytes(const struct problem *p, int n);
+int teach_launch(const struct gpu_job *job, char *err, size_t errlen);
+int teach_trace(const struct gpu_job *job, char *err, size_t errlen);
+int fastrun_launch(const struct gpu_job *job, char *err, size_t errlen);
+int fastrun_trace(const struct gpu_job *job, char *err, size_t errlen);
+int fastrun_tiling(int d, int br, int bc, struct tiling *t, char *err,
+    size_t errlen);
+void fastrun_tilings(int d, char *buf, size_t len);
+
+static const struct gpu_kernel gpu_kernel_naive = {
+	.name = "naive",
+	.summary = "standard attention: S and P (Tq x Tk) in device memory, "
+	    "float32 arithmetic; the baseline of bench --gpu",
+	.dtypes = ALL_DTYPES,
+	.orders = ALL_ORDERS,
+	.conventions = ALL_CONVENTIONS,
+	.bugs = BIT(BUG_NONE),
+	.dims = NULL,
+	.caps = GPU_CAP_SCORES | GPU_CAP_CAUSAL | GPU_CAP_ANY_SCALE |
+	    GPU_CAP_NO_TILES,
+	.arith = GPU_ARITH_OWN,
+	.bench_repeat = 3,
+	.launch = GPU_CUDA(naive_launch),
+	.device_bytes = GPU_CUDA(naive_device_bytes),
+};
+
+static const struct gpu_kernel gpu_kernel_teaching = {
+	.name = "teaching",
+	.summary = "the simulator's tiled loop in float32, in its order of "
+	    "operations, every step traced",
+	.dtypes = ALL_DTYPES,
+	.orders = ALL_ORDERS,
+	.conventions = ALL_CONVENTIONS,
+	.bugs = ALL_BUGS,
+	.dims = NULL,
+	.caps = GPU_CAP_SCORES | GPU_CAP_CAUSAL | GPU_CAP_ANY_SCALE |
+	    GPU_CAP_ANY_TILING | GPU_CAP_TRACE,
+	.arith = GPU_ARITH_SIM_ORDER,
+	.bench_repeat = 3,
+	.launch = GPU_CUDA(teach_launch),
+	.trace = GPU_CUDA(teach_trace),
+};
+
+static const int gpu_fast_dims[] = { 64, 128, 0 };
+
+static const struct gpu_kernel gpu_kernel_fast = {
+	.name = "fast",
+	.summary = "FlashAttention-2's forward on the tensor cores (mma.sync), "
+	    "float32 accumulation, its own tilings",
+	.dtypes = BIT(DTYPE_FP16) | BIT(DTYPE_BF16),
+	.orders = BIT(ORDER_FA2),
+	.conventions = BIT(CONV_UNNORMALIZED),
+	.bugs = BIT(BUG_NONE),
+	.dims = gpu_fast_dims,
+	.caps = GPU_CAP_CAUSAL | GPU_CAP_TRACE,
+	.arith = GPU_ARITH_TENSOR_CORES,
+	.bench_repeat = 0,
+	.tiling = GPU_CUDA(fastrun_tiling),
+	.tilings = GPU_CUDA(fastrun_tilings),
+	.launch = GPU_CUDA(fastrun_launch),
+	.trace = GPU_CUDA(fastrun_trace),
+};
+
+const struct gpu_kernel *const gpu_kernels[] = {
+	&gpu_kernel_naive,
+	&gpu_kernel_teaching,
+	&gpu_kernel_fast,
+	NULL,
+};
+
+const struct gpu_kernel *
+gpu_kernel_find(const char *name)
+{
+	int i;
+
+	for (i = 0; gpu_kernels[i] != NULL; i++)
+		if (strcmp(gpu_kernels[i]->name, name) == 0)
+			return gpu_kernels[i];
+	return NULL;
+}
+
+/* "teaching, fast": the names of the kernels with all of caps. */
+static void
+gpu_names(unsigned caps, char *buf, size_t len)
+{
+	size_t at = 0;
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; gpu_kernels[i] != NULL && at < len; i++)
+		if ((gpu_kernels[i]->caps & caps) == caps)
+			at += (size_t)snprintf(buf + at, len - at, "%s%s",
+			    at > 0 ? ", " : "", gpu_kernels[i]->name);
+}
+
+const char *
+gpu_kernel_names(void)
+{
+	static char names[256];
+
+	if (names[0] == '\0')
+		gpu_names(0, names, sizeof names);
+	return names;
+}
+
+/* ---- words for the entries' masks ---- */
+
+static const char *
+gpu_dtype_word(int i)
+{
+	return dtype_name((enum dtype)i);
+}
+
+static const char *
+gpu_order_word(int i)
+{
+	return schedule_order_name((enum schedule_order)i);
+}
+
+static const char *
+gpu_convention_word(int i)
+{
+	return online_convention_name((enum online_convention)i);
+}
+
+static const char *
+gpu_bug_word(int i)
+{
+	return online_bug_name((enum online_bug)i);
+}
+
+/* "fp16, bf16": the names of the bits of mask below n. */
+static void
+gpu_mask_words(unsigned mask, int n, const char *(*word)(int), char *buf,
+    size_t len)
+{
+	size_t at = 0;
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; i < n && at < len; i++)
+		if (mask & BIT(i))
+			at += (size_t)snprintf(buf + at, len - at, "%s%s",
+			    at > 0 ? ", " : "", word(i));
+}
+
+/* "d = dv = 64, 128", or "any d and dv". */
+static void
+gpu_dims_words(const struct gpu_kernel *k, char *buf, size_t len)
+{
+	size_t at;
+	int i;
+
+	if (k->dims == NULL) {
+		snprintf(buf, len, "any d and dv");
+		return;
+	}
+	at = (size_t)snprintf(buf, len, "d = dv =");
+	for (i = 0; k->dims[i] != 0 && at < len; i++)
+		at += (size_t)snprintf(buf + at, len - at, "%s %d",
+		    i > 0 ? "," : "", k->dims[i]);
+}
+
+/* Its tilings at every d it takes: "d = 64: 128x64 (default), 64x64". */
+static void
+gpu_tilings_words(const struct gpu_kernel *k, char *buf, size_t len)
+{
+	char one[160];
+	size_t at = 0;
+	int i;
+
+	if (k->caps & GPU_CAP_NO_TILES) {
+		snprintf(buf, len, "none (Br and Bc are not used)");
+		return;
+	}
+	if (k->caps & GPU_CAP_ANY_TILING) {
+		snprintf(buf, len, "any Br x Bc (--br, --bc)");
+		return;
+	}
+	if (k->tilings == NULL || k->dims == NULL) {
+		snprintf(buf, len, "its own (built without CUDA support: not "
+		    "known)");
+		return;
+	}
+	buf[0] = '\0';
+	for (i = 0; k->dims[i] != 0 && at < len; i++) {
+		k->tilings(k->dims[i], one, sizeof one);
+		at += (size_t)snprintf(buf + at, len - at, "%sd = %d: %s",
+		    i > 0 ? "; " : "", k->dims[i], one);
+	}
+}
+
+/* Does k take head width d (and dv = d)? */
+static int
+gpu_kernel_takes_d(const struct gpu_kernel *k, int d)
+{
+	int i;
+
+	if (k->dims == NULL)
+		return 1;
+	for (i = 0; k->dims[i] != 0; i++)
+		if (d == k->dims[i])
+			return 1;
+	return 0;
+}
+
+/* The one message of every refusal. */
+static int
+gpu_refuse(const struct gpu_kernel *k, char *err, size_t errlen,
+    const char *what, const char *takes)
+{
+	return util_error(err, errlen, "kernel %s does not take %s (it takes "
+	    "%s; flashstep gpu --list-kernels)", k->name, what, takes);
+}
+
+int
+gpu_kernel_check(const struct gpu_kernel *k, const struct problem *p,
+    const struct tiling *t, const struct online_rule *rule, unsigned flags,
+    char *err, size_t errlen)
+{
+	char what[96], takes[256];
+	struct tiling own;
+
+	if (p->scores_mode && !(k->caps & GPU_CAP_SCORES))
+		return gpu_refuse(k, err, errlen, "a scores problem",
+		    "Q, K and V: it computes S itself");
+	if (!(k->dtypes & BIT(p->dtype))) {
+		snprintf(what, sizeof what, "--dtype %s", dtype_name(p->dtype));
+		gpu_mask_words(k->dtypes, 3, gpu_dtype_word, takes, sizeof takes);
+		return gpu_refuse(k, err, errlen, what, takes);
+	}
+	if (!p->scores_mode && k->dims != NULL &&
+	    (p->d != p->dv || !gpu_kernel_takes_d(k, p->d))) {
+		snprintf(what, sizeof what, "d = %d, dv = %d", p->d, p->dv);
+		gpu_dims_words(k, takes, sizeof takes);
+		return gpu_refuse(k, err, errlen, what, takes);
+	}
+	if (p->causal && !(k->caps & GPU_CAP_CAUSAL))
+		return gpu_refuse(k, err, errlen, "--causal", "no mask");
+	if (!(p->scale > 0.0f) && !(k->caps & GPU_CAP_ANY_SCALE)) {
+		snprintf(what, sizeof what, "--scale %g", (double)p->scale);
+		return gpu_refuse(k, err, errlen, what, "a positive scale");
+	}
+	if (!(k->orders & BIT(t->order))) {
+		snprintf(what, sizeof what, "--order %s",
+		    schedule_order_name(t->order));
+		gpu_mask_words(k->orders, 2, gpu_order_word, takes, sizeof takes);
+		return gpu_refuse(k, err, errlen, what, takes);
+	}
+	if (!(k->conventions & BIT(rule->convention))) {
+		snprintf(what, sizeof what, "--convention %s",
+		    online_convention_name(rule->convention));
+		gpu_mask_words(k->conventions, 2, gpu_convention_word, takes,
+		    sizeof takes);
+		return gpu_refuse(k, err, errlen, what, takes);
+	}
+	if (!(k->bugs & BIT(rule->bug))) {
+		snprintf(what, sizeof what, "--bug %s",
+		    online_bug_name(rule->bug));
+		gpu_mask_words(k->bugs, ONLINE_BUGS, gpu_bug_word, takes,
+		    sizeof takes);
+		return gpu_refuse(k, err, errlen, what, takes);
+	}
+	if ((flags & GPU_TRACE) && !(k->caps & GPU_CAP_TRACE)) {
+		gpu_names(GPU_CAP_TRACE, takes, sizeof takes);
+		return util_error(err, errlen, "kernel %s has no trace of its "
+		    "steps, which compare and the view's G key need (kernels "
+		    "with one: %s)", k->name, takes);
+	}
+	if (!(k->caps & (GPU_CAP_ANY_TILING | GPU_CAP_NO_TILES)))
+		return gpu_kernel_tiling(k, p->d, t->br, t->bc, &own, err, errlen);
+	return 0;
+}
+
+int
+gpu_kernel_tiling(const struct gpu_kernel *k, int d, int br, int bc,
+    struct tiling *t, char *err, size_t errlen)
+{
+	char what[32], takes[128];
+
+	if (k->caps & (GPU_CAP_ANY_TILING | GPU_CAP_NO_TILES))
+		return 0;
+	if (k->dims != NULL && !gpu_kernel_takes_d(k, d)) {
+		snprintf(what, sizeof what, "d = %d", d);
+		gpu_dims_words(k, takes, sizeof takes);
+		return gpu_refuse(k, err, errlen, what, takes);
+	}
+	if (k->tiling == NULL)
+		return util_error(err, errlen, "built without CUDA support");
+	return k->tiling(d, br, bc, t, err, errlen);
+}
+
+/* ---- --list-kernels ---- */
+
+static void
+gpu_describe_dtypes(const struct gpu_kernel *k, char *buf, size_t len)
+{
+	gpu_mask_words(k->dtypes, 3, gpu_dtype_word, buf, len);
+}
+
+static void
+gpu_describe_orders(const struct gpu_kernel *k, char *buf, size_t len)
+{
+	if (k->caps & GPU_CAP_NO_TILES)
+		snprintf(buf, len, "any (no tiles)");
+	else
+		gpu_mask_words(k->orders, 2, gpu_order_word, buf, len);
+}
+
+static void
+gpu_describe_conventions(const struct gpu_kernel *k, char *buf, size_t len)
+{
+	gpu_mask_words(k->conventions, 2, gpu_convention_word, buf, len);
+}
+
+static void
+gpu_describe_bugs(const struct gpu_kernel *k, char *buf, size_t len)
+{
+	gpu_mask_words(k->bugs, ONLINE_BUGS, gpu_bug_word, buf, len);
+}
+
+static void
+gpu_describe_inputs(const struct gpu_kernel *k, char *buf, size_t len)
+{
+	snprintf(buf, len, "Q, K, V%s; %s; %s",
+	    k->caps & GPU_CAP_SCORES ? " or scores S, V" : "",
+	    k->caps & GPU_CAP_CAUSAL ? "causal or not" : "no mask",
+	    k->caps & GPU_CAP_ANY_SCALE ? "any scale" : "a positive scale");
+}
+
+static void
+gpu_describe_trace(const struct gpu_kernel *k, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", k->caps & GPU_CAP_TRACE ? "m, alpha, l and "
+	    "the numerator at every step (compare, the view's G key)" :
+	    "none (compare and the view's G key do not take it)");
+}
+
+static void
+gpu_describe_arith(const struct gpu_kernel *k, char *buf, size_t len)
+{
+	static const char *const words[] = {
+		[GPU_ARITH_SIM_ORDER] = "the simulator's operations in its "
+		    "order: m the same bits, alpha within 3 float32 units",
+		[GPU_ARITH_TENSOR_CORES] = "tensor-core sums and exp2: the "
+		    "tolerance grows by 2 delta (compare --help)",
+		[GPU_ARITH_OWN] = "its own order (no steps to compare)",
+	};
+
+	snprintf(buf, len, "%s", words[k->arith]);
+}
+
+/* One line of --list-kernels each, in this order. */
+static const struct {
+	const char *label;
+	void (*words)(const struct gpu_kernel *k, char *buf, size_t len);
+} gpu_describers[] = {
+	{ "dtypes", gpu_describe_dtypes },
+	{ "head sizes", gpu_dims_words },
+	{ "inputs", gpu_describe_inputs },
+	{ "tilings", gpu_tilings_words },
+	{ "loop orders", gpu_describe_orders },
+	{ "conventions", gpu_describe_conventions },
+	{ "bug modes", gpu_describe_bugs },
+	{ "trace", gpu_describe_trace },
+	{ "arithmetic", gpu_describe_arith },
+};
+
+int
+gpu_kernel_describe(const struct gpu_kernel *k, int what, char *buf,
+    size_t len)
+{
+	char words[384];
+
+	if (what < 0 || what >= (int)(sizeof gpu_describers /
+	    sizeof gpu_describers[0]))
+		return -1;
+	gpu_describers[what].words(k, words, sizeof words);
+	snprintf(buf, len, "%-12s %s", gpu_describers[what].label, words);
+	return 0;
+}

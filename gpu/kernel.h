@@ -1,0 +1,121 @@
+/*
+ * kernel.h - the GPU kernels as one table (gpu/kernel.c): each entry is a
+ * name, a line that says what the kernel is, what it takes, and the
+ * functions that run it, as tmux describes a mode.  Commands find a
+ * kernel by name (--kernel NAME), list the table (gpu --list-kernels),
+ * and hand an entry to gpu_run() (gpu.h) or gpucheck (gpucheck.h); a
+ * problem the kernel cannot take is refused from the entry, by
+ * gpu_kernel_check(), with one message.
+ *
+ * Adding a kernel: its .cu file (a launch, and a trace if it has one:
+ * kernels.h says what they get), its entry in kernel.c, its line in
+ * gpu/local.mk, its tests.  doc/design.md walks through it.
+ */
+#ifndef FLASHSTEP_KERNEL_H
+#define FLASHSTEP_KERNEL_H
+
+#include <stddef.h>
+
+#include "model/online.h"
+#include "model/problem.h"
+#include "model/schedule.h"
+
+struct gpu_job;
+
+/* How a kernel's numbers relate to the simulator's: gpucheck derives
+ * its tolerance from this (gpucheck.c says why). */
+enum gpu_arith {
+	/* The simulator's operations in its order, float32, no fused
+	 * multiply-adds: m is the same bits, alpha within a few units in
+	 * the last place (only expf differs), and gpucheck holds it to it. */
+	GPU_ARITH_SIM_ORDER,
+	/* S on the tensor cores, p = 2^x on the special-function unit: the
+	 * tolerance widens by delta. */
+	GPU_ARITH_TENSOR_CORES,
+	/* Its own order (trees, no tiles): no step to compare. */
+	GPU_ARITH_OWN,
+};
+
+/* What a kernel can do besides its dtypes, orders, conventions, bugs. */
+#define GPU_CAP_SCORES		0x1	/* a scores problem (S given, no Q, K) */
+#define GPU_CAP_CAUSAL		0x2	/* the causal mask */
+#define GPU_CAP_ANY_SCALE	0x4	/* a scale <= 0 (else it must be > 0) */
+#define GPU_CAP_ANY_TILING	0x8	/* any Br x Bc (else its own: tiling) */
+#define GPU_CAP_NO_TILES	0x10	/* no tiles at all: Br, Bc are unused */
+#define GPU_CAP_TRACE		0x20	/* a trace of every step (trace()) */
+
+struct gpu_kernel {
+	const char *name;	/* --kernel NAME */
+	const char *summary;	/* one line */
+
+	/* What it takes.  Masks of 1 << the enum value. */
+	unsigned dtypes;	/* enum dtype */
+	unsigned orders;	/* enum schedule_order */
+	unsigned conventions;	/* enum online_convention */
+	unsigned bugs;		/* enum online_bug */
+	const int *dims;	/* the d = dv it takes, ending in 0; NULL: any */
+	unsigned caps;		/* GPU_CAP_... */
+	enum gpu_arith arith;
+	int bench_repeat;	/* bench --gpu times it at most this often
+				 * (0: as many as --repeat asks) */
+
+	/*
+	 * With its own tilings (no GPU_CAP_ANY_TILING): its tiling for head width d in t
+	 * (order fa2), Br = Bc = 0 its default; or -1 with the tilings it
+	 * has in err.  tilings() writes them ("128x64 (default), 64x64").
+	 */
+	int (*tiling)(int d, int br, int bc, struct tiling *t, char *err,
+	    size_t errlen);
+	void (*tilings)(int d, char *buf, size_t len);
+
+	/*
+	 * The runs (kernels.h): launch() times the kernel (job->repeat runs
+	 * after a warm-up) and fills O, lse, the time and the device bytes;
+	 * trace() (with GPU_CAP_TRACE) runs it once more with its
+	 * trace on and lays m_new, alpha, l_new (and the accumulator) on the
+	 * simulator's step numbers.  Both return 0, or -1 with err.  NULL in
+	 * a build without CUDA (gpu_run says so before it would call them).
+	 */
+	int (*launch)(const struct gpu_job *job, char *err, size_t errlen);
+	int (*trace)(const struct gpu_job *job, char *err, size_t errlen);
+
+	/* Device bytes a launch of n problems like p needs (NULL: small
+	 * enough not to ask); bench --gpu skips what would not fit. */
+	double (*device_bytes)(const struct problem *p, int n);
+};
+
+/* The table, in the order --list-kernels and bench --gpu use; ends with
+ * NULL. */
+extern const struct gpu_kernel *const gpu_kernels[];
+
+/* The entry named name, or NULL. */
+const struct gpu_kernel *gpu_kernel_find(const char *name);
+
+/* "naive, teaching, fast": the names, for messages. */
+const char *gpu_kernel_names(void);
+
+/*
+ * Can kernel k run problem p with tiling t and rule rule (flags: gpu.h's
+ * GPU_TRACE asks for the trace)?  0, or -1 with the one message that
+ * names what it does not take and what it does.  Needs no GPU.
+ */
+int gpu_kernel_check(const struct gpu_kernel *k, const struct problem *p,
+    const struct tiling *t, const struct online_rule *rule, unsigned flags,
+    char *err, size_t errlen);
+
+/*
+ * The tiling kernel k runs for head width d: with its own tilings, the
+ * one Br x Bc names (Br = Bc = 0: its default), in t with order fa2;
+ * otherwise t is left as given.  0, or -1 with its tilings in err.
+ */
+int gpu_kernel_tiling(const struct gpu_kernel *k, int d, int br, int bc,
+    struct tiling *t, char *err, size_t errlen);
+
+/*
+ * What k takes, in words, for --list-kernels: one "label: words" line
+ * per call, what = 0, 1, ... until it returns -1.
+ */
+int gpu_kernel_describe(const struct gpu_kernel *k, int what, char *buf,
+    size_t len);
+
+#endif

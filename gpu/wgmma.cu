@@ -1,0 +1,1283 @@
+/*
+ * wgmma.cu - FlashAttention forward for Hopper (sm_90a): wgmma, TMA,
+ * mbarriers and warp specialization.  fp16 or bf16 in, float32
+ * accumulation.  fast.cu is the same algorithm with sm_80's tools
+ * (mma.sync, ldmatrix, cp.async, every warp doing everything); this file
+ * is what changes when the chip gives you an asynchronous tensor core and
+ * an asynchronous copy engine, and it is built only for sm_90a.
+ *
+ * Letters as in fast.cu: Q (Tq, d), K and V (Tk, d) per (batch, head);
+ * Br query rows per block, Bc keys per tile, Tr = ceil(Tq / Br) row
+ * blocks, Tc = ceil(Tk / Bc) key tiles; one work item per (row block i,
+ * head, batch), FA2's loop order (for each i, for each j), one block per
+ * work item.  The defaults: Br = 128, Bc = 128 at d = 128; Br = 192,
+ * Bc = 128 at d = 64.
+ *
+ * Who does what: a block is 1 + C warpgroups (WG: 4 warps, 128 threads)
+ * ----------------------------------------------------------------------
+ *   WG 0, the producer: one thread issues every copy.  TMA
+ *     (cp.async.bulk.tensor) copies a whole 2-D box of a tensor into
+ *     shared memory from one instruction, zero-fills what lies past the
+ *     tensor's edge, and signals an mbarrier when the bytes have landed.
+ *     Q_i once a work item; then K_j and V_j into a ring of STAGES
+ *     slots.
+ *   WG 1 .. C, the consumers (C = 2 at d = 128, 3 at d = 64): each owns
+ *     64 query rows of the block (wgmma's M is 64 per warpgroup, so
+ *     Br = 64 C) and all Bc keys of a tile, FA2's split, so a row's max
+ *     and sum stay inside one warp.
+ * The producer needs a handful of registers and the consumers all they
+ * can get (O and S accumulators, P): setmaxnreg moves them.  C = 2: 168
+ * a thread at launch (65536 / 384, rounded to 8) -> 24 for the producer,
+ * 240 for each consumer (128 * 24 + 256 * 240 = 64512 <= 65536); C = 3:
+ * 128 -> 24 and 160 (128 * 24 + 384 * 160 = 64512).
+ *
+ * The ring: mbarriers, full and empty
+ * -----------------------------------
+ * An mbarrier is a 64-bit counter in shared memory with a phase bit: a
+ * phase completes when the expected arrivals have come AND the expected
+ * bytes (expect_tx) have landed; then the phase bit flips.  A waiter asks
+ * "has the phase with parity P completed?" (try_wait.parity), so a slot
+ * used for the n-th time is waited on with parity n & 1.
+ *
+ *   full_k[s], full_v[s]   1 arrival (the producer's arrive.expect_tx,
+ *                          which also announces Bc*d*2 bytes) + the TMA's
+ *                          bytes.  Consumers wait on it before reading.
+ *   empty_k[s], empty_v[s] 4 C arrivals: lane 0 of each consumer warp,
+ *                          once its wgmma reading the slot has completed.
+ *                          The producer waits on it before overwriting.
+ *   full_q, empty_q        Q_i, and its release after the epilogue (which
+ *                          stages O in Q's slot).
+ * A fresh barrier is in phase 0, so the producer's first wait on an empty
+ * slot asks for parity 1, "the phase before", and passes at once.  K and V
+ * have separate barriers so that S = Q K_j^T can start before V_j lands.
+ *
+ * The pipeline, one consumer (FA3's intra-warpgroup overlap)
+ * ---------------------------------------------------------
+ * wgmma is asynchronous: a warpgroup issues it, goes on with other
+ * instructions, and waits (wgmma.wait_group) only when it needs the
+ * result.  So the S of the next tile is issued before this tile's
+ * softmax, and the P V of this tile runs under the next softmax:
+ *
+ *   issue S_0; wait; softmax_0 -> P_0, alpha_0
+ *   for j = 1 .. Tc-1:
+ *     issue S_j = Q K_j^T                                  (group 1)
+ *     O *= alpha_{j-1}                      <- runs under S_j
+ *     issue O += P_{j-1} V_{j-1}                           (group 2)
+ *     wait for S_j (wait_group 1: P V may still run)
+ *     softmax_j -> m, l, alpha_j, P_j       <- overlaps P_{j-1} V_{j-1}
+ *     wait for P V (wait_group 0)
+ *   O *= alpha_last; issue O += P_last V_last; wait
+ * (FA3's order; the variants with schedule 1 rescale O right after the
+ * wait instead, the plain ones do S, softmax, P V one after the other.)
+ * P_{j-1} is read from registers by the second wgmma while softmax_j
+ * writes P_j into the S registers: S (Bc/2 floats), P (Bc/4 words) and O
+ * (d/2 floats) are all live, 160 registers at d = 128.
+ *
+ * Two consumers taking turns (FA3's ping-pong)
+ * --------------------------------------------
+ * The tensor core of a multiprocessor is one unit, the exp unit (MUFU)
+ * another, and the exp is not cheap: a score costs 4 d flops of the two
+ * products at 4096 flops a clock, and one exp at 16 a clock, so at
+ * d = 128 the exps alone take half as long as the products.
+ * Named barriers make the two consumers alternate: a consumer takes its
+ * turn (bar.sync on its own barrier), issues its GEMMs, hands the turn
+ * over (bar.arrive on the other's barrier) and does its softmax while the
+ * other's GEMMs run:
+ *
+ *   tensor core  |S1 PV0 (WG1)|S1 PV0 (WG2)|S2 PV1 (WG1)|S2 PV1 (WG2)|..
+ *   WG1          |issue|  softmax_1 wait   |issue| softmax_2  ...
+ *   WG2          | wait turn  |issue|  softmax_1 wait   |issue| ...
+ *   producer     K2 (after both released K0) .. V1 .. K3 ..
+ *
+ * Every consumer issues the same number of turns (Tc + 1 a work item),
+ * the last consumer gives WG 1 the first turn, and WG 1 takes back the
+ * last pass at the end, so no named barrier is left half-arrived when
+ * the block exits.  With C = 3 the turn goes round: 1, 2, 3, 1, ...
+ *
+ * Shared memory: the 128-byte swizzle that TMA and wgmma agree on
+ * --------------------------------------------------------------
+ * A tile (rows, d) is stored as d / 64 boxes of (rows, 64): one box row
+ * is 64 halves = 128 bytes, the widest row TMA's 128-byte swizzle takes.
+ * In a box, 16-byte chunk c of row r lives at chunk c ^ (r & 7): eight
+ * consecutive rows (1024 bytes) use all 32 banks for any one chunk.  TMA
+ * writes that pattern (CU_TENSOR_MAP_SWIZZLE_128B) and wgmma reads it
+ * (descriptor swizzle mode 1), both as a function of the address bits
+ * [4:6] ^ [7:9], so every tile starts on a 1024-byte boundary.
+ *
+ * wgmma reads its shared operands through a 64-bit descriptor: start
+ * address >> 4 (bits 0-13), LBO >> 4 (16-29), SBO >> 4 (32-45), swizzle
+ * mode (62-63; 1 = 128 B).  In units of "core matrices" (8 rows of 16
+ * bytes):
+ *   K-major (the reduction dimension is contiguous): Q as A and K as B
+ *     of S = Q K^T (both store d contiguously).  SBO = 1024, the step
+ *     between 8-row groups; LBO unused.  The k-th 16-wide slice of d is
+ *     box k / 4, plus 32 (k % 4) bytes: the swizzle is applied after.
+ *   MN-major (N contiguous, "transposed B", imm-trans-b = 1): V as B of
+ *     O = P V, whose reduction dimension (keys) is V's rows.  SBO = 1024
+ *     (8 keys to the next 8), LBO = Bc * 128, from one box of 64 d
+ *     columns to the next.  The k-th 16 keys start 16 * 128 bytes on.
+ * So neither K nor V is ever transposed or touched by a thread.
+ *
+ * Registers: the wgmma fragments (per warp w of the warpgroup, lane =
+ * 4 g + t; the mma.sync m16n8 layouts, stacked)
+ * ------------------------------------------------------------------
+ *   accumulator (64 x N, float): element 4 nb + e of a thread is row
+ *     16 w + g + 8 (e / 2), column 8 nb + 2 t + (e % 2).
+ *   A from registers (64 x 16, 16-bit, 4 words): word 0 row g cols 2t,
+ *     2t+1; word 1 row g+8; word 2 row g cols 2t+8..; word 3 row g+8.
+ * So S's accumulator, rounded pairwise to 16 bits in order, IS the A
+ * operand of P V: word i of P = (s[2i], s[2i+1]).  P never touches
+ * shared memory (FA3's "RS" product), and a row lives in the 4 threads of
+ * a quad: its max and sum are two shuffles (xor 1, 2).
+ *
+ * Online softmax in base 2 as in fast.cu: p = 2^(s scale log2(e) - m
+ * scale log2(e)); m is the raw row max (units of q.k), l the sum of the
+ * float32 p (each thread a partial sum over its columns, added across the
+ * quad at the end), P V uses p rounded to 16 bits.  A row that has seen
+ * only masked keys has m = -inf; its exponent base is taken as 0, so
+ * p = 0 and alpha = 0 times an l and O that are still 0.
+ *
+ * Ragged shapes and the causal mask.  The tensor maps are 3-D (d, T,
+ * B*H): a box that runs past Tq or Tk is zero-filled by TMA inside its own
+ * head, never read from the next one.  Keys c >= Tk and keys a causal row
+ * cannot see get s = -inf in the tiles that need it (the last one or
+ * two); key tiles past a block's last visible key are never loaded, and
+ * blocks start from the last row block (the one with the most tiles under
+ * the causal mask).  Rows past Tq are computed on zeros and not written.
+ *
+ * Epilogue: O / l rounded to 16 bits goes through the warp's own rows of
+ * Q's tile in shared memory (same swizzle, so the 4-byte writes are free
+ * of bank conflicts) and leaves as coalesced 16-byte stores; lse = m scale
+ * + log l.
+ *
+ * Why these choices (H200, SM clock 1.64-1.71 GHz under this load as ncu
+ * read it; figures from gpu/bench/WGMMA_NOTES.md, where every run is)
+ * ------------------
+ * - What the steps are worth, fp16 d = 128 T = 4096 (B = 8, H = 16), one
+ *   run each at ec7e21f: the plain loop (S, softmax, P V in turn, both
+ *   consumers unsynchronised) 563 TFLOP/s; the overlap with FA3's
+ *   rescale order and the ping-pong, the default, 642; fast.cu's
+ *   mma.sync kernel 330; torch's FA2 328, cuDNN 667.  Runs of the same
+ *   code differ by up to 9 % between calls (5 % within one), so closer
+ *   variants are not told apart.
+ * - Bc = 128: S = Q K^T is one m64n128k16 per 16 of d, a tile's two
+ *   products 2 x 64 x 128 x d MACs a warpgroup, long enough to hide the
+ *   other warpgroup's softmax; at d = 128 the registers hold S (64), P
+ *   (32) and O (64) under 240 (184 used, no spills).  Bc = 176 (FA3's
+ *   choice for d = 128, in 8a0817c) was no faster here (650 against 657).
+ * - d = 64 takes three consumers (Br = 192): the exp is as costly as the
+ *   products there (a score costs 4 d = 256 flops on the tensor core,
+ *   1/16 clock, and one exp on MUFU, 1/16 clock too), so a third
+ *   warpgroup's softmax has to hide as well; 495 against 443 TFLOP/s with
+ *   two at T = 4096 (8a0817c), but slower at T = 1024 causal (238 against
+ *   266: fewer, longer blocks).
+ * - Two stages at d = 128 (Q 32 KB + 2 x (K 32 KB + V 32 KB) = 160 KB),
+ *   four at d = 64: one block a multiprocessor either way (the register
+ *   file is full).  A 3-stage d = 128 ring was no faster (d913958).
+ * - A persistent variant (one block per multiprocessor taking work items
+ *   t, t + 132, ...; Q double-buffered so the next item's Q and first K, V
+ *   land during this one's last tiles) was within the noise of the
+ *   default without the mask (648 against 642) and 0-10 % slower under
+ *   it (the mask's items differ in length, so they get one block each
+ *   there as in the default: why it still loses is not understood): kept
+ *   as a variant, not the default.
+ * - The limit, by ncu at the default: the tensor pipe busy 69-74 % of the
+ *   time, the exp (XU) pipe the busiest by instruction count, L2 hit rate
+ *   88 %, DRAM 6.5 % of its bandwidth.  What is left is the softmax not
+ *   always hidden behind the other consumer's products, the prologue and
+ *   epilogue of each block (31 waves of 132 blocks at T = 4096), and,
+ *   we guess, the clock sinking under a long sustained load (one launch
+ *   at T = 16384 ran at 680 TFLOP/s, twenty back to back at 582-615;
+ *   cuDNN slows from T = 4096 to 16384 as we do).
+ *
+ * The trace (wgmma_attention_trace): every variant is also built with
+ * TRACE = true, which writes each row's m, alpha and l after each tile's
+ * softmax, and its O row once that tile's P V has completed, to device
+ * arrays indexed (batch, head, i, j, row) in fast.h's layout, so the
+ * simulator's steps can be laid against them as for the fast kernel.  The
+ * timed kernels (TRACE = false) contain none of it.
+ */
+#include <cuda.h>		/* CUtensorMap and its enums: types only */
+#include <cudaTypedefs.h>	/* PFN_cuTensorMapEncodeTiled */
+#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cudacheck.h"
+#include "wgmma.h"
+
+struct wgmma_params {
+	uint16_t *o;
+	float *lse;
+	int tq, tk;
+	int tr;			/* Tr = ceil(Tq / Br) row blocks a head */
+	int ntiles;		/* work items: Tr * heads * batch */
+	int causal;
+	float scale;		/* natural units, for lse */
+	float scale_log2;	/* scale * log2(e): exponents in base 2 */
+	/* TRACE builds: (batch, head, i, j, row) arrays (fast.h); acc may
+	 * be NULL.  tc is Tc, the number of key tiles. */
+	float *tr_m, *tr_alpha, *tr_l, *tr_acc;
+	int tc;
+	int no_rescale;		/* TRACE builds, test only */
+};
+
+/* ---------------------------------------------------------------------
+ * PTX wrappers: mbarriers, TMA, named barriers, register reallocation.
+ * Shared addresses are 32-bit (the shared window), as the PTX wants.
+ */
+static __device__ __forceinline__ uint32_t
+wgmma_smem_addr(const void *p)
+{
+	return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+static __device__ __forceinline__ void
+wgmma_bar_init(uint32_t bar, uint32_t count)
+{
+	asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n"
+	    :: "r"(bar), "r"(count) : "memory");
+}
+
+/* One arrival that also announces bytes the TMA will deliver. */
+static __device__ __forceinline__ void
+wgmma_bar_expect(uint32_t bar, uint32_t bytes)
+{
+	asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n"
+	    :: "r"(bar), "r"(bytes) : "memory");
+}
+
+static __device__ __forceinline__ void
+wgmma_bar_arrive(uint32_t bar)
+{
+	asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n"
+	    :: "r"(bar) : "memory");
+}
+
+/* Until the phase of parity `parity` has completed. */
+static __device__ __forceinline__ void
+wgmma_bar_wait(uint32_t bar, uint32_t parity)
+{
+	uint32_t done;
+
+	do {
+		asm volatile("{\n"
+		    ".reg .pred p;\n"
+		    "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+		    "selp.u32 %0, 1, 0, p;\n"
+		    "}\n"
+		    : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+	} while (!done);
+}
+
+/* Box (c0, c1, c2) of the tensor map into shared dst; bytes to bar. */
+static __device__ __forceinline__ void
+wgmma_tma_load(uint32_t dst, const CUtensorMap *map, int c0, int c1, int c2,
+    uint32_t bar)
+{
+	asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile"
+	    ".mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n"
+	    :: "r"(dst), "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(c2),
+	       "r"(bar) : "memory");
+}
+
+static __device__ __forceinline__ void
+wgmma_tma_prefetch(const CUtensorMap *map)
+{
+	asm volatile("prefetch.tensormap [%0];\n"
+	    :: "l"((uint64_t)map) : "memory");
+}
+
+/* Named barrier id with 256 threads: the ping-pong between consumers. */
+static __device__ __forceinline__ void
+wgmma_turn_wait(int id)
+{
+	asm volatile("bar.sync %0, 256;\n" :: "r"(id) : "memory");
+}
+
+static __device__ __forceinline__ void
+wgmma_turn_pass(int id)
+{
+	asm volatile("bar.arrive %0, 256;\n" :: "r"(id) : "memory");
+}
+
+template <int N>
+static __device__ __forceinline__ void
+wgmma_regs_dec(void)
+{
+	asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" :: "n"(N));
+}
+
+template <int N>
+static __device__ __forceinline__ void
+wgmma_regs_inc(void)
+{
+	asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" :: "n"(N));
+}
+
+/* ---------------------------------------------------------------------
+ * wgmma.  fence before a warpgroup's first wgmma after its registers
+ * were written; commit closes a group; wait_group N returns when at most
+ * N groups are still running.  The compiler does not know that the
+ * accumulators change behind its back until the wait: wgmma_hold (an
+ * empty asm that "rewrites" each register) after the wait pins every
+ * later read of them below it.
+ */
+static __device__ __forceinline__ void
+wgmma_fence(void)
+{
+	asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+
+static __device__ __forceinline__ void
+wgmma_commit(void)
+{
+	asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+
+template <int N>
+static __device__ __forceinline__ void
+wgmma_wait(void)
+{
+	asm volatile("wgmma.wait_group.sync.aligned %0;\n" :: "n"(N)
+	    : "memory");
+}
+
+template <int N>
+static __device__ __forceinline__ void
+wgmma_hold(float (&r)[N])
+{
+#pragma unroll
+	for (int i = 0; i < N; i++)
+		asm volatile("" : "+f"(r[i]) :: "memory");
+}
+
+/* Shared-memory operand descriptor, 128-byte swizzle (see the header). */
+static __device__ __forceinline__ uint64_t
+wgmma_desc(uint32_t addr, uint32_t lbo, uint32_t sbo)
+{
+	return (uint64_t)((addr & 0x3ffff) >> 4) |
+	    (uint64_t)((lbo >> 4) & 0x3fff) << 16 |
+	    (uint64_t)((sbo >> 4) & 0x3fff) << 32 | 1ull << 62;
+}
+
+/*
+ * The instructions themselves, m64nNk16 with float32 accumulators d
+ * (N / 2 a thread).  SS: A and B from shared memory (S = Q K^T, both
+ * K-major); RS: A from 4 registers, B from shared memory MN-major
+ * (O += P V).  acc = 0 overwrites d (scale-d false) instead of adding.
+ */
+#define WGMMA_D32 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, "	\
+	"%12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, "	\
+	"%25, %26, %27, %28, %29, %30, %31}"
+#define WGMMA_D64 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, "	\
+	"%12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, "	\
+	"%25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, "	\
+	"%38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, "	\
+	"%51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}"
+#define WGMMA_O8(d, i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]),	\
+	"+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]),	\
+	"+f"(d[i + 7])
+#define WGMMA_O32(d) WGMMA_O8(d, 0), WGMMA_O8(d, 8), WGMMA_O8(d, 16),	\
+	WGMMA_O8(d, 24)
+#define WGMMA_O64(d) WGMMA_O32(d), WGMMA_O8(d, 32), WGMMA_O8(d, 40),	\
+	WGMMA_O8(d, 48), WGMMA_O8(d, 56)
+/* N, type, the accumulator list, then operand numbers of A, B, acc. */
+#define WGMMA_SS(N, T, DL, A, B, C) "{\n.reg .pred p;\n"		\
+	"setp.ne.b32 p, %" C ", 0;\n"					\
+	"wgmma.mma_async.sync.aligned.m64n" N "k16.f32." T "." T " "	\
+	DL ", %" A ", %" B ", p, 1, 1, 0, 0;\n}\n"
+/* A's four words, then B, transposed (MN-major, imm-trans-b = 1). */
+#define WGMMA_RS(N, T, DL, A0, A1, A2, A3, B, C) "{\n.reg .pred p;\n"	\
+	"setp.ne.b32 p, %" C ", 0;\n"					\
+	"wgmma.mma_async.sync.aligned.m64n" N "k16.f32." T "." T " "	\
+	DL ", {%" A0 ", %" A1 ", %" A2 ", %" A3 "}, %" B ", p, 1, 1, 1;\n}\n"
+
+template <int N, bool BF16>
+static __device__ __forceinline__ void
+wgmma_ss(float (&d)[N / 2], uint64_t a, uint64_t b, int acc)
+{
+	static_assert(N == 64 || N == 128, "wgmma_ss: N is 64 or 128");
+	if constexpr (N == 64 && !BF16)
+		asm volatile(WGMMA_SS("64", "f16", WGMMA_D32, "32", "33", "34")
+		    : WGMMA_O32(d) : "l"(a), "l"(b), "r"(acc));
+	else if constexpr (N == 64)
+		asm volatile(WGMMA_SS("64", "bf16", WGMMA_D32, "32", "33", "34")
+		    : WGMMA_O32(d) : "l"(a), "l"(b), "r"(acc));
+	else if constexpr (!BF16)
+		asm volatile(WGMMA_SS("128", "f16", WGMMA_D64, "64", "65", "66")
+		    : WGMMA_O64(d) : "l"(a), "l"(b), "r"(acc));
+	else
+		asm volatile(WGMMA_SS("128", "bf16", WGMMA_D64, "64", "65",
+		    "66") : WGMMA_O64(d) : "l"(a), "l"(b), "r"(acc));
+}
+
+template <int N, bool BF16>
+static __device__ __forceinline__ void
+wgmma_rs(float (&d)[N / 2], uint32_t a0, uint32_t a1, uint32_t a2,
+    uint32_t a3, uint64_t b)
+{
+	static_assert(N == 64 || N == 128, "wgmma_rs: N is 64 or 128");
+	if constexpr (N == 64 && !BF16)
+		asm volatile(WGMMA_RS("64", "f16", WGMMA_D32, "32", "33", "34",
+		    "35", "36", "37") : WGMMA_O32(d)
+		    : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(b), "r"(1));
+	else if constexpr (N == 64)
+		asm volatile(WGMMA_RS("64", "bf16", WGMMA_D32, "32", "33", "34",
+		    "35", "36", "37") : WGMMA_O32(d)
+		    : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(b), "r"(1));
+	else if constexpr (!BF16)
+		asm volatile(WGMMA_RS("128", "f16", WGMMA_D64, "64", "65", "66",
+		    "67", "68", "69") : WGMMA_O64(d)
+		    : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(b), "r"(1));
+	else
+		asm volatile(WGMMA_RS("128", "bf16", WGMMA_D64, "64", "65",
+		    "66", "67", "68", "69") : WGMMA_O64(d)
+		    : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(b), "r"(1));
+}
+
+/*
+ * S = Q K^T for this warpgroup's 64 rows: q is the address of its first
+ * row in Q's tile (BR rows a box), k the K tile's slot.  One group.
+ */
+template <int D, int BR, int BC, bool BF16>
+static __device__ __forceinline__ void
+wgmma_qk(float (&s)[BC / 2], uint32_t q, uint32_t k)
+{
+	wgmma_fence();
+#pragma unroll
+	for (int kk = 0; kk < D / 16; kk++) {
+		const uint32_t in = (kk % 4) * 32;	/* bytes into the row */
+		wgmma_ss<BC, BF16>(s,
+		    wgmma_desc(q + (kk / 4) * BR * 128 + in, 16, 1024),
+		    wgmma_desc(k + (kk / 4) * BC * 128 + in, 16, 1024), kk > 0);
+	}
+	wgmma_commit();
+}
+
+/* O += P V, P in registers (word i = s[2i], s[2i+1]), v the V slot. */
+template <int D, int BC, bool BF16>
+static __device__ __forceinline__ void
+wgmma_pv(float (&o)[D / 2], const uint32_t (&pa)[BC / 4], uint32_t v)
+{
+	wgmma_fence();
+#pragma unroll
+	for (int kk = 0; kk < BC / 16; kk++)
+		wgmma_rs<D, BF16>(o, pa[4 * kk], pa[4 * kk + 1],
+		    pa[4 * kk + 2], pa[4 * kk + 3],
+		    wgmma_desc(v + kk * 16 * 128, BC * 128, 1024));
+	wgmma_commit();
+}
+
+/* ---------------------------------------------------------------------
+ * The softmax side, all in registers.
+ */
+
+/* Two floats rounded to nearest into one register, lo in the low half. */
+template <bool BF16>
+static __device__ __forceinline__ uint32_t
+wgmma_pack(float lo, float hi)
+{
+	uint32_t u;
+
+	if constexpr (BF16) {
+		__nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+		memcpy(&u, &v, 4);
+	} else {
+		__half2 v = __floats2half2_rn(lo, hi);
+		memcpy(&u, &v, 4);
+	}
+	return u;
+}
+
+/* 2^x on the special-function unit; 2^-inf = 0. */
+static __device__ __forceinline__ float
+wgmma_exp2(float x)
+{
+	float y;
+
+	asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+	return y;
+}
+
+/*
+ * -inf for the scores this thread holds that the row may not see: keys
+ * c >= Tk, and under the causal mask c > r + diag.  c0 is the thread's
+ * first column (j Bc + 2 t), r0 its first row (of two, r0 and r0 + 8).
+ */
+template <int BC>
+static __device__ __forceinline__ void
+wgmma_mask(float (&s)[BC / 2], int c0, int r0, int tk, int causal, int diag)
+{
+#pragma unroll
+	for (int nb = 0; nb < BC / 8; nb++)
+#pragma unroll
+		for (int e = 0; e < 4; e++) {
+			const int c = c0 + 8 * nb + (e & 1);
+			const int r = r0 + 8 * (e >> 1);
+			if (c >= tk || (causal && c > r + diag))
+				s[4 * nb + e] = -INFINITY;
+		}
+}
+
+/*
+ * Online softmax of the thread's two rows (h = 0, 1) over one tile: s
+ * becomes p = exp(scale (s - m_new)), m and l move on, al gets alpha.
+ * O is rescaled by the caller (it may still be in flight).  no_rescale
+ * (TRACE builds only; a test fault) leaves l unscaled.
+ */
+template <int BC, bool TRACE>
+static __device__ __forceinline__ void
+wgmma_softmax(float (&s)[BC / 2], float (&m)[2], float (&l)[2],
+    float (&al)[2], float scale_log2, int no_rescale)
+{
+#pragma unroll
+	for (int h = 0; h < 2; h++) {
+		float mx = m[h], sum = 0.f;
+
+#pragma unroll
+		for (int nb = 0; nb < BC / 8; nb++)
+			mx = fmaxf(mx, fmaxf(s[4 * nb + 2 * h],
+			    s[4 * nb + 2 * h + 1]));
+		mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+		mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+		const float ms = mx == -INFINITY ? 0.f : mx * scale_log2;
+		al[h] = wgmma_exp2(m[h] * scale_log2 - ms);
+		m[h] = mx;
+#pragma unroll
+		for (int nb = 0; nb < BC / 8; nb++)
+#pragma unroll
+			for (int e = 2 * h; e < 2 * h + 2; e++) {
+				const float pv = wgmma_exp2(fmaf(s[4 * nb + e],
+				    scale_log2, -ms));
+				s[4 * nb + e] = pv;
+				sum += pv;
+			}
+		l[h] = (TRACE && no_rescale ? l[h] : l[h] * al[h]) + sum;
+	}
+}
+
+template <int D, bool TRACE>
+static __device__ __forceinline__ void
+wgmma_rescale(float (&o)[D / 2], const float (&al)[2], int no_rescale)
+{
+	if (TRACE && no_rescale)
+		return;
+#pragma unroll
+	for (int db = 0; db < D / 8; db++) {
+		o[4 * db] *= al[0];
+		o[4 * db + 1] *= al[0];
+		o[4 * db + 2] *= al[1];
+		o[4 * db + 3] *= al[1];
+	}
+}
+
+template <int BC, bool BF16>
+static __device__ __forceinline__ void
+wgmma_topack(uint32_t (&pa)[BC / 4], const float (&s)[BC / 2])
+{
+#pragma unroll
+	for (int i = 0; i < BC / 4; i++)
+		pa[i] = wgmma_pack<BF16>(s[2 * i], s[2 * i + 1]);
+}
+
+/*
+ * TRACE builds: m, alpha and l of the thread's rows after tile j (l
+ * summed over the quad, as the epilogue does).  rb is the row's index in
+ * the block (h = 0), row0 the block's first row.  Rows past Tq are not
+ * written.
+ */
+template <int BR>
+static __device__ void
+wgmma_trace_ml(const struct wgmma_params &p, const float (&m)[2],
+    const float (&al)[2], const float (&l)[2], size_t bh, int i, int j,
+    int rb, int row0, int lane)
+{
+#pragma unroll
+	for (int h = 0; h < 2; h++) {
+		float lt = l[h];
+		lt += __shfl_xor_sync(0xffffffffu, lt, 1);
+		lt += __shfl_xor_sync(0xffffffffu, lt, 2);
+		const int r = rb + 8 * h;
+		if (row0 + r >= p.tq || (lane & 3) != 0)
+			continue;
+		const size_t at = ((bh * p.tr + i) * p.tc + j) * BR + r;
+		p.tr_m[at] = m[h];
+		p.tr_alpha[at] = al[h];
+		p.tr_l[at] = lt;
+	}
+}
+
+/* TRACE builds: the O rows once tile j's P V has completed. */
+template <int D, int BR>
+static __device__ void
+wgmma_trace_acc(const struct wgmma_params &p, const float (&o)[D / 2],
+    size_t bh, int i, int j, int rb, int row0, int lane)
+{
+	if (p.tr_acc == NULL)
+		return;
+#pragma unroll
+	for (int h = 0; h < 2; h++) {
+		const int r = rb + 8 * h;
+		if (row0 + r >= p.tq)
+			continue;
+		const size_t at = ((bh * p.tr + i) * p.tc + j) * BR + r;
+#pragma unroll
+		for (int db = 0; db < D / 8; db++) {
+			float *a = p.tr_acc + at * D + db * 8 + 2 * (lane & 3);
+			a[0] = o[4 * db + 2 * h];
+			a[1] = o[4 * db + 2 * h + 1];
+		}
+	}
+}
+
+/* Registers a thread keeps after setmaxnreg: producer, consumer. */
+template <int NWG>
+struct wgmma_regs {
+	static constexpr int producer = 24;
+	static constexpr int consumer = NWG == 2 ? 240 : 160;
+};
+
+/* Dynamic shared memory of one block: QBUF Q tiles, the ring, the
+ * barriers, and 1024 bytes to align the tiles to the swizzle's period. */
+static constexpr int
+wgmma_smem_bytes(int d, int br, int bc, int stages, int qbuf)
+{
+	return qbuf * br * d * 2 + stages * 2 * bc * d * 2 +
+	    (2 * qbuf + 4 * stages) * 8 + 1024;
+}
+
+/*
+ * Work item t (a row block of one head): its row block i (counted from
+ * the last, so that under the causal mask the longest come first), its
+ * (batch, head) bh, and nt, the key tiles it visits.  Row blocks of one
+ * head are neighbours in t, so the blocks running at once share K and V
+ * in L2.
+ */
+template <int BR, int BC>
+static __device__ __forceinline__ void
+wgmma_tile(const struct wgmma_params &p, int t, int &i, int &row0, int &bh,
+    int &nt)
+{
+	i = p.tr - 1 - t % p.tr;
+	bh = t / p.tr;
+	row0 = i * BR;
+	/* Query r sees key c when c <= r + Tk - Tq (bottom-right causal). */
+	int kend = p.tk;
+	if (p.causal)
+		kend = min(p.tk, min(row0 + BR, p.tq) + p.tk - p.tq);
+	nt = kend > 0 ? (kend + BC - 1) / BC : 0;
+}
+
+/*
+ * The kernel.  A block takes work items t = blockIdx.x, + gridDim.x, ...:
+ * with one block per item (the default grid) that is one row block, as
+ * in fast.cu; with one block per multiprocessor (a persistent variant)
+ * the producer loads the next item's Q (QBUF = 2 slots) and first K, V
+ * tiles while the consumers still work on this one.  D head width, BC
+ * keys a tile, STAGES slots in the ring, NWG consumer warpgroups (Br =
+ * 64 NWG), PINGPONG: consumers take turns at the tensor core, SCHED: 0 S,
+ * softmax, P V one after the other; 1 the next S issued before this
+ * softmax, O rescaled once P V is done; 2 the same with O rescaled between
+ * the issues of S and P V (FA3's order, off the path to the next turn).
+ * TRACE: write the trace.
+ */
+template <int D, int BC, int STAGES, int NWG, bool PINGPONG, int SCHED,
+    int QBUF, bool BF16, bool TRACE>
+__global__ void __launch_bounds__((NWG + 1) * 128, 1)
+wgmma_fwd_kernel(const __grid_constant__ CUtensorMap tm_q,
+    const __grid_constant__ CUtensorMap tm_k,
+    const __grid_constant__ CUtensorMap tm_v, const struct wgmma_params p)
+{
+	constexpr int BR = 64 * NWG;
+	constexpr uint32_t QB = BR * D * 2;	/* bytes of Q's tile */
+	constexpr uint32_t TB = BC * D * 2;	/* bytes of a K or V tile */
+	constexpr int NBOX = D / 64;		/* 128-byte boxes a row */
+	constexpr int CPR = D / 8;		/* 16-byte chunks a row */
+	static_assert(D == 64 || D == 128, "d is 64 or 128");
+	static_assert(BC == 64 || BC == 128, "Bc is 64 or 128");
+	static_assert(!PINGPONG || SCHED > 0, "ping-pong needs the overlap");
+	static_assert(NWG >= 2 || !PINGPONG, "ping-pong needs two consumers");
+	static_assert(QBUF == 1 || QBUF == 2, "one or two Q slots");
+
+	extern __shared__ __align__(1024) uint8_t wgmma_smem[];
+	const uint32_t raw = wgmma_smem_addr(wgmma_smem);
+	const uint32_t sQ = (raw + 1023) & ~1023u;	/* QBUF slots */
+	uint8_t *const gQ = wgmma_smem + (sQ - raw);	/* generic pointer */
+	const uint32_t sK = sQ + QBUF * QB;
+	const uint32_t sV = sK + STAGES * TB;
+	const uint32_t bars = sV + STAGES * TB;
+	auto full_q = [&](int s) { return bars + 8u * s; };
+	auto empty_q = [&](int s) { return bars + 8u * (QBUF + s); };
+	auto full_k = [&](int s) { return bars + 8u * (2 * QBUF + s); };
+	auto empty_k = [&](int s) {
+		return bars + 8u * (2 * QBUF + STAGES + s); };
+	auto full_v = [&](int s) {
+		return bars + 8u * (2 * QBUF + 2 * STAGES + s); };
+	auto empty_v = [&](int s) {
+		return bars + 8u * (2 * QBUF + 3 * STAGES + s); };
+
+	const int tid = threadIdx.x, wg = tid / 128;
+
+	if (tid == 0) {
+		for (int s = 0; s < QBUF; s++) {
+			wgmma_bar_init(full_q(s), 1);
+			wgmma_bar_init(empty_q(s), 4 * NWG);
+		}
+		for (int s = 0; s < STAGES; s++) {
+			wgmma_bar_init(full_k(s), 1);
+			wgmma_bar_init(full_v(s), 1);
+			wgmma_bar_init(empty_k(s), 4 * NWG);
+			wgmma_bar_init(empty_v(s), 4 * NWG);
+		}
+		/* Make the initialised barriers visible to the TMA unit. */
+		asm volatile("fence.mbarrier_init.release.cluster;\n"
+		    ::: "memory");
+		asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+	}
+	__syncthreads();
+
+	/*
+	 * Both sides count the same things in the same order: kq, the work
+	 * items with tiles so far (Q slot kq % QBUF, its n-th use n = kq /
+	 * QBUF), and kv, the K/V tiles so far (ring slot kv % STAGES).
+	 */
+	if (wg == 0) {
+		/* The producer: one thread, the ring in order. */
+		wgmma_regs_dec<wgmma_regs<NWG>::producer>();
+		if (tid != 0)
+			return;
+		wgmma_tma_prefetch(&tm_q);
+		wgmma_tma_prefetch(&tm_k);
+		wgmma_tma_prefetch(&tm_v);
+		uint32_t kq = 0, kv = 0;
+		for (int t = blockIdx.x; t < p.ntiles; t += gridDim.x) {
+			int i, row0, bh, nt;
+
+			wgmma_tile<BR, BC>(p, t, i, row0, bh, nt);
+			if (nt == 0)
+				continue;
+			const int qs = kq % QBUF;
+			wgmma_bar_wait(empty_q(qs), ((kq / QBUF) & 1) ^ 1);
+			kq++;
+			wgmma_bar_expect(full_q(qs), QB);
+			for (int b = 0; b < NBOX; b++)
+				wgmma_tma_load(sQ + qs * QB + b * BR * 128, &tm_q,
+				    64 * b, row0, bh, full_q(qs));
+			for (int j = 0; j < nt; j++, kv++) {
+				const int s = kv % STAGES;
+				const uint32_t ph = (kv / STAGES) & 1;
+
+				wgmma_bar_wait(empty_k(s), ph ^ 1);
+				wgmma_bar_expect(full_k(s), TB);
+				for (int b = 0; b < NBOX; b++)
+					wgmma_tma_load(sK + s * TB + b * BC * 128,
+					    &tm_k, 64 * b, j * BC, bh, full_k(s));
+				wgmma_bar_wait(empty_v(s), ph ^ 1);
+				wgmma_bar_expect(full_v(s), TB);
+				for (int b = 0; b < NBOX; b++)
+					wgmma_tma_load(sV + s * TB + b * BC * 128,
+					    &tm_v, 64 * b, j * BC, bh, full_v(s));
+			}
+		}
+		return;
+	}
+
+	/* A consumer: 64 rows of each work item, every tile. */
+	wgmma_regs_inc<wgmma_regs<NWG>::consumer>();
+	const int c = wg - 1;
+	const int lane = tid & 31, ww = (tid >> 5) & 3;
+	const int g = lane >> 2, t4 = lane & 3;
+	const int rb = 64 * c + 16 * ww + g;	/* its first row in the block */
+	const int me = 1 + c, next = 1 + (c + 1) % NWG;	/* turn barriers */
+	float o[D / 2], s[BC / 2], m[2], l[2], al[2];
+	uint32_t pa[BC / 4];
+	uint32_t kq = 0, kv = 0;
+
+	if (PINGPONG && c == NWG - 1)
+		wgmma_turn_pass(1);	/* consumer 0 goes first */
+	for (int t = blockIdx.x; t < p.ntiles; t += gridDim.x) {
+		int i, row0, bh, nt;
+
+		wgmma_tile<BR, BC>(p, t, i, row0, bh, nt);
+		const size_t orow = (size_t)bh * p.tq + row0;
+		if (nt == 0) {
+			/* Rows that see no key: O = 0, lse = -inf. */
+			for (int it = 0; it < 16 * CPR / 32; it++) {
+				const int x = it * 32 + lane;
+				const int r = 64 * c + 16 * ww + x / CPR;
+				if (row0 + r < p.tq)
+					*(uint4 *)(p.o + (orow + r) * D +
+					    (x % CPR) * 8) = make_uint4(0, 0, 0, 0);
+			}
+			for (int h = 0; h < 2; h++)
+				if (t4 == 0 && row0 + rb + 8 * h < p.tq)
+					p.lse[orow + rb + 8 * h] = -INFINITY;
+			continue;
+		}
+		const int qs = kq % QBUF;
+		const uint32_t qa = sQ + qs * QB + 64 * c * 128;  /* its rows */
+		uint8_t *const gq = gQ + qs * QB;
+
+#pragma unroll
+		for (int x = 0; x < D / 2; x++)
+			o[x] = 0.f;
+		m[0] = m[1] = -INFINITY;
+		l[0] = l[1] = 0.f;
+		wgmma_bar_wait(full_q(qs), (kq / QBUF) & 1);
+		/* Tile j's ring slot and phase; whether it needs the mask:
+		 * it crosses Tk or this warpgroup's diagonal. */
+#define WGMMA_SLOT(j) ((kv + (j)) % STAGES)
+#define WGMMA_PHASE(j) (((kv + (j)) / STAGES) & 1)
+#define WGMMA_NEEDS_MASK(j) (((j) + 1) * BC > p.tk ||			\
+	    (p.causal && ((j) + 1) * BC - 1 > row0 + 64 * c + p.tk - p.tq))
+#define WGMMA_MASK(j) wgmma_mask<BC>(s, (j) * BC + 2 * t4, row0 + rb,	\
+	    p.tk, p.causal, p.tk - p.tq)
+
+		if constexpr (SCHED > 0) {
+			/* Tile 0: S alone. */
+			wgmma_bar_wait(full_k(WGMMA_SLOT(0)), WGMMA_PHASE(0));
+			if (PINGPONG)
+				wgmma_turn_wait(me);
+			wgmma_qk<D, BR, BC, BF16>(s, qa,
+			    sK + WGMMA_SLOT(0) * TB);
+			if (PINGPONG)
+				wgmma_turn_pass(next);
+			wgmma_wait<0>();
+			wgmma_hold(s);
+			if (lane == 0)
+				wgmma_bar_arrive(empty_k(WGMMA_SLOT(0)));
+			if (WGMMA_NEEDS_MASK(0))
+				WGMMA_MASK(0);
+			wgmma_softmax<BC, TRACE>(s, m, l, al, p.scale_log2,
+			    p.no_rescale);
+			if constexpr (TRACE)
+				wgmma_trace_ml<BR>(p, m, al, l, bh, i, 0, rb,
+				    row0, lane);
+			wgmma_topack<BC, BF16>(pa, s);
+
+			for (int j = 1; j < nt; j++) {
+				const int sk = WGMMA_SLOT(j), sv = WGMMA_SLOT(j - 1);
+
+				wgmma_bar_wait(full_k(sk), WGMMA_PHASE(j));
+				if (PINGPONG)
+					wgmma_turn_wait(me);
+				wgmma_qk<D, BR, BC, BF16>(s, qa, sK + sk * TB);
+				if constexpr (SCHED == 2)	/* by alpha_{j-1} */
+					wgmma_rescale<D, TRACE>(o, al,
+					    p.no_rescale);
+				wgmma_bar_wait(full_v(sv), WGMMA_PHASE(j - 1));
+				wgmma_pv<D, BC, BF16>(o, pa, sV + sv * TB);
+				if (PINGPONG)
+					wgmma_turn_pass(next);
+
+				wgmma_wait<1>();	/* S_j is here, P V may run */
+				wgmma_hold(s);
+				if (lane == 0)
+					wgmma_bar_arrive(empty_k(sk));
+				if (WGMMA_NEEDS_MASK(j))
+					WGMMA_MASK(j);
+				wgmma_softmax<BC, TRACE>(s, m, l, al,
+				    p.scale_log2, p.no_rescale);
+				if constexpr (TRACE)
+					wgmma_trace_ml<BR>(p, m, al, l, bh, i, j,
+					    rb, row0, lane);
+
+				wgmma_wait<0>();	/* P_{j-1} V_{j-1} is in O */
+				wgmma_hold(o);
+				wgmma_hold(s);	/* and P_j is packed only now */
+				if (lane == 0)
+					wgmma_bar_arrive(empty_v(sv));
+				if constexpr (TRACE)
+					wgmma_trace_acc<D, BR>(p, o, bh, i, j - 1,
+					    rb, row0, lane);
+				if constexpr (SCHED == 1)	/* by alpha_j */
+					wgmma_rescale<D, TRACE>(o, al,
+					    p.no_rescale);
+				wgmma_topack<BC, BF16>(pa, s);
+			}
+
+			/* The last P V alone. */
+			const int sv = WGMMA_SLOT(nt - 1);
+			wgmma_bar_wait(full_v(sv), WGMMA_PHASE(nt - 1));
+			if (PINGPONG)
+				wgmma_turn_wait(me);
+			if constexpr (SCHED == 2)
+				wgmma_rescale<D, TRACE>(o, al, p.no_rescale);
+			wgmma_pv<D, BC, BF16>(o, pa, sV + sv * TB);
+			if (PINGPONG)
+				wgmma_turn_pass(next);
+			wgmma_wait<0>();
+			wgmma_hold(o);
+			if (lane == 0)
+				wgmma_bar_arrive(empty_v(sv));
+			if constexpr (TRACE)
+				wgmma_trace_acc<D, BR>(p, o, bh, i, nt - 1, rb,
+				    row0, lane);
+		} else {
+			/* No overlap: S, softmax, P V, one after the other. */
+			for (int j = 0; j < nt; j++) {
+				const int st = WGMMA_SLOT(j);
+				const uint32_t ph = WGMMA_PHASE(j);
+
+				wgmma_bar_wait(full_k(st), ph);
+				wgmma_qk<D, BR, BC, BF16>(s, qa, sK + st * TB);
+				wgmma_wait<0>();
+				wgmma_hold(s);
+				if (lane == 0)
+					wgmma_bar_arrive(empty_k(st));
+				if (WGMMA_NEEDS_MASK(j))
+					WGMMA_MASK(j);
+				wgmma_softmax<BC, TRACE>(s, m, l, al,
+				    p.scale_log2, p.no_rescale);
+				if constexpr (TRACE)
+					wgmma_trace_ml<BR>(p, m, al, l, bh, i, j,
+					    rb, row0, lane);
+				wgmma_rescale<D, TRACE>(o, al, p.no_rescale);
+				wgmma_topack<BC, BF16>(pa, s);
+
+				wgmma_bar_wait(full_v(st), ph);
+				wgmma_pv<D, BC, BF16>(o, pa, sV + st * TB);
+				wgmma_wait<0>();
+				wgmma_hold(o);
+				if (lane == 0)
+					wgmma_bar_arrive(empty_v(st));
+				if constexpr (TRACE)
+					wgmma_trace_acc<D, BR>(p, o, bh, i, j, rb,
+					    row0, lane);
+			}
+		}
+#undef WGMMA_SLOT
+#undef WGMMA_PHASE
+#undef WGMMA_NEEDS_MASK
+#undef WGMMA_MASK
+		kv += nt;
+
+		/*
+		 * Epilogue.  This warpgroup's reads of its Q rows are complete
+		 * (its last wgmma was waited for), so its warps reuse them for
+		 * O; the other consumer's rows are elsewhere in the slot.
+		 */
+		float inv[2];
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			float lt = l[h];
+			lt += __shfl_xor_sync(0xffffffffu, lt, 1);
+			lt += __shfl_xor_sync(0xffffffffu, lt, 2);
+			inv[h] = lt > 0.f ? 1.f / lt : 0.f;
+			const int r = rb + 8 * h;
+			if (t4 == 0 && row0 + r < p.tq)
+				p.lse[orow + r] = lt > 0.f ?
+				    m[h] * p.scale + logf(lt) : -INFINITY;
+		}
+#pragma unroll
+		for (int db = 0; db < D / 8; db++)
+#pragma unroll
+			for (int h = 0; h < 2; h++) {
+				const int r = rb + 8 * h;	/* r & 7 == g */
+				*(uint32_t *)(gq + (db / 8) * BR * 128 + r * 128 +
+				    (((db % 8) ^ g) << 4) + 4 * t4) =
+				    wgmma_pack<BF16>(o[4 * db + 2 * h] * inv[h],
+				    o[4 * db + 2 * h + 1] * inv[h]);
+			}
+		__syncwarp();
+#pragma unroll
+		for (int it = 0; it < 16 * CPR / 32; it++) {
+			const int x = it * 32 + lane;
+			const int r = 64 * c + 16 * ww + x / CPR, ch = x % CPR;
+			if (row0 + r < p.tq)
+				*(uint4 *)(p.o + (orow + r) * D + ch * 8) =
+				    *(const uint4 *)(gq + (ch / 8) * BR * 128 +
+				    r * 128 + (((ch % 8) ^ (r & 7)) << 4));
+		}
+		/* The slot goes back to the producer, whose next TMA (the
+		 * async proxy) writes where these plain stores were. */
+		asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+		__syncwarp();
+		if (lane == 0)
+			wgmma_bar_arrive(empty_q(qs));
+		kq++;
+	}
+	if (PINGPONG && c == 0)
+		wgmma_turn_wait(me);	/* take back the last pass */
+}
+
+/* ---------------------------------------------------------------------
+ * Host side: tensor maps, the variant table, the entry points.
+ */
+
+/*
+ * cuTensorMapEncodeTiled is a driver function; the runtime hands out its
+ * address, so nothing links -lcuda.  Looked up once.
+ */
+static PFN_cuTensorMapEncodeTiled_v12000 wgmma_encode_fn;
+
+static int
+wgmma_encoder(char *err, size_t errlen)
+{
+	cudaDriverEntryPointQueryResult qr;
+	void *fn = NULL;
+
+	if (wgmma_encode_fn != NULL)
+		return 0;
+	CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled",
+	    &fn, 12000, cudaEnableDefault, &qr));
+	if (qr != cudaDriverEntryPointSuccess || fn == NULL) {
+		snprintf(err, errlen, "wgmma: the driver has no "
+		    "cuTensorMapEncodeTiled (query result %d)", (int)qr);
+		return -1;
+	}
+	wgmma_encode_fn = (PFN_cuTensorMapEncodeTiled_v12000)fn;
+	return 0;
+fail:
+	return -1;
+}
+
+/*
+ * The map of one (B H, rows, d) tensor in boxes of (box_rows, 64): three
+ * dimensions, innermost first, so that a box never crosses from one head
+ * into the next (rows past `rows` read as zeros).
+ */
+static int
+wgmma_tensor_map(CUtensorMap *map, const void *ptr, int bf16, int bh,
+    int rows, int d, int box_rows, char *err, size_t errlen)
+{
+	const cuuint64_t dims[3] = { (cuuint64_t)d, (cuuint64_t)rows,
+	    (cuuint64_t)bh };
+	const cuuint64_t strides[2] = { (cuuint64_t)d * 2,
+	    (cuuint64_t)rows * d * 2 };
+	const cuuint32_t box[3] = { 64, (cuuint32_t)box_rows, 1 };
+	const cuuint32_t one[3] = { 1, 1, 1 };
+	CUresult r;
+
+	r = wgmma_encode_fn(map, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 :
+	    CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, (void *)ptr, dims, strides,
+	    box, one, CU_TENSOR_MAP_INTERLEAVE_NONE,
+	    CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+	    CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+	if (r != CUDA_SUCCESS) {
+		snprintf(err, errlen, "cuTensorMapEncodeTiled failed at %s:%d: "
+		    "CUresult %d", __FILE__, __LINE__, (int)r);
+		return -1;
+	}
+	return 0;
+}
+
+typedef cudaError_t (*wgmma_launcher)(const CUtensorMap *, const CUtensorMap *,
+    const CUtensorMap *, const struct wgmma_params *, int, cudaStream_t,
+    const char **);
+
+/* grid blocks, each taking work items blockIdx.x, + grid, ... */
+template <int D, int BC, int STAGES, int NWG, bool PP, int OV, int QBUF,
+    bool BF16, bool TRACE>
+static cudaError_t
+wgmma_launch(const CUtensorMap *q, const CUtensorMap *k, const CUtensorMap *v,
+    const struct wgmma_params *p, int grid, cudaStream_t stream,
+    const char **call)
+{
+	void (*kern)(const CUtensorMap, const CUtensorMap, const CUtensorMap,
+	    const struct wgmma_params) =
+	    wgmma_fwd_kernel<D, BC, STAGES, NWG, PP, OV, QBUF, BF16, TRACE>;
+	const int smem = wgmma_smem_bytes(D, 64 * NWG, BC, STAGES, QBUF);
+	cudaError_t e;
+
+	*call = "cudaFuncSetAttribute";
+	e = cudaFuncSetAttribute(kern,
+	    cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+	if (e != cudaSuccess)
+		return e;
+	*call = "wgmma_fwd_kernel launch";
+	kern<<<grid, (NWG + 1) * 128, smem, stream>>>(*q, *k, *v, *p);
+	return cudaGetLastError();
+}
+
+struct wgmma_variant {
+	struct wgmma_config cfg;
+	wgmma_launcher launch[2][2];	/* [traced][enum fast_dtype] */
+};
+
+#define WGMMA_VARIANT(D, BC, ST, NWG, PP, OV, PE) {			\
+	{ D, 64 * NWG, BC, ST, NWG, PP, OV, PE }, {			\
+	{ wgmma_launch<D, BC, ST, NWG, PP, OV, 1 + PE, false, false>,	\
+	  wgmma_launch<D, BC, ST, NWG, PP, OV, 1 + PE, true, false> },	\
+	{ wgmma_launch<D, BC, ST, NWG, PP, OV, 1 + PE, false, true>,	\
+	  wgmma_launch<D, BC, ST, NWG, PP, OV, 1 + PE, true, true> } } }
+
+/*
+ * Per d: the default first; then the other consumer count or schedule,
+ * the plain loop (no overlap, no ping-pong), and the persistent grid.
+ * Measured (WGMMA_NOTES.md) and dropped: ping-pong off with the overlap
+ * on, a 3-stage ring at d = 128, Bc = 176 at d = 128 (none faster).
+ */
+static const struct wgmma_variant wgmma_variants[] = {
+	WGMMA_VARIANT(64, 128, 4, 3, true, 2, 0),	/* Br = 192 */
+	WGMMA_VARIANT(64, 128, 4, 2, true, 2, 0),
+	WGMMA_VARIANT(64, 128, 4, 2, false, 0, 0),
+	WGMMA_VARIANT(64, 128, 4, 3, true, 2, 1),
+	WGMMA_VARIANT(128, 128, 2, 2, true, 2, 0),
+	WGMMA_VARIANT(128, 128, 2, 2, true, 1, 0),
+	WGMMA_VARIANT(128, 128, 2, 2, false, 0, 0),
+	WGMMA_VARIANT(128, 128, 2, 2, true, 2, 1),
+};
+#define WGMMA_NVARIANTS \
+	((int)(sizeof wgmma_variants / sizeof wgmma_variants[0]))
+
+/* The default for each d: the i-th variant of that d. */
+#define WGMMA_DEFAULT_D64 0
+#define WGMMA_DEFAULT_D128 0
+
+static const struct wgmma_variant *
+wgmma_find(int d, int i)
+{
+	int n = 0;
+
+	if (i < 0)
+		i = d == 64 ? WGMMA_DEFAULT_D64 : WGMMA_DEFAULT_D128;
+	for (int x = 0; x < WGMMA_NVARIANTS; x++) {
+		if (wgmma_variants[x].cfg.d != d)
+			continue;
+		if (n++ == i)
+			return &wgmma_variants[x];
+	}
+	return NULL;
+}
+
+extern "C" int
+wgmma_attention_variant(int d, int i, struct wgmma_config *out)
+{
+	const struct wgmma_variant *v = wgmma_find(d, i);
+
+	if (v == NULL)
+		return -1;
+	*out = v->cfg;
+	return 0;
+}
+
+extern "C" int
+wgmma_attention_fwd(const void *q, const void *k, const void *v, void *o,
+    float *lse, int batch, int heads, int tq, int tk, int d, int dtype,
+    int causal, float scale, void *stream, char *err, size_t errlen)
+{
+	return wgmma_attention_trace(q, k, v, o, lse, batch, heads, tq, tk, d,
+	    dtype, causal, scale, -1, NULL, stream, err, errlen);
+}
+
+extern "C" int
+wgmma_attention_fwd_variant(const void *q, const void *k, const void *v,
+    void *o, float *lse, int batch, int heads, int tq, int tk, int d,
+    int dtype, int causal, float scale, int variant, void *stream,
+    char *err, size_t errlen)
+{
+	return wgmma_attention_trace(q, k, v, o, lse, batch, heads, tq, tk, d,
+	    dtype, causal, scale, variant, NULL, stream, err, errlen);
+}
+
+extern "C" int
+wgmma_attention_trace(const void *q, const void *k, const void *v, void *o,
+    float *lse, int batch, int heads, int tq, int tk, int d, int dtype,
+    int causal, float scale, int variant, const struct fast_trace *tr,
+    void *stream, char *err, size_t errlen)
+{
+	const struct wgmma_variant *wv;
+	struct wgmma_params p;
+	CUtensorMap mq, mk, mv;
+	const char *call = "";
+	cudaError_t e;
+	int bh, grid, dev, sms;
+
+	if (q == NULL || k == NULL || v == NULL || o == NULL || lse == NULL) {
+		snprintf(err, errlen, "wgmma_attention_fwd: a tensor pointer "
+		    "is NULL");
+		return -1;
+	}
+	if (((uintptr_t)q | (uintptr_t)k | (uintptr_t)v | (uintptr_t)o) &
+	    15) {
+		snprintf(err, errlen, "wgmma_attention_fwd: Q, K, V and O "
+		    "must be 16-byte aligned (TMA and 16-byte stores)");
+		return -1;
+	}
+	if (batch < 1 || batch > 65535 || heads < 1 || heads > 65535) {
+		snprintf(err, errlen, "wgmma_attention_fwd: batch %d or heads "
+		    "%d not in 1..65535", batch, heads);
+		return -1;
+	}
+	if (tq < 1 || tk < 1) {
+		snprintf(err, errlen, "wgmma_attention_fwd: Tq %d and Tk %d "
+		    "must be at least 1", tq, tk);
+		return -1;
+	}
+	if (dtype != FAST_FP16 && dtype != FAST_BF16) {
+		snprintf(err, errlen, "wgmma_attention_fwd: dtype %d is "
+		    "neither fp16 (0) nor bf16 (1)", dtype);
+		return -1;
+	}
+	if ((wv = wgmma_find(d, variant)) == NULL) {
+		snprintf(err, errlen, "wgmma_attention_fwd: no variant %d for "
+		    "d = %d (d must be 64 or 128)", variant, d);
+		return -1;
+	}
+	if (tr != NULL && (tr->m == NULL || tr->alpha == NULL ||
+	    tr->l == NULL)) {
+		snprintf(err, errlen, "wgmma_attention_trace: the trace's m, "
+		    "alpha and l must all be given");
+		return -1;
+	}
+	if (!(scale > 0.f))
+		scale = 1.f / sqrtf((float)d);
+
+	bh = batch * heads;
+	if (wgmma_encoder(err, errlen) != 0 ||
+	    wgmma_tensor_map(&mq, q, dtype == FAST_BF16, bh, tq, d,
+	    wv->cfg.br, err, errlen) != 0 ||
+	    wgmma_tensor_map(&mk, k, dtype == FAST_BF16, bh, tk, d,
+	    wv->cfg.bc, err, errlen) != 0 ||
+	    wgmma_tensor_map(&mv, v, dtype == FAST_BF16, bh, tk, d,
+	    wv->cfg.bc, err, errlen) != 0)
+		return -1;
+
+	p.o = (uint16_t *)o;
+	p.lse = lse;
+	p.tq = tq;
+	p.tk = tk;
+	p.causal = causal != 0;
+	p.scale = scale;
+	p.scale_log2 = scale * 1.4426950408889634f;
+	p.tr_m = tr != NULL ? tr->m : NULL;
+	p.tr_alpha = tr != NULL ? tr->alpha : NULL;
+	p.tr_l = tr != NULL ? tr->l : NULL;
+	p.tr_acc = tr != NULL ? tr->acc : NULL;
+	p.tc = (tk + wv->cfg.bc - 1) / wv->cfg.bc;
+	p.tr = (tq + wv->cfg.br - 1) / wv->cfg.br;
+	p.no_rescale = tr != NULL && tr->test_no_rescale;
+	if ((long)p.tr * bh > 0x7fffffffL) {
+		snprintf(err, errlen, "wgmma_attention_fwd: %ld row blocks "
+		    "are too many for one grid", (long)p.tr * bh);
+		return -1;
+	}
+	p.ntiles = p.tr * bh;
+
+	/* One block per work item; a persistent variant, one block per
+	 * multiprocessor (not under the causal mask, whose items differ in
+	 * length: there the hardware's dynamic scheduling balances better). */
+	grid = p.ntiles;
+	if (wv->cfg.persistent && !p.causal) {
+		CUDA_CHECK(cudaGetDevice(&dev));
+		CUDA_CHECK(cudaDeviceGetAttribute(&sms,
+		    cudaDevAttrMultiProcessorCount, dev));
+		grid = p.ntiles < sms ? p.ntiles : sms;
+	}
+	e = wv->launch[tr != NULL][dtype](&mq, &mk, &mv, &p, grid,
+	    (cudaStream_t)stream, &call);
+	if (e != cudaSuccess) {
+		snprintf(err, errlen, "%s failed at %s:%d: %s", call, __FILE__,
+		    __LINE__, cudaGetErrorString(e));
+		return -1;
+	}
+	return 0;
+fail:
+	return -1;
+}

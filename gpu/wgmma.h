@@ -1,0 +1,92 @@
+/*
+ * wgmma.h - the Hopper FlashAttention forward kernel (gpu/wgmma.cu):
+ * wgmma for both products, TMA loads into an mbarrier-guarded ring, a
+ * producer warpgroup and two consumer warpgroups taking turns.  fp16 or
+ * bf16 in, float32 accumulation.  Needs an sm_90a device (H100, H200);
+ * elsewhere every call fails with the launch error in err.
+ *
+ * The same contract as fast.h, so the two are interchangeable:
+ *   Q  (B, H, Tq, d)   K, V  (B, H, Tk, d)   O  (B, H, Tq, d)   of dtype
+ *   lse (B, H, Tq) float32:  lse = log sum_c exp(scale * q.k_c)
+ * row-major and contiguous on the device, each tensor 16-byte aligned
+ * (TMA reads them).  d is 64 or 128; dtype is enum fast_dtype (0 fp16,
+ * 1 bf16).  causal aligns the mask bottom-right: query r sees key c when
+ * c <= r + Tk - Tq; a row that sees no key gets O = 0, lse = -inf.
+ */
+#ifndef FLASHSTEP_WGMMA_H
+#define FLASHSTEP_WGMMA_H
+
+#include <stddef.h>
+
+#include "fast.h"	/* enum fast_dtype, struct fast_trace */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One compiled tiling and schedule of the kernel. */
+struct wgmma_config {
+	int d;		/* head width this variant is built for */
+	int br;		/* query rows per block (Br) = 64 * consumers */
+	int bc;		/* keys per tile (Bc) */
+	int stages;	/* K and V tiles in flight (ring depth) */
+	int consumers;	/* consumer warpgroups, 64 query rows each */
+	int pingpong;	/* consumers take turns at the tensor cores */
+	int overlap;	/* 0: S, softmax, P V in turn; 1: the next tile's
+			 * S issued before this softmax, O rescaled after
+			 * P V; 2: the same, O rescaled before P V is
+			 * issued (FA3's order) */
+	int persistent;	/* one block per multiprocessor looping over row
+			 * blocks, Q double-buffered (causal: one block per
+			 * row block all the same) */
+};
+
+/*
+ * Variant i (0, 1, ...) for head width d: fills out and returns 0, or -1
+ * past the last one.  i = -1 gives the default, the fastest measured.
+ * Variants differ in schedule and some in tiling: the simulator replays
+ * a variant's own Br and Bc (--br, --bc).
+ */
+int wgmma_attention_variant(int d, int i, struct wgmma_config *out);
+
+/*
+ * O and lse for every (batch, head), with the default variant.  scale <= 0
+ * means 1/sqrt(d).  stream is a cudaStream_t (NULL: the default stream);
+ * the call is asynchronous.  Returns 0, or -1 with one line in err (bad
+ * shape, dtype or alignment, no driver entry point for TMA, a CUDA error
+ * at launch); nothing is launched then.
+ */
+int wgmma_attention_fwd(const void *q, const void *k, const void *v,
+    void *o, float *lse, int batch, int heads, int tq, int tk, int d,
+    int dtype, int causal, float scale, void *stream, char *err,
+    size_t errlen);
+
+/* The same with variant i of wgmma_attention_variant (-1: default). */
+int wgmma_attention_fwd_variant(const void *q, const void *k,
+    const void *v, void *o, float *lse, int batch, int heads, int tq,
+    int tk, int d, int dtype, int causal, float scale, int variant,
+    void *stream, char *err, size_t errlen);
+
+/*
+ * The debug trace, in fast.h's layout and units exactly (struct
+ * fast_trace): entry (b, h, i, j, r) at (((b heads + h) Tr + i) Tc + j) Br
+ * + r, with the variant's Br and Bc (wgmma_attention_variant; the default
+ * is 128 x 128 at both d), Tr = ceil(Tq / Br), Tc = ceil(Tk / Bc); m unscaled (units
+ * of q.k), alpha = exp(scale (m_old - m)) and 0 while m = -inf, l the sum
+ * of the float32 p, acc the unnormalized O row after the tile (or NULL).
+ * Tiles a causal mask skips and rows past Tq are left as they were.  It
+ * runs a separate build of variant i (-1: default) with the trace writes
+ * in it (the timed kernels are not touched); tr->test_no_rescale leaves
+ * out the rescale of l and O so that a comparison must fail.  tr = NULL
+ * is wgmma_attention_fwd_variant.
+ */
+int wgmma_attention_trace(const void *q, const void *k, const void *v,
+    void *o, float *lse, int batch, int heads, int tq, int tk, int d,
+    int dtype, int causal, float scale, int variant,
+    const struct fast_trace *tr, void *stream, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,644 @@
+/*
+ * cmd_bench_gpu.c - `flashstep bench --gpu`: every kernel of the table
+ * (or those --kernels names) on B*H problems of one shape, for each
+ * dtype, d, T and mask asked for: the median kernel time (timing.h, the
+ * same for every kernel), TFLOP/s, the device memory the kernel held,
+ * and its O against the first kernel's; --save writes the inputs and the
+ * last kernel's O and lse as .npy.
+ */
+#include "config.h"
+
+#include "cmd.h"
+#include "gpucmd.h"
+#include "model/npy.h"
+#include "model/util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Input sets per benchmark shape, repeated over the heads. */
+#define BENCH_GPU_INPUTS 4
+
+/* The --kernels row that is not a kernel of the table: the teaching
+ * kernel in the fa1 loop order. */
+#define BENCH_GPU_FA1 "fa1"
+
+struct bench_gpu_args {
+	struct gpucmd_args common;	/* first: the shared setters' ctx */
+	int cpu, gpu;
+	long tokens;			/* B*T */
+	long br, bc;			/* tiles of the kernels that take any */
+	const char *sizes, *dims, *dtypes, *masks, *kernels, *save;
+};
+
+/* One benchmark shape and its problems. */
+struct bench_gpu_shape {
+	enum dtype dtype;
+	int d, t, causal, batch, heads, n;
+	struct problem inputs[BENCH_GPU_INPUTS];
+	int ninputs;
+	struct problem *ps;	/* n shallow copies of the inputs */
+	double flops;
+};
+
+/* ---- the lists of --sizes, --dims, --dtypes, --masks, --kernels ---- */
+
+/*
+ * A comma-separated list whose every item is one of the words in allowed
+ * (a NULL-terminated list), or any number when allowed is NULL.
+ */
+static int
+bench_gpu_check_list(const char *name, const char *v,
+    const char *const *allowed, char *err, size_t errlen)
+{
+	const char *c = v, *end;
+	size_t len;
+	int k, ok;
+
+	if (*v == '\0')
+		return util_error(err, errlen, "--%s must not be empty", name);
+	for (;;) {
+		end = strchr(c, ',');
+		len = end != NULL ? (size_t)(end - c) : strlen(c);
+		ok = len > 0;
+		if (allowed == NULL)
+			for (k = 0; k < (int)len; k++)
+				ok = ok && c[k] >= '0' && c[k] <= '9';
+		else {
+			for (ok = 0, k = 0; allowed[k] != NULL && !ok; k++)
+				ok = strlen(allowed[k]) == len &&
+				    strncmp(allowed[k], c, len) == 0;
+		}
+		if (!ok)
+			return util_error(err, errlen, "--%s: '%.*s' in '%s' is "
+			    "not %s", name, (int)len, c, v, allowed == NULL ?
+			    "a number" : "one of those --help lists");
+		if (end == NULL)
+			return 0;
+		c = end + 1;
+	}
+}
+
+/* The next item of a checked list. */
+static const char *
+bench_gpu_list_next(const char *c, char *item, size_t len)
+{
+	size_t k = 0;
+
+	while (*c != '\0' && *c != ',') {
+		if (k + 1 < len)
+			item[k++] = *c;
+		c++;
+	}
+	item[k] = '\0';
+	return *c == ',' ? c + 1 : c;
+}
+
+/* Is word an item of the list? */
+static int
+bench_gpu_list_has(const char *list, const char *word)
+{
+	char item[32];
+	const char *c = list;
+
+	while (*c != '\0') {
+		c = bench_gpu_list_next(c, item, sizeof item);
+		if (strcmp(item, word) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+static const char *const bench_gpu_dim_words[] = { "64", "128", NULL };
+static const char *const bench_gpu_dtype_words[] = { "fp32", "fp16", "bf16",
+    NULL };
+static const char *const bench_gpu_mask_words[] = { "none", "causal", NULL };
+
+static int
+set_dims(void *ctx, const char *v, char *err, size_t errlen)
+{
+	((struct bench_gpu_args *)ctx)->dims = v;
+	return bench_gpu_check_list("dims", v, bench_gpu_dim_words, err, errlen);
+}
+
+static int
+set_dtypes(void *ctx, const char *v, char *err, size_t errlen)
+{
+	((struct bench_gpu_args *)ctx)->dtypes = v;
+	return bench_gpu_check_list("dtypes", v, bench_gpu_dtype_words, err,
+	    errlen);
+}
+
+static int
+set_masks(void *ctx, const char *v, char *err, size_t errlen)
+{
+	((struct bench_gpu_args *)ctx)->masks = v;
+	return bench_gpu_check_list("masks", v, bench_gpu_mask_words, err,
+	    errlen);
+}
+
+/* The kernels of the table, and fa1. */
+static int
+set_kernels(void *ctx, const char *v, char *err, size_t errlen)
+{
+	const char *words[32];
+	int i;
+
+	for (i = 0; gpu_kernels[i] != NULL && i < 30; i++)
+		words[i] = gpu_kernels[i]->name;
+	words[i++] = BENCH_GPU_FA1;
+	words[i] = NULL;
+	((struct bench_gpu_args *)ctx)->kernels = v;
+	return bench_gpu_check_list("kernels", v, words, err, errlen);
+}
+
+static int
+set_sizes(void *ctx, const char *v, char *err, size_t errlen)
+{
+	((struct bench_gpu_args *)ctx)->sizes = v;
+	return bench_gpu_check_list("sizes", v, NULL, err, errlen);
+}
+
+static int
+set_save(void *ctx, const char *v, char *err, size_t errlen)
+{
+	if (*v == '\0')
+		return util_error(err, errlen, "--save needs a directory");
+	((struct bench_gpu_args *)ctx)->save = v;
+	return 0;
+}
+
+static int
+set_gpu(void *ctx, const char *v, char *err, size_t errlen)
+{
+	return options_set_flag(&((struct bench_gpu_args *)ctx)->gpu, v, err,
+	    errlen);
+}
+
+static int
+set_cpu(void *ctx, const char *v, char *err, size_t errlen)
+{
+	return options_set_flag(&((struct bench_gpu_args *)ctx)->cpu, v, err,
+	    errlen);
+}
+
+#define BENCH_GPU_LONG_SETTER(fn, field, name, min, max)		\
+static int								\
+fn(void *ctx, const char *v, char *err, size_t errlen)			\
+{									\
+	return options_int(name, v, min, max,				\
+	    &((struct bench_gpu_args *)ctx)->field, err, errlen);	\
+}
+BENCH_GPU_LONG_SETTER(set_tokens, tokens, "tokens", 1, 1L << 30)
+BENCH_GPU_LONG_SETTER(set_br, br, "br", 1, 4096)
+BENCH_GPU_LONG_SETTER(set_bc, bc, "bc", 1, 4096)
+
+static const struct options_entry bench_gpu_entries[] = {
+	{ "gpu", NULL, "the GPU benchmark", set_gpu },
+	{ "cpu", NULL, "(the CPU benchmark: flashstep bench --cpu)", set_cpu },
+	{ "sizes", "LIST", "T = Tq = Tk values (default 1024,4096,16384)",
+	    set_sizes },
+	{ "tokens", "N", "B*T: B = N / T batch entries, at least 1 (default "
+	    "32768)", set_tokens },
+	{ "heads", "H", "heads per batch entry (default 16)",
+	    gpucmd_set_heads },
+	{ "dims", "LIST", "head widths d = dv, of 64,128 (default 64,128)",
+	    set_dims },
+	{ "dtypes", "LIST", "of fp16,bf16,fp32 (default fp16,bf16; a kernel "
+	    "skips the ones it does not take)", set_dtypes },
+	{ "masks", "LIST", "of none,causal (default none,causal)", set_masks },
+	{ "kernels", "LIST", "of the kernels (gpu --list-kernels) and fa1 "
+	    "(default naive,teaching,fast; fa1: the teaching kernel in the fa1 "
+	    "order)", set_kernels },
+	{ "repeat", "N", "timed runs after a warm-up (default 20; naive and "
+	    "teaching at most 3)", gpucmd_set_repeat },
+	{ "br", "N", "query rows per tile of the kernels that take any tiling "
+	    "(default 64)", set_br },
+	{ "bc", "N", "keys per tile of the kernels that take any tiling "
+	    "(default 64)", set_bc },
+	{ "save", "DIR", "write each shape's Q, K, V and the last kernel's O "
+	    "and lse as .npy into DIR (large: B*H*T*d floats each)", set_save },
+	{ NULL, NULL, NULL, NULL },
+};
+
+static const char bench_gpu_usage[] =
+    "usage: flashstep bench --gpu [options]\n"
+    "\n"
+    "Times the naive baseline (S and P in device memory, float32), the\n"
+    "teaching kernel (float32, Br x Bc tiles, fa2) and the fast kernel\n"
+    "(tensor cores, its default tiling) on B*H problems of one shape; by\n"
+    "default B*T = 32768, H = 16, T = Tq = Tk in 1024, 4096, 16384, d in\n"
+    "64, 128, fp16 and bf16, without and with the causal mask.  Each row:\n"
+    "the median kernel time (CUDA events, runs back to back after a\n"
+    "warm-up, the same for every kernel), TFLOP/s (4 B H T T d, halved for\n"
+    "causal), the device memory the kernel held, and max |O - O_ref| /\n"
+    "max |O_ref| with O_ref the first kernel's that ran on the shape.\n"
+    "Inputs are normal, rounded to the dtype; 4 input sets are repeated\n"
+    "over the B*H heads (each head has its own device memory).  A kernel\n"
+    "is skipped, with the reason, on a shape it does not take or where it\n"
+    "would not fit in free device memory (the naive baseline's S and P).\n"
+    "One fp32 head: --tokens 1 --heads 1 --dims 64 --dtypes fp32\n"
+    "--masks none --kernels naive,teaching,fa1.\n"
+    "Exits 3 when built without CUDA, 4 without a usable CUDA driver, 5\n"
+    "without a CUDA device.\n"
+    "\n";
+
+/* ---- the shapes ---- */
+
+static void
+bench_gpu_free(struct bench_gpu_shape *bs)
+{
+	int i;
+
+	for (i = 0; i < bs->ninputs; i++)
+		problem_free(&bs->inputs[i]);
+	free(bs->ps);
+	bs->ps = NULL;
+	bs->ninputs = 0;
+}
+
+/* The inputs of one (dtype, d, T): problem b shares input set b % 4. */
+static int
+bench_gpu_build(struct bench_gpu_shape *bs, long tokens, long heads,
+    char *err, size_t errlen)
+{
+	struct problem_spec spec;
+	long batch = tokens / bs->t > 0 ? tokens / bs->t : 1;
+	int i;
+
+	if (batch * heads > 65535)
+		return util_error(err, errlen, "%ld batch entries times %ld "
+		    "heads is more than one launch takes (65535)", batch, heads);
+	bs->batch = (int)batch;
+	bs->heads = (int)heads;
+	bs->n = (int)(batch * heads);
+	bs->ninputs = 0;
+	for (i = 0; i < BENCH_GPU_INPUTS && i < bs->n; i++) {
+		problem_spec_init(&spec);
+		spec.tq = spec.tk = bs->t;
+		spec.d = spec.dv = bs->d;
+		spec.input = INPUTS_NORMAL;
+		spec.dtype = bs->dtype;
+		spec.seed = 1 + (uint64_t)i;
+		spec.bc = 64;
+		if (problem_build(&spec, &bs->inputs[i], err, errlen) != 0)
+			return -1;
+		bs->ninputs++;
+	}
+	bs->ps = util_calloc((size_t)bs->n, sizeof *bs->ps, "problems", err,
+	    errlen);
+	return bs->ps != NULL ? 0 : -1;
+}
+
+/* The shallow copies for one mask. */
+static void
+bench_gpu_mask(struct bench_gpu_shape *bs, int causal)
+{
+	int b;
+
+	bs->causal = causal;
+	for (b = 0; b < bs->n; b++) {
+		bs->ps[b] = bs->inputs[b % bs->ninputs];
+		bs->ps[b].causal = causal;
+	}
+	bs->flops = 4.0 * bs->n * (double)bs->t * bs->t * bs->d /
+	    (causal ? 2.0 : 1.0);
+}
+
+/* ---- the rows ---- */
+
+/* max |o - ref| / max |ref| over n values. */
+static double
+bench_gpu_diff(const float *o, const float *ref, size_t n)
+{
+	double diff = 0, rmax = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		diff = fmax(diff, fabs((double)o[i] - ref[i]));
+		rmax = fmax(rmax, fabs((double)ref[i]));
+	}
+	return rmax > 0 ? diff / rmax : diff;
+}
+
+/* The row's leading columns: the shape. */
+static void
+bench_gpu_shape_cols(const struct bench_gpu_shape *bs)
+{
+	char bh[32];
+
+	snprintf(bh, sizeof bh, "%d x %d", bs->batch, bs->heads);
+	printf("%-5s %4d %6d %9s %-6s ", dtype_name(bs->dtype), bs->d, bs->t,
+	    bh, bs->causal ? "causal" : "none");
+}
+
+/* One row; ref NULL marks the reference itself. */
+static void
+bench_gpu_row(const struct bench_gpu_shape *bs, const char *label,
+    const struct gpu_result *r, const struct gpu_result *ref)
+{
+	char b1[32], diff[32];
+
+	if (ref == NULL)
+		snprintf(diff, sizeof diff, "ref");
+	else
+		snprintf(diff, sizeof diff, "%.2g", bench_gpu_diff(r->o, ref->o,
+		    (size_t)bs->n * bs->t * bs->d));
+	bench_gpu_shape_cols(bs);
+	printf("%-9s %10.3f %9.1f %12s %10s\n", label, r->ms,
+	    bs->flops / (r->ms * 1e-3) / 1e12,
+	    util_bytes(r->device_bytes, b1, sizeof b1), diff);
+	fflush(stdout);
+}
+
+static void
+bench_gpu_skip(const struct bench_gpu_shape *bs, const char *label,
+    const char *why)
+{
+	bench_gpu_shape_cols(bs);
+	printf("%-9s skipped: %s\n", label, why);
+	fflush(stdout);
+}
+
+/*
+ * Does kernel k fit?  0 when it fits (or says nothing of its needs),
+ * else the reason in why.
+ */
+static int
+bench_gpu_fits(const struct bench_gpu_shape *bs, const struct gpu_kernel *k,
+    char *why, size_t len)
+{
+	double need, fr, tot, margin = 512.0 * 1024 * 1024;
+	char b1[32], b2[32], b3[32], err[256];
+
+	if (k->device_bytes == NULL)
+		return 0;
+	need = k->device_bytes(&bs->ps[0], bs->n);
+	if (gpu_memory(&fr, &tot, err, sizeof err) != 0) {
+		snprintf(why, len, "%s", err);
+		return -1;
+	}
+	if (need + margin <= fr)
+		return 0;
+	snprintf(why, len, "needs %s of device memory, %s free of %s",
+	    util_bytes(need, b1, sizeof b1), util_bytes(fr, b2, sizeof b2),
+	    util_bytes(tot, b3, sizeof b3));
+	return -1;
+}
+
+/* --save: dir/<dtype>_d<d>_T<T>_<mask>_<name>.npy, each whole. */
+static int
+bench_gpu_save(const struct bench_gpu_shape *bs, const char *dir,
+    const struct gpu_result *out, char *err, size_t errlen)
+{
+	static const char *const names[3] = { "q", "k", "v" };
+	char path[4096];
+	float *buf;
+	size_t per = (size_t)bs->t * bs->d;
+	long shape[2];
+	int which, b, rc = -1;
+
+	shape[0] = (long)bs->n * bs->t;
+	shape[1] = bs->d;
+	buf = util_calloc((size_t)bs->n * per, sizeof *buf, "--save buffer",
+	    err, errlen);
+	if (buf == NULL)
+		return -1;
+	for (which = 0; which < 3; which++) {
+		for (b = 0; b < bs->n; b++)
+			memcpy(buf + b * per, which == 0 ? bs->ps[b].q :
+			    which == 1 ? bs->ps[b].k : bs->ps[b].v,
+			    per * sizeof *buf);
+		snprintf(path, sizeof path, "%s/%s_d%d_T%d_%s_%s.npy", dir,
+		    dtype_name(bs->dtype), bs->d, bs->t, bs->causal ? "causal" :
+		    "none", names[which]);
+		if (npy_write(path, buf, 2, shape, err, errlen) != 0)
+			goto out;
+	}
+	if (out != NULL) {
+		snprintf(path, sizeof path, "%s/%s_d%d_T%d_%s_o.npy", dir,
+		    dtype_name(bs->dtype), bs->d, bs->t, bs->causal ? "causal" :
+		    "none");
+		if (npy_write(path, out->o, 2, shape, err, errlen) != 0)
+			goto out;
+		snprintf(path, sizeof path, "%s/%s_d%d_T%d_%s_lse.npy", dir,
+		    dtype_name(bs->dtype), bs->d, bs->t, bs->causal ? "causal" :
+		    "none");
+		if (npy_write(path, out->lse, 1, shape, err, errlen) != 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	free(buf);
+	return rc;
+}
+
+/*
+ * Kernel k (in the given order) on one shape: a row, or a skipped row
+ * with the reason.  0 when it ran (res filled), -1 when skipped.
+ */
+static int
+bench_gpu_kernel(const struct bench_gpu_shape *bs,
+    const struct bench_gpu_args *a, const struct gpu_kernel *k,
+    enum schedule_order order, const char *label,
+    const struct gpu_result *ref, struct gpu_result *res)
+{
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	struct tiling t = { (int)a->br, (int)a->bc, order };
+	int repeat = (int)a->common.repeat;
+	char why[512];
+
+	if (k->bench_repeat > 0 && repeat > k->bench_repeat)
+		repeat = k->bench_repeat;
+	if (gpu_kernel_tiling(k, bs->d, 0, 0, &t, why, sizeof why) != 0 ||
+	    gpu_kernel_check(k, &bs->ps[0], &t, &rule, 0, why,
+	    sizeof why) != 0 || bench_gpu_fits(bs, k, why, sizeof why) != 0 ||
+	    gpu_run(k, bs->ps, bs->n, &t, &rule, 0, repeat, res, why,
+	    sizeof why) != 0) {
+		bench_gpu_skip(bs, label, why);
+		return -1;
+	}
+	bench_gpu_row(bs, label, res, ref);
+	return 0;
+}
+
+/* A row of the table: a kernel in a loop order, under a label. */
+struct bench_gpu_rowdef {
+	const struct gpu_kernel *k;
+	enum schedule_order order;
+	const char *label;
+};
+
+/* The rows --kernels asks for, in the table's order, fa1 after teaching;
+ * returns how many. */
+static int
+bench_gpu_rows(const char *kernels, struct bench_gpu_rowdef *rows, int max)
+{
+	const struct gpu_kernel *k;
+	int i, n = 0;
+
+	for (i = 0; gpu_kernels[i] != NULL && n + 2 <= max; i++) {
+		k = gpu_kernels[i];
+		if (bench_gpu_list_has(kernels, k->name)) {
+			rows[n].k = k;
+			rows[n].order = ORDER_FA2;
+			rows[n++].label = k->name;
+		}
+		if (strcmp(k->name, "teaching") == 0 &&
+		    bench_gpu_list_has(kernels, BENCH_GPU_FA1)) {
+			rows[n].k = k;
+			rows[n].order = ORDER_FA1;
+			rows[n++].label = BENCH_GPU_FA1;
+		}
+	}
+	return n;
+}
+
+/* Every row asked for on one shape; the first that runs is the others'
+ * reference, the last the one --save writes. */
+static int
+bench_gpu_one(struct bench_gpu_shape *bs, const struct bench_gpu_args *a,
+    char *err, size_t errlen)
+{
+	struct bench_gpu_rowdef rows[16];
+	struct gpu_result ref, last, cur;
+	int r, n, have_ref = 0, have_last = 0, rc = 0;
+
+	memset(&ref, 0, sizeof ref);
+	memset(&last, 0, sizeof last);
+	n = bench_gpu_rows(a->kernels, rows, 16);
+	for (r = 0; r < n; r++) {
+		if (bench_gpu_kernel(bs, a, rows[r].k, rows[r].order,
+		    rows[r].label, have_ref ? &ref : NULL, &cur) != 0)
+			continue;
+		if (!have_ref) {
+			ref = cur;
+			have_ref = 1;
+		} else {
+			gpu_result_free(&last);
+			last = cur;
+			have_last = 1;
+		}
+	}
+	if (a->save != NULL && bench_gpu_save(bs, a->save, have_last ? &last :
+	    have_ref ? &ref : NULL, err, errlen) != 0)
+		rc = -1;
+	gpu_result_free(&ref);
+	gpu_result_free(&last);
+	return rc;
+}
+
+/* Every size and mask at one dtype and d (in bs). */
+static int
+bench_gpu_sizes(struct bench_gpu_shape *bs, const struct bench_gpu_args *a,
+    char *err, size_t errlen)
+{
+	const char *ct, *cm;
+	char item[32];
+
+	for (ct = a->sizes; *ct != '\0';) {
+		ct = bench_gpu_list_next(ct, item, sizeof item);
+		bs->t = atoi(item);
+		if (bs->t < 1 || bs->t > 1000000)
+			return util_error(err, errlen, "--sizes: %s is not from 1 "
+			    "to 1000000", item);
+		if (bench_gpu_build(bs, a->tokens, a->common.heads, err,
+		    errlen) != 0)
+			return -1;
+		for (cm = a->masks; *cm != '\0';) {
+			cm = bench_gpu_list_next(cm, item, sizeof item);
+			bench_gpu_mask(bs, strcmp(item, "causal") == 0);
+			if (bench_gpu_one(bs, a, err, errlen) != 0)
+				return -1;
+		}
+		bench_gpu_free(bs);
+	}
+	return 0;
+}
+
+/* "naive, teaching": the kernels timed fewer times than --repeat asks. */
+static void
+bench_gpu_capped(long repeat, char *buf, size_t len)
+{
+	size_t at = 0;
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; gpu_kernels[i] != NULL && at < len; i++)
+		if (gpu_kernels[i]->bench_repeat > 0 &&
+		    gpu_kernels[i]->bench_repeat < repeat)
+			at += (size_t)snprintf(buf + at, len - at, "%s%s %d",
+			    at > 0 ? ", " : "", gpu_kernels[i]->name,
+			    gpu_kernels[i]->bench_repeat);
+}
+
+int
+cmd_bench_gpu(int argc, char **argv)
+{
+	struct bench_gpu_shape bs;
+	struct bench_gpu_args a;
+	struct options o;
+	const char *cd, *cdim;
+	char err[512], dev[64], item[32], capped[128];
+	int rc;
+
+	memset(&bs, 0, sizeof bs);
+	memset(&a, 0, sizeof a);
+	gpucmd_args_init(&a.common, 20);
+	a.common.heads = 16;
+	a.tokens = 32768;
+	a.br = 64;
+	a.bc = 64;
+	a.sizes = "1024,4096,16384";
+	a.dims = "64,128";
+	a.dtypes = "fp16,bf16";
+	a.masks = "none,causal";
+	a.kernels = "naive,teaching,fast";
+	rc = gpucmd_parse("bench --gpu", bench_gpu_usage, argc, argv, 0,
+	    bench_gpu_entries, &a, &o);
+	if (rc >= 0)
+		goto done;
+	if (a.cpu) {
+		fprintf(stderr, "flashstep bench: choose --cpu or --gpu, not both\n");
+		rc = CMD_USAGE;
+		goto done;
+	}
+	rc = gpucmd_device("bench --gpu", dev, sizeof dev);
+	if (rc != CMD_OK)
+		goto done;
+
+	bench_gpu_capped(a.common.repeat, capped, sizeof capped);
+	printf("GPU: %s; normal inputs; B = %ld / T (at least 1), H = %ld; "
+	    "Br = %ld, Bc = %ld, fa2 for the kernels that take any tiling;\n",
+	    dev, a.tokens, a.common.heads, a.br, a.bc);
+	printf("kernel time only (CUDA events, back to back), median of %ld "
+	    "runs after a warm-up%s%s%s;\n", a.common.repeat,
+	    capped[0] != '\0' ? " (" : "", capped,
+	    capped[0] != '\0' ? " at most)" : "");
+	printf("TFLOP/s counts 4 B H T T d, halved for causal; O vs ref: "
+	    "max |O - O_ref| / max |O_ref|\n");
+	printf("%-5s %4s %6s %9s %-6s %-9s %10s %9s %12s %10s\n", "dtype", "d",
+	    "T", "B x H", "mask", "kernel", "time (ms)", "TFLOP/s",
+	    "device mem", "O vs ref");
+	for (cd = a.dtypes; *cd != '\0';) {
+		cd = bench_gpu_list_next(cd, item, sizeof item);
+		dtype_parse(item, &bs.dtype);
+		for (cdim = a.dims; *cdim != '\0';) {
+			cdim = bench_gpu_list_next(cdim, item, sizeof item);
+			bs.d = atoi(item);
+			if (bench_gpu_sizes(&bs, &a, err, sizeof err) != 0)
+				goto fail;
+		}
+	}
+	rc = CMD_OK;
+	goto done;
+fail:
+	fprintf(stderr, "flashstep bench --gpu: %s\n", err);
+	rc = CMD_USAGE;
+done:
+	bench_gpu_free(&bs);
+	options_free(&o);
+	return rc;
+}

@@ -1,0 +1,196 @@
+/* gpucmd.c - what the GPU commands share (gpucmd.h). */
+#include "config.h"
+
+#include "cmd.h"
+#include "gpucmd.h"
+#include "model/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void
+gpucmd_args_init(struct gpucmd_args *a, long repeat)
+{
+	a->kernel = gpu_kernel_find("teaching");
+	a->heads = 1;
+	a->batch = 1;
+	a->repeat = repeat;
+}
+
+int
+gpucmd_set_kernel(void *ctx, const char *v, char *err, size_t errlen)
+{
+	const struct gpu_kernel *k = gpu_kernel_find(v);
+
+	if (k == NULL)
+		return util_error(err, errlen, "--kernel must be one of %s, not "
+		    "'%s' (flashstep gpu --list-kernels)", gpu_kernel_names(), v);
+	((struct gpucmd_args *)ctx)->kernel = k;
+	return 0;
+}
+
+int
+gpucmd_set_heads(void *ctx, const char *v, char *err, size_t errlen)
+{
+	return options_int("heads", v, 1, 65535,
+	    &((struct gpucmd_args *)ctx)->heads, err, errlen);
+}
+
+int
+gpucmd_set_batch(void *ctx, const char *v, char *err, size_t errlen)
+{
+	return options_int("batch", v, 1, 65535,
+	    &((struct gpucmd_args *)ctx)->batch, err, errlen);
+}
+
+int
+gpucmd_set_repeat(void *ctx, const char *v, char *err, size_t errlen)
+{
+	return options_int("repeat", v, 1, 100,
+	    &((struct gpucmd_args *)ctx)->repeat, err, errlen);
+}
+
+int
+gpucmd_parse(const char *name, const char *usage, int argc, char **argv,
+    unsigned groups, const struct options_entry *entries, void *ctx,
+    struct options *o)
+{
+	char err[512];
+
+	options_init(o);
+	if (options_parse(argc, argv, 1, groups, entries, ctx, o, err,
+	    sizeof err) != 0) {
+		fprintf(stderr, "flashstep %s: %s\n", name, err);
+		return CMD_USAGE;
+	}
+	if (o->help) {
+		fputs(usage, stdout);
+		options_usage(stdout, groups, entries);
+		return CMD_OK;
+	}
+	if (o->nargs > 0) {
+		fprintf(stderr, "flashstep %s: unexpected argument '%s'\n", name,
+		    o->args[0]);
+		return CMD_USAGE;
+	}
+	return -1;
+}
+
+int
+gpucmd_device(const char *name, char *dev, size_t devlen)
+{
+	static const int status[] = {
+		[GPU_READY] = CMD_OK,
+		[GPU_NOT_BUILT] = CMD_NO_CUDA,
+		[GPU_NO_DRIVER] = CMD_NO_DRIVER,
+		[GPU_BAD_DRIVER] = CMD_NO_DRIVER,
+		[GPU_NO_DEVICE] = CMD_NO_DEVICE,
+	};
+	char err[512];
+	enum gpu_status s = gpu_available(dev, devlen, err, sizeof err);
+
+	if (s != GPU_READY)
+		fprintf(stderr, "flashstep %s: %s\n", name, err);
+	return status[s];
+}
+
+int
+gpucmd_tiling(const struct gpu_kernel *k, int d, struct options *o,
+    char *err, size_t errlen)
+{
+	struct tiling t;
+	int given = options_given(o, "br") || options_given(o, "bc");
+
+	if (k->caps & (GPU_CAP_ANY_TILING | GPU_CAP_NO_TILES))
+		return 0;
+	if (gpu_kernel_tiling(k, d, given ? o->tiling.br : 0,
+	    given ? o->tiling.bc : 0, &t, err, errlen) != 0)
+		return -1;
+	o->tiling.br = t.br;
+	o->tiling.bc = t.bc;
+	o->spec.bc = t.bc;
+	return 0;
+}
+
+void
+gpucmd_free_problems(struct problem *ps, int n)
+{
+	int b;
+
+	if (ps == NULL)
+		return;
+	for (b = 0; b < n; b++)
+		problem_free(&ps[b]);
+	free(ps);
+}
+
+int
+gpucmd_problems(const struct options *o, const struct gpucmd_args *a,
+    struct problem **out, int *nout, char *err, size_t errlen)
+{
+	const struct problem_spec *spec = &o->spec;
+	struct problem_spec one;
+	struct problem *ps;
+	long n = a->heads * a->batch;
+	int b;
+
+	*out = NULL;
+	*nout = 0;
+	if (n > 65535)
+		return util_error(err, errlen, "--heads %ld times --batch %ld is "
+		    "%ld problems; one launch takes 65535 at most", a->heads,
+		    a->batch, n);
+	if (n > 1 && (spec->q.path != NULL || spec->s.path != NULL ||
+	    spec->q.data != NULL || spec->s.data != NULL))
+		return util_error(err, errlen, "--heads and --batch draw each "
+		    "problem's inputs from its own seed; they do not go with "
+		    "input files");
+	ps = util_calloc((size_t)n, sizeof *ps, "problems", err, errlen);
+	if (ps == NULL)
+		return -1;
+	for (b = 0; b < n; b++) {
+		one = *spec;
+		one.seed = spec->seed + (uint64_t)b;
+		if (problem_build(&one, &ps[b], err, errlen) != 0) {
+			gpucmd_free_problems(ps, b);
+			return -1;
+		}
+	}
+	*out = ps;
+	*nout = (int)n;
+	return 0;
+}
+
+int
+gpucmd_setup(struct options *o, const struct gpucmd_args *a,
+    struct problem **out, int *nout, char *err, size_t errlen)
+{
+	*out = NULL;
+	*nout = 0;
+	if (o->spec.d > 0 && gpucmd_tiling(a->kernel, o->spec.d, o, err,
+	    errlen) != 0)
+		return -1;
+	if (gpucmd_problems(o, a, out, nout, err, errlen) != 0)
+		return -1;
+	/* A scores problem has no d: the kernel refuses it if it must. */
+	if (!(*out)[0].scores_mode &&
+	    gpucmd_tiling(a->kernel, (*out)[0].d, o, err, errlen) != 0) {
+		gpucmd_free_problems(*out, *nout);
+		*out = NULL;
+		*nout = 0;
+		return -1;
+	}
+	return 0;
+}
+
+void
+gpucmd_print_heads(const struct options *o, const struct gpucmd_args *a,
+    int n)
+{
+	if (n > 1)
+		printf("heads:    %ld x batch %ld = %d problems, seeds %llu .. "
+		    "%llu\n", a->heads, a->batch, n,
+		    (unsigned long long)o->spec.seed,
+		    (unsigned long long)(o->spec.seed + (uint64_t)n - 1));
+}

@@ -1,0 +1,763 @@
+/*
+ * backward.c - the backward engine (see backward.h for the phases).
+ *
+ * tile_grads() computes a tile's S, P, dP and dS from the inputs alone;
+ * tile_dq() adds the tile's part to dQ_i, tile_dkdv() to dK_j and dV_j.
+ * backward_run() calls the three in step order.  backward_seek() replays
+ * row block i's earlier tiles through tile_grads() + tile_dq() and key
+ * block j's through tile_grads() + tile_dkdv(), each from its nearest
+ * checkpoint, then the target tile through all three.  The same functions
+ * over the same numbers in the same order: that is what makes a seek
+ * exact.
+ *
+ * A key block's state is dK_j (Bc, d) followed by dV_j (Bc, dv) in one
+ * array; a row block's state is dQ_i (Br, d).
+ */
+#include "config.h"
+
+#include "backward.h"
+#include "dtype.h"
+#include "util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Checkpoints of each kind stay under half of this many bytes. */
+static uint64_t backward_checkpoint_budget = (uint64_t)64 << 20;
+
+/*
+ * One kind of block state, for seeking.  work holds block work_b after
+ * work_n of its tiles (work_b = -1: nothing yet).  slots[b * per_block +
+ * n / every - 1] holds block b after n tiles, for n a multiple of every,
+ * once a replay or a run passed there (NULL before).
+ */
+struct ckstore {
+	size_t floats;		/* of one state */
+	int every, per_block, nblocks;
+	float **slots;
+	float *work;
+	int work_b, work_n;
+};
+
+struct backward {
+	const struct problem *p;
+	struct schedule sched;
+	struct traffic_table traffic;
+	enum backward_bug bug;
+	int br, bc, d, dv;
+	float *lse, *m, *dout, *dsum;	/* (Tq) (Tq) (Tq, dv) (Tq) */
+
+	/* The current step: the arrays the view points at, and scratch. */
+	float *s, *pm, *pr, *dp, *ds, *dsr;	/* (br, bc) */
+	float *prod;		/* one tile product before it is added */
+	float *dq_old, *dq_new, *dk_old, *dk_new, *dv_old, *dv_new;
+	struct backward_view view;
+
+	struct ckstore rowck;	/* dQ_i */
+	struct ckstore keyck;	/* dK_j, dV_j */
+};
+
+static const char *bug_names[] = {
+	[BWD_BUG_NONE] = "none",
+	[BWD_BUG_NO_D] = "no-d",
+	[BWD_BUG_MAX_NOT_LSE] = "max-not-lse",
+	[BWD_BUG_NO_SCALE] = "no-scale",
+	[BWD_BUG_DQ_OVERWRITE] = "dq-overwrite",
+};
+
+static const char *phase_names[] = {
+	[BWD_PHASE_LOAD] = "load",
+	[BWD_PHASE_SCORES] = "scores",
+	[BWD_PHASE_P] = "P",
+	[BWD_PHASE_DV] = "dV",
+	[BWD_PHASE_DP] = "dP",
+	[BWD_PHASE_DS] = "dS",
+	[BWD_PHASE_DQ] = "dQ",
+	[BWD_PHASE_DK] = "dK",
+	[BWD_PHASE_WRITE] = "write",
+};
+
+const char *
+backward_bug_name(enum backward_bug b)
+{
+	return bug_names[b];
+}
+
+int
+backward_bug_parse(const char *name, enum backward_bug *out)
+{
+	int b;
+
+	for (b = 0; b < BACKWARD_BUGS; b++) {
+		if (strcmp(name, bug_names[b]) == 0) {
+			*out = (enum backward_bug)b;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+const char *
+backward_phase_name(int phase)
+{
+	return phase >= 0 && phase < BWD_PHASES ? phase_names[phase] : "?";
+}
+
+/* ---- checkpoints ---- */
+
+static int
+ck_init(struct ckstore *cs, int nblocks, size_t floats, int tiles,
+    char *err, size_t errlen)
+{
+	uint64_t all, half = backward_checkpoint_budget / 2 + 1;
+
+	memset(cs, 0, sizeof *cs);
+	cs->floats = floats;
+	cs->nblocks = nblocks;
+	cs->work_b = -1;
+	/* Every tile when that fits the budget, else sparser; none for a
+	 * state of no floats (dQ of a scores problem). */
+	all = (uint64_t)nblocks * (uint64_t)tiles * (uint64_t)floats * 4;
+	all = (all + half - 1) / half;
+	cs->every = all < 1 ? 1 : all > (uint64_t)tiles ? tiles + 1 : (int)all;
+	cs->per_block = floats == 0 ? 0 : tiles / cs->every;
+	cs->work = util_calloc(floats > 0 ? floats : 1, sizeof(float), "state",
+	    err, errlen);
+	cs->slots = util_calloc((size_t)nblocks * (size_t)cs->per_block + 1,
+	    sizeof *cs->slots, "checkpoints", err, errlen);
+	return cs->work != NULL && cs->slots != NULL ? 0 : -1;
+}
+
+static void
+ck_free(struct ckstore *cs)
+{
+	size_t n;
+
+	if (cs->slots != NULL) {
+		n = (size_t)cs->nblocks * (size_t)cs->per_block;
+		while (n-- > 0)
+			free(cs->slots[n]);
+		free(cs->slots);
+	}
+	free(cs->work);
+	memset(cs, 0, sizeof *cs);
+}
+
+/* The slot of block b after n tiles, or NULL when there is none. */
+static float **
+ck_slot(struct ckstore *cs, int b, int n)
+{
+	int q = n / cs->every;
+
+	if (n <= 0 || n % cs->every != 0 || q > cs->per_block)
+		return NULL;
+	return &cs->slots[(size_t)b * cs->per_block + (size_t)(q - 1)];
+}
+
+/* Keeps count floats of src as block b after n tiles, if that is a
+ * checkpoint position not yet stored.  Without memory for it, seeking
+ * just stays slower. */
+static void
+ck_save(struct ckstore *cs, int b, int n, const float *src, size_t count)
+{
+	float **slot = ck_slot(cs, b, n);
+
+	if (slot == NULL || *slot != NULL)
+		return;
+	*slot = calloc(cs->floats, sizeof(float));
+	if (*slot != NULL)
+		memcpy(*slot, src, count * sizeof(float));
+}
+
+/* Puts in work the nearest state of block b at or before n tiles: the
+ * previous seek's, a checkpoint, or the empty state (zeros). */
+static void
+ck_reach(struct ckstore *cs, int b, int n)
+{
+	float **slot;
+	int q;
+
+	if (cs->work_b != b || cs->work_n > n) {
+		cs->work_b = b;
+		cs->work_n = 0;
+		memset(cs->work, 0, cs->floats * sizeof(float));
+	}
+	for (q = n / cs->every; q > 0 && q * cs->every > cs->work_n; q--) {
+		slot = ck_slot(cs, b, q * cs->every);
+		if (slot != NULL && *slot != NULL) {
+			memcpy(cs->work, *slot, cs->floats * sizeof(float));
+			cs->work_n = q * cs->every;
+			return;
+		}
+	}
+}
+
+/* work went one tile further. */
+static void
+ck_advance(struct ckstore *cs)
+{
+	cs->work_n++;
+	ck_save(cs, cs->work_b, cs->work_n, cs->work, cs->floats);
+}
+
+/* ---- one tile ---- */
+
+/* The tile products are where replays spend their time: built for AVX2
+ * and for any x86-64 as sim.c's are, the same operations in the same
+ * order either way. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define BWD_HOT __attribute__((target_clones("avx2", "default")))
+#else
+#define BWD_HOT
+#endif
+
+/* The factor of dQ and dK: scale, or 1 when the bug forgets it. */
+static float
+grad_scale(const struct backward *b)
+{
+	return b->bug == BWD_BUG_NO_SCALE ? 1.0f : b->p->scale;
+}
+
+/* S, P, dP and dS of tile t, from the inputs alone. */
+BWD_HOT static void
+tile_grads(struct backward *b, const struct schedule_tile *t)
+{
+	const struct problem *p = b->p;
+	const float *sub = b->bug == BWD_BUG_MAX_NOT_LSE ? b->m : b->lse;
+	int rows = t->r1 - t->r0, cols = t->c1 - t->c0, r, c, x;
+	size_t n = (size_t)rows * cols, e;
+
+	/* S = scale Q_i K_j^T: each entry sums q[x] k[x] over x in order,
+	 * then scales (sim.c's tile_scores, so the same bits). */
+	for (r = 0; r < rows; r++) {
+		float *srow = b->s + (size_t)r * cols;
+		int row = t->r0 + r;
+
+		if (p->scores_mode)
+			memcpy(srow, p->s + (size_t)row * p->tk + t->c0,
+			    (size_t)cols * sizeof *srow);
+		else {
+			const float *qr = p->q + (size_t)row * p->d;
+			memset(srow, 0, (size_t)cols * sizeof *srow);
+			for (x = 0; x < p->d; x++) {
+				const float qx = qr[x];
+				const float *kx = p->kt + (size_t)x * p->tk + t->c0;
+				for (c = 0; c < cols; c++)
+					srow[c] += qx * kx[c];
+			}
+			for (c = 0; c < cols; c++)
+				srow[c] *= p->scale;
+		}
+		for (c = 0; c < cols; c++)
+			if (!problem_visible(p, row, t->c0 + c))
+				srow[c] = -INFINITY;
+	}
+
+	/* P = exp(S - lse): a row that sees no key (lse = -inf) gets 0, as
+	 * online_exp does while m = -inf; a masked entry gets exp(-inf). */
+	for (r = 0; r < rows; r++) {
+		const float l = sub[t->r0 + r];
+		const float *srow = b->s + (size_t)r * cols;
+		float *prow = b->pm + (size_t)r * cols;
+
+		for (c = 0; c < cols; c++)
+			prow[c] = isinf(l) && l < 0 ? 0.0f : expf(srow[c] - l);
+	}
+
+	/* dP = dO_i V_j^T: each entry sums over x in order. */
+	for (r = 0; r < rows; r++) {
+		const float *g = b->dout + (size_t)(t->r0 + r) * b->dv;
+		for (c = 0; c < cols; c++) {
+			const float *vc = p->v + (size_t)(t->c0 + c) * b->dv;
+			float sum = 0.0f;
+			for (x = 0; x < b->dv; x++)
+				sum += g[x] * vc[x];
+			b->dp[(size_t)r * cols + c] = sum;
+		}
+	}
+
+	/* dS = P o (dP - D), from the float32 P. */
+	for (r = 0; r < rows; r++) {
+		const float dr = b->bug == BWD_BUG_NO_D ? 0.0f : b->dsum[t->r0 + r];
+		for (c = 0; c < cols; c++) {
+			e = (size_t)r * cols + c;
+			b->ds[e] = b->bug == BWD_BUG_NO_D ? b->pm[e] * b->dp[e] :
+			    b->pm[e] * (b->dp[e] - dr);
+		}
+	}
+
+	/* P and dS as the products read them: in the storage type. */
+	for (e = 0; e < n; e++) {
+		b->pr[e] = dtype_round(p->dtype, b->pm[e]);
+		b->dsr[e] = dtype_round(p->dtype, b->ds[e]);
+	}
+}
+
+/* dQ_i (rows, d) += scale dS K_j: entry (r, x) sums dS[r][c] K[c][x]
+ * over the tile's keys in order.  dq-overwrite stores instead of adds. */
+BWD_HOT static void
+tile_dq(struct backward *b, const struct schedule_tile *t, float *dq)
+{
+	const int rows = t->r1 - t->r0, cols = t->c1 - t->c0, d = b->d;
+	const float f = grad_scale(b);
+	size_t n = (size_t)rows * d, e;
+	int r, c, x;
+
+	memset(b->prod, 0, n * sizeof *b->prod);
+	for (r = 0; r < rows; r++) {
+		float *acc = b->prod + (size_t)r * d;
+		for (c = 0; c < cols; c++) {
+			const float g = b->dsr[(size_t)r * cols + c];
+			const float *kc = b->p->k + (size_t)(t->c0 + c) * d;
+			for (x = 0; x < d; x++)
+				acc[x] += g * kc[x];
+		}
+	}
+	for (e = 0; e < n; e++)
+		dq[e] = b->bug == BWD_BUG_DQ_OVERWRITE ? f * b->prod[e] :
+		    dq[e] + f * b->prod[e];
+}
+
+/* prod (cols, w) = A^T B for A (rows, cols) and B's rows r0 .. (w
+ * wide): entry (c, x) sums A[r][c] B[r][x] over the tile's rows in
+ * order. */
+BWD_HOT static void
+tile_transposed_product(struct backward *b, const float *a, int rows, int cols,
+    const float *brows, int w)
+{
+	int r, c, x;
+
+	memset(b->prod, 0, (size_t)cols * w * sizeof *b->prod);
+	for (r = 0; r < rows; r++) {
+		const float *br = brows + (size_t)r * w;
+		for (c = 0; c < cols; c++) {
+			const float ar = a[(size_t)r * cols + c];
+			float *acc = b->prod + (size_t)c * w;
+			for (x = 0; x < w; x++)
+				acc[x] += ar * br[x];
+		}
+	}
+}
+
+/* dV_j (cols, dv) += P^T dO_i and dK_j (cols, d) += scale dS^T Q_i;
+ * kv is dK_j followed by dV_j (the key block's state). */
+static void
+tile_dkdv(struct backward *b, const struct schedule_tile *t, float *kv)
+{
+	const int rows = t->r1 - t->r0, cols = t->c1 - t->c0;
+	float *dk = kv, *dv = kv + (size_t)b->bc * b->d;
+	const float f = grad_scale(b);
+	size_t e;
+
+	tile_transposed_product(b, b->pr, rows, cols,
+	    b->dout + (size_t)t->r0 * b->dv, b->dv);
+	for (e = 0; e < (size_t)cols * b->dv; e++)
+		dv[e] = dv[e] + b->prod[e];
+	if (b->d == 0)
+		return;
+	tile_transposed_product(b, b->dsr, rows, cols,
+	    b->p->q + (size_t)t->r0 * b->d, b->d);
+	for (e = 0; e < (size_t)cols * b->d; e++)
+		dk[e] = dk[e] + f * b->prod[e];
+}
+
+/* Tile t in full: its numbers into the view's arrays, its parts added to
+ * dQ_i (dq, its rows) and to the key block's state kv. */
+static void
+tile_apply(struct backward *b, const struct schedule_tile *t, float *dq,
+    float *kv)
+{
+	const int rows = t->r1 - t->r0, cols = t->c1 - t->c0;
+	size_t nq = (size_t)rows * b->d, nk = (size_t)cols * b->d;
+	size_t nv = (size_t)cols * b->dv;
+	float *kvdv = kv + (size_t)b->bc * b->d;
+
+	tile_grads(b, t);
+	memcpy(b->dq_old, dq, nq * sizeof *dq);
+	memcpy(b->dk_old, kv, nk * sizeof *kv);
+	memcpy(b->dv_old, kvdv, nv * sizeof *kv);
+	tile_dq(b, t, dq);
+	tile_dkdv(b, t, kv);
+	memcpy(b->dq_new, dq, nq * sizeof *dq);
+	memcpy(b->dk_new, kv, nk * sizeof *kv);
+	memcpy(b->dv_new, kvdv, nv * sizeof *kv);
+}
+
+/* Points the view at step t, phase (clamped to the step's phases). */
+static void
+view_set(struct backward *b, const struct schedule_tile *t, int phase)
+{
+	struct backward_view *v = &b->view;
+
+	v->step = t->step;
+	v->tile = *t;
+	v->rows = t->r1 - t->r0;
+	v->cols = t->c1 - t->c0;
+	v->last_in_key = t->i == b->sched.tr - 1;
+	v->nphases = v->last_in_key ? BWD_PHASES : BWD_PHASES - 1;
+	if (phase < 0 || phase >= v->nphases)
+		phase = v->nphases - 1;
+	v->phase = (enum backward_phase)phase;
+	v->lse = (b->bug == BWD_BUG_MAX_NOT_LSE ? b->m : b->lse) + t->r0;
+	v->dsum = b->dsum + t->r0;
+	traffic_upto(&b->traffic, t->step, &v->traffic);
+}
+
+/* ---- the engine ---- */
+
+struct capture {
+	float *m;
+};
+
+/* Keeps each row's final max as the row block's last tile leaves it. */
+static int
+capture_m(const struct sim_view *v, void *ctx)
+{
+	struct capture *c = ctx;
+
+	if (v->tile.last_in_row)
+		memcpy(c->m + v->tile.r0, v->m_new, (size_t)v->rows * sizeof *c->m);
+	return 0;
+}
+
+int
+backward_forward(struct sim *sim, float *o, float *lse, float *m)
+{
+	struct capture c = { m };
+	int r;
+
+	for (r = 0; r < sim_problem(sim)->tq; r++)
+		m[r] = -INFINITY;	/* rows no tile reaches */
+	return sim_run(sim, capture_m, &c, o, lse);
+}
+
+void
+backward_set_checkpoint_budget(uint64_t bytes)
+{
+	backward_checkpoint_budget = bytes > 0 ? bytes : 1;
+}
+
+int
+backward_checkpoint_every(const struct backward *b, int key)
+{
+	return key ? b->keyck.every : b->rowck.every;
+}
+
+void
+backward_free(struct backward *b)
+{
+	if (b == NULL)
+		return;
+	ck_free(&b->rowck);
+	ck_free(&b->keyck);
+	free(b->lse);
+	free(b->m);
+	free(b->dout);
+	free(b->dsum);
+	free(b->s);
+	free(b->pm);
+	free(b->pr);
+	free(b->dp);
+	free(b->ds);
+	free(b->dsr);
+	free(b->prod);
+	free(b->dq_old);
+	free(b->dq_new);
+	free(b->dk_old);
+	free(b->dk_new);
+	free(b->dv_old);
+	free(b->dv_new);
+	traffic_free(&b->traffic);
+	schedule_free(&b->sched);
+	free(b);
+}
+
+/* A copy of n floats, or NULL (err set). */
+static float *
+copy_floats(const float *src, size_t n, const char *what, char *err,
+    size_t errlen)
+{
+	float *dst = util_calloc(n, sizeof *dst, what, err, errlen);
+
+	if (dst != NULL)
+		memcpy(dst, src, n * sizeof *dst);
+	return dst;
+}
+
+struct backward *
+backward_new(const struct problem *p, const struct tiling *t,
+    const struct backward_input *in, enum backward_bug bug, char *err,
+    size_t errlen)
+{
+	struct tiling kv_outer = { t->br, t->bc, ORDER_FA1 };
+	struct backward *b;
+	size_t tile, wide, tq, cols;
+	int r, x;
+
+	if (in->o == NULL || in->lse == NULL || in->dout == NULL ||
+	    (bug == BWD_BUG_MAX_NOT_LSE && in->m == NULL)) {
+		util_error(err, errlen, "the backward needs O, lse and dO%s",
+		    bug == BWD_BUG_MAX_NOT_LSE ? " and the row max m" : "");
+		return NULL;
+	}
+	b = util_calloc(1, sizeof *b, "backward", err, errlen);
+	if (b == NULL)
+		return NULL;
+	b->p = p;
+	b->bug = bug;
+	b->d = p->d;
+	b->dv = p->dv;
+	if (schedule_init(&b->sched, p, &kv_outer, err, errlen) != 0 ||
+	    traffic_backward_init(&b->traffic, p, &b->sched, err, errlen) != 0)
+		goto fail;
+	b->br = b->sched.br;
+	b->bc = b->sched.bc;
+
+	tq = (size_t)p->tq;
+	if ((b->lse = copy_floats(in->lse, tq, "lse", err, errlen)) == NULL ||
+	    (b->dout = copy_floats(in->dout, tq * b->dv, "dO", err, errlen)) == NULL ||
+	    (b->dsum = util_calloc(tq, sizeof(float), "D", err, errlen)) == NULL)
+		goto fail;
+	if (in->m != NULL &&
+	    (b->m = copy_floats(in->m, tq, "m", err, errlen)) == NULL)
+		goto fail;
+	/* D = rowsum(dO o O), summed over x in order, with O as the forward
+	 * stores it (in the dtype). */
+	for (r = 0; r < p->tq; r++) {
+		float sum = 0.0f;
+		for (x = 0; x < b->dv; x++)
+			sum += b->dout[(size_t)r * b->dv + x] *
+			    dtype_round(p->dtype, in->o[(size_t)r * b->dv + x]);
+		b->dsum[r] = sum;
+	}
+
+	tile = (size_t)b->br * (size_t)b->bc;
+	cols = (size_t)b->bc;
+	wide = (size_t)(b->d > b->dv ? b->d : b->dv) *
+	    (size_t)(b->br > b->bc ? b->br : b->bc);
+	if ((b->s = util_calloc(tile, sizeof(float), "S tile", err, errlen)) == NULL ||
+	    (b->pm = util_calloc(tile, sizeof(float), "P tile", err, errlen)) == NULL ||
+	    (b->pr = util_calloc(tile, sizeof(float), "P tile", err, errlen)) == NULL ||
+	    (b->dp = util_calloc(tile, sizeof(float), "dP tile", err, errlen)) == NULL ||
+	    (b->ds = util_calloc(tile, sizeof(float), "dS tile", err, errlen)) == NULL ||
+	    (b->dsr = util_calloc(tile, sizeof(float), "dS tile", err, errlen)) == NULL ||
+	    (b->prod = util_calloc(wide, sizeof(float), "product", err, errlen)) == NULL ||
+	    (b->dq_old = util_calloc((size_t)b->br * b->d + 1, sizeof(float), "dQ", err, errlen)) == NULL ||
+	    (b->dq_new = util_calloc((size_t)b->br * b->d + 1, sizeof(float), "dQ", err, errlen)) == NULL ||
+	    (b->dk_old = util_calloc(cols * b->d + 1, sizeof(float), "dK", err, errlen)) == NULL ||
+	    (b->dk_new = util_calloc(cols * b->d + 1, sizeof(float), "dK", err, errlen)) == NULL ||
+	    (b->dv_old = util_calloc(cols * b->dv, sizeof(float), "dV", err, errlen)) == NULL ||
+	    (b->dv_new = util_calloc(cols * b->dv, sizeof(float), "dV", err, errlen)) == NULL)
+		goto fail;
+	if (ck_init(&b->rowck, b->sched.tr, (size_t)b->br * b->d, b->sched.tc,
+	    err, errlen) != 0 ||
+	    ck_init(&b->keyck, b->sched.tc, cols * (size_t)(b->d + b->dv),
+	    b->sched.tr, err, errlen) != 0)
+		goto fail;
+
+	b->view.d = b->d;
+	b->view.dv = b->dv;
+	b->view.s = b->s;
+	b->view.p = b->pm;
+	b->view.dp = b->dp;
+	b->view.ds = b->ds;
+	b->view.dq_old = b->dq_old;
+	b->view.dq_new = b->dq_new;
+	b->view.dk_old = b->dk_old;
+	b->view.dk_new = b->dk_new;
+	b->view.dv_old = b->dv_old;
+	b->view.dv_new = b->dv_new;
+	backward_seek(b, 0, BWD_PHASE_LOAD);
+	return b;
+
+fail:
+	backward_free(b);
+	return NULL;
+}
+
+long
+backward_steps(const struct backward *b)
+{
+	return b->sched.nsteps;
+}
+
+const struct problem *
+backward_problem(const struct backward *b)
+{
+	return b->p;
+}
+
+const struct schedule *
+backward_schedule(const struct backward *b)
+{
+	return &b->sched;
+}
+
+const struct traffic_table *
+backward_traffic(const struct backward *b)
+{
+	return &b->traffic;
+}
+
+enum backward_bug
+backward_bug(const struct backward *b)
+{
+	return b->bug;
+}
+
+const float *
+backward_dsum(const struct backward *b)
+{
+	return b->dsum;
+}
+
+const struct backward_view *
+backward_view(const struct backward *b)
+{
+	return &b->view;
+}
+
+int
+backward_step_phases(const struct backward *b, long k)
+{
+	struct schedule_tile t;
+
+	schedule_tile(&b->sched, k, &t);
+	return t.i == b->sched.tr - 1 ? BWD_PHASES : BWD_PHASES - 1;
+}
+
+/* The tile of row block i's n-th visible key block (n = j), or of key
+ * block j's n-th visible row block. */
+static void
+row_tile(const struct backward *b, int i, int n, struct schedule_tile *t)
+{
+	schedule_tile(&b->sched, schedule_step_of(&b->sched, i, n), t);
+}
+
+static void
+key_tile(const struct backward *b, int j, int n, struct schedule_tile *t)
+{
+	schedule_tile(&b->sched, schedule_step_of(&b->sched,
+	    b->sched.ibegin[j] + n, j), t);
+}
+
+int
+backward_seek(struct backward *b, long k, int phase)
+{
+	struct schedule_tile t, replay;
+	int nrow, nkey;
+
+	if (k < 0 || k >= b->sched.nsteps)
+		return -1;
+	schedule_tile(&b->sched, k, &t);
+	/* Before this tile, row block i has had its tiles (i, 0 .. j-1) and
+	 * key block j its tiles (ibegin(j) .. i-1, j). */
+	nrow = t.j;
+	nkey = t.i - b->sched.ibegin[t.j];
+
+	ck_reach(&b->rowck, t.i, nrow);
+	while (b->rowck.work_n < nrow) {
+		row_tile(b, t.i, b->rowck.work_n, &replay);
+		tile_grads(b, &replay);
+		tile_dq(b, &replay, b->rowck.work);
+		ck_advance(&b->rowck);
+	}
+	ck_reach(&b->keyck, t.j, nkey);
+	while (b->keyck.work_n < nkey) {
+		key_tile(b, t.j, b->keyck.work_n, &replay);
+		tile_grads(b, &replay);
+		tile_dkdv(b, &replay, b->keyck.work);
+		ck_advance(&b->keyck);
+	}
+	/* The target tile last, so the view's arrays hold its numbers. */
+	tile_apply(b, &t, b->rowck.work, b->keyck.work);
+	ck_advance(&b->rowck);
+	ck_advance(&b->keyck);
+	view_set(b, &t, phase);
+	return 0;
+}
+
+int
+backward_move_phase(struct backward *b, int delta)
+{
+	const struct backward_view *v = &b->view;
+	int phase = (int)v->phase + delta;
+
+	if (phase < 0)
+		return v->step == 0 ? -1 :
+		    backward_seek(b, v->step - 1, BWD_PHASE_LAST);
+	if (phase >= v->nphases)
+		return v->step + 1 >= b->sched.nsteps ? -1 :
+		    backward_seek(b, v->step + 1, BWD_PHASE_LOAD);
+	b->view.phase = (enum backward_phase)phase;
+	return 0;
+}
+
+int
+backward_run(struct backward *b, backward_step_fn fn, void *ctx,
+    const struct backward_grads *g)
+{
+	const struct problem *p = b->p;
+	struct schedule_tile t;
+	float *dq, *kv;
+	size_t d = (size_t)b->d, dv = (size_t)b->dv, bc = (size_t)b->bc;
+	long k;
+	int c, rc = 0;
+
+	/* dQ accumulates across key blocks: the whole (Tq, d) of it, in the
+	 * caller's array when there is one.  kv is the key block's state. */
+	dq = g != NULL && g->dq != NULL ? g->dq :
+	    calloc((size_t)p->tq * d + 1, sizeof *dq);
+	kv = calloc(bc * (d + dv), sizeof *kv);
+	if (dq == NULL || kv == NULL) {
+		rc = -1;
+		goto done;
+	}
+	memset(dq, 0, (size_t)p->tq * d * sizeof *dq);
+	if (g != NULL && g->dk != NULL)
+		memset(g->dk, 0, (size_t)p->tk * d * sizeof *g->dk);
+	if (g != NULL && g->dv != NULL)
+		memset(g->dv, 0, (size_t)p->tk * dv * sizeof *g->dv);
+	if (g != NULL && g->ds != NULL)		/* skipped tiles: all masked */
+		memset(g->ds, 0, (size_t)p->tq * p->tk * sizeof *g->ds);
+
+	for (k = 0; k < b->sched.nsteps; k++) {
+		schedule_tile(&b->sched, k, &t);
+		if (t.first_in_outer)
+			memset(kv, 0, bc * (d + dv) * sizeof *kv);
+		tile_apply(b, &t, dq + (size_t)t.r0 * d, kv);
+		/* The run passes every checkpoint position: keep them, so
+		 * that the first seeks after it are cheap. */
+		ck_save(&b->rowck, t.i, t.j + 1, dq + (size_t)t.r0 * d,
+		    (size_t)(t.r1 - t.r0) * d);
+		ck_save(&b->keyck, t.j, t.i - b->sched.ibegin[t.j] + 1, kv,
+		    bc * (d + dv));
+		if (g != NULL && g->ds != NULL)
+			for (c = 0; c < t.r1 - t.r0; c++)
+				memcpy(g->ds + (size_t)(t.r0 + c) * p->tk + t.c0,
+				    b->ds + (size_t)c * (t.c1 - t.c0),
+				    (size_t)(t.c1 - t.c0) * sizeof *g->ds);
+		if (t.i == b->sched.tr - 1) {	/* WRITE dK_j, dV_j */
+			if (g != NULL && g->dk != NULL)
+				memcpy(g->dk + (size_t)t.c0 * d, kv,
+				    (size_t)(t.c1 - t.c0) * d * sizeof *kv);
+			if (g != NULL && g->dv != NULL)
+				memcpy(g->dv + (size_t)t.c0 * dv, kv + bc * d,
+				    (size_t)(t.c1 - t.c0) * dv * sizeof *kv);
+		}
+		if (fn != NULL) {
+			view_set(b, &t, BWD_PHASE_LAST);
+			rc = fn(&b->view, ctx);
+			if (rc != 0)
+				break;
+		}
+	}
+	if (fn == NULL && b->sched.nsteps > 0)
+		view_set(b, &t, BWD_PHASE_LAST);
+done:
+	if (g == NULL || dq != g->dq)
+		free(dq);
+	free(kv);
+	return rc;
+}

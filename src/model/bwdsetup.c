@@ -1,0 +1,120 @@
+/* bwdsetup.c - dO, the forward's results, the backward, its files. */
+#include "config.h"
+
+#include "bwdsetup.h"
+#include "npy.h"
+#include "util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The gradient files of o, with their option names. */
+struct gradfile {
+	const char *option, *path;
+};
+
+static void
+gradfiles(const struct options *o, struct gradfile f[4])
+{
+	f[0] = (struct gradfile){ "--grad-q", o->grad_q };
+	f[1] = (struct gradfile){ "--grad-k", o->grad_k };
+	f[2] = (struct gradfile){ "--grad-v", o->grad_v };
+	f[3] = (struct gradfile){ "--grad-scores", o->grad_s };
+}
+
+int
+bwdsetup_open(const struct options *o, struct setup *s, struct bwdsetup *b,
+    char *err, size_t errlen)
+{
+	const struct problem *p = &s->problem;
+	struct backward_input in;
+	struct gradfile f[4];
+	int i;
+
+	memset(b, 0, sizeof *b);
+	gradfiles(o, f);
+	for (i = 0; i < 4; i++) {
+		if (f[i].path == NULL)
+			continue;
+		if (i < 2 && p->scores_mode)
+			return util_error(err, errlen, "%s: a scores problem has "
+			    "no Q or K; its gradient is dS (--grad-scores)",
+			    f[i].option);
+		if (setup_check_writable(f[i].path, err, errlen) != 0)
+			return -1;
+	}
+	if (problem_grad_output(&o->spec, p, &b->dout, err, errlen) != 0)
+		return -1;
+	b->dout_source = o->spec.dout.path != NULL ? o->spec.dout.path :
+	    "N(0,1) from the seed";
+	b->o = util_calloc((size_t)p->tq * p->dv, sizeof(float), "O", err, errlen);
+	b->lse = util_calloc((size_t)p->tq, sizeof(float), "lse", err, errlen);
+	b->m = util_calloc((size_t)p->tq, sizeof(float), "m", err, errlen);
+	if (b->o == NULL || b->lse == NULL || b->m == NULL)
+		goto fail;
+	if (backward_forward(s->sim, b->o, b->lse, b->m) != 0) {
+		util_error(err, errlen, "the forward pass: out of memory");
+		goto fail;
+	}
+	in.o = b->o;
+	in.lse = b->lse;
+	in.m = b->m;
+	in.dout = b->dout;
+	b->bwd = backward_new(p, &o->tiling, &in, o->grad_bug, err, errlen);
+	if (b->bwd == NULL || (b->tl = timeline_new(err, errlen)) == NULL ||
+	    timeline_add(b->tl, &timeline_forward, s->sim, err, errlen) != 0 ||
+	    timeline_add(b->tl, &timeline_backward, b->bwd, err, errlen) != 0)
+		goto fail;
+	return 0;
+fail:
+	bwdsetup_close(b);
+	return -1;
+}
+
+void
+bwdsetup_close(struct bwdsetup *b)
+{
+	timeline_free(b->tl);
+	backward_free(b->bwd);
+	free(b->dout);
+	free(b->o);
+	free(b->lse);
+	free(b->m);
+	memset(b, 0, sizeof *b);
+}
+
+void
+bwdsetup_describe(FILE *f, const struct bwdsetup *b)
+{
+	const struct schedule *s = backward_schedule(b->bwd);
+	long first = timeline_first(b->tl, timeline_find(b->tl, TIMELINE_BACKWARD));
+
+	fprintf(f, "backward: key blocks outside, query blocks inside: Tc=%d x "
+	    "Tr=%d tiles, %ld steps (timeline steps %ld-%ld); bug=%s; dO %s\n",
+	    s->tc, s->tr, s->nsteps, first, first + s->nsteps - 1,
+	    backward_bug_name(backward_bug(b->bwd)), b->dout_source);
+}
+
+/*
+ * Each file whole or not at all (npy_write renames a finished temporary
+ * into place).  This is the one place that writes gradients: the shared
+ * all-or-none writer replaces the loop with one call.
+ */
+int
+bwdsetup_write(const struct options *o, const struct problem *p,
+    const struct backward_grads *g, char *err, size_t errlen)
+{
+	struct gradfile f[4];
+	const float *data[4] = { g->dq, g->dk, g->dv, g->ds };
+	long shape[4][2] = {
+		{ p->tq, p->d }, { p->tk, p->d }, { p->tk, p->dv }, { p->tq, p->tk },
+	};
+	int i;
+
+	gradfiles(o, f);
+	for (i = 0; i < 4; i++)
+		if (f[i].path != NULL && data[i] != NULL &&
+		    npy_write(f[i].path, data[i], 2, shape[i], err, errlen) != 0)
+			return -1;
+	return 0;
+}

@@ -1,0 +1,44 @@
+/*
+ * gradref.h - the gradients of attention computed the plain way, in
+ * double: the ground truth for the backward pass.
+ *
+ * The loss is L = sum(dO o O), so dO is its gradient with respect to O.
+ * For each query row r, with s = scale Q_r K^T (masked entries -inf):
+ *
+ *   P_r = softmax(s)      O_r = P_r V      D_r = dO_r . O_r
+ *   for each key c:  dP_rc = dO_r . V_c     dS_rc = P_rc (dP_rc - D_r)
+ *                    dV_c += P_rc dO_r
+ *                    dQ_r += scale dS_rc K_c     dK_c += scale dS_rc Q_r
+ *
+ * A scores problem's gradient with respect to S is dS itself (and dV).
+ * Rows that see no key contribute nothing.  It never tiles and shares no
+ * code and no rounding with backward.c; tests check it in turn against
+ * finite differences of the forward.
+ */
+#ifndef FLASHSTEP_GRADREF_H
+#define FLASHSTEP_GRADREF_H
+
+#include <stddef.h>
+
+#include "problem.h"
+
+/*
+ * dQ (Tq, d), dK (Tk, d), dV (Tk, dv) and dS (Tq, Tk), the gradient
+ * with respect to S, for the upstream gradient dout (Tq, dv).  Any output
+ * may be NULL (dQ and dK are ignored in a scores problem).  Returns 0, or -1
+ * when out of memory (err set).
+ */
+int gradref_gradients(const struct problem *p, const float *dout, double *dq,
+    double *dk, double *dv, double *ds, char *err, size_t errlen);
+
+/*
+ * The same sums over the absolute values of their terms: what rounding
+ * errors scale with (|fl(sum) - sum| <= gamma sum |terms|).  dS's terms
+ * are P |dP| and P D with |dP| = sum |dO| |V| and |D| = sum |dO| |O|;
+ * dQ's are scale |dS| |K|, dK's scale |dS| |Q|, dV's P |dO|.  Same
+ * arguments and returns as gradref_gradients.
+ */
+int gradref_magnitudes(const struct problem *p, const float *dout, double *dq,
+    double *dk, double *dv, double *ds, char *err, size_t errlen);
+
+#endif

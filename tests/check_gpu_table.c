@@ -1,0 +1,309 @@
+/*
+ * check_gpu_table.c - the kernel table (gpu/kernel.c) and the rules of
+ * the GPU half that need no GPU, so they run on every machine: names
+ * find their entries, each entry refuses what it does not take with the
+ * one message that names it, the fast kernel's tilings, --list-kernels'
+ * lines, the closeness rule's numbers, and the skip rule of the GPU
+ * tests (gpu_may_skip, FLASHSTEP_REQUIRE_GPU).
+ */
+#include "config.h"
+
+#include "testutil.h"
+#include "gpu/gpu.h"
+#include "gpu/gpucheck.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct gpu_kernel *
+kernel(const char *name)
+{
+	const struct gpu_kernel *k = gpu_kernel_find(name);
+
+	ck_assert_msg(k != NULL, "no kernel %s", name);
+	return k;
+}
+
+static void
+build(struct problem_spec *spec, struct problem *p)
+{
+	char err[256];
+
+	ck_assert_msg(problem_build(spec, p, err, sizeof err) == 0, "%s", err);
+}
+
+START_TEST(test_find)
+{
+	int i;
+
+	ck_assert_str_eq(gpu_kernel_names(), "naive, teaching, fast");
+	for (i = 0; gpu_kernels[i] != NULL; i++)
+		ck_assert(gpu_kernel_find(gpu_kernels[i]->name) == gpu_kernels[i]);
+	ck_assert(gpu_kernel_find("slow") == NULL);
+	ck_assert(gpu_kernel_find("") == NULL);
+	/* Every kernel takes bug mode none and a tiling the simulator has. */
+	for (i = 0; gpu_kernels[i] != NULL; i++) {
+		ck_assert(gpu_kernels[i]->bugs & (1u << BUG_NONE));
+		ck_assert(gpu_kernels[i]->orders & (1u << ORDER_FA2));
+		ck_assert(gpu_kernels[i]->launch != NULL || !gpu_built());
+		ck_assert(!(gpu_kernels[i]->caps & GPU_CAP_TRACE) ||
+		    gpu_kernels[i]->trace != NULL || !gpu_built());
+	}
+}
+END_TEST
+
+/* What each entry does not take is refused from the entry, naming what
+ * was asked and what it takes. */
+START_TEST(test_refusals)
+{
+	struct problem_spec spec;
+	struct problem p;
+	struct tiling t = { 128, 64, ORDER_FA2 };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	static const float s[4] = { 1, 2, 1001, 1002 }, v[4] = { 2, -1, 4, 8 };
+	char err[512];
+
+	problem_spec_init(&spec);
+	spec.tq = spec.tk = 40;
+	spec.d = spec.dv = 64;
+	spec.input = INPUTS_NORMAL;
+	build(&spec, &p);
+	/* fp32: the teaching and naive kernels take it, fast does not. */
+	ck_assert_int_eq(gpu_kernel_check(kernel("teaching"), &p, &t, &rule,
+	    GPU_TRACE, err, sizeof err), 0);
+	ck_assert_int_eq(gpu_kernel_check(kernel("naive"), &p, &t, &rule, 0,
+	    err, sizeof err), 0);
+	ck_assert_int_eq(gpu_kernel_check(kernel("fast"), &p, &t, &rule, 0, err,
+	    sizeof err), -1);
+	ck_assert_str_eq(err, "kernel fast does not take --dtype fp32 (it takes "
+	    "fp16, bf16; flashstep gpu --list-kernels)");
+	/* The naive kernel has no trace and no bug modes. */
+	ck_assert_int_eq(gpu_kernel_check(kernel("naive"), &p, &t, &rule,
+	    GPU_TRACE, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "kernel naive has no trace") != NULL &&
+	    strstr(err, "teaching, fast") != NULL, "%s", err);
+	rule.bug = BUG_NO_RESCALE;
+	ck_assert_int_eq(gpu_kernel_check(kernel("naive"), &p, &t, &rule, 0,
+	    err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "--bug no-rescale (it takes none;") != NULL,
+	    "%s", err);
+	ck_assert_int_eq(gpu_kernel_check(kernel("teaching"), &p, &t, &rule, 0,
+	    err, sizeof err), 0);
+	rule.bug = BUG_NONE;
+	problem_free(&p);
+
+	spec.dtype = DTYPE_FP16;
+	spec.dv = 32;
+	build(&spec, &p);
+	ck_assert_int_eq(gpu_kernel_check(kernel("fast"), &p, &t, &rule, 0, err,
+	    sizeof err), -1);
+	ck_assert_msg(strstr(err, "does not take d = 64, dv = 32 (it takes "
+	    "d = dv = 64, 128;") != NULL, "%s", err);
+	problem_free(&p);
+
+	/* Problems are built with a positive scale; the fast kernel's rule
+	 * stands guard for one that is not. */
+	spec.dv = 64;
+	build(&spec, &p);
+	p.scale = -1.0f;
+	ck_assert_int_eq(gpu_kernel_check(kernel("fast"), &p, &t, &rule, 0, err,
+	    sizeof err), -1);
+	ck_assert_msg(strstr(err, "--scale -1 (it takes a positive scale") !=
+	    NULL, "%s", err);
+	ck_assert_int_eq(gpu_kernel_check(kernel("teaching"), &p, &t, &rule, 0,
+	    err, sizeof err), 0);
+	problem_free(&p);
+
+	build(&spec, &p);
+	t.order = ORDER_FA1;
+	ck_assert_int_eq(gpu_kernel_check(kernel("fast"), &p, &t, &rule, 0, err,
+	    sizeof err), -1);
+	ck_assert_msg(strstr(err, "--order fa1 (it takes fa2;") != NULL, "%s",
+	    err);
+	t.order = ORDER_FA2;
+	rule.convention = CONV_NORMALIZED;
+	ck_assert_int_eq(gpu_kernel_check(kernel("fast"), &p, &t, &rule, 0, err,
+	    sizeof err), -1);
+	ck_assert_msg(strstr(err, "--convention normalized (it takes "
+	    "unnormalized;") != NULL, "%s", err);
+	rule.convention = CONV_UNNORMALIZED;
+	problem_free(&p);
+
+	tu_scores_problem(s, 1, 4, v, 1, &p);
+	ck_assert_int_eq(gpu_kernel_check(kernel("fast"), &p, &t, &rule, 0, err,
+	    sizeof err), -1);
+	ck_assert_msg(strstr(err, "does not take a scores problem") != NULL,
+	    "%s", err);
+	ck_assert_int_eq(gpu_kernel_check(kernel("teaching"), &p, &t, &rule,
+	    GPU_TRACE, err, sizeof err), 0);
+	problem_free(&p);
+}
+END_TEST
+
+/* The fast kernel's tilings (its variants, compiled in fast.cu), or the
+ * stub's one answer. */
+START_TEST(test_tilings)
+{
+	struct tiling t = { 7, 9, ORDER_FA1 };
+	char err[512];
+
+	/* A kernel that takes any tiling leaves it as given. */
+	ck_assert_int_eq(gpu_kernel_tiling(kernel("teaching"), 64, 0, 0, &t,
+	    err, sizeof err), 0);
+	ck_assert(t.br == 7 && t.bc == 9 && t.order == ORDER_FA1);
+	ck_assert_int_eq(gpu_kernel_tiling(kernel("fast"), 96, 0, 0, &t, err,
+	    sizeof err), -1);
+	ck_assert_msg(strstr(err, "does not take d = 96 (it takes d = dv = 64, "
+	    "128;") != NULL, "%s", err);
+	if (!gpu_built()) {
+		ck_assert_int_eq(gpu_kernel_tiling(kernel("fast"), 64, 0, 0, &t,
+		    err, sizeof err), -1);
+		ck_assert_str_eq(err, "built without CUDA support");
+		return;
+	}
+	ck_assert_int_eq(gpu_kernel_tiling(kernel("fast"), 64, 0, 0, &t, err,
+	    sizeof err), 0);
+	ck_assert(t.br == 128 && t.bc == 64 && t.order == ORDER_FA2);
+	ck_assert_int_eq(gpu_kernel_tiling(kernel("fast"), 128, 0, 0, &t, err,
+	    sizeof err), 0);
+	ck_assert(t.br == 128 && t.bc == 32);
+	ck_assert_int_eq(gpu_kernel_tiling(kernel("fast"), 64, 64, 64, &t, err,
+	    sizeof err), 0);
+	ck_assert(t.br == 64 && t.bc == 64);
+	ck_assert_int_eq(gpu_kernel_tiling(kernel("fast"), 128, 64, 64, &t, err,
+	    sizeof err), -1);
+	ck_assert_str_eq(err, "kernel fast has no Br = 64, Bc = 64 tiling at "
+	    "d = 128 (it has Br x Bc = 128x32 (default), 128x64)");
+}
+END_TEST
+
+/* --list-kernels: the same labelled lines for every kernel. */
+START_TEST(test_describe)
+{
+	static const char *const labels[] = { "dtypes", "head sizes", "inputs",
+	    "tilings", "loop orders", "conventions", "bug modes", "trace",
+	    "arithmetic" };
+	char line[512];
+	int i, what;
+
+	for (i = 0; gpu_kernels[i] != NULL; i++) {
+		for (what = 0; gpu_kernel_describe(gpu_kernels[i], what, line,
+		    sizeof line) == 0; what++)
+			ck_assert_msg(strncmp(line, labels[what],
+			    strlen(labels[what])) == 0, "%s", line);
+		ck_assert_int_eq(what, 9);
+	}
+	ck_assert_int_eq(gpu_kernel_describe(kernel("fast"), 0, line,
+	    sizeof line), 0);
+	ck_assert_str_eq(line, "dtypes       fp16, bf16");
+	ck_assert_int_eq(gpu_kernel_describe(kernel("teaching"), 6, line,
+	    sizeof line), 0);
+	ck_assert_str_eq(line, "bug modes    none, numerator-only, "
+	    "denominator-only, no-rescale, forget-old-denominator");
+}
+END_TEST
+
+/* The closeness rule's numbers (gpucheck.h) and its one test. */
+START_TEST(test_rule)
+{
+	struct gpucheck_tol tol;
+	struct problem_spec spec;
+	struct problem p;
+
+	gpucheck_tol_set(&tol, DTYPE_FP32, 0.0, 2.0);
+	ck_assert(tol.rtol == 1e-4 && tol.rtol_acc == 1e-4);
+	ck_assert(gpucheck_atol_acc(&tol, 3.0) == 1e-4 * 2.0 * 3.0);
+	ck_assert(gpucheck_close(&tol, 1.0 + 1.9e-4, 1.0));
+	ck_assert(!gpucheck_close(&tol, 1.0 + 2.1e-4, 1.0));
+	ck_assert(gpucheck_close(&tol, -INFINITY, -INFINITY));
+	ck_assert(!gpucheck_close(&tol, NAN, NAN));
+	gpucheck_tol_set(&tol, DTYPE_BF16, 1e-5, 1.0);
+	ck_assert(tol.rtol == 1e-4 + 2e-5 && tol.rtol_acc == 0x1p-7 + 2e-5);
+	ck_assert(gpucheck_tensor_delta(128, 16.0) ==
+	    (9.0 * 128 / 8 + 8) * 0x1p-24 * 16.0 + 0x1p-20);
+
+	/* delta from the kernel's arithmetic: 0 in the simulator's order. */
+	problem_spec_init(&spec);
+	spec.tq = spec.tk = 8;
+	spec.d = spec.dv = 64;
+	spec.dtype = DTYPE_FP16;
+	spec.input = INPUTS_NORMAL;
+	build(&spec, &p);
+	gpucheck_tolerance(kernel("teaching"), &p, &tol);
+	ck_assert(tol.delta == 0.0 && tol.vmax > 0.0);
+	ck_assert(tol.rtol_acc == 0x1p-10);
+	gpucheck_tolerance(kernel("fast"), &p, &tol);
+	ck_assert(tol.delta > 0x1p-20 && tol.rtol == 1e-4 + 2.0 * tol.delta);
+	problem_free(&p);
+}
+END_TEST
+
+/* The GPU tests' skip rule. */
+START_TEST(test_may_skip)
+{
+	unsetenv("FLASHSTEP_REQUIRE_GPU");
+	ck_assert(!gpu_required());
+	ck_assert(gpu_may_skip(GPU_NOT_BUILT));
+	ck_assert(gpu_may_skip(GPU_NO_DRIVER));
+	ck_assert(gpu_may_skip(GPU_NO_DEVICE));
+	ck_assert(!gpu_may_skip(GPU_BAD_DRIVER));
+	setenv("FLASHSTEP_REQUIRE_GPU", "0", 1);
+	ck_assert(!gpu_required());
+	ck_assert(gpu_may_skip(GPU_NO_DEVICE));
+	setenv("FLASHSTEP_REQUIRE_GPU", "1", 1);
+	ck_assert(gpu_required());
+	ck_assert(!gpu_may_skip(GPU_NOT_BUILT));
+	ck_assert(!gpu_may_skip(GPU_NO_DRIVER));
+	ck_assert(!gpu_may_skip(GPU_NO_DEVICE));
+	unsetenv("FLASHSTEP_REQUIRE_GPU");
+}
+END_TEST
+
+/* gpu_run refuses before it needs a device: bad arguments first. */
+START_TEST(test_run_refusals)
+{
+	struct problem_spec spec;
+	struct problem p;
+	struct gpu_result res;
+	struct tiling t = { 8, 8, ORDER_FA2 };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	char err[512];
+
+	problem_spec_init(&spec);
+	spec.tq = spec.tk = 16;
+	spec.d = spec.dv = 8;
+	spec.input = INPUTS_NORMAL;
+	build(&spec, &p);
+	ck_assert_int_eq(gpu_run(kernel("teaching"), &p, 1, &t, &rule,
+	    GPU_TEST_NO_RESCALE, 0, &res, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "ask for the trace too") != NULL, "%s", err);
+	ck_assert_int_eq(gpu_run(kernel("teaching"), &p, 0, &t, &rule, 0, 0,
+	    &res, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "one launch takes 1 to 65535") != NULL, "%s",
+	    err);
+	ck_assert_int_eq(gpu_run(kernel("fast"), &p, 1, &t, &rule, 0, 0, &res,
+	    err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "kernel fast does not take") != NULL, "%s",
+	    err);
+	ck_assert(res.o == NULL);
+	problem_free(&p);
+}
+END_TEST
+
+Suite *
+test_suite(void)
+{
+	Suite *s = suite_create("gpu_table");
+	TCase *tc = tcase_create("kernel table");
+
+	tcase_add_test(tc, test_find);
+	tcase_add_test(tc, test_refusals);
+	tcase_add_test(tc, test_tilings);
+	tcase_add_test(tc, test_describe);
+	tcase_add_test(tc, test_rule);
+	tcase_add_test(tc, test_may_skip);
+	tcase_add_test(tc, test_run_refusals);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,121 @@
+#!/bin/sh
+# gpu_planted.sh - shows that tests/check_gpu catches a teaching kernel
+# that no longer does the simulator's operations in its order.  Not part
+# of make check: it needs a GPU, and builds the kernel once per plant.
+#
+#   tests/gpu_planted.sh [TREE]
+#
+# On the GPU host, from the project's root:
+#   . .gpu-deps/device-env.sh && ./bootstrap && tests/gpu_planted.sh
+#
+# TREE (default: the tree this script is in) must be bootstrapped and
+# configured in place (./bootstrap, as for make check), with nvcc found.
+# The script copies it once (sources and build, not .git or .gpu-deps:
+# about 25 MB under TMPDIR, removed at the end), then for each plant
+# copies that copy, changes gpu/teach.cu with sed, rebuilds check_gpu
+# (only the teaching kernel and the links are redone: about 10 s each)
+# and runs it with FLASHSTEP_REQUIRE_GPU=1, so a missing GPU fails
+# rather than skips.  The tree as it is must pass; every plant must fail in its
+# tests (a plant that fails to apply or to build counts as not shown).
+# It prints a verdict table and exits 0 when every plant was caught.
+#
+# Plants (gpu/teach.cu):
+#   d-loop reversed  the score sum over x runs from d-1 down to 0
+#   fma in scores    the score sum fused: s = fmaf(q, k, s)
+#   __expf           expf replaced by the fast approximation __expf
+#   alpha __expf     only alpha's expf replaced
+set -u
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+src=$(cd "${1:-$here}" && pwd) || exit 2
+jobs=$(nproc 2>/dev/null || echo 4)
+if [ ! -f "$src/config.status" ] || [ ! -f "$src/gpu/teach.cu" ]; then
+	echo "gpu_planted: $src is not a configured flashstep tree" \
+	    "(run ./bootstrap there first)" >&2
+	exit 2
+fi
+if ! grep -q '^#define HAVE_CUDA 1' "$src/config.h"; then
+	echo "gpu_planted: $src was configured without CUDA (no nvcc)" >&2
+	exit 2
+fi
+work=$(mktemp -d "${TMPDIR:-/tmp}/gpu_planted.XXXXXX") || exit 2
+trap 'rm -rf "$work"' EXIT INT TERM
+
+# A copy that keeps every file's time, so make rebuilds only what a
+# plant touches and never reruns autotools.
+base="$work/base"
+mkdir "$base" && tar -C "$src" --exclude=./.git --exclude=./.gpu-deps -cf - . |
+    tar -C "$base" -xf - || exit 2
+if ! (cd "$base" && make -j"$jobs" tests/check_gpu) >"$work/base.log" 2>&1; then
+	echo "gpu_planted: the tree does not build:" >&2
+	tail -20 "$work/base.log" >&2
+	exit 2
+fi
+
+# plant NAME SED: the copy's teach.cu changed by SED (must change it).
+plant() {
+	name=$1
+	expr=$2
+	dir="$work/$(echo "$name" | tr -c 'a-zA-Z0-9\n' '_')"
+	log="$dir.log"
+	cp -a "$base" "$dir"
+	verdict=
+	if [ -n "$expr" ]; then
+		sed "$expr" "$base/gpu/teach.cu" >"$dir/gpu/teach.cu"
+		if cmp -s "$base/gpu/teach.cu" "$dir/gpu/teach.cu"; then
+			verdict="NOT APPLIED"
+		fi
+	fi
+	build=ok
+	if [ -z "$verdict" ] &&
+	    ! (cd "$dir" && make -j"$jobs" tests/check_gpu) >"$log" 2>&1; then
+		build=FAILED
+		verdict="NOT BUILT"
+	fi
+	rc=-
+	failed=-
+	if [ -z "$verdict" ]; then
+		(cd "$dir" && FLASHSTEP_REQUIRE_GPU=1 ./tests/check_gpu) \
+		    >>"$log" 2>&1
+		rc=$?
+		# check's failure lines: file:line:F:case:test_name:0: message
+		failed=$(sed -n 's/^[^:]*:[0-9]*:[FE]:[^:]*:\([a-z_0-9]*\):.*/\1/p' \
+		    "$log" | sort -u | tr '\n' ' ')
+		[ -n "$failed" ] || failed=-
+		if grep -q "no kernel can run" "$log"; then
+			verdict="NO GPU"
+		elif [ -z "$expr" ]; then
+			[ $rc -eq 0 ] && verdict=passes || verdict="FAILS"
+		elif [ $rc -ne 0 ] && [ "$failed" != - ]; then
+			verdict=caught
+		else
+			verdict=MISSED
+		fi
+	fi
+	printf '%-18s %-7s %-4s %-9s %s\n' "$name" "$build" "$rc" "$verdict" \
+	    "$failed"
+	echo "$name|$verdict" >>"$work/verdicts"
+	case "$verdict" in
+	passes | caught) ;;
+	*) sed 's/^/    | /' "$log" | tail -15 ;;
+	esac
+	rm -rf "$dir"
+}
+
+printf '%-18s %-7s %-4s %-9s %s\n' "plant" "build" "exit" "verdict" \
+    "failed tests"
+plant "(none)" ""
+plant "d-loop reversed" \
+    's/for (x = 0; x < P\.d; x++)$/for (x = P.d - 1; x >= 0; x--)/'
+plant "fma in scores" \
+    's/s += T\.q\[r \* P\.d + x\] \* T\.k\[c \* dk + x\];/s = fmaf(T.q[r * P.d + x], T.k[c * dk + x], s);/'
+plant "__expf" 's/\([^_a-z]\)expf(/\1__expf(/g'
+plant "alpha __expf" 's/expf(T\.m\[r\] - m_new)/__expf(T.m[r] - m_new)/'
+
+if [ "$(grep -c '|passes$' "$work/verdicts")" -eq 1 ] &&
+    [ "$(grep -c '|caught$' "$work/verdicts")" -eq 4 ]; then
+	echo "gpu_planted: the tree passes and all 4 plants are caught"
+	exit 0
+fi
+echo "gpu_planted: NOT SHOWN (see the table)"
+exit 1
