@@ -41,6 +41,7 @@
 extern "C" {
 #include "model/dtype.h"
 #include "model/online.h"
+#include "model/online_rule.h"
 #include "teach_split.h"
 }
 
@@ -178,8 +179,8 @@ split_step(const struct split_params &P, const struct split_tile &T, int r0,
 		for (c = 0; c < cols; c++)
 			rowsum += T.s[r * ds + c];
 		T.rowsum[r] = rowsum;
-		la = P.no_rescale || P.bug == BUG_NUMERATOR_ONLY ||
-		    P.bug == BUG_NO_RESCALE ? 1.0f : T.alpha[r];
+		la = !P.no_rescale && online_bug_flags(P.bug).scale_l ?
+		    T.alpha[r] : 1.0f;
 		T.l_new[r] = la * T.l[r] + rowsum;
 		if (P.dtype != DTYPE_FP32)
 			for (c = 0; c < cols; c++)
@@ -196,13 +197,13 @@ split_step(const struct split_params &P, const struct split_tile &T, int r0,
 		x = e % P.dv;
 		for (c = 0; c < cols; c++)
 			pv += T.s[r * ds + c] * T.v[c * P.dv + x];
-		aa = P.no_rescale || P.bug == BUG_DENOMINATOR_ONLY ||
-		    P.bug == BUG_NO_RESCALE ? 1.0f : T.alpha[r];
+		aa = !P.no_rescale && online_bug_flags(P.bug).scale_acc ?
+		    T.alpha[r] : 1.0f;
 		acc = T.acc[r * P.dv + x];
 		if (P.convention == CONV_UNNORMALIZED)
 			acc = aa * acc + pv;
 		else {
-			keep = P.bug == BUG_FORGET_OLD_DENOMINATOR ? aa : aa * T.l[r];
+			keep = online_bug_flags(P.bug).keep_l ? aa * T.l[r] : aa;
 			acc = T.l_new[r] > 0.0f ? (keep * acc + pv) / T.l_new[r] : 0.0f;
 		}
 		T.acc[r * P.dv + x] = acc;
