@@ -42,7 +42,7 @@
  * and alpha = 0 times an l and u that are still 0.
  *
  * Two ways to feed the loop, each with 4 or 8 warps a block (the
- * variants; decode_default picks one):
+ * variants; decode_default picks registers, 8 warps):
  *   registers  an iteration's 2 U loads are issued, then used: while a
  *              warp computes, it has nothing in flight, and other warps
  *              must cover
@@ -596,14 +596,16 @@ static const struct decode_variant decode_variants[] = {
 };
 #define DECODE_VARIANTS 5
 
-/* The default for `br` rows a block: loads straight to registers with 8
- * warps when a key costs little work (1 or 2 rows; gpu/bench/DECODE_NOTES.md
- * has the measurements), the cp.async ring when the rows' arithmetic
- * would leave an iteration's loads waiting on it. */
+/* The default for `br` rows a block: loads straight to registers, 8
+ * warps a block, measured the fastest of the four (or within 1 % of it)
+ * on every shape of gpu/bench/DECODE_NOTES.md.  The staged ring was
+ * expected to help where several rows make each key's arithmetic long;
+ * it was 11 to 23 % slower there and almost everywhere else. */
 static int
 decode_default(int br)
 {
-	return br <= 2 ? 2 : 3;
+	(void)br;
+	return 2;
 }
 
 /* The instantiation for dtype, rows a block, warps and staging. */
