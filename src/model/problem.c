@@ -163,34 +163,32 @@ per_head(const struct loaded *l, int n, const char *flag, int *per,
 
 /* Generated inputs, head by head: query head h draws its Q (and, for the
  * first head of each group, the group's K and V) from its own seed, so
- * one head gives exactly the single-head inputs. */
+ * one head gives exactly the single-head inputs.  Every kind draws Q
+ * first, so the other heads draw with Tk = 1: the same Q, without
+ * drawing a K and V nobody reads. */
 static int
 fill_heads(const struct problem_spec *spec, struct problem *p, char *err,
     size_t errlen)
 {
 	size_t nk = (size_t)p->tk * p->d, nv = (size_t)p->tk * p->dv;
-	int h, group = p->heads / p->kv_heads;
-	float *k = NULL, *v = NULL;
+	int h, g, group = p->heads / p->kv_heads;
+	float *spare;
 
-	k = util_calloc(nk, sizeof *k, "K", err, errlen);
-	v = util_calloc(nv, sizeof *v, "V", err, errlen);
-	if (k == NULL || v == NULL) {
-		free(k);
-		free(v);
+	/* the one K row and V row a head that is not first draws */
+	spare = util_calloc((size_t)p->d + (size_t)p->dv, sizeof *spare, "K",
+	    err, errlen);
+	if (spare == NULL)
 		return -1;
-	}
 	for (h = 0; h < p->heads; h++) {
+		g = h / group;
 		inputs_fill(spec->input, spec->seed + (uint64_t)h * 0x9e3779b97f4a7c15ull,
-		    p->tq, p->tk, p->d, p->dv, spec->bc > 0 ? spec->bc :
-		    PROBLEM_DEFAULT_TILE, spec->causal,
-		    p->q + (size_t)h * p->tq * p->d, k, v);
-		if (h % group == 0) {
-			memcpy(p->k + (size_t)(h / group) * nk, k, nk * sizeof *k);
-			memcpy(p->v + (size_t)(h / group) * nv, v, nv * sizeof *v);
-		}
+		    p->tq, h % group == 0 ? p->tk : 1, p->d, p->dv,
+		    spec->bc > 0 ? spec->bc : PROBLEM_DEFAULT_TILE, spec->causal,
+		    p->q + (size_t)h * p->tq * p->d,
+		    h % group == 0 ? p->k + (size_t)g * nk : spare,
+		    h % group == 0 ? p->v + (size_t)g * nv : spare + p->d);
 	}
-	free(k);
-	free(v);
+	free(spare);
 	return 0;
 }
 
