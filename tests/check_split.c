@@ -866,6 +866,84 @@ START_TEST(test_grouped_heads)
 }
 END_TEST
 
+/*
+ * The head layout, by brute force: in both loop orders, packed or not,
+ * causal or not, every visible (query row, key) pair of every head is
+ * in exactly one step's tile, each tile's rows share one K/V head (the
+ * right one for each row's query head), and the step numbers are
+ * schedule_step_of's.
+ */
+/* One layout of check_heads_schedule: see there. */
+static void
+check_layout(int heads, int kv_heads, int tq, int tk, int causal,
+    const struct tiling *t, const struct split_plan *sp)
+{
+	struct problem_spec spec;
+	struct problem p;
+	struct schedule s;
+	struct schedule_tile tile;
+	char err[256], *seen;
+	int r, c, row, group = heads / kv_heads;
+	long step;
+
+	problem_spec_init(&spec);
+	spec.heads = heads;
+	spec.kv_heads = kv_heads;
+	spec.tq = tq;
+	spec.tk = tk;
+	spec.causal = causal;
+	ck_assert(problem_build(&spec, &p, err, sizeof err) == 0);
+	ck_assert(schedule_init_split(&s, &p, t, sp, err, sizeof err) == 0);
+	ck_assert_int_eq(s.rows, problem_rows(&p));
+	seen = calloc((size_t)s.rows * tk, 1);
+	for (step = 0; step < s.nsteps; step++) {
+		schedule_tile(&s, step, &tile);
+		ck_assert_int_eq(schedule_step_of(&s, tile.i, tile.j), step);
+		for (r = tile.r0; r < tile.r1; r++) {
+			row = schedule_row_out(&s, r);
+			ck_assert_int_eq(schedule_row_pos(&s, r), row % tq);
+			ck_assert_int_eq(tile.kv_head, row / tq / group);
+			for (c = tile.c0; c < tile.c1; c++)
+				if (problem_visible(&p, row % tq, c))
+					seen[(size_t)row * tk + c]++;
+		}
+	}
+	for (row = 0; row < s.rows; row++)
+		for (c = 0; c < tk; c++)
+			ck_assert_int_eq(seen[(size_t)row * tk + c],
+			    problem_visible(&p, row % tq, c));
+	free(seen);
+	schedule_free(&s);
+	problem_free(&p);
+}
+
+/*
+ * The head layout, by brute force: in both loop orders, packed or not,
+ * causal or not, every visible (query row, key) pair of every head is
+ * in exactly one step's tile, each tile's rows belong to query heads of
+ * the tile's K/V head, and the step numbers are schedule_step_of's.
+ */
+START_TEST(test_heads_schedule)
+{
+	static const int shapes[][4] = {	/* H, G, Tq, Tk */
+		{ 4, 2, 3, 11 }, { 6, 1, 2, 5 }, { 3, 3, 5, 4 }, { 8, 2, 1, 9 },
+	};
+	struct tiling t = { 1, 2, ORDER_FA2 };
+	struct split_plan sp = { 2, MERGE_MLU, 0 };
+	int k, order, causal;
+
+	for (k = 0; k < 4; k++)
+		for (order = 0; order < 2; order++)
+			for (causal = 0; causal < 2; causal++)
+				for (sp.pack_gqa = 0; sp.pack_gqa < 2; sp.pack_gqa++)
+					for (t.br = 1; t.br <= 7; t.br += 3) {
+						t.order = order ? ORDER_FA1 : ORDER_FA2;
+						check_layout(shapes[k][0], shapes[k][1],
+						    shapes[k][2], shapes[k][3], causal, &t, &sp);
+					}
+}
+END_TEST
+
 /* The counters of a split run: each visited range writes its rows'
  * partials; the combine reads all N of every row and writes O once;
  * the runs to spread are the non-empty (row block, range) pairs. */
@@ -1046,6 +1124,7 @@ test_suite(void)
 	tcase_add_test(tc, test_combine_seek);
 	tcase_add_test(tc, test_forward_seek);
 	tcase_add_test(tc, test_grouped_heads);
+	tcase_add_test(tc, test_heads_schedule);
 	tcase_add_test(tc, test_split_traffic);
 	tcase_add_test(tc, test_options);
 	tcase_add_test(tc, test_heads_refused);
