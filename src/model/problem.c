@@ -273,11 +273,13 @@ problem_build(const struct problem_spec *spec, struct problem *p, char *err,
 		    per_head(&v, kv_heads, "--kv-heads", &p->tk, err, errlen))
 			goto fail;
 		if (s.cols != p->tk) {
-			util_error(err, errlen, "%s has %d columns but %s has %d rows "
-			    "per head (both are Tk)", s.name, s.cols, v.name, p->tk);
+			util_error(err, errlen, "%s has %d columns but %s has %d rows%s "
+			    "(both are Tk)", s.name, s.cols, v.name, p->tk,
+			    kv_heads > 1 ? " per head" : "");
 			goto fail;
 		}
-		if (agree(spec->tq, p->tq, "--tq", &s, "rows per head", err, errlen) ||
+		if (agree(spec->tq, p->tq, "--tq", &s, heads > 1 ? "rows per head" :
+		    "rows", err, errlen) ||
 		    agree(spec->tk, s.cols, "--tk", &s, "columns", err, errlen) ||
 		    agree(spec->dv, v.cols, "--dv", &v, "columns", err, errlen) ||
 		    check_finite(&s, 1, err, errlen) ||
@@ -307,9 +309,11 @@ problem_build(const struct problem_spec *spec, struct problem *p, char *err,
 		if (per_head(&q, heads, "--heads", &p->tq, err, errlen) ||
 		    per_head(&k, kv_heads, "--kv-heads", &p->tk, err, errlen))
 			goto fail;
-		if (agree(spec->tq, p->tq, "--tq", &q, "rows per head", err, errlen) ||
+		if (agree(spec->tq, p->tq, "--tq", &q, heads > 1 ? "rows per head" :
+		    "rows", err, errlen) ||
 		    agree(spec->d, q.cols, "--d", &q, "columns", err, errlen) ||
-		    agree(spec->tk, p->tk, "--tk", &k, "rows per head", err, errlen) ||
+		    agree(spec->tk, p->tk, "--tk", &k, kv_heads > 1 ? "rows per head" :
+		    "rows", err, errlen) ||
 		    agree(spec->dv, v.cols, "--dv", &v, "columns", err, errlen) ||
 		    check_finite(&q, 0, err, errlen) ||
 		    check_finite(&k, 0, err, errlen) ||
