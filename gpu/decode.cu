@@ -14,7 +14,8 @@
  * - Split-KV: one block per (batch, K/V head, row chunk, key range), as
  *   many ranges as fill the SMs (decode_pick_splits): with B G groups
  *   alone, a batch of one would leave most of 132 SMs idle.
- * - The data path: no shared memory, no tensor cores.  A warp reads 2 U
+ * - The data path: no tensor cores, and (the default) no shared memory
+ *   for K and V.  A warp reads 2 U
  *   consecutive keys an iteration (U = 4 for up to 4 rows): half-warp h
  *   takes keys base + 2u + h, and lane c of a half holds dims 8c .. 8c+7
  *   of them, one 16-byte load each of K and V, all 2 U loads issued
@@ -35,8 +36,7 @@
  *   then merged left to right, and writes O and lse: no second launch.
  *   With one range the block writes O directly.
  *
- * m is kept in base-2 units while the keys stream (one FFMA-free exp2 a
- * score) and turned into natural units (m ln 2) before the merges, which
+ * m is kept in base-2 units while the keys stream (one exp2 a score) and turned into natural units (m ln 2) before the merges, which
  * are merge.h's own, in natural units.  A row that has seen only masked
  * keys has m = -inf: its exponent base is taken as 0 so p = 2^-inf = 0
  * and alpha = 0 times an l and u that are still 0.
@@ -48,7 +48,9 @@
  *              must cover
  *   staged     a ring of DECODE_STAGES iterations in shared memory filled
  *              by cp.async: the next iterations' bytes are in flight while
- *              this one is computed, holding no registers
+ *              this one is computed, holding no registers.  Measured 11 to
+ *              23 % slower (gpu/bench/DECODE_NOTES.md); kept to measure
+ *              against.
  *
  * version 2: the staged path; the split counters at a fixed place in the
  * workspace (version 1 kept them after the partials, where a call of
