@@ -30,6 +30,11 @@ gpu_libfsgpu_a_SOURCES = $(GPU_HDRS) $(GPU_C) gpu/gpu_stub.c
 endif
 EXTRA_DIST += gpu/gpu_stub.c $(GPU_CU) gpu/bench/bench_fast.cu \
 	gpu/bench/vs_torch.py gpu/bench/bwd_vs_torch.py gpu/bench/device_check.sh
+# Split-KV and decoding, standalone until they join the kernel table.
+EXTRA_DIST += gpu/teach_split.cu gpu/teach_split.h gpu/decode.cu gpu/decode.h \
+	gpu/bench/split_check.c gpu/bench/decode_vs_torch.py \
+	gpu/bench/DECODE_NOTES.md gpu/bench/decode-h200-df8fa25.txt \
+	gpu/bench/split-check-h200-df8fa25.txt
 
 # Host code that nvcc compiles is C++ (guarded statics of the kernel
 # registration, an exception personality): it needs libstdc++ when gcc

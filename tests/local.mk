@@ -14,6 +14,7 @@ CORE_CHECKS = \
 	tests/check_problem \
 	tests/check_schedule \
 	tests/check_sim \
+	tests/check_split \
 	tests/check_trace \
 	tests/check_timeline \
 	tests/check_traffic
@@ -39,6 +40,8 @@ tests_check_schedule_SOURCES = tests/check_schedule.c $(TESTUTIL)
 tests_check_schedule_LDADD = $(CHECK_LDADD)
 tests_check_sim_SOURCES = tests/check_sim.c $(TESTUTIL)
 tests_check_sim_LDADD = $(CHECK_LDADD)
+tests_check_split_SOURCES = tests/check_split.c $(TESTUTIL)
+tests_check_split_LDADD = $(CHECK_LDADD)
 tests_check_trace_SOURCES = tests/check_trace.c $(TESTUTIL)
 tests_check_trace_LDADD = $(CHECK_LDADD)
 tests_check_traffic_SOURCES = tests/check_traffic.c $(TESTUTIL)

@@ -7,6 +7,7 @@
 
 #include "cmd.h"
 #include "model/bwdsetup.h"
+#include "model/combine.h"
 #include "model/compare.h"
 #include "model/gradref.h"
 #include "model/reference.h"
@@ -28,9 +29,41 @@ static const char run_usage[] =
     "Br = Bc = 4, ramp inputs).  --backward runs FlashAttention 2's backward\n"
     "pass after it and compares dQ, dK and dV with the double-precision\n"
     "gradients, with its counters beside standard attention's backward.\n"
+    "\n"
+    "With --splits N each row block's keys run as N ranges whose partial\n"
+    "states a combine merges; run then also prints how far the split result\n"
+    "lies from the unsplit one (and the bound float32 rounding allows), the\n"
+    "partials' round trip through HBM, and the parallel runs splitting gives\n"
+    "a GPU.  With --heads and --kv-heads it runs grouped heads and prints the\n"
+    "K/V bytes packing (--pack-gqa) saves.\n"
     "\n";
 
-#define RUN_GROUPS (OPT_PROBLEM | OPT_OUTFILES | OPT_BACKWARD)
+#define RUN_GROUPS (OPT_PROBLEM | OPT_OUTFILES | OPT_BACKWARD | OPT_SPLIT)
+
+/* The SM count the parallelism figures assume: an H100 or H200 SXM. */
+#define RUN_DEFAULT_SMS 132
+
+struct run_args {
+	int sms;
+};
+
+static int
+set_sms(void *ctx, const char *v, char *err, size_t errlen)
+{
+	long x;
+
+	if (options_int("sms", v, 1, 100000, &x, err, errlen) != 0)
+		return -1;
+	((struct run_args *)ctx)->sms = (int)x;
+	return 0;
+}
+
+static const struct options_entry run_entries[] = {
+	{ "sms", "N", "SMs the parallelism figures assume (default 132, "
+	    "as on an H100 or H200)", set_sms },
+	{ NULL, NULL, NULL, NULL },
+};
+
 
 /* One counter, tiled beside standard; `bytes` prints them as sizes. */
 static void
@@ -147,23 +180,214 @@ done:
 	return rc;
 }
 
+/* The double reference, head by head. */
+static int
+run_reference(const struct problem *p, double *o, double *lse, char *err,
+    size_t errlen)
+{
+	struct problem one;
+	int h, heads = p->heads > 0 ? p->heads : 1;
+
+	for (h = 0; h < heads; h++) {
+		problem_head(p, h, &one);
+		if (reference_attention(&one, o + (size_t)h * p->tq * p->dv,
+		    lse + (size_t)h * p->tq, err, errlen) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The traffic of schedule s over p, with its own table. */
+static int
+run_schedule_traffic(const struct problem *p, const struct tiling *t,
+    const struct split_plan *sp, int sms, struct traffic *total,
+    struct traffic_parallel *par, char *err, size_t errlen)
+{
+	struct schedule s;
+	struct traffic_table tt;
+
+	if (schedule_init_split(&s, p, t, sp, err, errlen) != 0)
+		return -1;
+	if (traffic_init(&tt, p, &s, err, errlen) != 0) {
+		schedule_free(&s);
+		return -1;
+	}
+	*total = tt.total;
+	traffic_parallel(&s, sms, par);
+	traffic_free(&tt);
+	schedule_free(&s);
+	return 0;
+}
+
+/* Percent of SMs busy in the waves of par. */
+static double
+run_busy(const struct traffic_parallel *par)
+{
+	return par->waves > 0 ? 100.0 * (double)par->runs /
+	    ((double)par->waves * par->sms) : 0.0;
+}
+
+/*
+ * Split-KV: the result against the unsplit run's and the bound rounding
+ * allows, the partials' round trip, and the parallel runs it buys.
+ */
+static int
+run_split_report(const struct options *o, const struct setup *s,
+    const struct combine *comb, const float *out, const float *lse,
+    const double *ref, int sms, char *err, size_t errlen)
+{
+	const struct problem *p = &s->problem;
+	const struct schedule *sc = sim_schedule(s->sim);
+	struct split_plan one = o->split;
+	struct combine_bounds bound;
+	struct compare_result c_o, c_l, r1, rn;
+	struct traffic t1, tn, ct;
+	struct traffic_parallel par1, parn;
+	struct sim *sim1;
+	size_t rows = (size_t)problem_rows(p);
+	float *o1 = NULL, *l1 = NULL;
+	double *d1 = NULL, *dl1 = NULL;
+	char b1[32], b2[32], b3[32], b4[32];
+	int rc = -1;
+	size_t x;
+
+	one.splits = 1;
+	sim1 = sim_new_split(p, &o->tiling, &one, &o->rule, err, errlen);
+	o1 = util_calloc(rows * (size_t)p->dv, sizeof *o1, "O", err, errlen);
+	l1 = util_calloc(rows, sizeof *l1, "lse", err, errlen);
+	d1 = util_calloc(rows * (size_t)p->dv, sizeof *d1, "O", err, errlen);
+	dl1 = util_calloc(rows, sizeof *dl1, "lse", err, errlen);
+	if (sim1 == NULL || o1 == NULL || l1 == NULL || d1 == NULL || dl1 == NULL)
+		goto done;
+	if (sim_run(sim1, NULL, NULL, o1, l1) != 0) {
+		util_error(err, errlen, "out of memory");
+		goto done;
+	}
+	for (x = 0; x < rows * (size_t)p->dv; x++)
+		d1[x] = o1[x];
+	for (x = 0; x < rows; x++)
+		dl1[x] = l1[x];
+	compare_arrays(out, d1, (long)(rows * (size_t)p->dv), 0, 0, &c_o);
+	compare_arrays(lse, dl1, (long)rows, 0, 0, &c_l);
+	compare_arrays(o1, ref, (long)(rows * (size_t)p->dv), 0, 0, &r1);
+	compare_arrays(out, ref, (long)(rows * (size_t)p->dv), 0, 0, &rn);
+	combine_bound(comb, &bound);
+
+	printf("\nsplit-KV: %d key ranges per row block, partials as %s, merged "
+	    "%s (%d merges a row block)%s%s\n", sc->splits,
+	    sc->partials == MERGE_MLU ? "(m, l, u)" : "(o, lse)",
+	    combine_order_name(o->combine.order),
+	    combine_merges(comb), o->combine.bug != MERGE_BUG_NONE ?
+	    ", merge bug " : "", o->combine.bug != MERGE_BUG_NONE ?
+	    combine_bug_name(o->combine.bug) : "");
+	printf("  O split vs unsplit: max abs %.3g (float32 rounding allows "
+	    "%.3g)\n", c_o.max_abs, bound.o);
+	printf("  lse split vs unsplit: max abs %.3g (allowed %.3g)\n",
+	    c_l.max_abs, bound.lse);
+	if (c_o.max_abs > bound.o || c_l.max_abs > bound.lse)
+		printf("  beyond what rounding allows: a bug mode (--merge-bug, "
+		    "--bug) changed the result\n");
+	else
+		printf("  %s: the same terms summed in another order round "
+		    "differently\n", c_o.max_abs == 0 && c_l.max_abs == 0 ?
+		    "bit for bit the same here, though it need not be" :
+		    "within rounding, not bit for bit the same");
+	printf("  O against the double reference: split max abs %.3g, unsplit "
+	    "%.3g\n", rn.max_abs, r1.max_abs);
+
+	traffic_upto(sim_traffic(s->sim), sim_steps(s->sim) - 1, &tn);
+	combine_traffic(comb, &ct);
+	printf("  partials' round trip through HBM: %s written by the forward, "
+	    "%s read back\n  by the combine (%s a row each, float32); the "
+	    "combine writes O and lse, %s\n",
+	    util_bytes((double)tn.partials, b1, sizeof b1),
+	    util_bytes((double)ct.hbm_read, b2, sizeof b2),
+	    util_bytes((double)traffic_partial_bytes(sc->partials, p->dv), b3,
+	    sizeof b3), util_bytes((double)ct.hbm_write, b4, sizeof b4));
+	if (run_schedule_traffic(p, &o->tiling, &one, sms, &t1, &par1, err,
+	    errlen) != 0)
+		goto done;
+	traffic_parallel(sc, sms, &parn);
+	printf("  HBM in all: %s split (forward and combine), %s unsplit\n",
+	    util_bytes((double)(tn.hbm_read + tn.hbm_write + ct.hbm_read +
+	    ct.hbm_write), b1, sizeof b1),
+	    util_bytes((double)(t1.hbm_read + t1.hbm_write), b2, sizeof b2));
+	printf("  what it buys, on %d SMs (an assumption: --sms; 132 is an "
+	    "H100 or H200 SXM):\n", sms);
+	printf("    runs to spread (one per row block, or per row block and "
+	    "range): %ld, unsplit %ld\n", parn.runs, par1.runs);
+	printf("    waves %ld, %.0f%% of SMs busy; unsplit %ld, %.0f%%\n",
+	    parn.waves, run_busy(&parn), par1.waves, run_busy(&par1));
+	printf("    longest run %ld tiles, unsplit %ld; at one tile a step per "
+	    "SM, at least\n    %ld steps, unsplit %ld (%.1fx fewer), plus %d "
+	    "merges a row block\n", parn.longest, par1.longest, parn.span,
+	    par1.span, parn.span > 0 ? (double)par1.span / parn.span : 0.0,
+	    combine_merges(comb));
+	rc = 0;
+done:
+	sim_free(sim1);
+	free(o1);
+	free(l1);
+	free(d1);
+	free(dl1);
+	return rc;
+}
+
+/* Grouped heads: the K/V bytes read with and without packing. */
+static int
+run_heads_report(const struct options *o, const struct setup *s, int sms,
+    char *err, size_t errlen)
+{
+	const struct problem *p = &s->problem;
+	const struct schedule *sc = sim_schedule(s->sim);
+	struct split_plan other = o->split;
+	struct traffic mine, alt;
+	struct traffic_parallel par, apar;
+	char b1[32], b2[32];
+
+	other.pack_gqa = !sc->pack;
+	if (run_schedule_traffic(p, &o->tiling, &o->split, sms, &mine, &par,
+	    err, errlen) != 0 ||
+	    run_schedule_traffic(p, &o->tiling, &other, sms, &alt, &apar, err,
+	    errlen) != 0)
+		return -1;
+	printf("\ngrouped heads: H=%d query heads read G=%d K/V heads (%d "
+	    "each)\n", sc->heads, sc->kv_heads, sc->group);
+	printf("  K and V read: %s %s, %s %s: packing reads %.2fx less\n",
+	    util_bytes((double)mine.kv_read, b1, sizeof b1),
+	    sc->pack ? "packed" : "unpacked",
+	    util_bytes((double)alt.kv_read, b2, sizeof b2),
+	    sc->pack ? "unpacked" : "with --pack-gqa",
+	    sc->pack ? (mine.kv_read > 0 ? (double)alt.kv_read / mine.kv_read : 0) :
+	    (alt.kv_read > 0 ? (double)mine.kv_read / alt.kv_read : 0));
+	printf("  runs to spread over %d SMs: %ld %s, %ld %s\n", sms, par.runs,
+	    sc->pack ? "packed" : "unpacked", apar.runs,
+	    sc->pack ? "unpacked" : "packed");
+	if (sc->group == 1)
+		printf("  (with one query head per K/V head packing changes "
+		    "nothing)\n");
+	return 0;
+}
+
 int
 cmd_run(int argc, char **argv)
 {
+	struct run_args a = { RUN_DEFAULT_SMS };
 	struct options o;
 	struct setup s;
 	struct bwdsetup b;
+	struct combine *comb = NULL;
 	struct compare_result co, cl;
 	struct traffic tiled, standard;
 	const struct problem *p;
 	float *out = NULL, *lse = NULL;
 	double *ref = NULL, *ref_lse = NULL, t0, t_sim;
 	char err[512], buf[32], buf2[32];
-	int rc = CMD_USAGE, r, nshow;
+	int rc = CMD_USAGE, r, nshow, rows;
 
 	options_init(&o);
 	memset(&b, 0, sizeof b);
-	if (options_parse(argc, argv, 1, RUN_GROUPS, NULL, NULL, &o, err,
+	if (options_parse(argc, argv, 1, RUN_GROUPS, run_entries, &a, &o, err,
 	    sizeof err) != 0) {
 		fprintf(stderr, "flashstep run: %s\n", err);
 		options_free(&o);
@@ -171,7 +395,7 @@ cmd_run(int argc, char **argv)
 	}
 	if (o.help) {
 		fputs(run_usage, stdout);
-		options_usage(stdout, RUN_GROUPS, NULL);
+		options_usage(stdout, RUN_GROUPS, run_entries);
 		options_free(&o);
 		return CMD_OK;
 	}
@@ -186,10 +410,14 @@ cmd_run(int argc, char **argv)
 		return CMD_USAGE;
 	}
 	p = &s.problem;
-	out = util_calloc((size_t)p->tq * p->dv, sizeof *out, "O", err, sizeof err);
-	lse = util_calloc((size_t)p->tq, sizeof *lse, "lse", err, sizeof err);
-	ref = util_calloc((size_t)p->tq * p->dv, sizeof *ref, "reference", err, sizeof err);
-	ref_lse = util_calloc((size_t)p->tq, sizeof *ref_lse, "reference", err, sizeof err);
+	rows = problem_rows(p);
+	if (sim_schedule(s.sim)->splits > 1 &&
+	    (comb = combine_new(s.sim, &o.combine, err, sizeof err)) == NULL)
+		goto fail;
+	out = util_calloc((size_t)rows * p->dv, sizeof *out, "O", err, sizeof err);
+	lse = util_calloc((size_t)rows, sizeof *lse, "lse", err, sizeof err);
+	ref = util_calloc((size_t)rows * p->dv, sizeof *ref, "reference", err, sizeof err);
+	ref_lse = util_calloc((size_t)rows, sizeof *ref_lse, "reference", err, sizeof err);
 	if (out == NULL || lse == NULL || ref == NULL || ref_lse == NULL)
 		goto fail;
 
@@ -204,25 +432,34 @@ cmd_run(int argc, char **argv)
 		snprintf(err, sizeof err, "out of memory");
 		goto fail;
 	}
+	if (comb != NULL)
+		combine_run(comb, NULL, NULL, out, lse);
 	t_sim = util_now() - t0;
-	if (reference_attention(p, ref, ref_lse, err, sizeof err) != 0)
+	if (run_reference(p, ref, ref_lse, err, sizeof err) != 0)
 		goto fail;
 
 	setup_describe(stdout, s.sim);
-	setup_print_matrix("output O", out, p->tq, p->dv);
-	compare_arrays(out, ref, (long)p->tq * p->dv, 0, 0, &co);
-	compare_arrays(lse, ref_lse, p->tq, 0, 0, &cl);
+	setup_print_matrix("output O", out, rows, p->dv);
+	compare_arrays(out, ref, (long)rows * p->dv, 0, 0, &co);
+	compare_arrays(lse, ref_lse, rows, 0, 0, &cl);
 	printf("error of O against the double reference: max abs %.3g, "
 	    "max rel %.3g (relative to max |O|)\n", co.max_abs, co.max_rel);
-	nshow = p->tq < 4 ? p->tq : 4;
+	nshow = rows < 4 ? rows : 4;
 	printf("lse (first rows):");
 	for (r = 0; r < nshow; r++)
 		printf(" %.7g", (double)lse[r]);
-	printf("%s; max abs error %.3g\n", p->tq > nshow ? " ..." : "", cl.max_abs);
+	printf("%s; max abs error %.3g\n", rows > nshow ? " ..." : "", cl.max_abs);
 	printf("simulator time: %.3f s\n", t_sim);
 
 	traffic_upto(sim_traffic(s.sim), sim_steps(s.sim) - 1, &tiled);
 	tiled.onchip = sim_traffic(s.sim)->total.onchip;
+	if (comb != NULL) {
+		struct traffic ct;
+
+		combine_traffic(comb, &ct);
+		tiled.hbm_read += ct.hbm_read;
+		tiled.hbm_write += ct.hbm_write;
+	}
 	traffic_standard(p, &standard);
 	printf("\n  %-24s %14s %14s\n", "counters", "tiled", "standard");
 	print_row("HBM read", tiled.hbm_read, standard.hbm_read, 1);
@@ -239,6 +476,12 @@ cmd_run(int argc, char **argv)
 	    util_bytes((double)tiled.onchip, buf, sizeof buf),
 	    util_bytes((double)standard.stored, buf2, sizeof buf2));
 
+	if (comb != NULL && run_split_report(&o, &s, comb, out, lse, ref, a.sms,
+	    err, sizeof err) != 0)
+		goto fail;
+	if (sim_schedule(s.sim)->heads > 1 &&
+	    run_heads_report(&o, &s, a.sms, err, sizeof err) != 0)
+		goto fail;
 	if (o.backward && run_backward(&o, s.sim, &b, err, sizeof err) != 0)
 		goto fail;
 	if (setup_write_outputs(&o, p, out, lse, err, sizeof err) != 0)
@@ -254,6 +497,7 @@ done:
 	free(ref);
 	free(ref_lse);
 	bwdsetup_close(&b);
+	combine_free(comb);
 	setup_close(&s);
 	options_free(&o);
 	return rc;

@@ -24,9 +24,12 @@ static const char trace_usage[] =
     "the tile, lse and D of its rows and the norms of the dQ, dK and dV rows\n"
     "it changed (CSV: a line per query row and one per key); then dQ, dK\n"
     "and dV.\n"
+    "\n"
+    "With --splits the steps run key range by key range, then the merges\n"
+    "of the partials follow (text and JSONL; CSV has the steps only).\n"
     "\n";
 
-#define TRACE_GROUPS (OPT_PROBLEM | OPT_OUTFILES | OPT_BACKWARD)
+#define TRACE_GROUPS (OPT_PROBLEM | OPT_OUTFILES | OPT_BACKWARD | OPT_SPLIT)
 
 struct trace_args {
 	const char *format;
@@ -121,6 +124,7 @@ cmd_trace(int argc, char **argv)
 	struct options o;
 	struct setup s;
 	struct trace t;
+	struct combine *comb = NULL;
 	const struct problem *p;
 	float *out = NULL, *lse = NULL;
 	char err[512];
@@ -151,8 +155,13 @@ cmd_trace(int argc, char **argv)
 		return CMD_USAGE;
 	}
 	p = &s.problem;
-	out = util_calloc((size_t)p->tq * p->dv, sizeof *out, "O", err, sizeof err);
-	lse = util_calloc((size_t)p->tq, sizeof *lse, "lse", err, sizeof err);
+	if (sim_schedule(s.sim)->splits > 1 &&
+	    (comb = combine_new(s.sim, &o.combine, err, sizeof err)) == NULL)
+		goto fail;
+	out = util_calloc((size_t)problem_rows(p) * p->dv, sizeof *out, "O", err,
+	    sizeof err);
+	lse = util_calloc((size_t)problem_rows(p), sizeof *lse, "lse", err,
+	    sizeof err);
 	if (out == NULL || lse == NULL)
 		goto fail;
 
@@ -160,6 +169,7 @@ cmd_trace(int argc, char **argv)
 	t.f = stdout;
 	t.format = trace_format_find(a.format);
 	t.sim = s.sim;
+	t.combine = comb;
 	t.with_tiles = a.with_tiles;
 	t.with_acc = a.with_acc;
 	if (o.backward) {
@@ -167,7 +177,9 @@ cmd_trace(int argc, char **argv)
 			goto fail;
 	} else {
 		t.format->begin(&t);
-		if (sim_run(s.sim, trace_step, &t, out, lse) != 0) {
+		if (sim_run(s.sim, trace_step, &t, out, lse) != 0 ||
+		    (comb != NULL &&
+		    combine_run(comb, trace_merge, &t, out, lse) != 0)) {
 			snprintf(err, sizeof err, "writing the trace failed");
 			goto fail;
 		}
@@ -187,6 +199,7 @@ fail:
 done:
 	free(out);
 	free(lse);
+	combine_free(comb);
 	setup_close(&s);
 	options_free(&o);
 	return rc;

@@ -13,6 +13,8 @@ src_model_libmodel_a_SOURCES = \
 	src/model/online.c src/model/online.h src/model/online_rule.h \
 	src/model/traffic.c src/model/traffic.h \
 	src/model/sim.c src/model/sim.h \
+	src/model/merge.h \
+	src/model/combine.c src/model/combine.h \
 	src/model/reference.c src/model/reference.h \
 	src/model/compare.c src/model/compare.h \
 	src/model/heatmap.c src/model/heatmap.h \

@@ -255,6 +255,91 @@ static const struct options_entry problem_entries[] = {
 	{ NULL, NULL, NULL, NULL },
 };
 
+/* Split-KV and grouped heads (OPT_SPLIT). */
+
+static int
+set_splits(void *ctx, const char *v, char *err, size_t errlen)
+{
+	struct options *o = ctx;
+	long x;
+
+	if (options_int("splits", v, 1, 65536, &x, err, errlen) != 0)
+		return -1;
+	o->split.splits = (int)x;
+	return 0;
+}
+
+static int
+set_partials(void *ctx, const char *v, char *err, size_t errlen)
+{
+	struct options *o = ctx;
+
+	if (combine_form_parse(v, &o->split.partials) != 0)
+		return util_error(err, errlen, "--partials must be mlu or olse, "
+		    "not '%s'", v);
+	return 0;
+}
+
+static int
+set_merge_order(void *ctx, const char *v, char *err, size_t errlen)
+{
+	struct options *o = ctx;
+
+	if (combine_order_parse(v, &o->combine.order) != 0)
+		return util_error(err, errlen, "--merge-order must be ltr, tree or "
+		    "reverse, not '%s'", v);
+	return 0;
+}
+
+static int
+set_merge_bug(void *ctx, const char *v, char *err, size_t errlen)
+{
+	struct options *o = ctx;
+
+	if (combine_bug_parse(v, &o->combine.bug) != 0)
+		return util_error(err, errlen, "--merge-bug must be none, "
+		    "no-rescale-one, unweighted or last-max, not '%s'", v);
+	return 0;
+}
+
+static int
+set_heads(void *ctx, const char *v, char *err, size_t errlen)
+{
+	return set_size(&((struct options *)ctx)->spec.heads, "heads", v, err,
+	    errlen);
+}
+
+static int
+set_kv_heads(void *ctx, const char *v, char *err, size_t errlen)
+{
+	return set_size(&((struct options *)ctx)->spec.kv_heads, "kv-heads", v,
+	    err, errlen);
+}
+
+static int
+set_pack_gqa(void *ctx, const char *v, char *err, size_t errlen)
+{
+	return options_set_flag(&((struct options *)ctx)->split.pack_gqa, v,
+	    err, errlen);
+}
+
+static const struct options_entry split_entries[] = {
+	{ "splits", "N", "cut each row block's keys into N ranges (split-KV)",
+	    set_splits },
+	{ "partials", "FORM", "mlu|olse: ranges end in (m, l, u) or (o, lse) "
+	    "(default mlu)", set_partials },
+	{ "merge-order", "ORDER", "ltr|tree|reverse: how partials merge "
+	    "(default ltr)", set_merge_order },
+	{ "merge-bug", "NAME", "none|no-rescale-one|unweighted|last-max",
+	    set_merge_bug },
+	{ "heads", "H", "query heads (default 1)", set_heads },
+	{ "kv-heads", "G", "K/V heads, each shared by H/G query heads "
+	    "(default H)", set_kv_heads },
+	{ "pack-gqa", NULL, "pack a K/V head's query rows into one row block",
+	    set_pack_gqa },
+	{ NULL, NULL, NULL, NULL },
+};
+
 static const struct options_entry outfile_entries[] = {
 	{ "output", "O.npy", "write the output O (Tq, dv)", set_output },
 	{ "lse", "L.npy", "write the log-sum-exp (Tq)", set_lse },
@@ -328,6 +413,37 @@ find(const struct options_entry *table, const char *name, size_t len)
 	return NULL;
 }
 
+/* The split options that mean nothing without splits are refused, and
+ * unweighted (a bug of normalized partials) picks olse unless mlu was
+ * asked for. */
+static int
+split_check(struct options *o, char *err, size_t errlen)
+{
+	static const char *const need_splits[] = {
+		"partials", "merge-order", "merge-bug",
+	};
+	size_t i;
+
+	/* One of --heads and --kv-heads alone: as many of the other. */
+	if (!options_given(o, "kv-heads"))
+		o->spec.kv_heads = o->spec.heads;
+	else if (!options_given(o, "heads"))
+		o->spec.heads = o->spec.kv_heads;
+	if (o->split.splits < 2)
+		for (i = 0; i < sizeof need_splits / sizeof need_splits[0]; i++)
+			if (options_given(o, need_splits[i]))
+				return util_error(err, errlen, "--%s applies to "
+				    "split runs (give --splits 2 or more)",
+				    need_splits[i]);
+	if (o->combine.bug == MERGE_BUG_UNWEIGHTED && !options_given(o, "partials"))
+		o->split.partials = MERGE_OLSE;
+	/* The backward pass runs one head, unsplit (for now). */
+	if (o->backward && (o->split.splits > 1 || o->spec.heads > 1))
+		return util_error(err, errlen, "--backward runs one head without "
+		    "splits; drop --%s", o->split.splits > 1 ? "splits" : "heads");
+	return 0;
+}
+
 int
 options_parse(int argc, char **argv, int first, unsigned groups,
     const struct options_entry *extra, void *ctx, struct options *o,
@@ -377,6 +493,10 @@ options_parse(int argc, char **argv, int first, unsigned groups,
 			e = find(backward_entries, name, len);
 			target = o;
 		}
+		if (e == NULL && (groups & OPT_SPLIT)) {
+			e = find(split_entries, name, len);
+			target = o;
+		}
 		if (e == NULL)
 			return util_error(err, errlen, "unknown option '--%.*s' "
 			    "(see --help)", (int)len, name);
@@ -405,7 +525,7 @@ options_parse(int argc, char **argv, int first, unsigned groups,
 	if ((groups & OPT_PROBLEM) && o->rule.bug == BUG_FORGET_OLD_DENOMINATOR &&
 	    !o->convention_set)
 		o->rule.convention = CONV_NORMALIZED;
-	return 0;
+	return (groups & OPT_SPLIT) ? split_check(o, err, errlen) : 0;
 }
 
 static void
@@ -434,6 +554,10 @@ options_usage(FILE *f, unsigned groups, const struct options_entry *extra)
 	if (groups & OPT_BACKWARD) {
 		fputs("\nbackward pass:\n", f);
 		usage_table(f, backward_entries);
+	}
+	if (groups & OPT_SPLIT) {
+		fputs("\nsplit-KV and grouped-head options:\n", f);
+		usage_table(f, split_entries);
 	}
 	fputs("  -h, --help             this help\n", f);
 }

@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "backward.h"
+#include "combine.h"
 #include "online.h"
 #include "problem.h"
 #include "schedule.h"
@@ -22,6 +23,7 @@
 #define OPT_PROBLEM	0x1	/* --tq ... --dtype */
 #define OPT_OUTFILES	0x2	/* --output, --lse */
 #define OPT_BACKWARD	0x4	/* --backward, --grad-* */
+#define OPT_SPLIT	0x8	/* --splits ... --pack-gqa: split-KV, grouped heads */
 
 /* A command's own option.  set() gets the value (NULL for a flag). */
 struct options_entry {
@@ -36,6 +38,8 @@ struct options {
 	struct tiling tiling;
 	struct online_rule rule;
 	int convention_set;
+	struct split_plan split;	/* --splits, --partials, --pack-gqa */
+	struct combine_rule combine;	/* --merge-order, --merge-bug */
 	const char *output;	/* --output O.npy */
 	const char *lse;	/* --lse L.npy */
 	int backward;		/* --backward (dO is spec.dout) */

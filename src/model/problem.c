@@ -24,6 +24,8 @@ problem_spec_init(struct problem_spec *spec)
 	spec->dtype = DTYPE_FP32;
 	spec->input = INPUTS_RAMP;
 	spec->seed = 1;
+	spec->heads = 1;
+	spec->kv_heads = 1;
 }
 
 void
@@ -145,6 +147,68 @@ round_checked(enum dtype t, float *x, long n, const char *name, char *err,
 	return 0;
 }
 
+/* rows of a file that holds n heads of `what` one after another must
+ * be a multiple of n; *per gets the rows of one head. */
+static int
+per_head(const struct loaded *l, int n, const char *flag, int *per,
+    char *err, size_t errlen)
+{
+	if (l->rows % n != 0)
+		return util_error(err, errlen, "%s has %d rows, not a multiple of "
+		    "%s %d (the heads lie one after another)", l->name, l->rows,
+		    flag, n);
+	*per = l->rows / n;
+	return 0;
+}
+
+/* Generated inputs, head by head: query head h draws its Q (and, for the
+ * first head of each group, the group's K and V) from its own seed, so
+ * one head gives exactly the single-head inputs.  Every kind draws Q
+ * first, so the other heads draw with Tk = 1: the same Q, without
+ * drawing a K and V nobody reads. */
+static int
+fill_heads(const struct problem_spec *spec, struct problem *p, char *err,
+    size_t errlen)
+{
+	size_t nk = (size_t)p->tk * p->d, nv = (size_t)p->tk * p->dv;
+	int h, g, group = p->heads / p->kv_heads;
+	float *spare;
+
+	/* the one K row and V row a head that is not first draws */
+	spare = util_calloc((size_t)p->d + (size_t)p->dv, sizeof *spare, "K",
+	    err, errlen);
+	if (spare == NULL)
+		return -1;
+	for (h = 0; h < p->heads; h++) {
+		g = h / group;
+		inputs_fill(spec->input, spec->seed + (uint64_t)h * 0x9e3779b97f4a7c15ull,
+		    p->tq, h % group == 0 ? p->tk : 1, p->d, p->dv,
+		    spec->bc > 0 ? spec->bc : PROBLEM_DEFAULT_TILE, spec->causal,
+		    p->q + (size_t)h * p->tq * p->d,
+		    h % group == 0 ? p->k + (size_t)g * nk : spare,
+		    h % group == 0 ? p->v + (size_t)g * nv : spare + p->d);
+	}
+	free(spare);
+	return 0;
+}
+
+void
+problem_head(const struct problem *p, int h, struct problem *out)
+{
+	int g = h / (p->heads / p->kv_heads);
+
+	*out = *p;
+	out->heads = out->kv_heads = 1;
+	if (p->scores_mode)
+		out->s = p->s + (size_t)h * p->tq * p->tk;
+	else {
+		out->q = p->q + (size_t)h * p->tq * p->d;
+		out->k = p->k + (size_t)g * p->tk * p->d;
+		out->kt = p->kt != NULL ? p->kt + (size_t)g * p->tk * p->d : NULL;
+	}
+	out->v = p->v + (size_t)g * p->tk * p->dv;
+}
+
 static int
 check_size(const char *flag, int v, char *err, size_t errlen)
 {
@@ -158,7 +222,7 @@ problem_build(const struct problem_spec *spec, struct problem *p, char *err,
     size_t errlen)
 {
 	struct loaded q, k, v, s;
-	int files = 0, i, c;
+	int files = 0, i, c, g, heads, kv_heads;
 	uint64_t need, have;
 	char b1[32], b2[32];
 
@@ -173,6 +237,11 @@ problem_build(const struct problem_spec *spec, struct problem *p, char *err,
 	    check_size("--d", spec->d, err, errlen) != 0 ||
 	    check_size("--dv", spec->dv, err, errlen) != 0)
 		return -1;
+	heads = spec->heads > 0 ? spec->heads : 1;
+	kv_heads = spec->kv_heads > 0 ? spec->kv_heads : 1;
+	if (heads % kv_heads != 0)
+		return util_error(err, errlen, "--kv-heads %d must divide --heads %d "
+		    "(each K/V head serves H/G query heads)", kv_heads, heads);
 	if (spec->scale_set && !(isfinite(spec->scale) && spec->scale > 0))
 		return util_error(err, errlen, "--scale must be a positive finite "
 		    "number, not %g", spec->scale);
@@ -199,21 +268,24 @@ problem_build(const struct problem_spec *spec, struct problem *p, char *err,
 		goto fail;
 
 	if (s.data != NULL) {
-		/* A scores problem: S (Tq, Tk) and V (Tk, dv). */
-		if (s.cols != v.rows) {
-			util_error(err, errlen, "%s has %d columns but %s has %d rows "
-			    "(both are Tk)", s.name, s.cols, v.name, v.rows);
+		/* A scores problem: S (H Tq, Tk) and V (G Tk, dv). */
+		if (per_head(&s, heads, "--heads", &p->tq, err, errlen) ||
+		    per_head(&v, kv_heads, "--kv-heads", &p->tk, err, errlen))
+			goto fail;
+		if (s.cols != p->tk) {
+			util_error(err, errlen, "%s has %d columns but %s has %d rows%s "
+			    "(both are Tk)", s.name, s.cols, v.name, p->tk,
+			    kv_heads > 1 ? " per head" : "");
 			goto fail;
 		}
-		if (agree(spec->tq, s.rows, "--tq", &s, "rows", err, errlen) ||
+		if (agree(spec->tq, p->tq, "--tq", &s, heads > 1 ? "rows per head" :
+		    "rows", err, errlen) ||
 		    agree(spec->tk, s.cols, "--tk", &s, "columns", err, errlen) ||
 		    agree(spec->dv, v.cols, "--dv", &v, "columns", err, errlen) ||
 		    check_finite(&s, 1, err, errlen) ||
 		    check_finite(&v, 0, err, errlen))
 			goto fail;
 		p->scores_mode = 1;
-		p->tq = s.rows;
-		p->tk = s.cols;
 		p->d = 0;
 		p->dv = v.cols;
 		p->scale = 1.0f;
@@ -234,16 +306,19 @@ problem_build(const struct problem_spec *spec, struct problem *p, char *err,
 			    "(both are Tk)", k.name, k.rows, v.name, v.rows);
 			goto fail;
 		}
-		if (agree(spec->tq, q.rows, "--tq", &q, "rows", err, errlen) ||
+		if (per_head(&q, heads, "--heads", &p->tq, err, errlen) ||
+		    per_head(&k, kv_heads, "--kv-heads", &p->tk, err, errlen))
+			goto fail;
+		if (agree(spec->tq, p->tq, "--tq", &q, heads > 1 ? "rows per head" :
+		    "rows", err, errlen) ||
 		    agree(spec->d, q.cols, "--d", &q, "columns", err, errlen) ||
-		    agree(spec->tk, k.rows, "--tk", &k, "rows", err, errlen) ||
+		    agree(spec->tk, p->tk, "--tk", &k, kv_heads > 1 ? "rows per head" :
+		    "rows", err, errlen) ||
 		    agree(spec->dv, v.cols, "--dv", &v, "columns", err, errlen) ||
 		    check_finite(&q, 0, err, errlen) ||
 		    check_finite(&k, 0, err, errlen) ||
 		    check_finite(&v, 0, err, errlen))
 			goto fail;
-		p->tq = q.rows;
-		p->tk = k.rows;
 		p->d = q.cols;
 		p->dv = v.cols;
 		p->q = q.data;
@@ -257,7 +332,8 @@ problem_build(const struct problem_spec *spec, struct problem *p, char *err,
 		p->tk = spec->tk ? spec->tk : p->tq;
 		p->d = spec->d ? spec->d : PROBLEM_DEFAULT_D;
 		p->dv = spec->dv ? spec->dv : p->d;
-		need = problem_memory_needed(p->tq, p->tk, p->d, p->dv, 0);
+		need = problem_memory_needed(heads * p->tq, kv_heads * p->tk,
+		    p->d, p->dv, 0);
 		have = util_physical_memory();
 		if (have != 0 && need > have / 2) {
 			util_error(err, errlen, "problem too large: Tq=%d Tk=%d d=%d "
@@ -267,14 +343,17 @@ problem_build(const struct problem_spec *spec, struct problem *p, char *err,
 			    util_bytes((double)have, b2, sizeof b2));
 			goto fail;
 		}
-		p->q = util_calloc((size_t)p->tq * p->d, sizeof(float), "Q", err, errlen);
-		p->k = util_calloc((size_t)p->tk * p->d, sizeof(float), "K", err, errlen);
-		p->v = util_calloc((size_t)p->tk * p->dv, sizeof(float), "V", err, errlen);
-		if (p->q == NULL || p->k == NULL || p->v == NULL)
+		p->heads = heads;
+		p->kv_heads = kv_heads;
+		p->q = util_calloc((size_t)heads * p->tq * p->d, sizeof(float), "Q",
+		    err, errlen);
+		p->k = util_calloc((size_t)kv_heads * p->tk * p->d, sizeof(float), "K",
+		    err, errlen);
+		p->v = util_calloc((size_t)kv_heads * p->tk * p->dv, sizeof(float), "V",
+		    err, errlen);
+		if (p->q == NULL || p->k == NULL || p->v == NULL ||
+		    fill_heads(spec, p, err, errlen) != 0)
 			goto fail;
-		inputs_fill(spec->input, spec->seed, p->tq, p->tk, p->d, p->dv,
-		    spec->bc > 0 ? spec->bc : PROBLEM_DEFAULT_TILE, spec->causal,
-		    p->q, p->k, p->v);
 		snprintf(p->source, sizeof p->source, "%s, seed %llu",
 		    inputs_kind_name(spec->input), (unsigned long long)spec->seed);
 	}
@@ -284,26 +363,35 @@ problem_build(const struct problem_spec *spec, struct problem *p, char *err,
 		    (float)(1.0 / sqrt((double)p->d));
 	p->causal = spec->causal;
 	p->dtype = spec->dtype;
+	p->heads = heads;
+	p->kv_heads = kv_heads;
 
 	/* The narrow types round what a kernel would store: the inputs. */
 	if (p->scores_mode) {
-		if (round_checked(p->dtype, p->s, (long)p->tq * p->tk, "scores",
-		    err, errlen))
+		if (round_checked(p->dtype, p->s, (long)heads * p->tq * p->tk,
+		    "scores", err, errlen))
 			goto fail;
-	} else if (round_checked(p->dtype, p->q, (long)p->tq * p->d, "Q", err, errlen) ||
-	    round_checked(p->dtype, p->k, (long)p->tk * p->d, "K", err, errlen))
+	} else if (round_checked(p->dtype, p->q, (long)heads * p->tq * p->d, "Q",
+	    err, errlen) ||
+	    round_checked(p->dtype, p->k, (long)kv_heads * p->tk * p->d, "K",
+	    err, errlen))
 		goto fail;
-	if (round_checked(p->dtype, p->v, (long)p->tk * p->dv, "V", err, errlen))
+	if (round_checked(p->dtype, p->v, (long)kv_heads * p->tk * p->dv, "V",
+	    err, errlen))
 		goto fail;
 
 	if (!p->scores_mode) {
-		p->kt = util_calloc((size_t)p->tk * p->d, sizeof(float), "K^T",
+		size_t nk = (size_t)p->tk * p->d;
+
+		p->kt = util_calloc((size_t)kv_heads * nk, sizeof(float), "K^T",
 		    err, errlen);
 		if (p->kt == NULL)
 			goto fail;
-		for (c = 0; c < p->tk; c++)
-			for (i = 0; i < p->d; i++)
-				p->kt[(size_t)i * p->tk + c] = p->k[(size_t)c * p->d + i];
+		for (g = 0; g < kv_heads; g++)
+			for (c = 0; c < p->tk; c++)
+				for (i = 0; i < p->d; i++)
+					p->kt[g * nk + (size_t)i * p->tk + c] =
+					    p->k[g * nk + (size_t)c * p->d + i];
 	}
 	return 0;
 

@@ -13,6 +13,12 @@
  *
  * The causal mask is aligned bottom-right, as in FlashAttention 2.1 and
  * later: query r sees key c when c <= r + Tk - Tq.
+ *
+ * Grouped heads: H query heads share G K/V heads (G divides H; G = H is
+ * multi-head attention, G = 1 multi-query).  Query head h reads K/V head
+ * h / (H/G).  Q is then (H Tq, d) and K, V are (G Tk, d), (G Tk, dv),
+ * head after head; O is (H Tq, dv) and lse (H Tq).  Tq and Tk stay the
+ * sizes of one head; a mask position is a row within its head.
  */
 #ifndef FLASHSTEP_PROBLEM_H
 #define FLASHSTEP_PROBLEM_H
@@ -40,6 +46,7 @@ struct problem_spec {
 	enum inputs_kind input;
 	uint64_t seed;
 	int bc;			/* tile width, so `spike` lands in a late tile */
+	int heads, kv_heads;	/* H and G; 0 means 1 */
 	struct problem_source q, k, v, s;
 	struct problem_source dout;	/* the backward's dO (problem_grad_output) */
 };
@@ -51,8 +58,9 @@ struct problem {
 	enum dtype dtype;
 	int scores_mode;	/* S given directly; q, k, kt are NULL */
 	float *q, *k, *v, *s;	/* already rounded to dtype */
-	float *kt;		/* K transposed (d, Tk): the simulator's loops */
+	float *kt;		/* K transposed (d, Tk) per K/V head: the simulator's loops */
 	char source[96];	/* where the inputs came from, for display */
+	int heads, kv_heads;	/* H query heads sharing G K/V heads (1, 1) */
 };
 
 /* The built-in example: Tq = Tk = 16, d = 4, Br = Bc = 4, ramp, seed 1. */
@@ -84,12 +92,27 @@ void problem_free(struct problem *p);
 int problem_grad_output(const struct problem_spec *spec,
     const struct problem *p, float **out, char *err, size_t errlen);
 
-/* Does query r see key c under the mask? */
+/* Rows of Q, O and lse: H Tq. */
+static inline int
+problem_rows(const struct problem *p)
+{
+	return (p->heads > 0 ? p->heads : 1) * p->tq;
+}
+
+/* Does query r see key c under the mask?  (r is a position: a row
+ * within its head.) */
 static inline int
 problem_visible(const struct problem *p, int r, int c)
 {
 	return !p->causal || (long)c <= (long)r + p->tk - p->tq;
 }
+
+/*
+ * The single-head problem of query head h (0 <= h < H): its rows of Q
+ * (or S), the K, K^T and V of its K/V head, heads = kv_heads = 1.  The
+ * arrays are borrowed from p: never problem_free() the result.
+ */
+void problem_head(const struct problem *p, int h, struct problem *out);
 
 /* Bytes this problem would take to hold and simulate. */
 uint64_t problem_memory_needed(int tq, int tk, int d, int dv, int scores_mode);

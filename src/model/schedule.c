@@ -42,22 +42,46 @@ int
 schedule_init(struct schedule *s, const struct problem *p,
     const struct tiling *t, char *err, size_t errlen)
 {
+	return schedule_init_split(s, p, t, NULL, err, errlen);
+}
+
+int
+schedule_init_split(struct schedule *s, const struct problem *p,
+    const struct tiling *t, const struct split_plan *sp, char *err,
+    size_t errlen)
+{
+	static const struct split_plan none;
 	long shift = (long)p->tk - p->tq;	/* query r sees keys c <= r + shift */
-	int i, j, o, inner;
+	int i, j, o, inner, r0, r1;
 
 	memset(s, 0, sizeof *s);
+	if (sp == NULL)
+		sp = &none;
 	if (t->br <= 0 || t->bc <= 0)
 		return util_error(err, errlen, "tile sizes must be positive "
 		    "(Br=%d, Bc=%d)", t->br, t->bc);
+	if (sp->splits < 0)
+		return util_error(err, errlen, "splits must be positive (%d)",
+		    sp->splits);
+	s->heads = p->heads > 0 ? p->heads : 1;
+	s->kv_heads = p->kv_heads > 0 ? p->kv_heads : 1;
+	s->group = s->heads / s->kv_heads;
+	s->pack = sp->pack_gqa && s->group > 1;
+	s->nseg = s->pack ? s->kv_heads : s->heads;
+	s->seglen = s->pack ? s->group * p->tq : p->tq;
+	s->rows = s->nseg * s->seglen;
+	s->splits = sp->splits > 1 ? sp->splits : 1;
+	s->partials = sp->partials;
 	s->tq = p->tq;
 	s->tk = p->tk;
-	s->br = min_int(t->br, p->tq);
+	s->br = min_int(t->br, s->seglen);
 	s->bc = min_int(t->bc, p->tk);
-	s->tr = (p->tq + s->br - 1) / s->br;
+	s->tr_seg = (s->seglen + s->br - 1) / s->br;
+	s->tr = s->nseg * s->tr_seg;
 	s->tc = (p->tk + s->bc - 1) / s->bc;
 	s->causal = p->causal;
 	s->order = t->order;
-	s->nouter = t->order == ORDER_FA2 ? s->tr : s->tc;
+	s->nouter = t->order == ORDER_FA2 ? s->tr : s->nseg * s->tc;
 	s->jend = calloc((size_t)s->tr, sizeof *s->jend);
 	s->ibegin = calloc((size_t)s->tc, sizeof *s->ibegin);
 	s->first = calloc((size_t)s->nouter + 1, sizeof *s->first);
@@ -66,10 +90,14 @@ schedule_init(struct schedule *s, const struct problem *p,
 		return util_error(err, errlen, "schedule: out of memory");
 	}
 
-	/* Tile (i, j) is visible when its last row sees its first key. */
+	/* Tile (i, j) is visible when its last row sees its first key; the
+	 * rows of a block rise in position, so the last row sees the most.
+	 * Every segment has the same shape, so the same jend. */
 	for (i = 0; i < s->tr; i++) {
-		long last_row = min_int((i + 1) * s->br, s->tq) - 1;
-		long seen = last_row + shift;	/* last key that row sees */
+		long seen;
+
+		schedule_rows(s, i, &r0, &r1);
+		seen = schedule_row_pos(s, r1 - 1) + shift;	/* last key it sees */
 		if (!s->causal)
 			s->jend[i] = s->tc;
 		else if (seen < 0)
@@ -77,15 +105,17 @@ schedule_init(struct schedule *s, const struct problem *p,
 		else
 			s->jend[i] = (int)(seen / s->bc + 1 < s->tc ? seen / s->bc + 1 : s->tc);
 	}
-	/* jend never decreases with i, so ibegin[j] (the first row block
-	 * with jend > j) never decreases with j: one sweep finds them all. */
+	/* Within a segment jend never decreases with i, so ibegin[j] (the
+	 * first row block of a segment with jend > j, counted from the
+	 * segment's start) never decreases with j: one sweep finds them. */
 	for (i = 0, j = 0; j < s->tc; j++) {
-		while (i < s->tr && s->jend[i] <= j)
+		while (i < s->tr_seg && s->jend[i] <= j)
 			i++;
 		s->ibegin[j] = i;
 	}
 	for (o = 0; o < s->nouter; o++) {
-		inner = t->order == ORDER_FA2 ? s->jend[o] : s->tr - s->ibegin[o];
+		inner = t->order == ORDER_FA2 ? s->jend[o] :
+		    s->tr_seg - s->ibegin[o % s->tc];
 		s->first[o + 1] = s->first[o] + inner;
 	}
 	s->nsteps = s->first[s->nouter];
@@ -99,6 +129,19 @@ schedule_free(struct schedule *s)
 	free(s->ibegin);
 	free(s->first);
 	memset(s, 0, sizeof *s);
+}
+
+/* The range fields of a tile whose i and j are set. */
+static void
+schedule_split_tile(const struct schedule *s, struct schedule_tile *t)
+{
+	int j0, j1;
+
+	t->split = schedule_split_of(s, t->i, t->j);
+	schedule_split_range(s, t->i, t->split, &j0, &j1);
+	t->first_in_split = t->j == j0;
+	t->last_in_split = t->j == j1 - 1;
+	t->kv_head = schedule_kv_head(s, t->i);
 }
 
 void
@@ -122,16 +165,16 @@ schedule_tile(const struct schedule *s, long k, struct schedule_tile *out)
 		out->i = o;
 		out->j = (int)inner;
 	} else {
-		out->j = o;
-		out->i = s->ibegin[o] + (int)inner;
+		out->j = o % s->tc;
+		out->i = (o / s->tc) * s->tr_seg + s->ibegin[out->j] + (int)inner;
 	}
-	out->r0 = out->i * s->br;
-	out->r1 = min_int(out->r0 + s->br, s->tq);
+	schedule_rows(s, out->i, &out->r0, &out->r1);
 	out->c0 = out->j * s->bc;
 	out->c1 = min_int(out->c0 + s->bc, s->tk);
 	out->first_in_row = out->j == 0;
 	out->last_in_row = out->j == s->jend[out->i] - 1;
 	out->first_in_outer = inner == 0;
+	schedule_split_tile(s, out);
 }
 
 int
@@ -147,5 +190,65 @@ schedule_step_of(const struct schedule *s, int i, int j)
 		return -1;
 	if (s->order == ORDER_FA2)
 		return s->first[i] + j;
-	return s->first[j] + (i - s->ibegin[j]);
+	return s->first[(i / s->tr_seg) * s->tc + j] +
+	    (i % s->tr_seg - s->ibegin[j]);
+}
+
+void
+schedule_rows(const struct schedule *s, int i, int *r0, int *r1)
+{
+	int seg = i / s->tr_seg, start = seg * s->seglen;
+
+	*r0 = start + (i % s->tr_seg) * s->br;
+	*r1 = min_int(*r0 + s->br, start + s->seglen);
+}
+
+/* Range `split` of n key blocks cut into `splits` nearly even pieces:
+ * the first n mod splits pieces have one block more. */
+void
+schedule_split_range(const struct schedule *s, int i, int split, int *j0,
+    int *j1)
+{
+	int n = s->jend[i], base = n / s->splits, extra = n % s->splits;
+
+	*j0 = split * base + min_int(split, extra);
+	*j1 = *j0 + base + (split < extra);
+}
+
+int
+schedule_split_of(const struct schedule *s, int i, int j)
+{
+	int n = s->jend[i], base = n / s->splits, extra = n % s->splits;
+	int longer = extra * (base + 1);	/* blocks in the longer ranges */
+
+	if (j < longer)
+		return j / (base + 1);
+	return extra + (j - longer) / base;
+}
+
+int
+schedule_row_pos(const struct schedule *s, int row)
+{
+	int r = row % s->seglen;
+
+	return s->pack ? r / s->group : r;
+}
+
+int
+schedule_row_out(const struct schedule *s, int row)
+{
+	int seg = row / s->seglen, r = row % s->seglen;
+
+	if (!s->pack)
+		return row;
+	/* packed row (pos, hh) of K/V head seg is query head seg H/G + hh */
+	return (seg * s->group + r % s->group) * s->tq + r / s->group;
+}
+
+int
+schedule_kv_head(const struct schedule *s, int i)
+{
+	int seg = i / s->tr_seg;
+
+	return s->pack ? seg : seg / s->group;
 }

@@ -60,7 +60,8 @@ setup_open(const struct options *o, struct setup *s, char *err, size_t errlen)
 		return -1;
 	if (problem_build(&o->spec, &s->problem, err, errlen) != 0)
 		return -1;
-	s->sim = sim_new(&s->problem, &o->tiling, &o->rule, err, errlen);
+	s->sim = sim_new_split(&s->problem, &o->tiling, &o->split, &o->rule,
+	    err, errlen);
 	if (s->sim == NULL) {
 		problem_free(&s->problem);
 		return -1;
@@ -96,13 +97,20 @@ setup_describe(FILE *f, const struct sim *sim)
 	    s->br, s->bc, s->tr, s->tc, s->nsteps, (long)s->tr * s->tc - s->nsteps);
 	fprintf(f, "update:   convention=%s bug=%s\n",
 	    online_convention_name(r->convention), online_bug_name(r->bug));
+	if (s->heads > 1)
+		fprintf(f, "heads:    H=%d query heads share G=%d K/V heads (%d "
+		    "each)%s\n", s->heads, s->kv_heads, s->group, s->pack ?
+		    ", each group's rows packed into its row blocks" : "");
+	if (s->splits > 1)
+		fprintf(f, "split:    %d key ranges per row block, partials as %s\n",
+		    s->splits, s->partials == MERGE_MLU ? "(m, l, u)" : "(o, lse)");
 }
 
 int
 setup_write_outputs(const struct options *o, const struct problem *p,
     const float *out, const float *lse, char *err, size_t errlen)
 {
-	long shape[2] = { p->tq, p->dv };
+	long shape[2] = { problem_rows(p), p->dv };
 
 	if (o->output != NULL &&
 	    npy_write(o->output, out, 2, shape, err, errlen) != 0)

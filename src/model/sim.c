@@ -7,6 +7,12 @@
  * over the state of all rows; sim_seek() calls it over one row block's
  * state, replayed from a checkpoint.  One function for both is what makes
  * seeking exact.
+ *
+ * Split-KV changes only where a state starts and ends: at a range's first
+ * tile (schedule_tile.first_in_split) and its last, where the finalize
+ * gives the range's partial (o, lse); sim_run keeps every range's partial
+ * in a store (partials_*) for the combine.  Grouped heads change only
+ * which rows of Q and which K/V head a tile reads (schedule_row_*).
  */
 #include "config.h"
 
@@ -44,6 +50,7 @@ struct sim {
 	 */
 	float *work;
 	int work_i, work_n;
+	int work_s;		/* the key range work_i's state belongs to */
 	int ck_every, ck_per_row;
 	float **ck;
 
@@ -56,6 +63,8 @@ struct sim {
 	float *side;
 	int side_i, side_n;
 	float *side_arrays[SIM_STEP_ARRAYS];
+
+	struct sim_partials partials;	/* splits > 1: what sim_run leaves */
 };
 
 /*
@@ -130,21 +139,24 @@ tile_scores(struct sim *sim, const struct schedule_tile *t)
 	const struct problem *p = sim->p;
 	int rows = t->r1 - t->r0, cols = t->c1 - t->c0, r, c, x;
 
+	const float *kt = p->kt + (size_t)t->kv_head * p->tk * p->d;
+
 	for (r = 0; r < rows; r++) {
 		float *srow = sim->s + (size_t)r * cols;
-		int row = t->r0 + r;
+		int row = schedule_row_pos(&sim->sched, t->r0 + r);
+		size_t qrow = (size_t)schedule_row_out(&sim->sched, t->r0 + r);
 
 		if (p->scores_mode)
-			memcpy(srow, p->s + (size_t)row * p->tk + t->c0,
+			memcpy(srow, p->s + qrow * p->tk + t->c0,
 			    (size_t)cols * sizeof *srow);
 		else {
-			const float *qr = p->q + (size_t)row * p->d;
+			const float *qr = p->q + qrow * p->d;
 			memset(srow, 0, (size_t)cols * sizeof *srow);
 			/* x outermost keeps each sum in order and lets the
 			 * compiler vectorize across the keys. */
 			for (x = 0; x < p->d; x++) {
 				const float qx = qr[x];
-				const float *kx = p->kt + (size_t)x * p->tk + t->c0;
+				const float *kx = kt + (size_t)x * p->tk + t->c0;
 				for (c = 0; c < cols; c++)
 					srow[c] += qx * kx[c];
 			}
@@ -164,13 +176,14 @@ tile_pv(struct sim *sim, const struct schedule_tile *t)
 {
 	const struct problem *p = sim->p;
 	int rows = t->r1 - t->r0, cols = t->c1 - t->c0, dv = sim->dv, r, c, x;
+	const float *v = p->v + (size_t)t->kv_head * p->tk * dv;
 
 	memset(sim->pv, 0, (size_t)rows * dv * sizeof *sim->pv);
 	for (r = 0; r < rows; r++) {
 		float *pvr = sim->pv + (size_t)r * dv;
 		for (c = 0; c < cols; c++) {
 			const float pc = sim->pr[(size_t)r * cols + c];
-			const float *vc = p->v + (size_t)(t->c0 + c) * dv;
+			const float *vc = v + (size_t)(t->c0 + c) * dv;
 			for (x = 0; x < dv; x++)
 				pvr[x] += pc * vc[x];
 		}
@@ -222,7 +235,7 @@ tile_apply(struct sim *sim, const struct schedule_tile *t, float *m, float *l,
 		l[r] = online_update(&sim->rule, sim->alpha[r], l[r], sim->rowsum[r],
 		    a, sim->pv + (size_t)r * dv, dv, a);
 		m[r] = sim->m_new[r];
-		if (t->last_in_row)
+		if (t->last_in_split)
 			online_finalize(sim->rule.convention, m[r], l[r], a, dv,
 			    sim->o + (size_t)r * dv, &sim->lse[r]);
 	}
@@ -251,11 +264,93 @@ view_set(struct sim *sim, const struct schedule_tile *t, int phase)
 	v->tile = *t;
 	v->rows = t->r1 - t->r0;
 	v->cols = t->c1 - t->c0;
-	v->nphases = t->last_in_row ? SIM_PHASES : SIM_PHASES - 1;
+	v->nphases = t->last_in_split ? SIM_PHASES : SIM_PHASES - 1;
 	if (phase < 0 || phase >= v->nphases)
 		phase = v->nphases - 1;
 	v->phase = (enum sim_phase)phase;
 	traffic_at(&sim->traffic, t->step, phase_stage[phase], &v->traffic);
+}
+
+/* ---- the partials of a split run ---- */
+
+static void
+partials_free(struct sim_partials *pt)
+{
+	free(pt->m);
+	free(pt->l);
+	free(pt->lse);
+	free(pt->u);
+	free(pt->o);
+	memset(pt, 0, sizeof *pt);
+}
+
+/* A store for every (row, range) of a split sim; nothing without splits. */
+static int
+partials_alloc(struct sim *sim, char *err, size_t errlen)
+{
+	struct sim_partials *pt = &sim->partials;
+	size_t n = (size_t)sim->sched.rows * (size_t)sim->sched.splits;
+
+	pt->rows = sim->sched.rows;
+	pt->splits = sim->sched.splits;
+	pt->dv = sim->dv;
+	pt->form = sim->sched.partials;
+	if (pt->splits < 2)
+		return 0;
+	if ((pt->m = util_calloc(n, sizeof(float), "partials", err, errlen)) == NULL ||
+	    (pt->l = util_calloc(n, sizeof(float), "partials", err, errlen)) == NULL ||
+	    (pt->lse = util_calloc(n, sizeof(float), "partials", err, errlen)) == NULL ||
+	    (pt->u = util_calloc(n, (size_t)sim->dv * sizeof(float), "partials",
+	    err, errlen)) == NULL ||
+	    (pt->o = util_calloc(n, (size_t)sim->dv * sizeof(float), "partials",
+	    err, errlen)) == NULL)
+		return -1;
+	return 0;
+}
+
+/* Every range starts out empty: a range no tile visits stays so. */
+static void
+partials_clear(struct sim_partials *pt)
+{
+	size_t e, n = (size_t)pt->rows * (size_t)pt->splits;
+
+	for (e = 0; e < n; e++) {
+		pt->m[e] = -INFINITY;
+		pt->lse[e] = -INFINITY;
+	}
+	memset(pt->l, 0, n * sizeof *pt->l);
+	memset(pt->u, 0, n * (size_t)pt->dv * sizeof *pt->u);
+	memset(pt->o, 0, n * (size_t)pt->dv * sizeof *pt->o);
+}
+
+/* Keeps the partial that tile t (a range's last) just finalized: the
+ * state (m, l, u) and the pair (o, lse) in the view's arrays.  Under the
+ * normalized convention the state holds o, and u = o l. */
+static void
+partials_keep(struct sim *sim, const struct schedule_tile *t, const float *m,
+    const float *l, const float *acc)
+{
+	struct sim_partials *pt = &sim->partials;
+	int r, x, dv = sim->dv, rows = t->r1 - t->r0;
+
+	for (r = 0; r < rows; r++) {
+		size_t e = (size_t)(t->r0 + r) * pt->splits + (size_t)t->split;
+		const float *a = acc + (size_t)r * dv;
+
+		pt->m[e] = m[r];
+		pt->l[e] = l[r];
+		pt->lse[e] = sim->lse[r];
+		for (x = 0; x < dv; x++)
+			pt->u[e * dv + x] = sim->rule.convention == CONV_UNNORMALIZED ?
+			    a[x] : a[x] * l[r];
+		memcpy(pt->o + e * dv, sim->o + (size_t)r * dv, (size_t)dv * sizeof(float));
+	}
+}
+
+const struct sim_partials *
+sim_partials(const struct sim *sim)
+{
+	return &sim->partials;
 }
 
 /* Frees every checkpoint and the slots' array. */
@@ -282,7 +377,7 @@ ck_clear(struct sim *sim)
 static int
 ck_layout(struct sim *sim, uint64_t budget, char *err, size_t errlen)
 {
-	uint64_t all = (uint64_t)sim->p->tq * (uint64_t)sim->sched.tc *
+	uint64_t all = (uint64_t)sim->sched.rows * (uint64_t)sim->sched.tc *
 	    (uint64_t)(sim->dv + 2) * 4;
 	int every, per_row;
 	float **ck;
@@ -331,6 +426,7 @@ sim_free(struct sim *sim)
 	free(sim->side);
 	for (n = 0; n < SIM_STEP_ARRAYS; n++)
 		free(sim->side_arrays[n]);
+	partials_free(&sim->partials);
 	traffic_free(&sim->traffic);
 	schedule_free(&sim->sched);
 	free(sim);
@@ -339,6 +435,14 @@ sim_free(struct sim *sim)
 struct sim *
 sim_new(const struct problem *p, const struct tiling *t,
     const struct online_rule *rule, char *err, size_t errlen)
+{
+	return sim_new_split(p, t, NULL, rule, err, errlen);
+}
+
+struct sim *
+sim_new_split(const struct problem *p, const struct tiling *t,
+    const struct split_plan *sp, const struct online_rule *rule, char *err,
+    size_t errlen)
 {
 	struct sim *sim;
 	size_t tile, acc, rows;
@@ -357,7 +461,7 @@ sim_new(const struct problem *p, const struct tiling *t,
 	sim->dv = p->dv;
 	sim->work_i = -1;
 	sim->side_i = -1;
-	if (schedule_init(&sim->sched, p, t, err, errlen) != 0 ||
+	if (schedule_init_split(&sim->sched, p, t, sp, err, errlen) != 0 ||
 	    traffic_init(&sim->traffic, p, &sim->sched, err, errlen) != 0)
 		goto fail;
 	sim->br = sim->sched.br;
@@ -382,7 +486,8 @@ sim_new(const struct problem *p, const struct tiling *t,
 	    (sim->acc_new = util_calloc(acc, sizeof(float), "state", err, errlen)) == NULL ||
 	    (sim->o = util_calloc(acc, sizeof(float), "output", err, errlen)) == NULL ||
 	    (sim->work = util_calloc(block_floats(sim), sizeof(float), "state",
-	    err, errlen)) == NULL)
+	    err, errlen)) == NULL ||
+	    partials_alloc(sim, err, errlen) != 0)
 		goto fail;
 
 	if (ck_layout(sim, SIM_CHECKPOINT_BUDGET, err, errlen) != 0)
@@ -524,18 +629,23 @@ sim_seek(struct sim *sim, long k, int phase)
 {
 	struct schedule_tile t, replay;
 	const float *from;
-	int i, n;
+	int i, n, j0, j1;
 
 	if (k < 0 || k >= sim->sched.nsteps)
 		return -1;
 	schedule_tile(&sim->sched, k, &t);
 	i = t.i;
 
-	/* Start from the nearest state at or before tile j: the previous
-	 * seek's, a checkpoint, or the empty state. */
-	if (sim->work_i != i || sim->work_n > t.j) {
+	/* Start from the nearest state at or before tile j of its key range
+	 * (which starts at j0; the whole row block without splits): the
+	 * previous seek's, a checkpoint, or the empty state.  A checkpoint
+	 * after n tiles holds the state of the range of tile n - 1, so one
+	 * at n > j0 belongs to this range. */
+	schedule_split_range(&sim->sched, i, t.split, &j0, &j1);
+	if (sim->work_i != i || sim->work_s != t.split || sim->work_n > t.j) {
 		sim->work_i = i;
-		sim->work_n = 0;
+		sim->work_s = t.split;
+		sim->work_n = j0;
 		block_init(sim, sim->work);
 	}
 	n = ck_find(sim, i, t.j, sim->work_n, &from);
@@ -561,11 +671,17 @@ sim_block_state(struct sim *sim, int i, int ntiles, float *m, float *l,
 	struct schedule_tile t;
 	const float *from;
 	float *sm, *sl, *sacc;
-	int rows, n;
+	int rows, n, r0, r1, split = 0, j0 = 0, j1;
 
 	if (i < 0 || i >= sim->sched.tr || ntiles < 0 ||
 	    ntiles > sim->sched.jend[i])
 		return -1;
+	/* With splits, the state of the range of tile ntiles - 1, which
+	 * started empty at its first tile j0. */
+	if (ntiles > 0) {
+		split = schedule_split_of(&sim->sched, i, ntiles - 1);
+		schedule_split_range(&sim->sched, i, split, &j0, &j1);
+	}
 	if (sim->side == NULL && (sim->side = malloc(nb)) == NULL)
 		return -1;
 	sm = sim->side;
@@ -573,12 +689,12 @@ sim_block_state(struct sim *sim, int i, int ntiles, float *m, float *l,
 	sacc = sl + sim->br;
 	/* Start from the nearest state at or before ntiles tiles: the last
 	 * call's, the seek's, a checkpoint, or the empty state. */
-	if (sim->side_i != i || sim->side_n > ntiles) {
+	if (sim->side_i != i || sim->side_n > ntiles || sim->side_n < j0) {
 		sim->side_i = i;
-		sim->side_n = 0;
+		sim->side_n = j0;
 		block_init(sim, sim->side);
 	}
-	if (sim->work_i == i && sim->work_n <= ntiles &&
+	if (sim->work_i == i && sim->work_s == split && sim->work_n <= ntiles &&
 	    sim->work_n > sim->side_n) {
 		memcpy(sim->side, sim->work, nb);
 		sim->side_n = sim->work_n;
@@ -600,7 +716,8 @@ sim_block_state(struct sim *sim, int i, int ntiles, float *m, float *l,
 		}
 		side_swap(sim);
 	}
-	rows = (i + 1) * sim->br <= sim->p->tq ? sim->br : sim->p->tq - i * sim->br;
+	schedule_rows(&sim->sched, i, &r0, &r1);
+	rows = r1 - r0;
 	if (m != NULL)
 		memcpy(m, sm, (size_t)rows * sizeof *m);
 	if (l != NULL)
@@ -626,43 +743,85 @@ sim_move_phase(struct sim *sim, int delta)
 	return 0;
 }
 
+/* A new key range of tile t's rows starts from the empty state. */
+static void
+state_clear(struct sim *sim, const struct schedule_tile *t, float *m, float *l,
+    float *acc)
+{
+	int r;
+
+	for (r = t->r0; r < t->r1; r++)
+		m[r] = -INFINITY;
+	memset(l + t->r0, 0, (size_t)(t->r1 - t->r0) * sizeof *l);
+	memset(acc + (size_t)t->r0 * sim->dv, 0,
+	    (size_t)(t->r1 - t->r0) * sim->dv * sizeof *acc);
+}
+
+/* Writes the finalized rows of tile t into O and lse, each at its row
+ * of the head-after-head layout. */
+static void
+run_output(struct sim *sim, const struct schedule_tile *t, float *o, float *lse)
+{
+	size_t dv = (size_t)sim->dv;
+	int r, out;
+
+	for (r = 0; r < t->r1 - t->r0; r++) {
+		out = schedule_row_out(&sim->sched, t->r0 + r);
+		if (o != NULL)
+			memcpy(o + (size_t)out * dv, sim->o + (size_t)r * dv,
+			    dv * sizeof *o);
+		if (lse != NULL)
+			lse[out] = sim->lse[r];
+	}
+}
+
 int
 sim_run(struct sim *sim, sim_step_fn fn, void *ctx, float *o, float *lse)
 {
-	const struct problem *p = sim->p;
+	const struct schedule *sc = &sim->sched;
 	struct schedule_tile t;
 	float *m, *l, *acc;
-	size_t dv = (size_t)sim->dv;
+	size_t dv = (size_t)sim->dv, rows = (size_t)sc->rows;
 	long k;
-	int r, rc = 0;
+	int r, rc = 0, split = sc->splits > 1;
 
+	/* With splits the outputs are the combine's: o and lse stay as
+	 * they are, and the partials fill the store instead. */
+	if (split) {
+		o = lse = NULL;
+		partials_clear(&sim->partials);
+	}
 	/* A row's accumulator lives in its row of O until the row block's
-	 * last tile replaces it with the output: one (Tq, dv) array, not two. */
-	m = malloc((size_t)p->tq * sizeof *m);
-	l = calloc((size_t)p->tq, sizeof *l);
-	acc = o != NULL ? o : malloc((size_t)p->tq * dv * sizeof *acc);
+	 * last tile replaces it with the output: one (rows, dv) array, not
+	 * two (when rows are in O's order). */
+	m = malloc(rows * sizeof *m);
+	l = calloc(rows, sizeof *l);
+	acc = o != NULL && !sc->pack ? o : malloc(rows * dv * sizeof *acc);
 	if (m == NULL || l == NULL || acc == NULL) {
 		rc = -1;
 		goto done;
 	}
-	for (r = 0; r < p->tq; r++)
+	for (r = 0; r < (int)rows; r++)
 		m[r] = -INFINITY;
 	/* Rows no tile reaches (a causal mask with Tq > Tk) output 0. */
-	memset(acc, 0, (size_t)p->tq * dv * sizeof *acc);
+	memset(acc, 0, rows * dv * sizeof *acc);
+	if (o != NULL && acc != o)
+		memset(o, 0, rows * dv * sizeof *o);
 	if (lse != NULL)
-		for (r = 0; r < p->tq; r++)
+		for (r = 0; r < (int)rows; r++)
 			lse[r] = -INFINITY;
 
-	for (k = 0; k < sim->sched.nsteps; k++) {
-		schedule_tile(&sim->sched, k, &t);
+	for (k = 0; k < sc->nsteps; k++) {
+		schedule_tile(sc, k, &t);
+		if (split && t.first_in_split && t.split > 0)
+			state_clear(sim, &t, m, l, acc);
 		tile_apply(sim, &t, m + t.r0, l + t.r0, acc + (size_t)t.r0 * dv);
-		if (t.last_in_row) {
-			if (o != NULL)
-				memcpy(o + (size_t)t.r0 * dv, sim->o,
-				    (size_t)(t.r1 - t.r0) * dv * sizeof *o);
-			if (lse != NULL)
-				memcpy(lse + t.r0, sim->lse,
-				    (size_t)(t.r1 - t.r0) * sizeof *lse);
+		if (t.last_in_split) {
+			if (split)
+				partials_keep(sim, &t, m + t.r0, l + t.r0,
+				    acc + (size_t)t.r0 * dv);
+			else
+				run_output(sim, &t, o, lse);
 		}
 		if (fn != NULL) {
 			view_set(sim, &t, SIM_PHASE_LAST);
@@ -671,7 +830,7 @@ sim_run(struct sim *sim, sim_step_fn fn, void *ctx, float *o, float *lse)
 				break;
 		}
 	}
-	if (fn == NULL)
+	if (fn == NULL && sc->nsteps > 0)
 		view_set(sim, &t, SIM_PHASE_LAST);
 done:
 	free(m);

@@ -10,7 +10,9 @@
  *   RESCALE   alpha = exp(m_old - m_new)
  *   EXP       P = exp(S - m_new)
  *   UPDATE    l_new = alpha l_old + rowsum P;  acc_new per convention
- *   FINALIZE  O = u / l, lse = m + log l  (only on a row block's last tile)
+ *   FINALIZE  O = u / l, lse = m + log l  (only on a row block's last tile;
+ *             with split-KV, on each key range's last tile: the range's
+ *             partial (o, lse))
  *
  * Positions and moves:
  *
@@ -70,6 +72,21 @@ struct sim_view {
 				 * this one through its phase (traffic_at) */
 };
 
+/*
+ * The partial states a split run leaves (split_plan.splits = N > 1), one per
+ * row and key range: entry R N + s for row R of the schedule's order
+ * (schedule_row_out gives its row of O) and range s.  Both forms are
+ * kept; `form` says which one the forward was asked to write.  A range
+ * no tile visits (the mask hides it, or jend < N) stays empty: m = -inf,
+ * l = 0, u = o = 0, lse = -inf.
+ */
+struct sim_partials {
+	int rows, splits, dv;
+	enum merge_form form;
+	float *m, *l, *lse;	/* (rows, N) */
+	float *u, *o;		/* (rows, N, dv): u = sum p V, o = u / l */
+};
+
 struct sim;
 
 /* Called by sim_run after each step; a non-zero return stops the run. */
@@ -83,6 +100,13 @@ typedef int (*sim_step_fn)(const struct sim_view *v, void *ctx);
  */
 struct sim *sim_new(const struct problem *p, const struct tiling *t,
     const struct online_rule *rule, char *err, size_t errlen);
+
+/* The same with split-KV ranges and head packing (schedule.h; sp NULL:
+ * none).  A problem with several heads runs them all, row blocks of
+ * each head (or each packed group) after one another. */
+struct sim *sim_new_split(const struct problem *p, const struct tiling *t,
+    const struct split_plan *sp, const struct online_rule *rule, char *err,
+    size_t errlen);
 void sim_free(struct sim *sim);
 
 /* The memory a new sim's checkpoints may take at most. */
@@ -130,10 +154,15 @@ int sim_move_phase(struct sim *sim, int delta);
 
 /*
  * Runs every step in order, calling fn (if not NULL) after each, and
- * writes the output O (Tq, dv) and lse (Tq) when they are not NULL.
- * Rows that see no key get O = 0 and lse = -inf.  Returns 0, -1 when out
+ * writes the output O (H Tq, dv) and lse (H Tq) when they are not NULL.
+ * Rows that see no key get O = 0 and lse = -inf.  With splits > 1 the
+ * outputs are the combine's (combine.h): sim_run then fills the partials
+ * (sim_partials) and leaves o and lse untouched.  Returns 0, -1 when out
  * of memory, or fn's non-zero value.  Leaves the sim at the last step.
  */
 int sim_run(struct sim *sim, sim_step_fn fn, void *ctx, float *o, float *lse);
+
+/* The partials of the last sim_run (splits > 1; empty before a run). */
+const struct sim_partials *sim_partials(const struct sim *sim);
 
 #endif

@@ -29,6 +29,28 @@ trace_step(const struct sim_view *v, void *ctx)
 }
 
 int
+trace_merge(const struct combine_view *v, void *ctx)
+{
+	struct trace *t = ctx;
+
+	if (t->format->merge != NULL)
+		t->format->merge(t, v);
+	return ferror(t->f) ? -1 : 0;
+}
+
+/* A merge operand in words: "empty", "partial 2", "slot 0". */
+static const char *
+trace_operand(struct combine_operand x, char *buf, size_t len)
+{
+	if (x.source == COMBINE_EMPTY)
+		snprintf(buf, len, "empty");
+	else
+		snprintf(buf, len, "%s %d", x.source == COMBINE_PARTIAL ?
+		    "partial" : "slot", x.index);
+	return buf;
+}
+
+int
 trace_backward_step(const struct backward_view *v, void *ctx)
 {
 	struct trace *t = ctx;
@@ -120,7 +142,32 @@ jsonl_begin(struct trace *t)
 	    dtype_name(p->dtype), s->nsteps, p->scores_mode ? "true" : "false",
 	    r->convention == CONV_UNNORMALIZED ? "u" : "o");
 	json_string(t->f, p->source);
+	fprintf(t->f, ",\"heads\":%d,\"kv_heads\":%d,\"pack_gqa\":%s,"
+	    "\"splits\":%d", s->heads, s->kv_heads, s->pack ? "true" : "false",
+	    s->splits);
+	if (t->combine != NULL)
+		fprintf(t->f, ",\"partials\":\"%s\",\"merge_order\":\"%s\","
+		    "\"merge_bug\":\"%s\",\"merges\":%ld",
+		    combine_form_name(s->partials),
+		    combine_order_name(combine_rule(t->combine)->order),
+		    combine_bug_name(combine_rule(t->combine)->bug),
+		    combine_steps(t->combine));
 	fputs("}\n", t->f);
+}
+
+/* With packed heads, the row of O each row of [r0, r1) stands for. */
+static void
+json_out_rows(struct trace *t, int r0, int r1)
+{
+	const struct schedule *s = sim_schedule(t->sim);
+	int r;
+
+	if (!s->pack)
+		return;
+	fputs(",\"out\":[", t->f);
+	for (r = r0; r < r1; r++)
+		fprintf(t->f, "%s%d", r > r0 ? "," : "", schedule_row_out(s, r));
+	fputc(']', t->f);
 }
 
 static void
@@ -132,6 +179,9 @@ jsonl_step(struct trace *t, const struct sim_view *v)
 	fprintf(f, "{\"type\":\"step\",\"step\":%ld,\"i\":%d,\"j\":%d,"
 	    "\"rows\":[%d,%d],\"cols\":[%d,%d]", v->step, tile->i, tile->j,
 	    tile->r0, tile->r1, tile->c0, tile->c1);
+	if (sim_schedule(t->sim)->splits > 1)
+		fprintf(f, ",\"split\":%d", tile->split);
+	json_out_rows(t, tile->r0, tile->r1);
 	json_array(f, "m_old", v->m_old, v->rows);
 	json_array(f, "m_new", v->m_new, v->rows);
 	json_array(f, "alpha", v->alpha, v->rows);
@@ -154,13 +204,45 @@ jsonl_step(struct trace *t, const struct sim_view *v)
 }
 
 static void
+jsonl_merge(struct trace *t, const struct combine_view *v)
+{
+	FILE *f = t->f;
+	char a[32], b[32];
+
+	fprintf(f, "{\"type\":\"merge\",\"merge\":%ld,\"i\":%d,\"op\":%d,"
+	    "\"rows\":[%d,%d]", v->step, v->block, v->merge, v->r0, v->r1);
+	json_out_rows(t, v->r0, v->r1);
+	fprintf(f, ",\"dst\":%d,\"a\":\"%s\",\"b\":\"%s\"", v->op.dst,
+	    trace_operand(v->op.a, a, sizeof a), trace_operand(v->op.b, b, sizeof b));
+	json_array(f, "m_a", v->m_a, v->rows);
+	json_array(f, "l_a", v->l_a, v->rows);
+	json_array(f, "m_b", v->m_b, v->rows);
+	json_array(f, "l_b", v->l_b, v->rows);
+	json_array(f, "m", v->m, v->rows);
+	json_array(f, "w_a", v->w_a, v->rows);
+	json_array(f, "w_b", v->w_b, v->rows);
+	json_array(f, "l", v->l, v->rows);
+	if (t->with_acc) {
+		json_matrix(f, "u_a", v->u_a, v->rows, v->dv);
+		json_matrix(f, "u_b", v->u_b, v->rows, v->dv);
+		json_matrix(f, "u", v->u, v->rows, v->dv);
+	}
+	fprintf(f, ",\"finalize\":%s", v->last ? "true" : "false");
+	if (v->last)
+		json_array(f, "lse", v->lse, v->rows);
+	fprintf(f, ",\"hbm_read\":%llu,\"hbm_write\":%llu}\n",
+	    (unsigned long long)v->traffic.hbm_read,
+	    (unsigned long long)v->traffic.hbm_write);
+}
+
+static void
 jsonl_end(struct trace *t, const float *o, const float *lse)
 {
 	const struct problem *p = sim_problem(t->sim);
 
 	fputs("{\"type\":\"output\"", t->f);
-	json_matrix(t->f, "o", o, p->tq, p->dv);
-	json_array(t->f, "lse", lse, p->tq);
+	json_matrix(t->f, "o", o, problem_rows(p), p->dv);
+	json_array(t->f, "lse", lse, problem_rows(p));
 	fputs("}\n", t->f);
 }
 
@@ -257,7 +339,9 @@ csv_begin(struct trace *t)
 	const struct schedule *s = sim_schedule(t->sim);
 	int c, x, dv = sim_problem(t->sim)->dv;
 
-	fputs("step,i,j,row,c0,c1,m_old,m_new,alpha,l_old,l_new,rowmax", t->f);
+	fputs(s->splits > 1 ? "step,i,j,split,row,c0,c1,m_old,m_new,alpha,l_old,"
+	    "l_new,rowmax" : "step,i,j,row,c0,c1,m_old,m_new,alpha,l_old,l_new,"
+	    "rowmax", t->f);
 	if (t->with_tiles) {
 		for (c = 0; c < s->bc; c++)
 			fprintf(t->f, ",s%d", c);
@@ -293,8 +377,10 @@ csv_step(struct trace *t, const struct sim_view *v)
 	int r, bc = sim_schedule(t->sim)->bc;
 
 	for (r = 0; r < v->rows; r++) {
-		fprintf(t->f, "%ld,%d,%d,%d,%d,%d", v->step, tile->i, tile->j,
-		    tile->r0 + r, tile->c0, tile->c1);
+		fprintf(t->f, "%ld,%d,%d", v->step, tile->i, tile->j);
+		if (sim_schedule(t->sim)->splits > 1)
+			fprintf(t->f, ",%d", tile->split);
+		fprintf(t->f, ",%d,%d,%d", tile->r0 + r, tile->c0, tile->c1);
 		csv_cells(t->f, v->m_old + r, 1, 1);
 		csv_cells(t->f, v->m_new + r, 1, 1);
 		csv_cells(t->f, v->alpha + r, 1, 1);
@@ -436,6 +522,17 @@ text_begin(struct trace *t)
 	    online_convention_name(r->convention), online_bug_name(r->bug),
 	    dtype_name(p->dtype), p->source, s->nsteps, s->tr, s->tc,
 	    (long)s->tr * s->tc - s->nsteps);
+	if (s->heads > 1)
+		fprintf(t->f, "heads: H=%d query heads share G=%d K/V heads%s; "
+		    "rows are %s\n", s->heads, s->kv_heads, s->pack ? ", packed" : "",
+		    s->pack ? "in packed order (the output below is head after head)" :
+		    "head after head");
+	if (t->combine != NULL)
+		fprintf(t->f, "split: %d key ranges per row block, partials %s, "
+		    "then %ld merges (%s, merge bug %s)\n", s->splits,
+		    combine_form_name(s->partials), combine_steps(t->combine),
+		    combine_order_name(combine_rule(t->combine)->order),
+		    combine_bug_name(combine_rule(t->combine)->bug));
 }
 
 static void
@@ -460,9 +557,15 @@ text_step(struct trace *t, const struct sim_view *v)
 	    "u" : "o";
 	int r;
 
-	fprintf(t->f, "\nstep %ld: tile (%d, %d), rows [%d, %d), keys [%d, %d)%s\n",
+	char range[48] = "";
+
+	if (sim_schedule(t->sim)->splits > 1)
+		snprintf(range, sizeof range, ", range %d%s", tile->split,
+		    tile->first_in_split ? " starts" : "");
+	fprintf(t->f, "\nstep %ld: tile (%d, %d), rows [%d, %d), keys [%d, %d)%s%s\n",
 	    v->step, tile->i, tile->j, tile->r0, tile->r1, tile->c0, tile->c1,
-	    tile->last_in_row ? ", finalize" : "");
+	    range, !tile->last_in_split ? "" :
+	    sim_schedule(t->sim)->splits > 1 ? ", partial" : ", finalize");
 	if (t->with_tiles) {
 		text_matrix(t->f, "S", v->s, v->rows, v->cols);
 		text_matrix(t->f, "P", v->p, v->rows, v->cols);
@@ -486,6 +589,37 @@ text_step(struct trace *t, const struct sim_view *v)
 }
 
 static void
+text_merge(struct trace *t, const struct combine_view *v)
+{
+	char a[32], b[32], name[16];
+	int r;
+
+	fprintf(t->f, "\nmerge %ld: row block %d, rows [%d, %d): slot %d = %s + "
+	    "%s%s\n", v->step, v->block, v->r0, v->r1, v->op.dst,
+	    trace_operand(v->op.a, a, sizeof a), trace_operand(v->op.b, b, sizeof b),
+	    v->last ? ", finalize" : "");
+	fprintf(t->f, "  %5s %12s %12s %12s %12s %12s %12s %12s %12s\n", "row",
+	    "m_a", "l_a", "m_b", "l_b", "m", "w_a", "w_b", "l");
+	for (r = 0; r < v->rows; r++) {
+		fprintf(t->f, "  %5d", v->r0 + r);
+		text_cell(t->f, v->m_a[r]);
+		text_cell(t->f, v->l_a[r]);
+		text_cell(t->f, v->m_b[r]);
+		text_cell(t->f, v->l_b[r]);
+		text_cell(t->f, v->m[r]);
+		text_cell(t->f, v->w_a[r]);
+		text_cell(t->f, v->w_b[r]);
+		text_cell(t->f, v->l[r]);
+		fputc('\n', t->f);
+	}
+	if (t->with_acc) {
+		snprintf(name, sizeof name, "%s",
+		    combine_form(t->combine) == MERGE_MLU ? "u" : "o");
+		text_matrix(t->f, name, v->u, v->rows, v->dv);
+	}
+}
+
+static void
 text_end(struct trace *t, const float *o, const float *lse)
 {
 	const struct problem *p = sim_problem(t->sim);
@@ -493,7 +627,7 @@ text_end(struct trace *t, const float *o, const float *lse)
 
 	fputs("\noutput:\n", t->f);
 	fprintf(t->f, "  %5s %12s  O\n", "row", "lse");
-	for (r = 0; r < p->tq; r++) {
+	for (r = 0; r < problem_rows(p); r++) {
 		int x;
 		fprintf(t->f, "  %5d", r);
 		text_cell(t->f, lse[r]);
@@ -574,7 +708,8 @@ text_backward_end(struct trace *t, const struct backward_grads *g)
 }
 
 static const struct trace_format trace_formats[] = {
-	{ .name = "text", .begin = text_begin, .step = text_step, .end = text_end,
+	{ .name = "text", .begin = text_begin, .step = text_step,
+	  .merge = text_merge, .end = text_end,
 	  .backward_begin = text_backward_begin,
 	  .backward_step = text_backward_step,
 	  .backward_end = text_backward_end },
@@ -582,7 +717,8 @@ static const struct trace_format trace_formats[] = {
 	  .backward_begin = csv_backward_begin,
 	  .backward_step = csv_backward_step,
 	  .backward_end = csv_backward_end },
-	{ .name = "jsonl", .begin = jsonl_begin, .step = jsonl_step, .end = jsonl_end,
+	{ .name = "jsonl", .begin = jsonl_begin, .step = jsonl_step,
+	  .merge = jsonl_merge, .end = jsonl_end,
 	  .backward_begin = jsonl_backward_begin,
 	  .backward_step = jsonl_backward_step,
 	  .backward_end = jsonl_backward_end },

@@ -3,9 +3,12 @@
  *
  * The JSONL shape is an interface that scripts rely on:
  *   {"type":"problem", "tq", "tk", "d", "dv", "br", "bc", "order",
- *    "causal", "scale", "convention", "bug", "dtype", "steps", ...}
- *   {"type":"step", "step", "i", "j", "rows":[r0,r1], "cols":[c0,c1],
- *    "m_old", "m_new", "alpha", "l_old", "l_new", ...}  one per step
+ *    "causal", "scale", "convention", "bug", "dtype", "steps", "heads",
+ *    "kv_heads", "pack_gqa", "splits", ...}
+ *   {"type":"step", "step", "i", "j", "split", "rows":[r0,r1],
+ *    "cols":[c0,c1], "m_old", "m_new", "alpha", "l_old", "l_new", ...}
+ *    one per step
+ *   {"type":"merge", "merge", "i", "op", ...}  one per merge of a split run
  *   {"type":"output", "o":[[..],..], "lse":[..]}
  * Ranges are half-open, arrays hold one entry per row of the tile, steps
  * count from 0.  Non-finite numbers are the strings "-inf", "inf", "nan";
@@ -32,15 +35,18 @@
 #include <stdio.h>
 
 #include "backward.h"
+#include "combine.h"
 #include "sim.h"
 
 struct trace;
 
-/* A format is a table of three writers. */
+/* A format is a table of writers; merge may be NULL (CSV has only the
+ * forward's steps). */
 struct trace_format {
 	const char *name;
 	void (*begin)(struct trace *t);
 	void (*step)(struct trace *t, const struct sim_view *v);
+	void (*merge)(struct trace *t, const struct combine_view *v);
 	void (*end)(struct trace *t, const float *o, const float *lse);
 	/* trace --backward: the forward's O and lse, each backward step,
 	 * and the gradients. */
@@ -53,6 +59,7 @@ struct trace {
 	FILE *f;
 	const struct trace_format *format;
 	const struct sim *sim;
+	const struct combine *combine;	/* a split run's combine, or NULL */
 	int with_tiles;		/* add S and P */
 	int with_acc;		/* add the accumulator rows */
 	const struct backward *bwd;	/* trace --backward */
@@ -65,6 +72,9 @@ const struct trace_format *trace_format_find(const char *name);
 
 /* A sim_step_fn that writes one step to the struct trace in ctx. */
 int trace_step(const struct sim_view *v, void *ctx);
+
+/* A combine_step_fn that writes one merge to the struct trace in ctx. */
+int trace_merge(const struct combine_view *v, void *ctx);
 
 /* A backward_step_fn that writes one backward step. */
 int trace_backward_step(const struct backward_view *v, void *ctx);

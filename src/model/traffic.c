@@ -15,6 +15,8 @@ add(struct traffic *acc, const struct traffic *x)
 	acc->flops += x->flops;
 	acc->exps += x->exps;
 	acc->rescale_exps += x->rescale_exps;
+	acc->kv_read += x->kv_read;
+	acc->partials += x->partials;
 	if (x->onchip > acc->onchip)
 		acc->onchip = x->onchip;
 	if (x->stored > acc->stored)
@@ -32,6 +34,8 @@ add_n(struct traffic *acc, const struct traffic *x, uint64_t n)
 	many.flops *= n;
 	many.exps *= n;
 	many.rescale_exps *= n;
+	many.kv_read *= n;
+	many.partials *= n;
 	add(acc, &many);
 }
 
@@ -55,14 +59,17 @@ traffic_step_through(const struct traffic_table *t,
 		out->hbm_read += R * C * e;
 	}
 	if (fa2) {
-		if (tile->first_in_row)
+		if (tile->first_in_split)
 			out->hbm_read += q_i;
 		out->hbm_read += kv_j;
+		out->kv_read = kv_j;
 	} else {
-		if (tile->first_in_outer)
+		if (tile->first_in_outer) {
 			out->hbm_read += kv_j;
+			out->kv_read = kv_j;
+		}
 		out->hbm_read += q_i;
-		if (!tile->first_in_row)
+		if (!tile->first_in_split)
 			out->hbm_read += state;
 	}
 	out->onchip = q_i + C * (d + dv) * e + state;
@@ -80,14 +87,18 @@ traffic_step_through(const struct traffic_table *t,
 		return;
 	out->flops += 2 * R * C * dv;
 	if (!fa2) {
-		if (!tile->last_in_row)
+		if (!tile->last_in_split)
 			out->hbm_write += state;
 		/* Between key blocks every row block's state waits in HBM. */
-		out->stored = (uint64_t)t->sched->tq * (dv + 2) * 4;
+		out->stored = (uint64_t)t->sched->rows * (dv + 2) * 4;
 	}
 	if (stage < TRAFFIC_FINALIZE)
 		return;
-	if (tile->last_in_row)
+	if (tile->last_in_split && t->sched->splits > 1) {
+		/* a range's partial, in float32, for the combine */
+		out->partials = R * traffic_partial_bytes(t->sched->partials, t->dv);
+		out->hbm_write += out->partials;
+	} else if (tile->last_in_split)
 		out->hbm_write += R * dv * e + R * 4;	/* O_i and lse_i */
 }
 
@@ -234,23 +245,61 @@ traffic_upto(const struct traffic_table *t, long k, struct traffic *out)
 void
 traffic_standard(const struct problem *p, struct traffic *out)
 {
+	uint64_t heads = (uint64_t)(p->heads > 0 ? p->heads : 1);
 	uint64_t tq = (uint64_t)p->tq, tk = (uint64_t)p->tk;
 	uint64_t d = (uint64_t)p->d, dv = (uint64_t)p->dv;
 	uint64_t e = (uint64_t)dtype_size(p->dtype), tt = tq * tk;
 
+	/* One head's bytes, then times the heads. */
 	memset(out, 0, sizeof *out);
 	if (p->scores_mode) {
 		/* read S, write P, read P and V, write O */
 		out->hbm_read = tt * e + tt * e + tk * dv * e;
 		out->hbm_write = tt * e + tq * dv * e;
+		out->kv_read = tk * dv * e;
 	} else {
 		/* read Q, K, write S, read S, write P, read P and V, write O */
 		out->hbm_read = (tq + tk) * d * e + tt * e + tt * e + tk * dv * e;
 		out->hbm_write = tt * e + tt * e + tq * dv * e;
+		out->kv_read = tk * (d + dv) * e;
 	}
 	out->stored = 2 * tt * e;	/* S and P, whole */
 	out->flops = 2 * tt * (d + dv);
 	out->exps = tt;
+	out->hbm_read *= heads;
+	out->hbm_write *= heads;
+	out->kv_read *= heads;
+	out->stored *= heads;
+	out->flops *= heads;
+	out->exps *= heads;
+}
+
+uint64_t
+traffic_partial_bytes(enum merge_form form, int dv)
+{
+	return (uint64_t)(form == MERGE_MLU ? dv + 2 : dv + 1) * 4;
+}
+
+void
+traffic_parallel(const struct schedule *s, int sms, struct traffic_parallel *out)
+{
+	int i, sp, j0, j1;
+
+	memset(out, 0, sizeof *out);
+	out->sms = sms > 0 ? sms : 1;
+	for (i = 0; i < s->tr; i++)
+		for (sp = 0; sp < s->splits; sp++) {
+			schedule_split_range(s, i, sp, &j0, &j1);
+			if (j1 <= j0)
+				continue;
+			out->runs++;
+			if (j1 - j0 > out->longest)
+				out->longest = j1 - j0;
+		}
+	out->waves = (out->runs + out->sms - 1) / out->sms;
+	out->span = (s->nsteps + out->sms - 1) / out->sms;
+	if (out->longest > out->span)
+		out->span = out->longest;
 }
 
 /* ---- the backward pass (see traffic.h) ---- */

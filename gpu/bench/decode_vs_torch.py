@@ -1,0 +1,332 @@
+#!/usr/bin/env python3
+"""decode_vs_torch.py - the decoding kernel against torch's SDPA, side by side.
+
+Runs our decode kernel (libdecode.so, built from gpu/decode.cu, called
+through ctypes with torch tensors' device pointers) and torch's
+scaled_dot_product_attention with each backend that runs (flash, cuDNN,
+memory-efficient, math) on the same decode shapes in the same process,
+checks every output against a float32 reference, and prints one table.
+
+  nvcc -O3 -std=c++17 -gencode arch=compute_90,code=sm_90 -shared \\
+      -Xcompiler -fPIC -Isrc -Igpu gpu/decode.cu -o libdecode.so
+  python3 gpu/bench/decode_vs_torch.py --lib ./libdecode.so
+
+Shapes (the issue's): batch 1 and 8, 32 query heads on 32 and on 8 K/V
+heads (enable_gqa), Tk in 4096, 32768, 131072, d = 128, fp16 and bf16,
+one query row.  Bandwidth counts the bytes of K and V read once,
+2 B G Tk d 2, against the H200's 4.8 TB/s.
+
+Timing: the median of --reps calls, each between two CUDA events, after
+three warm-up calls.  The calls are queued behind a sleep kernel so the
+GPU runs them back to back, not at the pace Python issues them (a decode
+call takes microseconds, Python's call overhead is about as long).  Each
+call reads another copy of K and V, cycling through up to 16 copies that
+together exceed 256 MB, four times the H200's 60 MB L2: no call finds its
+K and V in L2 from the calls before.  torch runs under the same scheme.
+
+Correctness: ||O - ref|| / ||ref|| over the whole tensor with the
+reference in float32 from the same 16-bit inputs (TF32 off), against
+2e-3 (fp16) and 1.2e-2 (bf16): O is rounded to 11 and 8 bits.  lse as
+max |lse - ref| <= 2e-3.  Small ragged shapes (Tq > 1, causal, rows that
+see no key, more packed rows than a block holds, every split count) are
+checked too.
+"""
+import argparse
+import ctypes
+import json
+import math
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+TOL = {torch.float16: 2e-3, torch.bfloat16: 1.2e-2}
+VARIANTS = (0, 1, 2, 3, 4)     # 0 the default; decode.h says what each is
+LSE_TOL = 2e-3
+PEAK = 4.8e12
+L2_DEFEAT = 256 << 20
+BACKENDS = [("flash", SDPBackend.FLASH_ATTENTION),
+            ("cudnn", SDPBackend.CUDNN_ATTENTION),
+            ("efficient", SDPBackend.EFFICIENT_ATTENTION),
+            ("math", SDPBackend.MATH)]
+
+
+class Decode:
+    """ctypes door to decode_attention (gpu/decode.h)."""
+
+    def __init__(self, path):
+        self.lib = ctypes.CDLL(path)
+        f = self.lib.decode_attention
+        f.restype = ctypes.c_int
+        f.argtypes = ([ctypes.c_void_p] * 4 + [ctypes.c_void_p] +
+                      [ctypes.c_int] * 8 + [ctypes.c_float] +
+                      [ctypes.c_int] * 2 + [ctypes.c_void_p, ctypes.c_size_t,
+                                            ctypes.c_void_p, ctypes.c_char_p,
+                                            ctypes.c_size_t])
+        self.lib.decode_workspace_bytes.restype = ctypes.c_size_t
+        self.lib.decode_workspace_bytes.argtypes = [ctypes.c_int] * 6
+        self.lib.decode_last_splits.restype = ctypes.c_int
+        self.err = ctypes.create_string_buffer(256)
+        self.ws = None
+
+    def workspace(self, b, h, g, tq, tk, splits):
+        n = self.lib.decode_workspace_bytes(b, h, g, tq, tk, splits)
+        if self.ws is None or self.ws.numel() < n:
+            self.ws = torch.zeros(n, dtype=torch.uint8, device="cuda")
+        return self.ws
+
+    def __call__(self, q, k, v, o, lse, causal=False, splits=0, variant=0):
+        b, h, tq, d = q.shape
+        g, tk = k.shape[1], k.shape[2]
+        ws = self.workspace(b, h, g, tq, tk, splits)
+        dt = {torch.float16: 0, torch.bfloat16: 1}[q.dtype]
+        rc = self.lib.decode_attention(
+            q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
+            lse.data_ptr() if lse is not None else None, b, h, g, tq, tk, d,
+            dt, int(causal), 0.0, splits, variant, ws.data_ptr(), ws.numel(),
+            torch.cuda.current_stream().cuda_stream, self.err,
+            len(self.err))
+        if rc != 0:
+            raise RuntimeError(self.err.value.decode())
+
+    def splits(self):
+        return self.lib.decode_last_splits()
+
+
+def reference(q, k, v, causal):
+    """O and lse in float32, grouped heads, bottom-right causal."""
+    b, h, tq, d = q.shape
+    g, tk = k.shape[1], k.shape[2]
+    grp = h // g
+    scale = 1.0 / math.sqrt(d)
+    o = torch.empty(q.shape, dtype=torch.float32, device=q.device)
+    lse = torch.empty((b, h, tq), dtype=torch.float32, device=q.device)
+    for bi in range(b):
+        # rows of a group: (hh, pos), hh major
+        qq = q[bi].float().reshape(g, grp * tq, d)
+        kk = k[bi].float()
+        s = torch.matmul(qq, kk.transpose(-1, -2)) * scale
+        if causal:
+            pos = torch.arange(grp * tq, device=q.device) % tq
+            c = torch.arange(tk, device=q.device)
+            s.masked_fill_(c[None, :] > pos[:, None] + (tk - tq),
+                           float("-inf"))
+        m = torch.logsumexp(s, dim=-1)
+        p = torch.nan_to_num(torch.exp(s - m[..., None]), nan=0.0)
+        oo = torch.matmul(p, v[bi].float())
+        o[bi] = oo.reshape(h, tq, d)
+        lse[bi] = m.reshape(h, tq)
+        del s, p, kk
+    return o, lse
+
+
+def rel_err(out, ref):
+    out = out.float()
+    if not torch.isfinite(out).all():
+        return float("inf")
+    return (torch.linalg.vector_norm(out - ref) /
+            torch.linalg.vector_norm(ref).clamp_min(1e-30)).item()
+
+
+def lse_err(out, ref):
+    same_inf = torch.isinf(ref) & (out == ref)
+    diff = torch.where(same_inf, torch.zeros_like(ref), (out - ref).abs())
+    if torch.isnan(diff).any():
+        return float("inf")
+    return diff.max().item()
+
+
+def timeit(fn, copies, reps):
+    """Median GPU time of fn(copy) over reps calls queued back to back."""
+    for i in range(3):
+        fn(copies[i % len(copies)])
+    torch.cuda.synchronize()
+    ev = [torch.cuda.Event(enable_timing=True) for _ in range(reps + 1)]
+    torch.cuda._sleep(40_000_000)       # about 20 ms: the queue fills
+    for i in range(reps):
+        ev[i].record()
+        fn(copies[i % len(copies)])
+    ev[reps].record()
+    torch.cuda.synchronize()
+    ts = sorted(ev[i].elapsed_time(ev[i + 1]) for i in range(reps))
+    return ts[len(ts) // 2]
+
+
+def edge_cases(dec):
+    """Small shapes: every path of the kernel against the reference."""
+    shapes = [  # B, H, G, Tq, Tk, causal, splits
+        (1, 1, 1, 1, 1, False, 0), (1, 1, 1, 1, 7, False, 3),
+        (2, 4, 2, 3, 37, True, 0), (1, 8, 1, 5, 300, True, 0),
+        (3, 6, 3, 1, 1000, False, 0), (1, 32, 8, 1, 129, False, 0),
+        (2, 2, 2, 7, 5, True, 0), (2, 2, 2, 7, 5, True, 2),
+        (1, 32, 8, 1, 5000, False, 1), (1, 32, 8, 1, 5000, False, 7),
+        (1, 32, 8, 1, 70000, False, 256), (4, 16, 2, 2, 999, True, 0),
+        (1, 12, 4, 2, 4096, False, 0), (2, 32, 32, 1, 3000, False, 0),
+    ]
+    fails, worst = 0, 0.0
+    for dt in (torch.float16, torch.bfloat16):
+        for (b, h, g, tq, tk, causal, splits) in shapes:
+            for variant in VARIANTS:
+                q = torch.randn(b, h, tq, 128, dtype=dt, device="cuda")
+                k = torch.randn(b, g, tk, 128, dtype=dt, device="cuda")
+                v = torch.randn(b, g, tk, 128, dtype=dt, device="cuda")
+                ro, rl = reference(q, k, v, causal)
+                o = torch.full_like(q, float("nan"))
+                lse = torch.full((b, h, tq), float("nan"), device="cuda")
+                dec(q, k, v, o, lse, causal, splits, variant)
+                torch.cuda.synchronize()
+                e, le = rel_err(o, ro), lse_err(lse, rl)
+                worst = max(worst, e / TOL[dt])
+                if not (e <= TOL[dt] and le <= LSE_TOL):
+                    fails += 1
+                    print("EDGE FAIL %s B%d H%d G%d Tq%d Tk%d %s splits=%d "
+                          "(ran %d) v%d: rel %.2e lse %.2e" %
+                          (str(dt)[6:], b, h, g, tq, tk,
+                           "causal" if causal else "full", splits,
+                           dec.splits(), variant, e, le))
+    print("edge shapes: %d failures, worst rel err %.2f of tolerance" %
+          (fails, worst))
+    return fails
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--lib", default="./libdecode.so")
+    ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--dtypes", default="fp16,bf16")
+    ap.add_argument("--tk", default="4096,32768,131072")
+    ap.add_argument("--batch", default="1,8")
+    ap.add_argument("--kv", default="32,8")
+    ap.add_argument("--json", default=None, help="write the rows here")
+    ap.add_argument("--no-edge", action="store_true")
+    ap.add_argument("--no-torch", action="store_true")
+    args = ap.parse_args()
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    dec = Decode(args.lib)
+    props = torch.cuda.get_device_properties(0)
+    print("device: %s, %d SMs, torch %s" % (props.name,
+                                            props.multi_processor_count,
+                                            torch.__version__))
+    sys.stdout.flush()
+    fails = 0 if args.no_edge else edge_cases(dec)
+    sys.stdout.flush()
+
+    dts = {"fp16": torch.float16, "bf16": torch.bfloat16}
+    rows = []
+    h, d = 32, 128
+    for dname in args.dtypes.split(","):
+        dt = dts[dname]
+        for b in [int(x) for x in args.batch.split(",")]:
+            for g in [int(x) for x in args.kv.split(",")]:
+                for tk in [int(x) for x in args.tk.split(",")]:
+                    kv_bytes = 2 * b * g * tk * d * 2
+                    ncopy = max(1, min(16, -(-L2_DEFEAT // kv_bytes)))
+                    q = torch.randn(b, h, 1, d, dtype=dt, device="cuda")
+                    copies = [(torch.randn(b, g, tk, d, dtype=dt,
+                                           device="cuda"),
+                               torch.randn(b, g, tk, d, dtype=dt,
+                                           device="cuda"))
+                              for _ in range(ncopy)]
+                    k, v = copies[0]
+                    ro, rl = reference(q, k, v, False)
+                    o = torch.empty_like(q)
+                    lse = torch.empty((b, h, 1), device="cuda")
+                    row = {"dtype": dname, "B": b, "H": h, "G": g, "Tk": tk,
+                           "kv_bytes": kv_bytes, "copies": ncopy}
+                    for variant in VARIANTS:
+                        o.fill_(float("nan"))
+                        lse.fill_(float("nan"))
+                        dec(q, k, v, o, lse, False, 0, variant)
+                        torch.cuda.synchronize()
+                        e, le = rel_err(o, ro), lse_err(lse, rl)
+                        ok = e <= TOL[dt] and le <= LSE_TOL
+                        fails += not ok
+                        ms = timeit(lambda kv: dec(q, kv[0], kv[1], o, lse,
+                                                   False, 0, variant),
+                                    copies, args.reps)
+                        row["v%d" % variant] = {
+                            "ms": ms, "splits": dec.splits(), "rel": e,
+                            "lse": le, "ok": ok,
+                            "tbs": kv_bytes / (ms * 1e-3) / 1e12}
+                    for name, bk in ([] if args.no_torch else BACKENDS):
+                        try:
+                            with sdpa_kernel([bk]):
+                                out = F.scaled_dot_product_attention(
+                                    q, k, v, enable_gqa=(g != h))
+                            torch.cuda.synchronize()
+                            e = rel_err(out, ro)
+                            del out
+
+                            def call(kv, bk=bk):
+                                with sdpa_kernel([bk]):
+                                    F.scaled_dot_product_attention(
+                                        q, kv[0], kv[1], enable_gqa=(g != h))
+                            ms = timeit(call, copies, args.reps)
+                            row[name] = {"ms": ms, "rel": e,
+                                         "tbs": kv_bytes / (ms * 1e-3) / 1e12}
+                        except (RuntimeError, torch.OutOfMemoryError) as x:
+                            row[name] = {"error": str(x).split("\n")[0][:90]}
+                            torch.cuda.empty_cache()
+                    rows.append(row)
+                    v0 = row["v0"]
+                    print("%s B%d G%d Tk%d: ours %.4f ms %d splits %.2f TB/s "
+                          "rel %.1e%s | %s | %s" %
+                          (dname, b, g, tk, v0["ms"], v0["splits"], v0["tbs"],
+                           v0["rel"], "" if v0["ok"] else " FAIL",
+                           " ".join("v%d %.4f" % (x, row["v%d" % x]["ms"])
+                                    for x in VARIANTS[1:]),
+                           " ".join("%s %s" % (n, "%.4f" % row[n]["ms"]
+                                               if "ms" in row[n] else "-")
+                                    for n, _ in BACKENDS if n in row)))
+                    sys.stdout.flush()
+                    del q, copies, k, v, ro, rl, o, lse
+                    torch.cuda.empty_cache()
+
+    print("\n| dtype | B | G | Tk | ours ms | splits | TB/s | % of 4.8 | "
+          "flash ms | cuDNN ms | eff. ms | math ms | flash/ours | "
+          "cuDNN/ours | eff./ours | math/ours | rel err |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+          "---|")
+    for r in rows:
+        v0 = r["v0"]
+        cells = []
+        ratios = []
+        for n, _ in BACKENDS:
+            t = r.get(n, {})
+            cells.append("%.4f" % t["ms"] if "ms" in t else "-")
+            ratios.append("%.2f" % (t["ms"] / v0["ms"]) if "ms" in t else "-")
+        print("| %s | %d | %d | %d | %.4f | %d | %.2f | %.0f%% | %s | %s | "
+              "%.1e%s |" % (r["dtype"], r["B"], r["G"], r["Tk"], v0["ms"],
+                            v0["splits"], v0["tbs"],
+                            100 * v0["tbs"] * 1e12 / PEAK,
+                            " | ".join(cells), " | ".join(ratios), v0["rel"],
+                            "" if v0["ok"] else " FAIL"))
+    print("\nevery variant (TB/s; 1 registers 4 warps, 2 registers 8 warps, "
+          "3 staged 4 warps, 4 staged 8 warps):")
+    print("| dtype | B | G | Tk | " + " | ".join("v%d" % x for x in VARIANTS) +
+          " | splits v1..v4 |")
+    print("|---|---|---|---|" + "---|" * (len(VARIANTS) + 1))
+    for r in rows:
+        print("| %s | %d | %d | %d | %s | %s |" % (
+            r["dtype"], r["B"], r["G"], r["Tk"],
+            " | ".join("%.2f%s" % (r["v%d" % x]["tbs"],
+                                   "" if r["v%d" % x]["ok"] else " FAIL")
+                       for x in VARIANTS),
+            ",".join(str(r["v%d" % x]["splits"]) for x in VARIANTS[1:])))
+    for n, _ in BACKENDS:
+        errs = set(r[n]["error"] for r in rows if "error" in r.get(n, {}))
+        for x in errs:
+            print("%s did not run on some shapes: %s" % (n, x))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    print("\ncorrectness: %s" % ("all passed" if fails == 0 else
+                                 "%d FAILED" % fails))
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

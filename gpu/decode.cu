@@ -1,0 +1,829 @@
+/*
+ * decode.cu - attention for decoding: a few query rows per head against a
+ * long K/V cache.  fp16 or bf16 in, float32 arithmetic, d = 128.
+ *
+ * Decoding reads every key and value once and does 4 d flops per key and
+ * query row with them: a few flops a byte, far below what the SMs could
+ * do.  Its limit is HBM bandwidth, so the kernel is built to keep as many
+ * bytes in flight as the memory system can take, and nothing else:
+ *
+ * - Grouped heads packed: the H/G query heads sharing a K/V head, and
+ *   their Tq rows, are the rows of one block (row (pos, hh) at pos H/G +
+ *   hh, FlashAttention's order), so K and V are read once per group, not
+ *   once per query head.  (Up to DECODE_MAX_ROWS rows a block.)
+ * - Split-KV: one block per (batch, K/V head, row chunk, key range), as
+ *   many ranges as fill the SMs (decode_pick_splits): with B G groups
+ *   alone, a batch of one would leave most of 132 SMs idle.
+ * - The data path: no tensor cores, and (the default) no shared memory
+ *   for K and V.  A warp reads 2 U
+ *   consecutive keys an iteration (U = 4 for up to 4 rows): half-warp h
+ *   takes keys base + 2u + h, and lane c of a half holds dims 8c .. 8c+7
+ *   of them, one 16-byte load each of K and V, all 2 U loads issued
+ *   before any is used: a warp streams 2 x 2 U x 256 contiguous bytes.
+ *   The lane's q dims sit in registers (scaled by scale log2(e), so the
+ *   exponent is one exp2); a row's dot product is 8 multiply-adds in the
+ *   lane and a butterfly across the 16 lanes of the half that leaves each
+ *   lane one finished (row, key) score: 15 shuffles for 16 scores instead
+ *   of 4 each.  The online softmax then runs per half-warp (max over its
+ *   keys, alpha = 2^(m - m'), p = 2^(s - m')), and every lane gathers the
+ *   p of its half to update its 8 dims of each row.
+ * - The end of a range: the two halves of a warp, then the warps of the
+ *   block, merge their (m, l, u) with merge.h's rule (the simulator's
+ *   combine), and the block writes its partial (m, l, u) in float32.  The
+ *   last block of a group to finish (an atomic ticket; partials read
+ *   through L2) merges the group's partials with the same rule, its
+ *   threads each taking a contiguous share left to right and the shares
+ *   then merged left to right, and writes O and lse: no second launch.
+ *   With one range the block writes O directly.
+ *
+ * m is kept in base-2 units while the keys stream (one exp2 a score) and turned into natural units (m ln 2) before the merges, which
+ * are merge.h's own, in natural units.  A row that has seen only masked
+ * keys has m = -inf: its exponent base is taken as 0 so p = 2^-inf = 0
+ * and alpha = 0 times an l and u that are still 0.
+ *
+ * Two ways to feed the loop, each with 4 or 8 warps a block (the
+ * variants; decode_default picks registers, 8 warps):
+ *   registers  an iteration's 2 U loads are issued, then used: while a
+ *              warp computes, it has nothing in flight, and other warps
+ *              must cover
+ *   staged     a ring of DECODE_STAGES iterations in shared memory filled
+ *              by cp.async: the next iterations' bytes are in flight while
+ *              this one is computed, holding no registers.  Measured 11 to
+ *              23 % slower (gpu/bench/DECODE_NOTES.md); kept to measure
+ *              against.
+ *
+ * version 2: the staged path; the split counters at a fixed place in the
+ * workspace (version 1 kept them after the partials, where a call of
+ * another shape could find its partials' bytes in them).
+ */
+#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+extern "C" {
+#include "decode.h"
+#include "model/merge.h"
+}
+
+#define DECODE_MIN_KEYS 128	/* keys a range gets at least */
+#define DECODE_TICKETS 4096	/* groups a split run may have */
+
+struct decode_params {
+	const void *q, *k, *v;
+	void *o;
+	float *lse;
+	int heads, kv_heads, tq, tk;
+	int group;		/* H / G */
+	int rows;		/* packed rows of a group: group Tq */
+	int chunks;		/* row chunks of a group */
+	int splits, keys;	/* ranges, keys a range */
+	float qscale;		/* scale log2(e) */
+	int causal;
+	float *ws_u;		/* (groups, splits, ROWS, d) partial u */
+	float *ws_ml;		/* (groups, splits, ROWS, 2) partial m, l */
+	unsigned *tickets;	/* (groups) ranges done */
+};
+
+template <int DT> struct dtype_of;
+template <> struct dtype_of<DECODE_FP16> { typedef __half T; };
+template <> struct dtype_of<DECODE_BF16> { typedef __nv_bfloat16 T; };
+
+/* Eight 16-bit values (one 16-byte load) as floats. */
+template <int DT>
+__device__ __forceinline__ void
+unpack8(uint4 raw, float *f)
+{
+	const uint32_t w[4] = { raw.x, raw.y, raw.z, raw.w };
+	int i;
+
+#pragma unroll
+	for (i = 0; i < 4; i++) {
+		float2 x;
+		if (DT == DECODE_FP16)
+			x = __half22float2(*reinterpret_cast<const __half2 *>(&w[i]));
+		else
+			x = __bfloat1622float2(
+			    *reinterpret_cast<const __nv_bfloat162 *>(&w[i]));
+		f[2 * i] = x.x;
+		f[2 * i + 1] = x.y;
+	}
+}
+
+/* Four floats as four 16-bit values (8 bytes). */
+template <int DT>
+__device__ __forceinline__ uint2
+pack4(const float *f)
+{
+	uint2 out;
+	uint32_t w[2];
+	int i;
+
+#pragma unroll
+	for (i = 0; i < 2; i++) {
+		if (DT == DECODE_FP16) {
+			__half2 h = __floats2half2_rn(f[2 * i], f[2 * i + 1]);
+			w[i] = *reinterpret_cast<uint32_t *>(&h);
+		} else {
+			__nv_bfloat162 h = __floats2bfloat162_rn(f[2 * i], f[2 * i + 1]);
+			w[i] = *reinterpret_cast<uint32_t *>(&h);
+		}
+	}
+	out.x = w[0];
+	out.y = w[1];
+	return out;
+}
+
+/* A 16-byte load of data read once: through the read-only path, not
+ * kept in L1. */
+__device__ __forceinline__ uint4
+load_stream(const void *p)
+{
+	uint4 r;
+
+	asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+	    : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
+	return r;
+}
+
+/* cp.async: 16 bytes from global to shared memory, past L1, without
+ * holding a register while in flight. */
+__device__ __forceinline__ void
+copy_async(void *smem, const void *gmem)
+{
+	const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+
+	asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
+	    :: "r"(s), "l"(gmem) : "memory");
+}
+
+__device__ __forceinline__ void
+copy_commit(void)
+{
+	asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+/* Waits until at most n of this thread's copy groups are in flight. */
+template <int N>
+__device__ __forceinline__ void
+copy_wait(void)
+{
+	asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
+}
+
+#define DECODE_STAGES 3		/* the staged path's ring: iterations in flight + 1 */
+
+__host__ __device__ constexpr int
+ilog2(int n)
+{
+	return n <= 1 ? 0 : 1 + ilog2(n / 2);
+}
+
+/* merge.h's rule for (m, l) and n accumulator entries: a = a + b. */
+__device__ __forceinline__ void
+merge_into(float &m_a, float &l_a, float *u_a, float m_b, float l_b,
+    const float *u_b, int n)
+{
+	struct merge_weights w = merge_weigh(MERGE_MLU, MERGE_BUG_NONE, m_a, l_a,
+	    m_b, l_b);
+	int i;
+
+	m_a = w.m;
+	l_a = w.l;
+#pragma unroll
+	for (i = 0; i < n; i++)
+		u_a[i] = merge_mix(w, u_a[i], u_b[i]);
+}
+
+/*
+ * Block (range, group row chunk, batch).  ROWS packed rows, NW warps;
+ * U keys per half-warp an iteration, so NV = ROWS U <= 16 scores fill
+ * the 16 lanes of a half after the butterfly.  Up to 4 rows, 16 warps
+ * an SM must fit (128 registers a thread), for loads in flight.
+ */
+template <int DT, int ROWS, int NW, bool STAGED>
+__global__ void __launch_bounds__(NW * 32, ROWS <= 4 ? 16 / NW : 1)
+decode_kernel(const struct decode_params P)
+{
+	typedef typename dtype_of<DT>::T T;
+	constexpr int D = DECODE_D;
+	constexpr int U = ROWS >= 8 ? 2 : 4;
+	constexpr int NV = ROWS * U;
+	constexpr int A = ilog2(NV);		/* butterfly steps that split */
+	constexpr int SH = 4 - A;		/* lane bits below a score's index */
+	constexpr int KEYS = 2 * U;		/* a warp's keys an iteration */
+	__shared__ float sm_u[NW][ROWS][D];
+	__shared__ float sm_m[NW][ROWS], sm_l[NW][ROWS];
+	__shared__ int sm_last;
+
+	const int split = blockIdx.x, b = blockIdx.z;
+	const int g = blockIdx.y / P.chunks, chunk = blockIdx.y % P.chunks;
+	const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+	const int half = lane >> 4, c = lane & 15;
+	const int group_id = (b * P.kv_heads + g) * P.chunks + chunk;
+	const int row0 = chunk * ROWS;
+	const int k0 = split * P.keys, k1 = min(P.tk, k0 + P.keys);
+	const size_t kv_off = ((size_t)b * P.kv_heads + g) * P.tk * D;
+	const T *kb = (const T *)P.k + kv_off + c * 8;
+	const T *vb = (const T *)P.v + kv_off + c * 8;
+	float q[ROWS][8], acc[ROWS][8], m[ROWS], l[ROWS];
+	int r, i, u;
+
+	/* This lane's 8 dims of each row's query, scaled for exp2.  Rows
+	 * past the group's are zero and never written out. */
+#pragma unroll
+	for (r = 0; r < ROWS; r++) {
+		const int R = row0 + r;
+
+		if (R < P.rows) {
+			const int pos = R / P.group, h = g * P.group + R % P.group;
+			const T *qp = (const T *)P.q +
+			    (((size_t)b * P.heads + h) * P.tq + pos) * D + c * 8;
+			unpack8<DT>(*(const uint4 *)qp, q[r]);
+#pragma unroll
+			for (i = 0; i < 8; i++)
+				q[r][i] *= P.qscale;
+		} else {
+#pragma unroll
+			for (i = 0; i < 8; i++)
+				q[r][i] = 0.0f;
+		}
+		m[r] = -INFINITY;
+		l[r] = 0.0f;
+#pragma unroll
+		for (i = 0; i < 8; i++)
+			acc[r][i] = 0.0f;
+	}
+
+	/* The score this lane holds after the butterfly: index idx = r U +
+	 * u of the half's NV, and the key and query position it belongs to. */
+	const int idx = c >> SH, r_me = idx / U, u_me = idx % U;
+	const int R_me = row0 + r_me;
+	const long last_seen = R_me < P.rows ?
+	    (long)(R_me / P.group) + P.tk - P.tq : -1;
+
+	/*
+	 * One iteration: the warp's 2 U keys from base, given this lane's
+	 * 16 bytes of each key's K and V row.
+	 */
+	auto step = [&](int base, const uint4 *kr, const uint4 *vr) {
+		float s[NV];
+
+		/* Partial dot products over this lane's 8 dims. */
+#pragma unroll
+		for (u = 0; u < U; u++) {
+			float kf[8];
+
+			unpack8<DT>(kr[u], kf);
+#pragma unroll
+			for (r = 0; r < ROWS; r++) {
+				float dot = 0.0f;
+#pragma unroll
+				for (i = 0; i < 8; i++)
+					dot = fmaf(q[r][i], kf[i], dot);
+				s[r * U + u] = dot;
+			}
+		}
+		/* The butterfly: at each step a lane keeps the half of its
+		 * scores its lane bit names and adds the partner's sums of
+		 * them; once one score is left, plain sums finish it. */
+		{
+			int n = NV;
+#pragma unroll
+			for (int mask = 8; mask >= 1; mask >>= 1) {
+				if (n > 1) {
+					const bool upper = (lane & mask) != 0;
+					n /= 2;
+#pragma unroll
+					for (i = 0; i < NV / 2; i++) {
+						if (i < n) {
+							float send = upper ? s[i] : s[i + n];
+							float keep = upper ? s[i + n] : s[i];
+							s[i] = keep + __shfl_xor_sync(0xffffffffu,
+							    send, mask);
+						}
+					}
+				} else
+					s[0] += __shfl_xor_sync(0xffffffffu, s[0], mask);
+			}
+		}
+		float sv = s[0];
+		{
+			const int key = base + 2 * u_me + half;
+			if (key >= k1 || (P.causal && (long)key > last_seen))
+				sv = -INFINITY;
+		}
+		/* The tile's max of each row: over the lanes of its U keys. */
+		float mx = sv;
+#pragma unroll
+		for (i = 0; i < ilog2(U); i++)
+			mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1 << (SH + i)));
+		float m_new[ROWS], m_use[ROWS], my_m = 0.0f;
+#pragma unroll
+		for (r = 0; r < ROWS; r++) {
+			const float t = __shfl_sync(0xffffffffu, mx,
+			    (half << 4) | ((r * U) << SH));
+			m_new[r] = fmaxf(m[r], t);
+			m_use[r] = m_new[r] == -INFINITY ? 0.0f : m_new[r];
+			if (r == r_me)
+				my_m = m_use[r];
+		}
+		const float p_me = exp2f(sv - my_m);
+		float p[ROWS][U];
+#pragma unroll
+		for (r = 0; r < ROWS; r++)
+#pragma unroll
+			for (u = 0; u < U; u++)
+				p[r][u] = __shfl_sync(0xffffffffu, p_me,
+				    (half << 4) | ((r * U + u) << SH));
+#pragma unroll
+		for (r = 0; r < ROWS; r++) {
+			const float alpha = exp2f(m[r] - m_use[r]);
+			float sum = 0.0f;
+#pragma unroll
+			for (u = 0; u < U; u++)
+				sum += p[r][u];
+			l[r] = fmaf(alpha, l[r], sum);
+			m[r] = m_new[r];
+#pragma unroll
+			for (i = 0; i < 8; i++)
+				acc[r][i] *= alpha;
+		}
+#pragma unroll
+		for (u = 0; u < U; u++) {
+			float vf[8];
+
+			unpack8<DT>(vr[u], vf);
+#pragma unroll
+			for (r = 0; r < ROWS; r++)
+#pragma unroll
+				for (i = 0; i < 8; i++)
+					acc[r][i] = fmaf(p[r][u], vf[i], acc[r][i]);
+		}
+	};
+
+	const int first = k0 + w * KEYS, stride = NW * KEYS;
+	const int iters = first < k1 ? (k1 - first + stride - 1) / stride : 0;
+
+	if (!STAGED) {
+		/* Every load of an iteration first: 2 U of 16 bytes in flight
+		 * per lane.  Keys past the range read its last key again;
+		 * they are masked. */
+		for (int it = 0; it < iters; it++) {
+			const int base = first + it * stride;
+			uint4 kr[U], vr[U];
+
+#pragma unroll
+			for (u = 0; u < U; u++)
+				kr[u] = load_stream(kb + (size_t)min(base + 2 * u + half,
+				    k1 - 1) * D);
+#pragma unroll
+			for (u = 0; u < U; u++)
+				vr[u] = load_stream(vb + (size_t)min(base + 2 * u + half,
+				    k1 - 1) * D);
+			step(base, kr, vr);
+		}
+	} else {
+		/* A ring of DECODE_STAGES iterations in shared memory, filled
+		 * by cp.async: while one is computed, the next ones are in
+		 * flight, and in flight they hold no registers.  Each lane
+		 * reads back only what it copied itself (slot [stage][j][w]
+		 * [lane], 16 bytes, consecutive lanes in consecutive banks),
+		 * so waiting for its own copies is all the sync it needs. */
+		extern __shared__ uint4 ring[];
+		auto slot = [&](int it, int j) {
+			return ring + (((it % DECODE_STAGES) * 2 * U + j) * NW + w) *
+			    32 + lane;
+		};
+		auto issue = [&](int it) {
+			const int base = first + it * stride;
+#pragma unroll
+			for (int uu = 0; uu < U; uu++) {
+				const size_t key = (size_t)min(base + 2 * uu + half, k1 - 1);
+				copy_async(slot(it, uu), kb + key * D);
+				copy_async(slot(it, U + uu), vb + key * D);
+			}
+		};
+#pragma unroll
+		for (int it = 0; it < DECODE_STAGES - 1; it++) {
+			if (it < iters)
+				issue(it);
+			copy_commit();
+		}
+		for (int it = 0; it < iters; it++) {
+			uint4 kr[U], vr[U];
+
+			/* the slot refilled here was read (into registers,
+			 * and used) by this lane at iteration it - 1 */
+			if (it + DECODE_STAGES - 1 < iters)
+				issue(it + DECODE_STAGES - 1);
+			copy_commit();
+			copy_wait<DECODE_STAGES - 1>();
+#pragma unroll
+			for (u = 0; u < U; u++) {
+				kr[u] = *slot(it, u);
+				vr[u] = *slot(it, U + u);
+			}
+			step(first + it * stride, kr, vr);
+		}
+	}
+
+	/* Natural units for the merges, then the two halves of the warp. */
+#pragma unroll
+	for (r = 0; r < ROWS; r++) {
+		float u_b[8];
+
+		m[r] = m[r] * 0.6931471805599453f;
+		const float m_b = __shfl_xor_sync(0xffffffffu, m[r], 16);
+		const float l_b = __shfl_xor_sync(0xffffffffu, l[r], 16);
+#pragma unroll
+		for (i = 0; i < 8; i++)
+			u_b[i] = __shfl_xor_sync(0xffffffffu, acc[r][i], 16);
+		merge_into(m[r], l[r], acc[r], m_b, l_b, u_b, 8);
+	}
+	/* Then the warps, through shared memory: thread t merges the NW
+	 * states of 4 dims of one row, left to right. */
+	if (half == 0) {
+#pragma unroll
+		for (r = 0; r < ROWS; r++) {
+#pragma unroll
+			for (i = 0; i < 8; i++)
+				sm_u[w][r][c * 8 + i] = acc[r][i];
+			if (c == 0) {
+				sm_m[w][r] = m[r];
+				sm_l[w][r] = l[r];
+			}
+		}
+	}
+	__syncthreads();
+
+	const size_t part = (size_t)group_id * P.splits + split;
+	for (int t = threadIdx.x; t < ROWS * (D / 4); t += NW * 32) {
+		const int rr = t / (D / 4), d0 = (t % (D / 4)) * 4;
+		float mm = sm_m[0][rr], ll = sm_l[0][rr], uu[4];
+
+#pragma unroll
+		for (i = 0; i < 4; i++)
+			uu[i] = sm_u[0][rr][d0 + i];
+#pragma unroll
+		for (int w2 = 1; w2 < NW; w2++)
+			merge_into(mm, ll, uu, sm_m[w2][rr], sm_l[w2][rr],
+			    &sm_u[w2][rr][d0], 4);
+		if (row0 + rr >= P.rows)
+			continue;
+		if (P.splits == 1) {
+			const int R = row0 + rr, pos = R / P.group;
+			const int h = g * P.group + R % P.group;
+			const size_t orow = ((size_t)b * P.heads + h) * P.tq + pos;
+			float of[4];
+
+#pragma unroll
+			for (i = 0; i < 4; i++)
+				of[i] = ll > 0.0f ? uu[i] / ll : 0.0f;
+			*(uint2 *)((T *)P.o + orow * D + d0) = pack4<DT>(of);
+			if (d0 == 0 && P.lse != NULL)
+				P.lse[orow] = ll > 0.0f ? mm + logf(ll) : -INFINITY;
+		} else {
+			*(float4 *)(P.ws_u + (part * ROWS + rr) * D + d0) =
+			    make_float4(uu[0], uu[1], uu[2], uu[3]);
+			if (d0 == 0)
+				*(float2 *)(P.ws_ml + (part * ROWS + rr) * 2) =
+				    make_float2(mm, ll);
+		}
+	}
+	if (P.splits == 1)
+		return;
+
+	/* The last range of the group to finish merges them all. */
+	__threadfence();
+	__syncthreads();
+	if (threadIdx.x == 0)
+		sm_last = atomicAdd(&P.tickets[group_id], 1u) == (unsigned)P.splits - 1;
+	__syncthreads();
+	if (!sm_last)
+		return;
+	__threadfence();
+	{
+		/* NW 32 threads for ROWS D / 4 (row, 4 dims) pairs: SUBS
+		 * threads a pair each merge a contiguous share of the
+		 * partials, left to right, eight loads in flight at a time;
+		 * then the shares merge left to right through shared memory.
+		 * The order is ltr's with one level of tree on top. */
+		constexpr int PAIRS = ROWS * (D / 4);
+		constexpr int SUBS = NW * 32 / PAIRS > 1 ? NW * 32 / PAIRS : 1;
+		const size_t first = (size_t)group_id * P.splits;
+
+		for (int t = threadIdx.x; t < PAIRS * SUBS; t += NW * 32) {
+			const int pair = t % PAIRS, sub = t / PAIRS;
+			const int rr = pair / (D / 4), d0 = (pair % (D / 4)) * 4;
+			const int s_begin = sub * P.splits / SUBS;
+			const int s_end = (sub + 1) * P.splits / SUBS;
+			float mm = -INFINITY, ll = 0.0f, uu[4] = { 0.0f, 0.0f, 0.0f, 0.0f };
+
+			for (int s0 = s_begin; s0 < s_end; s0 += 8) {
+				float4 pu[8];
+				float2 pml[8];
+#pragma unroll
+				for (i = 0; i < 8; i++)
+					if (s0 + i < s_end) {
+						const size_t e = (first + s0 + i) * ROWS + rr;
+						pu[i] = __ldcg((const float4 *)(P.ws_u + e * D + d0));
+						pml[i] = __ldcg((const float2 *)(P.ws_ml + e * 2));
+					}
+#pragma unroll
+				for (i = 0; i < 8; i++)
+					if (s0 + i < s_end) {
+						const float ub[4] = { pu[i].x, pu[i].y, pu[i].z,
+						    pu[i].w };
+						merge_into(mm, ll, uu, pml[i].x, pml[i].y, ub, 4);
+					}
+			}
+#pragma unroll
+			for (i = 0; i < 4; i++)
+				sm_u[sub][rr][d0 + i] = uu[i];
+			if (d0 == 0) {
+				sm_m[sub][rr] = mm;
+				sm_l[sub][rr] = ll;
+			}
+		}
+		__syncthreads();
+		for (int t = threadIdx.x; t < PAIRS; t += NW * 32) {
+			const int rr = t / (D / 4), d0 = (t % (D / 4)) * 4;
+			float mm = sm_m[0][rr], ll = sm_l[0][rr], uu[4];
+
+			if (row0 + rr >= P.rows)
+				continue;
+#pragma unroll
+			for (i = 0; i < 4; i++)
+				uu[i] = sm_u[0][rr][d0 + i];
+#pragma unroll
+			for (int sub = 1; sub < SUBS; sub++)
+				merge_into(mm, ll, uu, sm_m[sub][rr], sm_l[sub][rr],
+				    &sm_u[sub][rr][d0], 4);
+			const int R = row0 + rr, pos = R / P.group;
+			const int h = g * P.group + R % P.group;
+			const size_t orow = ((size_t)b * P.heads + h) * P.tq + pos;
+			float of[4];
+
+#pragma unroll
+			for (i = 0; i < 4; i++)
+				of[i] = ll > 0.0f ? uu[i] / ll : 0.0f;
+			*(uint2 *)((T *)P.o + orow * D + d0) = pack4<DT>(of);
+			if (d0 == 0 && P.lse != NULL)
+				P.lse[orow] = ll > 0.0f ? mm + logf(ll) : -INFINITY;
+		}
+	}
+	/* Ready for the next call. */
+	if (threadIdx.x == 0)
+		P.tickets[group_id] = 0;
+}
+
+typedef void (*decode_fn)(const struct decode_params);
+
+/* How a block streams its keys: warps, and registers or a cp.async ring. */
+struct decode_variant {
+	int nw;
+	bool staged;
+};
+
+static const struct decode_variant decode_variants[] = {
+	[0] = { 0, false },	/* the default: decode_default() */
+	[1] = { .nw = 4, .staged = false },
+	[2] = { .nw = 8, .staged = false },
+	[3] = { .nw = 4, .staged = true },
+	[4] = { .nw = 8, .staged = true },
+};
+#define DECODE_VARIANTS 5
+
+/* The default for `br` rows a block: loads straight to registers, 8
+ * warps a block, measured the fastest of the four (or within 1 % of it)
+ * on every shape of gpu/bench/DECODE_NOTES.md.  The staged ring was
+ * expected to help where several rows make each key's arithmetic long;
+ * it was 11 to 23 % slower there and almost everywhere else. */
+static int
+decode_default(int br)
+{
+	(void)br;
+	return 2;
+}
+
+/* The instantiation for dtype, rows a block, warps and staging. */
+template <int DT, int NW, bool ST>
+static decode_fn
+decode_pick_rows(int rows)
+{
+	switch (rows) {
+	case 1: return decode_kernel<DT, 1, NW, ST>;
+	case 2: return decode_kernel<DT, 2, NW, ST>;
+	case 4: return decode_kernel<DT, 4, NW, ST>;
+	default: return decode_kernel<DT, 8, NW, ST>;
+	}
+}
+
+template <int DT>
+static decode_fn
+decode_pick_kernel(int rows, const struct decode_variant *v)
+{
+	if (v->nw == 8)
+		return v->staged ? decode_pick_rows<DT, 8, true>(rows) :
+		    decode_pick_rows<DT, 8, false>(rows);
+	return v->staged ? decode_pick_rows<DT, 4, true>(rows) :
+	    decode_pick_rows<DT, 4, false>(rows);
+}
+
+/* Bytes of the staged ring of a block. */
+static size_t
+decode_ring_bytes(int br, const struct decode_variant *v)
+{
+	const int u = br >= 8 ? 2 : 4;
+
+	return v->staged ? (size_t)DECODE_STAGES * 2 * u * v->nw * 32 * 16 : 0;
+}
+
+/* Rows a block holds for a group of `rows` packed rows: the smallest
+ * instantiation that takes them, DECODE_MAX_ROWS at most (then chunks). */
+static int
+decode_block_rows(int rows)
+{
+	int n = 1;
+
+	while (n < rows && n < DECODE_MAX_ROWS)
+		n *= 2;
+	return n;
+}
+
+static int
+decode_chunks(int heads, int kv_heads, int tq)
+{
+	int rows = heads / kv_heads * tq, br = decode_block_rows(rows);
+
+	return (rows + br - 1) / br;
+}
+
+extern "C" int
+decode_pick_splits(int batch, int heads, int kv_heads, int tq, int tk,
+    int sms, int per_sm)
+{
+	long groups = (long)batch * kv_heads * decode_chunks(heads, kv_heads, tq);
+	long slots = (long)sms * (per_sm > 0 ? per_sm : 1);
+	long most = (tk + DECODE_MIN_KEYS - 1) / DECODE_MIN_KEYS;
+	long s;
+
+	if (groups >= slots || groups > DECODE_TICKETS)
+		return 1;
+	s = slots / groups;
+	if (s > most)
+		s = most;
+	if (s > DECODE_MAX_SPLITS)
+		s = DECODE_MAX_SPLITS;
+	return s < 1 ? 1 : (int)s;
+}
+
+/*
+ * The workspace: DECODE_TICKETS counters first, at the same place for
+ * every call (each call leaves the ones it used at 0, so calls of any
+ * shape can share one workspace), then the partials.
+ */
+extern "C" size_t
+decode_workspace_bytes(int batch, int heads, int kv_heads, int tq, int tk,
+    int splits)
+{
+	size_t groups = (size_t)batch * kv_heads * decode_chunks(heads, kv_heads, tq);
+	size_t rows = (size_t)decode_block_rows(heads / kv_heads * tq);
+	size_t most = (size_t)(tk + DECODE_MIN_KEYS - 1) / DECODE_MIN_KEYS;
+
+	if (splits <= 0)
+		splits = (int)(most < DECODE_MAX_SPLITS ? most : DECODE_MAX_SPLITS);
+	return DECODE_TICKETS * sizeof(unsigned) +
+	    groups * (size_t)splits * rows * (DECODE_D + 2) * sizeof(float);
+}
+
+static thread_local int decode_last;
+
+extern "C" int
+decode_last_splits(void)
+{
+	return decode_last;
+}
+
+extern "C" int
+decode_attention(const void *q, const void *k, const void *v, void *o,
+    float *lse, int batch, int heads, int kv_heads, int tq, int tk, int d,
+    int dtype, int causal, float scale, int splits, int variant,
+    void *workspace, size_t workspace_bytes, void *stream, char *err,
+    size_t errlen)
+{
+	/* SMs, and resident blocks per SM of each kernel, asked once (a
+	 * staged kernel's shared-memory limit is raised then too). */
+	static int sms;
+	static int per_sm[2][DECODE_VARIANTS][4];
+	const struct decode_variant *var;
+	struct decode_params P;
+	decode_fn fn;
+	cudaError_t e;
+	size_t groups, rows_b, need, ring;
+	int dev, rows, br, ri, vi, *occ;
+
+	if (d != DECODE_D) {
+		snprintf(err, errlen, "decode: d must be %d, not %d", DECODE_D, d);
+		return -1;
+	}
+	if (dtype != DECODE_FP16 && dtype != DECODE_BF16) {
+		snprintf(err, errlen, "decode: dtype must be 0 (fp16) or 1 (bf16)");
+		return -1;
+	}
+	if (batch < 1 || heads < 1 || kv_heads < 1 || tq < 1 || tk < 1 ||
+	    heads % kv_heads != 0 || batch > 65535) {
+		snprintf(err, errlen, "decode: bad sizes B=%d H=%d G=%d Tq=%d Tk=%d "
+		    "(G must divide H)", batch, heads, kv_heads, tq, tk);
+		return -1;
+	}
+	if (variant < 0 || variant >= DECODE_VARIANTS) {
+		snprintf(err, errlen, "decode: variant %d does not exist (0 to %d)",
+		    variant, DECODE_VARIANTS - 1);
+		return -1;
+	}
+	rows = heads / kv_heads * tq;
+	br = decode_block_rows(rows);
+	vi = variant == 0 ? decode_default(br) : variant;
+	var = &decode_variants[vi];
+	ri = ilog2(br);
+	fn = dtype == DECODE_FP16 ? decode_pick_kernel<DECODE_FP16>(br, var) :
+	    decode_pick_kernel<DECODE_BF16>(br, var);
+	ring = decode_ring_bytes(br, var);
+	occ = &per_sm[dtype][vi][ri];
+	if (sms == 0) {
+		if ((e = cudaGetDevice(&dev)) != cudaSuccess ||
+		    (e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
+		    dev)) != cudaSuccess) {
+			snprintf(err, errlen, "decode: %s", cudaGetErrorString(e));
+			return -1;
+		}
+	}
+	if (*occ == 0) {
+		if ((ring > 0 && (e = cudaFuncSetAttribute(fn,
+		    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)ring)) !=
+		    cudaSuccess) ||
+		    (e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(occ, fn,
+		    var->nw * 32, ring)) != cudaSuccess) {
+			snprintf(err, errlen, "decode: %s", cudaGetErrorString(e));
+			return -1;
+		}
+		if (*occ == 0) {
+			snprintf(err, errlen, "decode: the kernel does not fit an SM");
+			return -1;
+		}
+	}
+	groups = (size_t)batch * kv_heads * decode_chunks(heads, kv_heads, tq);
+	if (splits <= 0)
+		splits = decode_pick_splits(batch, heads, kv_heads, tq, tk, sms, *occ);
+	if (splits > DECODE_MAX_SPLITS)
+		splits = DECODE_MAX_SPLITS;
+	memset(&P, 0, sizeof P);
+	P.keys = (tk + splits - 1) / splits;
+	splits = (tk + P.keys - 1) / P.keys;	/* no empty range */
+	rows_b = (size_t)br;
+	need = decode_workspace_bytes(batch, heads, kv_heads, tq, tk, splits);
+	if (splits > 1 && groups > DECODE_TICKETS) {
+		snprintf(err, errlen, "decode: %zu groups of rows are more than a "
+		    "split run counts (%d); use splits = 1", groups, DECODE_TICKETS);
+		return -1;
+	}
+	if (splits > 1 && (workspace == NULL || workspace_bytes < need)) {
+		snprintf(err, errlen, "decode: %d ranges need %zu bytes of workspace, "
+		    "got %zu", splits, need, workspace_bytes);
+		return -1;
+	}
+	P.q = q;
+	P.k = k;
+	P.v = v;
+	P.o = o;
+	P.lse = lse;
+	P.heads = heads;
+	P.kv_heads = kv_heads;
+	P.tq = tq;
+	P.tk = tk;
+	P.group = heads / kv_heads;
+	P.rows = rows;
+	P.chunks = decode_chunks(heads, kv_heads, tq);
+	P.splits = splits;
+	P.qscale = (scale > 0.0f ? scale : 1.0f / sqrtf((float)d)) *
+	    1.4426950408889634f;
+	P.causal = causal;
+	if (splits > 1) {
+		P.tickets = (unsigned *)workspace;
+		P.ws_u = (float *)(P.tickets + DECODE_TICKETS);
+		P.ws_ml = P.ws_u + groups * splits * rows_b * DECODE_D;
+	}
+	fn<<<dim3((unsigned)splits, (unsigned)(kv_heads * P.chunks),
+	    (unsigned)batch), var->nw * 32, ring, (cudaStream_t)stream>>>(P);
+	if ((e = cudaGetLastError()) != cudaSuccess) {
+		snprintf(err, errlen, "decode: launch: %s", cudaGetErrorString(e));
+		return -1;
+	}
+	decode_last = splits;
+	return 0;
+}

@@ -1,0 +1,77 @@
+/*
+ * decode.h - the decoding kernel (gpu/decode.cu): attention of a few new
+ * query rows per head against a long K/V cache, fp16 or bf16, d = 128,
+ * grouped heads, split-KV.  A plain C entry point with device pointers,
+ * for C host code, standalone drivers and Python (ctypes).
+ *
+ * Shapes (row-major, contiguous, on the device):
+ *   Q  (B, H, Tq, d)   K, V  (B, G, Tk, d)   O  (B, H, Tq, d)   of dtype
+ *   lse (B, H, Tq) float32, natural log (NULL: not written)
+ * G divides H: query head h reads K/V head h / (H/G) (G = H multi-head,
+ * G = 1 multi-query).  The H/G query heads of a group and their Tq rows
+ * are packed into one thread block's rows (row (pos, hh) at pos H/G +
+ * hh, as FlashAttention packs them for decoding), so K and V are read
+ * once per group; more than DECODE_MAX_ROWS packed rows are cut into
+ * chunks that each read K and V again.  causal aligns the mask
+ * bottom-right: query position r sees key c when c <= r + Tk - Tq.
+ */
+#ifndef FLASHSTEP_DECODE_H
+#define FLASHSTEP_DECODE_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum decode_dtype {
+	DECODE_FP16 = 0,
+	DECODE_BF16 = 1,
+};
+
+#define DECODE_D 128		/* the head width this kernel is built for */
+#define DECODE_MAX_ROWS 8	/* packed rows one block holds */
+#define DECODE_MAX_SPLITS 256
+
+/*
+ * The key ranges a call with these sizes runs (what splits = 0 picks):
+ * enough (row chunk, range) blocks to fill every SM of device `sms` with
+ * `per_sm` resident blocks in one wave, no more ranges than leave each at
+ * least 128 keys, and 1 when the groups alone fill the GPU.
+ */
+int decode_pick_splits(int batch, int heads, int kv_heads, int tq, int tk,
+    int sms, int per_sm);
+
+/* Bytes of workspace a call with these sizes needs for `splits` ranges
+ * (0: the most any call with these sizes may pick). */
+size_t decode_workspace_bytes(int batch, int heads, int kv_heads, int tq,
+    int tk, int splits);
+
+/*
+ * O (and lse) for every (batch, head, row).  scale <= 0 means 1/sqrt(d).
+ * splits = 0 picks them (decode_pick_splits on this device); 1 runs no
+ * combine.  workspace: device memory of workspace_bytes (at least
+ * decode_workspace_bytes), zero-filled before its first use; the kernel
+ * leaves it ready for the next call (the split counters back at 0), so
+ * calls of any shape on one stream may share it.  variant: 0 the
+ * default, or one of the four (for measurements): 1 loads to registers,
+ * 4 warps a block; 2 the same, 8 warps; 3 a cp.async ring in shared
+ * memory, 4 warps; 4 the same, 8 warps.  The call is
+ * asynchronous on stream (a cudaStream_t; NULL the default stream).
+ * Returns 0, or -1 with one line in err (a bad size, too small a
+ * workspace, a CUDA error at launch).
+ */
+int decode_attention(const void *q, const void *k, const void *v, void *o,
+    float *lse, int batch, int heads, int kv_heads, int tq, int tk, int d,
+    int dtype, int causal, float scale, int splits, int variant,
+    void *workspace, size_t workspace_bytes, void *stream, char *err,
+    size_t errlen);
+
+/* The splits the last decode_attention call on this thread ran with. */
+int decode_last_splits(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

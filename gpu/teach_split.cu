@@ -1,0 +1,556 @@
+/*
+ * teach_split.cu - the teaching kernel with split-KV, and its combine.
+ *
+ * Read it beside gpu/teach.cu and src/model/sim.c.  split_step() below
+ * is teach.cu's tile_step() phase by phase, in the same order in every
+ * sum (scores over x = 0 .. d-1 then scaled; row sums and P V over the
+ * tile's keys in order; no fused multiply-adds: built with -fmad=false),
+ * so a partial can differ from the simulator's only where CUDA's expf
+ * and logf differ from the C library's.  What split-KV changes:
+ *
+ *   teach_split_ranges  one block of TEACH_SPLIT_THREADS threads per
+ *       (row block i, key range s): grid (Tr, N).  The block starts from
+ *       the empty state (m = -inf, l = 0, acc = 0) at its range's first
+ *       key block j0, runs tiles j0 .. j1-1, and writes its partial: the
+ *       state (m, l, acc) and its finalize (o = u / l, lse = m + log l),
+ *       to entry R N + s of each row R, as sim_partials lays them out.
+ *       An empty range (j0 = j1) writes the empty partial.  Rows go
+ *       through the schedule's maps: row R reads Q row row_out[R] and is
+ *       masked as position row_pos[R]; the block reads K_j, V_j of its
+ *       K/V head (grouped heads, packed or not).
+ *   teach_split_combine  one thread per (row, column x of O): it walks
+ *       the combine's plan, merge by merge, with merge.h's merge_weigh()
+ *       and merge_mix() (the very lines combine.c runs), keeping its
+ *       slots in a scratch array of its own; column 0's thread records
+ *       each merge's m and l.  The row's last merge finalizes as
+ *       combine.c does: O = u / l, lse = m + log l (olse: O = o).
+ *
+ * version 1 (the only one): clarity over speed, as teach.cu.
+ */
+#include "config.h"
+
+#include "cudacheck.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+extern "C" {
+#include "model/dtype.h"
+#include "model/online.h"
+#include "model/online_rule.h"
+#include "teach_split.h"
+}
+
+#define TEACH_SPLIT_THREADS 256
+
+struct split_params {
+	const float *q, *k, *v, *s;
+	int tq, tk, d, dv, br, bc, splits;
+	float scale;
+	int causal, scores, dtype, convention, bug, no_rescale;
+	const int *block_rows, *block_kv, *range, *row_out, *row_pos;
+	float *pm, *pl, *plse, *pacc, *po;	/* the partials */
+};
+
+/* One block's shared memory, as teach.cu carves it. */
+struct split_tile {
+	float *q, *k, *v, *s, *acc;
+	float *m, *l, *m_new, *alpha, *rowsum, *l_new;
+};
+
+static size_t
+split_smem_floats(int br, int bc, int d, int dv)
+{
+	return (size_t)br * d + (size_t)bc * (d + 1) + (size_t)bc * dv +
+	    (size_t)br * (bc + 1) + (size_t)br * dv + 6 * (size_t)br;
+}
+
+__device__ static struct split_tile
+split_carve(const struct split_params &P, float *base)
+{
+	struct split_tile T;
+
+	T.q = base;
+	T.k = T.q + (size_t)P.br * P.d;
+	T.v = T.k + (size_t)P.bc * (P.d + 1);
+	T.s = T.v + (size_t)P.bc * P.dv;
+	T.acc = T.s + (size_t)P.br * (P.bc + 1);
+	T.m = T.acc + (size_t)P.br * P.dv;
+	T.l = T.m + P.br;
+	T.m_new = T.l + P.br;
+	T.alpha = T.m_new + P.br;
+	T.rowsum = T.alpha + P.br;
+	T.l_new = T.rowsum + P.br;
+	return T;
+}
+
+__device__ static float
+split_round_p(int dtype, float x)
+{
+	if (dtype == DTYPE_FP16)
+		return __half2float(__float2half_rn(x));
+	if (dtype == DTYPE_BF16)
+		return __bfloat162float(__float2bfloat16_rn(x));
+	return x;
+}
+
+/*
+ * Tile (i, j) applied to the block's state in shared memory: teach.cu's
+ * tile_step() with rows through the schedule's maps.  r0 is the block's
+ * first row (schedule order), kv its K/V head.
+ */
+__device__ static void
+split_step(const struct split_params &P, const struct split_tile &T, int r0,
+    int rows, int kv, int j)
+{
+	const int c0 = j * P.bc, cols = min(P.bc, P.tk - c0);
+	const int dk = P.d + 1, ds = P.bc + 1;
+	const int tid = threadIdx.x, nt = blockDim.x;
+	const float *k = P.k + ((size_t)kv * P.tk + c0) * P.d;
+	const float *v = P.v + ((size_t)kv * P.tk + c0) * P.dv;
+	int e, r, c, x;
+
+	/* Phase 1, load: K_j and V_j of the block's K/V head. */
+	if (!P.scores)
+		for (e = tid; e < cols * P.d; e += nt)
+			T.k[(e / P.d) * dk + e % P.d] = k[e];
+	for (e = tid; e < cols * P.dv; e += nt)
+		T.v[e] = v[e];
+	__syncthreads();
+
+	/* Phase 2, scores: sum over x in order, then scale; the mask sees
+	 * the row's position. */
+	for (e = tid; e < rows * cols; e += nt) {
+		float s;
+		long pos;
+
+		r = e / cols;
+		c = e % cols;
+		if (P.scores)
+			s = P.s[(size_t)P.row_out[r0 + r] * P.tk + c0 + c];
+		else {
+			s = 0.0f;
+			for (x = 0; x < P.d; x++)
+				s += T.q[r * P.d + x] * T.k[c * dk + x];
+			s *= P.scale;
+		}
+		pos = P.row_pos[r0 + r];
+		if (P.causal && (long)(c0 + c) > pos + P.tk - P.tq)
+			s = -INFINITY;
+		T.s[r * ds + c] = s;
+	}
+	__syncthreads();
+
+	/* Phases 3 and 4, max and rescale (alpha = 1 while m_new = -inf). */
+	for (r = tid; r < rows; r += nt) {
+		float rowmax = -INFINITY, m_new;
+
+		for (c = 0; c < cols; c++) {
+			float s = T.s[r * ds + c];
+			rowmax = s > rowmax ? s : rowmax;
+		}
+		m_new = T.m[r] > rowmax ? T.m[r] : rowmax;
+		T.m_new[r] = m_new;
+		T.alpha[r] = m_new == -INFINITY ? 1.0f : expf(T.m[r] - m_new);
+	}
+	__syncthreads();
+
+	/* Phase 5, exp. */
+	for (e = tid; e < rows * cols; e += nt) {
+		float m_new;
+
+		r = e / cols;
+		c = e % cols;
+		m_new = T.m_new[r];
+		T.s[r * ds + c] = m_new == -INFINITY ? 0.0f :
+		    expf(T.s[r * ds + c] - m_new);
+	}
+	__syncthreads();
+
+	/* Phase 6, update, first half: row sums of the float32 P, l_new,
+	 * then P rounded to the storage type for P V. */
+	for (r = tid; r < rows; r += nt) {
+		float rowsum = 0.0f, la;
+
+		for (c = 0; c < cols; c++)
+			rowsum += T.s[r * ds + c];
+		T.rowsum[r] = rowsum;
+		la = !P.no_rescale && online_bug_flags(P.bug).scale_l ?
+		    T.alpha[r] : 1.0f;
+		T.l_new[r] = la * T.l[r] + rowsum;
+		if (P.dtype != DTYPE_FP32)
+			for (c = 0; c < cols; c++)
+				T.s[r * ds + c] = split_round_p(P.dtype, T.s[r * ds + c]);
+	}
+	__syncthreads();
+
+	/* Phase 6, second half: pv = P V_j over the keys in order, then the
+	 * accumulator in the convention's form. */
+	for (e = tid; e < rows * P.dv; e += nt) {
+		float pv = 0.0f, acc, aa, keep;
+
+		r = e / P.dv;
+		x = e % P.dv;
+		for (c = 0; c < cols; c++)
+			pv += T.s[r * ds + c] * T.v[c * P.dv + x];
+		aa = !P.no_rescale && online_bug_flags(P.bug).scale_acc ?
+		    T.alpha[r] : 1.0f;
+		acc = T.acc[r * P.dv + x];
+		if (P.convention == CONV_UNNORMALIZED)
+			acc = aa * acc + pv;
+		else {
+			keep = online_bug_flags(P.bug).keep_l ? aa * T.l[r] : aa;
+			acc = T.l_new[r] > 0.0f ? (keep * acc + pv) / T.l_new[r] : 0.0f;
+		}
+		T.acc[r * P.dv + x] = acc;
+	}
+	__syncthreads();
+
+	for (r = tid; r < rows; r += nt) {
+		T.m[r] = T.m_new[r];
+		T.l[r] = T.l_new[r];
+	}
+	__syncthreads();
+}
+
+/* Block (i, s): range s of row block i, from empty to its partial. */
+__global__ static void __launch_bounds__(TEACH_SPLIT_THREADS)
+teach_split_ranges(struct split_params P)
+{
+	extern __shared__ float smem[];
+	const struct split_tile T = split_carve(P, smem);
+	const int i = blockIdx.x, sp = blockIdx.y, N = P.splits;
+	const int r0 = P.block_rows[i], rows = P.block_rows[i + 1] - r0;
+	const int j0 = P.range[(i * N + sp) * 2], j1 = P.range[(i * N + sp) * 2 + 1];
+	int e, r, j;
+
+	/* The range's state starts empty, at its own first key block. */
+	for (e = threadIdx.x; e < rows; e += blockDim.x) {
+		T.m[e] = -INFINITY;
+		T.l[e] = 0.0f;
+	}
+	for (e = threadIdx.x; e < rows * P.dv; e += blockDim.x)
+		T.acc[e] = 0.0f;
+	if (!P.scores)
+		for (e = threadIdx.x; e < rows * P.d; e += blockDim.x)
+			T.q[e] = P.q[(size_t)P.row_out[r0 + e / P.d] * P.d + e % P.d];
+	__syncthreads();
+	for (j = j0; j < j1; j++)
+		split_step(P, T, r0, rows, P.block_kv[i], j);
+
+	/* The partial: the state itself, and its finalize (online_finalize:
+	 * a row that saw none of the range's keys gives o = 0, lse = -inf). */
+	for (e = threadIdx.x; e < rows * P.dv; e += blockDim.x) {
+		size_t at = ((size_t)(r0 + e / P.dv) * N + sp) * P.dv + e % P.dv;
+		float l = T.l[e / P.dv];
+
+		P.pacc[at] = T.acc[e];
+		P.po[at] = l > 0.0f ? (P.convention == CONV_UNNORMALIZED ?
+		    T.acc[e] / l : T.acc[e]) : 0.0f;
+	}
+	for (r = threadIdx.x; r < rows; r += blockDim.x) {
+		size_t at = (size_t)(r0 + r) * N + sp;
+
+		P.pm[at] = T.m[r];
+		P.pl[at] = T.l[r];
+		P.plse[at] = T.l[r] > 0.0f ? T.m[r] + logf(T.l[r]) : -INFINITY;
+	}
+}
+
+struct combine_params {
+	int rows, splits, dv, merges, slots, convention;
+	enum merge_form form;
+	enum merge_bug bug;
+	int fault_merge;
+	const struct combine_merge *plan;
+	const int *row_out;
+	const float *pm, *pl, *plse, *pacc, *po;
+	float *scratch;			/* (rows dv, slots, 3) */
+	float *merge_m, *merge_l;	/* (rows, merges) */
+	float *o, *lse;
+};
+
+/* Operand x of a merge for row r, column c: (m, l, u) in the form. */
+__device__ static void
+combine_operand(const struct combine_params &C, const float *slot,
+    struct combine_operand x, int r, int c, float *m, float *l, float *u)
+{
+	size_t e = (size_t)r * C.splits + x.index;
+	float acc;
+
+	if (x.source == COMBINE_EMPTY) {
+		*m = -INFINITY;
+		*l = 0.0f;
+		*u = 0.0f;
+	} else if (x.source == COMBINE_SLOT) {
+		*m = slot[x.index * 3];
+		*l = slot[x.index * 3 + 1];
+		*u = slot[x.index * 3 + 2];
+	} else if (C.form == MERGE_MLU) {
+		/* the state's u: acc itself, or o l under the normalized
+		 * convention (as sim.c's partials_keep) */
+		acc = C.pacc[e * C.dv + c];
+		*m = C.pm[e];
+		*l = C.pl[e];
+		*u = C.convention == CONV_UNNORMALIZED ? acc : acc * C.pl[e];
+	} else {
+		*m = C.plse[e];
+		*l = C.plse[e] == -INFINITY ? 0.0f : 1.0f;
+		*u = C.po[e * C.dv + c];
+	}
+}
+
+/* Thread (r, c) merges row r's partials, column c, along the plan. */
+__global__ static void
+teach_split_combine(struct combine_params C)
+{
+	const size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+	const int r = (int)(t / C.dv), c = (int)(t % C.dv);
+	float *slot = C.scratch + t * (size_t)C.slots * 3;
+	float ma, la, ua, mb, lb, ub;
+	int n, s;
+
+	if (r >= C.rows)
+		return;
+	for (s = 0; s < C.slots; s++) {
+		slot[s * 3] = -INFINITY;
+		slot[s * 3 + 1] = 0.0f;
+		slot[s * 3 + 2] = 0.0f;
+	}
+	for (n = 0; n < C.merges; n++) {
+		const struct combine_merge op = C.plan[n];
+		struct merge_weights w;
+		float *dst = slot + op.dst * 3;
+
+		combine_operand(C, slot, op.a, r, c, &ma, &la, &ua);
+		combine_operand(C, slot, op.b, r, c, &mb, &lb, &ub);
+		w = merge_weigh(C.form, C.bug, ma, la, mb, lb);
+		if (C.fault_merge && n == C.merges - 1)
+			w.w_b = 0.0f;
+		dst[0] = w.m;
+		dst[1] = w.l;
+		dst[2] = merge_mix(w, ua, ub);
+		if (c == 0 && C.merge_m != NULL) {
+			C.merge_m[(size_t)r * C.merges + n] = w.m;
+			C.merge_l[(size_t)r * C.merges + n] = w.l;
+		}
+		if (n == C.merges - 1) {
+			/* online_finalize, in the form's convention */
+			int out = C.row_out[r];
+			float l = dst[1];
+
+			C.o[(size_t)out * C.dv + c] = l > 0.0f ? (C.form == MERGE_MLU ?
+			    dst[2] / l : dst[2]) : 0.0f;
+			if (c == 0)
+				C.lse[out] = l > 0.0f ? dst[0] + logf(l) : -INFINITY;
+		}
+	}
+}
+
+/* Copies n ints (or floats, or plan entries) to a new device array. */
+template <typename T>
+static cudaError_t
+split_upload(T **dst, const T *src, size_t n)
+{
+	cudaError_t e;
+
+	*dst = NULL;
+	if (n == 0 || src == NULL)
+		return cudaSuccess;
+	e = cudaMalloc((void **)dst, n * sizeof(T));
+	if (e != cudaSuccess)
+		return e;
+	return cudaMemcpy(*dst, src, n * sizeof(T), cudaMemcpyHostToDevice);
+}
+
+/* Copies n values back when the caller wants them. */
+template <typename T>
+static cudaError_t
+split_download(T *dst, const T *src, size_t n)
+{
+	if (dst == NULL || n == 0)
+		return cudaSuccess;
+	return cudaMemcpy(dst, src, n * sizeof(T), cudaMemcpyDeviceToHost);
+}
+
+extern "C" int
+teach_split_run(struct teach_split_job *job, char *err, size_t errlen)
+{
+	struct split_params P;
+	struct combine_params C;
+	float *q = NULL, *k = NULL, *v = NULL, *s = NULL;
+	float *pm = NULL, *pl = NULL, *plse = NULL, *pacc = NULL, *po = NULL;
+	float *scratch = NULL, *mm = NULL, *ml = NULL, *o = NULL, *lse = NULL;
+	int *block_rows = NULL, *block_kv = NULL, *range = NULL;
+	int *row_out = NULL, *row_pos = NULL;
+	struct combine_merge *plan = NULL;
+	cudaEvent_t ev[3] = { NULL, NULL, NULL };
+	size_t smem, nparts, nout, threads;
+	float ms;
+	int dev, optin, x, rc = -1;
+
+	smem = split_smem_floats(job->br, job->bc, job->d, job->dv) * sizeof(float);
+	CUDA_CHECK(cudaGetDevice(&dev));
+	CUDA_CHECK(cudaDeviceGetAttribute(&optin,
+	    cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+	if (smem > (size_t)optin) {
+		snprintf(err, errlen, "tiles of Br=%d by Bc=%d with d=%d, dv=%d need "
+		    "%zu bytes of shared memory per block; this GPU allows %d",
+		    job->br, job->bc, job->d, job->dv, smem, optin);
+		goto fail;
+	}
+	if (job->splits > 65535 || job->merges < 1 || job->slots < 1) {
+		snprintf(err, errlen, "bad split job: %d ranges, %d merges, %d slots",
+		    job->splits, job->merges, job->slots);
+		goto fail;
+	}
+
+	nparts = (size_t)job->rows * job->splits;
+	nout = (size_t)job->heads * job->tq;
+	if (job->scores)
+		CUDA_CHECK(split_upload(&s, job->s, nout * job->tk));
+	else {
+		CUDA_CHECK(split_upload(&q, job->q, nout * job->d));
+		CUDA_CHECK(split_upload(&k, job->k, (size_t)job->kv_heads * job->tk *
+		    job->d));
+	}
+	CUDA_CHECK(split_upload(&v, job->v, (size_t)job->kv_heads * job->tk *
+	    job->dv));
+	CUDA_CHECK(split_upload(&block_rows, job->block_rows, (size_t)job->tr + 1));
+	CUDA_CHECK(split_upload(&block_kv, job->block_kv, (size_t)job->tr));
+	CUDA_CHECK(split_upload(&range, job->range, (size_t)job->tr *
+	    job->splits * 2));
+	CUDA_CHECK(split_upload(&row_out, job->row_out, (size_t)job->rows));
+	CUDA_CHECK(split_upload(&row_pos, job->row_pos, (size_t)job->rows));
+	CUDA_CHECK(split_upload(&plan, job->plan, (size_t)job->merges));
+	CUDA_CHECK(cudaMalloc((void **)&pm, nparts * sizeof(float)));
+	CUDA_CHECK(cudaMalloc((void **)&pl, nparts * sizeof(float)));
+	CUDA_CHECK(cudaMalloc((void **)&plse, nparts * sizeof(float)));
+	CUDA_CHECK(cudaMalloc((void **)&pacc, nparts * job->dv * sizeof(float)));
+	CUDA_CHECK(cudaMalloc((void **)&po, nparts * job->dv * sizeof(float)));
+	CUDA_CHECK(cudaMalloc((void **)&mm, (size_t)job->rows * job->merges *
+	    sizeof(float)));
+	CUDA_CHECK(cudaMalloc((void **)&ml, (size_t)job->rows * job->merges *
+	    sizeof(float)));
+	threads = (size_t)job->rows * job->dv;
+	CUDA_CHECK(cudaMalloc((void **)&scratch, threads * job->slots * 3 *
+	    sizeof(float)));
+	CUDA_CHECK(cudaMalloc((void **)&o, nout * job->dv * sizeof(float)));
+	CUDA_CHECK(cudaMalloc((void **)&lse, nout * sizeof(float)));
+	/* NaN (all bits set) where nothing was written: a row no kernel
+	 * reaches cannot pass for a value. */
+	CUDA_CHECK(cudaMemset(pm, 0xff, nparts * sizeof(float)));
+	CUDA_CHECK(cudaMemset(o, 0xff, nout * job->dv * sizeof(float)));
+	CUDA_CHECK(cudaMemset(lse, 0xff, nout * sizeof(float)));
+
+	memset(&P, 0, sizeof P);
+	P.q = q;
+	P.k = k;
+	P.v = v;
+	P.s = s;
+	P.tq = job->tq;
+	P.tk = job->tk;
+	P.d = job->d;
+	P.dv = job->dv;
+	P.br = job->br;
+	P.bc = job->bc;
+	P.splits = job->splits;
+	P.scale = job->scale;
+	P.causal = job->causal;
+	P.scores = job->scores;
+	P.dtype = job->dtype;
+	P.convention = job->convention;
+	P.bug = job->bug;
+	P.no_rescale = (job->faults & TEACH_SPLIT_FAULT_RESCALE) != 0;
+	P.block_rows = block_rows;
+	P.block_kv = block_kv;
+	P.range = range;
+	P.row_out = row_out;
+	P.row_pos = row_pos;
+	P.pm = pm;
+	P.pl = pl;
+	P.plse = plse;
+	P.pacc = pacc;
+	P.po = po;
+
+	memset(&C, 0, sizeof C);
+	C.rows = job->rows;
+	C.splits = job->splits;
+	C.dv = job->dv;
+	C.merges = job->merges;
+	C.slots = job->slots;
+	C.convention = job->convention;
+	C.form = job->form;
+	C.bug = job->merge_bug;
+	C.fault_merge = (job->faults & TEACH_SPLIT_FAULT_MERGE) != 0;
+	C.plan = plan;
+	C.row_out = row_out;
+	C.pm = pm;
+	C.pl = pl;
+	C.plse = plse;
+	C.pacc = pacc;
+	C.po = po;
+	C.scratch = scratch;
+	C.merge_m = mm;
+	C.merge_l = ml;
+	C.o = o;
+	C.lse = lse;
+
+	CUDA_CHECK(cudaFuncSetAttribute(teach_split_ranges,
+	    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+	for (x = 0; x < 3; x++)
+		CUDA_CHECK(cudaEventCreate(&ev[x]));
+	CUDA_CHECK(cudaEventRecord(ev[0]));
+	teach_split_ranges<<<dim3((unsigned)job->tr, (unsigned)job->splits),
+	    TEACH_SPLIT_THREADS, smem>>>(P);
+	CUDA_CHECK(cudaGetLastError());
+	CUDA_CHECK(cudaEventRecord(ev[1]));
+	teach_split_combine<<<(unsigned)((threads + 127) / 128), 128>>>(C);
+	CUDA_CHECK(cudaGetLastError());
+	CUDA_CHECK(cudaEventRecord(ev[2]));
+	CUDA_CHECK(cudaEventSynchronize(ev[2]));
+	CUDA_CHECK(cudaEventElapsedTime(&ms, ev[0], ev[1]));
+	job->ms_split = ms;
+	CUDA_CHECK(cudaEventElapsedTime(&ms, ev[1], ev[2]));
+	job->ms_combine = ms;
+
+	CUDA_CHECK(split_download(job->part_m, pm, nparts));
+	CUDA_CHECK(split_download(job->part_l, pl, nparts));
+	CUDA_CHECK(split_download(job->part_lse, plse, nparts));
+	CUDA_CHECK(split_download(job->part_acc, pacc, nparts * job->dv));
+	CUDA_CHECK(split_download(job->part_o, po, nparts * job->dv));
+	CUDA_CHECK(split_download(job->merge_m, mm, (size_t)job->rows * job->merges));
+	CUDA_CHECK(split_download(job->merge_l, ml, (size_t)job->rows * job->merges));
+	CUDA_CHECK(split_download(job->o, o, nout * job->dv));
+	CUDA_CHECK(split_download(job->lse, lse, nout));
+	rc = 0;
+fail:
+	for (x = 0; x < 3; x++)
+		if (ev[x] != NULL)
+			cudaEventDestroy(ev[x]);
+	cudaFree(q);
+	cudaFree(k);
+	cudaFree(v);
+	cudaFree(s);
+	cudaFree(pm);
+	cudaFree(pl);
+	cudaFree(plse);
+	cudaFree(pacc);
+	cudaFree(po);
+	cudaFree(scratch);
+	cudaFree(mm);
+	cudaFree(ml);
+	cudaFree(o);
+	cudaFree(lse);
+	cudaFree(block_rows);
+	cudaFree(block_kv);
+	cudaFree(range);
+	cudaFree(row_out);
+	cudaFree(row_pos);
+	cudaFree(plan);
+	return rc;
+}
