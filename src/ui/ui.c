@@ -364,6 +364,15 @@ ui_focus(const struct ui *ui)
 }
 
 void
+ui_settle(struct ui *ui)
+{
+	ui->playing = 0;
+	ui->help = 0;
+	ui->form.open = 0;
+	ui->prompt.open = 0;
+}
+
+void
 ui_message(struct ui *ui, int role, const char *fmt, ...)
 {
 	va_list ap;
@@ -544,6 +553,12 @@ void
 ui_set_hidden(struct ui *ui, unsigned parts)
 {
 	ui->hidden = parts;
+}
+
+void
+ui_set_heat_max(struct ui *ui, int cols)
+{
+	ui->heat_max = cols;
 }
 
 void
