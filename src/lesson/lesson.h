@@ -109,6 +109,7 @@ struct lesson_question {
 	int answer;		/* index of the right choice, or -1 */
 	int numeric;		/* `number`: the student types a number */
 	double number, tol;	/* the right number, and how near counts */
+	double rtol;		/* the tolerance as given, when relative */
 	char *number_text;	/* the number as written */
 	char *explanation;
 };

@@ -129,6 +129,7 @@ number_parse(struct lesson_parser *ps, struct lesson_cmd *c, char *err,
 			return util_error(err, errlen, "number: after the answer comes "
 			    "'tol X' or 'rtol X' with X above 0");
 		q->tol = c->argv[1][0] == 'r' ? x * fabs(q->number) : x;
+		q->rtol = c->argv[1][0] == 'r' ? x : 0;
 		return 0;
 	}
 	dot = strchr(c->argv[0], '.');

@@ -146,12 +146,13 @@ narration(struct tty *t, int width, struct lesson_lines *ls, int *follow_end)
 	*follow_end = -1;
 	for (i = 0; i < s->nitems; i++) {
 		it = &s->items[i];
+		if (it->kind == LESSON_ITEM_NOTE || it->kind == LESSON_ITEM_PROBLEM)
+			continue;	/* notes: never on the projected screen;
+					 * the problem: the view names it */
 		from = ls->n;
+		if (from > 0)
+			lesson_lines_add(ls, "%s", "");	/* between items */
 		switch (it->kind) {
-		case LESSON_ITEM_NOTE:
-			continue;	/* never on the projected screen */
-		case LESSON_ITEM_PROBLEM:
-			continue;	/* the view's counters pane names it */
 		case LESSON_ITEM_QUESTION:
 			lesson_view_question(it->q, it->text, it->number, width, ls);
 			if (it->revealed)
@@ -171,7 +172,6 @@ narration(struct tty *t, int width, struct lesson_lines *ls, int *follow_end)
 		}
 		if (it == t->follow)
 			*follow_end = ls->n - 1;
-		lesson_lines_add(ls, "%s", "");
 		grown = realloc(roles, (size_t)(ls->n + 1) * sizeof *grown);
 		if (grown == NULL) {
 			ls->oom = 1;

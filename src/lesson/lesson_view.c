@@ -346,7 +346,10 @@ number_answer(const struct lesson_question *q, char *buf, size_t len)
 {
 	char tol[32];
 
-	lesson_format(q->tol, tol, sizeof tol);
+	if (q->rtol > 0)
+		snprintf(tol, sizeof tol, "%g%%", 100 * q->rtol);
+	else
+		lesson_format(q->tol, tol, sizeof tol);
 	snprintf(buf, len, "%s (answers within %s count)", q->number_text, tol);
 }
 
