@@ -538,7 +538,8 @@ START_TEST(test_run_failures)
 	    "tile");
 	run_fails(SEED "goto step 0 phase load\nexpect s 1 2\n", LESSON_FAILED,
 	    "s is known from phase scores");
-	run_fails(SEED "step\nexpect u[3] 1\n", LESSON_FAILED, "u has 1 entry, no [3]");
+	run_fails(SEED "step\nexpect u[3] 1\n", LESSON_FAILED,
+	    "u has 1 entry, no [3]");
 	run_fails(SEED "step\nexpect s 1 2 3\n", LESSON_FAILED, "expected s 1 2 3 "
 	    "got 1 2 (2 values, not 3");
 
@@ -1008,7 +1009,11 @@ START_TEST(test_fills)
 	say_run(SEED "goto end\nsay {o 6.93}\n", &rc, msg, sizeof msg);
 	ck_assert_int_eq(rc, LESSON_FAILED);
 	ck_assert(strstr(msg, "t.lesson:7: in the narration, expected o 6.93 "
-	    "(tol 0.005, rtol 0) got 6.924234") != NULL);
+	    "(to the digits written) got 6.924234") != NULL);
+	/* Each entry to its own digits: the 1 of [0.36 1] does not make
+	 * 0.36 hold to 0.5. */
+	say_run(SEED "step\nsay {p 0.36 1}\n", &rc, msg, sizeof msg);
+	ck_assert_int_eq(rc, LESSON_FAILED);
 	/* ... unless it says how near: */
 	say_run(SEED "goto end\nsay {o 6.93 tol 0.01}\n", &rc, msg, sizeof msg);
 	ck_assert_msg(rc == LESSON_END, "%s", msg);
@@ -1245,8 +1250,8 @@ START_TEST(test_answer_visible)
 	check_fails(SEED "step\nsay Watch 6.924234 appear.\npause\nsay x\n"
 	    "ask Which o?\nchoice o = 6.924234\nchoice o = 3.5, about half\n"
 	    "answer a\npause\ngoto end\nask Again: which o?\nchoice o = 3.5, "
-	    "about half\nchoice o = 6.924234\nanswer b\npause\n", "Q2's answer (6.924234) is on "
-	    "its own slide, in the view");
+	    "about half\nchoice o = 6.924234\nanswer b\npause\n",
+	    "Q2's answer (6.924234) is on its own slide, in the view");
 	/* ... but not one the question states, or a wrong choice holds. */
 	{
 		char msg[512];

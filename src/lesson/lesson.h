@@ -87,16 +87,20 @@ struct lesson_expect {
 	int n;
 	double *values;
 	double atol, rtol;	/* |got - want| <= atol + rtol |want| */
+	int by_digits;		/* {...} with no tol: each WANT holds to half a
+				 * unit in its last digit instead */
 	/* {...}: each value shown as its WANT was written (as many
 	 * decimals, e-notation or not); no WANT: %.7g. */
 	struct lesson_shown *shown;
 };
 
 /* How a number was written: decimals after the point (of the mantissa
- * in e-notation); -1 when it is not a plain number (inf). */
+ * in e-notation; -1 when it is not a plain number, as inf), and half a
+ * unit in its last digit. */
 struct lesson_shown {
 	signed char decimals;
 	char exp;
+	double half;
 };
 
 /* A question: `ask`, then its `choice`s or its `number`, then its

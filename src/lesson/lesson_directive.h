@@ -11,15 +11,19 @@
 #include "lesson.h"
 #include "model/options.h"
 
-/* The groups, each in the file of its name. */
-extern const struct lesson_directive lesson_meta_directives[];	/* title, builds-on */
-extern const struct lesson_directive lesson_say_directives[];	/* say, note */
-extern const struct lesson_directive lesson_ask_directives[];	/* ask, choice, number, answer */
-extern const struct lesson_directive lesson_move_directives[];	/* step, phase, goto, ... */
-extern const struct lesson_directive lesson_expect_directives[];	/* expect, keep */
-extern const struct lesson_directive lesson_gpu_directives[];	/* compare gpu */
-extern const struct lesson_directive lesson_problem_directives[];	/* values, new-problem */
-extern const struct lesson_directive lesson_problem_option;	/* tq, d, causal, ... */
+/* The groups, each in the file of its name: title and builds-on; say
+ * and note; ask, choice, number and answer; step, phase, goto, label,
+ * focus and pause; expect and keep; compare gpu; values and
+ * new-problem, and the one entry every problem option (tq, d, causal,
+ * ...) shares. */
+extern const struct lesson_directive lesson_meta_directives[];
+extern const struct lesson_directive lesson_say_directives[];
+extern const struct lesson_directive lesson_ask_directives[];
+extern const struct lesson_directive lesson_move_directives[];
+extern const struct lesson_directive lesson_expect_directives[];
+extern const struct lesson_directive lesson_gpu_directives[];
+extern const struct lesson_directive lesson_problem_directives[];
+extern const struct lesson_directive lesson_problem_option;
 
 /* The directive called name, or NULL.  For a problem option, *option is
  * its entry of the shared option table (else NULL). */

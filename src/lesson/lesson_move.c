@@ -185,8 +185,8 @@ phase_parse(struct lesson_parser *ps, struct lesson_cmd *c, char *err,
 	c->n = 1;
 	if (c->argc == 0)
 		return 0;
-	if (c->argc != 1 || lesson_parser_long(c->argv[0], -1000000, 1000000, &c->n) != 0 ||
-	    c->n == 0)
+	if (c->argc != 1 || lesson_parser_long(c->argv[0], -1000000, 1000000,
+	    &c->n) != 0 || c->n == 0)
 		return util_error(err, errlen, "phase takes a number of phases, "
 		    "forwards (3) or back (-1), not '%s'", c->argv[0]);
 	return 0;

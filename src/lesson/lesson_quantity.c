@@ -577,7 +577,8 @@ static const struct lesson_quantity quantities[] = {
 	  .help = "the running max of the raw scores, as a fast kernel keeps it" },
 	{ .name = "p-exp2", .vector = 1, .read = read_exp2,
 	  .help = "the row's weights as 2^(s_raw c - m_raw c), c = scale log2(e)" },
-	{ .name = "alpha-exp2", .read = read_alpha_other, .from = SIM_PHASE_RESCALE,
+	{ .name = "alpha-exp2", .read = read_alpha_other,
+	  .from = SIM_PHASE_RESCALE,
 	  .help = "alpha as FlashAttention-2 forms it: 0 for a row that has seen "
 	  "only masked keys" },
 	{ .name = "alpha-naive", .read = read_alpha_other, .from = SIM_PHASE_MAX,

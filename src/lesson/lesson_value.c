@@ -145,7 +145,7 @@ lesson_value_parse(const struct lesson_parser *ps, const char *who,
 	struct lesson_value *v = &e->value;
 	int at = 0, kind[2], vec[2], nvals, i, bad;
 	size_t used = 0;
-	double tol, x;
+	double x;
 	long whole;
 
 	memset(e, 0, sizeof *e);
@@ -197,7 +197,6 @@ lesson_value_parse(const struct lesson_parser *ps, const char *who,
 	if (e->values == NULL || e->shown == NULL)
 		return util_error(err, errlen, "out of memory");
 	e->n = nvals;
-	tol = 0;
 	for (i = 0; i < nvals; i++) {
 		const char *w = words[at + i];
 
@@ -221,18 +220,15 @@ lesson_value_parse(const struct lesson_parser *ps, const char *who,
 			    "scores, max, rescale, exp, update, finalize)" :
 			    v->kind == LESSON_Q_REAL ? "a number" : "a whole number");
 		written(w, &e->shown[i]);
-		if (half_unit(w, &e->shown[i]) > tol)
-			tol = half_unit(w, &e->shown[i]);
+		e->shown[i].half = half_unit(w, &e->shown[i]);
 	}
 	at += nvals;
 
 	if (v->kind == LESSON_Q_REAL)
 		e->atol = e->rtol = 1e-6;
-	/* In narration a number holds to the digits it is written with. */
-	if (mode == LESSON_VALUE_FILL && v->kind == LESSON_Q_REAL) {
-		e->atol = tol;
-		e->rtol = 0;
-	}
+	/* In narration a number holds to the digits it is written with,
+	 * unless the script says how near. */
+	e->by_digits = mode == LESSON_VALUE_FILL && v->kind == LESSON_Q_REAL;
 	while (at < n) {
 		if (at + 1 >= n || lesson_parser_number(words[at + 1], 0, &x) != 0 ||
 		    x < 0)
@@ -245,6 +241,7 @@ lesson_value_parse(const struct lesson_parser *ps, const char *who,
 			e->atol = x;
 		else
 			e->rtol = x;
+		e->by_digits = 0;
 		at += 2;
 	}
 	return 0;
@@ -406,7 +403,9 @@ lesson_value_check(struct lesson_run *run, const struct lesson_cmd *c,
 	where(run, e, at, sizeof at);
 	format_plain(e->values, e->n, v->kind, want, sizeof want);
 	tol[0] = '\0';
-	if (e->atol > 0 || e->rtol > 0)
+	if (e->by_digits)
+		snprintf(tol, sizeof tol, " (to the digits written)");
+	else if (e->atol > 0 || e->rtol > 0)
 		snprintf(tol, sizeof tol, " (tol %g, rtol %g)", e->atol, e->rtol);
 	*n = 0;
 	if (lesson_value_read(run, v, got, max, n, msg, sizeof msg) != 0) {
@@ -427,7 +426,8 @@ lesson_value_check(struct lesson_run *run, const struct lesson_cmd *c,
 	}
 	for (i = 0; i < *n; i++)
 		ok = ok && (isnan(e->values[i]) ? isnan(got[i]) :
-		    compare_close(got[i], e->values[i], e->atol, e->rtol));
+		    compare_close(got[i], e->values[i], e->by_digits ?
+		    e->shown[i].half : e->atol, e->by_digits ? 0 : e->rtol));
 	if (ok)
 		return LESSON_NEXT;
 	format_plain(got, *n, v->kind, have, sizeof have);
