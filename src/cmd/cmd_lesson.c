@@ -10,7 +10,6 @@
 #include "lesson/lesson_check.h"
 #include "lesson/lesson_path.h"
 #include "lesson/lesson_plain.h"
-#include "lesson/lesson_run.h"
 #include "lesson/lesson_tty.h"
 #include "model/options.h"
 #include "model/util.h"
