@@ -12,19 +12,25 @@ dist_lessons_DATA = \
 	lessons/06-loop-order.lesson \
 	lessons/07-dense.lesson \
 	lessons/08-gpu.lesson \
-	lessons/09-precision.lesson
+	lessons/09-precision.lesson \
+	lessons/10-io.lesson \
+	lessons/11-causal-kv.lesson \
+	lessons/12-fast-arith.lesson
 
 AM_CPPFLAGS += -DLESSONS_DIR='"$(lessonsdir)"' \
 	-DLESSONS_SRCDIR='"$(abs_top_srcdir)/lessons"'
 
 dist_man_MANS += doc/flashstep-lesson.5
 
-# make check: the parser and runner suite, every lesson in --check, the
-# command line, and the interactive runner driven in tmux.
-check_PROGRAMS += tests/check_lesson
+# make check: the parser and runner suite, the course as a whole (every
+# lesson in --check, its answers, its handout), the command line, and
+# the interactive runner driven in tmux.
+check_PROGRAMS += tests/check_lesson tests/check_course
 tests_check_lesson_SOURCES = tests/check_lesson.c $(TESTUTIL)
 tests_check_lesson_LDADD = $(CHECK_LDADD)
+tests_check_course_SOURCES = tests/check_course.c $(TESTUTIL)
+tests_check_course_LDADD = $(CHECK_LDADD)
 LESSON_TESTS = tests/lesson_course.test tests/lesson_cli.test \
 	tests/lesson_tty.test
-TESTS += tests/check_lesson $(LESSON_TESTS)
+TESTS += tests/check_lesson tests/check_course $(LESSON_TESTS)
 EXTRA_DIST += $(LESSON_TESTS)

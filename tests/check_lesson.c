@@ -9,6 +9,12 @@
 
 #include "testutil.h"
 #include "lesson/lesson.h"
+#include "lesson/lesson_check.h"
+#include "lesson/lesson_directive.h"
+#include "lesson/lesson_lint.h"
+#include "lesson/lesson_notes.h"
+#include "lesson/lesson_parser.h"
+#include "lesson/lesson_quantity.h"
 #include "lesson/lesson_path.h"
 #include "lesson/lesson_plain.h"
 #include "lesson/lesson_run.h"
@@ -138,11 +144,11 @@ END_TEST
 
 START_TEST(test_distance)
 {
-	ck_assert_int_eq(lesson_distance("step", "step"), 0);
-	ck_assert_int_eq(lesson_distance("stpe", "step"), 1);
-	ck_assert_int_eq(lesson_distance("stp", "step"), 1);
-	ck_assert_int_eq(lesson_distance("", "pause"), 5);
-	ck_assert_int_eq(lesson_distance("kitten", "sitting"), 3);
+	ck_assert_int_eq(lesson_parser_distance("step", "step"), 0);
+	ck_assert_int_eq(lesson_parser_distance("stpe", "step"), 1);
+	ck_assert_int_eq(lesson_parser_distance("stp", "step"), 1);
+	ck_assert_int_eq(lesson_parser_distance("", "pause"), 5);
+	ck_assert_int_eq(lesson_parser_distance("kitten", "sitting"), 3);
 	ck_assert_str_eq(lesson_directive_suggest("pasue"), "pause");
 	ck_assert_str_eq(lesson_directive_suggest("causl"), "causal");
 	ck_assert_ptr_null(lesson_directive_suggest("zzzzzz"));
@@ -155,15 +161,15 @@ START_TEST(test_numbers)
 {
 	double x;
 
-	ck_assert_int_eq(lesson_number("1e-6", 0, &x), 0);
+	ck_assert_int_eq(lesson_parser_number("1e-6", 0, &x), 0);
 	ck_assert_double_eq(x, 1e-6);
-	ck_assert_int_eq(lesson_number("-inf", 1, &x), 0);
+	ck_assert_int_eq(lesson_parser_number("-inf", 1, &x), 0);
 	ck_assert(isinf(x) && x < 0);
-	ck_assert_int_eq(lesson_number("-inf", 0, &x), -1);
-	ck_assert_int_eq(lesson_number("infinity", 1, &x), -1);
-	ck_assert_int_eq(lesson_number("nan", 1, &x), -1);
-	ck_assert_int_eq(lesson_number("1x", 1, &x), -1);
-	ck_assert_int_eq(lesson_number("", 1, &x), -1);
+	ck_assert_int_eq(lesson_parser_number("-inf", 0, &x), -1);
+	ck_assert_int_eq(lesson_parser_number("infinity", 1, &x), -1);
+	ck_assert_int_eq(lesson_parser_number("nan", 1, &x), -1);
+	ck_assert_int_eq(lesson_parser_number("1x", 1, &x), -1);
+	ck_assert_int_eq(lesson_parser_number("", 1, &x), -1);
 }
 END_TEST
 
@@ -333,17 +339,17 @@ START_TEST(test_expect_parse)
 	    "expect final o 1 2 3 rtol 1e-3\nexpect hbm 48\nexpect tile 1 0\n"
 	    "expect phase rescale\n");
 	e = &l->cmds[1].expect;
-	ck_assert_str_eq(e->quantity->name, "m");
+	ck_assert_str_eq(e->value.term[0].quantity->name, "m");
 	ck_assert_int_eq(e->n, 1);
 	ck_assert_double_eq(e->values[0], 2);
 	ck_assert_double_eq(e->atol, 1e-6);
 	ck_assert_double_eq(e->rtol, 1e-6);
 	e = &l->cmds[2].expect;
-	ck_assert_int_eq(e->index, 1);
+	ck_assert_int_eq(e->value.term[0].index, 1);
 	ck_assert(isinf(e->values[0]));
 	ck_assert_double_eq(e->atol, 0.5);
 	e = &l->cmds[3].expect;
-	ck_assert(e->final);
+	ck_assert(e->value.term[0].final);
 	ck_assert_int_eq(e->n, 3);
 	ck_assert_double_eq(e->rtol, 1e-3);
 	e = &l->cmds[4].expect;
@@ -362,12 +368,12 @@ START_TEST(test_expect_parse)
 	    "value, not 2");
 	parse_fails("title t\nexpect tile 1\n", "t.lesson:2: expect tile takes two");
 	parse_fails("title t\nexpect final m 1\n", "t.lesson:2: expect final "
-	    "applies to o and lse");
+	    "applies to o, lse and error, not m");
 	parse_fails("title t\nexpect m[0] 1\n", "t.lesson:2: expect: m is one "
 	    "number");
 	parse_fails("title t\nexpect u[x] 1\n", "t.lesson:2: expect: the index");
 	parse_fails("title t\nexpect u[1 1\n", "t.lesson:2: expect: 'u[1' is not");
-	parse_fails("title t\nexpect u[0] 1 2\n", "t.lesson:2: expect u takes one");
+	parse_fails("title t\nexpect u[0] 1 2\n", "t.lesson:2: expect u[0] takes one");
 	parse_fails("title t\nexpect m two\n", "t.lesson:2: expect m: 'two' is not "
 	    "a number");
 	parse_fails("title t\nexpect hbm 1.5\n", "t.lesson:2: expect hbm: '1.5' is "
@@ -476,7 +482,7 @@ START_TEST(test_unflag)
 {
 	char m[] = "--scores needs --v (the values); '--tq' stays a--b";
 
-	lesson_unflag(m);
+	lesson_parser_unflag(m);
 	ck_assert_str_eq(m, "scores needs v (the values); 'tq' stays a--b");
 }
 END_TEST
@@ -532,7 +538,8 @@ START_TEST(test_run_failures)
 	    "tile");
 	run_fails(SEED "goto step 0 phase load\nexpect s 1 2\n", LESSON_FAILED,
 	    "s is known from phase scores");
-	run_fails(SEED "step\nexpect u[3] 1\n", LESSON_FAILED, "u has 1 entries");
+	run_fails(SEED "step\nexpect u[3] 1\n", LESSON_FAILED,
+	    "u has 1 entry, no [3]");
 	run_fails(SEED "step\nexpect s 1 2 3\n", LESSON_FAILED, "expected s 1 2 3 "
 	    "got 1 2 (2 values, not 3");
 
@@ -763,12 +770,14 @@ START_TEST(test_slides)
 
 	l = parse_ok(SEED "say one\nnote secret\nstep\npause\nsay two\n"
 	    "ask q?\nchoice a\nchoice b\nanswer b why\nstep\npause\nsay three\n");
-	ck_assert_int_eq(lesson_slides_open(&s, l, 0, err, sizeof err), 0);
+	ck_assert_int_eq(lesson_slides_open(&s, l, err, sizeof err), 0);
 	ck_assert_int_eq(s.index, 1);
+	ck_assert_int_eq(s.count, 3);
 	ck_assert(!s.at_end);
 	snprintf(first, sizeof first, "%s", slide_text(&s));
 	ck_assert(strstr(first, "one") != NULL);
-	ck_assert(strstr(first, "secret") == NULL);	/* not the presenter */
+	/* the notes are kept, as notes, for the presenter's own screen */
+	ck_assert(strstr(first, "[1]secret") != NULL);
 	ck_assert_int_eq(s.run->step, 0);
 	ck_assert_int_eq(lesson_slides_back(&s), 1);	/* the first already */
 
@@ -777,9 +786,9 @@ START_TEST(test_slides)
 	snprintf(second, sizeof second, "%s", slide_text(&s));
 	ck_assert(strstr(second, "two") != NULL);
 	ck_assert(strstr(second, "one") == NULL);
-	ck_assert(lesson_slides_hidden(&s));
+	ck_assert_ptr_nonnull(lesson_slides_hidden(&s));
 	ck_assert_int_eq(lesson_slides_reveal(&s), 1);
-	ck_assert(!lesson_slides_hidden(&s));
+	ck_assert_ptr_null(lesson_slides_hidden(&s));
 	ck_assert_int_eq(lesson_slides_reveal(&s), 0);
 	step2 = s.run->step;
 	ck_assert_int_eq(step2, 1);
@@ -791,7 +800,7 @@ START_TEST(test_slides)
 	ck_assert_int_eq(s.run->step, 0);
 	ck_assert_int_eq(lesson_slides_forward(&s), 0);
 	ck_assert_str_eq(slide_text(&s), second);
-	ck_assert(lesson_slides_hidden(&s));	/* a new visit hides it again */
+	ck_assert_ptr_nonnull(lesson_slides_hidden(&s));	/* hidden again */
 
 	ck_assert_int_eq(lesson_slides_forward(&s), 0);
 	ck_assert_int_eq(s.index, 3);
@@ -801,38 +810,42 @@ START_TEST(test_slides)
 	ck_assert_int_eq(lesson_slides_go(&s, 2), 0);
 	ck_assert_int_eq(s.index, 2);
 	lesson_slides_close(&s);
-
-	/* The presenter sees the notes. */
-	ck_assert_int_eq(lesson_slides_open(&s, l, 1, err, sizeof err), 0);
-	ck_assert(strstr(slide_text(&s), "secret") != NULL);
-	lesson_slides_close(&s);
 	lesson_free(l);
 
 	/* A lesson that cannot run shows nothing. */
 	l = parse_ok(SEED "say hi\npause\nstep 5\n");
-	ck_assert_int_eq(lesson_slides_open(&s, l, 0, err, sizeof err), -1);
+	ck_assert_int_eq(lesson_slides_open(&s, l, err, sizeof err), -1);
 	ck_assert(strstr(err, "t.lesson:8: step 5 goes past") != NULL);
 	lesson_free(l);
 }
 END_TEST
 
-/* Reads what lesson_plain_write wrote. */
+/* Reads what lesson_plain_write wrote (markdown: the handout's style). */
 static int
-plain(const char *script, int presenter, char *out, size_t len, char *err)
+write_doc(const char *script, int presenter, int markdown, int answers,
+    char *out, size_t len, char *err)
 {
+	struct lesson_plain_opts o = { .markdown = markdown,
+	    .presenter = presenter, .answers = answers };
 	struct lesson *l = parse_ok(script);
 	FILE *f = tmpfile();
 	size_t n;
 	int rc;
 
 	ck_assert(f != NULL);
-	rc = lesson_plain_write(l, f, presenter, err, 512);
+	rc = lesson_plain_write(l, f, &o, err, 512);
 	rewind(f);
 	n = fread(out, 1, len - 1, f);
 	out[n] = '\0';
 	fclose(f);
 	lesson_free(l);
 	return rc;
+}
+
+static int
+plain(const char *script, int presenter, char *out, size_t len, char *err)
+{
+	return write_doc(script, presenter, 0, 1, out, len, err);
 }
 
 START_TEST(test_plain)
@@ -847,7 +860,7 @@ START_TEST(test_plain)
 	ck_assert(strstr(out, "Hello there.") != NULL);
 	ck_assert(strstr(out, "psst") == NULL);
 	ck_assert(strstr(out, "problem:  scores Tq=1 Tk=4") != NULL);
-	ck_assert(strstr(out, "[pause 1] step 0 of 0-1, after phase update\n"
+	ck_assert(strstr(out, "[slide 1 of 3] step 1 of 2, after phase update\n"
 	    "    tile (0, 0): rows 0-0, keys 0-1\n") != NULL);
 	ck_assert(strstr(out, "tile (0, 1): rows 0-0, keys 2-3; finalizes its "
 	    "rows") != NULL);
@@ -855,11 +868,11 @@ START_TEST(test_plain)
 	ck_assert(strstr(out, "o 6.924234   lse 1002.313") != NULL);
 	ck_assert(strstr(out, "tiles   # @\n") != NULL);
 	ck_assert(strstr(out, "Q1. Why?") != NULL);
-	ck_assert(strstr(out, "[compare gpu]") != NULL);
+	ck_assert(strstr(out, "the GPU") != NULL);
 	/* the answers come last */
 	ck_assert(strstr(out, "Answers\n-------\nQ1. a) because -- That is why.")
 	    != NULL);
-	ck_assert(strstr(out, "That is why.") > strstr(out, "[pause 2]"));
+	ck_assert(strstr(out, "That is why.") > strstr(out, "[slide 2 of 3]"));
 
 	ck_assert_int_eq(plain(SEED "note psst\n", 1, out, sizeof out, err), 0);
 	ck_assert(strstr(out, "[note] psst") != NULL);
@@ -891,14 +904,14 @@ START_TEST(test_view)
 	ck_assert_int_eq(lesson_run_all(run), LESSON_END);
 	lesson_view_state(run, &ls);
 	ck_assert(!ls.oom);
-	ck_assert_str_eq(ls.line[0], "step 2 of 0-2, after phase finalize");
+	ck_assert_str_eq(ls.line[0], "step 3 of 3, after phase finalize");
 	ck_assert_str_eq(ls.line[1], "tile (2, 1): rows 4-5, keys 2-3; "
 	    "finalizes its rows");
-	ck_assert_str_eq(ls.line[2], "tiles   . .");
-	ck_assert_str_eq(ls.line[3], "        # .");
+	ck_assert_str_eq(ls.line[2], "tiles   / /");
+	ck_assert_str_eq(ls.line[3], "        # /");
 	ck_assert_str_eq(ls.line[4], "        # @");
 	ck_assert_str_eq(ls.line[5], "        (@ this step, # done, o to come, "
-	    ". skipped)");
+	    "/ skipped)");
 	for (i = 0; i < ls.n; i++)
 		if (strncmp(ls.line[i], "row 0 (not reached yet)", 23) == 0)
 			found = 1;
@@ -915,6 +928,577 @@ START_TEST(test_view)
 	lesson_lines_free(&ls);
 	lesson_run_free(run);
 	lesson_free(l);
+}
+END_TEST
+
+static void write_file(const char *path, const char *text);
+
+/* ---- values: {...} in narration, keep, expressions ---- */
+
+/* The narration a script shows, each text on its own line. */
+struct said {
+	char text[4096];
+	int questions;
+};
+
+static void
+said_text(void *ctx, struct lesson_run *run, enum lesson_text_kind kind,
+    const char *text)
+{
+	struct said *sd = ctx;
+	size_t n = strlen(sd->text);
+
+	(void)run;
+	snprintf(sd->text + n, sizeof sd->text - n, "%s%s\n",
+	    kind == LESSON_NOTE ? "note: " : "", text);
+}
+
+static void
+said_ask(void *ctx, struct lesson_run *run, const struct lesson_question *q,
+    const char *text, int number)
+{
+	struct said *sd = ctx;
+	size_t n = strlen(sd->text);
+
+	(void)run;
+	(void)q;
+	sd->questions++;
+	snprintf(sd->text + n, sizeof sd->text - n, "Q%d %s\n", number, text);
+}
+
+static const struct lesson_sink said_sink = {
+	.text = said_text,
+	.ask = said_ask,
+};
+
+/* Runs script (stopping at failures) and returns what it said; rc gets
+ * the runner's result, msg its error or first failure. */
+static const char *
+say_run(const char *script, int *rc, char *msg, size_t len)
+{
+	static struct said sd;
+	struct lesson_run *run;
+	struct lesson *l = parse_ok(script);
+
+	memset(&sd, 0, sizeof sd);
+	run = lesson_run_new(l, &said_sink, &sd, LESSON_RUN_STOP);
+	ck_assert(run != NULL);
+	*rc = lesson_run_all(run);
+	snprintf(msg, len, "%s", *rc == LESSON_ERROR ? run->err : run->failure);
+	lesson_run_free(run);
+	lesson_free(l);
+	return sd.text;
+}
+
+START_TEST(test_fills)
+{
+	char msg[512];
+	const char *t;
+	int rc;
+
+	/* The simulator's value, shown as the script wrote it. */
+	t = say_run(SEED "step\nsay m is {m 2}, l {l 1.367879}, u {u}.\n"
+	    "step\nphase -2\nsay a = {alpha 0}, p = {p 0.37 1}\n"
+	    "phase 2\nsay o {o 6.92}, {error 8e-8} off; {hbm-read 32} B\n",
+	    &rc, msg, sizeof msg);
+	ck_assert_msg(rc == LESSON_END, "%s", msg);
+	ck_assert_str_eq(t, "m is 2, l 1.367879, u -0.2642411.\n"
+	    "a = 0, p = [0.37 1]\no 6.92, 8e-8 off; 32 B\n");
+
+	/* A fill holds to the digits it is written with: 6.92 is not 6.93. */
+	say_run(SEED "goto end\nsay {o 6.93}\n", &rc, msg, sizeof msg);
+	ck_assert_int_eq(rc, LESSON_FAILED);
+	ck_assert(strstr(msg, "t.lesson:7: in the narration, expected o 6.93 "
+	    "(to the digits written) got 6.924234") != NULL);
+	/* Each entry to its own digits: the 1 of [0.36 1] does not make
+	 * 0.36 hold to 0.5. */
+	say_run(SEED "step\nsay {p 0.36 1}\n", &rc, msg, sizeof msg);
+	ck_assert_int_eq(rc, LESSON_FAILED);
+	/* ... unless it says how near: */
+	say_run(SEED "goto end\nsay {o 6.93 tol 0.01}\n", &rc, msg, sizeof msg);
+	ck_assert_msg(rc == LESSON_END, "%s", msg);
+	/* A value that is not known here is an error, not a blank. */
+	say_run(SEED "say {alpha}\n", &rc, msg, sizeof msg);
+	ck_assert_int_eq(rc, LESSON_ERROR);
+	ck_assert(strstr(msg, "t.lesson:6: in the narration, alpha is known "
+	    "from phase rescale") != NULL);
+
+	/* keep, and values of two terms. */
+	t = say_run(SEED "goto end\nkeep o2 o\nbc 1\ngoto end\n"
+	    "say {o / o2 1.000} {o - o2 0.0000} {steps * steps 16} "
+	    "{hbm / standard-hbm}\nexpect o2 6.924234\nexpect flops + exps 12\n",
+	    &rc, msg, sizeof msg);
+	ck_assert_msg(rc == LESSON_END, "%s", msg);
+	ck_assert_str_eq(t, "1.000 0.0000 16 0.5882353\n");
+	/* e^(-inf + inf): a value may be NaN, and say so. */
+	t = say_run("title t\nscores -inf -inf\nvalues 1 2\ncausal\nstep\n"
+	    "say {alpha-naive nan} {alpha 1} {alpha-exp2 0}\nexpect alpha-naive nan\n",
+	    &rc, msg, sizeof msg);
+	ck_assert_msg(rc == LESSON_END, "%s", msg);
+	ck_assert_str_eq(t, "nan 1 0\n");
+
+	/* Parse errors name the line and the fault. */
+	parse_fails("title t\nsay {m 2\n", "t.lesson:2: say: a '{' with no '}'");
+	parse_fails("title t\nsay a } b\n", "t.lesson:2: say: a '}' with no '{'");
+	parse_fails("title t\nsay {mm}\n", "t.lesson:2: say: unknown quantity "
+	    "'mm' (did you mean 'm'?)");
+	parse_fails("title t\nsay {}\n", "t.lesson:2: say: {} is not a value");
+	parse_fails("title t\nsay {m {l}}\n", "t.lesson:2: say: a '{' inside");
+	parse_fails("title t\nsay {phase / m}\n", "joins numbers, not a phase");
+	parse_fails("title t\nkeep m l\n", "t.lesson:2: keep: 'm' is a quantity");
+	parse_fails("title t\nkeep a l\nkeep a m\n", "t.lesson:3: keep: 'a' is "
+	    "already kept at line 2");
+	parse_fails("title t\nkeep a\n", "t.lesson:2: keep takes a name and a "
+	    "value");
+	parse_fails("title t\nkeep a.b m\n", "kept names hold letters");
+	parse_fails("title t\nexpect later 1\nkeep later m\n", "t.lesson:2: "
+	    "expect: unknown quantity 'later'");
+	parse_fails("title t\nkeep a m\nexpect final a 1\n", "'a' is a kept "
+	    "number");
+	/* A vector in a two-term value is refused when it runs. */
+	run_fails(SEED "values 1 2 ; 3 4 ; 5 6 ; 7 8\nstep\nsay {u * l}\n",
+	    LESSON_ERROR, "'*' joins single numbers, and u has 2 entries");
+	run_fails(SEED "values 1 2 ; 3 4 ; 5 6 ; 7 8\nstep\nkeep x u\n",
+	    LESSON_ERROR, "keep takes one number: u has 2 entries");
+}
+END_TEST
+
+/* ---- questions: reveal one at a time, number questions ---- */
+
+START_TEST(test_number_questions)
+{
+	struct lesson *l;
+	const struct lesson_question *q;
+	char msg[512];
+	int rc;
+
+	l = parse_ok("title t\nask How much?\nnumber 1002 tol 0.5\nanswer The "
+	    "max.\nask And this?\nnumber 1.37\nanswer x\nask r?\nnumber 200 rtol "
+	    "0.1\nanswer y\n");
+	q = &l->questions[0];
+	ck_assert(q->numeric);
+	ck_assert_double_eq(q->number, 1002);
+	ck_assert_double_eq(q->tol, 0.5);
+	ck_assert_str_eq(q->number_text, "1002");
+	/* no tolerance: half a unit in the last digit written */
+	ck_assert_double_eq_tol(l->questions[1].tol, 0.005, 1e-12);
+	ck_assert_double_eq_tol(l->questions[2].tol, 20, 1e-9);
+	lesson_free(l);
+
+	parse_fails("title t\nask a?\nchoice x\nnumber 1\n", "t.lesson:4: number "
+	    "follows an 'ask' line");
+	parse_fails("title t\nask a?\nnumber x\n", "t.lesson:3: number takes the "
+	    "answer");
+	parse_fails("title t\nask a?\nnumber 1 tol 0\n", "with X above 0");
+	parse_fails("title t\nask a?\nnumber 1 by 2\n", "'tol X' or 'rtol X'");
+	parse_fails("title t\nask a?\nnumber 2\nchoice y\n", "t.lesson:4: choice "
+	    "follows");
+
+	/* The answer must be computed after the question... */
+	say_run(SEED "ask m at the end?\nnumber 1002\nanswer max\npause\n"
+	    "goto end\nexpect m 1002\n", &rc, msg, sizeof msg);
+	ck_assert_msg(rc == LESSON_END, "%s", msg);
+	say_run(SEED "ask m at the end?\nnumber 1002\nanswer max\npause\n"
+	    "goto end\nsay m is {m}\n", &rc, msg, sizeof msg);
+	ck_assert_msg(rc == LESSON_END, "%s", msg);
+	/* ... else the lesson fails at the question's line (a planted
+	 * fault: the answer 1003 is never what the simulator computes). */
+	say_run(SEED "ask m at the end?\nnumber 1003\nanswer max\npause\n"
+	    "goto end\nexpect m 1002\n", &rc, msg, sizeof msg);
+	ck_assert_int_eq(rc, LESSON_FAILED);
+	ck_assert(strstr(msg, "t.lesson:6: the answer of Q1 (1003) is never "
+	    "computed") != NULL);
+	/* A check before the question does not count. */
+	say_run(SEED "goto end\nexpect m 1002\nask m?\nnumber 1002\nanswer x\n",
+	    &rc, msg, sizeof msg);
+	ck_assert_int_eq(rc, LESSON_FAILED);
+	ck_assert(strstr(msg, "the answer of Q1 (1002) is never") != NULL);
+}
+END_TEST
+
+START_TEST(test_reveal_one_at_a_time)
+{
+	struct lesson_slides s;
+	struct lesson *l;
+	struct lesson_item *it;
+	char err[512];
+
+	/* Two questions on one slide (which --check refuses, but the runner
+	 * must still show one answer per key). */
+	l = parse_ok(SEED "ask one?\nchoice a\nchoice b\nanswer a x\n"
+	    "ask two?\nanswer y\npause\nsay {m} after\n");
+	ck_assert_int_eq(lesson_slides_open(&s, l, err, sizeof err), 0);
+	it = lesson_slides_hidden(&s);
+	ck_assert_ptr_nonnull(it);
+	ck_assert_str_eq(it->text, "one?");
+	ck_assert_int_eq(lesson_slides_reveal(&s), 1);
+	it = lesson_slides_hidden(&s);
+	ck_assert_ptr_nonnull(it);
+	ck_assert_str_eq(it->text, "two?");
+	ck_assert_int_eq(lesson_slides_reveal(&s), 1);
+	ck_assert_ptr_null(lesson_slides_hidden(&s));
+	ck_assert_int_eq(lesson_slides_reveal(&s), 0);
+	ck_assert_int_eq(s.count, 2);
+	ck_assert_int_eq(lesson_slides_forward(&s), 0);
+	ck_assert(strstr(s.items[0].text, "-inf after") != NULL);
+	lesson_slides_close(&s);
+	lesson_free(l);
+}
+END_TEST
+
+/* ---- the rules of a lesson, and what a slide gives away ---- */
+
+/* lesson_check on a script: its result, and the message. */
+static int
+check_script(const char *script, char *msg, size_t len)
+{
+	struct lesson *l = parse_ok(script);
+	int rc = lesson_check(l, msg, len);
+
+	lesson_free(l);
+	return rc;
+}
+
+static void
+check_fails(const char *script, const char *want)
+{
+	char msg[512] = "";
+
+	ck_assert_msg(check_script(script, msg, sizeof msg) == 1, "holds, but "
+	    "should fail with '%s':\n%s", want, script);
+	ck_assert_msg(strstr(msg, want) != NULL, "message '%s' lacks '%s'", msg,
+	    want);
+}
+
+/* A question whose slide shows the state before the step that answers
+ * it, and whose answer is computed after. */
+#define GOOD_Q SEED "step\npause\nask What is m after the second tile?\n" \
+	"number 1002 tol 0.5\nanswer The largest score.\npause\nstep\n" \
+	"say m = {m 1002}.\n"
+
+START_TEST(test_lint)
+{
+	char msg[512], word[64];
+
+	ck_assert_int_eq(check_script(GOOD_Q, msg, sizeof msg), 0);
+
+	/* The lesson language never reaches a student. */
+	ck_assert_ptr_nonnull(lesson_lint_language("we expect m to rise", word,
+	    sizeof word));
+	ck_assert_str_eq(word, "expect");
+	ck_assert_ptr_null(lesson_lint_language("as expected, m rises", word,
+	    sizeof word));
+	ck_assert_ptr_nonnull(lesson_lint_language("then `bug none` again", word,
+	    sizeof word));
+	ck_assert_str_eq(word, "bug");
+	ck_assert_ptr_null(lesson_lint_language("`flashstep run` checks it",
+	    word, sizeof word));
+	check_fails(SEED "say The goto end runs it through.\n",
+	    "t.lesson:6: 'goto' is the lesson language");
+	check_fails(SEED "ask Why does compare gpu pass?\nanswer so\n",
+	    "t.lesson:6: 'compare gpu' is the lesson language");
+	check_fails(SEED "ask q?\nchoice use `step until row`\nchoice b\nanswer "
+	    "b\n", "t.lesson:7: 'step until' is the lesson language");
+	/* (notes are the presenter's: they may) */
+	ck_assert_int_eq(check_script(SEED "note then goto end\n", msg,
+	    sizeof msg), 0);
+
+	/* A question ends its slide: nothing may move on or say more. */
+	check_fails(SEED "ask m?\nnumber 2\nanswer x\nstep\nexpect m 2\n",
+	    "t.lesson:9: 'step' after the question at line 6, before the next "
+	    "pause");
+	check_fails(SEED "ask m?\nanswer x\nsay the answer is 2\npause\n",
+	    "t.lesson:8: 'say' after the question at line 6, before the next "
+	    "pause: the slide would say more under the question");
+	check_fails(SEED "ask m?\nanswer x\ncausal\npause\n", "'causal' after "
+	    "the question");
+	ck_assert_int_eq(check_script(SEED "ask m?\nanswer x\nexpect m -inf\n"
+	    "note psst\nfocus row 0\npause\nstep\n", msg, sizeof msg), 0);
+
+	/* Multiple choice: two choices at least, letters balanced, the right
+	 * one not always the longest. */
+	check_fails(SEED "ask q?\nchoice only\nanswer a\n", "t.lesson:6: one "
+	    "choice is no choice");
+	check_fails(SEED "ask q1?\nchoice no\nchoice yes it is\nanswer b\npause\n"
+	    "ask q2?\nchoice no\nchoice yes it is\nanswer b\npause\n",
+	    "t.lesson:11: 'b' is the right letter in 2 of the lesson's 2 "
+	    "multiple-choice questions");
+	check_fails(SEED "ask q1?\nchoice no\nchoice yes it is\nanswer b\npause\n"
+	    "ask q2?\nchoice yes it is\nchoice no\nanswer a\npause\n",
+	    "t.lesson:11: the right choice is the longest in every");
+	ck_assert_int_eq(check_script(SEED "ask q1?\nchoice no\nchoice yes it "
+	    "is\nanswer b\npause\nask q2?\nchoice no\nchoice yes it is\n"
+	    "answer a\npause\nask q3?\nchoice x\nchoice y\nchoice z\nanswer c\n"
+	    "pause\n", msg, sizeof msg), 0);
+}
+END_TEST
+
+START_TEST(test_answer_visible)
+{
+	/* Planted: the question's slide already stands after the step that
+	 * answers it, so the view shows m = 1002. */
+	check_fails(SEED "step 2\nask What is m after the second tile?\n"
+	    "number 1002 tol 0.5\nanswer The largest score.\npause\n"
+	    "expect m 1002\n", "t.lesson:7: Q1's answer (1002) is on its own "
+	    "slide, in the view");
+	/* Planted: the narration above the question gives it. */
+	check_fails(SEED "step\nsay Soon l will be 1.367879 again.\n"
+	    "ask What is l after the second tile?\nnumber 1.367879\n"
+	    "answer The same.\npause\nstep\nexpect l 1.367879\n",
+	    "Q1's answer (1.367879) is on its own slide, in the narration");
+	/* A number only the right choice holds is a giveaway too... */
+	check_fails(SEED "step\nsay Watch 6.924234 appear.\npause\nsay x\n"
+	    "ask Which o?\nchoice o = 6.924234\nchoice o = 3.5, about half\n"
+	    "answer a\npause\ngoto end\nask Again: which o?\nchoice o = 3.5, "
+	    "about half\nchoice o = 6.924234\nanswer b\npause\n",
+	    "Q2's answer (6.924234) is on its own slide, in the view");
+	/* ... but not one the question states, or a wrong choice holds. */
+	{
+		char msg[512];
+		ck_assert_int_eq(check_script(SEED "goto end\nask o = 6.924234: "
+		    "exact?\nchoice yes, 6.924234\nchoice no\nanswer a\npause\n",
+		    msg, sizeof msg), 0);
+		ck_assert_int_eq(check_script(GOOD_Q, msg, sizeof msg), 0);
+	}
+}
+END_TEST
+
+/* ---- builds-on, odd bytes, files that are not lessons ---- */
+
+START_TEST(test_builds_on_cycles)
+{
+	char dir[64], a[128], b[128], c[128], err[512];
+	struct lesson_run *run;
+	struct lesson *l;
+
+	snprintf(dir, sizeof dir, "/tmp/check_lesson_c%ld", (long)getpid());
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	snprintf(a, sizeof a, "%s/a1-self.lesson", dir);
+	write_file(a, "title s\nbuilds-on a1-self\n");
+	snprintf(b, sizeof b, "%s/b1-one.lesson", dir);
+	write_file(b, "title one\nbuilds-on b2-two\n");
+	snprintf(c, sizeof c, "%s/b2-two.lesson", dir);
+	write_file(c, "title two\nbuilds-on b1-one # back\n");
+
+	l = lesson_parse_file(a, err, sizeof err);
+	ck_assert_msg(l != NULL, "%s", err);
+	run = lesson_run_new(l, NULL, NULL, LESSON_RUN_STOP);
+	ck_assert_int_eq(lesson_run_all(run), LESSON_ERROR);
+	ck_assert_msg(strstr(run->err, "a1-self.lesson:2: builds-on a1-self names "
+	    "this lesson itself") != NULL, "%s", run->err);
+	lesson_run_free(run);
+	lesson_free(l);
+
+	l = lesson_parse_file(b, err, sizeof err);
+	ck_assert_msg(l != NULL, "%s", err);
+	run = lesson_run_new(l, NULL, NULL, LESSON_RUN_STOP);
+	ck_assert_int_eq(lesson_run_all(run), LESSON_ERROR);
+	ck_assert_msg(strstr(run->err, "b1-one.lesson:2: builds-on: a cycle: "
+	    "b2-two builds on b1-one, which is this lesson") != NULL, "%s",
+	    run->err);
+	lesson_run_free(run);
+	lesson_free(l);
+
+	unlink(a);
+	unlink(b);
+	unlink(c);
+	rmdir(dir);
+}
+END_TEST
+
+START_TEST(test_odd_bytes)
+{
+	struct lesson *l;
+	char err[512];
+
+	/* A byte-order mark at the start is the editor's: accepted. */
+	l = parse_ok("\xef\xbb\xbftitle t\nsay hi\n");
+	ck_assert_str_eq(l->title, "t");
+	lesson_free(l);
+	/* Anywhere else it is named, not shown as an invisible character. */
+	parse_fails("title t\n\xef\xbb\xbfsay hi\n", "t.lesson:2: a UTF-8 "
+	    "byte-order mark (U+FEFF, invisible) stands before 'say'");
+	parse_fails("title t\nsa\xe2\x80\x8by hi\n", "t.lesson:2: unknown "
+	    "directive 'sa\\xe2\\x80\\x8by' (it holds bytes that are not "
+	    "printable ASCII");
+
+	/* Files that are not lessons are named for what they are, and a
+	 * device is never read. */
+	ck_assert_ptr_null(lesson_parse_file("/tmp", err, sizeof err));
+	ck_assert_str_eq(err, "/tmp: a directory, not a lesson file");
+	ck_assert_ptr_null(lesson_parse_file("/dev/zero", err, sizeof err));
+	ck_assert_str_eq(err, "/dev/zero: not a regular file (a device, FIFO or "
+	    "socket), not a lesson");
+	ck_assert_ptr_null(lesson_path_find("/tmp", NULL, err, sizeof err));
+	ck_assert_str_eq(err, "/tmp: a directory, not a lesson file");
+	ck_assert_ptr_null(lesson_path_find("/dev/zero", NULL, err, sizeof err));
+	ck_assert_str_eq(err, "/dev/zero: not a regular file (a device, FIFO or "
+	    "socket), not a lesson");
+}
+END_TEST
+
+/* ---- the fast kernel's arithmetic, the mask's tiles ---- */
+
+START_TEST(test_fast_quantities)
+{
+	char msg[512];
+
+	/* m is scale times the raw max, exactly; exp2 agrees with exp to a
+	 * bit or two; lse converts back with ln 2. */
+	run_fails(SEED "expect scale 2\n", LESSON_FAILED, "expected scale 2");
+	runs_clean("title t\nq 1 0 ; 0 1 ; 1 1 ; 2 0\n"
+	    "k 1 0 ; 0 1 ; 1 1 ; -1 0 ; 2 1 ; 0 -1\nv 1 0 ; 0 1 ; 1 1 ; 2 0 ; "
+	    "0 2 ; 1 -1\nbr 2\nbc 2\nfocus row 3\ngoto step 5 phase exp\n"
+	    "expect scale 0.7071068\nexpect scale-log2e 1.020139\n"
+	    "expect s-raw 4 0\nexpect m-raw 4\nexpect m / m-raw 0.7071068\n"
+	    "expect p-exp2 1 0.05910575\nexpect p-exp2[1] - p[1] 0 tol 1e-8\n"
+	    "expect alpha-exp2 0.2431167\nexpect alpha-naive 0.2431167\n"
+	    "goto end\nexpect lse-exp2 - lse 0 tol 1e-6\n");
+	/* An empty row: FlashAttention-2's alpha 0 and lse +inf. */
+	runs_clean("title t\ntq 6\ntk 4\nd 2\nbr 3\nbc 2\ncausal\n"
+	    "goto step 0 phase rescale\nexpect alpha 1\nexpect alpha-exp2 0\n"
+	    "expect alpha-naive nan\nexpect m-raw -inf\ngoto end\n"
+	    "expect lse -inf\nexpect lse-exp2 inf\n");
+	run_fails(SEED "step\nexpect lse-exp2 1\n", LESSON_FAILED, "lse-exp2 is "
+	    "known after the row's finalize");
+
+	/* The causal prefill of 11-causal-kv: 1 to 4 tiles per row block,
+	 * 4 of the 10 cut by the mask; a KV cache evens the row blocks. */
+	runs_clean("title t\ntq 256\ntk 256\nd 8\nbr 64\nbc 64\ncausal\n"
+	    "expect steps 10\nexpect cut-tiles 4\nexpect row-tiles 1\n"
+	    "focus row 255\nexpect row-tiles 4\nfocus row 0\ncausal off\n"
+	    "expect cut-tiles 0\n");
+	runs_clean("title t\ntq 64\ntk 256\nd 8\nbr 16\nbc 16\ncausal\n"
+	    "expect row-tiles 13\nfocus row 63\nexpect row-tiles 16\n"
+	    "expect cut-tiles 4\n");
+
+	/* error: against the double reference, from the row's finalize. */
+	run_fails(SEED "step\nexpect error 0\n", LESSON_FAILED, "error is known "
+	    "after the row's finalize");
+	runs_clean(SEED "goto end\nexpect error 0 tol 1e-6\nexpect final error 0 "
+	    "tol 1e-6\n");
+	run_fails(SEED "bug no-rescale\ngoto end\nexpect error 0 tol 1e-3\n",
+	    LESSON_FAILED, "expected error 0");
+	(void)msg;
+}
+END_TEST
+
+/* ---- the presenter's notes, elsewhere ---- */
+
+START_TEST(test_notes)
+{
+	struct lesson_notes *nt;
+	const char *notes[2] = { "first note", "second" };
+	char dir[64], path[128], link_path[128], text[4096], err[512];
+	struct stat st;
+	FILE *f;
+	size_t n;
+
+	snprintf(dir, sizeof dir, "/tmp/check_lesson_n%ld", (long)getpid());
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	snprintf(path, sizeof path, "%s/notes.txt", dir);
+
+	/* A file: written whole at each slide, its mode kept. */
+	write_file(path, "old");
+	ck_assert_int_eq(chmod(path, 0600), 0);
+	nt = lesson_notes_open(path, err, sizeof err);
+	ck_assert_msg(nt != NULL, "%s", err);
+	ck_assert_int_eq(lesson_notes_show(nt, "T", 2, 5, notes, 2, err,
+	    sizeof err), 0);
+	lesson_notes_close(nt);
+	f = fopen(path, "r");
+	ck_assert(f != NULL);
+	n = fread(text, 1, sizeof text - 1, f);
+	text[n] = '\0';
+	fclose(f);
+	ck_assert_str_eq(text, "T\nslide 2 of 5: speaker notes\n\nfirst note\n\n"
+	    "second\n\n");
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0600);
+
+	/* A link: what it points to is replaced, the link stays a link. */
+	snprintf(link_path, sizeof link_path, "%s/link", dir);
+	ck_assert_int_eq(symlink(path, link_path), 0);
+	nt = lesson_notes_open(link_path, err, sizeof err);
+	ck_assert_msg(nt != NULL, "%s", err);
+	ck_assert_int_eq(lesson_notes_show(nt, "T", 3, 5, notes, 0, err,
+	    sizeof err), 0);
+	lesson_notes_close(nt);
+	ck_assert_int_eq(lstat(link_path, &st), 0);
+	ck_assert(S_ISLNK(st.st_mode));
+	f = fopen(path, "r");
+	n = fread(text, 1, sizeof text - 1, f);
+	text[n] = '\0';
+	fclose(f);
+	ck_assert(strstr(text, "slide 3 of 5") != NULL);
+	ck_assert(strstr(text, "(no notes for this slide)") != NULL);
+	unlink(link_path);
+
+	/* What cannot take notes is refused, and left as it was. */
+	ck_assert_ptr_null(lesson_notes_open(dir, err, sizeof err));
+	ck_assert(strstr(err, ": a directory; --notes-to takes a terminal") !=
+	    NULL);
+	ck_assert_int_eq(symlink("/nonexistent/x", link_path), 0);
+	ck_assert_ptr_null(lesson_notes_open(link_path, err, sizeof err));
+	ck_assert(strstr(err, "a symbolic link to nothing") != NULL);
+	ck_assert_int_eq(lstat(link_path, &st), 0);
+	ck_assert(S_ISLNK(st.st_mode));
+	unlink(link_path);
+	snprintf(link_path, sizeof link_path, "%s/fifo", dir);
+	ck_assert_int_eq(mkfifo(link_path, 0600), 0);
+	ck_assert_ptr_null(lesson_notes_open(link_path, err, sizeof err));
+	ck_assert(strstr(err, "no one reads this FIFO yet") != NULL);
+	ck_assert_int_eq(lstat(link_path, &st), 0);
+	ck_assert(S_ISFIFO(st.st_mode));
+	unlink(link_path);
+	ck_assert_ptr_null(lesson_notes_open("/dev/null", err, sizeof err));
+	ck_assert(strstr(err, "/dev/null: a device that is not a terminal") !=
+	    NULL);
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
+/* ---- the handout ---- */
+
+START_TEST(test_handout)
+{
+	static char out[65536];
+	char err[512];
+	const char *answers;
+
+	ck_assert_int_eq(write_doc(SEED "say A *star* and a_b.\nnote psst\nstep\n"
+	    "pause\nask Which *one*?\nchoice the first\nchoice the second\n"
+	    "answer b Because it is.\npause\nask How much?\nnumber 1002\n"
+	    "answer The max.\npause\ngoto end\nexpect m 1002\npause\n", 0, 1, 1,
+	    out, sizeof out, err), 0);
+	ck_assert(strncmp(out, "# t\n", 4) == 0);
+	ck_assert(strstr(out, "A \\*star\\* and a\\_b.") != NULL);
+	ck_assert(strstr(out, "psst") == NULL);
+	/* frames as code blocks, one per slide's end */
+	ck_assert(strstr(out, "```text\n[slide 1 of 4] step 1 of 2, after phase "
+	    "update\ntile (0, 0)") != NULL);
+	ck_assert(strstr(out, "[slide 4 of 4]") != NULL);
+	ck_assert(strstr(out, "**Q1.** Which \\*one\\*?\n\n- a) the first\n"
+	    "- b) the second\n") != NULL);
+	ck_assert(strstr(out, "**Q2.** How much?\n\nYour answer: ____") != NULL);
+	/* the answers, after everything else */
+	answers = strstr(out, "## Answers\n");
+	ck_assert_ptr_nonnull(answers);
+	ck_assert(strstr(out, "Because it is.") > answers);
+	ck_assert(strstr(out, "The max.") > answers);
+	ck_assert(strstr(answers, "**Q1.** b) the second -- Because it is.") !=
+	    NULL);
+	ck_assert(strstr(answers, "**Q2.** 1002 (answers within 0.5 count) -- "
+	    "The max.") != NULL);
+
+	/* A worksheet: no answers at all. */
+	ck_assert_int_eq(write_doc(SEED "step\npause\nask Which?\nchoice x\n"
+	    "choice y\nanswer b Because.\npause\n", 1, 1, 0, out, sizeof out, err),
+	    0);
+	ck_assert(strstr(out, "Answers") == NULL);
+	ck_assert(strstr(out, "Because.") == NULL);
+	ck_assert(strstr(out, "the answer is at the end") == NULL);
 }
 END_TEST
 
@@ -940,28 +1524,28 @@ START_TEST(test_path)
 	snprintf(dir2, sizeof dir2, "/tmp/check_lesson_b%ld", (long)getpid());
 	ck_assert_int_eq(mkdir(dir, 0700), 0);
 	ck_assert_int_eq(mkdir(dir2, 0700), 0);
-	snprintf(p, sizeof p, "%s/10-alpha.lesson", dir);
+	snprintf(p, sizeof p, "%s/80-alpha.lesson", dir);
 	write_file(p, "# x\ntitle  Alpha lesson \nsay a\n");
-	snprintf(p, sizeof p, "%s/11-beta.lesson", dir);
+	snprintf(p, sizeof p, "%s/81-beta.lesson", dir);
 	write_file(p, "title Beta\n");
-	snprintf(p, sizeof p, "%s/10-alpha.lesson", dir2);
+	snprintf(p, sizeof p, "%s/80-alpha.lesson", dir2);
 	write_file(p, "title Hidden\n");
-	snprintf(p, sizeof p, "%s/12-gamma.lesson", dir2);
+	snprintf(p, sizeof p, "%s/82-gamma.lesson", dir2);
 	write_file(p, "title Gamma\n");
 	snprintf(p, sizeof p, "%s:%s", dir, dir2);
 	setenv("FLASHSTEP_LESSONS", p, 1);
 
-	found = lesson_path_find("11-beta", NULL, err, sizeof err);
+	found = lesson_path_find("81-beta", NULL, err, sizeof err);
 	ck_assert_msg(found != NULL, "%s", err);
-	ck_assert(strstr(found, "/11-beta.lesson") != NULL);
+	ck_assert(strstr(found, "/81-beta.lesson") != NULL);
 	free(found);
-	found = lesson_path_find("12", NULL, err, sizeof err);	/* a prefix */
+	found = lesson_path_find("82", NULL, err, sizeof err);	/* a prefix */
 	ck_assert_msg(found != NULL, "%s", err);
-	ck_assert(strstr(found, "12-gamma.lesson") != NULL);
+	ck_assert(strstr(found, "82-gamma.lesson") != NULL);
 	free(found);
-	found = lesson_path_find("1", NULL, err, sizeof err);
+	found = lesson_path_find("8", NULL, err, sizeof err);
 	ck_assert_ptr_null(found);
-	ck_assert(strstr(err, "lesson name '1' is ambiguous") != NULL);
+	ck_assert(strstr(err, "lesson name '8' is ambiguous") != NULL);
 	found = lesson_path_find("nothing-like-it", NULL, err, sizeof err);
 	ck_assert_ptr_null(found);
 	ck_assert(strstr(err, "no lesson named 'nothing-like-it' (looked in ")
@@ -972,27 +1556,27 @@ START_TEST(test_path)
 	ck_assert(strstr(err, "no such lesson file") != NULL);
 
 	ck_assert_int_eq(lesson_path_list(&list, &n, err, sizeof err), 0);
-	/* Sorted by name, the first folder's 10-alpha hiding the second's;
+	/* Sorted by name, the first folder's 80-alpha hiding the second's;
 	 * the installed and source lessons may follow. */
-	for (i = 0; i < n && strcmp(list[i].name, "10-alpha") != 0; i++)
+	for (i = 0; i < n && strcmp(list[i].name, "80-alpha") != 0; i++)
 		;
 	ck_assert_int_le(i + 3, n);
 	ck_assert_str_eq(list[i].title, "Alpha lesson");
-	ck_assert_str_eq(list[i + 1].name, "11-beta");
-	ck_assert_str_eq(list[i + 2].name, "12-gamma");
+	ck_assert_str_eq(list[i + 1].name, "81-beta");
+	ck_assert_str_eq(list[i + 2].name, "82-gamma");
 	ck_assert_str_eq(list[i + 2].title, "Gamma");
 	for (i = 1; i < n; i++)
 		ck_assert(strcmp(list[i - 1].name, list[i].name) < 0);
 	lesson_path_list_free(list, n);
 
 	unsetenv("FLASHSTEP_LESSONS");
-	snprintf(p, sizeof p, "%s/10-alpha.lesson", dir);
+	snprintf(p, sizeof p, "%s/80-alpha.lesson", dir);
 	unlink(p);
-	snprintf(p, sizeof p, "%s/11-beta.lesson", dir);
+	snprintf(p, sizeof p, "%s/81-beta.lesson", dir);
 	unlink(p);
-	snprintf(p, sizeof p, "%s/10-alpha.lesson", dir2);
+	snprintf(p, sizeof p, "%s/80-alpha.lesson", dir2);
 	unlink(p);
-	snprintf(p, sizeof p, "%s/12-gamma.lesson", dir2);
+	snprintf(p, sizeof p, "%s/82-gamma.lesson", dir2);
 	unlink(p);
 	rmdir(dir);
 	rmdir(dir2);
@@ -1022,6 +1606,7 @@ START_TEST(test_man_page)
 	const char *top = getenv("top_srcdir");
 	FILE *f;
 	long n;
+	int i;
 
 	snprintf(path, sizeof path, "%s/doc/flashstep-lesson.5", top ? top :
 	    LESSONS_SRCDIR "/..");
@@ -1032,7 +1617,7 @@ START_TEST(test_man_page)
 	n = (long)fread(text, 1, (1 << 17) - 1, f);
 	fclose(f);
 	ck_assert_int_gt(n, 1000);
-	for (d = lesson_directives(); d->name != NULL; d++) {
+	for (i = 0; (d = lesson_directive_at(i)) != NULL; i++) {
 		man_escape(d->name, name, sizeof name);
 		ck_assert_msg(strstr(text, name) != NULL, "the man page lacks "
 		    "directive '%s'", d->name);
@@ -1090,6 +1675,16 @@ test_suite(void)
 	tcase_add_test(tc, test_slides);
 	tcase_add_test(tc, test_plain);
 	tcase_add_test(tc, test_view);
+	tcase_add_test(tc, test_fills);
+	tcase_add_test(tc, test_number_questions);
+	tcase_add_test(tc, test_reveal_one_at_a_time);
+	tcase_add_test(tc, test_lint);
+	tcase_add_test(tc, test_answer_visible);
+	tcase_add_test(tc, test_builds_on_cycles);
+	tcase_add_test(tc, test_odd_bytes);
+	tcase_add_test(tc, test_fast_quantities);
+	tcase_add_test(tc, test_notes);
+	tcase_add_test(tc, test_handout);
 	tcase_add_test(tc, test_path);
 	tcase_add_test(tc, test_man_page);
 	suite_add_tcase(s, tc);

@@ -1,16 +1,18 @@
 /*
  * cmd_lesson.c - `flashstep lesson`: run a lesson script in the terminal,
- * print it (--plain), check it (--check), or list the lessons.
+ * print it (--plain), write its handout (--handout), check it (--check),
+ * or list the lessons.
  */
 #include "config.h"
 
 #include "cmd.h"
 #include "lesson/lesson.h"
+#include "lesson/lesson_check.h"
 #include "lesson/lesson_path.h"
 #include "lesson/lesson_plain.h"
-#include "lesson/lesson_run.h"
 #include "lesson/lesson_tty.h"
 #include "model/options.h"
+#include "model/util.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -19,18 +21,25 @@
 #include <unistd.h>
 
 static const char lesson_usage[] =
-    "usage: flashstep lesson [NAME|FILE] [--plain | --check] [--presenter]\n"
+    "usage: flashstep lesson [NAME|FILE] [--notes-to PATH]\n"
+    "       flashstep lesson NAME|FILE --plain | --handout [--no-answers]\n"
+    "                        [--presenter]\n"
+    "       flashstep lesson NAME|FILE --check\n"
     "\n"
     "Runs a lesson script (flashstep-lesson(5)): in the terminal, the\n"
-    "narration beside the simulator's panes, space or Right to go on, Left\n"
-    "to go back, a to reveal an answer, q to quit (the view's own keys look\n"
-    "around until the next slide).  Without a name, lists the lessons and\n"
-    "their titles.  NAME is a lesson's name or a unique start of it (01);\n"
-    "FILE is a path to a .lesson file.\n"
+    "narration beside the simulator's panes; Space reads on (more text,\n"
+    "then the next answer, then the next slide), Left goes back, j goes to\n"
+    "a slide, = answers a number question, q quits (the view's own keys\n"
+    "look around until the next slide).  The speaker notes never show on\n"
+    "that screen: --notes-to sends them to another terminal or a file.\n"
+    "Without a name, lists the lessons and their titles.  NAME is a\n"
+    "lesson's name or a unique start of it (01); FILE is a path to a\n"
+    ".lesson file.\n"
     "\n";
 
 struct lesson_args {
-	int plain, check, presenter;
+	int plain, check, presenter, handout, no_answers;
+	char *notes_to;
 };
 
 static int
@@ -52,12 +61,46 @@ set_presenter(void *ctx, const char *v, char *err, size_t errlen)
 	    errlen);
 }
 
+static int
+set_handout(void *ctx, const char *v, char *err, size_t errlen)
+{
+	return options_set_flag(&((struct lesson_args *)ctx)->handout, v, err,
+	    errlen);
+}
+
+static int
+set_no_answers(void *ctx, const char *v, char *err, size_t errlen)
+{
+	return options_set_flag(&((struct lesson_args *)ctx)->no_answers, v, err,
+	    errlen);
+}
+
+static int
+set_notes_to(void *ctx, const char *v, char *err, size_t errlen)
+{
+	struct lesson_args *a = ctx;
+
+	if (*v == '\0')
+		return util_error(err, errlen, "--notes-to needs a path (a "
+		    "terminal such as /dev/pts/3, a FIFO or a file)");
+	free(a->notes_to);
+	a->notes_to = strdup(v);
+	return a->notes_to == NULL ? util_error(err, errlen, "out of memory") : 0;
+}
+
 static const struct options_entry lesson_entries[] = {
 	{ "plain", NULL, "print the whole lesson as text, with no waits",
 	    set_plain },
-	{ "check", NULL, "run silently; exit 1 at the first failed expect",
-	    set_check },
-	{ "presenter", NULL, "show the speaker notes too", set_presenter },
+	{ "handout", NULL, "write the lesson as a Markdown handout: frames as "
+	    "code blocks, answers at the end", set_handout },
+	{ "no-answers", NULL, "with --plain or --handout: leave the answers out "
+	    "(a worksheet)", set_no_answers },
+	{ "check", NULL, "run silently; exit 1 at the first failed check or "
+	    "broken rule", set_check },
+	{ "presenter", NULL, "with --plain or --handout: the speaker notes too",
+	    set_presenter },
+	{ "notes-to", "PATH", "the speaker notes of each slide, to a terminal "
+	    "(/dev/pts/N), a FIFO or a file", set_notes_to },
 	{ NULL, NULL, NULL, NULL },
 };
 
@@ -95,31 +138,61 @@ list_lessons(void)
 static int
 check(const struct lesson *l)
 {
-	struct lesson_run *run;
-	int rc;
+	char msg[600];
 
-	run = lesson_run_new(l, NULL, NULL, LESSON_RUN_STOP);
-	if (run == NULL) {
-		fprintf(stderr, "flashstep lesson: out of memory\n");
+	switch (lesson_check(l, msg, sizeof msg)) {
+	case 0:
+		return CMD_OK;
+	case 1:
+		fprintf(stderr, "%s\n", msg);
+		return CMD_FAILED;
+	default:
+		fprintf(stderr, "%s\n", msg);
 		return CMD_USAGE;
 	}
-	rc = lesson_run_all(run);
-	if (rc == LESSON_ERROR) {
-		fprintf(stderr, "%s\n", run->err);
-		rc = CMD_USAGE;
-	} else if (rc == LESSON_FAILED || run->failures > 0) {
-		fprintf(stderr, "%s\n", run->failure);
-		rc = CMD_FAILED;
-	} else
-		rc = CMD_OK;
-	lesson_run_free(run);
-	return rc;
+}
+
+/* Refuses combinations that mean nothing; 0 or -1 (said on stderr). */
+static int
+modes_ok(const struct lesson_args *a, int named)
+{
+	const char *doc = a->plain ? "--plain" : a->handout ? "--handout" : NULL;
+
+	if (a->plain + a->check + a->handout > 1) {
+		fprintf(stderr, "flashstep lesson: --plain, --handout and --check go "
+		    "one at a time\n");
+		return -1;
+	}
+	if (!named && (doc != NULL || a->check)) {
+		fprintf(stderr, "flashstep lesson: %s needs a lesson name\n",
+		    doc != NULL ? doc : "--check");
+		return -1;
+	}
+	if (a->no_answers && doc == NULL) {
+		fprintf(stderr, "flashstep lesson: --no-answers goes with --plain or "
+		    "--handout\n");
+		return -1;
+	}
+	if (a->notes_to != NULL && (doc != NULL || a->check)) {
+		fprintf(stderr, "flashstep lesson: --notes-to is for the terminal "
+		    "runner; %s prints the notes with --presenter\n",
+		    doc != NULL ? doc : "--check");
+		return -1;
+	}
+	if (a->presenter && doc == NULL) {
+		fprintf(stderr, "flashstep lesson: the speaker notes never show on "
+		    "the projected screen: --notes-to PATH sends them to another "
+		    "terminal (run tty there for its name) or a file\n");
+		return -1;
+	}
+	return 0;
 }
 
 int
 cmd_lesson(int argc, char **argv)
 {
-	struct lesson_args a = { 0, 0, 0 };
+	struct lesson_args a = { 0 };
+	struct lesson_plain_opts po;
 	struct lesson *l = NULL;
 	struct options o;
 	char err[600], *path = NULL;
@@ -137,22 +210,14 @@ cmd_lesson(int argc, char **argv)
 		rc = CMD_OK;
 		goto done;
 	}
-	if (a.plain && a.check) {
-		fprintf(stderr, "flashstep lesson: --plain and --check go one at a "
-		    "time\n");
-		goto done;
-	}
 	if (o.nargs > 1) {
 		fprintf(stderr, "flashstep lesson: one lesson at a time ('%s' is "
 		    "one too many)\n", o.args[1]);
 		goto done;
 	}
+	if (modes_ok(&a, o.nargs > 0) != 0)
+		goto done;
 	if (o.nargs == 0) {
-		if (a.plain || a.check) {
-			fprintf(stderr, "flashstep lesson: --%s needs a lesson name\n",
-			    a.plain ? "plain" : "check");
-			goto done;
-		}
 		rc = list_lessons();
 		goto done;
 	}
@@ -170,8 +235,11 @@ cmd_lesson(int argc, char **argv)
 		rc = check(l);
 		goto done;
 	}
-	if (a.plain) {
-		switch (lesson_plain_write(l, stdout, a.presenter, err, sizeof err)) {
+	if (a.plain || a.handout) {
+		po.markdown = a.handout;
+		po.presenter = a.presenter;
+		po.answers = !a.no_answers;
+		switch (lesson_plain_write(l, stdout, &po, err, sizeof err)) {
 		case 0:
 			rc = CMD_OK;
 			break;
@@ -186,10 +254,11 @@ cmd_lesson(int argc, char **argv)
 	}
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
 		fprintf(stderr, "flashstep lesson: the interactive runner needs a "
-		    "terminal (use --plain to print the lesson)\n");
+		    "terminal (use --plain to print the lesson, --handout for "
+		    "Markdown)\n");
 		goto done;
 	}
-	if (lesson_tty_run(l, a.presenter, &sig, err, sizeof err) != 0) {
+	if (lesson_tty_run(l, a.notes_to, &sig, err, sizeof err) != 0) {
 		fprintf(stderr, "flashstep lesson: %s\n", err);
 		goto done;
 	}
@@ -198,6 +267,7 @@ cmd_lesson(int argc, char **argv)
 		/* SIGINT or SIGTERM: the terminal is back; die of it. */
 		lesson_free(l);
 		free(path);
+		free(a.notes_to);
 		options_free(&o);
 		signal(sig, SIG_DFL);
 		raise(sig);
@@ -206,6 +276,7 @@ cmd_lesson(int argc, char **argv)
 done:
 	lesson_free(l);
 	free(path);
+	free(a.notes_to);
 	options_free(&o);
 	return rc;
 }

@@ -11,151 +11,25 @@
 #include "config.h"
 
 #include "lesson.h"
+#include "lesson_directive.h"
+#include "lesson_parser.h"
+#include "lesson_value.h"
 #include "model/util.h"
 
 #include <ctype.h>
 #include <errno.h>
-#include <math.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* Lessons are short: a longer file is more likely a wrong file. */
 #define LESSON_MAX_BYTES (1 << 20)
 
-struct lesson_parser {
-	struct lesson *l;
-	char *folder;		/* where the lesson's files are found */
-	int idx;		/* the directive being parsed */
-	int open_q;		/* a question waiting for its answer, or -1 */
-};
-
-struct lesson *
-lesson_parser_lesson(struct lesson_parser *ps)
-{
-	return ps->l;
-}
-
-const char *
-lesson_parser_folder(struct lesson_parser *ps)
-{
-	return ps->folder;
-}
-
-int
-lesson_parser_open_question(struct lesson_parser *ps)
-{
-	return ps->open_q;
-}
-
-void
-lesson_parser_set_open_question(struct lesson_parser *ps, int q)
-{
-	ps->open_q = q;
-}
-
-const struct lesson_cmd *
-lesson_parser_previous(struct lesson_parser *ps)
-{
-	return ps->idx > 0 ? &ps->l->cmds[ps->idx - 1] : NULL;
-}
-
-int
-lesson_parser_label(struct lesson_parser *ps, const char *name)
-{
-	const struct lesson_cmd *c;
-	int i;
-
-	for (i = 0; i < ps->idx; i++) {
-		c = &ps->l->cmds[i];
-		if (strcmp(c->dir->name, "label") == 0 && c->argc > 0 &&
-		    strcmp(c->argv[0], name) == 0)
-			return i;
-	}
-	return -1;
-}
-
-int
-lesson_number(const char *word, int inf, double *out)
-{
-	char *end;
-	double x;
-
-	errno = 0;
-	x = strtod(word, &end);
-	if (*word == '\0' || *end != '\0' || errno == ERANGE || isnan(x))
-		return -1;
-	if (isinf(x) && !inf)
-		return -1;
-	/* strtod takes "infinity" and "0x1p3"; lessons keep to plain words */
-	if (isinf(x) && strcmp(word, "inf") != 0 && strcmp(word, "-inf") != 0)
-		return -1;
-	*out = x;
-	return 0;
-}
-
-/*
- * Optimal string alignment distance: Levenshtein plus the swap of two
- * neighbours as one edit, so "stpe" is one edit from "step".  Words are
- * short (directive names); longer ones are cut at 31 characters.
- */
-int
-lesson_distance(const char *a, const char *b)
-{
-	int d[32][32], n = (int)strlen(a), m = (int)strlen(b), i, j, x;
-
-	n = n > 31 ? 31 : n;
-	m = m > 31 ? 31 : m;
-	for (i = 0; i <= n; i++)
-		d[i][0] = i;
-	for (j = 0; j <= m; j++)
-		d[0][j] = j;
-	for (i = 1; i <= n; i++) {
-		for (j = 1; j <= m; j++) {
-			int cost = a[i - 1] != b[j - 1];
-			x = d[i - 1][j] + 1;
-			if (d[i][j - 1] + 1 < x)
-				x = d[i][j - 1] + 1;
-			if (d[i - 1][j - 1] + cost < x)
-				x = d[i - 1][j - 1] + cost;
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
-			    a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < x)
-				x = d[i - 2][j - 2] + 1;
-			d[i][j] = x;
-		}
-	}
-	return d[n][m];
-}
-
-static void
-consider(const char *name, const char *cand, const char **best, int *bestd)
-{
-	int dist = lesson_distance(name, cand);
-
-	if (dist < *bestd) {
-		*best = cand;
-		*bestd = dist;
-	}
-}
-
-const char *
-lesson_directive_suggest(const char *name)
-{
-	const struct lesson_directive *d;
-	const struct options_entry *o;
-	const char *best = NULL;
-	size_t len = strlen(name);
-	int bestd = 1000, limit;
-
-	for (d = lesson_directives(); d->name != NULL; d++)
-		consider(name, d->name, &best, &bestd);
-	for (o = options_problem_entries(); o->name != NULL; o++)
-		consider(name, o->name, &best, &bestd);
-	/* One edit in a short word, two in a longer one, three in a long
-	 * one; never so many that any word would do. */
-	limit = len <= 4 ? 1 : len <= 8 ? 2 : 3;
-	return bestd <= limit ? best : NULL;
-}
+/* A UTF-8 byte-order mark: some editors start a file with it. */
+#define LESSON_BOM "\xef\xbb\xbf"
 
 /* ---- the lesson ---- */
 
@@ -164,6 +38,9 @@ free_cmd(struct lesson_cmd *c)
 {
 	int i;
 
+	for (i = 0; i < c->nfills; i++)
+		lesson_value_free(&c->fills[i].expect);
+	free(c->fills);
 	free(c->name);
 	free(c->text);
 	for (i = 0; i < c->argc; i++)
@@ -171,7 +48,7 @@ free_cmd(struct lesson_cmd *c)
 	free(c->argv);
 	free(c->matrix);
 	free(c->path);
-	free(c->expect.values);
+	lesson_value_free(&c->expect);
 }
 
 void
@@ -190,8 +67,12 @@ lesson_free(struct lesson *l)
 			free(l->questions[i].choices[j]);
 		free(l->questions[i].choices);
 		free(l->questions[i].explanation);
+		free(l->questions[i].number_text);
 	}
 	free(l->questions);
+	for (i = 0; i < l->nkept; i++)
+		free(l->kept[i].name);
+	free(l->kept);
 	for (i = 0; i < l->nbuilds_on; i++)
 		free(l->builds_on[i]);
 	free(l->builds_on);
@@ -357,6 +238,31 @@ fail:
 	return -1;
 }
 
+static int
+printable(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if ((unsigned char)*s < 0x21 || (unsigned char)*s > 0x7e)
+			return 0;
+	return 1;
+}
+
+/* s with bytes outside printable ASCII written \xHH, cut to fit. */
+static void
+escape(const char *s, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	for (; *s != '\0' && used + 5 < len; s++) {
+		if ((unsigned char)*s < 0x21 || (unsigned char)*s > 0x7e)
+			used += (size_t)snprintf(buf + used, len - used, "\\x%02x",
+			    (unsigned char)*s);
+		else
+			buf[used++] = *s;
+	}
+	buf[used] = '\0';
+}
+
 /* Second pass, one logical line: find the directive, keep its name and
  * its text or words. */
 static int
@@ -364,7 +270,7 @@ make_cmd(const char *path, const struct logical *ln, struct lesson_cmd *c,
     char *err, size_t errlen)
 {
 	const char *s = ln->text, *rest, *hint;
-	char *name;
+	char *name, shown[160];
 
 	memset(c, 0, sizeof *c);
 	c->line = ln->line;
@@ -375,6 +281,16 @@ make_cmd(const char *path, const struct logical *ln, struct lesson_cmd *c,
 		return util_error(err, errlen, "%s: out of memory", path);
 	c->name = name;
 	c->dir = lesson_directive_find(name, &c->option);
+	if (c->dir == NULL && strncmp(name, LESSON_BOM, 3) == 0)
+		return util_error(err, errlen, "%s:%d: a UTF-8 byte-order mark "
+		    "(U+FEFF, invisible) stands before '%s': delete it", path,
+		    ln->line, name + 3);
+	if (c->dir == NULL && !printable(name)) {
+		escape(name, shown, sizeof shown);
+		return util_error(err, errlen, "%s:%d: unknown directive '%s' (it "
+		    "holds bytes that are not printable ASCII, shown as \\x..)",
+		    path, ln->line, shown);
+	}
 	if (c->dir == NULL) {
 		hint = lesson_directive_suggest(name);
 		if (hint != NULL)
@@ -421,6 +337,9 @@ parse(const char *path, const char *text, char *err, size_t errlen)
 		ps.folder[0] = '\0';
 	ps.l = l;
 
+	/* A byte-order mark at the start is the editor's, not the script's. */
+	if (strncmp(text, LESSON_BOM, 3) == 0)
+		text += 3;
 	n = join_lines(path, text, &lines, err, errlen);
 	if (n < 0)
 		goto fail;
@@ -474,24 +393,51 @@ struct lesson *
 lesson_parse_file(const char *path, char *err, size_t errlen)
 {
 	struct lesson *l = NULL;
-	FILE *f;
+	struct stat st;
 	char *text = NULL;
-	size_t n;
+	ssize_t got;
+	size_t n = 0;
+	int fd;
 
-	f = fopen(path, "rb");
-	if (f == NULL) {
+	/* O_NONBLOCK: a FIFO named by mistake must not hang the open. */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0) {
 		util_error(err, errlen, "%s: %s", path, strerror(errno));
 		return NULL;
+	}
+	if (fstat(fd, &st) != 0) {
+		util_error(err, errlen, "%s: %s", path, strerror(errno));
+		goto done;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		util_error(err, errlen, "%s: a directory, not a lesson file", path);
+		goto done;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		util_error(err, errlen, "%s: not a regular file (a device, FIFO or "
+		    "socket), not a lesson", path);
+		goto done;
+	}
+	if (st.st_size > LESSON_MAX_BYTES) {
+		util_error(err, errlen, "%s: larger than %d bytes: not a lesson",
+		    path, LESSON_MAX_BYTES);
+		goto done;
 	}
 	text = malloc(LESSON_MAX_BYTES + 1);
 	if (text == NULL) {
 		util_error(err, errlen, "%s: out of memory", path);
 		goto done;
 	}
-	n = fread(text, 1, LESSON_MAX_BYTES + 1, f);
-	if (ferror(f)) {
-		util_error(err, errlen, "%s: %s", path, strerror(errno));
-		goto done;
+	/* The file may still grow while it is read: never past the limit. */
+	while (n <= LESSON_MAX_BYTES &&
+	    (got = read(fd, text + n, LESSON_MAX_BYTES + 1 - n)) != 0) {
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			util_error(err, errlen, "%s: %s", path, strerror(errno));
+			goto done;
+		}
+		n += (size_t)got;
 	}
 	if (n > LESSON_MAX_BYTES) {
 		util_error(err, errlen, "%s: larger than %d bytes: not a lesson",
@@ -506,23 +452,6 @@ lesson_parse_file(const char *path, char *err, size_t errlen)
 	l = parse(path, text, err, errlen);
 done:
 	free(text);
-	fclose(f);
+	close(fd);
 	return l;
-}
-
-void
-lesson_unflag(char *msg)
-{
-	char *p = msg, *q = msg;
-
-	/* "--tq must be ..." from the shared option parser reads, in a
-	 * script, "tq must be ...": the lesson spells options without "--". */
-	while (*p != '\0') {
-		if (p[0] == '-' && p[1] == '-' && islower((unsigned char)p[2]) &&
-		    (p == msg || p[-1] == ' ' || p[-1] == '\'' || p[-1] == '('))
-			p += 2;
-		else
-			*q++ = *p++;
-	}
-	*q = '\0';
 }

@@ -1,5 +1,5 @@
 /*
- * lesson.h - lesson scripts: the language and its parser.
+ * lesson.h - lesson scripts: what a parsed lesson is, and the parser.
  *
  * A lesson is plain text, one directive a line (flashstep-lesson(5)):
  *
@@ -9,16 +9,26 @@
  *   values 2 -1 4 8
  *   bc 2
  *   say Two tiles of two keys.    <- narration; an indented line
- *       It goes on here.             continues the text above it
- *   step                          <- move through the simulator
+ *       The max is now {m 2}.        continues it; {...} is filled from
+ *   step                             the simulator and checked
  *   expect m 2
  *   pause
  *
  * Parsing reads the whole file first: a script with one bad line runs
- * nothing.  Each directive is an entry of a table (lesson_directive.c)
- * with the function that reads its words and the one that executes it;
- * the parser here only splits lines, joins continuations, finds the entry
- * (or suggests the nearest name) and prefixes messages with file:line.
+ * nothing.  The layers, each using only those above it:
+ *
+ *   lesson.h           the parsed lesson (this file): types only, and
+ *                      the entry points of the parser
+ *   lesson_parser.c    the parser's state and small readers (numbers,
+ *                      names, nearest names) that directives use
+ *   lesson_say.c, lesson_ask.c, lesson_move.c, lesson_expect.c,
+ *   lesson_problem.c, lesson_meta.c, lesson_gpu.c
+ *                      the directives, one group a file: how each reads
+ *                      its words and what it does when it runs
+ *   lesson_directive.c the table of every group, found by name
+ *   lesson.c           lines, continuations, words, file:line messages
+ *   lesson_run.c       the runner (lesson_run.h), which calls a
+ *                      directive through the table's function pointers
  */
 #ifndef FLASHSTEP_LESSON_H
 #define FLASHSTEP_LESSON_H
@@ -30,11 +40,14 @@
 struct lesson;
 struct lesson_cmd;
 struct lesson_parser;
+struct lesson_quantity;
 struct lesson_run;
 
 /* Flags of a directive. */
 #define LESSON_TEXT	0x1	/* takes free text; indented lines continue it */
 #define LESSON_PROBLEM	0x2	/* changes the problem */
+#define LESSON_SILENT	0x4	/* shows nothing and does not move: may
+				 * stand between a question and its pause */
 
 struct lesson_directive {
 	const char *name;
@@ -48,23 +61,60 @@ struct lesson_directive {
 	int (*exec)(struct lesson_run *run, const struct lesson_cmd *c);
 };
 
-/* An `expect`: a quantity (lesson_run.c's table) and what it should be. */
-struct lesson_expect {
-	const struct lesson_quantity *quantity;
-	int final;		/* `expect final o|lse`: after the whole run */
+/* One operand of a value: a quantity of the simulator, or a value that
+ * an earlier `keep` remembered. */
+struct lesson_term {
+	const struct lesson_quantity *quantity;	/* NULL: a kept value */
+	int kept;		/* the kept value's index */
+	int final;		/* `final o`: after the whole run */
 	int index;		/* u[2] -> 2; -1: every entry */
+};
+
+/* What expect, keep and {...} read: one term, or two joined by one of
+ * / * - + ("hbm / standard-hbm"). */
+struct lesson_value {
+	struct lesson_term term[2];
+	char op;		/* 0: one term */
+	int kind;		/* enum lesson_qkind of the result */
+	int vector;		/* may have several entries */
+	char name[64];		/* as written, for messages */
+};
+
+/* A check: `expect VALUE WANT...`, or `{VALUE WANT...}` in narration.
+ * With no WANT (n == 0) the value is only read, and must exist. */
+struct lesson_expect {
+	struct lesson_value value;
 	int n;
 	double *values;
 	double atol, rtol;	/* |got - want| <= atol + rtol |want| */
+	int by_digits;		/* {...} with no tol: each WANT holds to half a
+				 * unit in its last digit instead */
+	/* {...}: each value shown as its WANT was written (as many
+	 * decimals, e-notation or not); no WANT: %.7g. */
+	struct lesson_shown *shown;
 };
 
-/* A question: `ask`, its `choice`s and its `answer`. */
+/* How a number was written: decimals after the point (of the mantissa
+ * in e-notation; -1 when it is not a plain number, as inf), and half a
+ * unit in its last digit. */
+struct lesson_shown {
+	signed char decimals;
+	char exp;
+	double half;
+};
+
+/* A question: `ask`, then its `choice`s or its `number`, then its
+ * `answer`. */
 struct lesson_question {
 	int line;
 	char *text;
 	int nchoices;
 	char **choices;
 	int answer;		/* index of the right choice, or -1 */
+	int numeric;		/* `number`: the student types a number */
+	double number, tol;	/* the right number, and how near counts */
+	double rtol;		/* the tolerance as given, when relative */
+	char *number_text;	/* the number as written */
 	char *explanation;
 };
 
@@ -80,6 +130,12 @@ enum lesson_target {
 	LESSON_UNTIL_DONE,	/* step until row-done: it is finalized */
 };
 
+/* A {...} in narration: where it stands in the text, and its check. */
+struct lesson_fill {
+	size_t start, end;	/* the braces, [start, end) of the text */
+	struct lesson_expect expect;
+};
+
 /* One directive of the script, as parsed.  Which fields mean something
  * depends on the directive; the rest stay zero. */
 struct lesson_cmd {
@@ -93,12 +149,22 @@ struct lesson_cmd {
 	long n, n2;		/* counts, step numbers, tile (I, J), rows */
 	int phase;		/* a phase, or SIM_PHASE_LAST */
 	enum lesson_target target;
-	int ref;		/* goto label: the label's index; ask: question */
+	int ref;		/* goto label: the label; ask: the question;
+				 * keep: the kept value */
 	float *matrix;		/* inline q, k, v, scores: rows x cols */
 	int rows, cols;
 	char *path;		/* q, k, v, scores FILE, from the lesson's folder */
 	const struct options_entry *option;	/* a problem option */
-	struct lesson_expect expect;
+	struct lesson_expect expect;	/* expect, keep */
+	int nfills;
+	struct lesson_fill *fills;	/* say: the {...} in its text */
+};
+
+/* A name that `keep` gives a value. */
+struct lesson_kept {
+	char *name;
+	int kind;		/* enum lesson_qkind */
+	int line;
 };
 
 struct lesson {
@@ -109,6 +175,8 @@ struct lesson {
 	int nquestions;
 	struct lesson_question *questions;
 	int nlabels;		/* labels are numbered in script order */
+	int nkept;
+	struct lesson_kept *kept;
 	int nbuilds_on;
 	char **builds_on;	/* names of the lessons this one builds on */
 };
@@ -116,7 +184,8 @@ struct lesson {
 /*
  * Parses the lesson in file path.  Returns a lesson, or NULL with one
  * line in err: "path:line: what is wrong" (or "path: ..." when the file
- * cannot be read).
+ * cannot be read, is not a regular file, or is too large).  Only regular
+ * files are read.
  */
 struct lesson *lesson_parse_file(const char *path, char *err, size_t errlen);
 
@@ -126,39 +195,5 @@ struct lesson *lesson_parse_string(const char *path, const char *text,
     char *err, size_t errlen);
 
 void lesson_free(struct lesson *l);
-
-/* The directive called name, or NULL.  Problem options are directives
- * too (every option of `run`, without the "--"). */
-const struct lesson_directive *lesson_directive_find(const char *name,
-    const struct options_entry **option);
-
-/* The known name nearest to a misspelt one (edit distance at most 2, or
- * 3 for long words), or NULL. */
-const char *lesson_directive_suggest(const char *name);
-
-/* Edit distance (Levenshtein) between two short words; exposed for tests. */
-int lesson_distance(const char *a, const char *b);
-
-/* The parser's state that directives may consult (lesson.c). */
-struct lesson *lesson_parser_lesson(struct lesson_parser *ps);
-const char *lesson_parser_folder(struct lesson_parser *ps);
-/* The index of the question still waiting for its answer, or -1. */
-int lesson_parser_open_question(struct lesson_parser *ps);
-void lesson_parser_set_open_question(struct lesson_parser *ps, int q);
-/* The index of an earlier `label NAME`, or -1. */
-int lesson_parser_label(struct lesson_parser *ps, const char *name);
-/* The previous directive (NULL at the first). */
-const struct lesson_cmd *lesson_parser_previous(struct lesson_parser *ps);
-
-/* Directive table iteration, for the man page test and suggestions. */
-const struct lesson_directive *lesson_directives(void);
-
-/* Drops the "--" of option names in a message of the shared option
- * parser: in a script the options are spelt without it. */
-void lesson_unflag(char *msg);
-
-/* Reads one number strictly ("-inf" and "inf" allowed when inf is set);
- * 0 or -1. */
-int lesson_number(const char *word, int inf, double *out);
 
 #endif

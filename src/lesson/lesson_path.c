@@ -185,6 +185,22 @@ lesson_path_list(struct lesson_entry **out, int *n, char *err, size_t errlen)
 	return 0;
 }
 
+/* Why path, which is not a regular file, is no lesson: stat alone, so a
+ * device is never read. */
+static void
+not_a_lesson(const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0)
+		util_error(err, errlen, "%s: no such lesson file", path);
+	else if (S_ISDIR(st.st_mode))
+		util_error(err, errlen, "%s: a directory, not a lesson file", path);
+	else
+		util_error(err, errlen, "%s: not a regular file (a device, FIFO or "
+		    "socket), not a lesson", path);
+}
+
 /* folder/name.lesson when it is a file (malloc'd), else NULL. */
 static char *
 in_folder(const char *folder, const char *name)
@@ -216,7 +232,7 @@ lesson_path_find(const char *name, const char *near, char *err, size_t errlen)
 	}
 	if (strchr(name, '/') != NULL || (has_suffix(name) && is_file(name))) {
 		if (!is_file(name)) {
-			util_error(err, errlen, "%s: no such lesson file", name);
+			not_a_lesson(name, err, errlen);
 			return NULL;
 		}
 		return strdup(name);

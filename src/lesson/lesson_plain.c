@@ -1,4 +1,8 @@
-/* lesson_plain.c - the plain text writer of lessons (lesson_plain.h). */
+/*
+ * lesson_plain.c - the lesson as a document (lesson_plain.h).  One
+ * writer walks the lesson; a style (a table of the markup each part
+ * gets) makes it plain text or Markdown.
+ */
 #include "config.h"
 
 #include "lesson_plain.h"
@@ -11,9 +15,25 @@
 
 #define PLAIN_WIDTH 76
 
+/* The markup of each part of the document. */
+struct plain_style {
+	const char *note, *note_more;	/* a speaker note's first line, rest */
+	const char *fence, *fence_end;	/* around the problem and frames */
+	const char *frame_indent;	/* before each line of a frame */
+	const char *failed;	/* before a failed check */
+	const char *answers;	/* the heading of the answers */
+	const char *unanswered;	/* under a question: where its answer is */
+	const char *blank;	/* under a number question: room to write */
+	/* Writes text with what the style must escape, escaped. */
+	void (*text)(FILE *f, const char *text);
+	void (*title)(FILE *f, const char *title);
+};
+
 struct plain {
 	FILE *f;
-	int presenter;
+	const struct plain_style *st;
+	const struct lesson_plain_opts *o;
+	int slides;		/* of the whole lesson */
 	struct lesson_lines lines;
 	/* the questions asked, for the answers at the end */
 	int nasked;
@@ -21,15 +41,83 @@ struct plain {
 	int oom;
 };
 
-/* Prints and empties the lines. */
 static void
-flush_lines(struct plain *pl, const char *indent)
+text_as_is(FILE *f, const char *text)
+{
+	fputs(text, f);
+}
+
+/* Markdown reads * _ ` [ ] < > | \ and a leading # as markup. */
+static void
+text_markdown(FILE *f, const char *text)
+{
+	const char *p;
+
+	for (p = text; *p != '\0'; p++) {
+		if (strchr("\\`*_[]<>|", *p) != NULL || (*p == '#' && p == text))
+			fputc('\\', f);
+		fputc(*p, f);
+	}
+}
+
+static void
+title_text(FILE *f, const char *title)
+{
+	size_t n = strlen(title);
+
+	fprintf(f, "%s\n", title);
+	while (n-- > 0)
+		fputc('=', f);
+	fputc('\n', f);
+}
+
+static void
+title_markdown(FILE *f, const char *title)
+{
+	fputs("# ", f);
+	text_markdown(f, title);
+	fputc('\n', f);
+}
+
+static const struct plain_style style_text = {
+	.note = "  [note] ", .note_more = "         ",
+	.fence = "", .fence_end = "",
+	.frame_indent = "    ",
+	.failed = "!! ",
+	.answers = "Answers\n-------",
+	.unanswered = "    (the answer is at the end)\n",
+	.blank = "    Your answer: ____________\n",
+	.text = text_as_is,
+	.title = title_text,
+};
+
+static const struct plain_style style_markdown = {
+	.note = "> Note: ", .note_more = "> ",
+	.fence = "```text\n", .fence_end = "```\n",
+	.frame_indent = "",
+	.failed = "**!!** ",
+	.answers = "## Answers\n",
+	.unanswered = "*(the answer is at the end)*\n",
+	.blank = "Your answer: ____________\n",
+	.text = text_markdown,
+	.title = title_markdown,
+};
+
+/* Prints the lines, each after indent (blank lines bare), and empties
+ * them; with text, through the style's escaping. */
+static void
+flush_lines(struct plain *pl, const char *indent, int text)
 {
 	int i;
 
-	for (i = 0; i < pl->lines.n; i++)
-		fprintf(pl->f, "%s%s\n", pl->lines.n && *pl->lines.line[i] ? indent :
-		    "", pl->lines.line[i]);
+	for (i = 0; i < pl->lines.n; i++) {
+		fputs(*pl->lines.line[i] ? indent : "", pl->f);
+		if (text)
+			pl->st->text(pl->f, pl->lines.line[i]);
+		else
+			fputs(pl->lines.line[i], pl->f);
+		fputc('\n', pl->f);
+	}
 	if (pl->lines.oom)
 		pl->oom = 1;
 	lesson_lines_clear(&pl->lines);
@@ -41,19 +129,20 @@ plain_begin(void *ctx, struct lesson_run *run)
 	struct plain *pl = ctx;
 	const struct lesson *l = run->lesson;
 	char *path, *title, err[256];
-	size_t n = strlen(l->title);
 	int i;
 
-	fprintf(pl->f, "%s\n", l->title);
-	while (n-- > 0)
-		fputc('=', pl->f);
-	fputc('\n', pl->f);
+	pl->st->title(pl->f, l->title);
 	for (i = 0; i < l->nbuilds_on; i++) {
 		path = lesson_path_find(l->builds_on[i], l->path, err, sizeof err);
 		title = path != NULL ? lesson_path_title(path) : NULL;
-		fprintf(pl->f, "%s %s%s%s%s\n", i == 0 ? "Builds on:" : "          ",
-		    l->builds_on[i], title ? " (" : "", title ? title : "",
-		    title ? ")" : "");
+		fprintf(pl->f, "%s%s%s", i == 0 && pl->o->markdown ? "\n" : "",
+		    i == 0 ? "Builds on: " : "           ", l->builds_on[i]);
+		if (title != NULL) {
+			fputs(" (", pl->f);
+			pl->st->text(pl->f, title);
+			fputc(')', pl->f);
+		}
+		fputs(pl->o->markdown ? "  \n" : "\n", pl->f);
 		free(title);
 		free(path);
 	}
@@ -68,13 +157,23 @@ plain_text(void *ctx, struct lesson_run *run, enum lesson_text_kind kind,
 
 	(void)run;
 	if (kind == LESSON_NOTE) {
-		if (!pl->presenter)
+		if (!pl->o->presenter)
 			return;
-		lesson_lines_wrap(&pl->lines, text, PLAIN_WIDTH, "  [note] ",
-		    "         ");
-	} else
 		lesson_lines_wrap(&pl->lines, text, PLAIN_WIDTH, "", "");
-	flush_lines(pl, "");
+		if (pl->lines.n > 0) {
+			fputs(pl->st->note, pl->f);
+			pl->st->text(pl->f, pl->lines.line[0]);
+			fputc('\n', pl->f);
+			free(pl->lines.line[0]);
+			memmove(pl->lines.line, pl->lines.line + 1,
+			    (size_t)(pl->lines.n - 1) * sizeof *pl->lines.line);
+			pl->lines.n--;
+		}
+		flush_lines(pl, pl->st->note_more, 1);
+	} else {
+		lesson_lines_wrap(&pl->lines, text, PLAIN_WIDTH, "", "");
+		flush_lines(pl, "", 1);
+	}
 	fputc('\n', pl->f);
 }
 
@@ -83,21 +182,42 @@ plain_problem(void *ctx, struct lesson_run *run)
 {
 	struct plain *pl = ctx;
 
+	fputs(pl->st->fence, pl->f);
 	setup_describe(pl->f, run->setup.sim);
+	fputs(pl->st->fence_end, pl->f);
 	fputc('\n', pl->f);
 }
 
 static void
 plain_ask(void *ctx, struct lesson_run *run, const struct lesson_question *q,
-    int number)
+    const char *text, int number)
 {
 	struct plain *pl = ctx;
 	const struct lesson_question **grown;
+	int i;
 
 	(void)run;
-	lesson_view_question(q, number, 0, PLAIN_WIDTH, &pl->lines);
-	flush_lines(pl, "");
-	fprintf(pl->f, "    (the answer is at the end)\n\n");
+	if (pl->o->markdown) {
+		/* a paragraph and a list: Markdown wraps them itself */
+		fprintf(pl->f, "**Q%d.** ", number);
+		pl->st->text(pl->f, text);
+		fputs("\n\n", pl->f);
+		for (i = 0; i < q->nchoices; i++) {
+			fprintf(pl->f, "- %c) ", 'a' + i);
+			pl->st->text(pl->f, q->choices[i]);
+			fputc('\n', pl->f);
+		}
+		if (q->nchoices > 0)
+			fputc('\n', pl->f);
+	} else {
+		lesson_view_question(q, text, number, PLAIN_WIDTH, &pl->lines);
+		flush_lines(pl, "", 1);
+	}
+	if (q->numeric)
+		fputs(pl->st->blank, pl->f);
+	if (pl->o->answers)
+		fputs(pl->st->unanswered, pl->f);
+	fputc('\n', pl->f);
 	grown = realloc(pl->asked, ((size_t)pl->nasked + 1) * sizeof *grown);
 	if (grown == NULL) {
 		pl->oom = 1;
@@ -107,20 +227,24 @@ plain_ask(void *ctx, struct lesson_run *run, const struct lesson_question *q,
 	pl->asked[pl->nasked++] = q;
 }
 
+/* The frame: where the slide ends, as the view shows it. */
 static void
 plain_pause(void *ctx, struct lesson_run *run)
 {
 	struct plain *pl = ctx;
 
 	lesson_view_state(run, &pl->lines);
-	if (pl->lines.n > 0) {
-		fprintf(pl->f, "    [pause %d] %s\n", run->npauses, pl->lines.line[0]);
-		free(pl->lines.line[0]);
-		memmove(pl->lines.line, pl->lines.line + 1,
-		    (size_t)(pl->lines.n - 1) * sizeof *pl->lines.line);
-		pl->lines.n--;
-	}
-	flush_lines(pl, "    ");
+	if (pl->lines.n == 0)
+		return;
+	fputs(pl->st->fence, pl->f);
+	fprintf(pl->f, "%s[slide %d of %d] %s\n", pl->st->frame_indent,
+	    run->npauses, pl->slides, pl->lines.line[0]);
+	free(pl->lines.line[0]);
+	memmove(pl->lines.line, pl->lines.line + 1,
+	    (size_t)(pl->lines.n - 1) * sizeof *pl->lines.line);
+	pl->lines.n--;
+	flush_lines(pl, pl->st->frame_indent, 0);
+	fputs(pl->st->fence_end, pl->f);
 	fputc('\n', pl->f);
 }
 
@@ -130,7 +254,9 @@ plain_failed(void *ctx, struct lesson_run *run, const char *msg)
 	struct plain *pl = ctx;
 
 	(void)run;
-	fprintf(pl->f, "!! %s\n\n", msg);
+	fputs(pl->st->failed, pl->f);
+	pl->st->text(pl->f, msg);
+	fputs("\n\n", pl->f);
 }
 
 static void
@@ -138,21 +264,25 @@ plain_compare(void *ctx, struct lesson_run *run,
     const struct gpucheck_report *rep, const char *skipped)
 {
 	struct plain *pl = ctx;
+	const char *in = pl->st->frame_indent;
 
 	(void)run;
-	if (rep == NULL) {
-		fprintf(pl->f, "    [compare gpu] skipped: %s\n\n", skipped);
-		return;
+	fputs(pl->st->fence, pl->f);
+	if (rep == NULL)
+		fprintf(pl->f, "%sthe GPU check was skipped: %s\n", in, skipped);
+	else {
+		fprintf(pl->f, "%sthe GPU kernel on %s, %ld steps: %s\n", in,
+		    rep->device, rep->steps, rep->pass ? "it agrees with the "
+		    "simulator" : "it DISAGREES with the simulator");
+		fprintf(pl->f, "%slargest differences over the steps: m %.3g, alpha "
+		    "%.3g, l %.3g, acc %.3g (worst at step %ld)\n", in, rep->max_m,
+		    rep->max_alpha, rep->max_l, rep->max_acc, rep->worst_step + 1);
+		fprintf(pl->f, "%sin the output: O %.3g, lse %.3g (tolerance %.3g + "
+		    "%.3g |x|); kernel time %.3f ms\n", in, rep->max_o, rep->max_lse,
+		    rep->atol, rep->rtol, rep->kernel_ms);
 	}
-	fprintf(pl->f, "    [compare gpu] %s, %ld steps: %s\n", rep->device,
-	    rep->steps, rep->pass ? "the kernel agrees with the simulator" :
-	    "the kernel DISAGREES with the simulator");
-	fprintf(pl->f, "    largest differences over the steps: m %.3g, alpha "
-	    "%.3g, l %.3g, acc %.3g (worst at step %ld)\n", rep->max_m,
-	    rep->max_alpha, rep->max_l, rep->max_acc, rep->worst_step);
-	fprintf(pl->f, "    in the output: O %.3g, lse %.3g (tolerance %.3g + "
-	    "%.3g |x|); kernel time %.3f ms\n\n", rep->max_o, rep->max_lse,
-	    rep->atol, rep->rtol, rep->kernel_ms);
+	fputs(pl->st->fence_end, pl->f);
+	fputc('\n', pl->f);
 }
 
 static void
@@ -162,12 +292,24 @@ plain_end(void *ctx, struct lesson_run *run)
 	int i;
 
 	(void)run;
-	if (pl->nasked == 0)
+	if (pl->nasked == 0 || !pl->o->answers)
 		return;
-	fprintf(pl->f, "Answers\n-------\n");
-	for (i = 0; i < pl->nasked; i++)
-		lesson_view_answer(pl->asked[i], i + 1, PLAIN_WIDTH, "", &pl->lines);
-	flush_lines(pl, "");
+	fprintf(pl->f, "%s\n", pl->st->answers);
+	for (i = 0; i < pl->nasked; i++) {
+		lesson_view_answer(pl->asked[i], i + 1, PLAIN_WIDTH, &pl->lines);
+		if (pl->o->markdown && pl->lines.n > 0) {
+			fprintf(pl->f, "**Q%d.** ", i + 1);
+			pl->st->text(pl->f, strchr(pl->lines.line[0], ' ') + 1);
+			fputc('\n', pl->f);
+			free(pl->lines.line[0]);
+			memmove(pl->lines.line, pl->lines.line + 1,
+			    (size_t)(pl->lines.n - 1) * sizeof *pl->lines.line);
+			pl->lines.n--;
+			flush_lines(pl, "", 1);
+			fputc('\n', pl->f);
+		} else
+			flush_lines(pl, "", 1);
+	}
 }
 
 static const struct lesson_sink plain_sink = {
@@ -182,8 +324,8 @@ static const struct lesson_sink plain_sink = {
 };
 
 int
-lesson_plain_write(const struct lesson *l, FILE *f, int presenter, char *err,
-    size_t errlen)
+lesson_plain_write(const struct lesson *l, FILE *f,
+    const struct lesson_plain_opts *o, char *err, size_t errlen)
 {
 	struct lesson_run *run;
 	struct plain pl;
@@ -191,18 +333,12 @@ lesson_plain_write(const struct lesson *l, FILE *f, int presenter, char *err,
 
 	memset(&pl, 0, sizeof pl);
 	pl.f = f;
-	pl.presenter = presenter;
+	pl.o = o;
+	pl.st = o->markdown ? &style_markdown : &style_text;
 
 	/* A rehearsal first: a lesson that cannot run writes nothing. */
-	run = lesson_run_new(l, NULL, NULL, LESSON_RUN_DRY);
-	if (run == NULL)
-		return util_error(err, errlen, "%s: out of memory", l->path);
-	if (lesson_run_all(run) == LESSON_ERROR) {
-		util_error(err, errlen, "%s", run->err);
-		goto done;
-	}
-	lesson_run_free(run);
-
+	if (lesson_run_rehearse(l, &pl.slides, err, errlen) != 0)
+		return -1;
 	run = lesson_run_new(l, &plain_sink, &pl, 0);
 	if (run == NULL)
 		return util_error(err, errlen, "%s: out of memory", l->path);

@@ -1,7 +1,9 @@
 /*
- * lesson_plain.h - a lesson as plain text: narration, the state at each
- * pause, the questions, and their answers at the end, with no waits.
- * For handouts and for reviewing a lesson.
+ * lesson_plain.h - a lesson as a document: narration, the problem, each
+ * slide's frame (the state where it ends), the questions, and their
+ * answers gathered at the end, with no waits.  Two styles: plain text
+ * (--plain, for reviewing a lesson) and Markdown (--handout, for a
+ * handout: frames as code blocks; without answers, a worksheet).
  */
 #ifndef FLASHSTEP_LESSON_PLAIN_H
 #define FLASHSTEP_LESSON_PLAIN_H
@@ -10,13 +12,19 @@
 
 #include "lesson.h"
 
+struct lesson_plain_opts {
+	int markdown;		/* the handout's Markdown, else plain text */
+	int presenter;		/* the speaker notes too */
+	int answers;		/* the answers at the end */
+};
+
 /*
- * Writes lesson l to f; with presenter, the speaker notes too.  Returns
- * 0 when every expectation held, 1 when some failed (each is in the
- * text, marked "!!"), or -1 with err set when the lesson cannot run (a
- * rehearsal catches that before anything is written) or writing fails.
+ * Writes lesson l to f.  Returns 0 when every expectation held, 1 when
+ * some failed (each is in the text, marked "!!"), or -1 with err set
+ * when the lesson cannot run (a rehearsal catches that before anything
+ * is written) or writing fails.
  */
-int lesson_plain_write(const struct lesson *l, FILE *f, int presenter,
-    char *err, size_t errlen);
+int lesson_plain_write(const struct lesson *l, FILE *f,
+    const struct lesson_plain_opts *o, char *err, size_t errlen);
 
 #endif

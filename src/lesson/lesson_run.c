@@ -1,38 +1,18 @@
 /*
  * lesson_run.c - the lesson runner's core (see lesson_run.h): the
- * problem built from the script, the position, the focus row's state
- * wherever its tile is, and expect's quantities.
+ * problem built from the script, the position, and the focus row's
+ * state wherever its tile is.  What expect reads is lesson_quantity.c.
  */
 #include "config.h"
 
 #include "lesson_run.h"
+#include "model/reference.h"
 
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char *phase_names[SIM_PHASES] = {
-	"load", "scores", "max", "rescale", "exp", "update", "finalize",
-};
-
-const char *
-lesson_phase_name(int phase)
-{
-	return phase >= 0 && phase < SIM_PHASES ? phase_names[phase] : "?";
-}
-
-int
-lesson_phase_parse(const char *name)
-{
-	int i;
-
-	for (i = 0; i < SIM_PHASES; i++)
-		if (strcmp(name, phase_names[i]) == 0)
-			return i;
-	return -1;
-}
 
 const char *
 lesson_format(double x, char *buf, size_t len)
@@ -57,8 +37,10 @@ teardown(struct lesson_run *run)
 	free(run->final_o);
 	free(run->final_lse);
 	free(run->zeros);
+	free(run->ref_o);
 	run->probe = NULL;
 	run->final_o = run->final_lse = run->zeros = NULL;
+	run->ref_o = NULL;
 	run->built = 0;
 }
 
@@ -79,6 +61,10 @@ start(struct lesson_run *run)
 	run->err[0] = '\0';
 	if (run->lesson->nlabels > 0)
 		memset(run->marks, 0, (size_t)run->lesson->nlabels * sizeof *run->marks);
+	if (run->lesson->nkept > 0)
+		memset(run->kept, 0, (size_t)run->lesson->nkept * sizeof *run->kept);
+	if (run->lesson->nquestions > 0)
+		memset(run->confirmed, 0, (size_t)run->lesson->nquestions);
 }
 
 struct lesson_run *
@@ -94,8 +80,10 @@ lesson_run_new(const struct lesson *l, const struct lesson_sink *sink,
 	run->ctx = ctx;
 	run->flags = flags;
 	run->marks = calloc((size_t)l->nlabels + 1, sizeof *run->marks);
-	if (run->marks == NULL) {
-		free(run);
+	run->kept = calloc((size_t)l->nkept + 1, sizeof *run->kept);
+	run->confirmed = calloc((size_t)l->nquestions + 1, 1);
+	if (run->marks == NULL || run->kept == NULL || run->confirmed == NULL) {
+		lesson_run_free(run);
 		return NULL;
 	}
 	start(run);
@@ -109,6 +97,8 @@ lesson_run_free(struct lesson_run *run)
 		return;
 	teardown(run);
 	free(run->marks);
+	free(run->kept);
+	free(run->confirmed);
 	free(run);
 }
 
@@ -136,25 +126,45 @@ lesson_run_error(struct lesson_run *run, const struct lesson_cmd *c,
 	return LESSON_ERROR;
 }
 
-int
-lesson_run_fail(struct lesson_run *run, const struct lesson_cmd *c,
-    const char *fmt, ...)
+static int
+vfail(struct lesson_run *run, int line, const char *fmt, va_list ap)
 {
 	char msg[512];
-	va_list ap;
 	int n;
 
-	n = snprintf(msg, sizeof msg, "%s:%d: ", run->lesson->path, c->line);
-	if (n > 0 && (size_t)n < sizeof msg) {
-		va_start(ap, fmt);
+	n = snprintf(msg, sizeof msg, "%s:%d: ", run->lesson->path, line);
+	if (n > 0 && (size_t)n < sizeof msg)
 		vsnprintf(msg + n, sizeof msg - (size_t)n, fmt, ap);
-		va_end(ap);
-	}
 	if (run->failures++ == 0)
 		snprintf(run->failure, sizeof run->failure, "%s", msg);
 	if (run->sink != NULL && run->sink->failed != NULL)
 		run->sink->failed(run->ctx, run, msg);
 	return (run->flags & LESSON_RUN_STOP) ? LESSON_FAILED : LESSON_NEXT;
+}
+
+int
+lesson_run_fail(struct lesson_run *run, const struct lesson_cmd *c,
+    const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vfail(run, c->line, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+int
+lesson_run_fail_at(struct lesson_run *run, int line, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vfail(run, line, fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 int
@@ -167,7 +177,7 @@ lesson_run_ready(struct lesson_run *run, const struct lesson_cmd *c)
 		return 0;
 	teardown(run);
 	if (setup_open(&run->opts, &run->setup, msg, sizeof msg) != 0) {
-		lesson_unflag(msg);
+		lesson_parser_unflag(msg);
 		line = run->problem_line > 0 ? run->problem_line : c->line;
 		snprintf(run->err, sizeof run->err, "%s:%d: the problem cannot be "
 		    "built: %s", run->lesson->path, line, msg);
@@ -238,6 +248,47 @@ lesson_run_final(struct lesson_run *run, const struct lesson_cmd *c,
 	return 0;
 }
 
+int
+lesson_run_reference(struct lesson_run *run, const struct lesson_cmd *c,
+    const double **o)
+{
+	const struct problem *p = &run->setup.problem;
+	double *lse;
+	char msg[256];
+
+	if (run->ref_o == NULL) {
+		run->ref_o = calloc((size_t)p->tq * p->dv, sizeof *run->ref_o);
+		lse = calloc((size_t)p->tq, sizeof *lse);
+		if (run->ref_o == NULL || lse == NULL ||
+		    reference_attention(p, run->ref_o, lse, msg, sizeof msg) != 0) {
+			free(run->ref_o);
+			free(lse);
+			run->ref_o = NULL;
+			return lesson_run_error(run, c, "the reference: out of memory");
+		}
+		free(lse);
+	}
+	*o = run->ref_o;
+	return 0;
+}
+
+/* Every `number` question asked must have had its answer computed. */
+static int
+unconfirmed(struct lesson_run *run)
+{
+	const struct lesson_question *q;
+	int i, rc = LESSON_NEXT;
+
+	for (i = 0; i < run->nasked && rc == LESSON_NEXT; i++) {
+		q = &run->lesson->questions[i];
+		if (q->numeric && !run->confirmed[i])
+			rc = lesson_run_fail_at(run, q->line, "the answer of Q%d (%s) "
+			    "is never computed: no expect or {...} after the question "
+			    "gives it", i + 1, q->number_text);
+	}
+	return rc;
+}
+
 /* ---- the lesson, directive by directive ---- */
 
 int
@@ -261,6 +312,8 @@ lesson_run_next(struct lesson_run *run)
 	}
 	if (!run->ended) {
 		run->ended = 1;
+		if (unconfirmed(run) != LESSON_NEXT)
+			return LESSON_FAILED;
 		if (run->sink != NULL && run->sink->end != NULL)
 			run->sink->end(run->ctx, run);
 	}
@@ -275,6 +328,34 @@ lesson_run_all(struct lesson_run *run)
 	while ((rc = lesson_run_next(run)) == LESSON_PAUSED)
 		;
 	return rc;
+}
+
+int
+lesson_run_last_slide(const struct lesson_run *run, int rc)
+{
+	return rc == LESSON_END || (rc == LESSON_PAUSED &&
+	    run->pc == run->lesson->ncmds);
+}
+
+int
+lesson_run_rehearse(const struct lesson *l, int *slides, char *err,
+    size_t errlen)
+{
+	struct lesson_run *run;
+	int rc, n = 0;
+
+	run = lesson_run_new(l, NULL, NULL, LESSON_RUN_DRY);
+	if (run == NULL)
+		return util_error(err, errlen, "%s: out of memory", l->path);
+	do {
+		rc = lesson_run_next(run);
+		n++;
+	} while (rc == LESSON_PAUSED && !lesson_run_last_slide(run, rc));
+	if (rc == LESSON_ERROR)
+		util_error(err, errlen, "%s", run->err);
+	lesson_run_free(run);
+	*slides = n;
+	return rc == LESSON_ERROR ? -1 : 0;
 }
 
 const struct sim_view *
@@ -366,414 +447,4 @@ lesson_run_row(struct lesson_run *run, int r, struct lesson_row *out)
 	out->o = v->o + (size_t)x * v->dv;
 	out->lse = v->lse[x];
 	return 0;
-}
-
-/* ---- expect's quantities ---- */
-
-static int
-focus_row(struct lesson_run *run, struct lesson_row *row, char *err,
-    size_t errlen)
-{
-	if (lesson_run_row(run, run->focus, row) != 0)
-		return util_error(err, errlen, "row %d cannot be read", run->focus);
-	return 0;
-}
-
-static int
-q_m(struct lesson_run *run, int final, double *out, int max, int *n, char *err,
-    size_t errlen)
-{
-	struct lesson_row row;
-
-	(void)final;
-	(void)max;
-	if (focus_row(run, &row, err, errlen) != 0)
-		return -1;
-	out[0] = row.m;
-	*n = 1;
-	return 0;
-}
-
-static int
-q_l(struct lesson_run *run, int final, double *out, int max, int *n, char *err,
-    size_t errlen)
-{
-	struct lesson_row row;
-
-	(void)final;
-	(void)max;
-	if (focus_row(run, &row, err, errlen) != 0)
-		return -1;
-	out[0] = row.l;
-	*n = 1;
-	return 0;
-}
-
-static int
-q_alpha(struct lesson_run *run, int final, double *out, int max, int *n,
-    char *err, size_t errlen)
-{
-	struct lesson_row row;
-
-	(void)final;
-	(void)max;
-	if (focus_row(run, &row, err, errlen) != 0)
-		return -1;
-	if (!row.has_alpha)
-		return util_error(err, errlen, "alpha is known from phase rescale "
-		    "of a step that holds the row");
-	out[0] = row.alpha;
-	*n = 1;
-	return 0;
-}
-
-static int
-copy_row(const float *x, int dv, double *out, int max, int *n)
-{
-	int i;
-
-	for (i = 0; i < dv && i < max; i++)
-		out[i] = x[i];
-	*n = i;
-	return 0;
-}
-
-static int
-q_u(struct lesson_run *run, int final, double *out, int max, int *n, char *err,
-    size_t errlen)
-{
-	struct lesson_row row;
-
-	(void)final;
-	if (run->opts.rule.convention != CONV_UNNORMALIZED)
-		return util_error(err, errlen, "the normalized convention keeps o, "
-		    "not u");
-	if (focus_row(run, &row, err, errlen) != 0)
-		return -1;
-	return copy_row(row.acc, run->setup.problem.dv, out, max, n);
-}
-
-static int
-q_o(struct lesson_run *run, int final, double *out, int max, int *n, char *err,
-    size_t errlen)
-{
-	struct lesson_row row;
-	const float *o, *lse;
-	int dv = run->setup.problem.dv;
-
-	if (final) {
-		if (lesson_run_final(run, &run->lesson->cmds[run->pc - 1], &o, &lse) != 0)
-			return util_error(err, errlen, "%s", run->err);
-		return copy_row(o + (size_t)run->focus * dv, dv, out, max, n);
-	}
-	if (focus_row(run, &row, err, errlen) != 0)
-		return -1;
-	if (row.has_out)
-		return copy_row(row.o, dv, out, max, n);
-	if (run->opts.rule.convention == CONV_NORMALIZED && row.from_step >= 0)
-		return copy_row(row.acc, dv, out, max, n);
-	return util_error(err, errlen, "the unnormalized convention keeps u; o "
-	    "is known after the row's finalize phase");
-}
-
-static int
-q_lse(struct lesson_run *run, int final, double *out, int max, int *n,
-    char *err, size_t errlen)
-{
-	struct lesson_row row;
-	const float *o, *lse;
-
-	(void)max;
-	if (final) {
-		if (lesson_run_final(run, &run->lesson->cmds[run->pc - 1], &o, &lse) != 0)
-			return util_error(err, errlen, "%s", run->err);
-		out[0] = lse[run->focus];
-		*n = 1;
-		return 0;
-	}
-	if (focus_row(run, &row, err, errlen) != 0)
-		return -1;
-	if (!row.has_out)
-		return util_error(err, errlen, "lse is known after the row's "
-		    "finalize phase");
-	out[0] = row.lse;
-	*n = 1;
-	return 0;
-}
-
-/* The focus row in the current tile after phase `from`. */
-static int
-tile_row(struct lesson_run *run, int from, const char *what, struct lesson_row *row,
-    char *err, size_t errlen)
-{
-	if (focus_row(run, row, err, errlen) != 0)
-		return -1;
-	if (!row->in_tile)
-		return util_error(err, errlen, "%s belongs to the current tile, "
-		    "which does not hold row %d", what, run->focus);
-	if (run->phase < from)
-		return util_error(err, errlen, "%s is known from phase %s", what,
-		    lesson_phase_name(from));
-	return 0;
-}
-
-static int
-q_rowmax(struct lesson_run *run, int final, double *out, int max, int *n,
-    char *err, size_t errlen)
-{
-	struct lesson_row row;
-
-	(void)final;
-	(void)max;
-	if (tile_row(run, SIM_PHASE_MAX, "rowmax", &row, err, errlen) != 0)
-		return -1;
-	out[0] = sim_view(run->setup.sim)->rowmax[row.index];
-	*n = 1;
-	return 0;
-}
-
-static int
-q_rowsum(struct lesson_run *run, int final, double *out, int max, int *n,
-    char *err, size_t errlen)
-{
-	struct lesson_row row;
-
-	(void)final;
-	(void)max;
-	if (tile_row(run, SIM_PHASE_EXP, "rowsum", &row, err, errlen) != 0)
-		return -1;
-	out[0] = sim_view(run->setup.sim)->rowsum[row.index];
-	*n = 1;
-	return 0;
-}
-
-static int
-q_s(struct lesson_run *run, int final, double *out, int max, int *n, char *err,
-    size_t errlen)
-{
-	const struct sim_view *v;
-	struct lesson_row row;
-
-	(void)final;
-	if (tile_row(run, SIM_PHASE_SCORES, "s", &row, err, errlen) != 0)
-		return -1;
-	v = sim_view(run->setup.sim);
-	return copy_row(v->s + (size_t)row.index * v->cols, v->cols, out, max, n);
-}
-
-static int
-q_p(struct lesson_run *run, int final, double *out, int max, int *n, char *err,
-    size_t errlen)
-{
-	const struct sim_view *v;
-	struct lesson_row row;
-
-	(void)final;
-	if (tile_row(run, SIM_PHASE_EXP, "p", &row, err, errlen) != 0)
-		return -1;
-	v = sim_view(run->setup.sim);
-	return copy_row(v->p + (size_t)row.index * v->cols, v->cols, out, max, n);
-}
-
-static int
-q_step(struct lesson_run *run, int final, double *out, int max, int *n,
-    char *err, size_t errlen)
-{
-	(void)final;
-	(void)max;
-	(void)err;
-	(void)errlen;
-	out[0] = (double)run->step;
-	*n = 1;
-	return 0;
-}
-
-static int
-q_phase(struct lesson_run *run, int final, double *out, int max, int *n,
-    char *err, size_t errlen)
-{
-	(void)final;
-	(void)max;
-	if (run->step < 0)
-		return util_error(err, errlen, "before the first step there is no "
-		    "phase");
-	out[0] = run->phase;
-	*n = 1;
-	return 0;
-}
-
-static int
-q_tile(struct lesson_run *run, int final, double *out, int max, int *n,
-    char *err, size_t errlen)
-{
-	const struct sim_view *v = lesson_run_view(run);
-
-	(void)final;
-	(void)max;
-	if (v == NULL)
-		return util_error(err, errlen, "before the first step there is no "
-		    "tile");
-	out[0] = v->tile.i;
-	out[1] = v->tile.j;
-	*n = 2;
-	return 0;
-}
-
-static int
-q_steps(struct lesson_run *run, int final, double *out, int max, int *n,
-    char *err, size_t errlen)
-{
-	(void)final;
-	(void)max;
-	(void)err;
-	(void)errlen;
-	out[0] = (double)sim_steps(run->setup.sim);
-	*n = 1;
-	return 0;
-}
-
-static int
-q_skipped(struct lesson_run *run, int final, double *out, int max, int *n,
-    char *err, size_t errlen)
-{
-	const struct schedule *s = sim_schedule(run->setup.sim);
-
-	(void)final;
-	(void)max;
-	(void)err;
-	(void)errlen;
-	out[0] = (double)((long)s->tr * s->tc - s->nsteps);
-	*n = 1;
-	return 0;
-}
-
-/* The counters through the current step (zero before the first). */
-static void
-counters(struct lesson_run *run, struct traffic *t)
-{
-	const struct sim_view *v = lesson_run_view(run);
-
-	if (v == NULL)
-		memset(t, 0, sizeof *t);
-	else
-		*t = v->traffic;
-}
-
-#define COUNTER(fn, expr)						\
-static int								\
-fn(struct lesson_run *run, int final, double *out, int max, int *n,	\
-    char *err, size_t errlen)						\
-{									\
-	struct traffic t;						\
-									\
-	(void)final;							\
-	(void)max;							\
-	(void)err;							\
-	(void)errlen;							\
-	counters(run, &t);						\
-	out[0] = (double)(expr);					\
-	*n = 1;								\
-	return 0;							\
-}
-COUNTER(q_hbm_read, t.hbm_read)
-COUNTER(q_hbm_write, t.hbm_write)
-COUNTER(q_hbm, t.hbm_read + t.hbm_write)
-COUNTER(q_flops, t.flops)
-COUNTER(q_exps, t.exps)
-COUNTER(q_rescale_exps, t.rescale_exps)
-COUNTER(q_stored, t.stored)
-COUNTER(q_onchip, t.onchip)
-
-/* Standard attention on the same problem: the yardstick. */
-#define STANDARD(fn, expr)						\
-static int								\
-fn(struct lesson_run *run, int final, double *out, int max, int *n,	\
-    char *err, size_t errlen)						\
-{									\
-	struct traffic t;						\
-									\
-	(void)final;							\
-	(void)max;							\
-	(void)err;							\
-	(void)errlen;							\
-	traffic_standard(&run->setup.problem, &t);			\
-	out[0] = (double)(expr);					\
-	*n = 1;								\
-	return 0;							\
-}
-STANDARD(q_std_hbm, t.hbm_read + t.hbm_write)
-STANDARD(q_std_flops, t.flops)
-STANDARD(q_std_stored, t.stored)
-
-static const struct lesson_quantity quantities[] = {
-	{ .name = "m", .kind = LESSON_Q_REAL, .read = q_m,
-	  .help = "the running max of the focus row" },
-	{ .name = "l", .kind = LESSON_Q_REAL, .read = q_l,
-	  .help = "the running denominator" },
-	{ .name = "alpha", .kind = LESSON_Q_REAL, .read = q_alpha,
-	  .help = "the rescale factor exp(m_old - m_new) of the row's last step" },
-	{ .name = "u", .kind = LESSON_Q_REAL, .vector = 1, .read = q_u,
-	  .help = "the running numerator (unnormalized convention)" },
-	{ .name = "o", .kind = LESSON_Q_REAL, .vector = 1, .final = 1, .read = q_o,
-	  .help = "the output row (finalized), or the running o (normalized)" },
-	{ .name = "lse", .kind = LESSON_Q_REAL, .final = 1, .read = q_lse,
-	  .help = "the log-sum-exp m + log l (finalized)" },
-	{ .name = "rowmax", .kind = LESSON_Q_REAL, .read = q_rowmax,
-	  .help = "the max of the row's scores in the current tile" },
-	{ .name = "rowsum", .kind = LESSON_Q_REAL, .read = q_rowsum,
-	  .help = "the sum of the row's P in the current tile" },
-	{ .name = "s", .kind = LESSON_Q_REAL, .vector = 1, .read = q_s,
-	  .help = "the row's scores in the current tile" },
-	{ .name = "p", .kind = LESSON_Q_REAL, .vector = 1, .read = q_p,
-	  .help = "the row's exp(S - m_new) in the current tile" },
-	{ .name = "step", .kind = LESSON_Q_COUNT, .read = q_step,
-	  .help = "the current step (-1 before the first)" },
-	{ .name = "phase", .kind = LESSON_Q_PHASE, .read = q_phase,
-	  .help = "the current phase" },
-	{ .name = "tile", .kind = LESSON_Q_TILE, .read = q_tile,
-	  .help = "the current tile: I J" },
-	{ .name = "steps", .kind = LESSON_Q_COUNT, .read = q_steps,
-	  .help = "the number of steps" },
-	{ .name = "skipped", .kind = LESSON_Q_COUNT, .read = q_skipped,
-	  .help = "tiles the mask skips" },
-	{ .name = "hbm-read", .kind = LESSON_Q_COUNT, .read = q_hbm_read,
-	  .help = "bytes read from HBM through this step" },
-	{ .name = "hbm-write", .kind = LESSON_Q_COUNT, .read = q_hbm_write,
-	  .help = "bytes written to HBM through this step" },
-	{ .name = "hbm", .kind = LESSON_Q_COUNT, .read = q_hbm,
-	  .help = "bytes read and written" },
-	{ .name = "flops", .kind = LESSON_Q_COUNT, .read = q_flops,
-	  .help = "matmul FLOPs through this step" },
-	{ .name = "exps", .kind = LESSON_Q_COUNT, .read = q_exps,
-	  .help = "exponentials of scores through this step" },
-	{ .name = "rescale-exps", .kind = LESSON_Q_COUNT, .read = q_rescale_exps,
-	  .help = "exponentials of rescale factors" },
-	{ .name = "stored", .kind = LESSON_Q_COUNT, .read = q_stored,
-	  .help = "bytes of intermediates kept in HBM (peak)" },
-	{ .name = "onchip", .kind = LESSON_Q_COUNT, .read = q_onchip,
-	  .help = "bytes on chip during this step" },
-	{ .name = "standard-hbm", .kind = LESSON_Q_COUNT, .read = q_std_hbm,
-	  .help = "HBM bytes of standard attention on this problem" },
-	{ .name = "standard-flops", .kind = LESSON_Q_COUNT, .read = q_std_flops,
-	  .help = "matmul FLOPs of standard attention" },
-	{ .name = "standard-stored", .kind = LESSON_Q_COUNT, .read = q_std_stored,
-	  .help = "bytes standard attention keeps in HBM (S and P)" },
-	{ .name = NULL },
-};
-
-const struct lesson_quantity *
-lesson_quantities(void)
-{
-	return quantities;
-}
-
-const struct lesson_quantity *
-lesson_quantity_find(const char *name)
-{
-	const struct lesson_quantity *q;
-
-	for (q = quantities; q->name != NULL; q++)
-		if (strcmp(q->name, name) == 0)
-			return q;
-	return NULL;
 }

@@ -16,6 +16,10 @@
  * sink, a table of callbacks: the plain writer prints it, the terminal
  * runner draws it, --check gives none.  The core itself never prints.
  *
+ * When a run ends, every `number` question it asked must have had its
+ * answer computed by a later check (an expect or a {...} whose value is
+ * the answer): a question whose answer nothing shows fails the lesson.
+ *
  * The problem is built lazily: problem directives change run->opts, and
  * the next directive that needs the simulator builds it anew, standing
  * before the first step (step = -1).  Positions are (step, phase) as in
@@ -28,6 +32,7 @@
 
 #include "gpu/gpucheck.h"
 #include "lesson.h"
+#include "lesson_parser.h"
 #include "model/options.h"
 #include "model/setup.h"
 #include "model/sim.h"
@@ -58,8 +63,9 @@ struct lesson_sink {
 	    enum lesson_text_kind kind, const char *text);
 	/* A new problem was built (the position is before the first step). */
 	void (*problem)(void *ctx, struct lesson_run *run);
+	/* A question; text is its text with any {...} filled in. */
 	void (*ask)(void *ctx, struct lesson_run *run,
-	    const struct lesson_question *q, int number);
+	    const struct lesson_question *q, const char *text, int number);
 	void (*pause)(void *ctx, struct lesson_run *run);
 	/* An expectation or a GPU comparison failed; msg is file:line: ... */
 	void (*failed)(void *ctx, struct lesson_run *run, const char *msg);
@@ -102,6 +108,11 @@ struct lesson_run {
 	int focus;		/* the focus row */
 	struct lesson_mark *marks;	/* one per label */
 
+	double *kept;		/* the values `keep` remembered, by index */
+	unsigned char *confirmed;	/* per question: a number question's
+					 * answer was computed by a later check */
+	double *ref_o;		/* the reference O, once asked (error) */
+
 	int failures;
 	char failure[512];	/* the first failed expectation */
 	char err[512];
@@ -124,6 +135,20 @@ int lesson_run_next(struct lesson_run *run);
 /* Runs to the end, ignoring pauses.  Returns LESSON_END, LESSON_FAILED
  * or LESSON_ERROR. */
 int lesson_run_all(struct lesson_run *run);
+
+/*
+ * Rehearses lesson l: runs it to the end without a sink and without the
+ * GPU, so that a lesson that cannot run is refused before anything is
+ * shown.  Returns 0 and sets *slides to its number of slides (a slide
+ * ends at each pause; what follows the last pause, if anything does, is
+ * one more), or -1 with err set.
+ */
+int lesson_run_rehearse(const struct lesson *l, int *slides, char *err,
+    size_t errlen);
+
+/* Is this the last slide: the run ended, or it paused with nothing left
+ * after the pause?  (rc: what lesson_run_next returned.) */
+int lesson_run_last_slide(const struct lesson_run *run, int rc);
 
 /* ---- what views read ---- */
 
@@ -149,11 +174,6 @@ int lesson_run_row(struct lesson_run *run, int r, struct lesson_row *out);
 /* The current view, or NULL before the first step or before a build. */
 const struct sim_view *lesson_run_view(const struct lesson_run *run);
 
-/* Phase names: "load", "scores", "max", "rescale", "exp", "update",
- * "finalize". */
-const char *lesson_phase_name(int phase);
-int lesson_phase_parse(const char *name);
-
 /* ---- for the directives (lesson_directive.c) ---- */
 
 /* Builds the problem when the script changed it.  0, or LESSON_ERROR. */
@@ -178,29 +198,15 @@ int lesson_run_fail(struct lesson_run *run, const struct lesson_cmd *c,
 int lesson_run_final(struct lesson_run *run, const struct lesson_cmd *c,
     const float **o, const float **lse);
 
-/* ---- expect's quantities ---- */
+/* The double-precision reference O (Tq, dv) of the whole problem (see
+ * model/reference.h), computed once per problem; 0 or LESSON_ERROR. */
+int lesson_run_reference(struct lesson_run *run, const struct lesson_cmd *c,
+    const double **o);
 
-enum lesson_qkind {
-	LESSON_Q_REAL,		/* a float of the focus row (or several) */
-	LESSON_Q_COUNT,		/* an integer counter: compared exactly */
-	LESSON_Q_PHASE,		/* a phase name */
-	LESSON_Q_TILE,		/* two integers: I J */
-};
-
-struct lesson_quantity {
-	const char *name;
-	enum lesson_qkind kind;
-	int vector;		/* has dv or cols entries: name[i] works */
-	int final;		/* `expect final NAME` works */
-	const char *help;
-	/* Reads the value(s) into out (up to max); 0, or -1 with err
-	 * saying why there is none here (e.g. "alpha is not known yet"). */
-	int (*read)(struct lesson_run *run, int final, double *out, int max,
-	    int *n, char *err, size_t errlen);
-};
-
-const struct lesson_quantity *lesson_quantity_find(const char *name);
-const struct lesson_quantity *lesson_quantities(void);
+/* Records a failed check at line of the lesson, as lesson_run_fail does
+ * for a directive. */
+int lesson_run_fail_at(struct lesson_run *run, int line, const char *fmt, ...)
+    UTIL_PRINTF(3, 4);
 
 /* Writes x as the lessons show numbers: %.7g, -inf, inf, nan. */
 const char *lesson_format(double x, char *buf, size_t len);

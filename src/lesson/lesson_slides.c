@@ -48,8 +48,6 @@ slides_text(void *ctx, struct lesson_run *run, enum lesson_text_kind kind,
 	struct lesson_slides *s = ctx;
 
 	(void)run;
-	if (kind == LESSON_NOTE && !s->presenter)
-		return;
 	add_item(s, kind == LESSON_NOTE ? LESSON_ITEM_NOTE : LESSON_ITEM_SAY, text);
 }
 
@@ -81,13 +79,13 @@ slides_problem(void *ctx, struct lesson_run *run)
 
 static void
 slides_ask(void *ctx, struct lesson_run *run, const struct lesson_question *q,
-    int number)
+    const char *text, int number)
 {
 	struct lesson_slides *s = ctx;
 	struct lesson_item *it;
 
 	(void)run;
-	it = add_item(s, LESSON_ITEM_QUESTION, NULL);
+	it = add_item(s, LESSON_ITEM_QUESTION, text);
 	if (it != NULL) {
 		it->q = q;
 		it->number = number;
@@ -109,14 +107,15 @@ slides_compare(void *ctx, struct lesson_run *run,
 
 	(void)run;
 	if (rep == NULL)
-		snprintf(text, sizeof text, "compare gpu: skipped: %s", skipped);
+		snprintf(text, sizeof text, "The GPU check was skipped: %s",
+		    skipped);
 	else
-		snprintf(text, sizeof text, "compare gpu on %s, %ld steps: %s; "
+		snprintf(text, sizeof text, "The GPU kernel on %s, %ld steps: %s; "
 		    "largest differences m %.3g, alpha %.3g, l %.3g, acc %.3g "
 		    "(worst at step %ld), O %.3g, lse %.3g", rep->device, rep->steps,
-		    rep->pass ? "the kernel agrees with the simulator" :
-		    "the kernel DISAGREES with the simulator", rep->max_m,
-		    rep->max_alpha, rep->max_l, rep->max_acc, rep->worst_step,
+		    rep->pass ? "it agrees with the simulator" :
+		    "it DISAGREES with the simulator", rep->max_m,
+		    rep->max_alpha, rep->max_l, rep->max_acc, rep->worst_step + 1,
 		    rep->max_o, rep->max_lse);
 	add_item(ctx, LESSON_ITEM_COMPARE, text);
 }
@@ -146,10 +145,7 @@ next_slide(struct lesson_slides *s)
 		return -1;
 	}
 	s->index++;
-	s->at_end = rc == LESSON_END;
-	/* Nothing after the last pause: that pause's slide is the last. */
-	if (rc == LESSON_PAUSED && s->run->pc == s->lesson->ncmds)
-		s->at_end = 1;
+	s->at_end = lesson_run_last_slide(s->run, rc);
 	return 0;
 }
 
@@ -170,27 +166,15 @@ lesson_slides_go(struct lesson_slides *s, int n)
 }
 
 int
-lesson_slides_open(struct lesson_slides *s, const struct lesson *l,
-    int presenter, char *err, size_t errlen)
+lesson_slides_open(struct lesson_slides *s, const struct lesson *l, char *err,
+    size_t errlen)
 {
-	struct lesson_run *rehearsal;
-	int rc;
-
 	memset(s, 0, sizeof *s);
 	s->lesson = l;
-	s->presenter = presenter;
 
 	/* A rehearsal: a lesson that cannot run shows nothing. */
-	rehearsal = lesson_run_new(l, NULL, NULL, LESSON_RUN_DRY);
-	if (rehearsal == NULL)
-		return util_error(err, errlen, "%s: out of memory", l->path);
-	rc = lesson_run_all(rehearsal);
-	if (rc == LESSON_ERROR)
-		util_error(err, errlen, "%s", rehearsal->err);
-	lesson_run_free(rehearsal);
-	if (rc == LESSON_ERROR)
+	if (lesson_run_rehearse(l, &s->count, err, errlen) != 0)
 		return -1;
-
 	s->run = lesson_run_new(l, &slides_sink, s, 0);
 	if (s->run == NULL)
 		return util_error(err, errlen, "%s: out of memory", l->path);
@@ -227,26 +211,24 @@ lesson_slides_back(struct lesson_slides *s)
 	return lesson_slides_go(s, s->index - 1);
 }
 
-int
-lesson_slides_reveal(struct lesson_slides *s)
-{
-	int i, n = 0;
-
-	for (i = 0; i < s->nitems; i++)
-		if (s->items[i].kind == LESSON_ITEM_QUESTION && !s->items[i].revealed) {
-			s->items[i].revealed = 1;
-			n++;
-		}
-	return n;
-}
-
-int
-lesson_slides_hidden(const struct lesson_slides *s)
+struct lesson_item *
+lesson_slides_hidden(struct lesson_slides *s)
 {
 	int i;
 
 	for (i = 0; i < s->nitems; i++)
 		if (s->items[i].kind == LESSON_ITEM_QUESTION && !s->items[i].revealed)
-			return 1;
-	return 0;
+			return &s->items[i];
+	return NULL;
+}
+
+int
+lesson_slides_reveal(struct lesson_slides *s)
+{
+	struct lesson_item *it = lesson_slides_hidden(s);
+
+	if (it == NULL)
+		return 0;
+	it->revealed = 1;
+	return 1;
 }

@@ -5,7 +5,11 @@
  * Slide n holds what the script showed between pause n-1 and pause n
  * (narration, notes, questions, failed checks, GPU comparisons), and the
  * simulator stands where pause n left it.  The last slide is what comes
- * after the last pause, up to the end.
+ * after the last pause, up to the end.  The notes are kept apart from
+ * what students see (the terminal runner sends them elsewhere).
+ *
+ * A slide's questions are shown without their answers; each reveal
+ * shows the answer of the next one, one question at a time.
  *
  *   open --> slide 1 --forward--> slide 2 ... --forward--> last (at_end)
  *               ^                    |
@@ -22,7 +26,7 @@
 
 enum lesson_item_kind {
 	LESSON_ITEM_SAY,
-	LESSON_ITEM_NOTE,	/* only kept for the presenter */
+	LESSON_ITEM_NOTE,	/* the presenter's, never drawn for students */
 	LESSON_ITEM_QUESTION,
 	LESSON_ITEM_PROBLEM,	/* a new problem: its description */
 	LESSON_ITEM_FAILED,	/* a failed expect: file:line: ... */
@@ -31,7 +35,7 @@ enum lesson_item_kind {
 
 struct lesson_item {
 	enum lesson_item_kind kind;
-	char *text;
+	char *text;		/* QUESTION: its text with {...} filled */
 	const struct lesson_question *q;	/* QUESTION */
 	int number;		/* QUESTION: its number in the lesson */
 	int revealed;		/* QUESTION: the answer is shown */
@@ -40,8 +44,8 @@ struct lesson_item {
 struct lesson_slides {
 	const struct lesson *lesson;
 	struct lesson_run *run;
-	int presenter;
 	int index;		/* the slide shown, from 1 */
+	int count;		/* slides in the lesson */
 	int at_end;		/* it is the last */
 	int nitems, cap;
 	struct lesson_item *items;
@@ -52,7 +56,7 @@ struct lesson_slides {
 /* Opens lesson l at slide 1.  Returns 0, or -1 with err set (the lesson
  * cannot run, or no memory). */
 int lesson_slides_open(struct lesson_slides *s, const struct lesson *l,
-    int presenter, char *err, size_t errlen);
+    char *err, size_t errlen);
 void lesson_slides_close(struct lesson_slides *s);
 
 /* The next slide: 0, 1 when already at the last, -1 with s->err set. */
@@ -64,11 +68,11 @@ int lesson_slides_back(struct lesson_slides *s);
 /* Goes to slide n (from 1; past the last stops there).  0 or -1. */
 int lesson_slides_go(struct lesson_slides *s, int n);
 
-/* Reveals the answers of the slide's questions; returns how many were
- * hidden. */
+/* Reveals the answer of the slide's first question whose answer is
+ * hidden; returns 1, or 0 when none is. */
 int lesson_slides_reveal(struct lesson_slides *s);
 
-/* Does the slide hold a question whose answer is hidden? */
-int lesson_slides_hidden(const struct lesson_slides *s);
+/* The slide's first question whose answer is hidden, or NULL. */
+struct lesson_item *lesson_slides_hidden(struct lesson_slides *s);
 
 #endif

@@ -1,56 +1,77 @@
 /*
  * lesson_tty.c - the interactive lesson runner: the narration pane on the
- * left, the simulator's own panes (src/ui: heatmap, tile, state,
- * equations, counters) on the right.
+ * left (or on top of a narrow screen), the simulator's own panes (src/ui:
+ * heatmap, tile, state, equations, counters) beside it.
  *
- * The lesson logic is lesson_slides.c; this file draws a slide and maps
- * keys.  The view keeps its own sim; after every slide change it is
- * brought to the lesson's problem (ui_configure, when the script built a
- * new one), position (ui_seek) and focus row.  Keys the lesson does not
- * take go to the view, so a student can look around (phases, rows,
- * conventions) and the next slide brings the view back to the script.
+ * The lesson logic is lesson_slides.c; this file draws a slide, maps
+ * keys, and keeps the view where the lesson stands.  The view keeps its
+ * own sim; at every slide change it is settled (play stopped, help and
+ * forms closed) and rebuilt from the lesson's options, whatever the
+ * view's keys changed during the slide, then brought to the lesson's
+ * position and focus row.
  */
 #include "config.h"
 
-#include "lesson_tty.h"
+#include "lesson_notes.h"
 #include "lesson_slides.h"
+#include "lesson_tty.h"
 #include "lesson_view.h"
 #include "ui/ui.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The narration pane: at least this wide beside the view, and about
- * this share of a wide screen. */
+/* The narration pane: at least this wide beside the view, about this
+ * share of a wide screen, and never so wide that the view gets fewer
+ * columns than it needs to show every line whole (its key bar, its
+ * counters beside the heatmap).  Narrower screens stack the two. */
 #define TTY_NARRATION_MIN 34
 #define TTY_NARRATION_SHARE 0.38
-/* Stacked above the view on a narrow screen: at least this many lines. */
-#define TTY_NARRATION_LINES 7
+#define TTY_VIEW_WANT 96
+/* On a wide screen the heatmap takes at most this share of the view,
+ * so that the tile, state, equations and counters grow too. */
+#define TTY_HEAT_SHARE 0.34
+/* Stacked above the view on a narrow screen: this share of the lines,
+ * and at least this many. */
+#define TTY_STACKED_SHARE 0.3
+#define TTY_NARRATION_LINES 6
+
+/* What the narration pane's input line reads. */
+enum tty_prompt {
+	TTY_NO_PROMPT,
+	TTY_JUMP,		/* j: a slide number */
+	TTY_ANSWER,		/* =: a number question's answer */
+};
 
 struct tty {
 	struct lesson_slides slides;
 	struct ui *ui;
-	int generation;		/* the lesson's problem the view shows */
+	struct lesson_notes *notes;
 	int scroll;		/* narration lines scrolled off the top */
 	int max_scroll;
+	int body;		/* narration lines the pane shows */
+	const struct lesson_item *follow;	/* scroll to show its end */
 	int failed;		/* a slide could not be reached: quit */
 	char message[200];	/* one line under the narration, until a key */
+	enum tty_prompt prompt;
+	char input[24];
 };
 
-/* Brings the view to the lesson's problem, position and focus row. */
+/* Brings the view to the lesson's problem, position and focus row, and
+ * undoes whatever the view's keys changed during the slide. */
 static int
 sync_view(struct tty *t, char *err, size_t errlen)
 {
 	struct lesson_run *run = t->slides.run;
 	const struct sim_view *v;
 
+	ui_settle(t->ui);
 	if (!run->built || run->dirty)
 		return 0;	/* nothing built yet, or not since a change */
-	if (run->generation != t->generation) {
-		if (ui_configure(t->ui, &run->opts, err, errlen) != 0)
-			return -1;
-		t->generation = run->generation;
-	}
+	if (ui_configure(t->ui, &run->opts, err, errlen) != 0)
+		return -1;
 	/* The view has no "before the first step": it shows step 0 from its
 	 * first phase, and the narration's header says where the lesson is. */
 	if (run->step < 0)
@@ -63,16 +84,47 @@ sync_view(struct tty *t, char *err, size_t errlen)
 	return 0;
 }
 
+/* The slide's notes, to the presenter's terminal or file. */
+static int
+send_notes(struct tty *t, char *err, size_t errlen)
+{
+	const struct lesson_slides *s = &t->slides;
+	const char *notes[64];
+	int i, n = 0;
+
+	if (t->notes == NULL)
+		return 0;
+	for (i = 0; i < s->nitems && n < 64; i++)
+		if (s->items[i].kind == LESSON_ITEM_NOTE)
+			notes[n++] = s->items[i].text;
+	return lesson_notes_show(t->notes, s->lesson->title, s->index, s->count,
+	    notes, n, err, errlen);
+}
+
+/* After the slide changed: a fresh pane, the view back, the notes out. */
+static int
+arrived(struct tty *t)
+{
+	char err[512];
+
+	t->scroll = 0;
+	t->follow = NULL;
+	t->prompt = TTY_NO_PROMPT;
+	if (sync_view(t, err, sizeof err) != 0 ||
+	    send_notes(t, err, sizeof err) != 0) {
+		snprintf(t->slides.err, sizeof t->slides.err, "%s", err);
+		t->failed = 1;
+		return UI_HANDLED | UI_QUIT;
+	}
+	return UI_HANDLED | UI_REDRAW;
+}
+
 static int
 item_role(const struct lesson_item *it)
 {
 	switch (it->kind) {
-	case LESSON_ITEM_NOTE:
-		return UI_ROLE_LABEL;
 	case LESSON_ITEM_QUESTION:
 		return UI_ROLE_PHASE;
-	case LESSON_ITEM_PROBLEM:
-		return UI_ROLE_DIM;
 	case LESSON_ITEM_FAILED:
 		return UI_ROLE_ERROR;
 	case LESSON_ITEM_COMPARE:
@@ -82,44 +134,34 @@ item_role(const struct lesson_item *it)
 	}
 }
 
-/* The problem's description: lines of `flashstep run`, each wrapped. */
-static void
-problem_lines(const char *text, int width, struct lesson_lines *ls)
-{
-	const char *p = text, *nl;
-	char line[512];
-
-	while (*p != '\0') {
-		nl = strchr(p, '\n');
-		snprintf(line, sizeof line, "%.*s", nl != NULL ? (int)(nl - p) :
-		    (int)strlen(p), p);
-		lesson_lines_wrap(ls, line, width, "", "          ");
-		p = nl != NULL ? nl + 1 : p + strlen(p);
-	}
-}
-
-/* The slide's narration as lines of at most width, with their roles. */
+/* The slide's narration as lines of at most width, with their roles;
+ * *follow_end is the last line of t->follow (or -1). */
 static int *
-narration(struct tty *t, int width, struct lesson_lines *ls)
+narration(struct tty *t, int width, struct lesson_lines *ls, int *follow_end)
 {
 	const struct lesson_slides *s = &t->slides;
 	const struct lesson_item *it;
 	int i, from, *roles = NULL, *grown;
 
+	*follow_end = -1;
 	for (i = 0; i < s->nitems; i++) {
 		it = &s->items[i];
+		if (it->kind == LESSON_ITEM_NOTE || it->kind == LESSON_ITEM_PROBLEM)
+			continue;	/* notes: never on the projected screen;
+					 * the problem: the view names it */
 		from = ls->n;
+		if (from > 0)
+			lesson_lines_add(ls, "%s", "");	/* between items */
 		switch (it->kind) {
-		case LESSON_ITEM_NOTE:
-			lesson_lines_wrap(ls, it->text, width, "note: ", "      ");
-			break;
 		case LESSON_ITEM_QUESTION:
-			lesson_view_question(it->q, it->number, it->revealed, width, ls);
-			if (!it->revealed)
-				lesson_lines_add(ls, "    (a: the answer)");
-			break;
-		case LESSON_ITEM_PROBLEM:
-			problem_lines(it->text, width, ls);
+			lesson_view_question(it->q, it->text, it->number, width, ls);
+			if (it->revealed)
+				lesson_view_reveal(it->q, width, ls);
+			else if (it->q->numeric)
+				lesson_lines_add(ls, "    (= to type your answer; Space "
+				    "shows it)");
+			else
+				lesson_lines_add(ls, "    (Space shows the answer)");
 			break;
 		case LESSON_ITEM_FAILED:
 			lesson_lines_wrap(ls, it->text, width, "!! ", "   ");
@@ -128,7 +170,8 @@ narration(struct tty *t, int width, struct lesson_lines *ls)
 			lesson_lines_wrap(ls, it->text, width, "", "");
 			break;
 		}
-		lesson_lines_add(ls, "%s", "");
+		if (it == t->follow)
+			*follow_end = ls->n - 1;
 		grown = realloc(roles, (size_t)(ls->n + 1) * sizeof *grown);
 		if (grown == NULL) {
 			ls->oom = 1;
@@ -141,55 +184,91 @@ narration(struct tty *t, int width, struct lesson_lines *ls)
 	return roles;
 }
 
+static const char *
+key_help(struct tty *t)
+{
+	struct lesson_slides *s = &t->slides;
+
+	if (t->prompt != TTY_NO_PROMPT)
+		return "Enter takes it  Esc cancels";
+	if (t->scroll < t->max_scroll)
+		return "Space/PgDn more  Left back  j slide  q quit";
+	if (lesson_slides_hidden(s) != NULL)
+		return "Space answer  Left back  j slide  q quit";
+	if (s->at_end)
+		return "Left back  j slide  q quit";
+	return "Space next  Left back  j slide  q quit";
+}
+
 static void
 draw_narration(struct tty *t, struct ui_grid *g, struct ui_rect r)
 {
 	const struct lesson_slides *s = &t->slides;
 	struct lesson_lines text = { 0 };
-	const char *keys;
 	char where[160];
-	int *roles, i, y, body;
+	int *roles, i, y, n, follow_end;
 
 	ui_grid_clear(g, r, UI_ROLE_NORMAL);
 	ui_grid_clear(g, (struct ui_rect){ r.x, r.y, r.w, 1 }, UI_ROLE_BAR);
-	ui_grid_printf(g, r.x + 1, r.y, r.w - 2, UI_ROLE_BAR, "%s",
-	    s->lesson->title);
 	if (s->run->built && s->run->step < 0)
-		snprintf(where, sizeof where, "slide %d%s: before the first step",
-		    s->index, s->at_end ? " (the last)" : "");
+		snprintf(where, sizeof where, "slide %d of %d, before the first "
+		    "step", s->index, s->count);
 	else
-		snprintf(where, sizeof where, "slide %d%s", s->index,
-		    s->at_end ? " (the last)" : "");
-	ui_grid_text(g, r.x + 1, r.y + 1, r.w - 2, UI_ROLE_TITLE, where);
+		snprintf(where, sizeof where, "slide %d of %d", s->index, s->count);
+	n = (int)strlen(where);
+	ui_grid_printf(g, r.x + 1, r.y, r.w - n - 4, UI_ROLE_BAR, "%s",
+	    s->lesson->title);
+	ui_grid_text(g, r.x + r.w - n - 1, r.y, n, UI_ROLE_BAR, where);
 
-	/* Lines 2 .. h-3 for the narration, then the message and the keys. */
-	body = r.h - 5;
-	roles = narration(t, r.w - 2, &text);
-	t->max_scroll = text.n > body ? text.n - body : 0;
+	/* Lines 1 .. h-3 for the narration, then the message and the keys. */
+	t->body = r.h - 3;
+	roles = narration(t, r.w - 2, &text, &follow_end);
+	t->max_scroll = text.n > t->body ? text.n - t->body : 0;
+	if (follow_end >= 0 && follow_end >= t->scroll + t->body)
+		t->scroll = follow_end - t->body + 1;
+	t->follow = NULL;
 	if (t->scroll > t->max_scroll)
 		t->scroll = t->max_scroll;
-	for (i = t->scroll, y = r.y + 3; i < text.n && y < r.y + 3 + body; i++, y++)
+	for (i = t->scroll, y = r.y + 1; i < text.n && y < r.y + 1 + t->body;
+	    i++, y++)
 		ui_grid_text(g, r.x + 1, y, r.w - 2, roles != NULL ? roles[i] :
 		    UI_ROLE_NORMAL, text.line[i]);
-	/* More text than lines: say so on the header's line, at the right. */
 	if (t->max_scroll > 0)
-		ui_grid_text(g, r.x + r.w - 14, r.y + 1, 13, UI_ROLE_DIM,
-		    t->scroll < t->max_scroll ? "[PgDn: more]" : "[PgUp: back]");
-	if (t->message[0] != '\0')
-		ui_grid_text(g, r.x + 1, r.y + r.h - 2, r.w - 2, UI_ROLE_MESSAGE,
+		ui_grid_printf(g, r.x + r.w - 12, r.y + r.h - 2, 11, UI_ROLE_DIM,
+		    "%s", t->scroll < t->max_scroll ? "[more v]" : "[end ^]");
+	if (t->prompt != TTY_NO_PROMPT) {
+		n = ui_grid_printf(g, r.x + 1, r.y + r.h - 2, r.w - 2, UI_ROLE_LABEL,
+		    "%s", t->prompt == TTY_JUMP ? "go to slide: " : "your answer: ");
+		ui_grid_printf(g, r.x + 1 + n, r.y + r.h - 2, r.w - 2 - n,
+		    UI_ROLE_INPUT, "%s_", t->input);
+	} else if (t->message[0] != '\0')
+		ui_grid_text(g, r.x + 1, r.y + r.h - 2, r.w - 14, UI_ROLE_MESSAGE,
 		    t->message);
 	ui_grid_clear(g, (struct ui_rect){ r.x, r.y + r.h - 1, r.w, 1 },
 	    UI_ROLE_BAR);
-	keys = lesson_slides_hidden(s) ? "space/a answer  Left back  q quit" :
-	    s->at_end ? "Left back  PgUp/PgDn  q quit" :
-	    "space/Right next  Left back  q quit";
-	ui_grid_text(g, r.x + 1, r.y + r.h - 1, r.w - 2, UI_ROLE_BAR, keys);
+	ui_grid_text(g, r.x + 1, r.y + r.h - 1, r.w - 2, UI_ROLE_BAR,
+	    key_help(t));
 	free(roles);
 	lesson_lines_free(&text);
 }
 
+/* The lines the narration pane needs to show the whole slide at width. */
+static int
+needed(struct tty *t, int width)
+{
+	struct lesson_lines text = { 0 };
+	int *roles, follow_end, n;
+
+	roles = narration(t, width, &text, &follow_end);
+	n = text.n + 3;
+	free(roles);
+	lesson_lines_free(&text);
+	return n;
+}
+
 /* Splits the screen: narration beside the view when both fit, else above
- * it, else a message that the terminal is too small. */
+ * it (without the view's key bar), else a message that the terminal is
+ * too small. */
 static void
 frame(struct ui *ui, struct ui_grid *g, void *ctx)
 {
@@ -197,27 +276,118 @@ frame(struct ui *ui, struct ui_grid *g, void *ctx)
 	struct ui_rect all = { 0, 0, g->w, g->h };
 	int mw, mh, nw, nh;
 
+	ui_set_hidden(ui, 0);
 	ui_min_size(ui, &mw, &mh);
 	nw = (int)(g->w * TTY_NARRATION_SHARE);
-	if (nw < TTY_NARRATION_MIN)
-		nw = TTY_NARRATION_MIN;
-	if (g->w - nw - 1 < mw)
-		nw = g->w - mw - 1;
+	if (nw > g->w - TTY_VIEW_WANT - 1)
+		nw = g->w - TTY_VIEW_WANT - 1;
 	if (nw >= TTY_NARRATION_MIN && g->h >= mh) {
+		ui_set_heat_max(ui, (int)((g->w - nw - 1) * TTY_HEAT_SHARE));
 		draw_narration(t, g, (struct ui_rect){ 0, 0, nw, g->h });
 		ui_draw(ui, g, (struct ui_rect){ nw + 1, 0, g->w - nw - 1, g->h });
 		return;
 	}
-	nh = g->h - mh;
+	ui_set_heat_max(ui, (int)(g->w * TTY_HEAT_SHARE));
+	ui_set_hidden(ui, UI_HIDE_KEYBAR);
+	ui_min_size(ui, &mw, &mh);
+	/* A share of the height for the narration, more when the slide's
+	 * text needs it and the view can spare it; the rest to the view. */
+	nh = (int)(g->h * TTY_STACKED_SHARE);
+	if (nh < needed(t, g->w - 2))
+		nh = needed(t, g->w - 2);
+	if (nh < TTY_NARRATION_LINES)
+		nh = TTY_NARRATION_LINES;
+	if (nh > g->h - mh)
+		nh = g->h - mh;
 	if (g->w >= mw && nh >= TTY_NARRATION_LINES) {
-		if (nh > g->h / 2)
-			nh = g->h / 2 > TTY_NARRATION_LINES ? g->h / 2 :
-			    TTY_NARRATION_LINES;
 		draw_narration(t, g, (struct ui_rect){ 0, 0, g->w, nh });
 		ui_draw(ui, g, (struct ui_rect){ 0, nh, g->w, g->h - nh });
 		return;
 	}
-	ui_draw_too_small(g, all, mw + TTY_NARRATION_MIN + 1, mh);
+	/* Keys are not taken while the lesson cannot be seen (key()). */
+	t->body = 0;
+	ui_draw_too_small(g, all, mw, mh + TTY_NARRATION_LINES);
+}
+
+/* The page PgDn and Space turn: what the pane shows, less one line
+ * kept for context. */
+static int
+page(const struct tty *t)
+{
+	return t->body > 2 ? t->body - 1 : 1;
+}
+
+static void
+jump(struct tty *t)
+{
+	char *end;
+	long n = strtol(t->input, &end, 10);
+
+	if (t->input[0] == '\0' || *end != '\0' || n < 1 ||
+	    n > t->slides.count) {
+		snprintf(t->message, sizeof t->message, "no slide '%s': the slides "
+		    "are 1 to %d", t->input, t->slides.count);
+		return;
+	}
+	if (lesson_slides_go(&t->slides, (int)n) != 0)
+		t->failed = 1;
+}
+
+static void
+check_answer(struct tty *t)
+{
+	struct lesson_item *it = lesson_slides_hidden(&t->slides);
+	char *end;
+	double x = strtod(t->input, &end);
+
+	if (it == NULL || !it->q->numeric)
+		return;
+	if (t->input[0] == '\0' || *end != '\0' || !isfinite(x)) {
+		snprintf(t->message, sizeof t->message, "'%s' is not a number",
+		    t->input);
+		return;
+	}
+	if (fabs(x - it->q->number) <= it->q->tol) {
+		snprintf(t->message, sizeof t->message, "%s: right.", t->input);
+		it->revealed = 1;
+		t->follow = it;
+	} else
+		snprintf(t->message, sizeof t->message, "%s: not yet. = tries again, "
+		    "Space shows the answer.", t->input);
+}
+
+static int
+prompt_key(struct tty *t, const struct ui_key *k)
+{
+	size_t n = strlen(t->input);
+	enum tty_prompt p = t->prompt;
+
+	switch (k->code) {
+	case UI_KEY_ESC:
+		t->prompt = TTY_NO_PROMPT;
+		break;
+	case UI_KEY_ENTER:
+		t->prompt = TTY_NO_PROMPT;
+		if (p == TTY_JUMP) {
+			jump(t);
+			return t->failed ? UI_HANDLED | UI_QUIT : arrived(t);
+		}
+		check_answer(t);
+		break;
+	case UI_KEY_BACKSPACE:
+		if (n > 0)
+			t->input[n - 1] = '\0';
+		break;
+	default:
+		if (k->code < 0x80 && strchr(p == TTY_JUMP ? "0123456789" :
+		    "0123456789.-+eE", k->code) != NULL && k->code != 0 &&
+		    n + 1 < sizeof t->input) {
+			t->input[n] = (char)k->code;
+			t->input[n + 1] = '\0';
+		}
+		break;
+	}
+	return UI_HANDLED | UI_REDRAW;
 }
 
 static int
@@ -225,42 +395,83 @@ key(struct ui *ui, const struct ui_key *k, void *ctx)
 {
 	struct tty *t = ctx;
 	struct lesson_slides *s = &t->slides;
-	char err[512];
+	struct lesson_item *hidden;
 	int rc;
 
 	(void)ui;
+	if (k->code == UI_KEY_RESIZE)
+		return 0;
+	/* Nothing of the lesson is on the screen: no key may change it
+	 * unseen, and none goes to the view either. */
+	if (t->body <= 0)
+		return k->code == 'q' ? UI_HANDLED | UI_QUIT : UI_HANDLED;
+	if (t->prompt != TTY_NO_PROMPT)
+		return prompt_key(t, k);
 	t->message[0] = '\0';
 	switch (k->code) {
 	case 'q':
 		return UI_HANDLED | UI_QUIT;
 	case ' ':
+		if (t->scroll < t->max_scroll) {
+			t->scroll += page(t);
+			return UI_HANDLED | UI_REDRAW;
+		}
+		/* FALLTHROUGH */
 	case UI_KEY_ENTER:
 	case UI_KEY_RIGHT:
-		/* A slide's answers come before the next slide. */
-		if (lesson_slides_reveal(s) > 0)
+		/* One answer at a time, each on its own key, then the slide. */
+		hidden = lesson_slides_hidden(s);
+		if (hidden != NULL) {
+			hidden->revealed = 1;
+			t->follow = hidden;
 			return UI_HANDLED | UI_REDRAW;
+		}
 		rc = lesson_slides_forward(s);
-		if (rc == 1)
+		if (rc == 1) {
 			snprintf(t->message, sizeof t->message, "The end of the lesson: "
 			    "q quits, Left goes back.");
+			return UI_HANDLED | UI_REDRAW;
+		}
 		break;
 	case UI_KEY_LEFT:
 		rc = lesson_slides_back(s);
-		if (rc == 1)
+		if (rc == 1) {
 			snprintf(t->message, sizeof t->message, "This is the first "
 			    "slide.");
+			return UI_HANDLED | UI_REDRAW;
+		}
 		break;
 	case 'a':
-		if (lesson_slides_reveal(s) == 0)
-			snprintf(t->message, sizeof t->message, "No question on this "
-			    "slide.");
+		hidden = lesson_slides_hidden(s);
+		if (hidden == NULL)
+			snprintf(t->message, sizeof t->message, "No hidden answer on "
+			    "this slide.");
+		else {
+			hidden->revealed = 1;
+			t->follow = hidden;
+		}
+		return UI_HANDLED | UI_REDRAW;
+	case '=':
+		hidden = lesson_slides_hidden(s);
+		if (hidden == NULL || !hidden->q->numeric) {
+			snprintf(t->message, sizeof t->message, "No number to answer "
+			    "on this slide.");
+			return UI_HANDLED | UI_REDRAW;
+		}
+		t->prompt = TTY_ANSWER;
+		t->input[0] = '\0';
+		t->follow = hidden;
+		return UI_HANDLED | UI_REDRAW;
+	case 'j':
+		t->prompt = TTY_JUMP;
+		t->input[0] = '\0';
 		return UI_HANDLED | UI_REDRAW;
 	case UI_KEY_PGUP:
-		t->scroll = t->scroll > 5 ? t->scroll - 5 : 0;
+		t->scroll = t->scroll > page(t) ? t->scroll - page(t) : 0;
 		return UI_HANDLED | UI_REDRAW;
 	case UI_KEY_PGDN:
-		t->scroll = t->scroll + 5 < t->max_scroll ? t->scroll + 5 :
-		    t->max_scroll;
+		t->scroll = t->scroll + page(t) < t->max_scroll ?
+		    t->scroll + page(t) : t->max_scroll;
 		return UI_HANDLED | UI_REDRAW;
 	default:
 		return 0;	/* the view's key */
@@ -269,18 +480,12 @@ key(struct ui *ui, const struct ui_key *k, void *ctx)
 		t->failed = 1;
 		return UI_HANDLED | UI_QUIT;
 	}
-	t->scroll = 0;
-	if (sync_view(t, err, sizeof err) != 0) {
-		snprintf(t->slides.err, sizeof t->slides.err, "%s", err);
-		t->failed = 1;
-		return UI_HANDLED | UI_QUIT;
-	}
-	return UI_HANDLED | UI_REDRAW;
+	return arrived(t);
 }
 
 int
-lesson_tty_run(const struct lesson *l, int presenter, int *sig, char *err,
-    size_t errlen)
+lesson_tty_run(const struct lesson *l, const char *notes_to, int *sig,
+    char *err, size_t errlen)
 {
 	struct ui_hooks hooks = { .frame = frame, .key = key };
 	struct ui_style st;
@@ -290,8 +495,15 @@ lesson_tty_run(const struct lesson *l, int presenter, int *sig, char *err,
 
 	*sig = 0;
 	memset(&t, 0, sizeof t);
-	if (lesson_slides_open(&t.slides, l, presenter, err, errlen) != 0)
+	if (notes_to != NULL) {
+		t.notes = lesson_notes_open(notes_to, err, errlen);
+		if (t.notes == NULL)
+			return -1;
+	}
+	if (lesson_slides_open(&t.slides, l, err, errlen) != 0) {
+		lesson_notes_close(t.notes);
 		return -1;
+	}
 	/* The view starts on the lesson's first problem (or run's default
 	 * problem, before a script builds one). */
 	ui_style_detect(&st);
@@ -300,12 +512,12 @@ lesson_tty_run(const struct lesson *l, int presenter, int *sig, char *err,
 	    err, errlen);
 	if (t.ui == NULL)
 		goto done;
-	t.generation = t.slides.run->generation;
-	if (sync_view(&t, err, errlen) != 0)
+	if (sync_view(&t, err, errlen) != 0 || send_notes(&t, err, errlen) != 0)
 		goto done;
 	if (ui_term_open(&st, err, errlen) != 0)
 		goto done;
 	hooks.ctx = &t;
+	t.body = 1;
 	r = ui_loop(t.ui, &hooks, err, errlen);
 	ui_term_close();
 	if (r < 0)
@@ -319,5 +531,6 @@ lesson_tty_run(const struct lesson *l, int presenter, int *sig, char *err,
 done:
 	ui_free(t.ui);
 	lesson_slides_close(&t.slides);
+	lesson_notes_close(t.notes);
 	return rc;
 }

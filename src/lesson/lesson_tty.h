@@ -2,10 +2,15 @@
  * lesson_tty.h - a lesson in the terminal: the narration pane beside the
  * simulator's panes (src/ui), one slide per pause (lesson_slides.h).
  *
- * Keys: space, Right or Enter go on (revealing the slide's answers
- * first), Left goes back, a reveals the answers, PgUp and PgDn scroll the
- * narration, q quits; the view's own keys (?, ., Tab, c, ...) look around
- * until the next slide.  With presenter the speaker notes show too.
+ * Keys: Space reads on (scrolls the narration while there is more, then
+ * reveals the next hidden answer, then goes to the next slide); Right
+ * and Enter reveal, then go on; Left goes back; PgUp and PgDn scroll a
+ * page of the narration; a reveals an answer; = types a number answer;
+ * j goes to a slide by number; q quits.  The view's own keys (?, ., Tab,
+ * b, c, m, o, e, ...) look around until the next slide, which puts the
+ * view back where the lesson stands: its problem, rule, tiles, position
+ * and focus row.  The speaker notes never show on this screen: they go
+ * to notes_to (lesson_notes.h) when it is given.
  */
 #ifndef FLASHSTEP_LESSON_TTY_H
 #define FLASHSTEP_LESSON_TTY_H
@@ -15,9 +20,10 @@
 #include "lesson.h"
 
 /* Runs lesson l until q.  Needs a terminal on stdin and stdout.  Returns
- * 0, or -1 with err set (the lesson cannot run, or the terminal).  *sig is
- * SIGINT or SIGTERM when one ended it (the terminal is restored). */
-int lesson_tty_run(const struct lesson *l, int presenter, int *sig, char *err,
-    size_t errlen);
+ * 0, or -1 with err set (the lesson cannot run, the notes cannot be
+ * written, or the terminal).  *sig is SIGINT or SIGTERM when one ended
+ * it (the terminal is restored). */
+int lesson_tty_run(const struct lesson *l, const char *notes_to, int *sig,
+    char *err, size_t errlen);
 
 #endif

@@ -155,9 +155,9 @@ lesson_view_position(struct lesson_run *run, char *buf, size_t len)
 		    run->built ? sim_steps(run->setup.sim) : 0L);
 		return;
 	}
-	/* Numbered as the view and `flashstep trace` number them. */
-	snprintf(buf, len, "step %ld of 0-%ld, after phase %s", v->step,
-	    sim_steps(run->setup.sim) - 1, lesson_phase_name(run->phase));
+	/* Counted as people count, as the view counts them. */
+	snprintf(buf, len, "step %ld of %ld, after phase %s", v->step + 1,
+	    sim_steps(run->setup.sim), lesson_parser_phase_name(run->phase));
 }
 
 static void
@@ -177,7 +177,7 @@ tile_map(struct lesson_run *run, struct lesson_lines *out)
 			char c;
 			k = schedule_step_of(s, i, j);
 			if (k < 0)
-				c = '.';
+				c = '/';
 			else if (run->step < 0 || k > run->step)
 				c = 'o';
 			else if (k == run->step)
@@ -189,7 +189,7 @@ tile_map(struct lesson_run *run, struct lesson_lines *out)
 		}
 		lesson_lines_add(out, "%s", line);
 	}
-	lesson_lines_add(out, "%8s(@ this step, # done, o to come, . skipped)", "");
+	lesson_lines_add(out, "%8s(@ this step, # done, o to come, / skipped)", "");
 }
 
 /* Rows of S or P of the current tile (all rows of a small tile, else the
@@ -288,7 +288,7 @@ other_row(struct lesson_run *run, struct lesson_lines *out)
 		snprintf(head, sizeof head, "row %d (not reached yet)", run->focus);
 	else
 		snprintf(head, sizeof head, "row %d (as step %ld left it)", run->focus,
-		    row.from_step);
+		    row.from_step + 1);
 	vec(row.acc, run->setup.problem.dv, va, sizeof va);
 	lesson_lines_add(out, "%s: m %s   l %s   %s %s", head,
 	    num(row.m, a, sizeof a), num(row.l, b, sizeof b), acc, va);
@@ -340,53 +340,80 @@ lesson_view_state(struct lesson_run *run, struct lesson_lines *out)
 
 /* ---- questions ---- */
 
-void
-lesson_view_answer(const struct lesson_question *q, int number, int width,
-    const char *indent, struct lesson_lines *out)
+/* "1002 (within 0.5)": a number answer as the handout gives it. */
+static void
+number_answer(const struct lesson_question *q, char *buf, size_t len)
 {
-	const char *ex = q->explanation ? q->explanation : "";
-	char first[64], *text;
-	size_t n;
+	char tol[32];
 
-	snprintf(first, sizeof first, "%sQ%d. ", indent, number);
-	if (q->answer >= 0) {
-		n = strlen(q->choices[q->answer]) + strlen(ex) + 16;
-		text = malloc(n);
-		if (text == NULL) {
-			out->oom = 1;
-			return;
-		}
-		snprintf(text, n, "%c) %s%s%s", 'a' + q->answer,
-		    q->choices[q->answer], *ex ? " -- " : "", ex);
-		lesson_lines_wrap(out, text, width, first, "      ");
-		free(text);
-	} else
-		lesson_lines_wrap(out, q->explanation ? q->explanation : "", width,
-		    first, "      ");
+	if (q->rtol > 0)
+		snprintf(tol, sizeof tol, "%g%%", 100 * q->rtol);
+	else
+		lesson_format(q->tol, tol, sizeof tol);
+	snprintf(buf, len, "%s (answers within %s count)", q->number_text, tol);
 }
 
 void
-lesson_view_question(const struct lesson_question *q, int number, int reveal,
-    int width, struct lesson_lines *out)
+lesson_view_answer(const struct lesson_question *q, int number, int width,
+    struct lesson_lines *out)
+{
+	const char *ex = q->explanation ? q->explanation : "";
+	char first[32], head[96], *text;
+	size_t n;
+
+	snprintf(first, sizeof first, "Q%d. ", number);
+	head[0] = '\0';
+	if (q->answer >= 0)
+		snprintf(head, sizeof head, "%c)", 'a' + q->answer);
+	else if (q->numeric)
+		number_answer(q, head, sizeof head);
+	n = strlen(head) + strlen(ex) +
+	    (q->answer >= 0 ? strlen(q->choices[q->answer]) : 0) + 16;
+	text = malloc(n);
+	if (text == NULL) {
+		out->oom = 1;
+		return;
+	}
+	if (q->answer >= 0)
+		snprintf(text, n, "%s %s%s%s", head, q->choices[q->answer],
+		    *ex ? " -- " : "", ex);
+	else
+		snprintf(text, n, "%s%s%s", head, *head && *ex ? " -- " : "", ex);
+	lesson_lines_wrap(out, text, width, first, "    ");
+	free(text);
+}
+
+void
+lesson_view_question(const struct lesson_question *q, const char *text,
+    int number, int width, struct lesson_lines *out)
 {
 	char first[32], letter[8];
 	int i;
 
 	snprintf(first, sizeof first, "Q%d. ", number);
-	lesson_lines_wrap(out, q->text, width, first, "    ");
+	lesson_lines_wrap(out, text != NULL ? text : q->text, width, first,
+	    "    ");
 	for (i = 0; i < q->nchoices; i++) {
 		snprintf(letter, sizeof letter, "    %c) ", 'a' + i);
 		lesson_lines_wrap(out, q->choices[i], width, letter, "       ");
 	}
-	if (reveal) {
-		lesson_lines_add(out, "%s", "");
-		if (q->answer >= 0) {
-			snprintf(first, sizeof first, "    Answer: %c) ", 'a' + q->answer);
-			lesson_lines_wrap(out, q->choices[q->answer], width, first,
-			    "               ");
-		}
-		if (q->explanation != NULL)
-			lesson_lines_wrap(out, q->explanation, width, q->answer >= 0 ?
-			    "    " : "    Answer: ", "    ");
+}
+
+void
+lesson_view_reveal(const struct lesson_question *q, int width,
+    struct lesson_lines *out)
+{
+	char head[96], first[128];
+
+	if (q->answer >= 0) {
+		snprintf(first, sizeof first, "    Answer: %c) ", 'a' + q->answer);
+		lesson_lines_wrap(out, q->choices[q->answer], width, first,
+		    "               ");
+	} else if (q->numeric) {
+		number_answer(q, head, sizeof head);
+		lesson_lines_add(out, "    Answer: %s", head);
 	}
+	if (q->explanation != NULL)
+		lesson_lines_wrap(out, q->explanation, width, q->answer >= 0 ||
+		    q->numeric ? "    " : "    Answer: ", "    ");
 }

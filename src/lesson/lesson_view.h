@@ -38,17 +38,23 @@ void lesson_lines_wrap(struct lesson_lines *ls, const char *text, int width,
  */
 void lesson_view_state(struct lesson_run *run, struct lesson_lines *out);
 
-/* The position in a few words: "step 1 of 0-1, after phase update" or
+/* The position in a few words: "step 2 of 2, after phase update" or
  * "before the first step (2 steps)". */
 void lesson_view_position(struct lesson_run *run, char *buf, size_t len);
 
-/* Question `number`: its text and choices; with reveal, the answer and
- * its explanation too. */
-void lesson_view_question(const struct lesson_question *q, int number,
-    int reveal, int width, struct lesson_lines *out);
+/* Question `number` as asked: its text (text, with any {...} filled,
+ * or q's own) and its choices. */
+void lesson_view_question(const struct lesson_question *q, const char *text,
+    int number, int width, struct lesson_lines *out);
 
-/* The answer alone: "b) the choice's text", or the explanation. */
+/* What revealing it adds under the question: "Answer: b) ...", or the
+ * number and how near counts, then the explanation. */
+void lesson_view_reveal(const struct lesson_question *q, int width,
+    struct lesson_lines *out);
+
+/* The answer alone, for the answers at the end: "Q2. b) the choice --
+ * the explanation", or the number, or the explanation. */
 void lesson_view_answer(const struct lesson_question *q, int number, int width,
-    const char *indent, struct lesson_lines *out);
+    struct lesson_lines *out);
 
 #endif

@@ -234,6 +234,15 @@ ui_focus(const struct ui *ui)
 }
 
 void
+ui_settle(struct ui *ui)
+{
+	ui_play_stop(ui, NULL);
+	ui->help = 0;
+	ui->form.open = 0;
+	ui->prompt.open = 0;
+}
+
+void
 ui_message(struct ui *ui, int role, const char *fmt, ...)
 {
 	va_list ap;
@@ -418,4 +427,10 @@ void
 ui_set_hidden(struct ui *ui, unsigned parts)
 {
 	ui->hidden = parts;
+}
+
+void
+ui_set_heat_max(struct ui *ui, int cols)
+{
+	ui->heat_max = cols;
 }

@@ -211,6 +211,11 @@ int ui_seek(struct ui *ui, long k, int phase);
 void ui_set_focus(struct ui *ui, int row);
 int ui_focus(const struct ui *ui);
 
+/* Stops play and closes the help screen, the edit form and the go-to
+ * prompt: what a caller's next scene (a lesson's next slide) must not
+ * inherit from the keys pressed during this one. */
+void ui_settle(struct ui *ui);
+
 /* A one-line message for the status line (role UI_ROLE_MESSAGE or
  * UI_ROLE_ERROR); it stays until the next key. */
 void ui_message(struct ui *ui, int role, const char *fmt, ...)
@@ -234,6 +239,10 @@ void ui_min_size(const struct ui *ui, int *w, int *h);
 #define UI_HIDE_KEYBAR	0x4
 #define UI_HIDE_HEATMAP	0x8
 void ui_set_hidden(struct ui *ui, unsigned parts);
+
+/* The widest the heatmap may be drawn, in cells (0: as wide as it
+ * wants), so that on a wide screen the other panes grow too. */
+void ui_set_heat_max(struct ui *ui, int cols);
 
 /* Writes "terminal too small (need WxH)" centred in r, wrapped or
  * shortened to fit any r (down to 1x1; nothing when r is empty). */

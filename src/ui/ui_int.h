@@ -190,6 +190,7 @@ struct ui {
 	int msg_role;
 
 	unsigned hidden;	/* UI_HIDE_* */
+	int heat_max;		/* the heatmap's widest (0: as wide as it wants) */
 	struct ui_rect slot[UI_SLOTS];
 	const struct ui_pane *slot_pane[UI_SLOTS];
 	struct ui_heat_geom heat_geom;

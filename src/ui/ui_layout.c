@@ -112,6 +112,8 @@ ui_layout_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 	right = mid;
 	if (!(ui->hidden & UI_HIDE_HEATMAP)) {
 		maxw = mid.w - UI_LAYOUT_RIGHT_MIN_W - 1;
+		if (ui->heat_max > 0 && maxw > ui->heat_max)
+			maxw = ui->heat_max;
 		ui_pane_heat.size(ui, maxw, mid.h, &more, &more, &wantw);
 		if (wantw > maxw)
 			wantw = maxw;

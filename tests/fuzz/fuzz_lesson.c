@@ -3,14 +3,16 @@
  *
  * Any text must parse into a lesson or give one line "fuzz.lesson:N: ..."
  * (or "fuzz.lesson: ..."); a lesson that parses and asks only for small
- * problems (no number of four digits or more) is also run to the end as
- * `lesson --check` runs it.  No crash, leak or sanitizer report.
+ * problems (no number of four digits or more) is also checked to the end
+ * as `lesson --check` checks it (its rules, its checks, what each slide
+ * shows), with one line for whatever it finds.  No crash, leak or
+ * sanitizer report.
  */
-/* fuzz-sources: src/lesson/lesson.c src/lesson/lesson_directive.c src/lesson/lesson_run.c src/lesson/lesson_path.c gpu/gpucheck.c gpu/gpu_stub.c */
+/* fuzz-sources: src/lesson/lesson.c src/lesson/lesson_parser.c src/lesson/lesson_directive.c src/lesson/lesson_meta.c src/lesson/lesson_say.c src/lesson/lesson_ask.c src/lesson/lesson_move.c src/lesson/lesson_expect.c src/lesson/lesson_problem.c src/lesson/lesson_gpu.c src/lesson/lesson_value.c src/lesson/lesson_quantity.c src/lesson/lesson_run.c src/lesson/lesson_path.c src/lesson/lesson_lint.c src/lesson/lesson_check.c src/lesson/lesson_view.c gpu/gpucheck.c gpu/gpu_stub.c */
 #include "config.h"
 
 #include "lesson/lesson.h"
-#include "lesson/lesson_run.h"
+#include "lesson/lesson_check.h"
 
 #include <ctype.h>
 #include <stdint.h>
@@ -37,8 +39,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct lesson *l;
-	struct lesson_run *run;
-	char *text, err[512];
+	char *text, err[512], msg[600];
 
 	text = malloc(size + 1);
 	if (text == NULL)
@@ -52,13 +53,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    strchr(err, '\n') != NULL)
 			abort();
 	} else {
-		if (small(text)) {
-			run = lesson_run_new(l, NULL, NULL, LESSON_RUN_STOP);
-			if (run != NULL) {
-				lesson_run_all(run);
-				lesson_run_free(run);
-			}
-		}
+		msg[0] = '\0';
+		if (small(text) && lesson_check(l, msg, sizeof msg) != 0 &&
+		    strchr(msg, '\n') != NULL)
+			abort();
 		lesson_free(l);
 	}
 	free(text);

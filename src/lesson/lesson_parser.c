@@ -1,0 +1,202 @@
+/* lesson_parser.c - the parser's state as directives see it, and the
+ * readers they share (lesson_parser.h). */
+#include "config.h"
+
+#include "lesson_parser.h"
+#include "model/sim.h"
+#include "model/util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *phase_names[SIM_PHASES] = {
+	"load", "scores", "max", "rescale", "exp", "update", "finalize",
+};
+
+const char *
+lesson_parser_phase_name(int phase)
+{
+	return phase >= 0 && phase < SIM_PHASES ? phase_names[phase] : "?";
+}
+
+int
+lesson_parser_phase(const char *name)
+{
+	int i;
+
+	for (i = 0; i < SIM_PHASES; i++)
+		if (strcmp(name, phase_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+const struct lesson_cmd *
+lesson_parser_previous(const struct lesson_parser *ps)
+{
+	return ps->idx > 0 ? &ps->l->cmds[ps->idx - 1] : NULL;
+}
+
+int
+lesson_parser_after(const struct lesson_parser *ps, const char *a,
+    const char *b)
+{
+	const struct lesson_cmd *p = lesson_parser_previous(ps);
+
+	return p != NULL && (strcmp(p->dir->name, a) == 0 ||
+	    (b != NULL && strcmp(p->dir->name, b) == 0));
+}
+
+int
+lesson_parser_label(const struct lesson_parser *ps, const char *name)
+{
+	const struct lesson_cmd *c;
+	int i;
+
+	for (i = 0; i < ps->idx; i++) {
+		c = &ps->l->cmds[i];
+		if (strcmp(c->dir->name, "label") == 0 && c->argc > 0 &&
+		    strcmp(c->argv[0], name) == 0)
+			return i;
+	}
+	return -1;
+}
+
+int
+lesson_parser_kept(const struct lesson_parser *ps, const char *name)
+{
+	int i;
+
+	for (i = 0; i < ps->l->nkept; i++)
+		if (strcmp(ps->l->kept[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+int
+lesson_parser_number(const char *word, int inf, double *out)
+{
+	char *end;
+	double x;
+
+	errno = 0;
+	x = strtod(word, &end);
+	if (*word == '\0' || *end != '\0' || errno == ERANGE || isnan(x))
+		return -1;
+	if (isinf(x) && !inf)
+		return -1;
+	/* strtod takes "infinity" and "0x1p3"; lessons keep to plain words */
+	if (isinf(x) && strcmp(word, "inf") != 0 && strcmp(word, "-inf") != 0)
+		return -1;
+	if (strpbrk(word, "xXpP") != NULL)
+		return -1;
+	*out = x;
+	return 0;
+}
+
+int
+lesson_parser_long(const char *word, long min, long max, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(word, &end, 10);
+	if (*word == '\0' || *end != '\0' || errno == ERANGE || v < min ||
+	    v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int
+lesson_parser_phase_suffix(struct lesson_cmd *c, int at, char *err,
+    size_t errlen)
+{
+	c->phase = SIM_PHASE_LAST;
+	if (c->argc == at)
+		return 0;
+	if (c->argc != at + 2 || strcmp(c->argv[at], "phase") != 0)
+		return util_error(err, errlen, "%s: unexpected '%s' (the line may end "
+		    "with 'phase P')", c->name, c->argv[at]);
+	c->phase = lesson_parser_phase(c->argv[at + 1]);
+	if (c->phase < 0)
+		return util_error(err, errlen, "%s: unknown phase '%s' (load, scores, "
+		    "max, rescale, exp, update or finalize)", c->name, c->argv[at + 1]);
+	return 0;
+}
+
+int
+lesson_parser_no_words(const struct lesson_cmd *c, char *err, size_t errlen)
+{
+	if (c->argc != 0)
+		return util_error(err, errlen, "%s takes nothing after it, not '%s'",
+		    c->name, c->argv[0]);
+	return 0;
+}
+
+int
+lesson_parser_need_text(const struct lesson_cmd *c, const char *what,
+    char *err, size_t errlen)
+{
+	if (c->text == NULL || *c->text == '\0')
+		return util_error(err, errlen, "%s needs %s", c->name, what);
+	return 0;
+}
+
+char *
+lesson_parser_strdup(const char *s, char *err, size_t errlen)
+{
+	char *d = strdup(s);
+
+	if (d == NULL)
+		util_error(err, errlen, "out of memory");
+	return d;
+}
+
+int
+lesson_parser_distance(const char *a, const char *b)
+{
+	int d[32][32], n = (int)strlen(a), m = (int)strlen(b), i, j, x;
+
+	n = n > 31 ? 31 : n;
+	m = m > 31 ? 31 : m;
+	for (i = 0; i <= n; i++)
+		d[i][0] = i;
+	for (j = 0; j <= m; j++)
+		d[0][j] = j;
+	for (i = 1; i <= n; i++) {
+		for (j = 1; j <= m; j++) {
+			int cost = a[i - 1] != b[j - 1];
+			x = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < x)
+				x = d[i][j - 1] + 1;
+			if (d[i - 1][j - 1] + cost < x)
+				x = d[i - 1][j - 1] + cost;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+			    a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < x)
+				x = d[i - 2][j - 2] + 1;
+			d[i][j] = x;
+		}
+	}
+	return d[n][m];
+}
+
+void
+lesson_parser_unflag(char *msg)
+{
+	char *p = msg, *q = msg;
+
+	/* "--tq must be ..." from the shared option parser reads, in a
+	 * script, "tq must be ...": the lesson spells options without "--". */
+	while (*p != '\0') {
+		if (p[0] == '-' && p[1] == '-' && islower((unsigned char)p[2]) &&
+		    (p == msg || p[-1] == ' ' || p[-1] == '\'' || p[-1] == '('))
+			p += 2;
+		else
+			*q++ = *p++;
+	}
+	*q = '\0';
+}
