@@ -33,6 +33,24 @@ gpu_may_skip(enum gpu_status why)
 	    why == GPU_NO_DEVICE;
 }
 
+int
+gpu_kernel_on_device(const struct gpu_kernel *k, char *err, size_t errlen)
+{
+	char name[64];
+	int cc;
+
+	if (k->cc == 0)
+		return 0;
+	if (gpu_compute_capability(&cc, name, sizeof name, err, errlen) != 0)
+		return -1;
+	if (cc == k->cc)
+		return 0;
+	return util_error(err, errlen, "kernel %s runs only on compute "
+	    "capability %d.%d (sm_%da%s); this GPU, %s, is %d.%d", k->name,
+	    k->cc / 10, k->cc % 10, k->cc, k->cc == 90 ? ": H100, H200" : "",
+	    name, cc / 10, cc % 10);
+}
+
 void
 gpu_result_free(struct gpu_result *res)
 {
@@ -120,7 +138,7 @@ gpu_run(const struct gpu_kernel *k, const struct problem *ps, int n,
 	    gpu_kernel_check(k, &ps[0], t, rule, flags, err, errlen) != 0)
 		return -1;
 	if (gpu_available(res->device, sizeof res->device, err, errlen) !=
-	    GPU_READY)
+	    GPU_READY || gpu_kernel_on_device(k, err, errlen) != 0)
 		return -1;
 	if (schedule_init(&sched, &ps[0], t, err, errlen) != 0)
 		return -1;

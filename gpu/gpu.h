@@ -4,9 +4,10 @@
  * The kernels are a table (kernel.h): teaching (gpu/teach.cu, the
  * simulator's tiled loop in float32 and in its order, every convention
  * and bug mode, a trace of every step), naive (gpu/naive.cu, S and P in
- * device memory: the baseline) and fast (gpu/fast.cu, FlashAttention-2
- * on the tensor cores).  gpu_run() runs any entry; gpucheck.h holds one
- * against the simulator.
+ * device memory: the baseline), fast (gpu/fast.cu, FlashAttention-2 on
+ * the tensor cores) and wgmma (gpu/wgmma.cu, FlashAttention-3's design
+ * for Hopper).  gpu_run() runs any entry; gpucheck.h holds one against
+ * the simulator.
  *
  * The C side (gpu.c, kernel.c) builds with or without CUDA; without it
  * gpu_available() (gpu_stub.c) answers GPU_NOT_BUILT and nothing runs.
@@ -50,6 +51,21 @@ enum gpu_status {
  * found".  err may be NULL.
  */
 enum gpu_status gpu_available(char *name, size_t namelen, char *err,
+    size_t errlen);
+
+/* The first device's compute capability times 10 (90: H100, H200) in
+ * *cc, and its name in name (may be NULL): 0, or -1 with err (no device,
+ * as gpu_available says). */
+int gpu_compute_capability(int *cc, char *name, size_t namelen, char *err,
+    size_t errlen);
+
+/*
+ * Can this device run kernel k, once gpu_available() found one?  0, or
+ * -1 with one line when k's code is for another compute capability
+ * (kernel.h's cc): "kernel wgmma runs only on compute capability 9.0
+ * (sm_90a: H100, H200); this GPU, NVIDIA A100-SXM4-80GB, is 8.0".
+ */
+int gpu_kernel_on_device(const struct gpu_kernel *k, char *err,
     size_t errlen);
 
 /*
@@ -104,7 +120,8 @@ gpu_trace_at(const struct gpu_result *res, int b, long step, int row)
  * Runs n problems of one shape through kernel k with tiling t (the
  * simulator's Br, Bc and loop order: for a kernel with its own tilings,
  * one of gpu_kernel_tiling's) and update rule rule.  What k cannot take
- * is refused first (gpu_kernel_check), then a missing GPU (gpu_available).
+ * is refused first (gpu_kernel_check), then a missing GPU (gpu_available)
+ * or one its code is not for (gpu_kernel_on_device).
  * O and lse come from the timed runs: repeat > 0 times that many after
  * one warm-up and keeps the median, repeat <= 0 runs once.  flags
  * GPU_TRACE... add one run with the trace on.  On error res is empty.

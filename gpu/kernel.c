@@ -22,6 +22,13 @@
 #else
 #define GPU_CUDA(fn) NULL
 #endif
+/* The same for code built for sm_90a alone, which needs an nvcc that
+ * can target it (configure's HAVE_SM90A). */
+#if defined(HAVE_CUDA) && defined(HAVE_SM90A)
+#define GPU_SM90A(fn) fn
+#else
+#define GPU_SM90A(fn) NULL
+#endif
 
 #define BIT(x) (1u << (x))
 #define ALL_DTYPES (BIT(DTYPE_FP32) | BIT(DTYPE_FP16) | BIT(DTYPE_BF16))
@@ -35,11 +42,16 @@ int naive_launch(const struct gpu_job *job, char *err, size_t errlen);
 double naive_device_bytes(const struct problem *p, int n);
 int teach_launch(const struct gpu_job *job, char *err, size_t errlen);
 int teach_trace(const struct gpu_job *job, char *err, size_t errlen);
-int fastrun_launch(const struct gpu_job *job, char *err, size_t errlen);
-int fastrun_trace(const struct gpu_job *job, char *err, size_t errlen);
-int fastrun_tiling(int d, int br, int bc, struct tiling *t, char *err,
+int tcrun_fast_launch(const struct gpu_job *job, char *err, size_t errlen);
+int tcrun_fast_trace(const struct gpu_job *job, char *err, size_t errlen);
+int tcrun_fast_tiling(int d, int br, int bc, struct tiling *t, char *err,
     size_t errlen);
-void fastrun_tilings(int d, char *buf, size_t len);
+void tcrun_fast_tilings(int d, char *buf, size_t len);
+int tcrun_wgmma_launch(const struct gpu_job *job, char *err, size_t errlen);
+int tcrun_wgmma_trace(const struct gpu_job *job, char *err, size_t errlen);
+int tcrun_wgmma_tiling(int d, int br, int bc, struct tiling *t, char *err,
+    size_t errlen);
+void tcrun_wgmma_tilings(int d, char *buf, size_t len);
 
 static const struct gpu_kernel gpu_kernel_naive = {
 	.name = "naive",
@@ -75,7 +87,8 @@ static const struct gpu_kernel gpu_kernel_teaching = {
 	.trace = GPU_CUDA(teach_trace),
 };
 
-static const int gpu_fast_dims[] = { 64, 128, 0 };
+/* The head widths the tensor-core kernels are compiled for. */
+static const int gpu_tc_dims[] = { 64, 128, 0 };
 
 static const struct gpu_kernel gpu_kernel_fast = {
 	.name = "fast",
@@ -85,20 +98,40 @@ static const struct gpu_kernel gpu_kernel_fast = {
 	.orders = BIT(ORDER_FA2),
 	.conventions = BIT(CONV_UNNORMALIZED),
 	.bugs = BIT(BUG_NONE),
-	.dims = gpu_fast_dims,
+	.dims = gpu_tc_dims,
 	.caps = GPU_CAP_CAUSAL | GPU_CAP_TRACE,
 	.arith = GPU_ARITH_TENSOR_CORES,
 	.bench_repeat = 0,
-	.tiling = GPU_CUDA(fastrun_tiling),
-	.tilings = GPU_CUDA(fastrun_tilings),
-	.launch = GPU_CUDA(fastrun_launch),
-	.trace = GPU_CUDA(fastrun_trace),
+	.tiling = GPU_CUDA(tcrun_fast_tiling),
+	.tilings = GPU_CUDA(tcrun_fast_tilings),
+	.launch = GPU_CUDA(tcrun_fast_launch),
+	.trace = GPU_CUDA(tcrun_fast_trace),
+};
+
+static const struct gpu_kernel gpu_kernel_wgmma = {
+	.name = "wgmma",
+	.summary = "FlashAttention-3's forward for Hopper (sm_90a): wgmma, "
+	    "TMA loads, a producer warpgroup and two consumers taking turns",
+	.dtypes = BIT(DTYPE_FP16) | BIT(DTYPE_BF16),
+	.orders = BIT(ORDER_FA2),
+	.conventions = BIT(CONV_UNNORMALIZED),
+	.bugs = BIT(BUG_NONE),
+	.dims = gpu_tc_dims,
+	.caps = GPU_CAP_CAUSAL | GPU_CAP_TRACE,
+	.arith = GPU_ARITH_TENSOR_CORES,
+	.bench_repeat = 0,
+	.cc = 90,
+	.tiling = GPU_SM90A(tcrun_wgmma_tiling),
+	.tilings = GPU_SM90A(tcrun_wgmma_tilings),
+	.launch = GPU_SM90A(tcrun_wgmma_launch),
+	.trace = GPU_SM90A(tcrun_wgmma_trace),
 };
 
 const struct gpu_kernel *const gpu_kernels[] = {
 	&gpu_kernel_naive,
 	&gpu_kernel_teaching,
 	&gpu_kernel_fast,
+	&gpu_kernel_wgmma,
 	NULL,
 };
 
@@ -135,6 +168,22 @@ gpu_kernel_names(void)
 	if (names[0] == '\0')
 		gpu_names(0, names, sizeof names);
 	return names;
+}
+
+/*
+ * Why this build cannot run k, or 0 when it has k's code: without CUDA
+ * at all, or without code for k's one architecture.
+ */
+static int
+gpu_kernel_absent(const struct gpu_kernel *k, char *err, size_t errlen)
+{
+	if (k->launch != NULL)
+		return 0;
+	if (!gpu_built())
+		return util_error(err, errlen, "built without CUDA support");
+	return util_error(err, errlen, "kernel %s is not in this build: its "
+	    "code is for sm_%da alone, which this build's nvcc could not "
+	    "target (configure with CUDA 12 or newer)", k->name, k->cc);
 }
 
 /* ---- words for the entries' masks ---- */
@@ -212,8 +261,8 @@ gpu_tilings_words(const struct gpu_kernel *k, char *buf, size_t len)
 		return;
 	}
 	if (k->tilings == NULL || k->dims == NULL) {
-		snprintf(buf, len, "its own (built without CUDA support: not "
-		    "known)");
+		gpu_kernel_absent(k, one, sizeof one);
+		snprintf(buf, len, "its own (not known: %s)", one);
 		return;
 	}
 	buf[0] = '\0';
@@ -255,6 +304,8 @@ gpu_kernel_check(const struct gpu_kernel *k, const struct problem *p,
 	char what[96], takes[256];
 	struct tiling own;
 
+	if (gpu_built() && gpu_kernel_absent(k, err, errlen) != 0)
+		return -1;
 	if (p->scores_mode && !(k->caps & GPU_CAP_SCORES))
 		return gpu_refuse(k, err, errlen, "a scores problem",
 		    "Q, K and V: it computes S itself");
@@ -320,7 +371,7 @@ gpu_kernel_tiling(const struct gpu_kernel *k, int d, int br, int bc,
 		return gpu_refuse(k, err, errlen, what, takes);
 	}
 	if (k->tiling == NULL)
-		return util_error(err, errlen, "built without CUDA support");
+		return gpu_kernel_absent(k, err, errlen);
 	return k->tiling(d, br, bc, t, err, errlen);
 }
 
@@ -384,11 +435,23 @@ gpu_describe_arith(const struct gpu_kernel *k, char *buf, size_t len)
 	snprintf(buf, len, "%s", words[k->arith]);
 }
 
+static void
+gpu_describe_devices(const struct gpu_kernel *k, char *buf, size_t len)
+{
+	if (k->cc == 0)
+		snprintf(buf, len, "any this build runs on");
+	else
+		snprintf(buf, len, "compute capability %d.%d only (sm_%da "
+		    "machine code%s)", k->cc / 10, k->cc % 10, k->cc,
+		    k->cc == 90 ? ": H100, H200" : "");
+}
+
 /* One line of --list-kernels each, in this order. */
 static const struct {
 	const char *label;
 	void (*words)(const struct gpu_kernel *k, char *buf, size_t len);
 } gpu_describers[] = {
+	{ "devices", gpu_describe_devices },
 	{ "dtypes", gpu_describe_dtypes },
 	{ "head sizes", gpu_dims_words },
 	{ "inputs", gpu_describe_inputs },

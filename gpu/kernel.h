@@ -58,6 +58,12 @@ struct gpu_kernel {
 	enum gpu_arith arith;
 	int bench_repeat;	/* bench --gpu times it at most this often
 				 * (0: as many as --repeat asks) */
+	int cc;			/* 0: any GPU; else the one compute
+				 * capability (times 10) its machine code is
+				 * for, architecture-specific (90: sm_90a,
+				 * H100 and H200): gpu_run refuses another
+				 * device, and a build whose nvcc cannot
+				 * target it has no functions for it */
 
 	/*
 	 * With its own tilings (no GPU_CAP_ANY_TILING): its tiling for head width d in t
@@ -74,7 +80,8 @@ struct gpu_kernel {
 	 * trace() (with GPU_CAP_TRACE) runs it once more with its
 	 * trace on and lays m_new, alpha, l_new (and the accumulator) on the
 	 * simulator's step numbers.  Both return 0, or -1 with err.  NULL in
-	 * a build without CUDA (gpu_run says so before it would call them).
+	 * a build without CUDA (gpu_run says so before it would call them),
+	 * or without code for the kernel's cc (gpu_kernel_check says so).
 	 */
 	int (*launch)(const struct gpu_job *job, char *err, size_t errlen);
 	int (*trace)(const struct gpu_job *job, char *err, size_t errlen);
@@ -91,13 +98,14 @@ extern const struct gpu_kernel *const gpu_kernels[];
 /* The entry named name, or NULL. */
 const struct gpu_kernel *gpu_kernel_find(const char *name);
 
-/* "naive, teaching, fast": the names, for messages. */
+/* "naive, teaching, fast, wgmma": the names, for messages. */
 const char *gpu_kernel_names(void);
 
 /*
  * Can kernel k run problem p with tiling t and rule rule (flags: gpu.h's
  * GPU_TRACE asks for the trace)?  0, or -1 with the one message that
- * names what it does not take and what it does.  Needs no GPU.
+ * names what it does not take and what it does (or that this build has
+ * no code for it).  Needs no GPU.
  */
 int gpu_kernel_check(const struct gpu_kernel *k, const struct problem *p,
     const struct tiling *t, const struct online_rule *rule, unsigned flags,
