@@ -9,6 +9,8 @@
 #include "config.h"
 
 #include "gpu.h"
+#include "teach_bwd.h"
+#include "model/backward.h"
 #include "model/dtype.h"
 #include "model/util.h"
 
@@ -42,6 +44,8 @@ int naive_launch(const struct gpu_job *job, char *err, size_t errlen);
 double naive_device_bytes(const struct problem *p, int n);
 int teach_launch(const struct gpu_job *job, char *err, size_t errlen);
 int teach_trace(const struct gpu_job *job, char *err, size_t errlen);
+int teach_bwd_launch(const struct gpu_bwd_job *job, char *err,
+    size_t errlen);
 int tcrun_fast_launch(const struct gpu_job *job, char *err, size_t errlen);
 int tcrun_fast_trace(const struct gpu_job *job, char *err, size_t errlen);
 int tcrun_fast_tiling(int d, int br, int bc, struct tiling *t, char *err,
@@ -70,6 +74,20 @@ static const struct gpu_kernel gpu_kernel_naive = {
 	.device_bytes = GPU_CUDA(naive_device_bytes),
 };
 
+/* The teaching kernel's backward (gpu/teach_bwd.cu): the simulator's
+ * backward in its order, every backward bug mode. */
+static const struct gpu_backward gpu_backward_teaching = {
+	.dtypes = ALL_DTYPES,
+	.bugs = (1u << BACKWARD_BUGS) - 1,
+	.caps = GPU_CAP_SCORES | GPU_CAP_CAUSAL,
+	.rtol = {
+		[DTYPE_FP32] = TEACH_BWD_RTOL,
+		[DTYPE_FP16] = TEACH_BWD_RTOL_FP16,
+		[DTYPE_BF16] = TEACH_BWD_RTOL_BF16,
+	},
+	.launch = GPU_CUDA(teach_bwd_launch),
+};
+
 static const struct gpu_kernel gpu_kernel_teaching = {
 	.name = "teaching",
 	.summary = "the simulator's tiled loop in float32, in its order of "
@@ -85,6 +103,7 @@ static const struct gpu_kernel gpu_kernel_teaching = {
 	.bench_repeat = 3,
 	.launch = GPU_CUDA(teach_launch),
 	.trace = GPU_CUDA(teach_trace),
+	.backward = &gpu_backward_teaching,
 };
 
 /* The head widths the tensor-core kernels are compiled for. */
@@ -357,6 +376,52 @@ gpu_kernel_check(const struct gpu_kernel *k, const struct problem *p,
 	return 0;
 }
 
+static const char *
+gpu_bwd_bug_word(int i)
+{
+	return backward_bug_name((enum backward_bug)i);
+}
+
+int
+gpu_backward_check(const struct gpu_kernel *k, const struct problem *p,
+    int bug, char *err, size_t errlen)
+{
+	const struct gpu_backward *b = k->backward;
+	char what[96], takes[256];
+	int i;
+
+	if (b == NULL) {
+		takes[0] = '\0';
+		for (i = 0; gpu_kernels[i] != NULL; i++)
+			if (gpu_kernels[i]->backward != NULL)
+				snprintf(takes + strlen(takes), sizeof takes -
+				    strlen(takes), "%s%s", takes[0] != '\0' ? ", " :
+				    "", gpu_kernels[i]->name);
+		return util_error(err, errlen, "kernel %s has no backward pass "
+		    "(kernels with one: %s)", k->name, takes);
+	}
+	if (p->scores_mode && !(b->caps & GPU_CAP_SCORES))
+		return gpu_refuse(k, err, errlen, "a scores problem backward",
+		    "Q, K and V");
+	if (!(b->dtypes & BIT(p->dtype))) {
+		snprintf(what, sizeof what, "--dtype %s backward",
+		    dtype_name(p->dtype));
+		gpu_mask_words(b->dtypes, 3, gpu_dtype_word, takes, sizeof takes);
+		return gpu_refuse(k, err, errlen, what, takes);
+	}
+	if (p->causal && !(b->caps & GPU_CAP_CAUSAL))
+		return gpu_refuse(k, err, errlen, "--causal backward", "no mask");
+	if (bug < 0 || bug >= BACKWARD_BUGS || !(b->bugs & BIT(bug))) {
+		snprintf(what, sizeof what, "--grad-bug %s", bug >= 0 &&
+		    bug < BACKWARD_BUGS ? backward_bug_name((enum backward_bug)bug) :
+		    "?");
+		gpu_mask_words(b->bugs, BACKWARD_BUGS, gpu_bwd_bug_word, takes,
+		    sizeof takes);
+		return gpu_refuse(k, err, errlen, what, takes);
+	}
+	return 0;
+}
+
 int
 gpu_kernel_tiling(const struct gpu_kernel *k, int d, int br, int bc,
     struct tiling *t, char *err, size_t errlen)
@@ -446,6 +511,24 @@ gpu_describe_devices(const struct gpu_kernel *k, char *buf, size_t len)
 		    k->cc == 90 ? ": H100, H200" : "");
 }
 
+static void
+gpu_describe_backward(const struct gpu_kernel *k, char *buf, size_t len)
+{
+	const struct gpu_backward *b = k->backward;
+	char dtypes[64], bugs[256];
+
+	if (b == NULL) {
+		snprintf(buf, len, "none");
+		return;
+	}
+	gpu_mask_words(b->dtypes, 3, gpu_dtype_word, dtypes, sizeof dtypes);
+	gpu_mask_words(b->bugs, BACKWARD_BUGS, gpu_bwd_bug_word, bugs,
+	    sizeof bugs);
+	snprintf(buf, len, "%s; %s%s; bug modes %s; dQ atomic or ordered "
+	    "(--backward)", dtypes, b->caps & GPU_CAP_CAUSAL ? "causal or not" :
+	    "no mask", b->caps & GPU_CAP_SCORES ? "; scores problems" : "", bugs);
+}
+
 /* One line of --list-kernels each, in this order. */
 static const struct {
 	const char *label;
@@ -461,6 +544,7 @@ static const struct {
 	{ "bug modes", gpu_describe_bugs },
 	{ "trace", gpu_describe_trace },
 	{ "arithmetic", gpu_describe_arith },
+	{ "backward", gpu_describe_backward },
 };
 
 int

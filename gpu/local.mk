@@ -21,8 +21,10 @@
 
 noinst_LIBRARIES += gpu/libfsgpu.a
 GPU_HDRS = gpu/gpu.h gpu/kernel.h gpu/kernels.h gpu/cudacheck.h \
-	gpu/timing.h gpu/fast.h gpu/wgmma.h gpu/gpucheck.h gpu/teach_bwd.h
-GPU_C = gpu/kernel.c gpu/gpu.c gpu/gpucheck.c
+	gpu/timing.h gpu/fast.h gpu/wgmma.h gpu/gpucheck.h gpu/gpucheck_bwd.h \
+	gpu/teach_bwd.h
+GPU_C = gpu/kernel.c gpu/gpu.c gpu/gpubwd.c gpu/gpucheck.c \
+	gpu/gpucheck_bwd.c gpu/ladder.c
 GPU_KERNELS = gpu/teach.cu gpu/naive.cu gpu/fast.cu gpu/tcrun.cu \
 	gpu/teach_bwd.cu
 GPU_CU = gpu/device.cu gpu/timing.cu $(GPU_KERNELS)
@@ -80,19 +82,20 @@ gpu/device.o gpu/timing.o gpu/teach.o gpu/naive.o gpu/tcrun.o \
 	src/model/online_rule.h src/model/schedule.h src/model/problem.h \
 	src/model/dtype.h src/model/util.h src/model/backward.h config.h
 
-# The GPU tests: the teaching kernel (check_gpu) and the tensor-core
+# The GPU tests: the teaching kernel (check_gpu), the tensor-core
 # kernels (check_gpu_fast, check_gpu_wgmma: one source, check_gpu_tc.c,
-# built for each) against the simulator, step by step, and the commands
-# (gpu.test).  Where no kernel can run they exit 77 (skip) only when the
+# built for each) and the teaching backward (check_gpu_bwd) against the
+# simulator, step by step, and the commands (gpu.test).  Where no kernel can run they exit 77 (skip) only when the
 # hardware is missing, and fail under FLASHSTEP_REQUIRE_GPU=1 (or
 # ./configure --enable-gpu-tests=required, which sets it for make
 # check); gpu_require.test shows both with the device hidden.
 # gpu_planted.sh (not part of make check) shows check_gpu failing on a
 # teaching kernel whose order of operations was changed.
 check_PROGRAMS += tests/check_gpu tests/check_gpu_fast \
-	tests/check_gpu_wgmma tests/check_gpu_table
+	tests/check_gpu_wgmma tests/check_gpu_bwd tests/check_gpu_table
 TESTS += tests/check_gpu tests/check_gpu_fast tests/check_gpu_wgmma \
-	tests/gpu.test tests/gpu_require.test tests/check_gpu_table
+	tests/check_gpu_bwd tests/gpu.test tests/gpu_require.test \
+	tests/check_gpu_table
 EXTRA_DIST += tests/gpu.test tests/gpu_require.test tests/gpu_planted.sh
 if GPU_TESTS_REQUIRED
 AM_TESTS_ENVIRONMENT += FLASHSTEP_REQUIRE_GPU=1; \
@@ -108,6 +111,8 @@ tests_check_gpu_fast_LDADD = $(CHECK_LDADD)
 tests_check_gpu_wgmma_SOURCES = $(tests_check_gpu_fast_SOURCES)
 tests_check_gpu_wgmma_CPPFLAGS = $(AM_CPPFLAGS) -DCHECK_TC_KERNEL='"wgmma"'
 tests_check_gpu_wgmma_LDADD = $(CHECK_LDADD)
+tests_check_gpu_bwd_SOURCES = tests/check_gpu_bwd.c $(GPU_PROBE) $(TESTUTIL)
+tests_check_gpu_bwd_LDADD = $(CHECK_LDADD)
 # The kernel table and the rules that need no GPU: runs everywhere.
 tests_check_gpu_table_SOURCES = tests/check_gpu_table.c $(TESTUTIL)
 tests_check_gpu_table_LDADD = $(CHECK_LDADD)

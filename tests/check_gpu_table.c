@@ -262,7 +262,7 @@ START_TEST(test_describe)
 	static const char *const labels[] = { "devices", "dtypes",
 	    "head sizes", "inputs",
 	    "tilings", "loop orders", "conventions", "bug modes", "trace",
-	    "arithmetic" };
+	    "arithmetic", "backward" };
 	char line[512];
 	int i, what;
 
@@ -271,8 +271,16 @@ START_TEST(test_describe)
 		    sizeof line) == 0; what++)
 			ck_assert_msg(strncmp(line, labels[what],
 			    strlen(labels[what])) == 0, "%s", line);
-		ck_assert_int_eq(what, 10);
+		ck_assert_int_eq(what, 11);
 	}
+	ck_assert_int_eq(gpu_kernel_describe(kernel("fast"), 10, line,
+	    sizeof line), 0);
+	ck_assert_str_eq(line, "backward     none");
+	ck_assert_int_eq(gpu_kernel_describe(kernel("teaching"), 10, line,
+	    sizeof line), 0);
+	ck_assert_str_eq(line, "backward     fp32, fp16, bf16; causal or not; "
+	    "scores problems; bug modes none, no-d, max-not-lse, no-scale, "
+	    "dq-overwrite; dQ atomic or ordered (--backward)");
 	ck_assert_int_eq(gpu_kernel_describe(kernel("fast"), 1, line,
 	    sizeof line), 0);
 	ck_assert_str_eq(line, "dtypes       fp16, bf16");
