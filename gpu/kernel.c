@@ -165,16 +165,18 @@ gpu_kernel_find(const char *name)
 	return NULL;
 }
 
-/* "teaching, fast": the names of the kernels with all of caps. */
+/* "teaching, fast": the names of the kernels with all of caps, and a
+ * backward pass too when backward is set. */
 static void
-gpu_names(unsigned caps, char *buf, size_t len)
+gpu_names(unsigned caps, int backward, char *buf, size_t len)
 {
 	size_t at = 0;
 	int i;
 
 	buf[0] = '\0';
 	for (i = 0; gpu_kernels[i] != NULL && at < len; i++)
-		if ((gpu_kernels[i]->caps & caps) == caps)
+		if ((gpu_kernels[i]->caps & caps) == caps &&
+		    (!backward || gpu_kernels[i]->backward != NULL))
 			at += (size_t)snprintf(buf + at, len - at, "%s%s",
 			    at > 0 ? ", " : "", gpu_kernels[i]->name);
 }
@@ -185,7 +187,7 @@ gpu_kernel_names(void)
 	static char names[256];
 
 	if (names[0] == '\0')
-		gpu_names(0, names, sizeof names);
+		gpu_names(0, 0, names, sizeof names);
 	return names;
 }
 
@@ -366,7 +368,7 @@ gpu_kernel_check(const struct gpu_kernel *k, const struct problem *p,
 		return gpu_refuse(k, err, errlen, what, takes);
 	}
 	if ((flags & GPU_TRACE) && !(k->caps & GPU_CAP_TRACE)) {
-		gpu_names(GPU_CAP_TRACE, takes, sizeof takes);
+		gpu_names(GPU_CAP_TRACE, 0, takes, sizeof takes);
 		return util_error(err, errlen, "kernel %s has no trace of its "
 		    "steps, which compare and the view's G key need (kernels "
 		    "with one: %s)", k->name, takes);
@@ -388,15 +390,9 @@ gpu_backward_check(const struct gpu_kernel *k, const struct problem *p,
 {
 	const struct gpu_backward *b = k->backward;
 	char what[96], takes[256];
-	int i;
 
 	if (b == NULL) {
-		takes[0] = '\0';
-		for (i = 0; gpu_kernels[i] != NULL; i++)
-			if (gpu_kernels[i]->backward != NULL)
-				snprintf(takes + strlen(takes), sizeof takes -
-				    strlen(takes), "%s%s", takes[0] != '\0' ? ", " :
-				    "", gpu_kernels[i]->name);
+		gpu_names(0, 1, takes, sizeof takes);
 		return util_error(err, errlen, "kernel %s has no backward pass "
 		    "(kernels with one: %s)", k->name, takes);
 	}

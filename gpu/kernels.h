@@ -3,8 +3,8 @@
  * trace() (kernel.h): plain C types, host arrays in, host arrays out.
  * Each kernel's .cu file owns every CUDA call of its own (device memory
  * through cudacheck.h's counter, copies, launches, timing.h's timing)
- * and keeps its own parameters (tiles, variants) to itself.  Only gpu.c
- * and the .cu files include this.
+ * and keeps its own parameters (tiles, variants) to itself.  Only the
+ * front ends (gpu.c, gpubwd.c) and the .cu files include this.
  */
 #ifndef FLASHSTEP_KERNELS_H
 #define FLASHSTEP_KERNELS_H
@@ -47,9 +47,10 @@ struct gpu_job {
  * against the kernel's entry: n problems' inputs packed one after another
  * in host arrays (q, k (n, T, d), v (n, Tk, dv), or s (n, Tq, Tk) in a
  * scores problem, d = 0 then), the forward's results and dO, the tiles,
- * and where the results go.  launch() fills g's gradients (allocated),
- * g->ms, and with GPU_BWD_TRACE the trace arrays (allocated, NaN-filled;
- * trace_dq only when ordered); it checks that its steps are nsteps.
+ * and where the results go.  launch() fills g's gradients and g->ms,
+ * and with GPU_BWD_TRACE its trace arrays (all allocated by the front
+ * end, the trace NaN-filled; trace_dq only when ordered); it checks that
+ * its steps are g->nsteps.
  */
 struct gpu_bwd_job {
 	int n, tq, tk, d, dv;

@@ -747,7 +747,7 @@ cmd_bench_gpu(int argc, char **argv)
 	struct options o;
 	const char *cd, *cdim;
 	char err[512], dev[64], item[32], capped[128];
-	int rc;
+	int rc, i;
 
 	memset(&bs, 0, sizeof bs);
 	memset(&a, 0, sizeof a);
@@ -787,6 +787,15 @@ cmd_bench_gpu(int argc, char **argv)
 		a.masks = a.ladder ? "none" : "none,causal";
 	if (a.kernels == NULL)
 		a.kernels = a.backward ? "teaching" : "naive,teaching,fast,wgmma";
+	for (i = 0; a.backward && gpu_kernels[i] != NULL; i++)
+		if (gpu_kernels[i]->backward != NULL &&
+		    bench_gpu_list_has(a.kernels, gpu_kernels[i]->name))
+			break;
+	if (a.backward && gpu_kernels[i] == NULL) {
+		snprintf(err, sizeof err, "--backward: no kernel of '%s' has a "
+		    "backward pass (flashstep gpu --list-kernels)", a.kernels);
+		goto fail;
+	}
 	if (a.ladder && (bench_gpu_one_item("sizes", a.sizes, err,
 	    sizeof err) != 0 || bench_gpu_one_item("dims", a.dims, err,
 	    sizeof err) != 0 || bench_gpu_one_item("dtypes", a.dtypes, err,
