@@ -227,6 +227,10 @@ gpucmd_backward_args(const struct options *o, const struct gpucmd_args *a,
 	    o->grad_k != NULL))
 		return util_error(err, errlen, "%s: a scores problem has no Q or "
 		    "K; its gradient is dS (--grad-scores)", file);
+	if (o->grad_s != NULL && !ps[0].scores_mode)
+		return util_error(err, errlen, "--grad-scores: the GPU backward "
+		    "gives dS for a scores problem only (flashstep run --backward "
+		    "writes it for any)");
 	if ((o->grad_q != NULL && setup_check_writable(o->grad_q, err,
 	    errlen) != 0) || (o->grad_k != NULL &&
 	    setup_check_writable(o->grad_k, err, errlen) != 0) ||
