@@ -41,7 +41,7 @@ EXTRA_DIST += gpu/gpu_stub.c $(GPU_CU) gpu/wgmma.cu gpu/bench/bench_fast.cu \
 	gpu/bench/device_check.sh gpu/bench/bench_wgmma.cu \
 	gpu/bench/wgmma_device.sh gpu/bench/WGMMA_NOTES.md \
 	gpu/bench/wgmma-h200-d913958.txt gpu/bench/wgmma-h200-8a0817c.txt \
-	gpu/bench/wgmma-h200-ec7e21f.txt
+	gpu/bench/wgmma-h200-ec7e21f.txt gpu/bench/bench-h200-b18e150.txt
 # Split-KV and decoding, standalone until they join the kernel table.
 EXTRA_DIST += gpu/teach_split.cu gpu/teach_split.h gpu/decode.cu gpu/decode.h \
 	gpu/bench/split_check.c gpu/bench/decode_vs_torch.py \
