@@ -16,15 +16,13 @@
 #include "config.h"
 
 #include "backward.h"
+#include "combine.h"
 #include "dtype.h"
 #include "util.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Checkpoints of each kind stay under half of this many bytes. */
-static uint64_t backward_checkpoint_budget = (uint64_t)64 << 20;
 
 /*
  * One kind of block state, for seeking.  work holds block work_b after
@@ -106,11 +104,13 @@ backward_phase_name(int phase)
 
 /* ---- checkpoints ---- */
 
+/* A store for nblocks blocks of tiles tiles each, its checkpoints within
+ * half of budget bytes (the other half is the other kind's). */
 static int
 ck_init(struct ckstore *cs, int nblocks, size_t floats, int tiles,
-    char *err, size_t errlen)
+    uint64_t budget, char *err, size_t errlen)
 {
-	uint64_t all, half = backward_checkpoint_budget / 2 + 1;
+	uint64_t all, half = budget / 2 + 1;
 
 	memset(cs, 0, sizeof *cs);
 	cs->floats = floats;
@@ -384,6 +384,15 @@ tile_apply(struct backward *b, const struct schedule_tile *t, float *dq,
 	memcpy(b->dv_new, kvdv, nv * sizeof *kv);
 }
 
+/* The counters at the view's step and phase: the phases are traffic.h's
+ * backward stages, one for one. */
+static void
+view_traffic(struct backward *b)
+{
+	traffic_backward_at(&b->traffic, b->view.step,
+	    (enum traffic_bwd_stage)b->view.phase, &b->view.traffic);
+}
+
 /* Points the view at step t, phase (clamped to the step's phases). */
 static void
 view_set(struct backward *b, const struct schedule_tile *t, int phase)
@@ -401,7 +410,7 @@ view_set(struct backward *b, const struct schedule_tile *t, int phase)
 	v->phase = (enum backward_phase)phase;
 	v->lse = (b->bug == BWD_BUG_MAX_NOT_LSE ? b->m : b->lse) + t->r0;
 	v->dsum = b->dsum + t->r0;
-	traffic_upto(&b->traffic, t->step, &v->traffic);
+	view_traffic(b);
 }
 
 /* ---- the engine ---- */
@@ -410,32 +419,64 @@ struct capture {
 	float *m;
 };
 
-/* Keeps each row's final max as the row block's last tile leaves it. */
+/* Keeps each row's final max: what its row block's last tile leaves, or
+ * with split-KV the largest of its ranges' maxima (each range's last
+ * tile leaves the range's). */
 static int
 capture_m(const struct sim_view *v, void *ctx)
 {
 	struct capture *c = ctx;
+	int r;
 
-	if (v->tile.last_in_row)
-		memcpy(c->m + v->tile.r0, v->m_new, (size_t)v->rows * sizeof *c->m);
+	if (v->tile.last_in_split)
+		for (r = 0; r < v->rows; r++)
+			if (v->m_new[r] > c->m[v->tile.r0 + r])
+				c->m[v->tile.r0 + r] = v->m_new[r];
 	return 0;
 }
 
 int
-backward_forward(struct sim *sim, float *o, float *lse, float *m)
+backward_forward(struct sim *sim, struct combine *comb, float *o, float *lse,
+    float *m)
 {
 	struct capture c = { m };
 	int r;
 
-	for (r = 0; r < sim_problem(sim)->tq; r++)
+	for (r = 0; r < problem_rows(sim_problem(sim)); r++)
 		m[r] = -INFINITY;	/* rows no tile reaches */
-	return sim_run(sim, capture_m, &c, o, lse);
+	if (sim_run(sim, capture_m, &c, o, lse) != 0)
+		return -1;
+	return comb != NULL ? combine_run(comb, NULL, NULL, o, lse) : 0;
 }
 
-void
-backward_set_checkpoint_budget(uint64_t bytes)
+/* Both stores of b laid out for budget bytes; the old ones stay when
+ * there is no memory for the new. */
+static int
+ck_layout(struct backward *b, uint64_t budget, char *err, size_t errlen)
 {
-	backward_checkpoint_budget = bytes > 0 ? bytes : 1;
+	struct ckstore row, key;
+
+	memset(&key, 0, sizeof key);
+	if (ck_init(&row, b->sched.tr, (size_t)b->br * b->d, b->sched.tc,
+	    budget, err, errlen) != 0 ||
+	    ck_init(&key, b->sched.tc, (size_t)b->bc * (size_t)(b->d + b->dv),
+	    b->sched.tr, budget, err, errlen) != 0) {
+		ck_free(&row);
+		ck_free(&key);
+		return -1;
+	}
+	ck_free(&b->rowck);
+	ck_free(&b->keyck);
+	b->rowck = row;
+	b->keyck = key;
+	return 0;
+}
+
+int
+backward_set_checkpoint_budget(struct backward *b, uint64_t bytes, char *err,
+    size_t errlen)
+{
+	return ck_layout(b, bytes > 0 ? bytes : 1, err, errlen);
 }
 
 int
@@ -550,10 +591,7 @@ backward_new(const struct problem *p, const struct tiling *t,
 	    (b->dv_old = util_calloc(cols * b->dv, sizeof(float), "dV", err, errlen)) == NULL ||
 	    (b->dv_new = util_calloc(cols * b->dv, sizeof(float), "dV", err, errlen)) == NULL)
 		goto fail;
-	if (ck_init(&b->rowck, b->sched.tr, (size_t)b->br * b->d, b->sched.tc,
-	    err, errlen) != 0 ||
-	    ck_init(&b->keyck, b->sched.tc, cols * (size_t)(b->d + b->dv),
-	    b->sched.tr, err, errlen) != 0)
+	if (ck_layout(b, BACKWARD_CHECKPOINT_BUDGET, err, errlen) != 0)
 		goto fail;
 
 	b->view.d = b->d;
@@ -691,6 +729,7 @@ backward_move_phase(struct backward *b, int delta)
 		return v->step + 1 >= b->sched.nsteps ? -1 :
 		    backward_seek(b, v->step + 1, BWD_PHASE_LOAD);
 	b->view.phase = (enum backward_phase)phase;
+	view_traffic(b);
 	return 0;
 }
 
