@@ -22,8 +22,11 @@ static const char view_usage[] =
     "Steps through FlashAttention tile by tile in the terminal: the score\n"
     "matrix as a heatmap, the current tile, each row's m, l and u before\n"
     "and after the step, the update equations with the numbers put in, and\n"
-    "the HBM bytes and FLOPs against standard attention.  Press ? in the\n"
-    "view for every key.  Without options it opens the built-in example\n"
+    "the HBM bytes and FLOPs against standard attention.  With --splits N\n"
+    "the forward's key ranges end in partials, and a combine merges them;\n"
+    "with --backward the backward pass follows: one timeline, from the\n"
+    "first forward step to the last backward step.  Press ? in the view\n"
+    "for every key.  Without options it opens the built-in example\n"
     "(Tq = Tk = 16, d = 4, Br = Bc = 4, ramp inputs).\n"
     "\n";
 
@@ -71,6 +74,29 @@ static const struct options_entry view_entries[] = {
 	    view_set_cold },
 	{ NULL, NULL, NULL, NULL },
 };
+
+/* The problem, the backward and split-KV; no output files. */
+#define VIEW_GROUPS (OPT_PROBLEM | OPT_BACKWARD | OPT_SPLIT)
+
+/* What the view does not do: write files (the backward's gradients), or
+ * show several heads (ui_new says so too, after the terminal check). */
+static int
+view_check(const struct options *o, char *err, size_t errlen)
+{
+	static const char *const files[] = {
+		"grad-q", "grad-k", "grad-v", "grad-scores",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof files / sizeof files[0]; i++)
+		if (options_given(o, files[i]))
+			return util_error(err, errlen, "--%s writes a file; the view "
+			    "writes none (use run or trace)", files[i]);
+	if (o->spec.heads > 1)
+		return util_error(err, errlen, "the view shows one head: drop "
+		    "--heads (run and trace take grouped heads)");
+	return 0;
+}
 
 static int
 view_bench(const struct options *o, const struct view_args *a)
@@ -120,14 +146,14 @@ cmd_view(int argc, char **argv)
 	int rc = CMD_USAGE, r;
 
 	options_init(&o);
-	if (options_parse(argc, argv, 1, OPT_PROBLEM, view_entries, &a, &o, err,
-	    sizeof err) != 0) {
+	if (options_parse(argc, argv, 1, VIEW_GROUPS, view_entries, &a, &o, err,
+	    sizeof err) != 0 || view_check(&o, err, sizeof err) != 0) {
 		fprintf(stderr, "flashstep view: %s\n", err);
 		goto done;
 	}
 	if (o.help) {
 		fputs(view_usage, stdout);
-		options_usage(stdout, OPT_PROBLEM, view_entries);
+		options_usage(stdout, VIEW_GROUPS, view_entries);
 		rc = CMD_OK;
 		goto done;
 	}
