@@ -773,6 +773,32 @@ record_step(const struct backward_view *v, void *ctx)
 	return 0;
 }
 
+/* backward_warm on a random block leaves the view as it was, bit for bit
+ * (its position, numbers and counters). */
+static void
+check_warm(struct backward *b, struct inputs_rng *rng)
+{
+	const struct schedule *s = backward_schedule(b);
+	const struct backward_view *v = backward_view(b);
+	size_t n = view_floats(v);
+	float *before = malloc(n * sizeof *before), *after = malloc(n * sizeof *after);
+	struct backward_view keep = *v;
+	int key = (int)(inputs_rng_next(rng) % 2), blk, len;
+
+	ck_assert(before != NULL && after != NULL);
+	view_copy(v, before);
+	blk = (int)(inputs_rng_next(rng) % (uint64_t)(key ? s->tc : s->tr));
+	len = key ? s->tr - s->ibegin[blk] : s->jend[blk];
+	ck_assert_int_eq(backward_warm(b, key, blk, (int)(inputs_rng_next(rng) %
+	    (uint64_t)(len + 1))), 0);
+	ck_assert_int_eq(backward_warm(b, key, blk, len + 1), -1);
+	view_copy(v, after);
+	ck_assert(memcmp(before, after, n * sizeof *before) == 0);
+	ck_assert(memcmp(&keep, v, sizeof keep) == 0);
+	free(before);
+	free(after);
+}
+
 /* Seeks to random steps and phases, from random places, and checks the
  * view is bit for bit what stepping from the start recorded.  The run
  * fills checkpoints; a second backward, never run, seeks from nothing. */
@@ -806,6 +832,8 @@ check_seeks(struct tu_case *c, enum backward_bug bug, struct inputs_rng *rng,
 	for (i = 0; i < seeks; i++) {
 		which = (int)(inputs_rng_next(rng) % 2);
 		b = which ? fresh.b : w.b;
+		if (i % 3 == 1)
+			check_warm(b, rng);
 		k = (long)(inputs_rng_next(rng) % (uint64_t)n);
 		phase = (int)(inputs_rng_next(rng) % BWD_PHASES);
 		if (i % 5 == 4 && backward_move_phase(b, (i % 2) ? 1 : -1) == 0) {

@@ -38,6 +38,13 @@ struct ckstore {
 	int work_b, work_n;
 };
 
+/* One tile's numbers, (br, bc) each, and a product before it is added. */
+struct tile_bufs {
+	float *s, *pm, *pr, *dp, *ds, *dsr;	/* S, P (float32, and in the
+						 * dtype), dP, dS (both ways) */
+	float *prod;
+};
+
 struct backward {
 	const struct problem *p;
 	struct schedule sched;
@@ -46,14 +53,15 @@ struct backward {
 	int br, bc, d, dv;
 	float *lse, *m, *dout, *dsum;	/* (Tq) (Tq) (Tq, dv) (Tq) */
 
-	/* The current step: the arrays the view points at, and scratch. */
-	float *s, *pm, *pr, *dp, *ds, *dsr;	/* (br, bc) */
-	float *prod;		/* one tile product before it is added */
+	/* The current step's tile (the arrays the view points at), and a
+	 * second one for backward_warm's replays beside it. */
+	struct tile_bufs tile, side;
 	float *dq_old, *dq_new, *dk_old, *dk_new, *dv_old, *dv_new;
 	struct backward_view view;
 
 	struct ckstore rowck;	/* dQ_i */
 	struct ckstore keyck;	/* dK_j, dV_j */
+	float *side_state;	/* backward_warm's block state */
 };
 
 static const char *bug_names[] = {
@@ -219,9 +227,9 @@ grad_scale(const struct backward *b)
 	return b->bug == BWD_BUG_NO_SCALE ? 1.0f : b->p->scale;
 }
 
-/* S, P, dP and dS of tile t, from the inputs alone. */
+/* S, P, dP and dS of tile t into tb, from the inputs alone. */
 BWD_HOT static void
-tile_grads(struct backward *b, const struct schedule_tile *t)
+tile_grads(struct backward *b, struct tile_bufs *tb, const struct schedule_tile *t)
 {
 	const struct problem *p = b->p;
 	const float *sub = b->bug == BWD_BUG_MAX_NOT_LSE ? b->m : b->lse;
@@ -231,7 +239,7 @@ tile_grads(struct backward *b, const struct schedule_tile *t)
 	/* S = scale Q_i K_j^T: each entry sums q[x] k[x] over x in order,
 	 * then scales (sim.c's tile_scores, so the same bits). */
 	for (r = 0; r < rows; r++) {
-		float *srow = b->s + (size_t)r * cols;
+		float *srow = tb->s + (size_t)r * cols;
 		int row = t->r0 + r;
 
 		if (p->scores_mode)
@@ -258,8 +266,8 @@ tile_grads(struct backward *b, const struct schedule_tile *t)
 	 * online_exp does while m = -inf; a masked entry gets exp(-inf). */
 	for (r = 0; r < rows; r++) {
 		const float l = sub[t->r0 + r];
-		const float *srow = b->s + (size_t)r * cols;
-		float *prow = b->pm + (size_t)r * cols;
+		const float *srow = tb->s + (size_t)r * cols;
+		float *prow = tb->pm + (size_t)r * cols;
 
 		for (c = 0; c < cols; c++)
 			prow[c] = isinf(l) && l < 0 ? 0.0f : expf(srow[c] - l);
@@ -273,7 +281,7 @@ tile_grads(struct backward *b, const struct schedule_tile *t)
 			float sum = 0.0f;
 			for (x = 0; x < b->dv; x++)
 				sum += g[x] * vc[x];
-			b->dp[(size_t)r * cols + c] = sum;
+			tb->dp[(size_t)r * cols + c] = sum;
 		}
 	}
 
@@ -282,58 +290,59 @@ tile_grads(struct backward *b, const struct schedule_tile *t)
 		const float dr = b->bug == BWD_BUG_NO_D ? 0.0f : b->dsum[t->r0 + r];
 		for (c = 0; c < cols; c++) {
 			e = (size_t)r * cols + c;
-			b->ds[e] = b->bug == BWD_BUG_NO_D ? b->pm[e] * b->dp[e] :
-			    b->pm[e] * (b->dp[e] - dr);
+			tb->ds[e] = b->bug == BWD_BUG_NO_D ? tb->pm[e] * tb->dp[e] :
+			    tb->pm[e] * (tb->dp[e] - dr);
 		}
 	}
 
 	/* P and dS as the products read them: in the storage type. */
 	for (e = 0; e < n; e++) {
-		b->pr[e] = dtype_round(p->dtype, b->pm[e]);
-		b->dsr[e] = dtype_round(p->dtype, b->ds[e]);
+		tb->pr[e] = dtype_round(p->dtype, tb->pm[e]);
+		tb->dsr[e] = dtype_round(p->dtype, tb->ds[e]);
 	}
 }
 
 /* dQ_i (rows, d) += scale dS K_j: entry (r, x) sums dS[r][c] K[c][x]
  * over the tile's keys in order.  dq-overwrite stores instead of adds. */
 BWD_HOT static void
-tile_dq(struct backward *b, const struct schedule_tile *t, float *dq)
+tile_dq(struct backward *b, struct tile_bufs *tb, const struct schedule_tile *t,
+    float *dq)
 {
 	const int rows = t->r1 - t->r0, cols = t->c1 - t->c0, d = b->d;
 	const float f = grad_scale(b);
 	size_t n = (size_t)rows * d, e;
 	int r, c, x;
 
-	memset(b->prod, 0, n * sizeof *b->prod);
+	memset(tb->prod, 0, n * sizeof *tb->prod);
 	for (r = 0; r < rows; r++) {
-		float *acc = b->prod + (size_t)r * d;
+		float *acc = tb->prod + (size_t)r * d;
 		for (c = 0; c < cols; c++) {
-			const float g = b->dsr[(size_t)r * cols + c];
+			const float g = tb->dsr[(size_t)r * cols + c];
 			const float *kc = b->p->k + (size_t)(t->c0 + c) * d;
 			for (x = 0; x < d; x++)
 				acc[x] += g * kc[x];
 		}
 	}
 	for (e = 0; e < n; e++)
-		dq[e] = b->bug == BWD_BUG_DQ_OVERWRITE ? f * b->prod[e] :
-		    dq[e] + f * b->prod[e];
+		dq[e] = b->bug == BWD_BUG_DQ_OVERWRITE ? f * tb->prod[e] :
+		    dq[e] + f * tb->prod[e];
 }
 
 /* prod (cols, w) = A^T B for A (rows, cols) and B's rows r0 .. (w
  * wide): entry (c, x) sums A[r][c] B[r][x] over the tile's rows in
  * order. */
 BWD_HOT static void
-tile_transposed_product(struct backward *b, const float *a, int rows, int cols,
+tile_transposed_product(float *prod, const float *a, int rows, int cols,
     const float *brows, int w)
 {
 	int r, c, x;
 
-	memset(b->prod, 0, (size_t)cols * w * sizeof *b->prod);
+	memset(prod, 0, (size_t)cols * w * sizeof *prod);
 	for (r = 0; r < rows; r++) {
 		const float *br = brows + (size_t)r * w;
 		for (c = 0; c < cols; c++) {
 			const float ar = a[(size_t)r * cols + c];
-			float *acc = b->prod + (size_t)c * w;
+			float *acc = prod + (size_t)c * w;
 			for (x = 0; x < w; x++)
 				acc[x] += ar * br[x];
 		}
@@ -343,23 +352,24 @@ tile_transposed_product(struct backward *b, const float *a, int rows, int cols,
 /* dV_j (cols, dv) += P^T dO_i and dK_j (cols, d) += scale dS^T Q_i;
  * kv is dK_j followed by dV_j (the key block's state). */
 static void
-tile_dkdv(struct backward *b, const struct schedule_tile *t, float *kv)
+tile_dkdv(struct backward *b, struct tile_bufs *tb,
+    const struct schedule_tile *t, float *kv)
 {
 	const int rows = t->r1 - t->r0, cols = t->c1 - t->c0;
 	float *dk = kv, *dv = kv + (size_t)b->bc * b->d;
 	const float f = grad_scale(b);
 	size_t e;
 
-	tile_transposed_product(b, b->pr, rows, cols,
+	tile_transposed_product(tb->prod, tb->pr, rows, cols,
 	    b->dout + (size_t)t->r0 * b->dv, b->dv);
 	for (e = 0; e < (size_t)cols * b->dv; e++)
-		dv[e] = dv[e] + b->prod[e];
+		dv[e] = dv[e] + tb->prod[e];
 	if (b->d == 0)
 		return;
-	tile_transposed_product(b, b->dsr, rows, cols,
+	tile_transposed_product(tb->prod, tb->dsr, rows, cols,
 	    b->p->q + (size_t)t->r0 * b->d, b->d);
 	for (e = 0; e < (size_t)cols * b->d; e++)
-		dk[e] = dk[e] + f * b->prod[e];
+		dk[e] = dk[e] + f * tb->prod[e];
 }
 
 /* Tile t in full: its numbers into the view's arrays, its parts added to
@@ -373,12 +383,12 @@ tile_apply(struct backward *b, const struct schedule_tile *t, float *dq,
 	size_t nv = (size_t)cols * b->dv;
 	float *kvdv = kv + (size_t)b->bc * b->d;
 
-	tile_grads(b, t);
+	tile_grads(b, &b->tile, t);
 	memcpy(b->dq_old, dq, nq * sizeof *dq);
 	memcpy(b->dk_old, kv, nk * sizeof *kv);
 	memcpy(b->dv_old, kvdv, nv * sizeof *kv);
-	tile_dq(b, t, dq);
-	tile_dkdv(b, t, kv);
+	tile_dq(b, &b->tile, t, dq);
+	tile_dkdv(b, &b->tile, t, kv);
 	memcpy(b->dq_new, dq, nq * sizeof *dq);
 	memcpy(b->dk_new, kv, nk * sizeof *kv);
 	memcpy(b->dv_new, kvdv, nv * sizeof *kv);
@@ -485,6 +495,33 @@ backward_checkpoint_every(const struct backward *b, int key)
 	return key ? b->keyck.every : b->rowck.every;
 }
 
+static int
+tile_bufs_alloc(struct tile_bufs *tb, size_t tile, size_t wide, char *err,
+    size_t errlen)
+{
+	float **each[] = { &tb->s, &tb->pm, &tb->pr, &tb->dp, &tb->ds, &tb->dsr };
+	size_t k;
+
+	for (k = 0; k < sizeof each / sizeof each[0]; k++)
+		if ((*each[k] = util_calloc(tile, sizeof(float), "tile", err,
+		    errlen)) == NULL)
+			return -1;
+	tb->prod = util_calloc(wide, sizeof(float), "product", err, errlen);
+	return tb->prod != NULL ? 0 : -1;
+}
+
+static void
+tile_bufs_free(struct tile_bufs *tb)
+{
+	free(tb->s);
+	free(tb->pm);
+	free(tb->pr);
+	free(tb->dp);
+	free(tb->ds);
+	free(tb->dsr);
+	free(tb->prod);
+}
+
 void
 backward_free(struct backward *b)
 {
@@ -496,13 +533,9 @@ backward_free(struct backward *b)
 	free(b->m);
 	free(b->dout);
 	free(b->dsum);
-	free(b->s);
-	free(b->pm);
-	free(b->pr);
-	free(b->dp);
-	free(b->ds);
-	free(b->dsr);
-	free(b->prod);
+	tile_bufs_free(&b->tile);
+	tile_bufs_free(&b->side);
+	free(b->side_state);
 	free(b->dq_old);
 	free(b->dq_new);
 	free(b->dk_old);
@@ -577,13 +610,11 @@ backward_new(const struct problem *p, const struct tiling *t,
 	cols = (size_t)b->bc;
 	wide = (size_t)(b->d > b->dv ? b->d : b->dv) *
 	    (size_t)(b->br > b->bc ? b->br : b->bc);
-	if ((b->s = util_calloc(tile, sizeof(float), "S tile", err, errlen)) == NULL ||
-	    (b->pm = util_calloc(tile, sizeof(float), "P tile", err, errlen)) == NULL ||
-	    (b->pr = util_calloc(tile, sizeof(float), "P tile", err, errlen)) == NULL ||
-	    (b->dp = util_calloc(tile, sizeof(float), "dP tile", err, errlen)) == NULL ||
-	    (b->ds = util_calloc(tile, sizeof(float), "dS tile", err, errlen)) == NULL ||
-	    (b->dsr = util_calloc(tile, sizeof(float), "dS tile", err, errlen)) == NULL ||
-	    (b->prod = util_calloc(wide, sizeof(float), "product", err, errlen)) == NULL ||
+	if (tile_bufs_alloc(&b->tile, tile, wide, err, errlen) != 0 ||
+	    tile_bufs_alloc(&b->side, tile, wide, err, errlen) != 0 ||
+	    (b->side_state = util_calloc(cols * (size_t)(b->d + b->dv) +
+	    (size_t)b->br * b->d + 1, sizeof(float), "state", err,
+	    errlen)) == NULL ||
 	    (b->dq_old = util_calloc((size_t)b->br * b->d + 1, sizeof(float), "dQ", err, errlen)) == NULL ||
 	    (b->dq_new = util_calloc((size_t)b->br * b->d + 1, sizeof(float), "dQ", err, errlen)) == NULL ||
 	    (b->dk_old = util_calloc(cols * b->d + 1, sizeof(float), "dK", err, errlen)) == NULL ||
@@ -596,10 +627,10 @@ backward_new(const struct problem *p, const struct tiling *t,
 
 	b->view.d = b->d;
 	b->view.dv = b->dv;
-	b->view.s = b->s;
-	b->view.p = b->pm;
-	b->view.dp = b->dp;
-	b->view.ds = b->ds;
+	b->view.s = b->tile.s;
+	b->view.p = b->tile.pm;
+	b->view.dp = b->tile.dp;
+	b->view.ds = b->tile.ds;
 	b->view.dq_old = b->dq_old;
 	b->view.dq_new = b->dq_new;
 	b->view.dk_old = b->dk_old;
@@ -697,15 +728,15 @@ backward_seek(struct backward *b, long k, int phase)
 	ck_reach(&b->rowck, t.i, nrow);
 	while (b->rowck.work_n < nrow) {
 		row_tile(b, t.i, b->rowck.work_n, &replay);
-		tile_grads(b, &replay);
-		tile_dq(b, &replay, b->rowck.work);
+		tile_grads(b, &b->tile, &replay);
+		tile_dq(b, &b->tile, &replay, b->rowck.work);
 		ck_advance(&b->rowck);
 	}
 	ck_reach(&b->keyck, t.j, nkey);
 	while (b->keyck.work_n < nkey) {
 		key_tile(b, t.j, b->keyck.work_n, &replay);
-		tile_grads(b, &replay);
-		tile_dkdv(b, &replay, b->keyck.work);
+		tile_grads(b, &b->tile, &replay);
+		tile_dkdv(b, &b->tile, &replay, b->keyck.work);
 		ck_advance(&b->keyck);
 	}
 	/* The target tile last, so the view's arrays hold its numbers. */
@@ -713,6 +744,43 @@ backward_seek(struct backward *b, long k, int phase)
 	ck_advance(&b->rowck);
 	ck_advance(&b->keyck);
 	view_set(b, &t, phase);
+	return 0;
+}
+
+int
+backward_warm(struct backward *b, int key, int blk, int ntiles)
+{
+	struct ckstore *cs = key ? &b->keyck : &b->rowck;
+	int len = key ? b->sched.tr - b->sched.ibegin[blk] : b->sched.jend[blk];
+	struct schedule_tile t;
+	float **slot;
+	int n = 0, q;
+
+	if (blk < 0 || blk >= (key ? b->sched.tc : b->sched.tr) || ntiles < 0 ||
+	    ntiles > len)
+		return -1;
+	/* From the nearest checkpoint at or before ntiles, or from 0. */
+	memset(b->side_state, 0, cs->floats * sizeof(float));
+	for (q = ntiles / cs->every; q > 0; q--) {
+		slot = ck_slot(cs, blk, q * cs->every);
+		if (slot != NULL && *slot != NULL) {
+			memcpy(b->side_state, *slot, cs->floats * sizeof(float));
+			n = q * cs->every;
+			break;
+		}
+	}
+	for (; n < ntiles; n++) {
+		if (key)
+			key_tile(b, blk, n, &t);
+		else
+			row_tile(b, blk, n, &t);
+		tile_grads(b, &b->side, &t);
+		if (key)
+			tile_dkdv(b, &b->side, &t, b->side_state);
+		else
+			tile_dq(b, &b->side, &t, b->side_state);
+		ck_save(cs, blk, n + 1, b->side_state, cs->floats);
+	}
 	return 0;
 }
 
@@ -775,7 +843,7 @@ backward_run(struct backward *b, backward_step_fn fn, void *ctx,
 		if (g != NULL && g->ds != NULL)
 			for (c = 0; c < t.r1 - t.r0; c++)
 				memcpy(g->ds + (size_t)(t.r0 + c) * p->tk + t.c0,
-				    b->ds + (size_t)c * (t.c1 - t.c0),
+				    b->tile.ds + (size_t)c * (t.c1 - t.c0),
 				    (size_t)(t.c1 - t.c0) * sizeof *g->ds);
 		if (t.i == b->sched.tr - 1) {	/* WRITE dK_j, dV_j */
 			if (g != NULL && g->dk != NULL)

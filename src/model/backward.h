@@ -173,6 +173,16 @@ void backward_free(struct backward *b);
  */
 int backward_set_checkpoint_budget(struct backward *b, uint64_t bytes,
     char *err, size_t errlen);
+/*
+ * Replays the first ntiles tiles of a key block (key set; its dK_j, dV_j)
+ * or of a row block (dQ_i), keeping the checkpoints it passes, in buffers
+ * of its own: the position, the view and what the next seek starts from
+ * stay as they were (sim_block_state's promise), so a viewer can warm
+ * checkpoints in idle time.  Returns 0, or -1 when blk or ntiles is out of
+ * range.
+ */
+int backward_warm(struct backward *b, int key, int blk, int ntiles);
+
 /* Checkpoints are kept every this many tiles: of a row block (dQ_i), of
  * a key block (dK_j, dV_j). */
 int backward_checkpoint_every(const struct backward *b, int key);

@@ -361,6 +361,7 @@ ui_configure(struct ui *ui, const struct options *o, char *err, size_t errlen)
 	if (!keep_heat)
 		ui_heat_reset(ui);
 	ui->warm_i = ui->warm_j = ui->warm_done = 0;
+	ui->warm_bwd = ui->warm_bwd_n = 0;
 	/* The GPU's trace belongs to the old problem. */
 	gpucheck_trace_free(ui->gpu_trace);
 	ui->gpu_trace = NULL;

@@ -109,7 +109,9 @@ ui_bench(const struct options *o, long n, int w, int h, int cold,
 		ui_idle(ui, 0.0, &dummy);
 		res->heat_s = util_now() - t0;
 		t0 = util_now();
-		ui_idle(ui, 0.0, &dummy);
+		do	/* the forward's, then the backward's */
+			ui_idle(ui, 0.0, &dummy);
+		while (dummy == 0);
 		res->warm_s = util_now() - t0;
 	}
 	res->steps = timeline_steps(ui->line.tl);

@@ -169,8 +169,9 @@ struct ui {
 	int pool_ny, pool_nx, pool_fy, pool_fx, pool_causal, pool_bands;
 
 	/* Warming checkpoints in idle time: row block warm_i is replayed
-	 * up to tile warm_j so far. */
-	int warm_i, warm_j, warm_done;
+	 * up to tile warm_j so far; then the backward's key blocks and row
+	 * blocks, warm_bwd of them so far and warm_bwd_n tiles of the next. */
+	int warm_i, warm_j, warm_done, warm_bwd, warm_bwd_n;
 
 	/* Under a bug mode, the same problem with the correct rule: its
 	 * numbers stand beside the wrong ones.  NULL without a bug. */

@@ -40,9 +40,11 @@ ui_pane_bars_segment(struct ui *ui, char part[][80], size_t len)
 	ui_position(ui, &pos);
 	seg = timeline_segment(ui->line.tl, pos.seg);
 	n = seg->steps(timeline_engine(ui->line.tl, pos.seg));
-	/* Steps as people count them: the first is step 1. */
-	snprintf(part[BAR_STEP], len, "%s step %ld of %ld", seg->name,
-	    pos.step + 1, n);
+	/* Steps as people count them: the first is step 1.  The segment
+	 * is named when there are several. */
+	snprintf(part[BAR_STEP], len, "%s%sstep %ld of %ld",
+	    timeline_segments(ui->line.tl) > 1 ? seg->name : "",
+	    timeline_segments(ui->line.tl) > 1 ? " " : "", pos.step + 1, n);
 	snprintf(part[BAR_PHASE], len, "phase %s %d/%d",
 	    seg->phase_name(pos.phase), pos.phase + 1,
 	    seg->phases(timeline_engine(ui->line.tl, pos.seg), pos.step));
