@@ -219,8 +219,7 @@ ui_pane_bwd_rows_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 
 	if (v->d == 0) {
 		ui_grid_text(g, r.x, r.y, r.w, UI_ROLE_TITLE, "query rows: lse, D "
-		    "read from HBM; a scores problem's gradient is dS, written at "
-		    "the dS phase");
+		    "from HBM (the gradient is dS, to HBM at dS)");
 	} else
 		ui_grid_printf(g, r.x, r.y, r.w, UI_ROLE_TITLE, "query rows: dQ_i "
 		    "in HBM: read, add, write back%s", v->tile.last_in_row && has ?
@@ -286,8 +285,9 @@ ui_pane_bwd_keys_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 	int lw = ui_digits(v->tile.c1 - 1) + 2, nv, nk, e, x, y, c;
 	char b[32];
 
-	ui_grid_printf(g, r.x, r.y, r.w, UI_ROLE_TITLE, "key block %d: dK_j, "
-	    "dV_j on chip; %s", v->tile.j, v->phase == BWD_PHASE_WRITE ?
+	ui_grid_printf(g, r.x, r.y, r.w, UI_ROLE_TITLE, "key block %d: %s on "
+	    "chip; %s", v->tile.j, v->d > 0 ? "dK_j, dV_j" : "dV_j",
+	    v->phase == BWD_PHASE_WRITE ?
 	    "to HBM now, once" : v->last_in_key ? "to HBM after this tile" :
 	    "to HBM after its last tile");
 	/* dV entries first (they come first), then dK's, as many as fit. */
