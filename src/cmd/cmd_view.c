@@ -78,26 +78,6 @@ static const struct options_entry view_entries[] = {
 /* The problem, the backward and split-KV; no output files. */
 #define VIEW_GROUPS (OPT_PROBLEM | OPT_BACKWARD | OPT_SPLIT)
 
-/* What the view does not do: write files (the backward's gradients), or
- * show several heads (ui_new says so too, after the terminal check). */
-static int
-view_check(const struct options *o, char *err, size_t errlen)
-{
-	static const char *const files[] = {
-		"grad-q", "grad-k", "grad-v", "grad-scores",
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof files / sizeof files[0]; i++)
-		if (options_given(o, files[i]))
-			return util_error(err, errlen, "--%s writes a file; the view "
-			    "writes none (use run or trace)", files[i]);
-	if (o->spec.heads > 1)
-		return util_error(err, errlen, "the view shows one head: drop "
-		    "--heads (run and trace take grouped heads)");
-	return 0;
-}
-
 static int
 view_bench(const struct options *o, const struct view_args *a)
 {
@@ -147,7 +127,7 @@ cmd_view(int argc, char **argv)
 
 	options_init(&o);
 	if (options_parse(argc, argv, 1, VIEW_GROUPS, view_entries, &a, &o, err,
-	    sizeof err) != 0 || view_check(&o, err, sizeof err) != 0) {
+	    sizeof err) != 0 || ui_options_check(&o, err, sizeof err) != 0) {
 		fprintf(stderr, "flashstep view: %s\n", err);
 		goto done;
 	}

@@ -229,7 +229,8 @@ grad_scale(const struct backward *b)
 
 /* S, P, dP and dS of tile t into tb, from the inputs alone. */
 BWD_HOT static void
-tile_grads(struct backward *b, struct tile_bufs *tb, const struct schedule_tile *t)
+tile_grads(struct backward *b, struct tile_bufs *tb,
+    const struct schedule_tile *t)
 {
 	const struct problem *p = b->p;
 	const float *sub = b->bug == BWD_BUG_MAX_NOT_LSE ? b->m : b->lse;

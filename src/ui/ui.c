@@ -116,18 +116,34 @@ ui_copy_options(struct ui *ui, const struct options *o)
 	ui->opts.ngiven = 0;
 }
 
+int
+ui_options_check(const struct options *o, char *err, size_t errlen)
+{
+	static const char *const files[] = {
+		"grad-q", "grad-k", "grad-v", "grad-scores",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof files / sizeof files[0]; i++)
+		if (options_given(o, files[i]))
+			return util_error(err, errlen, "--%s writes a file; the view "
+			    "writes none (use run or trace)", files[i]);
+	if (o->spec.heads > 1)
+		return util_error(err, errlen, "the view shows one head: drop "
+		    "--heads (run and trace take grouped heads)");
+	return 0;
+}
+
 /*
- * The problem (into *p), its sim and its timeline from o.  The view
- * shows one head.  Returns 0, or -1 with err set and nothing built.
+ * The problem (into *p), its sim and its timeline from o.  Returns 0, or
+ * -1 with err set and nothing built.
  */
 static int
 ui_build(const struct options *o, struct problem *p, struct sim **sim,
     struct bwdsetup *line, char *err, size_t errlen)
 {
-	if (o->spec.heads > 1)
-		return util_error(err, errlen, "the view shows one head: drop "
-		    "--heads (run and trace take grouped heads)");
-	if (problem_build(&o->spec, p, err, errlen) != 0)
+	if (ui_options_check(o, err, errlen) != 0 ||
+	    problem_build(&o->spec, p, err, errlen) != 0)
 		return -1;
 	*sim = sim_new_split(p, &o->tiling, &o->split, &o->rule, err, errlen);
 	if (*sim != NULL &&
@@ -280,7 +296,7 @@ ui_nearest_step(const struct schedule *s, int i, int j, long step)
  * end of the last segment before where it was.
  */
 static void
-ui_keep_position(struct ui *ui, const struct bwdsetup *old, struct sim *osim,
+ui_keep_position(const struct bwdsetup *old, struct sim *osim,
     struct bwdsetup *line, struct sim *nsim)
 {
 	struct timeline_pos pos;
@@ -324,7 +340,6 @@ ui_keep_position(struct ui *ui, const struct bwdsetup *old, struct sim *osim,
 	}
 	/* A step without the old phase (finalize, write) shows its last. */
 	timeline_seek(line->tl, timeline_first(line->tl, seg) + k, pos.phase);
-	(void)ui;
 }
 
 int
@@ -338,7 +353,7 @@ ui_configure(struct ui *ui, const struct options *o, char *err, size_t errlen)
 	problem_free(np);
 	if (ui_build(o, np, &ns, &line, err, errlen) != 0)
 		return -1;
-	ui_keep_position(ui, &ui->line, ui->sim, &line, ns);
+	ui_keep_position(&ui->line, ui->sim, &line, ns);
 	keep_heat = ui->heat_ok && heatmap_same_scores(UI_PROBLEM(ui), np);
 
 	/* The correct runs borrow the old problem too: they go first. */
@@ -431,9 +446,20 @@ ui_message(struct ui *ui, int role, const char *fmt, ...)
 }
 
 int
+ui_goto(struct ui *ui, long k)
+{
+	struct timeline_pos to;
+
+	if (timeline_locate(ui->line.tl, k, &to) != 0)
+		return -1;
+	return ui_seek(ui, k, ui->want_phase[timeline_segment(ui->line.tl,
+	    to.seg)->kind]);
+}
+
+int
 ui_step(struct ui *ui, long delta)
 {
-	struct timeline_pos pos, to;
+	struct timeline_pos pos;
 	long k, n = timeline_steps(ui->line.tl);
 
 	ui_position(ui, &pos);
@@ -444,9 +470,7 @@ ui_step(struct ui *ui, long delta)
 		k = n - 1;
 	if (k == pos.global)
 		return -1;
-	timeline_locate(ui->line.tl, k, &to);
-	return ui_seek(ui, k, ui->want_phase[timeline_segment(ui->line.tl,
-	    to.seg)->kind]);
+	return ui_goto(ui, k);
 }
 
 int

@@ -190,6 +190,11 @@ struct ui *ui_new(const struct options *o, const struct ui_style *st,
     char *err, size_t errlen);
 void ui_free(struct ui *ui);
 
+/* What the view refuses in o, checked by ui_new and ui_configure too:
+ * gradient files (it writes none) and several heads (it shows one).
+ * Returns 0, or -1 with err set. */
+int ui_options_check(const struct options *o, char *err, size_t errlen);
+
 /* The current sim, the timeline's forward.  Valid until the view
  * rebuilds it (ui_configure, or the keys c, b, O, o, m, e): read it again
  * after each key. */

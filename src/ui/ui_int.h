@@ -281,6 +281,10 @@ const struct combine_view *ui_comb_view(const struct ui *ui);
 const struct backward_view *ui_bwd_view(const struct ui *ui);
 int ui_rows(const struct ui *ui);
 
+/* Goes to step k of the timeline at the phase n/p keep for its kind of
+ * segment.  0, or -1 when k is out of range. */
+int ui_goto(struct ui *ui, long k);
+
 /* Moves by steps (delta) or phases, for keys and play, across the
  * segments.  0 or -1 at an end (position unchanged). */
 int ui_step(struct ui *ui, long delta);

@@ -57,12 +57,7 @@ ui_keys_goto(struct ui *ui, const struct ui_key *k)
 static int
 ui_keys_ends(struct ui *ui, const struct ui_key *k)
 {
-	struct timeline_pos to;
-	long g = k->code == UI_KEY_HOME ? 0 : timeline_steps(ui->line.tl) - 1;
-
-	timeline_locate(ui->line.tl, g, &to);
-	ui_seek(ui, g, ui->want_phase[timeline_segment(ui->line.tl,
-	    to.seg)->kind]);
+	ui_goto(ui, k->code == UI_KEY_HOME ? 0 : timeline_steps(ui->line.tl) - 1);
 	return UI_HANDLED;
 }
 
@@ -452,7 +447,6 @@ ui_keys_prompt_tile(struct ui *ui, long a, long b)
 static void
 ui_keys_prompt_go(struct ui *ui)
 {
-	struct timeline_pos to;
 	char *end, *comma = strchr(ui->prompt.text, ',');
 	long a, b = 0, k, n = timeline_steps(ui->line.tl);
 	int rc;
@@ -484,9 +478,7 @@ ui_keys_prompt_go(struct ui *ui)
 		if (k < 0)
 			return;
 	}
-	timeline_locate(ui->line.tl, k, &to);
-	ui_seek(ui, k, ui->want_phase[timeline_segment(ui->line.tl,
-	    to.seg)->kind]);
+	ui_goto(ui, k);
 }
 
 int

@@ -378,8 +378,7 @@ ui_pane_heat_key(struct ui *ui, const struct ui_key *k, struct ui_rect r)
 		step = schedule_step_of(s, i, j);
 		break;
 	}
-	ui_seek(ui, timeline_first(ui->line.tl, pos.seg) + step,
-	    ui->want_phase[ui_kind(ui)]);
+	ui_goto(ui, timeline_first(ui->line.tl, pos.seg) + step);
 	return UI_HANDLED;
 }
 

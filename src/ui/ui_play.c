@@ -56,7 +56,7 @@ ui_play_toggle(struct ui *ui)
 	/* Play from the start when there is nothing left to play. */
 	ui_position(ui, &pos);
 	if (pos.global + 1 >= timeline_steps(ui->line.tl))
-		ui_seek(ui, 0, ui->want_phase[TIMELINE_FORWARD]);
+		ui_goto(ui, 0);
 	ui->play.on = 1;
 	ui->play.until = -1;
 	ui->play.next_tick = util_now();
