@@ -3,6 +3,7 @@
 
 #include "timeline.h"
 #include "backward.h"
+#include "combine.h"
 #include "sim.h"
 #include "util.h"
 
@@ -45,8 +46,10 @@ forward_phases(const void *e, long k)
 {
 	struct schedule_tile t;
 
+	/* A row block's last tile finalizes, or with split-KV each key
+	 * range's last (sim.h). */
 	schedule_tile(sim_schedule(e), k, &t);
-	return t.last_in_row ? SIM_PHASES : SIM_PHASES - 1;
+	return t.last_in_split ? SIM_PHASES : SIM_PHASES - 1;
 }
 
 static const char *
@@ -96,6 +99,63 @@ const struct timeline_segment timeline_forward = {
 	.step = forward_step,
 	.phase = forward_phase,
 	.view = forward_view,
+};
+
+/* ---- the combine: struct combine ---- */
+
+static long
+comb_steps(const void *e)
+{
+	return combine_steps(e);
+}
+
+static int
+comb_phases(const void *e, long k)
+{
+	return combine_step_phases(e, k);
+}
+
+static int
+comb_seek(void *e, long k, int phase)
+{
+	return combine_seek(e, k, phase);
+}
+
+static int
+comb_move_phase(void *e, int delta)
+{
+	return combine_move_phase(e, delta);
+}
+
+static long
+comb_step(const void *e)
+{
+	return combine_view(e)->step;
+}
+
+static int
+comb_phase(const void *e)
+{
+	return (int)combine_view(e)->phase;
+}
+
+static const void *
+comb_view(const void *e)
+{
+	return combine_view(e);
+}
+
+const struct timeline_segment timeline_combine = {
+	.name = "combine",
+	.kind = TIMELINE_COMBINE,
+	.steps = comb_steps,
+	.phases = comb_phases,
+	.phase_name = combine_phase_name,
+	.seek = comb_seek,
+	.move_phase = comb_move_phase,
+	.step = comb_step,
+	.phase = comb_phase,
+	.view = comb_view,
 };
 
 /* ---- the backward: struct backward ---- */
