@@ -2,10 +2,12 @@
 #include "config.h"
 
 #include "cmd.h"
+#include "model/memory.h"
 #include "model/setup.h"
 #include "model/trace.h"
 #include "model/util.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +87,7 @@ cmd_trace(int argc, char **argv)
 		options_free(&o);
 		return CMD_USAGE;
 	}
+	o.spec.memory_parts = MEMORY_SIM | MEMORY_RUN;
 	if (setup_open(&o, &s, err, sizeof err) != 0) {
 		fprintf(stderr, "flashstep trace: %s\n", err);
 		options_free(&o);
@@ -104,14 +107,20 @@ cmd_trace(int argc, char **argv)
 	t.with_acc = a.with_acc;
 	t.format->begin(&t);
 	if (sim_run(s.sim, trace_step, &t, out, lse) != 0) {
-		snprintf(err, sizeof err, "writing the trace failed");
+		/* trace_step stops at the first write that failed: errno is
+		 * still its reason.  Reported here, once: main() then finds
+		 * stdout clean. */
+		if (ferror(stdout)) {
+			snprintf(err, sizeof err, "writing standard output failed: "
+			    "%s", strerror(errno));
+			fflush(stdout);
+			clearerr(stdout);
+		} else
+			snprintf(err, sizeof err, "out of memory");
 		goto fail;
 	}
+	/* A trace that stdout lost is reported by main(), after this. */
 	t.format->end(&t, out, lse);
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		snprintf(err, sizeof err, "writing the trace failed");
-		goto fail;
-	}
 	if (setup_write_outputs(&o, p, out, lse, err, sizeof err) != 0)
 		goto fail;
 	rc = CMD_OK;

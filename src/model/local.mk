@@ -18,4 +18,6 @@ src_model_libmodel_a_SOURCES = \
 	src/model/heatmap.c src/model/heatmap.h \
 	src/model/trace.c src/model/trace.h \
 	src/model/options.c src/model/options.h \
-	src/model/setup.c src/model/setup.h
+	src/model/setup.c src/model/setup.h \
+	src/model/outfile.c src/model/outfile.h \
+	src/model/memory.c src/model/memory.h

@@ -39,7 +39,12 @@ struct problem_spec {
 	enum dtype dtype;
 	enum inputs_kind input;
 	uint64_t seed;
-	int bc;			/* tile width, so `spike` lands in a late tile */
+	int br;			/* tile sizes: for the memory check, and bc */
+	int bc;			/* so that `spike` lands in a late tile */
+	unsigned memory_parts;	/* what the caller will hold besides the
+				 * inputs (memory.h's MEMORY_*; default
+				 * MEMORY_SIM), counted before anything
+				 * large is read or allocated */
 	struct problem_source q, k, v, s;
 };
 
@@ -63,9 +68,11 @@ struct problem {
 void problem_spec_init(struct problem_spec *spec);
 
 /*
- * Builds a problem: reads files, generates inputs, checks shapes, that
- * inputs are finite, and that the problem fits in memory.  Returns 0, or
- * -1 with one line in err naming the input at fault; out is then empty.
+ * Builds a problem: reads the files' headers, checks the shapes and that
+ * the inputs and spec->memory_parts fit in memory (memory.h), then reads
+ * the files or generates the inputs and checks that they are finite and
+ * that no score or running sum leaves float32's range.  Returns 0, or -1
+ * with one line in err naming the input at fault; out is then empty.
  */
 int problem_build(const struct problem_spec *spec, struct problem *out,
     char *err, size_t errlen);
@@ -78,8 +85,5 @@ problem_visible(const struct problem *p, int r, int c)
 {
 	return !p->causal || (long)c <= (long)r + p->tk - p->tq;
 }
-
-/* Bytes this problem would take to hold and simulate. */
-uint64_t problem_memory_needed(int tq, int tk, int d, int dv, int scores_mode);
 
 #endif

@@ -323,6 +323,12 @@ sim_set_checkpoint_budget(uint64_t bytes)
 	sim_checkpoint_budget = bytes > 0 ? bytes : 1;
 }
 
+uint64_t
+sim_get_checkpoint_budget(void)
+{
+	return sim_checkpoint_budget;
+}
+
 int
 sim_checkpoint_every(const struct sim *sim)
 {

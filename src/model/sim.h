@@ -87,6 +87,7 @@ void sim_free(struct sim *sim);
 /* Caps the memory that checkpoints of sims created afterwards may take
  * (default 64 MiB; tests lower it to exercise sparse checkpoints). */
 void sim_set_checkpoint_budget(uint64_t bytes);
+uint64_t sim_get_checkpoint_budget(void);
 
 /* Checkpoints are kept every this many tiles of a row block. */
 int sim_checkpoint_every(const struct sim *sim);
