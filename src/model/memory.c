@@ -47,7 +47,7 @@ memory_estimate(const struct memory_job *j)
 	bc = j->bc > 0 && (uint64_t)j->bc < tk ? (uint64_t)j->bc : tk;
 	tr = memory_ceil_div(tq, br);
 	tc = memory_ceil_div(tk, bc);
-	outer = tr > tc ? tr : tc;
+	outer = j->fa1 ? tc : tr;
 	memory_checkpoints(tq, tr, tc, dv, &slots);
 	if (j->parts & (MEMORY_SIM | MEMORY_CHECKPOINTS)) {
 		/* S, P and rounded P of a tile; P V, u before and after and

@@ -35,6 +35,7 @@ struct memory_job {
 	int tq, tk, d, dv;
 	int scores_mode;	/* S (Tq, Tk) given: no Q, K */
 	int br, bc;		/* tile sizes asked for (clamped as the sim does) */
+	int fa1;		/* loop order fa1: outer loop over key blocks */
 	unsigned parts;		/* MEMORY_* */
 };
 

@@ -112,6 +112,7 @@ set_order(void *ctx, const char *v, char *err, size_t errlen)
 
 	if (schedule_order_parse(v, &o->tiling.order) != 0)
 		return util_error(err, errlen, "--order must be fa1 or fa2, not '%s'", v);
+	o->spec.fa1 = o->tiling.order == ORDER_FA1;
 	return 0;
 }
 

@@ -339,6 +339,7 @@ problem_build(const struct problem_spec *spec, struct problem *p, char *err,
 	job.scores_mode = p->scores_mode;
 	job.br = spec->br > 0 ? spec->br : PROBLEM_DEFAULT_TILE;
 	job.bc = spec->bc > 0 ? spec->bc : PROBLEM_DEFAULT_TILE;
+	job.fa1 = spec->fa1;
 	job.parts = spec->memory_parts;
 	if (memory_check(&job, err, errlen) != 0)
 		goto fail;

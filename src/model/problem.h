@@ -39,7 +39,7 @@ struct problem_spec {
 	enum dtype dtype;
 	enum inputs_kind input;
 	uint64_t seed;
-	int br;			/* tile sizes: for the memory check, and bc */
+	int br, fa1;		/* tiles and order, for the memory check; bc */
 	int bc;			/* so that `spike` lands in a late tile */
 	unsigned memory_parts;	/* what the caller will hold besides the
 				 * inputs (memory.h's MEMORY_*; default
