@@ -357,11 +357,17 @@ cmd_bench(int argc, char **argv)
 		options_free(&o);
 		return CMD_USAGE;
 	}
-	if (o.help || o.nargs > 0) {
-		fputs(bench_usage, o.help ? stdout : stderr);
-		options_usage(o.help ? stdout : stderr, 0, bench_entries);
+	if (o.help) {
+		fputs(bench_usage, stdout);
+		options_usage(stdout, 0, bench_entries);
 		options_free(&o);
-		return o.help ? CMD_OK : CMD_USAGE;
+		return CMD_OK;
+	}
+	if (o.nargs > 0) {
+		fprintf(stderr, "flashstep bench: unexpected argument '%s'\n",
+		    o.args[0]);
+		options_free(&o);
+		return CMD_USAGE;
 	}
 	options_free(&o);
 	/* Each child checks its own memory too; this refuses a size that

@@ -49,8 +49,9 @@ usage(FILE *f)
 /*
  * Every command's report goes to stdout through its buffer: a write that
  * failed (a full disk, /dev/full, a closed terminal) shows only here, in
- * the last flush and close.  A report that was lost is an error whatever
- * the command returned; the status it chose stands if it already failed.
+ * the last flush and close.  A report that was lost is an error; a
+ * command that already failed has said why (a lost report is often the
+ * reason), so its status and its one line stand.
  */
 static int
 main_finish(const char *prefix, int rc)
@@ -63,11 +64,11 @@ main_finish(const char *prefix, int rc)
 		e = EIO;
 	if (fclose(stdout) != 0 && e == 0)
 		e = errno;
-	if (e == 0)
+	if (e == 0 || rc != CMD_OK)
 		return rc;
 	fprintf(stderr, "%s: writing standard output failed: %s\n", prefix,
 	    strerror(e));
-	return rc == CMD_OK ? CMD_USAGE : rc;
+	return CMD_USAGE;
 }
 
 int

@@ -4,6 +4,7 @@
 #include "options.h"
 #include "util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <float.h>
 #include <limits.h>
@@ -150,7 +151,9 @@ set_seed(void *ctx, const char *v, char *err, size_t errlen)
 
 	errno = 0;
 	x = strtoull(v, &end, 10);
-	if (*v == '\0' || *v == '-' || *end != '\0' || errno != 0)
+	/* strtoull skips blanks and takes "-1" as 2^64 - 1: a seed is
+	 * digits only. */
+	if (!isdigit((unsigned char)*v) || *end != '\0' || errno != 0)
 		return util_error(err, errlen, "--seed must be a non-negative "
 		    "integer, not '%s'", v);
 	o->spec.seed = x;

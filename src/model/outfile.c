@@ -227,6 +227,10 @@ outfile_add(struct outfile_set *set, const char *path, char *err, size_t errlen)
 	f.target = outfile_resolve(path, &st, &found, err, errlen);
 	if (f.target == NULL)
 		return -1;
+	if (found && S_ISDIR(st.st_mode)) {
+		util_error(err, errlen, "%s: is a directory", path);
+		goto fail;
+	}
 	if (*outfile_basename(f.target) == '\0') {
 		util_error(err, errlen, "%s: names a folder, not a file", path);
 		goto fail;
