@@ -39,8 +39,9 @@ struct problem_spec {
 	enum dtype dtype;
 	enum inputs_kind input;
 	uint64_t seed;
-	int br, fa1;		/* tiles and order, for the memory check; bc */
-	int bc;			/* so that `spike` lands in a late tile */
+	int br, bc;		/* tile sizes, for the memory check (and bc so
+				 * that `spike` lands in a late tile) */
+	int fa1;		/* loop order fa1, for the memory check */
 	unsigned memory_parts;	/* what the caller will hold besides the
 				 * inputs (memory.h's MEMORY_*; default
 				 * MEMORY_SIM), counted before anything
