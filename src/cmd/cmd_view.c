@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "cmd.h"
+#include "model/memory.h"
 #include "ui/ui.h"
 #include "ui/ui_bench.h"
 #include "model/util.h"
@@ -142,6 +143,9 @@ cmd_view(int argc, char **argv)
 		    o.args[0]);
 		goto done;
 	}
+	/* What the view holds besides the inputs (its own screen arrays are
+	 * small): the sim, its checkpoints and the heatmap's picture. */
+	o.spec.memory_parts = MEMORY_SIM | MEMORY_CHECKPOINTS | MEMORY_HEATMAP;
 	if (a.bench_keys > 0) {
 		rc = view_bench(&o, &a);
 		goto done;
