@@ -310,8 +310,8 @@ START_TEST(test_goto_label)
 	ck_assert_int_eq(l->cmds[7].ref, 0);
 	lesson_free(l);
 
-	parse_fails("title t\ngoto\n", "t.lesson:2: goto takes step N, tile I J, "
-	    "start, end or label NAME");
+	parse_fails("title t\ngoto\n", "t.lesson:2: goto takes [forward|combine|"
+	    "backward] step N, tile I J, start or end, or label NAME");
 	parse_fails("title t\ngoto home\n", "not 'home'");
 	parse_fails("title t\ngoto step x\n", "t.lesson:2: goto step takes a step "
 	    "number");

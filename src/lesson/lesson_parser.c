@@ -4,6 +4,7 @@
 
 #include "lesson_parser.h"
 #include "model/sim.h"
+#include "model/timeline.h"
 #include "model/util.h"
 
 #include <ctype.h>
@@ -12,25 +13,55 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *phase_names[SIM_PHASES] = {
-	"load", "scores", "max", "rescale", "exp", "update", "finalize",
-};
+/*
+ * Phases are named by the segments of a timeline: the forward's (load,
+ * scores, max, rescale, exp, update, finalize), then the names the
+ * combine and the backward add (weights; P, dV, dP, dS, dQ, dK, write).
+ * Each distinct name gets a number in that order, so a forward phase's
+ * number is its enum sim_phase.  Returns the name of number id, or the
+ * number of name (then *id), walking the same list.
+ */
+static const char *
+phase_walk(int want, const char *name, int *id)
+{
+	static const struct timeline_segment *const segs[] = {
+		&timeline_forward, &timeline_combine, &timeline_backward,
+	};
+	const char *seen[64], *x;
+	size_t s;
+	int n = 0, p, k;
+
+	for (s = 0; s < sizeof segs / sizeof segs[0]; s++)
+		for (p = 0; n < 64 && strcmp(x = segs[s]->phase_name(p), "?") != 0;
+		    p++) {
+			for (k = 0; k < n && strcmp(seen[k], x) != 0; k++)
+				;
+			if (k < n)
+				continue;
+			if (n == want || (name != NULL && strcmp(x, name) == 0)) {
+				*id = n;
+				return x;
+			}
+			seen[n++] = x;
+		}
+	return NULL;
+}
 
 const char *
 lesson_parser_phase_name(int phase)
 {
-	return phase >= 0 && phase < SIM_PHASES ? phase_names[phase] : "?";
+	int id;
+	const char *name = phase >= 0 ? phase_walk(phase, NULL, &id) : NULL;
+
+	return name != NULL ? name : "?";
 }
 
 int
 lesson_parser_phase(const char *name)
 {
-	int i;
+	int id;
 
-	for (i = 0; i < SIM_PHASES; i++)
-		if (strcmp(name, phase_names[i]) == 0)
-			return i;
-	return -1;
+	return phase_walk(-1, name, &id) != NULL ? id : -1;
 }
 
 const struct lesson_cmd *
@@ -123,8 +154,10 @@ lesson_parser_phase_suffix(struct lesson_cmd *c, int at, char *err,
 		    "with 'phase P')", c->name, c->argv[at]);
 	c->phase = lesson_parser_phase(c->argv[at + 1]);
 	if (c->phase < 0)
-		return util_error(err, errlen, "%s: unknown phase '%s' (load, scores, "
-		    "max, rescale, exp, update or finalize)", c->name, c->argv[at + 1]);
+		return util_error(err, errlen, "%s: unknown phase '%s' (forward: "
+		    "load, scores, max, rescale, exp, update, finalize; combine: "
+		    "load, max, weights, update, finalize; backward: load, scores, "
+		    "P, dV, dP, dS, dQ, dK, write)", c->name, c->argv[at + 1]);
 	return 0;
 }
 

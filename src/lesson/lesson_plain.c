@@ -183,7 +183,7 @@ plain_problem(void *ctx, struct lesson_run *run)
 	struct plain *pl = ctx;
 
 	fputs(pl->st->fence, pl->f);
-	setup_describe(pl->f, run->setup.sim);
+	lesson_run_describe(run, pl->f);
 	fputs(pl->st->fence_end, pl->f);
 	fputc('\n', pl->f);
 }

@@ -65,7 +65,7 @@ slides_problem(void *ctx, struct lesson_run *run)
 		s->oom = 1;
 		return;
 	}
-	setup_describe(f, run->setup.sim);
+	lesson_run_describe(run, f);
 	if (fclose(f) != 0 || text == NULL) {
 		s->oom = 1;
 		free(text);

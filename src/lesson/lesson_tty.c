@@ -73,11 +73,16 @@ sync_view(struct tty *t, char *err, size_t errlen)
 	if (ui_configure(t->ui, &run->opts, err, errlen) != 0)
 		return -1;
 	/* The view has no "before the first step": it shows step 0 from its
-	 * first phase, and the narration's header says where the lesson is. */
+	 * first phase, and the narration's header says where the lesson is.
+	 * It steps the forward alone: past it (in a split run's combine, or
+	 * in the backward) it shows the forward's end, and the header says
+	 * which step of which the lesson stands at. */
 	if (run->step < 0)
 		ui_seek(t->ui, 0, SIM_PHASE_LOAD);
-	else
+	else if (lesson_run_kind(run) == TIMELINE_FORWARD)
 		ui_seek(t->ui, run->step, run->phase);
+	else
+		ui_seek(t->ui, sim_steps(ui_sim(t->ui)) - 1, SIM_PHASE_LAST);
 	v = sim_view(ui_sim(t->ui));
 	if (run->focus >= v->tile.r0 && run->focus < v->tile.r1)
 		ui_set_focus(t->ui, run->focus - v->tile.r0);
@@ -213,6 +218,11 @@ draw_narration(struct tty *t, struct ui_grid *g, struct ui_rect r)
 	if (s->run->built && s->run->step < 0)
 		snprintf(where, sizeof where, "slide %d of %d, before the first "
 		    "step", s->index, s->count);
+	else if (s->run->built && lesson_run_kind(s->run) != TIMELINE_FORWARD)
+		snprintf(where, sizeof where, "slide %d of %d, %s step %ld, %s",
+		    s->index, s->count, lesson_run_segment(s->run)->name,
+		    lesson_run_local_step(s->run) + 1,
+		    lesson_run_phase_name(s->run));
 	else
 		snprintf(where, sizeof where, "slide %d of %d", s->index, s->count);
 	n = (int)strlen(where);

@@ -267,7 +267,7 @@ read_term(struct lesson_run *run, const struct lesson_term *t, double *out,
 		*n = 1;
 		return 0;
 	}
-	if (t->quantity->read(run, t->quantity, t->final, out, max, n, err,
+	if (lesson_quantity_read(run, t->quantity, t->final, out, max, n, err,
 	    errlen) != 0)
 		return -1;
 	if (t->index >= 0) {
@@ -369,7 +369,7 @@ where(struct lesson_run *run, const struct lesson_expect *e, char *buf,
 		snprintf(buf, len, "%sbefore the first step", row);
 	else
 		snprintf(buf, len, "%sat step %ld, phase %s", row, run->step,
-		    lesson_parser_phase_name(run->phase));
+		    lesson_run_phase_name(run));
 }
 
 /* Marks the number questions asked so far whose answer got[0] is. */

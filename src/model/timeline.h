@@ -10,9 +10,9 @@
  *     segment 0: forward     steps 0 .. F-1        (struct sim)
  *     segment 1: backward    steps F .. F+B-1      (struct backward)
  *
- * and another engine is one more segment, added where it belongs (a
- * split-KV combine goes between the forward and the backward: one more
- * timeline_add in the code that builds the timeline, nothing here).
+ * and another engine is one more segment, added where it belongs: a
+ * split run's combine (struct combine) goes between the forward and the
+ * backward.
  *
  * Positions and moves:
  *
@@ -34,7 +34,9 @@
 enum timeline_kind {
 	TIMELINE_FORWARD,	/* view: struct sim_view (sim.h) */
 	TIMELINE_BACKWARD,	/* view: struct backward_view (backward.h) */
+	TIMELINE_COMBINE,	/* view: struct combine_view (combine.h) */
 };
+#define TIMELINE_KINDS 3
 
 /* An engine as the timeline drives it.  Every function gets the engine
  * pointer given to timeline_add. */
@@ -58,6 +60,9 @@ struct timeline_segment {
 /* The two engines of this file's table. */
 extern const struct timeline_segment timeline_forward;	/* struct sim */
 extern const struct timeline_segment timeline_backward;	/* struct backward */
+/* A split run's combine (struct combine, after the forward's sim_run and
+ * a combine_run): it goes between the forward and the backward. */
+extern const struct timeline_segment timeline_combine;
 
 struct timeline;
 
