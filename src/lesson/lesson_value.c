@@ -95,8 +95,9 @@ parse_term(const struct lesson_parser *ps, const char *who, char **words,
 	}
 	t->quantity = q;
 	if (t->final && !q->final)
-		return util_error(err, errlen, "%s final applies to o, lse and "
-		    "error, not %s", who, q->name);
+		return util_error(err, errlen, "%s final applies to what the whole "
+		    "run ends with (o, lse, error, D, the gradients, the "
+		    "partials), not %s", who, q->name);
 	if (t->index >= 0 && !q->vector)
 		return util_error(err, errlen, "%s: %s is one number; it takes no "
 		    "[index]", who, q->name);

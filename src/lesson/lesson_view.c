@@ -398,10 +398,13 @@ backward_state(struct lesson_run *run, struct lesson_lines *out)
 	lesson_lines_add(out, "tile (%d, %d): rows %d-%d, keys %d-%d", v->tile.i,
 	    v->tile.j, v->tile.r0, v->tile.r1 - 1, v->tile.c0, v->tile.c1 - 1);
 	if (v->tile.first_in_outer || v->last_in_key || v->tile.last_in_row)
-		lesson_lines_add(out, "%8s%s%s%s", "", v->tile.first_in_outer ?
-		    "key block's first tile: dK, dV from 0 on chip; " : "",
-		    v->last_in_key ? "key block's last: dK, dV written; " : "",
-		    v->tile.last_in_row ? "row block's last: its dQ whole" : "");
+		lesson_lines_add(out, "%8s%s%s%s%s%s", "", v->tile.first_in_outer ?
+		    "key block's first: dK, dV from 0 on chip" : "",
+		    v->tile.first_in_outer && v->last_in_key ? "; " : "",
+		    v->last_in_key ? "key block's last: dK, dV written" : "",
+		    v->tile.last_in_row && (v->tile.first_in_outer ||
+		    v->last_in_key) ? "; " : "", v->tile.last_in_row ?
+		    "row block's last: its dQ whole" : "");
 	tile_map(s, v->step, out);
 	if (ph >= BWD_PHASE_SCORES)
 		tile_matrix(run, "S", v->s, v->rows, v->cols, v->tile.r0, out);
