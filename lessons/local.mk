@@ -15,7 +15,12 @@ dist_lessons_DATA = \
 	lessons/09-precision.lesson \
 	lessons/10-io.lesson \
 	lessons/11-causal-kv.lesson \
-	lessons/12-fast-arith.lesson
+	lessons/12-fast-arith.lesson \
+	lessons/13-backward.lesson \
+	lessons/14-backward-loop.lesson \
+	lessons/15-backward-masks.lesson \
+	lessons/16-split-merge.lesson \
+	lessons/17-decode.lesson
 
 AM_CPPFLAGS += -DLESSONS_DIR='"$(lessonsdir)"' \
 	-DLESSONS_SRCDIR='"$(abs_top_srcdir)/lessons"'

@@ -244,7 +244,7 @@ tile_matrix(struct lesson_run *run, const char *name, const float *x,
 		first = 0;
 		used = (size_t)snprintf(line, sizeof line, "%-8s", label);
 		for (c = 0; c < cols && c < VIEW_COLS; c++)
-			used += (size_t)snprintf(line + used, sizeof line - used, "%11s",
+			used += (size_t)snprintf(line + used, sizeof line - used, " %10s",
 			    num(x[(size_t)r * cols + c], one, sizeof one));
 		if (cols > VIEW_COLS)
 			snprintf(line + used, sizeof line - used, " ...");
@@ -384,6 +384,22 @@ forward_state(struct lesson_run *run, struct lesson_lines *out)
 	counters(out, "so far", &t);
 }
 
+/* A key's dV or dK, after head: "old" or "old -> new", on one line
+ * when it fits. */
+static void
+key_grad(struct lesson_lines *out, const char *head, const char *name,
+    const char *a, const char *b)
+{
+	if (b == NULL)
+		lesson_lines_add(out, "%-8s%s %s", head, name, a);
+	else if (strlen(a) + strlen(b) <= 60)
+		lesson_lines_add(out, "%-8s%s %s -> %s", head, name, a, b);
+	else {
+		lesson_lines_add(out, "%-8s%s    %s", head, name, a);
+		lesson_lines_add(out, "%8s%*s -> %s", "", (int)strlen(name), "", b);
+	}
+}
+
 /* The backward's frame: its tile, S, P, dP, dS as far as the phase
  * goes, the rows' lse, D and dQ, the keys' dV and dK, its counters. */
 static void
@@ -424,9 +440,10 @@ backward_state(struct lesson_run *run, struct lesson_lines *out)
 		    num(v->lse[x], a, sizeof a), num(v->dsum[x], b, sizeof b));
 		vec(v->dq_old + (size_t)x * v->d, v->d, va, sizeof va);
 		vec(v->dq_new + (size_t)x * v->d, v->d, vb, sizeof vb);
-		old_new("dQ", va, ph >= BWD_PHASE_DQ ? vb : NULL, out);
+		if (v->d > 0)
+			old_new("dQ", va, ph >= BWD_PHASE_DQ ? vb : NULL, out);
 	}
-	if (run->focus < v->tile.r0 || run->focus >= v->tile.r1) {
+	if (v->d > 0 && (run->focus < v->tile.r0 || run->focus >= v->tile.r1)) {
 		lesson_run_grad(run, LESSON_DQ, run->focus, 0, &g);
 		vec(g.x, g.n, va, sizeof va);
 		if (g.from_step < 0)
@@ -442,14 +459,13 @@ backward_state(struct lesson_run *run, struct lesson_lines *out)
 			continue;
 		snprintf(head, sizeof head, "%ckey %d", c == run->focus_key &&
 		    v->cols > 1 ? '>' : ' ', c);
-		lesson_lines_add(out, "%s", head);
 		vec(v->dv_old + (size_t)x * v->dv, v->dv, va, sizeof va);
 		vec(v->dv_new + (size_t)x * v->dv, v->dv, vb, sizeof vb);
-		old_new("dV", va, ph >= BWD_PHASE_DV ? vb : NULL, out);
+		key_grad(out, head, "dV", va, ph >= BWD_PHASE_DV ? vb : NULL);
 		vec(v->dk_old + (size_t)x * v->d, v->d, va, sizeof va);
 		vec(v->dk_new + (size_t)x * v->d, v->d, vb, sizeof vb);
 		if (v->d > 0)
-			old_new("dK", va, ph >= BWD_PHASE_DK ? vb : NULL, out);
+			key_grad(out, "", "dK", va, ph >= BWD_PHASE_DK ? vb : NULL);
 	}
 	counters(out, "backward so far", &v->traffic);
 }

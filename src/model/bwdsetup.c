@@ -46,7 +46,7 @@ bwdsetup_open(const struct options *o, struct setup *s, struct bwdsetup *b,
 	if (problem_grad_output(&o->spec, p, &b->dout, err, errlen) != 0)
 		return -1;
 	b->dout_source = o->spec.dout.path != NULL ? o->spec.dout.path :
-	    "N(0,1) from the seed";
+	    o->spec.dout.data != NULL ? "given inline" : "N(0,1) from the seed";
 	b->o = util_calloc((size_t)p->tq * p->dv, sizeof(float), "O", err, errlen);
 	b->lse = util_calloc((size_t)p->tq, sizeof(float), "lse", err, errlen);
 	b->m = util_calloc((size_t)p->tq, sizeof(float), "m", err, errlen);
