@@ -1,7 +1,8 @@
-/* device.cu - is there a GPU to run on, and how much memory has it free?
- * (gpu_built, gpu_available and gpu_memory of gpu.h); and the device
- * memory counter of the kernels' host code (cudacheck.h).  gpu_stub.c
- * answers the same questions in a build without CUDA. */
+/* device.cu - is there a GPU to run on, what is it, and how much memory
+ * has it free?  (gpu_built, gpu_available, gpu_compute_capability and
+ * gpu_memory of gpu.h); and the device memory counter of the kernels'
+ * host code (cudacheck.h).  gpu_stub.c answers the same questions in a
+ * build without CUDA. */
 #include "config.h"
 
 #include "cudacheck.h"
@@ -94,6 +95,22 @@ gpu_available(char *name, size_t namelen, char *err, size_t errlen)
 	if (name != NULL && namelen > 0)
 		snprintf(name, namelen, "%s", prop.name);
 	return GPU_READY;
+}
+
+extern "C" int
+gpu_compute_capability(int *cc, char *name, size_t namelen, char *err,
+    size_t errlen)
+{
+	struct cudaDeviceProp prop;
+
+	*cc = 0;
+	if (gpu_available(name, namelen, err, errlen) != GPU_READY)
+		return -1;
+	CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+	*cc = prop.major * 10 + prop.minor;
+	return 0;
+fail:
+	return -1;
 }
 
 extern "C" int

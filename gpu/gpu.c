@@ -33,6 +33,24 @@ gpu_may_skip(enum gpu_status why)
 	    why == GPU_NO_DEVICE;
 }
 
+int
+gpu_kernel_on_device(const struct gpu_kernel *k, char *err, size_t errlen)
+{
+	char name[64];
+	int cc;
+
+	if (k->cc == 0)
+		return 0;
+	if (gpu_compute_capability(&cc, name, sizeof name, err, errlen) != 0)
+		return -1;
+	if (cc == k->cc)
+		return 0;
+	return util_error(err, errlen, "kernel %s runs only on compute "
+	    "capability %d.%d (sm_%da%s); this GPU, %s, is %d.%d", k->name,
+	    k->cc / 10, k->cc % 10, k->cc, k->cc == 90 ? ": H100, H200" : "",
+	    name, cc / 10, cc % 10);
+}
+
 void
 gpu_result_free(struct gpu_result *res)
 {
@@ -47,7 +65,7 @@ gpu_result_free(struct gpu_result *res)
 
 /* Heads and batch share one launch, so they must share one shape, and
  * one launch's grid takes 65535 of them at most. */
-static int
+int
 gpu_problems_alike(const struct problem *ps, int n, char *err, size_t errlen)
 {
 	const struct problem *a = &ps[0], *b;
@@ -71,7 +89,7 @@ gpu_problems_alike(const struct problem *ps, int n, char *err, size_t errlen)
 
 /* NaN (all bits set) floats, so an entry nobody wrote cannot pass for
  * a value. */
-static float *
+float *
 gpu_nan_floats(size_t n, char *err, size_t errlen)
 {
 	float *x = util_calloc(n, sizeof *x, "GPU trace", err, errlen);
@@ -120,7 +138,7 @@ gpu_run(const struct gpu_kernel *k, const struct problem *ps, int n,
 	    gpu_kernel_check(k, &ps[0], t, rule, flags, err, errlen) != 0)
 		return -1;
 	if (gpu_available(res->device, sizeof res->device, err, errlen) !=
-	    GPU_READY)
+	    GPU_READY || gpu_kernel_on_device(k, err, errlen) != 0)
 		return -1;
 	if (schedule_init(&sched, &ps[0], t, err, errlen) != 0)
 		return -1;
@@ -159,4 +177,40 @@ out:
 		gpu_result_free(res);
 	schedule_free(&sched);
 	return rc;
+}
+
+int
+gpu_fits(const struct gpu_kernel *k, const struct problem *p, int n,
+    char *why, size_t len)
+{
+	double need, fr, tot, margin = 512.0 * 1024 * 1024;
+	char b1[32], b2[32], b3[32];
+
+	if (k->device_bytes == NULL)
+		return 0;
+	need = k->device_bytes(p, n);
+	if (gpu_memory(&fr, &tot, why, len) != 0)
+		return -1;
+	if (need + margin <= fr)
+		return 0;
+	return util_error(why, len, "needs %s of device memory, %s free of %s",
+	    util_bytes(need, b1, sizeof b1), util_bytes(fr, b2, sizeof b2),
+	    util_bytes(tot, b3, sizeof b3));
+}
+
+int
+gpu_time(const struct gpu_kernel *k, const struct problem *ps, int n,
+    struct tiling *t, int repeat, struct gpu_result *res, char *why,
+    size_t len)
+{
+	static const struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+
+	memset(res, 0, sizeof *res);
+	if (k->bench_repeat > 0 && repeat > k->bench_repeat)
+		repeat = k->bench_repeat;
+	if (gpu_kernel_tiling(k, ps[0].d, 0, 0, t, why, len) != 0 ||
+	    gpu_kernel_check(k, &ps[0], t, &rule, 0, why, len) != 0 ||
+	    gpu_fits(k, &ps[0], n, why, len) != 0)
+		return -1;
+	return gpu_run(k, ps, n, t, &rule, 0, repeat, res, why, len);
 }

@@ -4,9 +4,10 @@
  * The kernels are a table (kernel.h): teaching (gpu/teach.cu, the
  * simulator's tiled loop in float32 and in its order, every convention
  * and bug mode, a trace of every step), naive (gpu/naive.cu, S and P in
- * device memory: the baseline) and fast (gpu/fast.cu, FlashAttention-2
- * on the tensor cores).  gpu_run() runs any entry; gpucheck.h holds one
- * against the simulator.
+ * device memory: the baseline), fast (gpu/fast.cu, FlashAttention-2 on
+ * the tensor cores) and wgmma (gpu/wgmma.cu, FlashAttention-3's design
+ * for Hopper).  gpu_run() runs any entry; gpucheck.h holds one against
+ * the simulator.
  *
  * The C side (gpu.c, kernel.c) builds with or without CUDA; without it
  * gpu_available() (gpu_stub.c) answers GPU_NOT_BUILT and nothing runs.
@@ -50,6 +51,21 @@ enum gpu_status {
  * found".  err may be NULL.
  */
 enum gpu_status gpu_available(char *name, size_t namelen, char *err,
+    size_t errlen);
+
+/* The first device's compute capability times 10 (90: H100, H200) in
+ * *cc, and its name in name (may be NULL): 0, or -1 with err (no device,
+ * as gpu_available says). */
+int gpu_compute_capability(int *cc, char *name, size_t namelen, char *err,
+    size_t errlen);
+
+/*
+ * Can this device run kernel k, once gpu_available() found one?  0, or
+ * -1 with one line when k's code is for another compute capability
+ * (kernel.h's cc): "kernel wgmma runs only on compute capability 9.0
+ * (sm_90a: H100, H200); this GPU, NVIDIA A100-SXM4-80GB, is 8.0".
+ */
+int gpu_kernel_on_device(const struct gpu_kernel *k, char *err,
     size_t errlen);
 
 /*
@@ -104,7 +120,8 @@ gpu_trace_at(const struct gpu_result *res, int b, long step, int row)
  * Runs n problems of one shape through kernel k with tiling t (the
  * simulator's Br, Bc and loop order: for a kernel with its own tilings,
  * one of gpu_kernel_tiling's) and update rule rule.  What k cannot take
- * is refused first (gpu_kernel_check), then a missing GPU (gpu_available).
+ * is refused first (gpu_kernel_check), then a missing GPU (gpu_available)
+ * or one its code is not for (gpu_kernel_on_device).
  * O and lse come from the timed runs: repeat > 0 times that many after
  * one warm-up and keeps the median, repeat <= 0 runs once.  flags
  * GPU_TRACE... add one run with the trace on.  On error res is empty.
@@ -114,6 +131,127 @@ int gpu_run(const struct gpu_kernel *k, const struct problem *ps, int n,
     int repeat, struct gpu_result *res, char *err, size_t errlen);
 
 void gpu_result_free(struct gpu_result *res);
+
+/*
+ * Would kernel k's run of n problems like p fit in free device memory
+ * (its device_bytes, with a margin)?  0 when it fits or says nothing of
+ * its needs; -1 with why ("needs 65.0 GiB of device memory, 40.1 GiB
+ * free of 139.8 GiB", or gpu_memory's error).
+ */
+int gpu_fits(const struct gpu_kernel *k, const struct problem *p, int n,
+    char *why, size_t len);
+
+/*
+ * How bench --gpu and the ladder time a kernel: n problems of one shape,
+ * no trace, update rule unnormalized, bug none; a kernel with its own
+ * tilings runs its default for d (written into t, whose order the
+ * others keep); at most k->bench_repeat timed runs when it caps them.
+ * Checks what k takes and whether it fits first.  0 with res filled, or
+ * -1 with why (res empty).
+ */
+int gpu_time(const struct gpu_kernel *k, const struct problem *ps, int n,
+    struct tiling *t, int repeat, struct gpu_result *res, char *why,
+    size_t len);
+
+/* ---- the backward pass ---- */
+
+/* How a backward gets dQ (teach_bwd.h says more). */
+enum gpu_dq_mode {
+	GPU_DQ_ATOMIC,		/* FlashAttention 2's: every key block adds
+				 * its part with atomicAdd; the order, and
+				 * dQ's last bits, change from run to run */
+	GPU_DQ_ORDERED,		/* each part in a slot of its own, summed in
+				 * the order of j as the simulator adds them:
+				 * the same bits every run, dQ after every
+				 * step */
+};
+
+/* Flags of gpu_backward_run. */
+#define GPU_BWD_TRACE	0x1	/* dK, dV (and an ordered dQ) per step */
+/* Test only: dK's product leaves out each tile's first query row (an
+ * off-by-one in a loop bound), so a comparison with the simulator must
+ * fail. */
+#define GPU_BWD_TEST_FAULT 0x100
+
+/* What the backward takes from the forward, and dO: n problems' arrays
+ * one after another. */
+struct gpu_bwd_inputs {
+	const float *o;		/* (n, Tq, dv) the forward's O */
+	const float *lse;	/* (n, Tq) */
+	const float *m;		/* (n, Tq) the row max: only --grad-bug
+				 * max-not-lse reads it (else may be NULL) */
+	const float *dout;	/* (n, Tq, dv) dO, rounded to the dtype */
+};
+
+/*
+ * A backward's results; every array is malloc'd and belongs to it
+ * (gpu_grads_free).  The trace is laid out by the simulator's backward
+ * steps (backward.h: key blocks outside): entry (b, k, row) of problem
+ * b, step k and row r of the step's tile (its keys for dK, dV, its query
+ * rows for dQ) at ((b nsteps + k) bc + r) d for dK, with dv for dV and
+ * br for dQ.  Rows past a ragged tile's end are NaN.
+ */
+struct gpu_grads {
+	int n, tq, tk, d, dv;
+	float *grad_q, *grad_k;	/* dQ (n, Tq, d), dK (n, Tk, d) */
+	float *grad_v;		/* dV (n, Tk, dv) */
+	float *grad_s;		/* dS (n, Tq, Tk): a scores problem's */
+	long nsteps;		/* backward steps of one problem */
+	int br, bc;		/* the schedule's, cut to Tq and Tk */
+	float *trace_dk, *trace_dv;	/* with GPU_BWD_TRACE, else NULL */
+	float *trace_dq;	/* with GPU_BWD_TRACE and GPU_DQ_ORDERED */
+	double ms;		/* kernel time, median of the timed runs */
+	char device[64];
+};
+
+/*
+ * Runs kernel k's backward over n problems of one shape with tiling t
+ * (Br, Bc; the backward's loop order is its own), the forward's results
+ * and dO in in, backward bug bug (enum backward_bug), dQ by dq.  Refused
+ * first (gpu_backward_check), then a missing GPU.  repeat > 0 times that
+ * many runs after the first; flags as above.  On error g is empty.
+ */
+int gpu_backward_run(const struct gpu_kernel *k, const struct problem *ps,
+    int n, const struct tiling *t, const struct gpu_bwd_inputs *in, int bug,
+    enum gpu_dq_mode dq, unsigned flags, int repeat, struct gpu_grads *g,
+    char *err, size_t errlen);
+
+void gpu_grads_free(struct gpu_grads *g);
+
+/* "atomic", "ordered"; and back (0, or -1 for another word). */
+const char *gpu_dq_mode_name(enum gpu_dq_mode m);
+int gpu_dq_mode_parse(const char *name, enum gpu_dq_mode *out);
+
+/* The kernel ladder (ladder.c): one shape through naive, teaching, fast
+ * and wgmma, each rung what the one below lacks. */
+#define GPU_LADDER_RUNGS 4
+
+struct gpu_ladder_rung {
+	const struct gpu_kernel *kernel;
+	const char *change;	/* what it changes over the rung below */
+	int ran;		/* 0: skipped, and why says why */
+	char why[256];
+	struct tiling tiling;	/* the tiling it ran (none for naive) */
+	double ms;		/* kernel time (timing.h: median of the runs) */
+	double tflops;		/* 4 n Tq Tk d, halved for causal, per second */
+	double device_bytes;	/* device memory the kernel held */
+	double o_diff;		/* max |O - O_first| / max |O_first|, O_first
+				 * the lowest rung that ran's (0 for it) */
+	int below;		/* the rung below that ran, or -1 */
+	double speedup;		/* its time / this time (0: below is -1) */
+};
+
+/*
+ * Times every rung on n problems of one shape, as gpu_time does (the
+ * teaching kernel with tiling any, the tensor-core kernels with their
+ * default), repeat runs after a warm-up.  A rung its kernel cannot take,
+ * that would not fit, or whose device is not there (wgmma off Hopper) is
+ * skipped with why; 0 then, with the rungs filled.  -1 with err only
+ * when no GPU at all (gpu_available's reason).
+ */
+int gpu_ladder(const struct problem *ps, int n, const struct tiling *any,
+    int repeat, struct gpu_ladder_rung rungs[GPU_LADDER_RUNGS], char *err,
+    size_t errlen);
 
 /* Free and total device memory now, in bytes. */
 int gpu_memory(double *free_bytes, double *total_bytes, char *err,

@@ -33,3 +33,12 @@ gpu_memory(double *free_bytes, double *total_bytes, char *err, size_t errlen)
 	gpu_available(NULL, 0, err, errlen);
 	return -1;
 }
+
+int
+gpu_compute_capability(int *cc, char *name, size_t namelen, char *err,
+    size_t errlen)
+{
+	*cc = 0;
+	gpu_available(name, namelen, err, errlen);
+	return -1;
+}

@@ -9,6 +9,8 @@
 #include "config.h"
 
 #include "gpu.h"
+#include "teach_bwd.h"
+#include "model/backward.h"
 #include "model/dtype.h"
 #include "model/util.h"
 
@@ -21,6 +23,13 @@
 #define GPU_CUDA(fn) fn
 #else
 #define GPU_CUDA(fn) NULL
+#endif
+/* The same for code built for sm_90a alone, which needs an nvcc that
+ * can target it (configure's HAVE_SM90A). */
+#if defined(HAVE_CUDA) && defined(HAVE_SM90A)
+#define GPU_SM90A(fn) fn
+#else
+#define GPU_SM90A(fn) NULL
 #endif
 
 #define BIT(x) (1u << (x))
@@ -35,11 +44,18 @@ int naive_launch(const struct gpu_job *job, char *err, size_t errlen);
 double naive_device_bytes(const struct problem *p, int n);
 int teach_launch(const struct gpu_job *job, char *err, size_t errlen);
 int teach_trace(const struct gpu_job *job, char *err, size_t errlen);
-int fastrun_launch(const struct gpu_job *job, char *err, size_t errlen);
-int fastrun_trace(const struct gpu_job *job, char *err, size_t errlen);
-int fastrun_tiling(int d, int br, int bc, struct tiling *t, char *err,
+int teach_bwd_launch(const struct gpu_bwd_job *job, char *err,
     size_t errlen);
-void fastrun_tilings(int d, char *buf, size_t len);
+int tcrun_fast_launch(const struct gpu_job *job, char *err, size_t errlen);
+int tcrun_fast_trace(const struct gpu_job *job, char *err, size_t errlen);
+int tcrun_fast_tiling(int d, int br, int bc, struct tiling *t, char *err,
+    size_t errlen);
+void tcrun_fast_tilings(int d, char *buf, size_t len);
+int tcrun_wgmma_launch(const struct gpu_job *job, char *err, size_t errlen);
+int tcrun_wgmma_trace(const struct gpu_job *job, char *err, size_t errlen);
+int tcrun_wgmma_tiling(int d, int br, int bc, struct tiling *t, char *err,
+    size_t errlen);
+void tcrun_wgmma_tilings(int d, char *buf, size_t len);
 
 static const struct gpu_kernel gpu_kernel_naive = {
 	.name = "naive",
@@ -58,6 +74,20 @@ static const struct gpu_kernel gpu_kernel_naive = {
 	.device_bytes = GPU_CUDA(naive_device_bytes),
 };
 
+/* The teaching kernel's backward (gpu/teach_bwd.cu): the simulator's
+ * backward in its order, every backward bug mode. */
+static const struct gpu_backward gpu_backward_teaching = {
+	.dtypes = ALL_DTYPES,
+	.bugs = (1u << BACKWARD_BUGS) - 1,
+	.caps = GPU_CAP_SCORES | GPU_CAP_CAUSAL,
+	.rtol = {
+		[DTYPE_FP32] = TEACH_BWD_RTOL,
+		[DTYPE_FP16] = TEACH_BWD_RTOL_FP16,
+		[DTYPE_BF16] = TEACH_BWD_RTOL_BF16,
+	},
+	.launch = GPU_CUDA(teach_bwd_launch),
+};
+
 static const struct gpu_kernel gpu_kernel_teaching = {
 	.name = "teaching",
 	.summary = "the simulator's tiled loop in float32, in its order of "
@@ -73,9 +103,11 @@ static const struct gpu_kernel gpu_kernel_teaching = {
 	.bench_repeat = 3,
 	.launch = GPU_CUDA(teach_launch),
 	.trace = GPU_CUDA(teach_trace),
+	.backward = &gpu_backward_teaching,
 };
 
-static const int gpu_fast_dims[] = { 64, 128, 0 };
+/* The head widths the tensor-core kernels are compiled for. */
+static const int gpu_tc_dims[] = { 64, 128, 0 };
 
 static const struct gpu_kernel gpu_kernel_fast = {
 	.name = "fast",
@@ -85,20 +117,40 @@ static const struct gpu_kernel gpu_kernel_fast = {
 	.orders = BIT(ORDER_FA2),
 	.conventions = BIT(CONV_UNNORMALIZED),
 	.bugs = BIT(BUG_NONE),
-	.dims = gpu_fast_dims,
+	.dims = gpu_tc_dims,
 	.caps = GPU_CAP_CAUSAL | GPU_CAP_TRACE,
 	.arith = GPU_ARITH_TENSOR_CORES,
 	.bench_repeat = 0,
-	.tiling = GPU_CUDA(fastrun_tiling),
-	.tilings = GPU_CUDA(fastrun_tilings),
-	.launch = GPU_CUDA(fastrun_launch),
-	.trace = GPU_CUDA(fastrun_trace),
+	.tiling = GPU_CUDA(tcrun_fast_tiling),
+	.tilings = GPU_CUDA(tcrun_fast_tilings),
+	.launch = GPU_CUDA(tcrun_fast_launch),
+	.trace = GPU_CUDA(tcrun_fast_trace),
+};
+
+static const struct gpu_kernel gpu_kernel_wgmma = {
+	.name = "wgmma",
+	.summary = "FlashAttention-3's forward for Hopper (sm_90a): wgmma, "
+	    "TMA loads, a producer warpgroup and two consumers taking turns",
+	.dtypes = BIT(DTYPE_FP16) | BIT(DTYPE_BF16),
+	.orders = BIT(ORDER_FA2),
+	.conventions = BIT(CONV_UNNORMALIZED),
+	.bugs = BIT(BUG_NONE),
+	.dims = gpu_tc_dims,
+	.caps = GPU_CAP_CAUSAL | GPU_CAP_TRACE,
+	.arith = GPU_ARITH_TENSOR_CORES,
+	.bench_repeat = 0,
+	.cc = 90,
+	.tiling = GPU_SM90A(tcrun_wgmma_tiling),
+	.tilings = GPU_SM90A(tcrun_wgmma_tilings),
+	.launch = GPU_SM90A(tcrun_wgmma_launch),
+	.trace = GPU_SM90A(tcrun_wgmma_trace),
 };
 
 const struct gpu_kernel *const gpu_kernels[] = {
 	&gpu_kernel_naive,
 	&gpu_kernel_teaching,
 	&gpu_kernel_fast,
+	&gpu_kernel_wgmma,
 	NULL,
 };
 
@@ -113,16 +165,18 @@ gpu_kernel_find(const char *name)
 	return NULL;
 }
 
-/* "teaching, fast": the names of the kernels with all of caps. */
+/* "teaching, fast": the names of the kernels with all of caps, and a
+ * backward pass too when backward is set. */
 static void
-gpu_names(unsigned caps, char *buf, size_t len)
+gpu_names(unsigned caps, int backward, char *buf, size_t len)
 {
 	size_t at = 0;
 	int i;
 
 	buf[0] = '\0';
 	for (i = 0; gpu_kernels[i] != NULL && at < len; i++)
-		if ((gpu_kernels[i]->caps & caps) == caps)
+		if ((gpu_kernels[i]->caps & caps) == caps &&
+		    (!backward || gpu_kernels[i]->backward != NULL))
 			at += (size_t)snprintf(buf + at, len - at, "%s%s",
 			    at > 0 ? ", " : "", gpu_kernels[i]->name);
 }
@@ -133,8 +187,24 @@ gpu_kernel_names(void)
 	static char names[256];
 
 	if (names[0] == '\0')
-		gpu_names(0, names, sizeof names);
+		gpu_names(0, 0, names, sizeof names);
 	return names;
+}
+
+/*
+ * Why this build cannot run k, or 0 when it has k's code: without CUDA
+ * at all, or without code for k's one architecture.
+ */
+static int
+gpu_kernel_absent(const struct gpu_kernel *k, char *err, size_t errlen)
+{
+	if (k->launch != NULL)
+		return 0;
+	if (!gpu_built())
+		return util_error(err, errlen, "built without CUDA support");
+	return util_error(err, errlen, "kernel %s is not in this build: its "
+	    "code is for sm_%da alone, which this build's nvcc could not "
+	    "target (configure with CUDA 12 or newer)", k->name, k->cc);
 }
 
 /* ---- words for the entries' masks ---- */
@@ -212,8 +282,8 @@ gpu_tilings_words(const struct gpu_kernel *k, char *buf, size_t len)
 		return;
 	}
 	if (k->tilings == NULL || k->dims == NULL) {
-		snprintf(buf, len, "its own (built without CUDA support: not "
-		    "known)");
+		gpu_kernel_absent(k, one, sizeof one);
+		snprintf(buf, len, "its own (not known: %s)", one);
 		return;
 	}
 	buf[0] = '\0';
@@ -255,6 +325,8 @@ gpu_kernel_check(const struct gpu_kernel *k, const struct problem *p,
 	char what[96], takes[256];
 	struct tiling own;
 
+	if (gpu_built() && gpu_kernel_absent(k, err, errlen) != 0)
+		return -1;
 	if (p->scores_mode && !(k->caps & GPU_CAP_SCORES))
 		return gpu_refuse(k, err, errlen, "a scores problem",
 		    "Q, K and V: it computes S itself");
@@ -296,13 +368,53 @@ gpu_kernel_check(const struct gpu_kernel *k, const struct problem *p,
 		return gpu_refuse(k, err, errlen, what, takes);
 	}
 	if ((flags & GPU_TRACE) && !(k->caps & GPU_CAP_TRACE)) {
-		gpu_names(GPU_CAP_TRACE, takes, sizeof takes);
+		gpu_names(GPU_CAP_TRACE, 0, takes, sizeof takes);
 		return util_error(err, errlen, "kernel %s has no trace of its "
 		    "steps, which compare and the view's G key need (kernels "
 		    "with one: %s)", k->name, takes);
 	}
 	if (!(k->caps & (GPU_CAP_ANY_TILING | GPU_CAP_NO_TILES)))
 		return gpu_kernel_tiling(k, p->d, t->br, t->bc, &own, err, errlen);
+	return 0;
+}
+
+static const char *
+gpu_bwd_bug_word(int i)
+{
+	return backward_bug_name((enum backward_bug)i);
+}
+
+int
+gpu_backward_check(const struct gpu_kernel *k, const struct problem *p,
+    int bug, char *err, size_t errlen)
+{
+	const struct gpu_backward *b = k->backward;
+	char what[96], takes[256];
+
+	if (b == NULL) {
+		gpu_names(0, 1, takes, sizeof takes);
+		return util_error(err, errlen, "kernel %s has no backward pass "
+		    "(kernels with one: %s)", k->name, takes);
+	}
+	if (p->scores_mode && !(b->caps & GPU_CAP_SCORES))
+		return gpu_refuse(k, err, errlen, "a scores problem backward",
+		    "Q, K and V");
+	if (!(b->dtypes & BIT(p->dtype))) {
+		snprintf(what, sizeof what, "--dtype %s backward",
+		    dtype_name(p->dtype));
+		gpu_mask_words(b->dtypes, 3, gpu_dtype_word, takes, sizeof takes);
+		return gpu_refuse(k, err, errlen, what, takes);
+	}
+	if (p->causal && !(b->caps & GPU_CAP_CAUSAL))
+		return gpu_refuse(k, err, errlen, "--causal backward", "no mask");
+	if (bug < 0 || bug >= BACKWARD_BUGS || !(b->bugs & BIT(bug))) {
+		snprintf(what, sizeof what, "--grad-bug %s", bug >= 0 &&
+		    bug < BACKWARD_BUGS ? backward_bug_name((enum backward_bug)bug) :
+		    "?");
+		gpu_mask_words(b->bugs, BACKWARD_BUGS, gpu_bwd_bug_word, takes,
+		    sizeof takes);
+		return gpu_refuse(k, err, errlen, what, takes);
+	}
 	return 0;
 }
 
@@ -320,7 +432,7 @@ gpu_kernel_tiling(const struct gpu_kernel *k, int d, int br, int bc,
 		return gpu_refuse(k, err, errlen, what, takes);
 	}
 	if (k->tiling == NULL)
-		return util_error(err, errlen, "built without CUDA support");
+		return gpu_kernel_absent(k, err, errlen);
 	return k->tiling(d, br, bc, t, err, errlen);
 }
 
@@ -384,11 +496,41 @@ gpu_describe_arith(const struct gpu_kernel *k, char *buf, size_t len)
 	snprintf(buf, len, "%s", words[k->arith]);
 }
 
+static void
+gpu_describe_devices(const struct gpu_kernel *k, char *buf, size_t len)
+{
+	if (k->cc == 0)
+		snprintf(buf, len, "any this build runs on");
+	else
+		snprintf(buf, len, "compute capability %d.%d only (sm_%da "
+		    "machine code%s)", k->cc / 10, k->cc % 10, k->cc,
+		    k->cc == 90 ? ": H100, H200" : "");
+}
+
+static void
+gpu_describe_backward(const struct gpu_kernel *k, char *buf, size_t len)
+{
+	const struct gpu_backward *b = k->backward;
+	char dtypes[64], bugs[256];
+
+	if (b == NULL) {
+		snprintf(buf, len, "none");
+		return;
+	}
+	gpu_mask_words(b->dtypes, 3, gpu_dtype_word, dtypes, sizeof dtypes);
+	gpu_mask_words(b->bugs, BACKWARD_BUGS, gpu_bwd_bug_word, bugs,
+	    sizeof bugs);
+	snprintf(buf, len, "%s; %s%s; bug modes %s; dQ atomic or ordered "
+	    "(--backward)", dtypes, b->caps & GPU_CAP_CAUSAL ? "causal or not" :
+	    "no mask", b->caps & GPU_CAP_SCORES ? "; scores problems" : "", bugs);
+}
+
 /* One line of --list-kernels each, in this order. */
 static const struct {
 	const char *label;
 	void (*words)(const struct gpu_kernel *k, char *buf, size_t len);
 } gpu_describers[] = {
+	{ "devices", gpu_describe_devices },
 	{ "dtypes", gpu_describe_dtypes },
 	{ "head sizes", gpu_dims_words },
 	{ "inputs", gpu_describe_inputs },
@@ -398,6 +540,7 @@ static const struct {
 	{ "bug modes", gpu_describe_bugs },
 	{ "trace", gpu_describe_trace },
 	{ "arithmetic", gpu_describe_arith },
+	{ "backward", gpu_describe_backward },
 };
 
 int

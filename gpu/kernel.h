@@ -21,6 +21,7 @@
 #include "model/schedule.h"
 
 struct gpu_job;
+struct gpu_bwd_job;
 
 /* How a kernel's numbers relate to the simulator's: gpucheck derives
  * its tolerance from this (gpucheck.c says why). */
@@ -44,6 +45,30 @@ enum gpu_arith {
 #define GPU_CAP_NO_TILES	0x10	/* no tiles at all: Br, Bc are unused */
 #define GPU_CAP_TRACE		0x20	/* a trace of every step (trace()) */
 
+/*
+ * A kernel's backward pass (FlashAttention 2's Algorithm 2, on the
+ * simulator's backward schedule: src/model/backward.h), a part of its
+ * entry: the backward's gradients come from the same kernel's O and lse
+ * and are stepped with the same tiles, so it is the kernel's, not a
+ * kernel of its own (doc/design.md says more).  gpu_backward_run() runs
+ * it, gpucheck_bwd.h holds it against the simulator's backward.
+ */
+struct gpu_backward {
+	unsigned dtypes;	/* enum dtype */
+	unsigned bugs;		/* enum backward_bug */
+	unsigned caps;		/* GPU_CAP_SCORES, GPU_CAP_CAUSAL */
+	/*
+	 * Per enum dtype: a gradient entry, after any step, is within rtol
+	 * times the sum of its terms' magnitudes of the simulator's (the
+	 * kernel's .cu file derives it).
+	 */
+	double rtol[3];
+	/* The run (kernels.h): the gradients, their time, and with
+	 * GPU_BWD_TRACE dK, dV (and an ordered dQ) after every step.  0, or
+	 * -1 with err.  NULL in a build without CUDA. */
+	int (*launch)(const struct gpu_bwd_job *job, char *err, size_t errlen);
+};
+
 struct gpu_kernel {
 	const char *name;	/* --kernel NAME */
 	const char *summary;	/* one line */
@@ -58,6 +83,12 @@ struct gpu_kernel {
 	enum gpu_arith arith;
 	int bench_repeat;	/* bench --gpu times it at most this often
 				 * (0: as many as --repeat asks) */
+	int cc;			/* 0: any GPU; else the one compute
+				 * capability (times 10) its machine code is
+				 * for, architecture-specific (90: sm_90a,
+				 * H100 and H200): gpu_run refuses another
+				 * device, and a build whose nvcc cannot
+				 * target it has no functions for it */
 
 	/*
 	 * With its own tilings (no GPU_CAP_ANY_TILING): its tiling for head width d in t
@@ -74,7 +105,8 @@ struct gpu_kernel {
 	 * trace() (with GPU_CAP_TRACE) runs it once more with its
 	 * trace on and lays m_new, alpha, l_new (and the accumulator) on the
 	 * simulator's step numbers.  Both return 0, or -1 with err.  NULL in
-	 * a build without CUDA (gpu_run says so before it would call them).
+	 * a build without CUDA (gpu_run says so before it would call them),
+	 * or without code for the kernel's cc (gpu_kernel_check says so).
 	 */
 	int (*launch)(const struct gpu_job *job, char *err, size_t errlen);
 	int (*trace)(const struct gpu_job *job, char *err, size_t errlen);
@@ -82,6 +114,8 @@ struct gpu_kernel {
 	/* Device bytes a launch of n problems like p needs (NULL: small
 	 * enough not to ask); bench --gpu skips what would not fit. */
 	double (*device_bytes)(const struct problem *p, int n);
+
+	const struct gpu_backward *backward;	/* NULL: forward only */
 };
 
 /* The table, in the order --list-kernels and bench --gpu use; ends with
@@ -91,17 +125,26 @@ extern const struct gpu_kernel *const gpu_kernels[];
 /* The entry named name, or NULL. */
 const struct gpu_kernel *gpu_kernel_find(const char *name);
 
-/* "naive, teaching, fast": the names, for messages. */
+/* "naive, teaching, fast, wgmma": the names, for messages. */
 const char *gpu_kernel_names(void);
 
 /*
  * Can kernel k run problem p with tiling t and rule rule (flags: gpu.h's
  * GPU_TRACE asks for the trace)?  0, or -1 with the one message that
- * names what it does not take and what it does.  Needs no GPU.
+ * names what it does not take and what it does (or that this build has
+ * no code for it).  Needs no GPU.
  */
 int gpu_kernel_check(const struct gpu_kernel *k, const struct problem *p,
     const struct tiling *t, const struct online_rule *rule, unsigned flags,
     char *err, size_t errlen);
+
+/*
+ * Can kernel k's backward take problem p with bug (enum backward_bug)?
+ * 0, or -1 with the one message: it has none (naming the kernels that
+ * have one), or what it does not take and what it does.  Needs no GPU.
+ */
+int gpu_backward_check(const struct gpu_kernel *k, const struct problem *p,
+    int bug, char *err, size_t errlen);
 
 /*
  * The tiling kernel k runs for head width d: with its own tilings, the

@@ -3,8 +3,8 @@
  * trace() (kernel.h): plain C types, host arrays in, host arrays out.
  * Each kernel's .cu file owns every CUDA call of its own (device memory
  * through cudacheck.h's counter, copies, launches, timing.h's timing)
- * and keeps its own parameters (tiles, variants) to itself.  Only gpu.c
- * and the .cu files include this.
+ * and keeps its own parameters (tiles, variants) to itself.  Only the
+ * front ends (gpu.c, gpubwd.c) and the .cu files include this.
  */
 #ifndef FLASHSTEP_KERNELS_H
 #define FLASHSTEP_KERNELS_H
@@ -41,5 +41,37 @@ struct gpu_job {
 	int repeat;			/* timed runs after the warm-up */
 	struct gpu_result *res;
 };
+
+/*
+ * The backward's run (gpu_backward_run, gpubwd.c), already checked
+ * against the kernel's entry: n problems' inputs packed one after another
+ * in host arrays (q, k (n, T, d), v (n, Tk, dv), or s (n, Tq, Tk) in a
+ * scores problem, d = 0 then), the forward's results and dO, the tiles,
+ * and where the results go.  launch() fills g's gradients and g->ms,
+ * and with GPU_BWD_TRACE its trace arrays (all allocated by the front
+ * end, the trace NaN-filled; trace_dq only when ordered); it checks that
+ * its steps are g->nsteps.
+ */
+struct gpu_bwd_job {
+	int n, tq, tk, d, dv;
+	float scale;
+	int causal, dtype, bug;
+	const float *q, *k, *v, *s;
+	struct gpu_bwd_inputs in;
+	int br, bc;			/* as asked (the kernel cuts them) */
+	enum gpu_dq_mode dq;
+	unsigned flags;			/* GPU_BWD_TRACE, GPU_BWD_TEST_FAULT */
+	int repeat;
+	struct gpu_grads *g;
+};
+
+/* n floats with all bits set (NaN), malloc'd, so an entry nobody wrote
+ * cannot pass for a value; NULL with err when out of memory. */
+float *gpu_nan_floats(size_t n, char *err, size_t errlen);
+
+/* Problems 1 .. n-1 have problem 0's shape, scale, mask, dtype and kind,
+ * and 1 <= n <= 65535: 0, or -1 with err. */
+int gpu_problems_alike(const struct problem *ps, int n, char *err,
+    size_t errlen);
 
 #endif

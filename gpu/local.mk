@@ -11,25 +11,37 @@
 # gpu_stub.c stands for device.cu and answers "built without CUDA
 # support".  Both sets of sources go into the tarball either way, with
 # the fast kernel's standalone driver and torch comparison (gpu/bench/).
+# The Hopper kernel (wgmma.cu) is machine code for sm_90a alone (wgmma and
+# setmaxnreg exist nowhere else, so no PTX fallback), FMAs on as fast.o;
+# it is built only when configure found an nvcc that can target sm_90a
+# (HAVE_SM90A), and otherwise its entry in kernel.c says so.
 #
 # A new kernel: its .cu file in GPU_KERNELS (and in the dependency line
 # below), its entry in kernel.c.
 
 noinst_LIBRARIES += gpu/libfsgpu.a
 GPU_HDRS = gpu/gpu.h gpu/kernel.h gpu/kernels.h gpu/cudacheck.h \
-	gpu/timing.h gpu/fast.h gpu/gpucheck.h gpu/teach_bwd.h
-GPU_C = gpu/kernel.c gpu/gpu.c gpu/gpucheck.c
-# (teach_bwd.cu, the backward teaching kernel, has no entry yet.)
-GPU_KERNELS = gpu/teach.cu gpu/naive.cu gpu/fast.cu gpu/fastrun.cu \
+	gpu/timing.h gpu/fast.h gpu/wgmma.h gpu/gpucheck.h gpu/gpucheck_bwd.h \
+	gpu/teach_bwd.h
+GPU_C = gpu/kernel.c gpu/gpu.c gpu/gpubwd.c gpu/gpucheck.c \
+	gpu/gpucheck_bwd.c gpu/ladder.c
+GPU_KERNELS = gpu/teach.cu gpu/naive.cu gpu/fast.cu gpu/tcrun.cu \
 	gpu/teach_bwd.cu
 GPU_CU = gpu/device.cu gpu/timing.cu $(GPU_KERNELS)
 if HAVE_CUDA
 gpu_libfsgpu_a_SOURCES = $(GPU_HDRS) $(GPU_C) $(GPU_CU)
+if HAVE_SM90A
+gpu_libfsgpu_a_SOURCES += gpu/wgmma.cu
+endif
 else
 gpu_libfsgpu_a_SOURCES = $(GPU_HDRS) $(GPU_C) gpu/gpu_stub.c
 endif
-EXTRA_DIST += gpu/gpu_stub.c $(GPU_CU) gpu/bench/bench_fast.cu \
-	gpu/bench/vs_torch.py gpu/bench/bwd_vs_torch.py gpu/bench/device_check.sh
+EXTRA_DIST += gpu/gpu_stub.c $(GPU_CU) gpu/wgmma.cu gpu/bench/bench_fast.cu \
+	gpu/bench/vs_torch.py gpu/bench/bwd_vs_torch.py \
+	gpu/bench/device_check.sh gpu/bench/bench_wgmma.cu \
+	gpu/bench/wgmma_device.sh gpu/bench/WGMMA_NOTES.md \
+	gpu/bench/wgmma-h200-d913958.txt gpu/bench/wgmma-h200-8a0817c.txt \
+	gpu/bench/wgmma-h200-ec7e21f.txt gpu/bench/bench-h200-b18e150.txt
 # Split-KV and decoding, standalone until they join the kernel table.
 EXTRA_DIST += gpu/teach_split.cu gpu/teach_split.h gpu/decode.cu gpu/decode.h \
 	gpu/bench/split_check.c gpu/bench/decode_vs_torch.py \
@@ -62,25 +74,33 @@ am__v_NVCC_1 =
 gpu/fast.o: gpu/fast.cu gpu/fast.h gpu/$(am__dirstamp)
 	$(AM_V_NVCC)$(NVCC) $(GPU_FAST_NVCCFLAGS) $(NVCCFLAGS) -c -o $@ \
 	    `test -f gpu/fast.cu || echo '$(srcdir)/'`gpu/fast.cu
+GPU_WGMMA_NVCCFLAGS = -gencode=arch=compute_90a,code=sm_90a -O3 \
+	-std=c++17 -Xcompiler -Wall,-Wextra -I$(top_srcdir)/gpu
+gpu/wgmma.o: gpu/wgmma.cu gpu/wgmma.h gpu/fast.h gpu/cudacheck.h \
+	gpu/$(am__dirstamp)
+	$(AM_V_NVCC)$(NVCC) $(GPU_WGMMA_NVCCFLAGS) $(NVCCFLAGS) -c -o $@ \
+	    `test -f gpu/wgmma.cu || echo '$(srcdir)/'`gpu/wgmma.cu
 
 # nvcc tracks no dependencies here: name the headers the .cu files use.
-gpu/device.o gpu/timing.o gpu/teach.o gpu/naive.o gpu/fastrun.o \
+gpu/device.o gpu/timing.o gpu/teach.o gpu/naive.o gpu/tcrun.o \
 	gpu/teach_bwd.o: $(GPU_HDRS) src/model/online.h \
 	src/model/online_rule.h src/model/schedule.h src/model/problem.h \
 	src/model/dtype.h src/model/util.h src/model/backward.h config.h
 
-# The GPU tests: the teaching kernel (check_gpu) and the fast kernel
-# (check_gpu_fast) against the simulator, step by step, and the commands
-# (gpu.test).  Where no kernel can run they exit 77 (skip) only when the
+# The GPU tests: the teaching kernel (check_gpu), the tensor-core
+# kernels (check_gpu_fast, check_gpu_wgmma: one source, check_gpu_tc.c,
+# built for each) and the teaching backward (check_gpu_bwd) against the
+# simulator, step by step, and the commands (gpu.test).  Where no kernel can run they exit 77 (skip) only when the
 # hardware is missing, and fail under FLASHSTEP_REQUIRE_GPU=1 (or
 # ./configure --enable-gpu-tests=required, which sets it for make
 # check); gpu_require.test shows both with the device hidden.
 # gpu_planted.sh (not part of make check) shows check_gpu failing on a
 # teaching kernel whose order of operations was changed.
 check_PROGRAMS += tests/check_gpu tests/check_gpu_fast \
+	tests/check_gpu_wgmma tests/check_gpu_bwd tests/check_gpu_table
+TESTS += tests/check_gpu tests/check_gpu_fast tests/check_gpu_wgmma \
+	tests/check_gpu_bwd tests/gpu.test tests/gpu_require.test \
 	tests/check_gpu_table
-TESTS += tests/check_gpu tests/check_gpu_fast tests/gpu.test \
-	tests/gpu_require.test tests/check_gpu_table
 EXTRA_DIST += tests/gpu.test tests/gpu_require.test tests/gpu_planted.sh
 if GPU_TESTS_REQUIRED
 AM_TESTS_ENVIRONMENT += FLASHSTEP_REQUIRE_GPU=1; \
@@ -89,9 +109,15 @@ endif
 GPU_PROBE = tests/gpuprobe.c tests/gpuprobe.h
 tests_check_gpu_SOURCES = tests/check_gpu.c $(GPU_PROBE) $(TESTUTIL)
 tests_check_gpu_LDADD = $(CHECK_LDADD)
-tests_check_gpu_fast_SOURCES = tests/check_gpu_fast.c $(GPU_PROBE) \
+tests_check_gpu_fast_SOURCES = tests/check_gpu_tc.c $(GPU_PROBE) \
 	$(TESTUTIL)
+tests_check_gpu_fast_CPPFLAGS = $(AM_CPPFLAGS) -DCHECK_TC_KERNEL='"fast"'
 tests_check_gpu_fast_LDADD = $(CHECK_LDADD)
+tests_check_gpu_wgmma_SOURCES = $(tests_check_gpu_fast_SOURCES)
+tests_check_gpu_wgmma_CPPFLAGS = $(AM_CPPFLAGS) -DCHECK_TC_KERNEL='"wgmma"'
+tests_check_gpu_wgmma_LDADD = $(CHECK_LDADD)
+tests_check_gpu_bwd_SOURCES = tests/check_gpu_bwd.c $(GPU_PROBE) $(TESTUTIL)
+tests_check_gpu_bwd_LDADD = $(CHECK_LDADD)
 # The kernel table and the rules that need no GPU: runs everywhere.
 tests_check_gpu_table_SOURCES = tests/check_gpu_table.c $(TESTUTIL)
 tests_check_gpu_table_LDADD = $(CHECK_LDADD)

@@ -61,6 +61,7 @@
 #include <cuda_fp16.h>
 
 extern "C" {
+#include "kernels.h"
 #include "model/backward.h"
 #include "model/dtype.h"
 }
@@ -288,8 +289,9 @@ bwd_tile(const struct bwd_params &P, const struct bwd_tile &T, int b, int i,
 	}
 	__syncthreads();
 
-	/* The step is done: its dK_j and dV_j into the trace. */
-	if (P.tr_dk != NULL) {
+	/* The step is done: its dK_j and dV_j into the trace (a scores
+	 * problem has no dK: d = 0, and tr_dk is NULL). */
+	if (P.tr_dv != NULL) {
 		for (e = tid; e < cols * P.d; e += nt)
 			P.tr_dk[((size_t)b * P.nsteps + step) * P.bc * P.d + e] = T.dk[e];
 		for (e = tid; e < cols * P.dv; e += nt)
@@ -696,4 +698,57 @@ fail:
 	free(times);
 	bwd_schedule_free(&sch);
 	return rc;
+}
+
+/*
+ * The kernel table's entry (kernel.c: the teaching kernel's backward): a
+ * gpu_bwd_job (kernels.h) as this kernel's own job, the result's host
+ * arrays as its outputs.
+ */
+extern "C" int
+teach_bwd_launch(const struct gpu_bwd_job *job, char *err, size_t errlen)
+{
+	struct gpu_grads *g = job->g;
+	struct teach_bwd_job t;
+
+	memset(&t, 0, sizeof t);
+	t.n = job->n;
+	t.tq = job->tq;
+	t.tk = job->tk;
+	t.d = job->d;
+	t.dv = job->dv;
+	t.scale = job->scale;
+	t.causal = job->causal;
+	t.dtype = job->dtype;
+	t.bug = job->bug;
+	t.q = job->q;
+	t.k = job->k;
+	t.v = job->v;
+	t.s = job->s;
+	t.o = job->in.o;
+	t.lse = job->in.lse;
+	t.dout = job->in.dout;
+	t.m = job->in.m;
+	t.br = job->br;
+	t.bc = job->bc;
+	t.dq_mode = job->dq == GPU_DQ_ORDERED ? TEACH_BWD_DQ_ORDERED :
+	    TEACH_BWD_DQ_ATOMIC;
+	t.flags = job->flags & GPU_BWD_TEST_FAULT ? TEACH_BWD_TEST_FAULT : 0;
+	t.repeat = job->repeat;
+	t.grad_q = g->grad_q;
+	t.grad_k = g->grad_k;
+	t.grad_v = g->grad_v;
+	t.grad_s = g->grad_s;
+	t.trace_dk = g->trace_dk;
+	t.trace_dv = g->trace_dv;
+	t.trace_dq = g->trace_dq;
+	if (teach_bwd(&t, err, errlen) != 0)
+		return -1;
+	if (t.nsteps != g->nsteps) {
+		snprintf(err, errlen, "teach_bwd: %ld steps where the "
+		    "simulator's backward has %ld", t.nsteps, g->nsteps);
+		return -1;
+	}
+	g->ms = t.ms;
+	return 0;
 }

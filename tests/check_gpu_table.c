@@ -37,7 +37,7 @@ START_TEST(test_find)
 {
 	int i;
 
-	ck_assert_str_eq(gpu_kernel_names(), "naive, teaching, fast");
+	ck_assert_str_eq(gpu_kernel_names(), "naive, teaching, fast, wgmma");
 	for (i = 0; gpu_kernels[i] != NULL; i++)
 		ck_assert(gpu_kernel_find(gpu_kernels[i]->name) == gpu_kernels[i]);
 	ck_assert(gpu_kernel_find("slow") == NULL);
@@ -46,9 +46,13 @@ START_TEST(test_find)
 	for (i = 0; gpu_kernels[i] != NULL; i++) {
 		ck_assert(gpu_kernels[i]->bugs & (1u << BUG_NONE));
 		ck_assert(gpu_kernels[i]->orders & (1u << ORDER_FA2));
-		ck_assert(gpu_kernels[i]->launch != NULL || !gpu_built());
+		/* (A kernel for one architecture lacks its code where nvcc
+		 * could not target it.) */
+		ck_assert(gpu_kernels[i]->launch != NULL || !gpu_built() ||
+		    gpu_kernels[i]->cc != 0);
 		ck_assert(!(gpu_kernels[i]->caps & GPU_CAP_TRACE) ||
-		    gpu_kernels[i]->trace != NULL || !gpu_built());
+		    gpu_kernels[i]->trace != NULL ||
+		    gpu_kernels[i]->launch == NULL);
 	}
 }
 END_TEST
@@ -178,12 +182,88 @@ START_TEST(test_tilings)
 }
 END_TEST
 
+/* The wgmma kernel's tilings, or why this build has none. */
+START_TEST(test_wgmma_tilings)
+{
+	const struct gpu_kernel *k = kernel("wgmma");
+	struct tiling t;
+	char err[512];
+
+	ck_assert_int_eq(k->cc, 90);
+	if (k->launch == NULL) {
+		ck_assert_int_eq(gpu_kernel_tiling(k, 64, 0, 0, &t, err,
+		    sizeof err), -1);
+		ck_assert_str_eq(err, gpu_built() ? "kernel wgmma is not in this "
+		    "build: its code is for sm_90a alone, which this build's "
+		    "nvcc could not target (configure with CUDA 12 or newer)" :
+		    "built without CUDA support");
+		return;
+	}
+	ck_assert_int_eq(gpu_kernel_tiling(k, 64, 0, 0, &t, err, sizeof err),
+	    0);
+	ck_assert(t.br == 192 && t.bc == 128 && t.order == ORDER_FA2);
+	ck_assert_int_eq(gpu_kernel_tiling(k, 64, 128, 128, &t, err,
+	    sizeof err), 0);
+	ck_assert(t.br == 128 && t.bc == 128);
+	ck_assert_int_eq(gpu_kernel_tiling(k, 128, 0, 0, &t, err, sizeof err),
+	    0);
+	ck_assert(t.br == 128 && t.bc == 128);
+	ck_assert_int_eq(gpu_kernel_tiling(k, 128, 192, 128, &t, err,
+	    sizeof err), -1);
+	ck_assert_str_eq(err, "kernel wgmma has no Br = 192, Bc = 128 tiling "
+	    "at d = 128 (it has Br x Bc = 128x128 (default))");
+}
+END_TEST
+
+/* An entry whose code a CUDA build lacks (nvcc could not target its one
+ * architecture) is refused from the entry, saying so, before any
+ * device is asked; a build without CUDA says that instead, later. */
+START_TEST(test_absent)
+{
+	struct gpu_kernel missing = *kernel("wgmma");
+	struct problem_spec spec;
+	struct problem p;
+	struct tiling t = { 128, 128, ORDER_FA2 };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	char err[512], line[512];
+
+	missing.tiling = NULL;
+	missing.tilings = NULL;
+	missing.launch = NULL;
+	missing.trace = NULL;
+	problem_spec_init(&spec);
+	spec.tq = spec.tk = 40;
+	spec.d = spec.dv = 64;
+	spec.dtype = DTYPE_FP16;
+	spec.input = INPUTS_NORMAL;
+	build(&spec, &p);
+	ck_assert_int_eq(gpu_kernel_tiling(&missing, 64, 0, 0, &t, err,
+	    sizeof err), -1);
+	if (gpu_built()) {
+		ck_assert_str_eq(err, "kernel wgmma is not in this build: its "
+		    "code is for sm_90a alone, which this build's nvcc could "
+		    "not target (configure with CUDA 12 or newer)");
+		ck_assert_int_eq(gpu_kernel_check(&missing, &p, &t, &rule, 0, err,
+		    sizeof err), -1);
+		ck_assert_msg(strstr(err, "not in this build") != NULL, "%s",
+		    err);
+	} else
+		ck_assert_str_eq(err, "built without CUDA support");
+	ck_assert_int_eq(gpu_kernel_describe(&missing, 4, line, sizeof line),
+	    0);
+	ck_assert_msg(strncmp(line, "tilings      its own (not known: ",
+	    33) == 0, "%s", line);
+	problem_free(&p);
+}
+END_TEST
+
 /* --list-kernels: the same labelled lines for every kernel. */
 START_TEST(test_describe)
 {
-	static const char *const labels[] = { "dtypes", "head sizes", "inputs",
+	static const char *const labels[] = { "devices", "dtypes",
+	    "head sizes", "inputs",
 	    "tilings", "loop orders", "conventions", "bug modes", "trace",
-	    "arithmetic" };
+	    "arithmetic", "backward" };
 	char line[512];
 	int i, what;
 
@@ -192,12 +272,27 @@ START_TEST(test_describe)
 		    sizeof line) == 0; what++)
 			ck_assert_msg(strncmp(line, labels[what],
 			    strlen(labels[what])) == 0, "%s", line);
-		ck_assert_int_eq(what, 9);
+		ck_assert_int_eq(what, 11);
 	}
-	ck_assert_int_eq(gpu_kernel_describe(kernel("fast"), 0, line,
+	ck_assert_int_eq(gpu_kernel_describe(kernel("fast"), 10, line,
+	    sizeof line), 0);
+	ck_assert_str_eq(line, "backward     none");
+	ck_assert_int_eq(gpu_kernel_describe(kernel("teaching"), 10, line,
+	    sizeof line), 0);
+	ck_assert_str_eq(line, "backward     fp32, fp16, bf16; causal or not; "
+	    "scores problems; bug modes none, no-d, max-not-lse, no-scale, "
+	    "dq-overwrite; dQ atomic or ordered (--backward)");
+	ck_assert_int_eq(gpu_kernel_describe(kernel("fast"), 1, line,
 	    sizeof line), 0);
 	ck_assert_str_eq(line, "dtypes       fp16, bf16");
-	ck_assert_int_eq(gpu_kernel_describe(kernel("teaching"), 6, line,
+	ck_assert_int_eq(gpu_kernel_describe(kernel("fast"), 0, line,
+	    sizeof line), 0);
+	ck_assert_str_eq(line, "devices      any this build runs on");
+	ck_assert_int_eq(gpu_kernel_describe(kernel("wgmma"), 0, line,
+	    sizeof line), 0);
+	ck_assert_str_eq(line, "devices      compute capability 9.0 only "
+	    "(sm_90a machine code: H100, H200)");
+	ck_assert_int_eq(gpu_kernel_describe(kernel("teaching"), 7, line,
 	    sizeof line), 0);
 	ck_assert_str_eq(line, "bug modes    none, numerator-only, "
 	    "denominator-only, no-rescale, forget-old-denominator");
@@ -300,6 +395,8 @@ test_suite(void)
 	tcase_add_test(tc, test_find);
 	tcase_add_test(tc, test_refusals);
 	tcase_add_test(tc, test_tilings);
+	tcase_add_test(tc, test_wgmma_tilings);
+	tcase_add_test(tc, test_absent);
 	tcase_add_test(tc, test_describe);
 	tcase_add_test(tc, test_rule);
 	tcase_add_test(tc, test_may_skip);

@@ -9,7 +9,17 @@
 #ifndef FLASHSTEP_GPUPROBE_H
 #define FLASHSTEP_GPUPROBE_H
 
+#include "gpu/gpu.h"
+
 /* Returns when a device can be used; exits 77 (skip) or 1 otherwise. */
 void gpuprobe_require_device(void);
+
+/*
+ * The same, and kernel k must be able to run on it: a kernel whose code
+ * is for one architecture (kernel.h's cc, wgmma: sm_90a) on a device of
+ * another, or one this build has no code for, is hardware (or a
+ * compiler) that is missing: skip, or fail under FLASHSTEP_REQUIRE_GPU.
+ */
+void gpuprobe_require_kernel(const struct gpu_kernel *k);
 
 #endif

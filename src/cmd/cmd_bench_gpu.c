@@ -4,12 +4,16 @@
  * dtype, d, T and mask asked for: the median kernel time (timing.h, the
  * same for every kernel), TFLOP/s, the device memory the kernel held,
  * and its O against the first kernel's; --save writes the inputs and the
- * last kernel's O and lse as .npy.
+ * last kernel's O and lse as .npy.  --ladder times the kernel ladder
+ * (gpu_ladder: naive, teaching, fast, wgmma) on one shape, each rung with
+ * its speed-up over the one below and why; --backward times each kernel
+ * with a backward pass, forward and backward, on every shape.
  */
 #include "config.h"
 
 #include "cmd.h"
 #include "gpucmd.h"
+#include "model/backward.h"
 #include "model/npy.h"
 #include "model/util.h"
 
@@ -28,6 +32,7 @@
 struct bench_gpu_args {
 	struct gpucmd_args common;	/* first: the shared setters' ctx */
 	int cpu, gpu;
+	int ladder, backward;		/* --ladder, --backward */
 	long tokens;			/* B*T */
 	long br, bc;			/* tiles of the kernels that take any */
 	const char *sizes, *dims, *dtypes, *masks, *kernels, *save;
@@ -38,6 +43,7 @@ struct bench_gpu_shape {
 	enum dtype dtype;
 	int d, t, causal, batch, heads, n;
 	struct problem inputs[BENCH_GPU_INPUTS];
+	float *douts[BENCH_GPU_INPUTS];	/* --backward: each input set's dO */
 	int ninputs;
 	struct problem *ps;	/* n shallow copies of the inputs */
 	double flops;
@@ -184,6 +190,20 @@ set_cpu(void *ctx, const char *v, char *err, size_t errlen)
 	    errlen);
 }
 
+static int
+set_ladder(void *ctx, const char *v, char *err, size_t errlen)
+{
+	return options_set_flag(&((struct bench_gpu_args *)ctx)->ladder, v, err,
+	    errlen);
+}
+
+static int
+set_backward(void *ctx, const char *v, char *err, size_t errlen)
+{
+	return options_set_flag(&((struct bench_gpu_args *)ctx)->backward, v,
+	    err, errlen);
+}
+
 #define BENCH_GPU_LONG_SETTER(fn, field, name, min, max)		\
 static int								\
 fn(void *ctx, const char *v, char *err, size_t errlen)			\
@@ -198,6 +218,11 @@ BENCH_GPU_LONG_SETTER(set_bc, bc, "bc", 1, 4096)
 static const struct options_entry bench_gpu_entries[] = {
 	{ "gpu", NULL, "the GPU benchmark", set_gpu },
 	{ "cpu", NULL, "(the CPU benchmark: flashstep bench --cpu)", set_cpu },
+	{ "ladder", NULL, "the kernel ladder on one shape (default fp16, "
+	    "d = 64, T = 4096, no mask): naive, teaching, fast, wgmma, each "
+	    "rung's speed-up and why", set_ladder },
+	{ "backward", NULL, "the forward and backward pass of each kernel "
+	    "with one (teaching), dQ atomic", set_backward },
 	{ "sizes", "LIST", "T = Tq = Tk values (default 1024,4096,16384)",
 	    set_sizes },
 	{ "tokens", "N", "B*T: B = N / T batch entries, at least 1 (default "
@@ -210,8 +235,8 @@ static const struct options_entry bench_gpu_entries[] = {
 	    "skips the ones it does not take)", set_dtypes },
 	{ "masks", "LIST", "of none,causal (default none,causal)", set_masks },
 	{ "kernels", "LIST", "of the kernels (gpu --list-kernels) and fa1 "
-	    "(default naive,teaching,fast; fa1: the teaching kernel in the fa1 "
-	    "order)", set_kernels },
+	    "(default naive,teaching,fast,wgmma; fa1: the teaching kernel in the "
+	    "fa1 order)", set_kernels },
 	{ "repeat", "N", "timed runs after a warm-up (default 20; naive and "
 	    "teaching at most 3)", gpucmd_set_repeat },
 	{ "br", "N", "query rows per tile of the kernels that take any tiling "
@@ -227,10 +252,12 @@ static const char bench_gpu_usage[] =
     "usage: flashstep bench --gpu [options]\n"
     "\n"
     "Times the naive baseline (S and P in device memory, float32), the\n"
-    "teaching kernel (float32, Br x Bc tiles, fa2) and the fast kernel\n"
-    "(tensor cores, its default tiling) on B*H problems of one shape; by\n"
-    "default B*T = 32768, H = 16, T = Tq = Tk in 1024, 4096, 16384, d in\n"
-    "64, 128, fp16 and bf16, without and with the causal mask.  Each row:\n"
+    "teaching kernel (float32, Br x Bc tiles, fa2), the fast kernel\n"
+    "(tensor cores, mma.sync, its default tiling) and the wgmma kernel\n"
+    "(Hopper's tensor cores: H100 and H200 only, its default tiling) on\n"
+    "B*H problems of one shape; by default B*T = 32768, H = 16, T = Tq =\n"
+    "Tk in 1024, 4096, 16384, d in 64, 128, fp16 and bf16, without and\n"
+    "with the causal mask.  Each row:\n"
     "the median kernel time (CUDA events, runs back to back after a\n"
     "warm-up, the same for every kernel), TFLOP/s (4 B H T T d, halved for\n"
     "causal), the device memory the kernel held, and max |O - O_ref| /\n"
@@ -241,6 +268,17 @@ static const char bench_gpu_usage[] =
     "would not fit in free device memory (the naive baseline's S and P).\n"
     "One fp32 head: --tokens 1 --heads 1 --dims 64 --dtypes fp32\n"
     "--masks none --kernels naive,teaching,fa1.\n"
+    "\n"
+    "--ladder times the kernels in the order they were written on one\n"
+    "shape (one value each of --sizes, --dims, --dtypes, --masks; by\n"
+    "default fp16, d = 64, T = 4096, no mask): naive, teaching (Br x Bc),\n"
+    "fast, wgmma, each row with its speed-up over the rung below that ran\n"
+    "and what that rung changes.  --backward times, for each shape, the\n"
+    "forward and the backward pass of each kernel of --kernels that has\n"
+    "one (the teaching kernel, Br x Bc, dQ atomic as FlashAttention 2):\n"
+    "the backward's FLOPs are 2.5 times the forward's (five products per\n"
+    "tile against two), so a kernel as good backward as forward takes\n"
+    "2.5 times as long.\n"
     "Exits 3 when built without CUDA, 4 without a usable CUDA driver, 5\n"
     "without a CUDA device.\n"
     "\n";
@@ -252,17 +290,21 @@ bench_gpu_free(struct bench_gpu_shape *bs)
 {
 	int i;
 
-	for (i = 0; i < bs->ninputs; i++)
+	for (i = 0; i < bs->ninputs; i++) {
 		problem_free(&bs->inputs[i]);
+		free(bs->douts[i]);
+		bs->douts[i] = NULL;
+	}
 	free(bs->ps);
 	bs->ps = NULL;
 	bs->ninputs = 0;
 }
 
-/* The inputs of one (dtype, d, T): problem b shares input set b % 4. */
+/* The inputs of one (dtype, d, T): problem b shares input set b % 4;
+ * with douts, each set's dO too. */
 static int
 bench_gpu_build(struct bench_gpu_shape *bs, long tokens, long heads,
-    char *err, size_t errlen)
+    int douts, char *err, size_t errlen)
 {
 	struct problem_spec spec;
 	long batch = tokens / bs->t > 0 ? tokens / bs->t : 1;
@@ -286,6 +328,9 @@ bench_gpu_build(struct bench_gpu_shape *bs, long tokens, long heads,
 		if (problem_build(&spec, &bs->inputs[i], err, errlen) != 0)
 			return -1;
 		bs->ninputs++;
+		if (douts && problem_grad_output(&spec, &bs->inputs[i],
+		    &bs->douts[i], err, errlen) != 0)
+			return -1;
 	}
 	bs->ps = util_calloc((size_t)bs->n, sizeof *bs->ps, "problems", err,
 	    errlen);
@@ -362,32 +407,6 @@ bench_gpu_skip(const struct bench_gpu_shape *bs, const char *label,
 	fflush(stdout);
 }
 
-/*
- * Does kernel k fit?  0 when it fits (or says nothing of its needs),
- * else the reason in why.
- */
-static int
-bench_gpu_fits(const struct bench_gpu_shape *bs, const struct gpu_kernel *k,
-    char *why, size_t len)
-{
-	double need, fr, tot, margin = 512.0 * 1024 * 1024;
-	char b1[32], b2[32], b3[32], err[256];
-
-	if (k->device_bytes == NULL)
-		return 0;
-	need = k->device_bytes(&bs->ps[0], bs->n);
-	if (gpu_memory(&fr, &tot, err, sizeof err) != 0) {
-		snprintf(why, len, "%s", err);
-		return -1;
-	}
-	if (need + margin <= fr)
-		return 0;
-	snprintf(why, len, "needs %s of device memory, %s free of %s",
-	    util_bytes(need, b1, sizeof b1), util_bytes(fr, b2, sizeof b2),
-	    util_bytes(tot, b3, sizeof b3));
-	return -1;
-}
-
 /* --save: dir/<dtype>_d<d>_T<T>_<mask>_<name>.npy, each whole. */
 static int
 bench_gpu_save(const struct bench_gpu_shape *bs, const char *dir,
@@ -445,17 +464,10 @@ bench_gpu_kernel(const struct bench_gpu_shape *bs,
     enum schedule_order order, const char *label,
     const struct gpu_result *ref, struct gpu_result *res)
 {
-	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
 	struct tiling t = { (int)a->br, (int)a->bc, order };
-	int repeat = (int)a->common.repeat;
 	char why[512];
 
-	if (k->bench_repeat > 0 && repeat > k->bench_repeat)
-		repeat = k->bench_repeat;
-	if (gpu_kernel_tiling(k, bs->d, 0, 0, &t, why, sizeof why) != 0 ||
-	    gpu_kernel_check(k, &bs->ps[0], &t, &rule, 0, why,
-	    sizeof why) != 0 || bench_gpu_fits(bs, k, why, sizeof why) != 0 ||
-	    gpu_run(k, bs->ps, bs->n, &t, &rule, 0, repeat, res, why,
+	if (gpu_time(k, bs->ps, bs->n, &t, (int)a->common.repeat, res, why,
 	    sizeof why) != 0) {
 		bench_gpu_skip(bs, label, why);
 		return -1;
@@ -530,6 +542,76 @@ bench_gpu_one(struct bench_gpu_shape *bs, const struct bench_gpu_args *a,
 	return rc;
 }
 
+/* The row of one kernel's forward and backward. */
+static void
+bench_gpu_bwd_row(const struct bench_gpu_shape *bs, const char *label,
+    double fwd_ms, double bwd_ms)
+{
+	bench_gpu_shape_cols(bs);
+	printf("%-9s %10.3f %9.2f %10.3f %9.2f %8.2f\n", label, fwd_ms,
+	    bs->flops / (fwd_ms * 1e-3) / 1e12, bwd_ms,
+	    2.5 * bs->flops / (bwd_ms * 1e-3) / 1e12, bwd_ms / fwd_ms);
+	fflush(stdout);
+}
+
+/*
+ * --backward on one shape: each kernel of --kernels with a backward pass,
+ * its forward timed, then its backward (dQ atomic) timed on that
+ * forward's O and lse and the input sets' dO.
+ */
+static int
+bench_gpu_bwd_one(const struct bench_gpu_shape *bs,
+    const struct bench_gpu_args *a, char *err, size_t errlen)
+{
+	const size_t per = (size_t)bs->t * bs->d;
+	const struct gpu_kernel *k;
+	struct gpu_bwd_inputs in;
+	struct gpu_result fwd;
+	struct gpu_grads g;
+	struct tiling t;
+	float *dout;
+	char why[512];
+	int i, b, repeat;
+
+	dout = util_calloc((size_t)bs->n * per, sizeof *dout, "dO", err, errlen);
+	if (dout == NULL)
+		return -1;
+	for (b = 0; b < bs->n; b++)
+		memcpy(dout + b * per, bs->douts[b % bs->ninputs],
+		    per * sizeof *dout);
+	for (i = 0; gpu_kernels[i] != NULL; i++) {
+		k = gpu_kernels[i];
+		if (k->backward == NULL || !bench_gpu_list_has(a->kernels,
+		    k->name))
+			continue;
+		t.br = (int)a->br;
+		t.bc = (int)a->bc;
+		t.order = ORDER_FA2;
+		repeat = (int)a->common.repeat;
+		if (k->bench_repeat > 0 && repeat > k->bench_repeat)
+			repeat = k->bench_repeat;
+		if (gpu_backward_check(k, &bs->ps[0], BWD_BUG_NONE, why,
+		    sizeof why) != 0 || gpu_time(k, bs->ps, bs->n, &t, repeat,
+		    &fwd, why, sizeof why) != 0) {
+			bench_gpu_skip(bs, k->name, why);
+			continue;
+		}
+		in.o = fwd.o;
+		in.lse = fwd.lse;
+		in.m = NULL;
+		in.dout = dout;
+		if (gpu_backward_run(k, bs->ps, bs->n, &t, &in, BWD_BUG_NONE,
+		    GPU_DQ_ATOMIC, 0, repeat, &g, why, sizeof why) != 0)
+			bench_gpu_skip(bs, k->name, why);
+		else
+			bench_gpu_bwd_row(bs, k->name, fwd.ms, g.ms);
+		gpu_grads_free(&g);
+		gpu_result_free(&fwd);
+	}
+	free(dout);
+	return 0;
+}
+
 /* Every size and mask at one dtype and d (in bs). */
 static int
 bench_gpu_sizes(struct bench_gpu_shape *bs, const struct bench_gpu_args *a,
@@ -544,13 +626,14 @@ bench_gpu_sizes(struct bench_gpu_shape *bs, const struct bench_gpu_args *a,
 		if (bs->t < 1 || bs->t > 1000000)
 			return util_error(err, errlen, "--sizes: %s is not from 1 "
 			    "to 1000000", item);
-		if (bench_gpu_build(bs, a->tokens, a->common.heads, err,
-		    errlen) != 0)
+		if (bench_gpu_build(bs, a->tokens, a->common.heads, a->backward,
+		    err, errlen) != 0)
 			return -1;
 		for (cm = a->masks; *cm != '\0';) {
 			cm = bench_gpu_list_next(cm, item, sizeof item);
 			bench_gpu_mask(bs, strcmp(item, "causal") == 0);
-			if (bench_gpu_one(bs, a, err, errlen) != 0)
+			if ((a->backward ? bench_gpu_bwd_one(bs, a, err, errlen) :
+			    bench_gpu_one(bs, a, err, errlen)) != 0)
 				return -1;
 		}
 		bench_gpu_free(bs);
@@ -574,6 +657,88 @@ bench_gpu_capped(long repeat, char *buf, size_t len)
 			    gpu_kernels[i]->bench_repeat);
 }
 
+/* A list that must name one item for --ladder. */
+static int
+bench_gpu_one_item(const char *name, const char *list, char *err,
+    size_t errlen)
+{
+	if (strchr(list, ',') != NULL)
+		return util_error(err, errlen, "--ladder times one shape: --%s "
+		    "takes one value, not '%s'", name, list);
+	return 0;
+}
+
+/* --ladder: the rungs on the one shape the lists name (one item each:
+ * bench_gpu_one_item). */
+static int
+bench_gpu_ladder(struct bench_gpu_shape *bs, const struct bench_gpu_args *a,
+    const char *dev, char *err, size_t errlen)
+{
+	struct gpu_ladder_rung rungs[GPU_LADDER_RUNGS];
+	const struct gpu_ladder_rung *r;
+	const struct tiling any = { (int)a->br, (int)a->bc, ORDER_FA2 };
+	char b1[32], tiles[32], speed[32], capped[128];
+	int i;
+
+	dtype_parse(a->dtypes, &bs->dtype);
+	bs->d = atoi(a->dims);
+	bs->t = atoi(a->sizes);
+	if (bs->t < 1 || bs->t > 1000000)
+		return util_error(err, errlen, "--sizes: %s is not from 1 to "
+		    "1000000", a->sizes);
+	if (bench_gpu_build(bs, a->tokens, a->common.heads, 0, err,
+	    errlen) != 0)
+		return -1;
+	bench_gpu_mask(bs, strcmp(a->masks, "causal") == 0);
+	if (gpu_ladder(bs->ps, bs->n, &any, (int)a->common.repeat, rungs, err,
+	    errlen) != 0)
+		return -1;
+	printf("The kernel ladder: one shape, the kernels in the order they "
+	    "were written.\n");
+	printf("GPU: %s; %s, d = %d, T = Tq = Tk = %d, B x H = %d x %d, %s; "
+	    "normal inputs\n", dev, dtype_name(bs->dtype), bs->d, bs->t,
+	    bs->batch, bs->heads, bs->causal ? "causal" : "no mask");
+	bench_gpu_capped(a->common.repeat, capped, sizeof capped);
+	printf("kernel time only (CUDA events, back to back), median of %ld "
+	    "runs after a warm-up%s%s%s;\nTFLOP/s counts 4 B H T T d%s; "
+	    "speed-up: the time of the rung below that ran over this one's;\n"
+	    "O vs ref: max |O - O_ref| / max |O_ref|, O_ref the lowest rung's "
+	    "that ran\n", a->common.repeat, capped[0] != '\0' ? " (" : "",
+	    capped, capped[0] != '\0' ? " at most)" : "",
+	    bs->causal ? ", halved for causal" : "");
+	printf("%-9s %-8s %10s %9s %11s %9s %9s  %s\n", "rung", "tiles",
+	    "time (ms)", "TFLOP/s", "device mem", "speed-up", "O vs ref",
+	    "what it changes");
+	for (i = 0; i < GPU_LADDER_RUNGS; i++) {
+		r = &rungs[i];
+		if (!r->ran) {
+			printf("%-9s skipped: %s\n", r->kernel->name, r->why);
+			printf("%-9s %s\n", "", r->change);
+			continue;
+		}
+		if (r->kernel->caps & GPU_CAP_NO_TILES)
+			snprintf(tiles, sizeof tiles, "-");
+		else
+			snprintf(tiles, sizeof tiles, "%dx%d", r->tiling.br,
+			    r->tiling.bc);
+		if (r->below >= 0)
+			snprintf(speed, sizeof speed, "%.2fx", r->speedup);
+		else
+			snprintf(speed, sizeof speed, "-");
+		printf("%-9s %-8s %10.3f %9.2f %11s %9s %9.2g  %s\n",
+		    r->kernel->name, tiles, r->ms, r->tflops,
+		    util_bytes(r->device_bytes, b1, sizeof b1), speed, r->o_diff,
+		    r->change);
+	}
+	for (i = GPU_LADDER_RUNGS - 1; i > 0 && !rungs[i].ran; i--)
+		;
+	if (i > 0 && rungs[0].ran)
+		printf("top rung (%s) against the bottom (%s): %.0fx\n",
+		    rungs[i].kernel->name, rungs[0].kernel->name,
+		    rungs[0].ms / rungs[i].ms);
+	return 0;
+}
+
 int
 cmd_bench_gpu(int argc, char **argv)
 {
@@ -582,7 +747,7 @@ cmd_bench_gpu(int argc, char **argv)
 	struct options o;
 	const char *cd, *cdim;
 	char err[512], dev[64], item[32], capped[128];
-	int rc;
+	int rc, i;
 
 	memset(&bs, 0, sizeof bs);
 	memset(&a, 0, sizeof a);
@@ -591,11 +756,6 @@ cmd_bench_gpu(int argc, char **argv)
 	a.tokens = 32768;
 	a.br = 64;
 	a.bc = 64;
-	a.sizes = "1024,4096,16384";
-	a.dims = "64,128";
-	a.dtypes = "fp16,bf16";
-	a.masks = "none,causal";
-	a.kernels = "naive,teaching,fast";
 	rc = gpucmd_parse("bench --gpu", bench_gpu_usage, argc, argv, 0,
 	    bench_gpu_entries, &a, &o);
 	if (rc >= 0)
@@ -605,9 +765,52 @@ cmd_bench_gpu(int argc, char **argv)
 		rc = CMD_USAGE;
 		goto done;
 	}
+	if (a.ladder && (a.backward || a.kernels != NULL || a.save != NULL)) {
+		snprintf(err, sizeof err, "--ladder's rungs are its own: it does "
+		    "not go with %s", a.backward ? "--backward" :
+		    a.kernels != NULL ? "--kernels" : "--save");
+		goto fail;
+	}
+	if (a.backward && a.save != NULL) {
+		snprintf(err, sizeof err, "--save goes with the forward's table, "
+		    "not --backward");
+		goto fail;
+	}
+	/* The defaults: the table's shapes, or the ladder's one. */
+	if (a.sizes == NULL)
+		a.sizes = a.ladder ? "4096" : "1024,4096,16384";
+	if (a.dims == NULL)
+		a.dims = a.ladder ? "64" : "64,128";
+	if (a.dtypes == NULL)
+		a.dtypes = a.ladder ? "fp16" : "fp16,bf16";
+	if (a.masks == NULL)
+		a.masks = a.ladder ? "none" : "none,causal";
+	if (a.kernels == NULL)
+		a.kernels = a.backward ? "teaching" : "naive,teaching,fast,wgmma";
+	for (i = 0; a.backward && gpu_kernels[i] != NULL; i++)
+		if (gpu_kernels[i]->backward != NULL &&
+		    bench_gpu_list_has(a.kernels, gpu_kernels[i]->name))
+			break;
+	if (a.backward && gpu_kernels[i] == NULL) {
+		snprintf(err, sizeof err, "--backward: no kernel of '%s' has a "
+		    "backward pass (flashstep gpu --list-kernels)", a.kernels);
+		goto fail;
+	}
+	if (a.ladder && (bench_gpu_one_item("sizes", a.sizes, err,
+	    sizeof err) != 0 || bench_gpu_one_item("dims", a.dims, err,
+	    sizeof err) != 0 || bench_gpu_one_item("dtypes", a.dtypes, err,
+	    sizeof err) != 0 || bench_gpu_one_item("masks", a.masks, err,
+	    sizeof err) != 0))
+		goto fail;
 	rc = gpucmd_device("bench --gpu", dev, sizeof dev);
 	if (rc != CMD_OK)
 		goto done;
+	if (a.ladder) {
+		if (bench_gpu_ladder(&bs, &a, dev, err, sizeof err) != 0)
+			goto fail;
+		rc = CMD_OK;
+		goto done;
+	}
 
 	bench_gpu_capped(a.common.repeat, capped, sizeof capped);
 	printf("GPU: %s; normal inputs; B = %ld / T (at least 1), H = %ld; "
@@ -617,11 +820,21 @@ cmd_bench_gpu(int argc, char **argv)
 	    "runs after a warm-up%s%s%s;\n", a.common.repeat,
 	    capped[0] != '\0' ? " (" : "", capped,
 	    capped[0] != '\0' ? " at most)" : "");
-	printf("TFLOP/s counts 4 B H T T d, halved for causal; O vs ref: "
-	    "max |O - O_ref| / max |O_ref|\n");
-	printf("%-5s %4s %6s %9s %-6s %-9s %10s %9s %12s %10s\n", "dtype", "d",
-	    "T", "B x H", "mask", "kernel", "time (ms)", "TFLOP/s",
-	    "device mem", "O vs ref");
+	if (a.backward) {
+		printf("forward TFLOP/s counts 4 B H T T d, backward 10 B H T T d "
+		    "(2.5 times), both halved for causal;\nthe backward runs on "
+		    "the forward's O and lse with dQ atomic (each run timed "
+		    "alone, the median after the first)\n");
+		printf("%-5s %4s %6s %9s %-6s %-9s %10s %9s %10s %9s %8s\n",
+		    "dtype", "d", "T", "B x H", "mask", "kernel", "fwd (ms)",
+		    "TFLOP/s", "bwd (ms)", "TFLOP/s", "bwd/fwd");
+	} else {
+		printf("TFLOP/s counts 4 B H T T d, halved for causal; O vs ref: "
+		    "max |O - O_ref| / max |O_ref|\n");
+		printf("%-5s %4s %6s %9s %-6s %-9s %10s %9s %12s %10s\n", "dtype",
+		    "d", "T", "B x H", "mask", "kernel", "time (ms)", "TFLOP/s",
+		    "device mem", "O vs ref");
+	}
 	for (cd = a.dtypes; *cd != '\0';) {
 		cd = bench_gpu_list_next(cd, item, sizeof item);
 		dtype_parse(item, &bs.dtype);

@@ -2,14 +2,19 @@
  * cmd_compare.c - `flashstep compare`: a kernel of the table and the
  * simulator on the same inputs, step by step (gpu/gpucheck.c), with the
  * largest differences per step and in O and lse; exit 1 when they do not
- * agree.  `--heads H --batch B` hold each of B*H problems against its
- * own simulator; --test-fault shows the comparison failing.
+ * agree.  `--backward` does the same for the backward pass
+ * (gpu/gpucheck_bwd.c): dK, dV and an ordered dQ after every backward
+ * step, or the final gradients with an atomic dQ.  `--heads H --batch B`
+ * hold each of B*H problems against its own simulator; --test-fault
+ * shows the comparison failing.
  */
 #include "config.h"
 
 #include "cmd.h"
 #include "gpu/gpucheck.h"
+#include "gpu/gpucheck_bwd.h"
 #include "gpucmd.h"
+#include "model/backward.h"
 #include "model/setup.h"
 #include "model/sim.h"
 #include "model/util.h"
@@ -20,11 +25,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The faults --test-fault plants, one for each pass. */
+enum compare_fault {
+	COMPARE_NO_FAULT,
+	COMPARE_NO_RESCALE,	/* the forward leaves out the rescale */
+	COMPARE_DK_SKIP_ROW,	/* the backward's dK leaves out a row */
+};
+
 struct compare_args {
 	struct gpucmd_args common;	/* first: the shared setters' ctx */
 	long worst;			/* --worst N */
 	int steps;			/* --steps */
-	int fault;			/* --test-fault no-rescale */
+	enum compare_fault fault;	/* --test-fault */
 };
 
 static int
@@ -44,10 +56,15 @@ set_steps(void *ctx, const char *v, char *err, size_t errlen)
 static int
 set_fault(void *ctx, const char *v, char *err, size_t errlen)
 {
-	if (strcmp(v, "no-rescale") != 0)
-		return util_error(err, errlen, "--test-fault must be no-rescale, "
-		    "not '%s'", v);
-	((struct compare_args *)ctx)->fault = 1;
+	struct compare_args *a = ctx;
+
+	if (strcmp(v, "no-rescale") == 0)
+		a->fault = COMPARE_NO_RESCALE;
+	else if (strcmp(v, "dk-skip-row") == 0)
+		a->fault = COMPARE_DK_SKIP_ROW;
+	else
+		return util_error(err, errlen, "--test-fault must be no-rescale "
+		    "(or dk-skip-row with --backward), not '%s'", v);
 	return 0;
 }
 
@@ -60,8 +77,12 @@ static const struct options_entry compare_entries[] = {
 	{ "steps", NULL, "list every step (default: the worst ones)", set_steps },
 	{ "worst", "N", "steps listed per problem without --steps (default 5)",
 	    set_worst },
-	{ "test-fault", "no-rescale", "run the kernel with its rescale left "
-	    "out, to see the comparison fail", set_fault },
+	{ "dq", "MODE", "with --backward: how the kernel gets dQ, ordered "
+	    "(default: compared after every step) or atomic (FlashAttention "
+	    "2's: compared at the end)", gpucmd_set_dq },
+	{ "test-fault", "NAME", "no-rescale: run the kernel with its rescale "
+	    "left out; dk-skip-row (--backward): dK without each tile's first "
+	    "row; to see the comparison fail", set_fault },
 	{ NULL, NULL, NULL, NULL },
 };
 
@@ -88,7 +109,18 @@ static const char compare_usage[] =
     "l and the numerator after every tile; O and lse are the timed kernel's.\n"
     "Its sums and exponentials are not the simulator's, so every tolerance\n"
     "above grows by 2 delta, delta = (9d/8 + 8) 2^-24 S1 + 2^-20 with\n"
-    "S1 = scale max|q_r| max|k_c| (gpu/gpucheck.c says why).\n"
+    "S1 = scale max|q_r| max|k_c| (gpu/gpucheck.c says why).  --kernel\n"
+    "wgmma (Hopper GPUs only) is compared the same way.\n"
+    "\n"
+    "--backward compares the kernel's backward pass with the simulator's,\n"
+    "both given the simulator's O, lse and the same dO (--grad-output, or\n"
+    "drawn from the seed), and --grad-bug on both sides.  With --dq ordered\n"
+    "(the default) dK and dV of the step's key block and dQ of its query\n"
+    "rows after every backward step, then the final gradients; with --dq\n"
+    "atomic the final gradients only (the key blocks add their dQ parts in\n"
+    "whatever order they finish).  A gradient entry agrees when\n"
+    "  |gpu - sim| <= rtol x (the sum of the magnitudes of its terms so far)\n"
+    "rtol = 1e-4 (2^-10 for fp16, 2^-7 for bf16: P and dS are rounded).\n"
     "Exits 3 when built without CUDA, 4 without a usable CUDA driver, 5\n"
     "without a CUDA device.\n"
     "\n";
@@ -109,14 +141,64 @@ compare_ranked_cmp(const void *x, const void *y)
 	return (a->step > b->step) - (a->step < b->step);
 }
 
-static void
-compare_print_step(const struct schedule *s,
-    const struct gpucheck_report *rep, long k)
+/*
+ * Every step with --steps, else the --worst N by excess(ctx, k), each
+ * by print(ctx, k).  0, or -1 when out of memory.
+ */
+static int
+compare_print_steps(long steps, double (*excess)(const void *ctx, long k),
+    void (*print)(const void *ctx, long k), const void *ctx,
+    const struct compare_args *a)
 {
-	struct schedule_tile t;
-	const struct gpucheck_step *st = &rep->step[k];
+	struct compare_ranked *rk;
+	long k, show;
 
-	schedule_tile(s, k, &t);
+	if (a->steps) {
+		for (k = 0; k < steps; k++)
+			print(ctx, k);
+		return 0;
+	}
+	show = a->worst < steps ? a->worst : steps;
+	if (show == 0)
+		return 0;
+	rk = malloc((size_t)steps * sizeof *rk);
+	if (rk == NULL)
+		return -1;
+	for (k = 0; k < steps; k++) {
+		rk[k].excess = excess(ctx, k);
+		if (isnan(rk[k].excess))
+			rk[k].excess = INFINITY;
+		rk[k].step = k;
+	}
+	qsort(rk, (size_t)steps, sizeof *rk, compare_ranked_cmp);
+	printf("  the %ld worst step%s:\n", show, show == 1 ? "" : "s");
+	for (k = 0; k < show; k++)
+		print(ctx, rk[k].step);
+	free(rk);
+	return 0;
+}
+
+/* A forward step's line, and its excess. */
+struct compare_fwd_ctx {
+	const struct schedule *s;
+	const struct gpucheck_report *rep;
+};
+
+static double
+compare_fwd_excess(const void *ctx, long k)
+{
+	return ((const struct compare_fwd_ctx *)ctx)->rep->step[k].excess;
+}
+
+static void
+compare_fwd_step(const void *ctx, long k)
+{
+	const struct compare_fwd_ctx *c = ctx;
+	const struct gpucheck_report *rep = c->rep;
+	const struct gpucheck_step *st = &rep->step[k];
+	struct schedule_tile t;
+
+	schedule_tile(c->s, k, &t);
 	printf("  step %6ld  tile (%d, %d)  m %-9.3g alpha %-9.3g l %-9.3g ", k,
 	    t.i, t.j, st->m, st->alpha, st->l);
 	if (rep->acc_compared)
@@ -148,8 +230,7 @@ compare_print_report(const struct schedule *s,
     const struct gpucheck_report *rep, int b, int n, uint64_t seed,
     const struct compare_args *a)
 {
-	struct compare_ranked *rk;
-	long k, show;
+	struct compare_fwd_ctx ctx;
 
 	if (n > 1)
 		printf("problem %d (seed %llu): ", b, (unsigned long long)seed);
@@ -169,74 +250,58 @@ compare_print_report(const struct schedule *s,
 		    "worst step %ld at %.3g of the tolerance\n", rep->failures,
 		    rep->first_failure, rep->worst_step, rep->worst_excess);
 	compare_print_order(rep);
-	if (a->steps) {
-		for (k = 0; k < rep->steps; k++)
-			compare_print_step(s, rep, k);
-		return 0;
-	}
-	show = a->worst < rep->steps ? a->worst : rep->steps;
-	if (show == 0)
-		return 0;
-	rk = malloc((size_t)rep->steps * sizeof *rk);
-	if (rk == NULL)
-		return -1;
-	for (k = 0; k < rep->steps; k++) {
-		rk[k].excess = isnan(rep->step[k].excess) ? INFINITY :
-		    rep->step[k].excess;
-		rk[k].step = k;
-	}
-	qsort(rk, (size_t)rep->steps, sizeof *rk, compare_ranked_cmp);
-	printf("  the %ld worst step%s:\n", show, show == 1 ? "" : "s");
-	for (k = 0; k < show; k++)
-		compare_print_step(s, rep, rk[k].step);
-	free(rk);
-	return 0;
+	ctx.s = s;
+	ctx.rep = rep;
+	return compare_print_steps(rep->steps, compare_fwd_excess,
+	    compare_fwd_step, &ctx, a);
 }
 
-int
-cmd_compare(int argc, char **argv)
+/* The verdict's line: CMD_OK when none of n problems failed. */
+static int
+compare_verdict(int failed, int n, const char *where)
 {
-	struct compare_args a;
-	struct gpucheck_opts copts;
-	struct gpucheck_report *reps = NULL;
-	struct options o;
-	struct problem *ps = NULL;
-	struct sim *sim = NULL;
-	char err[512], dev[64];
-	int rc, n = 0, b, failed = 0;
+	if (failed == 0) {
+		if (n > 1)
+			printf("result: all %d problems agree with their simulators "
+			    "within the tolerance\n", n);
+		else
+			printf("result: the kernel agrees with the simulator within "
+			    "the tolerance %s\n", where);
+		return CMD_OK;
+	}
+	printf("result: %d of %d problem%s DIFFER from the simulator\n",
+	    failed, n, n == 1 ? "" : "s");
+	return CMD_FAILED;
+}
 
-	memset(&a, 0, sizeof a);
-	gpucmd_args_init(&a.common, 3);
-	a.worst = 5;
-	rc = gpucmd_parse("compare", compare_usage, argc, argv, OPT_PROBLEM,
-	    compare_entries, &a, &o);
-	if (rc >= 0)
-		goto done;
-	rc = gpucmd_device("compare", dev, sizeof dev);
-	if (rc != CMD_OK)
-		goto done;
+/* The forward: CMD_OK, CMD_FAILED, or -1 with err. */
+static int
+compare_forward(const struct options *o, const struct compare_args *a,
+    const struct problem *ps, int n, const struct sim *sim, char *err,
+    size_t errlen)
+{
+	struct gpucheck_opts copts;
+	struct gpucheck_report *reps;
+	int b, failed = 0, rc = -1;
+
 	memset(&copts, 0, sizeof copts);
 	copts.per_step = 1;
-	copts.kernel = a.common.kernel;
-	if (a.fault)
+	copts.kernel = a->common.kernel;
+	if (a->fault == COMPARE_NO_RESCALE)
 		copts.gpu_flags |= GPU_TEST_NO_RESCALE;
-	if (gpucmd_setup(&o, &a.common, &ps, &n, err, sizeof err) != 0)
-		goto fail;
-	sim = sim_new(&ps[0], &o.tiling, &o.rule, err, sizeof err);
-	if (sim == NULL)
-		goto fail;
-	reps = util_calloc((size_t)n, sizeof *reps, "reports", err, sizeof err);
+	reps = util_calloc((size_t)n, sizeof *reps, "reports", err, errlen);
 	if (reps == NULL)
-		goto fail;
-	if (gpucheck_run_many(ps, n, &o.tiling, &o.rule, &copts, reps, err,
-	    sizeof err) != 0)
-		goto fail;
-
+		return -1;
+	if (gpucheck_run_many(ps, n, &o->tiling, &o->rule, &copts, reps, err,
+	    errlen) != 0) {
+		free(reps);
+		return -1;
+	}
 	setup_describe(stdout, sim);
-	gpucmd_print_heads(&o, &a.common, n);
+	gpucmd_print_heads(o, &a->common, n);
 	printf("device:   %s; %s kernel %.3f ms%s\n", reps[0].device,
-	    a.common.kernel->name, reps[0].kernel_ms,
-	    a.fault ? "; TEST FAULT: rescale left out" : "");
+	    a->common.kernel->name, reps[0].kernel_ms,
+	    a->fault ? "; TEST FAULT: rescale left out" : "");
 	printf("tolerance: |gpu - sim| <= atol + rtol |sim|, rtol = atol = %.3g "
 	    "for m, alpha, l, lse; rtol = %.3g for acc and O, with atol = rtol "
 	    "max|V| (times l for u)\n", reps[0].rtol, reps[0].rtol_acc);
@@ -245,34 +310,197 @@ cmd_compare(int argc, char **argv)
 		    "cores' sums and exp2, see --help)\n", 2.0 * reps[0].delta);
 	for (b = 0; b < n; b++) {
 		if (compare_print_report(sim_schedule(sim), &reps[b], b, n,
-		    o.spec.seed + (uint64_t)b, &a) != 0) {
-			snprintf(err, sizeof err, "out of memory");
+		    o->spec.seed + (uint64_t)b, a) != 0) {
+			util_error(err, errlen, "out of memory");
+			goto out;
+		}
+		failed += !reps[b].pass;
+	}
+	rc = compare_verdict(failed, n, "at every step and in O and lse");
+out:
+	for (b = 0; b < n; b++)
+		gpucheck_report_free(&reps[b]);
+	free(reps);
+	return rc;
+}
+
+/* A backward step's line, and its excess. */
+struct compare_bwd_ctx {
+	const struct schedule *s;	/* the backward's: key blocks outside */
+	const struct gpucheck_bwd_report *rep;
+};
+
+static double
+compare_bwd_excess(const void *ctx, long k)
+{
+	return ((const struct compare_bwd_ctx *)ctx)->rep->step[k].excess;
+}
+
+static void
+compare_bwd_step(const void *ctx, long k)
+{
+	const struct compare_bwd_ctx *c = ctx;
+	const struct gpucheck_bwd_step *st = &c->rep->step[k];
+	struct schedule_tile t;
+
+	schedule_tile(c->s, k, &t);
+	printf("  step %6ld  tile (%d, %d)  dK %-9.3g dV %-9.3g dQ %-9.3g "
+	    "%8.3g of tol%s\n", k, t.i, t.j, st->dk, st->dv, st->dq, st->excess,
+	    st->excess > 1 ? "  DIFFERS" : "");
+}
+
+/* One problem's lines of the backward. */
+static int
+compare_print_bwd(const struct schedule *s,
+    const struct gpucheck_bwd_report *rep, int b, int n, uint64_t seed,
+    int scores, const struct compare_args *a)
+{
+	struct compare_bwd_ctx ctx;
+
+	if (n > 1)
+		printf("problem %d (seed %llu): ", b, (unsigned long long)seed);
+	if (rep->steps_compared)
+		printf("%ld steps; largest |gpu - sim| after a step: dK %.3g, "
+		    "dV %.3g, dQ %.3g; at the end: ", rep->steps, rep->step_dk,
+		    rep->step_dv, rep->step_dq);
+	else
+		printf("%ld steps, compared at the end only (%s): ", rep->steps,
+		    a->common.dq == GPU_DQ_ATOMIC ? "dQ atomic" :
+		    "trace too large");
+	printf("dQ %.3g, dK %.3g, dV %.3g", rep->max_dq, rep->max_dk,
+	    rep->max_dv);
+	if (scores)
+		printf(", dS %.3g", rep->max_ds);
+	printf("\n");
+	if (rep->failures == 0 && rep->worst_step >= 0)
+		printf("  agree: worst step %ld at %.3g of the tolerance\n",
+		    rep->worst_step, rep->worst_excess);
+	else if (rep->failures == 0)
+		printf("  agree: worst value in the final gradients at %.3g of "
+		    "the tolerance\n", rep->worst_excess);
+	else if (rep->first_failure >= 0)
+		printf("  DIFFER: %ld values beyond the tolerance, first at step "
+		    "%ld; worst at %.3g of the tolerance\n", rep->failures,
+		    rep->first_failure, rep->worst_excess);
+	else
+		printf("  DIFFER: %ld values of the final gradients beyond the "
+		    "tolerance; worst at %.3g of it\n", rep->failures,
+		    rep->worst_excess);
+	if (rep->step == NULL)
+		return 0;
+	ctx.s = s;
+	ctx.rep = rep;
+	return compare_print_steps(rep->steps, compare_bwd_excess,
+	    compare_bwd_step, &ctx, a);
+}
+
+/* The backward: CMD_OK, CMD_FAILED, or -1 with err. */
+static int
+compare_backward(const struct options *o, const struct compare_args *a,
+    const struct problem *ps, int n, const struct sim *sim, char *err,
+    size_t errlen)
+{
+	const struct tiling bt = { o->tiling.br, o->tiling.bc, ORDER_FA1 };
+	struct gpucheck_bwd_opts bo;
+	struct gpucheck_bwd_report *reps;
+	struct schedule bs;
+	float *dout = NULL;
+	int b, failed = 0, rc = -1;
+
+	memset(&bs, 0, sizeof bs);
+	memset(&bo, 0, sizeof bo);
+	bo.kernel = a->common.kernel;
+	bo.dq = a->common.dq;
+	bo.bug = o->grad_bug;
+	bo.gpu_flags = a->fault == COMPARE_DK_SKIP_ROW ? GPU_BWD_TEST_FAULT : 0;
+	bo.per_step = 1;
+	reps = util_calloc((size_t)n, sizeof *reps, "reports", err, errlen);
+	if (reps == NULL || schedule_init(&bs, &ps[0], &bt, err, errlen) != 0 ||
+	    gpucmd_grad_outputs(o, ps, n, &dout, err, errlen) != 0)
+		goto fail;
+	if (gpucheck_bwd_run_many(ps, n, &o->tiling, &o->rule, dout, &bo, reps,
+	    err, errlen) != 0)
+		goto fail;
+	setup_describe(stdout, sim);
+	gpucmd_print_heads(o, &a->common, n);
+	printf("backward: key blocks outside, query blocks inside: Tc=%d x "
+	    "Tr=%d tiles, %ld steps; bug=%s; dQ %s; dO %s\n", bs.tc, bs.tr,
+	    bs.nsteps, backward_bug_name(o->grad_bug),
+	    gpu_dq_mode_name(a->common.dq), o->spec.dout.path != NULL ?
+	    o->spec.dout.path : "N(0,1) from the seed");
+	printf("device:   %s; %s kernel's backward %.3f ms%s\n", reps[0].device,
+	    a->common.kernel->name, reps[0].kernel_ms, a->fault ?
+	    "; TEST FAULT: dK leaves out each tile's first row" : "");
+	printf("tolerance: |gpu - sim| <= %.3g x the sum of the magnitudes of "
+	    "the terms added so far, %s\n", reps[0].rtol,
+	    a->common.dq == GPU_DQ_ORDERED ? "after every step and at the end" :
+	    "at the end (an atomic dQ adds in no fixed order)");
+	for (b = 0; b < n; b++) {
+		if (compare_print_bwd(&bs, &reps[b], b, n, o->spec.seed +
+		    (uint64_t)b, ps[0].scores_mode, a) != 0) {
+			util_error(err, errlen, "out of memory");
 			goto fail;
 		}
 		failed += !reps[b].pass;
 	}
-	if (failed == 0) {
-		if (n > 1)
-			printf("result: all %d problems agree with their simulators "
-			    "within the tolerance\n", n);
-		else
-			printf("result: the kernel agrees with the simulator within "
-			    "the tolerance at every step and in O and lse\n");
-		rc = CMD_OK;
-	} else {
-		printf("result: %d of %d problem%s DIFFER from the simulator\n",
-		    failed, n, n == 1 ? "" : "s");
-		rc = CMD_FAILED;
+	rc = compare_verdict(failed, n, a->common.dq == GPU_DQ_ORDERED ?
+	    "after every backward step and in the gradients" :
+	    "in the gradients");
+fail:
+	if (reps != NULL)
+		for (b = 0; b < n; b++)
+			gpucheck_bwd_report_free(&reps[b]);
+	free(reps);
+	free(dout);
+	schedule_free(&bs);
+	return rc;
+}
+
+int
+cmd_compare(int argc, char **argv)
+{
+	struct compare_args a;
+	struct options o;
+	struct problem *ps = NULL;
+	struct sim *sim = NULL;
+	char err[512], dev[64];
+	int rc, n = 0;
+
+	memset(&a, 0, sizeof a);
+	gpucmd_args_init(&a.common, 3);
+	a.common.dq = GPU_DQ_ORDERED;
+	a.worst = 5;
+	rc = gpucmd_parse("compare", compare_usage, argc, argv,
+	    OPT_PROBLEM | OPT_BACKWARD, compare_entries, &a, &o);
+	if (rc >= 0)
+		goto done;
+	if (a.fault == COMPARE_DK_SKIP_ROW && !o.backward) {
+		snprintf(err, sizeof err, "--test-fault dk-skip-row is the "
+		    "backward's: it goes with --backward");
+		goto fail;
 	}
-	goto done;
+	if (a.fault == COMPARE_NO_RESCALE && o.backward) {
+		snprintf(err, sizeof err, "--test-fault no-rescale is the "
+		    "forward's; the backward's is dk-skip-row");
+		goto fail;
+	}
+	rc = gpucmd_device("compare", dev, sizeof dev);
+	if (rc != CMD_OK)
+		goto done;
+	if (gpucmd_setup(&o, &a.common, &ps, &n, err, sizeof err) != 0 ||
+	    gpucmd_backward_args(&o, &a.common, ps, n, 0, err, sizeof err) != 0)
+		goto fail;
+	sim = sim_new(&ps[0], &o.tiling, &o.rule, err, sizeof err);
+	if (sim == NULL)
+		goto fail;
+	rc = o.backward ? compare_backward(&o, &a, ps, n, sim, err, sizeof err) :
+	    compare_forward(&o, &a, ps, n, sim, err, sizeof err);
+	if (rc >= 0)
+		goto done;
 fail:
 	fprintf(stderr, "flashstep compare: %s\n", err);
 	rc = CMD_USAGE;
 done:
-	if (reps != NULL)
-		for (b = 0; b < n; b++)
-			gpucheck_report_free(&reps[b]);
-	free(reps);
 	sim_free(sim);
 	gpucmd_free_problems(ps, n);
 	options_free(&o);

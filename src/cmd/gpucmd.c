@@ -3,6 +3,7 @@
 
 #include "cmd.h"
 #include "gpucmd.h"
+#include "model/setup.h"
 #include "model/util.h"
 
 #include <stdio.h>
@@ -16,6 +17,8 @@ gpucmd_args_init(struct gpucmd_args *a, long repeat)
 	a->heads = 1;
 	a->batch = 1;
 	a->repeat = repeat;
+	a->dq = GPU_DQ_ATOMIC;
+	a->dq_set = 0;
 }
 
 int
@@ -49,6 +52,18 @@ gpucmd_set_repeat(void *ctx, const char *v, char *err, size_t errlen)
 {
 	return options_int("repeat", v, 1, 100,
 	    &((struct gpucmd_args *)ctx)->repeat, err, errlen);
+}
+
+int
+gpucmd_set_dq(void *ctx, const char *v, char *err, size_t errlen)
+{
+	struct gpucmd_args *a = ctx;
+
+	if (gpu_dq_mode_parse(v, &a->dq) != 0)
+		return util_error(err, errlen, "--dq must be atomic or ordered, "
+		    "not '%s'", v);
+	a->dq_set = 1;
+	return 0;
 }
 
 int
@@ -181,6 +196,75 @@ gpucmd_setup(struct options *o, const struct gpucmd_args *a,
 		*nout = 0;
 		return -1;
 	}
+	return 0;
+}
+
+int
+gpucmd_backward_args(const struct options *o, const struct gpucmd_args *a,
+    const struct problem *ps, int n, int files, char *err, size_t errlen)
+{
+	const char *file = o->grad_q != NULL ? "--grad-q" : o->grad_k != NULL ?
+	    "--grad-k" : o->grad_v != NULL ? "--grad-v" : o->grad_s != NULL ?
+	    "--grad-scores" : NULL;
+
+	if (!o->backward) {
+		if (a->dq_set)
+			return util_error(err, errlen, "--dq goes with --backward");
+		if (file != NULL || o->grad_bug != BWD_BUG_NONE ||
+		    o->spec.dout.path != NULL)
+			return util_error(err, errlen, "%s goes with --backward",
+			    file != NULL ? file : o->grad_bug != BWD_BUG_NONE ?
+			    "--grad-bug" : "--grad-output");
+		return 0;
+	}
+	if (file != NULL && !files)
+		return util_error(err, errlen, "%s: this command writes no "
+		    "gradients (flashstep gpu --backward does)", file);
+	if (file != NULL && n > 1)
+		return util_error(err, errlen, "%s takes one problem, not %d",
+		    file, n);
+	if (file != NULL && ps[0].scores_mode && (o->grad_q != NULL ||
+	    o->grad_k != NULL))
+		return util_error(err, errlen, "%s: a scores problem has no Q or "
+		    "K; its gradient is dS (--grad-scores)", file);
+	if (o->grad_s != NULL && !ps[0].scores_mode)
+		return util_error(err, errlen, "--grad-scores: the GPU backward "
+		    "gives dS for a scores problem only (flashstep run --backward "
+		    "writes it for any)");
+	if ((o->grad_q != NULL && setup_check_writable(o->grad_q, err,
+	    errlen) != 0) || (o->grad_k != NULL &&
+	    setup_check_writable(o->grad_k, err, errlen) != 0) ||
+	    (o->grad_v != NULL && setup_check_writable(o->grad_v, err,
+	    errlen) != 0) || (o->grad_s != NULL &&
+	    setup_check_writable(o->grad_s, err, errlen) != 0))
+		return -1;
+	return gpu_backward_check(a->kernel, &ps[0], o->grad_bug, err, errlen);
+}
+
+int
+gpucmd_grad_outputs(const struct options *o, const struct problem *ps,
+    int n, float **out, char *err, size_t errlen)
+{
+	const size_t per = (size_t)ps[0].tq * ps[0].dv;
+	struct problem_spec one;
+	float *x, *all;
+	int b;
+
+	*out = NULL;
+	all = util_calloc((size_t)n * per, sizeof *all, "dO", err, errlen);
+	if (all == NULL)
+		return -1;
+	for (b = 0; b < n; b++) {
+		one = o->spec;
+		one.seed = o->spec.seed + (uint64_t)b;
+		if (problem_grad_output(&one, &ps[b], &x, err, errlen) != 0) {
+			free(all);
+			return -1;
+		}
+		memcpy(all + b * per, x, per * sizeof *x);
+		free(x);
+	}
+	*out = all;
 	return 0;
 }
 

@@ -20,6 +20,8 @@ struct gpucmd_args {
 	const struct gpu_kernel *kernel;	/* --kernel (default teaching) */
 	long heads, batch;	/* --heads, --batch */
 	long repeat;		/* --repeat: timed runs after a warm-up */
+	enum gpu_dq_mode dq;	/* --dq, with --backward */
+	int dq_set;		/* --dq was given */
 };
 
 void gpucmd_args_init(struct gpucmd_args *a, long repeat);
@@ -29,6 +31,7 @@ int gpucmd_set_kernel(void *ctx, const char *v, char *err, size_t errlen);
 int gpucmd_set_heads(void *ctx, const char *v, char *err, size_t errlen);
 int gpucmd_set_batch(void *ctx, const char *v, char *err, size_t errlen);
 int gpucmd_set_repeat(void *ctx, const char *v, char *err, size_t errlen);
+int gpucmd_set_dq(void *ctx, const char *v, char *err, size_t errlen);
 
 /*
  * Parses a command's options (usage and --help printed from the same
@@ -58,6 +61,19 @@ int gpucmd_tiling(const struct gpu_kernel *k, int d, struct options *o,
 int gpucmd_problems(const struct options *o, const struct gpucmd_args *a,
     struct problem **out, int *nout, char *err, size_t errlen);
 void gpucmd_free_problems(struct problem *ps, int n);
+
+/*
+ * For --backward: --dq only with it, the gradient files only where the
+ * command writes them (files: 1) and for one problem, the kernel's
+ * backward able to take the problem.  0, or -1 with err.
+ */
+int gpucmd_backward_args(const struct options *o, const struct gpucmd_args *a,
+    const struct problem *ps, int n, int files, char *err, size_t errlen);
+
+/* dO of each of n problems, one after another in *out (malloc'd): the
+ * --grad-output file for every one, or N(0, 1) from problem b's seed. */
+int gpucmd_grad_outputs(const struct options *o, const struct problem *ps,
+    int n, float **out, char *err, size_t errlen);
 
 /* The problem, with the kernel's tiling picked before (when --d is
  * given) and after it is built (d read from the files). */

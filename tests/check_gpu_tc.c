@@ -1,18 +1,24 @@
 /*
- * check_gpu_fast.c - the fast kernel (gpu/fast.cu) against the simulator
- * run with --dtype fp16|bf16 and the kernel's own tiling.  Random ragged
- * problems (Tq != Tk, causal or not, several heads, both dtypes, both d,
- * every tiling) agree step by step in m, alpha, l and the numerator (from
- * the kernel's trace build) and in the timed kernel's O and lse, within
- * the tolerance gpu/gpucheck.c derives; causal rows that see no key give
- * O = 0 and lse = -inf; O is within the same rule of the double
- * reference; what the kernel cannot take is refused from its entry in
- * the table, by name; and a trace build with its rescale left out is
+ * check_gpu_tc.c - a tensor-core kernel of the table against the
+ * simulator run with --dtype fp16|bf16 and the kernel's own tiling.  One
+ * source, two programs: check_gpu_fast (gpu/fast.cu, mma.sync) and
+ * check_gpu_wgmma (gpu/wgmma.cu, Hopper's wgmma), CHECK_TC_KERNEL naming
+ * the entry (gpu/local.mk).
+ *
+ * Random ragged problems (Tq != Tk, causal or not, several heads, both
+ * dtypes, both d, every tiling the entry lists) agree step by step in m,
+ * alpha, l and the numerator (from the kernel's trace build) and in the
+ * timed kernel's O and lse, within the tolerance gpu/gpucheck.c derives;
+ * causal rows that see no key give O = 0 and lse = -inf; O is within the
+ * same rule of the double reference; what the kernel cannot take is
+ * refused from its entry in the table, by name, and so is a device its
+ * code is not for; and a trace build with its rescale left out is
  * caught, so the check is shown able to fail.
  *
  * As in check_gpu.c the device probe runs in a forked child (gpuprobe.c):
- * without a kernel to run the program fails, or skips (77) only where
- * gpu_may_skip() allows.
+ * without a device that can run the kernel the program fails, or skips
+ * (77) only where the hardware is missing and FLASHSTEP_REQUIRE_GPU is
+ * not set.
  */
 #include "config.h"
 
@@ -28,35 +34,69 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifndef CHECK_TC_KERNEL
+#error "CHECK_TC_KERNEL names the kernel under test (fast, wgmma)"
+#endif
+
 /* The largest number of heads a random case draws. */
-#define FAST_MAX_HEADS 3
+#define TC_MAX_HEADS 3
+/* The most tilings an entry lists for one d. */
+#define TC_MAX_TILINGS 8
 
 static const struct gpu_kernel *
-fast(void)
+tc(void)
 {
-	return gpu_kernel_find("fast");
+	const struct gpu_kernel *k = gpu_kernel_find(CHECK_TC_KERNEL);
+
+	ck_assert_msg(k != NULL, "no kernel %s", CHECK_TC_KERNEL);
+	return k;
 }
 
-/* The fast kernel's tiling for d (0, 0: its default), or the test fails. */
+/* The kernel's tiling for d (0, 0: its default), or the test fails. */
 static void
-fast_tiling(int d, int br, int bc, struct tiling *t)
+tc_tiling(int d, int br, int bc, struct tiling *t)
 {
 	char err[512];
 
-	ck_assert_msg(gpu_kernel_tiling(fast(), d, br, bc, t, err,
+	ck_assert_msg(gpu_kernel_tiling(tc(), d, br, bc, t, err,
 	    sizeof err) == 0, "%s", err);
 }
 
-/* gpu_run of the fast kernel: 0, or -1 with err. */
+/*
+ * The tilings the entry lists for d ("192x128 (default), 128x128"),
+ * default first, into t; returns how many.
+ */
 static int
-fast_run(const struct problem *ps, int n, const struct tiling *t,
+tc_tilings(int d, struct tiling *t)
+{
+	char buf[256];
+	const char *c = buf;
+	int n = 0, used;
+
+	tc()->tilings(d, buf, sizeof buf);
+	ck_assert_msg(strstr(buf, " (default)") != NULL &&
+	    strstr(buf, " (default)") == strchr(buf, ' '), "d = %d: the "
+	    "default is not listed first: '%s'", d, buf);
+	while (n < TC_MAX_TILINGS && sscanf(c, "%dx%d%n", &t[n].br, &t[n].bc,
+	    &used) == 2) {
+		t[n++].order = ORDER_FA2;
+		c += used;
+		c += strcspn(c, ",");
+		c += strspn(c, ", ");
+	}
+	ck_assert_msg(n > 0 && *c == '\0', "d = %d: cannot read '%s'", d, buf);
+	return n;
+}
+
+/* gpu_run of the kernel: 0, or -1 with err. */
+static int
+tc_run(const struct problem *ps, int n, const struct tiling *t,
     unsigned flags, int repeat, struct gpu_result *res, char *err,
     size_t errlen)
 {
 	static const struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
 
-	return gpu_run(fast(), ps, n, t, &rule, flags, repeat, res, err,
-	    errlen);
+	return gpu_run(tc(), ps, n, t, &rule, flags, repeat, res, err, errlen);
 }
 
 static int
@@ -67,7 +107,7 @@ draw(struct inputs_rng *rng, int lo, int hi)
 
 /* nh problems of one shape, seeds seed .. seed + nh - 1. */
 static void
-fast_problems(struct problem_spec *spec, int nh, struct problem *ps)
+tc_problems(struct problem_spec *spec, int nh, struct problem *ps)
 {
 	char err[256];
 	uint64_t seed = spec->seed;
@@ -82,7 +122,7 @@ fast_problems(struct problem_spec *spec, int nh, struct problem *ps)
 }
 
 static void
-fast_free(struct problem *ps, int nh)
+tc_free(struct problem *ps, int nh)
 {
 	int b;
 
@@ -90,9 +130,37 @@ fast_free(struct problem *ps, int nh)
 		problem_free(&ps[b]);
 }
 
+/* Its tilings: the default first, each one taken as itself, one it does
+ * not have refused with the list, and a d it does not take. */
+START_TEST(test_tc_tilings)
+{
+	struct tiling all[TC_MAX_TILINGS], t;
+	char err[512];
+	int d, n, i;
+
+	for (d = 64; d <= 128; d += 64) {
+		n = tc_tilings(d, all);
+		tc_tiling(d, 0, 0, &t);
+		ck_assert(t.br == all[0].br && t.bc == all[0].bc &&
+		    t.order == ORDER_FA2);
+		for (i = 0; i < n; i++) {
+			tc_tiling(d, all[i].br, all[i].bc, &t);
+			ck_assert(t.br == all[i].br && t.bc == all[i].bc);
+		}
+		ck_assert_int_eq(gpu_kernel_tiling(tc(), d, 16, 16, &t, err,
+		    sizeof err), -1);
+		ck_assert_msg(strstr(err, "has no Br = 16, Bc = 16 tiling") !=
+		    NULL && strstr(err, "(default)") != NULL, "%s", err);
+	}
+	ck_assert_int_eq(gpu_kernel_tiling(tc(), 96, 0, 0, &t, err,
+	    sizeof err), -1);
+	ck_assert_msg(strstr(err, "d = dv = 64, 128") != NULL, "%s", err);
+}
+END_TEST
+
 /* What the kernel cannot take is refused from its entry, naming the
  * fault and what it takes. */
-START_TEST(test_fast_refusals)
+START_TEST(test_tc_refusals)
 {
 	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
 	struct gpucheck_opts naive = { 0, 0, NULL };
@@ -103,26 +171,13 @@ START_TEST(test_fast_refusals)
 	struct tiling t;
 	char err[512];
 
-	fast_tiling(64, 0, 0, &t);
-	ck_assert(t.br == 128 && t.bc == 64 && t.order == ORDER_FA2);
-	fast_tiling(128, 0, 0, &t);
-	ck_assert(t.br == 128 && t.bc == 32);
-	fast_tiling(128, 128, 64, &t);
-	ck_assert(t.br == 128 && t.bc == 64);
-	ck_assert_int_eq(gpu_kernel_tiling(fast(), 128, 64, 64, &t, err,
-	    sizeof err), -1);
-	ck_assert_msg(strstr(err, "128x32 (default)") != NULL, "%s", err);
-	ck_assert_int_eq(gpu_kernel_tiling(fast(), 96, 0, 0, &t, err,
-	    sizeof err), -1);
-	ck_assert_msg(strstr(err, "d = dv = 64, 128") != NULL, "%s", err);
-
 	problem_spec_init(&spec);
 	spec.tq = spec.tk = 40;
 	spec.d = 64;
 	spec.input = INPUTS_NORMAL;
 	ck_assert_int_eq(problem_build(&spec, &p, err, sizeof err), 0);
-	fast_tiling(64, 0, 0, &t);
-	ck_assert_int_eq(fast_run(&p, 1, &t, 0, 0, &res, err, sizeof err), -1);
+	tc_tiling(64, 0, 0, &t);
+	ck_assert_int_eq(tc_run(&p, 1, &t, 0, 0, &res, err, sizeof err), -1);
 	ck_assert_msg(strstr(err, "--dtype fp32") != NULL &&
 	    strstr(err, "fp16, bf16") != NULL, "%s", err);
 	ck_assert(res.o == NULL);
@@ -136,23 +191,63 @@ START_TEST(test_fast_refusals)
 	spec.dtype = DTYPE_FP16;
 	ck_assert_int_eq(problem_build(&spec, &p, err, sizeof err), 0);
 	t.order = ORDER_FA1;
-	ck_assert_int_eq(fast_run(&p, 1, &t, 0, 0, &res, err, sizeof err), -1);
+	ck_assert_int_eq(tc_run(&p, 1, &t, 0, 0, &res, err, sizeof err), -1);
 	ck_assert_msg(strstr(err, "--order fa1") != NULL, "%s", err);
 	t.order = ORDER_FA2;
-	t.bc = 32;
-	ck_assert_int_eq(fast_run(&p, 1, &t, 0, 0, &res, err, sizeof err), -1);
-	ck_assert_msg(strstr(err, "no Br = 128, Bc = 32") != NULL, "%s", err);
-	t.bc = 64;
+	t.bc = 16;
+	ck_assert_int_eq(tc_run(&p, 1, &t, 0, 0, &res, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "Bc = 16 tiling") != NULL, "%s", err);
+	tc_tiling(64, 0, 0, &t);
 	rule.convention = CONV_NORMALIZED;
-	ck_assert_int_eq(gpu_run(fast(), &p, 1, &t, &rule, 0, 0, &res, err,
+	ck_assert_int_eq(gpu_run(tc(), &p, 1, &t, &rule, 0, 0, &res, err,
 	    sizeof err), -1);
 	ck_assert_msg(strstr(err, "--convention normalized") != NULL, "%s", err);
 	problem_free(&p);
 
 	spec.dv = 32;
 	ck_assert_int_eq(problem_build(&spec, &p, err, sizeof err), 0);
-	ck_assert_int_eq(fast_run(&p, 1, &t, 0, 0, &res, err, sizeof err), -1);
+	ck_assert_int_eq(tc_run(&p, 1, &t, 0, 0, &res, err, sizeof err), -1);
 	ck_assert_msg(strstr(err, "dv = 32") != NULL, "%s", err);
+	problem_free(&p);
+}
+END_TEST
+
+/*
+ * A device the kernel's code is not for is refused by name, before any
+ * CUDA call could fail: the entry as it is, but with its code said to be
+ * for compute capability 1.0, which no device has.
+ */
+START_TEST(test_tc_other_device)
+{
+	struct gpu_kernel other = *tc();
+	struct problem_spec spec;
+	struct problem p;
+	struct gpu_result res;
+	struct tiling t;
+	static const struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	char err[512], want[256], name[64];
+	int cc;
+
+	problem_spec_init(&spec);
+	spec.tq = spec.tk = 40;
+	spec.d = spec.dv = 64;
+	spec.input = INPUTS_NORMAL;
+	spec.dtype = DTYPE_FP16;
+	ck_assert_int_eq(problem_build(&spec, &p, err, sizeof err), 0);
+	tc_tiling(64, 0, 0, &t);
+	ck_assert_msg(gpu_compute_capability(&cc, name, sizeof name, err,
+	    sizeof err) == 0, "%s", err);
+	other.cc = 10;
+	ck_assert_int_eq(gpu_run(&other, &p, 1, &t, &rule, 0, 0, &res, err,
+	    sizeof err), -1);
+	snprintf(want, sizeof want, "kernel %s runs only on compute capability "
+	    "1.0 (sm_10a); this GPU, %s, is %d.%d", tc()->name, name, cc / 10,
+	    cc % 10);
+	ck_assert_str_eq(err, want);
+	ck_assert(res.o == NULL);
+	/* The real entry runs here (gpuprobe_require_kernel said so). */
+	ck_assert_msg(gpu_kernel_on_device(tc(), err, sizeof err) == 0, "%s",
+	    err);
 	problem_free(&p);
 }
 END_TEST
@@ -161,25 +256,27 @@ END_TEST
  * 32 random cases: d and dtype and the mask cycle through all eight
  * combinations four times; Tq != Tk in [1, 600] (ragged against every
  * tiling); 1 to 3 heads; normal, uniform, ramp (the max rises tile after
- * tile) or spike inputs; every tiling the kernel has for d in turn.
+ * tile) or spike inputs; every tiling the kernel lists for d in turn.
  */
-START_TEST(test_fast_random)
+START_TEST(test_tc_random)
 {
-	static const int tiles64[][2] = { { 0, 0 }, { 128, 128 }, { 64, 64 } };
-	static const int tiles128[][2] = { { 0, 0 }, { 128, 64 } };
+	struct tiling tiles[2][TC_MAX_TILINGS];
 	struct gpucheck_opts opts = { 0, 0, NULL };
 	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
-	struct gpucheck_report reps[FAST_MAX_HEADS];
-	struct problem ps[FAST_MAX_HEADS];
+	struct gpucheck_report reps[TC_MAX_HEADS];
+	struct problem ps[TC_MAX_HEADS];
 	struct problem_spec spec;
 	struct inputs_rng rng;
 	struct tiling t;
 	char err[512], what[200];
 	double worst = 0, dm = 0, dl = 0, dacc = 0, dout = 0, dlse = 0;
-	int n, b, nh, k, heads = 0, ragged = 0, causal = 0, bf16 = 0, d128 = 0;
-	int ramp = 0;
+	int n, b, nh, heads = 0, ragged = 0, causal = 0, bf16 = 0, d128 = 0;
+	int ramp = 0, ntiles[2], used[2][TC_MAX_TILINGS], i;
 
-	opts.kernel = fast();
+	ntiles[0] = tc_tilings(64, tiles[0]);
+	ntiles[1] = tc_tilings(128, tiles[1]);
+	memset(used, 0, sizeof used);
+	opts.kernel = tc();
 	inputs_rng_seed(&rng, 6006);
 	for (n = 0; n < 32; n++) {
 		problem_spec_init(&spec);
@@ -192,15 +289,12 @@ START_TEST(test_fast_random)
 			spec.tk++;
 		spec.input = (enum inputs_kind)draw(&rng, 0, 3);
 		spec.seed = inputs_rng_next(&rng);
-		nh = draw(&rng, 1, FAST_MAX_HEADS);
-		k = n / 8;
-		if (spec.d == 64)
-			fast_tiling(64, tiles64[k % 3][0], tiles64[k % 3][1], &t);
-		else
-			fast_tiling(128, tiles128[k % 2][0], tiles128[k % 2][1],
-			    &t);
+		nh = draw(&rng, 1, TC_MAX_HEADS);
+		i = n / 8 % ntiles[n % 2];
+		t = tiles[n % 2][i];
+		used[n % 2][i] = 1;
 		spec.bc = t.bc;
-		fast_problems(&spec, nh, ps);
+		tc_problems(&spec, nh, ps);
 		snprintf(what, sizeof what, "case %d: %s d=%d Tq=%d Tk=%d%s %s "
 		    "inputs, %d heads, Br=%d Bc=%d", n, dtype_name(spec.dtype),
 		    spec.d, spec.tq, spec.tk, spec.causal ? " causal" : "",
@@ -231,7 +325,7 @@ START_TEST(test_fast_random)
 		bf16 += spec.dtype == DTYPE_BF16;
 		d128 += spec.d == 128;
 		ramp += spec.input == INPUTS_RAMP;
-		fast_free(ps, nh);
+		tc_free(ps, nh);
 	}
 	/* The draw covered what the comment above claims. */
 	ck_assert_int_ge(heads, 8);
@@ -240,14 +334,18 @@ START_TEST(test_fast_random)
 	ck_assert_int_eq(bf16, 16);
 	ck_assert_int_eq(d128, 16);
 	ck_assert_int_ge(ramp, 2);
-	printf("fast kernel, 32 random cases agree; worst value at %.3g of the "
+	for (i = 0; i < ntiles[0]; i++)
+		ck_assert_msg(used[0][i], "d = 64 tiling %d untried", i);
+	for (i = 0; i < ntiles[1]; i++)
+		ck_assert_msg(used[1][i], "d = 128 tiling %d untried", i);
+	printf("%s kernel, 32 random cases agree; worst value at %.3g of the "
 	    "tolerance; largest |gpu - sim|: m %.3g, l %.3g, acc %.3g, O %.3g, "
-	    "lse %.3g\n", worst, dm, dl, dacc, dout, dlse);
+	    "lse %.3g\n", tc()->name, worst, dm, dl, dacc, dout, dlse);
 }
 END_TEST
 
 /* Causal with Tq > Tk: rows 0 .. Tq - Tk - 1 see no key. */
-START_TEST(test_fast_rows_without_keys)
+START_TEST(test_tc_rows_without_keys)
 {
 	struct gpucheck_opts opts = { 0, 0, NULL };
 	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
@@ -267,9 +365,9 @@ START_TEST(test_fast_rows_without_keys)
 		spec.causal = 1;
 		spec.input = INPUTS_NORMAL;
 		spec.dtype = dt ? DTYPE_BF16 : DTYPE_FP16;
-		fast_problems(&spec, 2, ps);
-		fast_tiling(64, 0, 0, &t);
-		opts.kernel = fast();
+		tc_problems(&spec, 2, ps);
+		tc_tiling(64, 0, 0, &t);
+		opts.kernel = tc();
 		ck_assert_msg(gpucheck_run_many(ps, 2, &t, &rule, &opts, reps, err,
 		    sizeof err) == 0, "%s", err);
 		for (b = 0; b < 2; b++) {
@@ -277,7 +375,7 @@ START_TEST(test_fast_rows_without_keys)
 			    reps[b].failures);
 			gpucheck_report_free(&reps[b]);
 		}
-		ck_assert_msg(fast_run(ps, 2, &t, 0, 0, &res, err, sizeof err) ==
+		ck_assert_msg(tc_run(ps, 2, &t, 0, 0, &res, err, sizeof err) ==
 		    0, "%s", err);
 		for (b = 0; b < 2; b++) {
 			for (r = 0; r < 300; r++) {
@@ -291,18 +389,18 @@ START_TEST(test_fast_rows_without_keys)
 			}
 		}
 		gpu_result_free(&res);
-		fast_free(ps, 2);
+		tc_free(ps, 2);
 	}
 }
 END_TEST
 
 /*
- * The timed kernel at a size where many tiles and both warps' rows
+ * The timed kernel at a size where many tiles and every warp's rows
  * matter: it agrees with the simulator step by step, and its O and lse
  * are within the same rule (gpucheck.h) of the double reference.  The
  * heads' outputs differ (each head read its own data).
  */
-START_TEST(test_fast_reference)
+START_TEST(test_tc_reference)
 {
 	struct gpucheck_opts opts = { 0, 0, NULL };
 	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
@@ -317,7 +415,7 @@ START_TEST(test_fast_reference)
 	int b, r, dt;
 	size_t no, i;
 
-	opts.kernel = fast();
+	opts.kernel = tc();
 	for (dt = 0; dt < 2; dt++) {
 		problem_spec_init(&spec);
 		spec.tq = 1000;
@@ -326,8 +424,8 @@ START_TEST(test_fast_reference)
 		spec.causal = dt;
 		spec.input = INPUTS_NORMAL;
 		spec.dtype = dt ? DTYPE_BF16 : DTYPE_FP16;
-		fast_problems(&spec, 2, ps);
-		fast_tiling(128, 0, 0, &t);
+		tc_problems(&spec, 2, ps);
+		tc_tiling(128, 0, 0, &t);
 		ck_assert_msg(gpucheck_run_many(ps, 2, &t, &rule, &opts, reps,
 		    err, sizeof err) == 0, "%s", err);
 		for (b = 0; b < 2; b++) {
@@ -336,7 +434,7 @@ START_TEST(test_fast_reference)
 			    reps[b].failures);
 			gpucheck_report_free(&reps[b]);
 		}
-		ck_assert_msg(fast_run(ps, 2, &t, 0, 2, &res, err, sizeof err) ==
+		ck_assert_msg(tc_run(ps, 2, &t, 0, 2, &res, err, sizeof err) ==
 		    0, "%s", err);
 		ck_assert(res.ms > 0);
 		no = (size_t)spec.tq * spec.dv;
@@ -346,7 +444,7 @@ START_TEST(test_fast_reference)
 		for (b = 0; b < 2; b++) {
 			ck_assert_int_eq(reference_attention(&ps[b], ref, ref_lse, err,
 			    sizeof err), 0);
-			gpucheck_tolerance(fast(), &ps[b], &tol);
+			gpucheck_tolerance(tc(), &ps[b], &tol);
 			worst_o = 0;
 			for (i = 0; i < no; i++) {
 				allowed = gpucheck_atol_acc(&tol, 1.0) + tol.rtol_acc *
@@ -368,14 +466,14 @@ START_TEST(test_fast_reference)
 		free(ref);
 		free(ref_lse);
 		gpu_result_free(&res);
-		fast_free(ps, 2);
+		tc_free(ps, 2);
 	}
 }
 END_TEST
 
 /* The injected fault: the trace build leaves the rescale out; the
  * comparison must say so, at a step, by far more than the tolerance. */
-START_TEST(test_fast_fault_caught)
+START_TEST(test_tc_fault_caught)
 {
 	struct gpucheck_opts opts = { 0, 0, NULL };
 	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
@@ -386,7 +484,7 @@ START_TEST(test_fast_fault_caught)
 	char err[512];
 	int d;
 
-	opts.kernel = fast();
+	opts.kernel = tc();
 	for (d = 64; d <= 128; d += 64) {
 		problem_spec_init(&spec);
 		spec.tq = 200;
@@ -394,9 +492,9 @@ START_TEST(test_fast_fault_caught)
 		spec.d = spec.dv = d;
 		spec.input = INPUTS_RAMP;
 		spec.dtype = DTYPE_FP16;
-		fast_tiling(d, 0, 0, &t);
+		tc_tiling(d, 0, 0, &t);
 		spec.bc = t.bc;
-		fast_problems(&spec, 1, &p);
+		tc_problems(&spec, 1, &p);
 		/* The control: without the fault they agree. */
 		opts.gpu_flags = 0;
 		ck_assert_int_eq(gpucheck_run_many(&p, 1, &t, &rule, &opts, &rep,
@@ -425,16 +523,23 @@ END_TEST
 Suite *
 test_suite(void)
 {
-	Suite *s = suite_create("gpu_fast");
-	TCase *tc = tcase_create("fast kernel");
+	Suite *s = suite_create("gpu_" CHECK_TC_KERNEL);
+	TCase *tc_case = tcase_create(CHECK_TC_KERNEL " kernel");
+	const struct gpu_kernel *k = gpu_kernel_find(CHECK_TC_KERNEL);
 
-	gpuprobe_require_device();
-	tcase_set_timeout(tc, 300);
-	tcase_add_test(tc, test_fast_refusals);
-	tcase_add_test(tc, test_fast_random);
-	tcase_add_test(tc, test_fast_rows_without_keys);
-	tcase_add_test(tc, test_fast_reference);
-	tcase_add_test(tc, test_fast_fault_caught);
-	suite_add_tcase(s, tc);
+	if (k == NULL) {
+		printf("FAIL: no kernel %s in the table\n", CHECK_TC_KERNEL);
+		exit(1);
+	}
+	gpuprobe_require_kernel(k);
+	tcase_set_timeout(tc_case, 300);
+	tcase_add_test(tc_case, test_tc_tilings);
+	tcase_add_test(tc_case, test_tc_refusals);
+	tcase_add_test(tc_case, test_tc_other_device);
+	tcase_add_test(tc_case, test_tc_random);
+	tcase_add_test(tc_case, test_tc_rows_without_keys);
+	tcase_add_test(tc_case, test_tc_reference);
+	tcase_add_test(tc_case, test_tc_fault_caught);
+	suite_add_tcase(s, tc_case);
 	return s;
 }

@@ -1,0 +1,520 @@
+/*
+ * tcrun.cu - the tensor-core kernels' entries in the table (kernel.c):
+ * fast (gpu/fast.cu, mma.sync) and wgmma (gpu/wgmma.cu, Hopper's
+ * asynchronous warpgroup MMA), both driven through this one file: their
+ * tilings, and a gpu_job through the kernel: device memory, the float32
+ * <-> fp16/bf16 conversions, timing, and the debug trace laid out by the
+ * simulator's step numbers.  The two kernels share one contract (fast.h,
+ * wgmma.h: the layouts, the dtypes, the mask, struct fast_trace), so a
+ * kernel here is four functions in a struct tcrun_kernel.
+ *
+ * The problems hold float32 arrays whose values are already rounded to
+ * the job's dtype (problem_build does that), so converting them on the
+ * device is exact: each problem's Q, K and V go through one float32
+ * staging buffer into the packed 16-bit tensors (n, T, d) the kernel
+ * reads, problem b at head b of a batch of one.
+ *
+ * A tiling is a variant of the kernel's own (a Br x Bc it was compiled
+ * for; wgmma's variants also differ in schedule): the default when its
+ * tiles are the ones asked for, else the first variant with them.  The
+ * timed runs (launch) use the kernel as benchmarked; O and lse come from
+ * them.  The trace is the same variant's trace build run once, whose
+ * per-tile arrays (n, Tr, Tc, Br) are laid against the schedule: fa2
+ * step first[i] + j for the j < jend[i] the kernel visits.  Its m is in
+ * units of q.k and becomes scale m here; its alpha is 0 where the
+ * simulator says 1 (a row that has seen nothing yet).  With
+ * GPU_TEST_NO_RESCALE O and lse come from the faulty trace run instead,
+ * so the fault shows in them too.
+ *
+ * wgmma is compiled for sm_90a alone (gpu/local.mk), and only when
+ * configure found an nvcc that can (HAVE_SM90A); without it the wgmma
+ * entry has no functions and kernel.c says why.
+ */
+#include "config.h"
+
+#include "cudacheck.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "fast.h"
+#include "wgmma.h"
+
+extern "C" {
+#include "kernels.h"
+#include "model/dtype.h"
+#include "model/util.h"
+#include "timing.h"
+}
+
+#define TCRUN_THREADS 256
+
+/* The fast.h / wgmma.h entry points, which share one signature. */
+typedef int (*tcrun_fwd_fn)(const void *q, const void *k, const void *v,
+    void *o, float *lse, int batch, int heads, int tq, int tk, int d,
+    int dtype, int causal, float scale, int variant, void *stream,
+    char *err, size_t errlen);
+typedef int (*tcrun_trace_fn)(const void *q, const void *k, const void *v,
+    void *o, float *lse, int batch, int heads, int tq, int tk, int d,
+    int dtype, int causal, float scale, int variant,
+    const struct fast_trace *tr, void *stream, char *err, size_t errlen);
+
+/* A tensor-core kernel as this file drives it. */
+struct tcrun_kernel {
+	const char *name;
+	/* Variant i's Br and Bc at head width d (i = -1: the default): 0,
+	 * or -1 past the last. */
+	int (*tiles)(int d, int i, int *br, int *bc);
+	tcrun_fwd_fn fwd;		/* the timed kernel */
+	tcrun_trace_fn trace;		/* its trace build */
+};
+
+static int
+tcrun_fast_tiles(int d, int i, int *br, int *bc)
+{
+	struct fast_config cfg;
+
+	if (fast_attention_variant(d, i, &cfg) != 0)
+		return -1;
+	*br = cfg.br;
+	*bc = cfg.bc;
+	return 0;
+}
+
+static const struct tcrun_kernel tcrun_fast = {
+	.name = "fast",
+	.tiles = tcrun_fast_tiles,
+	.fwd = fast_attention_fwd,
+	.trace = fast_attention_trace,
+};
+
+#ifdef HAVE_SM90A
+static int
+tcrun_wgmma_tiles(int d, int i, int *br, int *bc)
+{
+	struct wgmma_config cfg;
+
+	if (wgmma_attention_variant(d, i, &cfg) != 0)
+		return -1;
+	*br = cfg.br;
+	*bc = cfg.bc;
+	return 0;
+}
+
+static const struct tcrun_kernel tcrun_wgmma = {
+	.name = "wgmma",
+	.tiles = tcrun_wgmma_tiles,
+	.fwd = wgmma_attention_fwd_variant,
+	.trace = wgmma_attention_trace,
+};
+#endif
+
+/* n float32 values that fp16/bf16 hold exactly, into 16-bit storage. */
+__global__ static void
+tcrun_to16(const float *x, uint16_t *y, size_t n, int bf16)
+{
+	size_t i;
+
+	for (i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	    i += (size_t)gridDim.x * blockDim.x)
+		y[i] = bf16 ? __bfloat16_as_ushort(__float2bfloat16_rn(x[i])) :
+		    __half_as_ushort(__float2half_rn(x[i]));
+}
+
+/* And back: n 16-bit values as float32. */
+__global__ static void
+tcrun_from16(const uint16_t *x, float *y, size_t n, int bf16)
+{
+	size_t i;
+
+	for (i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	    i += (size_t)gridDim.x * blockDim.x)
+		y[i] = bf16 ? __bfloat162float(__ushort_as_bfloat16(x[i])) :
+		    __half2float(__ushort_as_half(x[i]));
+}
+
+static unsigned
+tcrun_blocks(size_t n)
+{
+	size_t b = (n + TCRUN_THREADS - 1) / TCRUN_THREADS;
+
+	return (unsigned)(b < 4096 ? (b > 0 ? b : 1) : 4096);
+}
+
+
+/* ---- the tilings ---- */
+
+/*
+ * The variant that runs tiles Br x Bc at head width d: the default when
+ * those are its tiles (Br = Bc = 0 asks for it), else the first variant
+ * with them; -2 for none.
+ */
+static int
+tcrun_variant(const struct tcrun_kernel *tk, int d, int br, int bc)
+{
+	int i, dbr, dbc, vbr, vbc;
+
+	if (tk->tiles(d, -1, &dbr, &dbc) != 0)
+		return -2;
+	if ((br == 0 && bc == 0) || (br == dbr && bc == dbc))
+		return -1;
+	for (i = 0; tk->tiles(d, i, &vbr, &vbc) == 0; i++)
+		if (vbr == br && vbc == bc)
+			return i;
+	return -2;
+}
+
+/* Is variant i's Br x Bc the default's, or that of a variant before it? */
+static int
+tcrun_tiles_seen(const struct tcrun_kernel *tk, int d, int i)
+{
+	int k, br = 0, bc = 0, pbr = 0, pbc = 0;
+
+	tk->tiles(d, i, &br, &bc);
+	for (k = -1; k < i; k++) {
+		tk->tiles(d, k, &pbr, &pbc);
+		if (pbr == br && pbc == bc)
+			return 1;
+	}
+	return 0;
+}
+
+/* "128x64 (default), 128x128, 64x64": the default first, then every
+ * other Br x Bc the variants have, once each. */
+static void
+tcrun_tilings(const struct tcrun_kernel *tk, int d, char *buf, size_t len)
+{
+	int i, br, bc;
+	size_t at;
+
+	buf[0] = '\0';
+	if (tk->tiles(d, -1, &br, &bc) != 0)
+		return;
+	at = (size_t)snprintf(buf, len, "%dx%d (default)", br, bc);
+	for (i = 0; tk->tiles(d, i, &br, &bc) == 0 && at < len; i++)
+		if (!tcrun_tiles_seen(tk, d, i))
+			at += (size_t)snprintf(buf + at, len - at, ", %dx%d", br,
+			    bc);
+}
+
+static int
+tcrun_tiling(const struct tcrun_kernel *tk, int d, int br, int bc,
+    struct tiling *t, char *err, size_t errlen)
+{
+	char list[128];
+	int v;
+
+	memset(t, 0, sizeof *t);
+	v = tcrun_variant(tk, d, br, bc);
+	if (v == -2) {
+		tcrun_tilings(tk, d, list, sizeof list);
+		if (list[0] == '\0')
+			return util_error(err, errlen, "kernel %s has no "
+			    "tiling at d = %d (it takes d = 64 or 128)", tk->name,
+			    d);
+		return util_error(err, errlen, "kernel %s has no Br = %d, "
+		    "Bc = %d tiling at d = %d (it has Br x Bc = %s)", tk->name,
+		    br, bc, d, list);
+	}
+	tk->tiles(d, v, &t->br, &t->bc);
+	t->order = ORDER_FA2;
+	return 0;
+}
+
+/* ---- the runs ---- */
+
+/* The inputs in 16 bits, packed problem after problem, and what the
+ * kernel is called with. */
+struct tcrun_in {
+	uint16_t *q, *k, *v;
+	int bf16, variant;
+};
+
+/*
+ * Every problem's Q, K and V through one float32 staging buffer into
+ * 16-bit device tensors (n, T, d), problem b at head b of a batch of
+ * one; counted as use says (the staging buffer never is).
+ */
+static int
+tcrun_upload(const struct tcrun_kernel *tk, const struct gpu_job *job,
+    struct gpu_mem *mem, enum gpu_mem_use use, struct tcrun_in *in,
+    char *err, size_t errlen)
+{
+	const struct problem *p = &job->ps[0];
+	const size_t nq = (size_t)p->tq * p->d, nk = (size_t)p->tk * p->d;
+	const size_t h = sizeof(uint16_t);
+	float *stage;
+	size_t b;
+
+	in->bf16 = p->dtype == DTYPE_BF16;
+	in->variant = tcrun_variant(tk, p->d, job->tiling->br,
+	    job->tiling->bc);
+	if (in->variant == -2) {
+		snprintf(err, errlen, "kernel %s has no Br = %d, Bc = %d "
+		    "tiling at d = %d", tk->name, job->tiling->br,
+		    job->tiling->bc, p->d);
+		goto fail;
+	}
+	CUDA_CHECK(gpu_mem_alloc(mem, (void **)&in->q, nq * job->n * h, use));
+	CUDA_CHECK(gpu_mem_alloc(mem, (void **)&in->k, nk * job->n * h, use));
+	CUDA_CHECK(gpu_mem_alloc(mem, (void **)&in->v, nk * job->n * h, use));
+	CUDA_CHECK(gpu_mem_floats(mem, &stage, nq > nk ? nq : nk,
+	    GPU_MEM_HELPER));
+	for (b = 0; b < (size_t)job->n; b++) {
+		CUDA_CHECK(cudaMemcpy(stage, job->ps[b].q, nq * sizeof(float),
+		    cudaMemcpyHostToDevice));
+		tcrun_to16<<<tcrun_blocks(nq), TCRUN_THREADS>>>(stage,
+		    in->q + b * nq, nq, in->bf16);
+		CUDA_CHECK(cudaGetLastError());
+		CUDA_CHECK(cudaMemcpy(stage, job->ps[b].k, nk * sizeof(float),
+		    cudaMemcpyHostToDevice));
+		tcrun_to16<<<tcrun_blocks(nk), TCRUN_THREADS>>>(stage,
+		    in->k + b * nk, nk, in->bf16);
+		CUDA_CHECK(cudaGetLastError());
+		CUDA_CHECK(cudaMemcpy(stage, job->ps[b].v, nk * sizeof(float),
+		    cudaMemcpyHostToDevice));
+		tcrun_to16<<<tcrun_blocks(nk), TCRUN_THREADS>>>(stage,
+		    in->v + b * nk, nk, in->bf16);
+		CUDA_CHECK(cudaGetLastError());
+	}
+	return 0;
+fail:
+	return -1;
+}
+
+/* O (16 bits on the device) into res->o as float32 (exact), and lse. */
+static int
+tcrun_outputs(const struct gpu_job *job, struct gpu_mem *mem,
+    const uint16_t *o, const float *lse, int bf16, char *err, size_t errlen)
+{
+	const size_t no = (size_t)job->ps[0].tq * job->ps[0].d * job->n;
+	float *of;
+
+	CUDA_CHECK(gpu_mem_floats(mem, &of, no, GPU_MEM_HELPER));
+	tcrun_from16<<<tcrun_blocks(no), TCRUN_THREADS>>>(o, of, no, bf16);
+	CUDA_CHECK(cudaGetLastError());
+	CUDA_CHECK(cudaMemcpy(job->res->o, of, no * sizeof(float),
+	    cudaMemcpyDeviceToHost));
+	CUDA_CHECK(cudaMemcpy(job->res->lse, lse, (size_t)job->ps[0].tq *
+	    job->n * sizeof(float), cudaMemcpyDeviceToHost));
+	return 0;
+fail:
+	return -1;
+}
+
+/* One timed run (timing.h). */
+struct tcrun_timed {
+	const struct tcrun_kernel *tk;
+	const struct gpu_job *job;
+	const struct tcrun_in *in;
+	uint16_t *o;
+	float *lse;
+};
+
+static int
+tcrun_enqueue(void *ctx, char *err, size_t errlen)
+{
+	const struct tcrun_timed *r = (const struct tcrun_timed *)ctx;
+	const struct problem *p = &r->job->ps[0];
+
+	return r->tk->fwd(r->in->q, r->in->k, r->in->v, r->o, r->lse, 1,
+	    r->job->n, p->tq, p->tk, p->d, r->in->bf16 ? FAST_BF16 : FAST_FP16,
+	    p->causal, p->scale, r->in->variant, NULL, err, errlen);
+}
+
+static int
+tcrun_launch(const struct tcrun_kernel *tk, const struct gpu_job *job,
+    char *err, size_t errlen)
+{
+	const struct problem *p = &job->ps[0];
+	const size_t no = (size_t)p->tq * p->d * job->n;
+	struct gpu_mem mem = GPU_MEM_INIT;
+	struct tcrun_in in;
+	struct tcrun_timed run;
+	int rc = -1;
+
+	memset(&in, 0, sizeof in);
+	memset(&run, 0, sizeof run);
+	/* The kernel's own memory: Q, K, V, O in 16 bits, lse in float32. */
+	if (tcrun_upload(tk, job, &mem, GPU_MEM_KERNEL, &in, err, errlen) != 0)
+		goto fail;
+	CUDA_CHECK(gpu_mem_alloc(&mem, (void **)&run.o, no * sizeof(uint16_t),
+	    GPU_MEM_KERNEL));
+	CUDA_CHECK(gpu_mem_floats(&mem, &run.lse, (size_t)p->tq * job->n,
+	    GPU_MEM_KERNEL));
+	/* Poisoned: an output the kernel never wrote cannot pass. */
+	CUDA_CHECK(cudaMemset(run.o, 0xff, no * sizeof(uint16_t)));
+	CUDA_CHECK(cudaMemset(run.lse, 0xff, (size_t)p->tq * job->n *
+	    sizeof(float)));
+	run.tk = tk;
+	run.job = job;
+	run.in = &in;
+	if (timing_median_ms(tcrun_enqueue, &run, job->repeat, &job->res->ms,
+	    err, errlen) != 0)
+		goto fail;
+	job->res->device_bytes = mem.bytes;
+	if (tcrun_outputs(job, &mem, run.o, run.lse, in.bf16, err, errlen) != 0)
+		goto fail;
+	rc = 0;
+fail:
+	gpu_mem_free(&mem);
+	return rc;
+}
+
+/*
+ * The kernel's trace (n, ktr, ktc, kbr) on the host, in the simulator's
+ * numbering (gpu_trace_at); entries the schedule has no row for stay
+ * NaN.  kbr, ktc: the kernel's Br and Tc.
+ */
+static void
+tcrun_lay_trace(const struct gpu_job *job, const float *hm, const float *ha,
+    const float *hl, const float *hacc, int kbr, int ktr, int ktc)
+{
+	const struct problem *p = &job->ps[0];
+	const struct schedule *sc = job->sched;
+	struct gpu_result *res = job->res;
+	size_t src, dst, b;
+	long step;
+	int i, j, r, rows;
+	float m;
+
+	for (b = 0; b < (size_t)job->n; b++)
+		for (i = 0; i < ktr; i++) {
+			rows = p->tq - i * kbr < kbr ? p->tq - i * kbr : kbr;
+			for (j = 0; j < sc->jend[i]; j++) {
+				step = sc->first[i] + j;
+				for (r = 0; r < rows; r++) {
+					src = ((b * ktr + i) * ktc + j) * kbr + r;
+					dst = gpu_trace_at(res, (int)b, step, r);
+					m = hm[src];
+					res->m_new[dst] = m * p->scale;
+					res->alpha[dst] = isinf(m) && m < 0 ?
+					    1.0f : ha[src];
+					res->l_new[dst] = hl[src];
+					if (res->acc != NULL)
+						memcpy(res->acc + dst * p->dv,
+						    hacc + src * p->d,
+						    (size_t)p->dv * sizeof(float));
+				}
+			}
+		}
+}
+
+static int
+tcrun_trace(const struct tcrun_kernel *tk, const struct gpu_job *job,
+    char *err, size_t errlen)
+{
+	const struct problem *p = &job->ps[0];
+	const size_t no = (size_t)p->tq * p->d * job->n;
+	struct gpu_mem mem = GPU_MEM_INIT;
+	struct tcrun_in in;
+	struct fast_trace tr;
+	float *hm = NULL, *ha = NULL, *hl = NULL, *hacc = NULL, *lse_t;
+	uint16_t *o_t;
+	size_t ntrace;
+	int kbr, kbc, ktr, ktc, rc = -1;
+
+	memset(&in, 0, sizeof in);
+	memset(&tr, 0, sizeof tr);
+	if (tcrun_upload(tk, job, &mem, GPU_MEM_HELPER, &in, err, errlen) != 0)
+		goto fail;
+	tk->tiles(p->d, in.variant, &kbr, &kbc);
+	ktr = (p->tq + kbr - 1) / kbr;
+	ktc = (p->tk + kbc - 1) / kbc;
+	ntrace = (size_t)job->n * ktr * ktc * kbr;
+	CUDA_CHECK(gpu_mem_floats(&mem, &tr.m, ntrace, GPU_MEM_HELPER));
+	CUDA_CHECK(gpu_mem_floats(&mem, &tr.alpha, ntrace, GPU_MEM_HELPER));
+	CUDA_CHECK(gpu_mem_floats(&mem, &tr.l, ntrace, GPU_MEM_HELPER));
+	CUDA_CHECK(cudaMemset(tr.m, 0xff, ntrace * sizeof(float)));
+	CUDA_CHECK(cudaMemset(tr.alpha, 0xff, ntrace * sizeof(float)));
+	CUDA_CHECK(cudaMemset(tr.l, 0xff, ntrace * sizeof(float)));
+	if (job->res->acc != NULL) {
+		CUDA_CHECK(gpu_mem_floats(&mem, &tr.acc, ntrace * p->d,
+		    GPU_MEM_HELPER));
+		CUDA_CHECK(cudaMemset(tr.acc, 0xff, ntrace * p->d *
+		    sizeof(float)));
+	}
+	/* The trace run's own O and lse, kept only under the fault. */
+	CUDA_CHECK(gpu_mem_alloc(&mem, (void **)&o_t, no * sizeof(uint16_t),
+	    GPU_MEM_HELPER));
+	CUDA_CHECK(gpu_mem_floats(&mem, &lse_t, (size_t)p->tq * job->n,
+	    GPU_MEM_HELPER));
+	CUDA_CHECK(cudaMemset(o_t, 0xff, no * sizeof(uint16_t)));
+	CUDA_CHECK(cudaMemset(lse_t, 0xff, (size_t)p->tq * job->n *
+	    sizeof(float)));
+	tr.test_no_rescale = (job->flags & GPU_TEST_NO_RESCALE) != 0;
+	if (tk->trace(in.q, in.k, in.v, o_t, lse_t, 1, job->n, p->tq, p->tk,
+	    p->d, in.bf16 ? FAST_BF16 : FAST_FP16, p->causal, p->scale,
+	    in.variant, &tr, NULL, err, errlen) != 0)
+		goto fail;
+	CUDA_CHECK(cudaDeviceSynchronize());
+
+	hm = (float *)malloc(ntrace * sizeof(float));
+	ha = (float *)malloc(ntrace * sizeof(float));
+	hl = (float *)malloc(ntrace * sizeof(float));
+	if (tr.acc != NULL)
+		hacc = (float *)malloc(ntrace * p->d * sizeof(float));
+	if (hm == NULL || ha == NULL || hl == NULL ||
+	    (tr.acc != NULL && hacc == NULL)) {
+		snprintf(err, errlen, "out of memory for the GPU trace");
+		goto fail;
+	}
+	CUDA_CHECK(cudaMemcpy(hm, tr.m, ntrace * sizeof(float),
+	    cudaMemcpyDeviceToHost));
+	CUDA_CHECK(cudaMemcpy(ha, tr.alpha, ntrace * sizeof(float),
+	    cudaMemcpyDeviceToHost));
+	CUDA_CHECK(cudaMemcpy(hl, tr.l, ntrace * sizeof(float),
+	    cudaMemcpyDeviceToHost));
+	if (hacc != NULL)
+		CUDA_CHECK(cudaMemcpy(hacc, tr.acc, ntrace * p->d *
+		    sizeof(float), cudaMemcpyDeviceToHost));
+	tcrun_lay_trace(job, hm, ha, hl, hacc, kbr, ktr, ktc);
+	if (tr.test_no_rescale && tcrun_outputs(job, &mem, o_t, lse_t,
+	    in.bf16, err, errlen) != 0)
+		goto fail;
+	rc = 0;
+fail:
+	gpu_mem_free(&mem);
+	free(hm);
+	free(ha);
+	free(hl);
+	free(hacc);
+	return rc;
+}
+
+/* ---- the entries' functions (kernel.c) ---- */
+
+#define TCRUN_ENTRY(NAME, KERNEL)					\
+extern "C" int								\
+tcrun_##NAME##_launch(const struct gpu_job *job, char *err,		\
+    size_t errlen)							\
+{									\
+	return tcrun_launch(&KERNEL, job, err, errlen);			\
+}									\
+extern "C" int								\
+tcrun_##NAME##_trace(const struct gpu_job *job, char *err,		\
+    size_t errlen)							\
+{									\
+	return tcrun_trace(&KERNEL, job, err, errlen);			\
+}									\
+extern "C" int								\
+tcrun_##NAME##_tiling(int d, int br, int bc, struct tiling *t,		\
+    char *err, size_t errlen)						\
+{									\
+	return tcrun_tiling(&KERNEL, d, br, bc, t, err, errlen);	\
+}									\
+extern "C" void								\
+tcrun_##NAME##_tilings(int d, char *buf, size_t len)			\
+{									\
+	tcrun_tilings(&KERNEL, d, buf, len);				\
+}
+
+TCRUN_ENTRY(fast, tcrun_fast)
+#ifdef HAVE_SM90A
+TCRUN_ENTRY(wgmma, tcrun_wgmma)
+#endif
