@@ -20,7 +20,8 @@ dist_lessons_DATA = \
 	lessons/14-backward-loop.lesson \
 	lessons/15-backward-masks.lesson \
 	lessons/16-split-merge.lesson \
-	lessons/17-decode.lesson
+	lessons/17-decode.lesson \
+	lessons/18-kernel-ladder.lesson
 
 AM_CPPFLAGS += -DLESSONS_DIR='"$(lessonsdir)"' \
 	-DLESSONS_SRCDIR='"$(abs_top_srcdir)/lessons"'

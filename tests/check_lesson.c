@@ -1385,6 +1385,109 @@ START_TEST(test_fast_quantities)
 END_TEST
 
 
+
+/* ladder: skipped with the reason without a GPU, never a failure for
+ * that unless a GPU is required; with one, every rung that ran agrees
+ * with the lowest. */
+struct ladder_seen {
+	int tables, skips;
+	char why[256];
+};
+
+static void
+seen_ladder(void *ctx, struct lesson_run *run,
+    const struct gpu_ladder_rung *rungs, const char *device,
+    const char *skipped)
+{
+	struct ladder_seen *s = ctx;
+
+	(void)run;
+	(void)device;
+	if (rungs != NULL)
+		s->tables++;
+	else {
+		s->skips++;
+		snprintf(s->why, sizeof s->why, "%s", skipped);
+	}
+}
+
+START_TEST(test_ladder)
+{
+	static const struct lesson_sink sink = { .ladder = seen_ladder };
+	struct ladder_seen seen = { 0, 0, "" };
+	struct lesson_lines ls = { 0 };
+	struct gpu_ladder_rung rungs[GPU_LADDER_RUNGS];
+	struct lesson_run *run;
+	struct lesson *l;
+	const char *was = getenv("FLASHSTEP_REQUIRE_GPU");
+	char *saved = was != NULL ? strdup(was) : NULL;
+	int rc, i;
+
+	parse_fails("title t\nladder now\n", "ladder takes nothing after it");
+	l = parse_ok("title t\ntq 64\nd 64\nheads 2\ndtype fp16\nladder\n");
+	unsetenv("FLASHSTEP_REQUIRE_GPU");
+	run = lesson_run_new(l, &sink, &seen, LESSON_RUN_STOP);
+	rc = lesson_run_all(run);
+	ck_assert_int_eq(seen.tables + seen.skips, 1);
+	ck_assert_msg(rc == LESSON_END && run->failures == 0, "the ladder "
+	    "failed the lesson: %s", run->failure);
+	if (seen.skips)
+		ck_assert(seen.why[0] != '\0');
+	lesson_run_free(run);
+
+	/* A rehearsal does not start the GPU. */
+	seen.tables = seen.skips = 0;
+	run = lesson_run_new(l, &sink, &seen, LESSON_RUN_DRY);
+	ck_assert_int_eq(lesson_run_all(run), LESSON_END);
+	ck_assert_int_eq(seen.tables + seen.skips, 0);
+	lesson_run_free(run);
+
+	/* A GPU required and none there: a failure, as compare gpu's. */
+	setenv("FLASHSTEP_REQUIRE_GPU", "1", 1);
+	seen.tables = seen.skips = 0;
+	run = lesson_run_new(l, &sink, &seen, LESSON_RUN_STOP);
+	rc = lesson_run_all(run);
+	if (gpu_available(NULL, 0, NULL, 0) != GPU_READY)
+		ck_assert_msg(rc == LESSON_FAILED && strstr(run->failure,
+		    "expected the ladder to run got: ") != NULL, "%s",
+		    run->failure);
+	lesson_run_free(run);
+	if (saved != NULL)
+		setenv("FLASHSTEP_REQUIRE_GPU", saved, 1);
+	else
+		unsetenv("FLASHSTEP_REQUIRE_GPU");
+	free(saved);
+	lesson_free(l);
+
+	/* The table: a row per rung, skipped ones with their reason. */
+	memset(rungs, 0, sizeof rungs);
+	for (i = 0; i < GPU_LADDER_RUNGS; i++) {
+		rungs[i].kernel = gpu_kernel_find((const char *[]){ "naive",
+		    "teaching", "fast", "wgmma" }[i]);
+		ck_assert(rungs[i].kernel != NULL);
+		rungs[i].change = "what it changes";
+		rungs[i].below = i - 1;
+	}
+	rungs[0].ran = rungs[1].ran = 1;
+	rungs[0].ms = 2;
+	rungs[1].ms = 0.5;
+	rungs[1].speedup = 4;
+	rungs[1].tiling.br = rungs[1].tiling.bc = 64;
+	snprintf(rungs[2].why, sizeof rungs[2].why, "not this GPU");
+	lesson_view_ladder(rungs, "a GPU", NULL, &ls);
+	ck_assert_int_eq(ls.n, 2 + GPU_LADDER_RUNGS + GPU_LADDER_RUNGS);
+	ck_assert_msg(strstr(ls.line[0], "on a GPU") != NULL, "%s", ls.line[0]);
+	ck_assert_msg(strstr(ls.line[3], "4.00x") != NULL, "%s", ls.line[3]);
+	ck_assert_msg(strstr(ls.line[4], "skipped: not this GPU") != NULL, "%s",
+	    ls.line[4]);
+	lesson_lines_clear(&ls);
+	lesson_view_ladder(NULL, NULL, "no GPU here", &ls);
+	ck_assert_int_eq(ls.n, 1);
+	ck_assert_str_eq(ls.line[0], "the kernel ladder was skipped: no GPU here");
+	lesson_lines_free(&ls);
+}
+END_TEST
+
 /* ---- the backward pass and split-KV ---- */
 
 START_TEST(test_timeline_options)
@@ -2130,6 +2233,7 @@ test_suite(void)
 	tcase_add_test(tc, test_backward_quantities);
 	tcase_add_test(tc, test_combine_quantities);
 	tcase_add_test(tc, test_timeline_frames);
+	tcase_add_test(tc, test_ladder);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -40,6 +40,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "gpu/gpu.h"
 #include "gpu/gpucheck.h"
 #include "lesson.h"
 #include "lesson_parser.h"
@@ -85,6 +86,11 @@ struct lesson_sink {
 	/* compare gpu: rep when the kernel ran, else why it was skipped. */
 	void (*compare)(void *ctx, struct lesson_run *run,
 	    const struct gpucheck_report *rep, const char *skipped);
+	/* ladder: the rungs (GPU_LADDER_RUNGS) when a GPU ran them, else why
+	 * the ladder was skipped; device names the GPU. */
+	void (*ladder)(void *ctx, struct lesson_run *run,
+	    const struct gpu_ladder_rung *rungs, const char *device,
+	    const char *skipped);
 	void (*end)(void *ctx, struct lesson_run *run);
 };
 

@@ -133,9 +133,26 @@ item_role(const struct lesson_item *it)
 	case LESSON_ITEM_FAILED:
 		return UI_ROLE_ERROR;
 	case LESSON_ITEM_COMPARE:
+	case LESSON_ITEM_TABLE:
 		return UI_ROLE_GPU;
 	default:
 		return UI_ROLE_NORMAL;
+	}
+}
+
+/* A table's lines as they are: a line wider than the pane is cut where
+ * the pane ends rather than wrapped into the next. */
+static void
+table_lines(struct lesson_lines *ls, const char *text)
+{
+	const char *p, *nl;
+
+	for (p = text; ; p = nl + 1) {
+		nl = strchr(p, '\n');
+		lesson_lines_add(ls, "%.*s", nl != NULL ? (int)(nl - p) :
+		    (int)strlen(p), p);
+		if (nl == NULL)
+			return;
 	}
 }
 
@@ -170,6 +187,9 @@ narration(struct tty *t, int width, struct lesson_lines *ls, int *follow_end)
 			break;
 		case LESSON_ITEM_FAILED:
 			lesson_lines_wrap(ls, it->text, width, "!! ", "   ");
+			break;
+		case LESSON_ITEM_TABLE:
+			table_lines(ls, it->text);
 			break;
 		default:
 			lesson_lines_wrap(ls, it->text, width, "", "");

@@ -561,6 +561,48 @@ lesson_view_state(struct lesson_run *run, struct lesson_lines *out)
 	}
 }
 
+/* ---- the kernel ladder ---- */
+
+void
+lesson_view_ladder(const struct gpu_ladder_rung *rungs, const char *device,
+    const char *skipped, struct lesson_lines *out)
+{
+	const struct gpu_ladder_rung *r;
+	char tiles[32], speed[32];
+	int i;
+
+	if (rungs == NULL) {
+		lesson_lines_add(out, "the kernel ladder was skipped: %s", skipped);
+		return;
+	}
+	lesson_lines_add(out, "the kernel ladder on %s (ms: the median kernel "
+	    "time; O: against the lowest rung's)", device);
+	lesson_lines_add(out, "%-9s %-8s %9s %8s %8s %8s", "rung", "tiles",
+	    "ms", "TFLOP/s", "speed-up", "O");
+	for (i = 0; i < GPU_LADDER_RUNGS; i++) {
+		r = &rungs[i];
+		if (!r->ran) {
+			lesson_lines_add(out, "%-9s skipped: %s", r->kernel->name,
+			    r->why);
+			continue;
+		}
+		if (r->kernel->caps & GPU_CAP_NO_TILES)
+			snprintf(tiles, sizeof tiles, "-");
+		else
+			snprintf(tiles, sizeof tiles, "%dx%d", r->tiling.br,
+			    r->tiling.bc);
+		if (r->below >= 0)
+			snprintf(speed, sizeof speed, "%.2fx", r->speedup);
+		else
+			snprintf(speed, sizeof speed, "-");
+		lesson_lines_add(out, "%-9s %-8s %9.3f %8.2f %8s %8.2g", r->kernel->name,
+		    tiles, r->ms, r->tflops, speed, r->o_diff);
+	}
+	for (i = 0; i < GPU_LADDER_RUNGS; i++)
+		lesson_lines_add(out, "%-9s %s", rungs[i].kernel->name,
+		    rungs[i].change);
+}
+
 /* ---- questions ---- */
 
 /* "1002 (within 0.5)": a number answer as the handout gives it. */
