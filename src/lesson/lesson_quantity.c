@@ -133,10 +133,8 @@ merged_output(struct lesson_run *run, const float **o, char *err,
     size_t errlen)
 {
 	const struct combine_view *v = lesson_run_combine_view(run);
-	const struct schedule *s = sim_schedule(run->setup.sim);
 	const float *fo, *flse;
-	int r = run->focus, block = (r / s->seglen) * s->tr_seg +
-	    (r % s->seglen) / s->br;
+	int r = run->focus, block = lesson_run_block(run, r);
 
 	if (r >= v->r0 && r < v->r1) {
 		if (v->phase != COMBINE_PHASE_FINALIZE)
@@ -869,8 +867,7 @@ read_tiles(struct lesson_run *run, const struct lesson_quantity *q,
 	(void)err;
 	(void)errlen;
 	if (!rd->from)
-		return one(s->jend[(f / s->seglen) * s->tr_seg + (f % s->seglen) /
-		    s->br], out, n);
+		return one(s->jend[lesson_run_block(run, f)], out, n);
 	for (i = 0; i < s->tr; i++)
 		for (j = 0; j < s->jend[i]; j++) {
 			schedule_rows(s, i, &r0, &r1);

@@ -823,6 +823,12 @@ block_of(const struct schedule *s, int r)
 	return (r / s->seglen) * s->tr_seg + (r % s->seglen) / s->br;
 }
 
+int
+lesson_run_block(const struct lesson_run *run, int r)
+{
+	return block_of(sim_schedule(run->setup.sim), r);
+}
+
 /* The last step at or before `before` (exclusive) that visited row block
  * i, or -1.  A row block's steps come in the order of j in both loop
  * orders, so the first one found from the right is the latest. */

@@ -231,6 +231,8 @@ const struct combine_view *lesson_run_combine_view(const struct lesson_run *run)
  * order is (they differ only when --pack-gqa interleaves heads). */
 int lesson_run_rows(const struct lesson_run *run);
 int lesson_run_out_row(const struct lesson_run *run, int r);
+/* The forward's row block that holds row r of the schedule's order. */
+int lesson_run_block(const struct lesson_run *run, int r);
 
 /* Writes the problem's description (setup_describe's lines, and those
  * of the combine or the backward). */
