@@ -2141,8 +2141,8 @@ START_TEST(test_man_page)
 {
 	const struct lesson_directive *d;
 	const struct lesson_quantity *q;
-	char path[1024], *text, name[64], want[80];
-	const char *top = getenv("top_srcdir");
+	char path[1024], *text, name[64], want[80], *script;
+	const char *top = getenv("top_srcdir"), *ex, *end, *p;
 	FILE *f;
 	long n;
 	int i;
@@ -2177,6 +2177,23 @@ START_TEST(test_man_page)
 		ck_assert_msg(strstr(text, want) != NULL, "the man page lacks "
 		    "quantity '%s'", q->name);
 	}
+	/* Each example script holds: its lines between .nf and .fi after
+	 * .SH EXAMPLE, with \- read as -. */
+	for (ex = strstr(text, "\n.SH EXAMPLE\n"), i = 0; ex != NULL &&
+	    (ex = strstr(ex, "\n.nf\n")) != NULL; i++) {
+		ex += 5;
+		end = strstr(ex, "\n.fi\n");
+		ck_assert(end != NULL);
+		script = calloc((size_t)(end - ex) + 2, 1);
+		ck_assert(script != NULL);
+		for (n = 0, p = ex; p < end; p++)
+			if (!(p[0] == '\\' && p[1] == '-'))
+				script[n++] = *p;
+		script[n] = '\n';
+		runs_clean(script);
+		free(script);
+	}
+	ck_assert_int_ge(i, 3);
 	free(text);
 }
 END_TEST
