@@ -8,6 +8,7 @@
 
 #include "testutil.h"
 #include "model/backward.h"
+#include "model/bwdsetup.h"
 #include "model/compare.h"
 #include "model/gradref.h"
 #include "model/options.h"
@@ -43,7 +44,7 @@ bw_open(struct bw *w, const struct problem *p, const struct tiling *t,
 	w->lse = malloc((size_t)p->tq * sizeof *w->lse);
 	w->m = malloc((size_t)p->tq * sizeof *w->m);
 	ck_assert(w->o != NULL && w->lse != NULL && w->m != NULL);
-	ck_assert_int_eq(backward_forward(w->sim, w->o, w->lse, w->m), 0);
+	ck_assert_int_eq(backward_forward(w->sim, NULL, w->o, w->lse, w->m), 0);
 	problem_spec_init(&spec);
 	spec.seed = seed;
 	if (dout != NULL) {
@@ -772,12 +773,38 @@ record_step(const struct backward_view *v, void *ctx)
 	return 0;
 }
 
+/* backward_warm on a random block leaves the view as it was, bit for bit
+ * (its position, numbers and counters). */
+static void
+check_warm(struct backward *b, struct inputs_rng *rng)
+{
+	const struct schedule *s = backward_schedule(b);
+	const struct backward_view *v = backward_view(b);
+	size_t n = view_floats(v);
+	float *before = malloc(n * sizeof *before), *after = malloc(n * sizeof *after);
+	struct backward_view keep = *v;
+	int key = (int)(inputs_rng_next(rng) % 2), blk, len;
+
+	ck_assert(before != NULL && after != NULL);
+	view_copy(v, before);
+	blk = (int)(inputs_rng_next(rng) % (uint64_t)(key ? s->tc : s->tr));
+	len = key ? s->tr - s->ibegin[blk] : s->jend[blk];
+	ck_assert_int_eq(backward_warm(b, key, blk, (int)(inputs_rng_next(rng) %
+	    (uint64_t)(len + 1))), 0);
+	ck_assert_int_eq(backward_warm(b, key, blk, len + 1), -1);
+	view_copy(v, after);
+	ck_assert(memcmp(before, after, n * sizeof *before) == 0);
+	ck_assert(memcmp(&keep, v, sizeof keep) == 0);
+	free(before);
+	free(after);
+}
+
 /* Seeks to random steps and phases, from random places, and checks the
  * view is bit for bit what stepping from the start recorded.  The run
  * fills checkpoints; a second backward, never run, seeks from nothing. */
 static void
 check_seeks(struct tu_case *c, enum backward_bug bug, struct inputs_rng *rng,
-    int seeks)
+    int seeks, uint64_t budget)
 {
 	struct recording rec;
 	struct bw w, fresh;
@@ -786,9 +813,16 @@ check_seeks(struct tu_case *c, enum backward_bug bug, struct inputs_rng *rng,
 	float *buf;
 	long k, n, i;
 	int phase, which;
+	char err[200];
 
 	bw_open(&w, &c->p, &c->t, bug, NULL, 9);
 	bw_open(&fresh, &c->p, &c->t, bug, NULL, 9);
+	if (budget > 0) {
+		ck_assert(backward_set_checkpoint_budget(w.b, budget, err,
+		    sizeof err) == 0);
+		ck_assert(backward_set_checkpoint_budget(fresh.b, budget, err,
+		    sizeof err) == 0);
+	}
 	n = backward_steps(w.b);
 	rec.steps = calloc((size_t)n, sizeof *rec.steps);
 	rec.n = 0;
@@ -798,6 +832,8 @@ check_seeks(struct tu_case *c, enum backward_bug bug, struct inputs_rng *rng,
 	for (i = 0; i < seeks; i++) {
 		which = (int)(inputs_rng_next(rng) % 2);
 		b = which ? fresh.b : w.b;
+		if (i % 3 == 1)
+			check_warm(b, rng);
 		k = (long)(inputs_rng_next(rng) % (uint64_t)n);
 		phase = (int)(inputs_rng_next(rng) % BWD_PHASES);
 		if (i % 5 == 4 && backward_move_phase(b, (i % 2) ? 1 : -1) == 0) {
@@ -840,21 +876,22 @@ START_TEST(test_seek_exact)
 	for (n = 0; n < 50; n++) {
 		tu_random_case(&rng, 40, TU_SCORES | TU_CAUSAL | TU_MASKED_ROWS,
 		    n % 3 == 0 ? DTYPE_BF16 : DTYPE_FP32, &c);
-		check_seeks(&c, (enum backward_bug)(n % BACKWARD_BUGS), &rng, 60);
+		check_seeks(&c, (enum backward_bug)(n % BACKWARD_BUGS), &rng, 60, 0);
 		tu_case_free(&c);
 	}
 }
 END_TEST
 
-/* The same with checkpoints every few tiles (a tiny budget). */
+/* The same with checkpoints every few tiles (a tiny budget), set on
+ * each backward alone: another backward keeps every tile's. */
 START_TEST(test_seek_sparse_checkpoints)
 {
 	struct inputs_rng rng;
 	struct tu_case c;
-	struct bw w;
+	struct bw w, other;
+	char err[200];
 	int n;
 
-	backward_set_checkpoint_budget(2048);
 	inputs_rng_seed(&rng, 6);
 	for (n = 0; n < 20; n++) {
 		tu_random_case(&rng, 60, TU_CAUSAL, DTYPE_FP16, &c);
@@ -862,14 +899,22 @@ START_TEST(test_seek_sparse_checkpoints)
 		c.t.bc = 2;
 		if (n == 0) {
 			bw_open(&w, &c.p, &c.t, BWD_BUG_NONE, NULL, 1);
+			bw_open(&other, &c.p, &c.t, BWD_BUG_NONE, NULL, 1);
+			ck_assert_int_eq(backward_checkpoint_every(w.b, 1) +
+			    backward_checkpoint_every(w.b, 0), 2);
+			ck_assert(backward_set_checkpoint_budget(w.b, 2048, err,
+			    sizeof err) == 0);
 			ck_assert_int_gt(backward_checkpoint_every(w.b, 1) +
 			    backward_checkpoint_every(w.b, 0), 2);
+			ck_assert_int_eq(backward_checkpoint_every(other.b, 1) +
+			    backward_checkpoint_every(other.b, 0), 2);
+			bw_close(&other);
 			bw_close(&w);
 		}
-		check_seeks(&c, (enum backward_bug)(n % BACKWARD_BUGS), &rng, 80);
+		check_seeks(&c, (enum backward_bug)(n % BACKWARD_BUGS), &rng, 80,
+		    2048);
 		tu_case_free(&c);
 	}
-	backward_set_checkpoint_budget((uint64_t)64 << 20);
 }
 END_TEST
 
@@ -1050,6 +1095,328 @@ START_TEST(test_step_counts)
 }
 END_TEST
 
+/*
+ * The counters per phase: each phase adds what traffic.h says it does,
+ * and the last phase of a step is the whole step (what trace writes):
+ * S at scores, P's exps, dV and dP, dQ's read-modify-write at dQ (no
+ * read on a row block's first tile), dK, and dK_j, dV_j written at the
+ * key block's last tile only.
+ */
+START_TEST(test_phase_counts)
+{
+	struct problem p;
+	struct tiling t = { 5, 3, ORDER_FA2 };
+	struct bw w;
+	const struct schedule *s;
+	const struct traffic_table *tt;
+	struct schedule_tile tile;
+	struct traffic prev, at[BWD_PHASES], whole;
+	uint64_t R, C, d = 6, dv = 5, e = 4;
+	long k;
+	int ph;
+
+	normal_problem(23, 17, 6, 5, &p);
+	p.causal = 1;
+	bw_open(&w, &p, &t, BWD_BUG_NONE, NULL, 1);
+	s = backward_schedule(w.b);
+	tt = backward_traffic(w.b);
+	traffic_backward_dpass(&p, &prev);
+	for (k = 0; k < s->nsteps; k++) {
+		schedule_tile(s, k, &tile);
+		R = (uint64_t)(tile.r1 - tile.r0);
+		C = (uint64_t)(tile.c1 - tile.c0);
+		for (ph = 0; ph < BWD_PHASES; ph++)
+			traffic_backward_at(tt, k, (enum traffic_bwd_stage)ph, &at[ph]);
+		traffic_upto(tt, k, &whole);
+		ck_assert_uint_eq(at[BWD_PHASE_WRITE].hbm_read, whole.hbm_read);
+		ck_assert_uint_eq(at[BWD_PHASE_WRITE].hbm_write, whole.hbm_write);
+		ck_assert_uint_eq(at[BWD_PHASE_WRITE].flops, whole.flops);
+		ck_assert_uint_eq(at[BWD_PHASE_WRITE].exps, whole.exps);
+		/* load: reads only */
+		ck_assert_uint_eq(at[0].hbm_write, prev.hbm_write);
+		ck_assert_uint_eq(at[0].flops, prev.flops);
+		ck_assert_uint_eq(at[0].hbm_read - prev.hbm_read,
+		    (tile.first_in_outer ? C * (d + dv) * e : 0) + R * d * e +
+		    R * dv * e + R * 8);
+		ck_assert_uint_eq(at[BWD_PHASE_SCORES].flops - at[0].flops, 2 * R * C * d);
+		ck_assert_uint_eq(at[BWD_PHASE_P].exps - at[0].exps, R * C);
+		ck_assert_uint_eq(at[BWD_PHASE_DV].flops - at[BWD_PHASE_P].flops,
+		    2 * R * C * dv);
+		ck_assert_uint_eq(at[BWD_PHASE_DP].flops - at[BWD_PHASE_DV].flops,
+		    2 * R * C * dv);
+		ck_assert_uint_eq(at[BWD_PHASE_DS].hbm_write, prev.hbm_write);
+		/* dQ_i: read back (not on its first tile), added to, written */
+		ck_assert_uint_eq(at[BWD_PHASE_DQ].hbm_read - at[BWD_PHASE_DS].hbm_read,
+		    tile.first_in_row ? 0 : R * d * 4);
+		ck_assert_uint_eq(at[BWD_PHASE_DQ].hbm_write - prev.hbm_write,
+		    R * d * 4);
+		ck_assert_uint_eq(at[BWD_PHASE_DK].flops - at[BWD_PHASE_DQ].flops,
+		    2 * R * C * d);
+		ck_assert_uint_eq(at[BWD_PHASE_WRITE].hbm_write -
+		    at[BWD_PHASE_DK].hbm_write, tile.i == s->tr - 1 ?
+		    C * (d + dv) * e : 0);
+		/* the view at each phase carries the same */
+		for (ph = 0; ph < backward_step_phases(w.b, k); ph++) {
+			ck_assert_int_eq(backward_seek(w.b, k, ph), 0);
+			ck_assert(memcmp(&backward_view(w.b)->traffic, &at[ph],
+			    sizeof at[ph]) == 0);
+		}
+		prev = whole;
+	}
+	bw_close(&w);
+	problem_free(&p);
+}
+END_TEST
+
+/*
+ * A split forward's backward (--splits, bwdsetup_build): it starts from
+ * the O and lse the combine merged, which lie within combine_bound (eps_o,
+ * eps_l) of the unsplit run's.  Its gradients then lie within what
+ * moving O by eps_o and lse by eps_l moves them, plus both runs' own
+ * rounding (gamma of the terms' magnitude each, test_random_fp32).  In
+ * real numbers, with P = exp(S - lse), dP and D the unsplit problem's:
+ *
+ *   |dP'| = P (e^eps_l - 1)      |dD| = eps_o sum_x |dO_x|
+ *   |d dS| <= |dP'| |dP - D| + (P + |dP'|) |dD|
+ *   |d dV_c| <= sum_r |dP'_rc| |dO_r|
+ *   |d dQ_r| <= scale sum_c |d dS_rc| |K_c|,  |d dK_c| <= scale sum_r |d dS_rc| |Q_r|
+ *
+ * Every order and both forms, causal and masked rows.  A merge bug moves
+ * O far past eps_o: the same check must then fail.
+ */
+
+/* The largest |a - b| over n entries, and whether it is within bound. */
+static double
+max_diff(const float *a, const float *b, long n)
+{
+	double worst = 0.0;
+	long e;
+
+	for (e = 0; e < n; e++)
+		worst = fmax(worst, fabs((double)a[e] - (double)b[e]));
+	return worst;
+}
+
+/* The bounds on each gradient's move (max over entries) for a problem
+ * whose O moves by eps_o and lse by eps_l. */
+static void
+split_moves(const struct problem *p, const float *dout, double eps_o,
+    double eps_l, double move[NGRAD])
+{
+	double *o = malloc((size_t)p->tq * p->dv * sizeof *o);
+	double *lse = malloc((size_t)p->tq * sizeof *lse);
+	double *dds = calloc((size_t)p->tq * p->tk, sizeof *dds);
+	double *dq = calloc((size_t)p->tq * p->d + 1, sizeof *dq);
+	double *dk = calloc((size_t)p->tk * p->d + 1, sizeof *dk);
+	double *dv = calloc((size_t)p->tk * p->dv, sizeof *dv);
+	double sc, pr, dpr, dd, dsum, dabs, grow = expm1(eps_l);
+	char err[200];
+	int r, c, x;
+
+	ck_assert(o && lse && dds && dq && dk && dv);
+	ck_assert(reference_attention(p, o, lse, err, sizeof err) == 0);
+	memset(move, 0, NGRAD * sizeof *move);
+	for (r = 0; r < p->tq; r++) {
+		if (!isfinite(lse[r]))
+			continue;	/* sees no key: 0 both ways */
+		dsum = dabs = 0.0;
+		for (x = 0; x < p->dv; x++) {
+			dsum += (double)dout[(size_t)r * p->dv + x] * o[(size_t)r * p->dv + x];
+			dabs += fabs((double)dout[(size_t)r * p->dv + x]);
+		}
+		dd = eps_o * dabs;
+		for (c = 0; c < p->tk; c++) {
+			if (!problem_visible(p, r, c))
+				continue;
+			if (p->scores_mode)
+				sc = p->s[(size_t)r * p->tk + c];
+			else
+				for (sc = 0.0, x = 0; x < p->d; x++)
+					sc += (double)p->q[(size_t)r * p->d + x] *
+					    p->k[(size_t)c * p->d + x];
+			if (!p->scores_mode)
+				sc *= p->scale;
+			if (sc == -INFINITY)
+				continue;
+			pr = exp(sc - lse[r]);
+			for (dpr = 0.0, x = 0; x < p->dv; x++)
+				dpr += (double)dout[(size_t)r * p->dv + x] *
+				    p->v[(size_t)c * p->dv + x];
+			dds[(size_t)r * p->tk + c] = pr * grow * fabs(dpr - dsum) +
+			    (pr + pr * grow) * dd;
+			for (x = 0; x < p->dv; x++)
+				dv[(size_t)c * p->dv + x] += pr * grow *
+				    fabs((double)dout[(size_t)r * p->dv + x]);
+			for (x = 0; x < p->d; x++) {
+				dq[(size_t)r * p->d + x] += p->scale *
+				    dds[(size_t)r * p->tk + c] *
+				    fabs((double)p->k[(size_t)c * p->d + x]);
+				dk[(size_t)c * p->d + x] += p->scale *
+				    dds[(size_t)r * p->tk + c] *
+				    fabs((double)p->q[(size_t)r * p->d + x]);
+			}
+		}
+	}
+	for (x = 0; x < p->tq * p->d; x++)
+		move[GQ] = fmax(move[GQ], dq[x]);
+	for (x = 0; x < p->tk * p->d; x++)
+		move[GK] = fmax(move[GK], dk[x]);
+	for (x = 0; x < p->tk * p->dv; x++)
+		move[GV] = fmax(move[GV], dv[x]);
+	for (x = 0; x < p->tq * p->tk; x++)
+		move[GS] = fmax(move[GS], dds[x]);
+	free(o);
+	free(lse);
+	free(dds);
+	free(dq);
+	free(dk);
+	free(dv);
+}
+
+/* The largest magnitude of each gradient's terms (gradref_magnitudes). */
+static void
+grad_magnitudes(const struct problem *p, const float *dout, double mag[NGRAD])
+{
+	double *m[NGRAD];
+	char err[200];
+	long e;
+	int k;
+
+	for (k = 0; k < NGRAD; k++) {
+		m[k] = malloc((size_t)(grad_size(p, k) + 1) * sizeof(double));
+		ck_assert(m[k] != NULL);
+	}
+	ck_assert(gradref_magnitudes(p, dout, m[GQ], m[GK], m[GV], m[GS], err,
+	    sizeof err) == 0);
+	for (k = 0; k < NGRAD; k++) {
+		mag[k] = 0.0;
+		for (e = 0; e < grad_size(p, k); e++)
+			mag[k] = fmax(mag[k], m[k][e]);
+		free(m[k]);
+	}
+}
+
+/* A split forward's backward: its gradients, dO, the lse it started
+ * from, and the combine's bounds. */
+struct split_run {
+	struct backward_grads g;
+	float *dout, *lse;
+	struct combine_bounds cb;
+};
+
+/* p's backward after a forward split into n ranges (n = 1: unsplit),
+ * built by bwdsetup_build as the commands and the view build it. */
+static void
+split_run_open(const struct problem *p, const struct tiling *t, int n,
+    enum merge_form form, const struct combine_rule *rule,
+    struct split_run *run)
+{
+	struct online_rule fwd = { CONV_UNNORMALIZED, BUG_NONE };
+	struct split_plan plan = { n, form, 0 };
+	struct options o;
+	struct bwdsetup b;
+	struct sim *sim;
+	size_t bytes = (size_t)p->tq * sizeof(float);
+	char err[256];
+
+	memset(run, 0, sizeof *run);
+	options_init(&o);
+	o.backward = 1;
+	o.tiling = *t;
+	o.combine = *rule;
+	o.spec.seed = 5;
+	sim = sim_new_split(p, t, &plan, &fwd, err, sizeof err);
+	ck_assert_msg(sim != NULL, "%s", err);
+	ck_assert_msg(bwdsetup_build(&o, p, sim, &b, err, sizeof err) == 0, "%s",
+	    err);
+	ck_assert((b.comb != NULL) == (n > 1));
+	ck_assert_int_eq(timeline_segments(b.tl), n > 1 ? 3 : 2);
+	grads_alloc(p, &run->g);
+	ck_assert(backward_run(b.bwd, NULL, NULL, &run->g) == 0);
+	if (n > 1)
+		combine_bound(b.comb, &run->cb);
+	run->dout = malloc(bytes * (size_t)p->dv);
+	run->lse = malloc(bytes);
+	ck_assert(run->dout != NULL && run->lse != NULL);
+	memcpy(run->dout, b.dout, bytes * (size_t)p->dv);
+	memcpy(run->lse, b.lse, bytes);
+	bwdsetup_close(&b);
+	sim_free(sim);
+}
+
+static void
+split_run_close(struct split_run *run)
+{
+	grads_free(&run->g);
+	free(run->dout);
+	free(run->lse);
+}
+
+/* The split run's gradients against the unsplit run's: the worst
+ * difference over its bound, over the gradients. */
+static double
+split_ratio(const struct tu_case *c, int n, enum merge_form form,
+    const struct combine_rule *rule)
+{
+	struct split_run one, split;
+	double move[NGRAD], mag[NGRAD], gamma, worst = 0.0, diff;
+	int k;
+
+	split_run_open(&c->p, &c->t, 1, form, rule, &one);
+	split_run_open(&c->p, &c->t, n, form, rule, &split);
+	ck_assert(memcmp(one.dout, split.dout,
+	    (size_t)c->p.tq * c->p.dv * sizeof(float)) == 0);
+	split_moves(&c->p, one.dout, split.cb.o, split.cb.lse, move);
+	grad_magnitudes(&c->p, one.dout, mag);
+	gamma = fp32_gamma(&c->p, one.lse);
+	for (k = 0; k < NGRAD; k++) {
+		diff = max_diff(grad_of(&split.g, k), grad_of(&one.g, k),
+		    grad_size(&c->p, k));
+		ck_assert(isfinite(diff));
+		worst = fmax(worst, diff / (move[k] + 2.0 * gamma * mag[k] + 1e-30));
+	}
+	split_run_close(&one);
+	split_run_close(&split);
+	return worst;
+}
+
+START_TEST(test_split_forward)
+{
+	struct inputs_rng rng;
+	struct tu_case c;
+	struct combine_rule rule = { COMBINE_LTR, MERGE_BUG_NONE };
+	double r, worst = 0.0;
+	int n, splits;
+
+	inputs_rng_seed(&rng, 41);
+	for (n = 0; n < 36; n++) {
+		tu_random_case(&rng, 40, TU_SCORES | TU_CAUSAL | TU_MASKED_ROWS,
+		    DTYPE_FP32, &c);
+		splits = 2 + n % 4;
+		rule.order = (enum combine_order)(n % 3);
+		r = split_ratio(&c, splits, (enum merge_form)(n / 3 % 2), &rule);
+		ck_assert_msg(r <= 1.0, "case %d (%s), %d splits, %s: gradients "
+		    "%g of the bound", n, c.what, splits,
+		    combine_order_name(rule.order), r);
+		worst = fmax(worst, r);
+		tu_case_free(&c);
+	}
+	/* The split runs did move the gradients: not the same bits. */
+	ck_assert_msg(worst > 0.0, "no split changed any gradient");
+
+	/* A merge bug: O is wrong, and so are the gradients. */
+	rule.order = COMBINE_LTR;
+	rule.bug = MERGE_BUG_NO_RESCALE_ONE;
+	normal_problem(24, 40, 8, 8, &c.p);
+	c.t.br = 4;
+	c.t.bc = 4;
+	c.t.order = ORDER_FA2;
+	r = split_ratio(&c, 3, MERGE_MLU, &rule);
+	ck_assert_msg(r > 10.0, "merge bug no-rescale-one: only %g of the bound", r);
+	problem_free(&c.p);
+}
+END_TEST
+
 /* ---- dO and the options ---- */
 
 START_TEST(test_grad_output)
@@ -1149,6 +1516,8 @@ test_suite(void)
 	tcase_add_test(tc, test_flops_ratio);
 	tcase_add_test(tc, test_hbm_against_standard);
 	tcase_add_test(tc, test_step_counts);
+	tcase_add_test(tc, test_phase_counts);
+	tcase_add_test(tc, test_split_forward);
 	tcase_add_test(tc, test_grad_output);
 	tcase_add_test(tc, test_options);
 	suite_add_tcase(s, tc);

@@ -1029,7 +1029,7 @@ START_TEST(test_options)
 		{ { "--splits", "2", "--merge-bug", "none2" }, "--merge-bug must be" },
 		{ { "--splits", "2", "--partials", "ml" }, "mlu or olse" },
 		{ { "--heads", "0" }, "--heads must be" },
-		{ { "--backward", "--splits", "2" }, "--backward runs one head" },
+		{ { "--backward", "--splits", "2" }, NULL },
 		{ { "--backward", "--heads", "2" }, "--backward runs one head" },
 		{ { "--splits", "2", "--merge-order", "reverse" }, NULL },
 	};

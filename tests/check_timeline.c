@@ -1,12 +1,14 @@
 /*
  * check_timeline.c - one problem from the first forward step to the last
  * backward step and back: global step numbers, seeks anywhere, phase
- * moves across the boundary, and a segment added between the two.
+ * moves across the boundaries, and split-KV's combine between the two.
  */
 #include "config.h"
 
 #include "testutil.h"
 #include "model/backward.h"
+#include "model/bwdsetup.h"
+#include "model/combine.h"
 #include "model/sim.h"
 #include "model/timeline.h"
 
@@ -46,7 +48,7 @@ fixture_open(struct fixture *f)
 	f->lse = malloc(11 * sizeof(float));
 	f->m = malloc(11 * sizeof(float));
 	ck_assert(f->sim && f->o && f->lse && f->m);
-	ck_assert(backward_forward(f->sim, f->o, f->lse, f->m) == 0);
+	ck_assert(backward_forward(f->sim, NULL, f->o, f->lse, f->m) == 0);
 	ck_assert(problem_grad_output(&spec, &f->p, &f->dout, err, sizeof err) == 0);
 	in.o = f->o;
 	in.lse = f->lse;
@@ -195,98 +197,188 @@ START_TEST(test_walk_across)
 }
 END_TEST
 
-/* ---- a third engine, as split-KV's combine will be ---- */
+/* ---- the combine between them (split-KV) ---- */
 
-struct toy {
-	long step;
-	int phase;
+/* A split problem's timeline as bwdsetup_build makes it: forward,
+ * combine (3 ranges, tree order: two levels of merges), and the backward
+ * when asked for. */
+struct split_fixture {
+	struct problem p;
+	struct sim *sim;
+	struct bwdsetup b;
 };
 
-static long toy_steps(const void *e) { (void)e; return 3; }
-static int toy_phases(const void *e, long k) { (void)e; return k == 2 ? 1 : 2; }
-static const char *toy_phase_name(int p) { return p == 0 ? "merge" : "scale"; }
-static long toy_step(const void *e) { return ((const struct toy *)e)->step; }
-static int toy_phase(const void *e) { return ((const struct toy *)e)->phase; }
-static const void *toy_view(const void *e) { return e; }
-
-static int
-toy_seek(void *e, long k, int phase)
+static void
+split_open(struct split_fixture *f, int backward, enum combine_order order)
 {
-	struct toy *t = e;
-	int n;
+	struct options o;
+	char err[256];
 
-	if (k < 0 || k >= 3)
-		return -1;
-	n = toy_phases(e, k);
-	t->step = k;
-	t->phase = phase < 0 || phase >= n ? n - 1 : phase;
-	return 0;
+	options_init(&o);
+	o.spec.tq = 11;
+	o.spec.tk = 13;
+	o.spec.d = 3;
+	o.spec.dv = 2;
+	o.spec.causal = 1;
+	o.spec.input = INPUTS_NORMAL;
+	o.tiling.br = 3;
+	o.tiling.bc = 2;
+	o.split.splits = 3;
+	o.combine.order = order;
+	o.backward = backward;
+	ck_assert(problem_build(&o.spec, &f->p, err, sizeof err) == 0);
+	f->sim = sim_new_split(&f->p, &o.tiling, &o.split, &o.rule, err,
+	    sizeof err);
+	ck_assert_msg(f->sim != NULL, "%s", err);
+	ck_assert_msg(bwdsetup_build(&o, &f->p, f->sim, &f->b, err,
+	    sizeof err) == 0, "%s", err);
 }
 
-static int
-toy_move_phase(void *e, int delta)
+static void
+split_close(struct split_fixture *f)
 {
-	struct toy *t = e;
-	int phase = t->phase + delta;
+	bwdsetup_close(&f->b);
+	sim_free(f->sim);
+	problem_free(&f->p);
+}
 
-	if (phase >= 0 && phase < toy_phases(e, t->step)) {
-		t->phase = phase;
-		return 0;
+/* The combine view's numbers, as a flat copy (what the view shows). */
+static size_t
+combine_copy(const struct combine_view *v, float *out)
+{
+	size_t n = 0, rows = (size_t)v->rows, acc = rows * (size_t)v->dv;
+	const float *part[] = { v->m_a, v->l_a, v->m_b, v->l_b, v->m, v->l,
+	    v->w_a, v->w_b };
+	size_t k;
+
+	for (k = 0; k < sizeof part / sizeof part[0]; k++, n += rows)
+		memcpy(out + n, part[k], rows * sizeof *out);
+	memcpy(out + n, v->u_a, acc * sizeof *out), n += acc;
+	memcpy(out + n, v->u_b, acc * sizeof *out), n += acc;
+	memcpy(out + n, v->u, acc * sizeof *out), n += acc;
+	if (v->last) {
+		memcpy(out + n, v->o, acc * sizeof *out), n += acc;
+		memcpy(out + n, v->lse, rows * sizeof *out), n += rows;
 	}
-	return toy_seek(e, t->step + delta, delta > 0 ? 0 : -1);
+	return n;
 }
 
-static const struct timeline_segment toy_segment = {
-	.name = "combine",
-	.kind = TIMELINE_FORWARD,	/* any: no test reads its view by kind */
-	.steps = toy_steps,
-	.phases = toy_phases,
-	.phase_name = toy_phase_name,
-	.seek = toy_seek,
-	.move_phase = toy_move_phase,
-	.step = toy_step,
-	.phase = toy_phase,
-	.view = toy_view,
-};
-
-/* forward, combine, backward: built in that order, nothing else to
- * change; numbers run on through the middle segment, walks cross it. */
-START_TEST(test_segment_between)
+START_TEST(test_combine_segment)
 {
-	struct fixture f;
+	struct split_fixture f;
 	struct timeline *tl;
 	struct timeline_pos pos;
-	struct toy toy = { 0, 0 };
-	char err[256];
-	long F, moves = 0;
+	long F, C, B, g;
 
-	fixture_open(&f);
+	split_open(&f, 1, COMBINE_TREE);
+	tl = f.b.tl;
 	F = sim_steps(f.sim);
-	tl = timeline_new(err, sizeof err);
-	ck_assert(timeline_add(tl, &timeline_forward, f.sim, err, sizeof err) == 0);
-	ck_assert(timeline_add(tl, &toy_segment, &toy, err, sizeof err) == 0);
-	ck_assert(timeline_add(tl, &timeline_backward, f.bwd, err, sizeof err) == 0);
-	ck_assert_int_eq(timeline_first(tl, 1), F);
-	ck_assert_int_eq(timeline_first(tl, 2), F + 3);
+	C = combine_steps(f.b.comb);
+	B = backward_steps(f.b.bwd);
+	ck_assert_int_eq(timeline_segments(tl), 3);
+	ck_assert_int_eq(timeline_find(tl, TIMELINE_COMBINE), 1);
 	ck_assert_int_eq(timeline_find(tl, TIMELINE_BACKWARD), 2);
-	ck_assert_int_eq(timeline_seek(tl, F + 1, 1), 0);
-	ck_assert(toy.step == 1 && toy.phase == 1);
+	ck_assert_str_eq(timeline_segment(tl, 1)->name, "combine");
+	/* a merge a step: Tr row blocks of N - 1 tree merges */
+	ck_assert_int_eq(combine_merges(f.b.comb), 2);
+	ck_assert_int_eq(C, (long)sim_schedule(f.sim)->tr * 2);
+	ck_assert_int_eq(timeline_first(tl, 1), F);
+	ck_assert_int_eq(timeline_first(tl, 2), F + C);
+	ck_assert_int_eq(timeline_steps(tl), F + C + B);
+	ck_assert_str_eq(timeline_segment(tl, 1)->phase_name(COMBINE_PHASE_WEIGHTS),
+	    "weights");
+	/* a block's last merge finalizes: 5 phases, else 4 */
+	ck_assert_int_eq(timeline_segment(tl, 1)->phases(f.b.comb, 0), 4);
+	ck_assert_int_eq(timeline_segment(tl, 1)->phases(f.b.comb, 1), 5);
+
+	/* every combine step by seeking: the combine's own view */
+	for (g = F; g < F + C; g++) {
+		ck_assert_int_eq(timeline_seek(tl, g, -1), 0);
+		timeline_position(tl, &pos);
+		ck_assert(pos.seg == 1 && pos.step == g - F && pos.global == g);
+		ck_assert(timeline_view(tl) == combine_view(f.b.comb));
+		ck_assert_int_eq(combine_view(f.b.comb)->step, g - F);
+		ck_assert_int_eq(pos.phase, combine_view(f.b.comb)->nphases - 1);
+	}
+	/* out of range: unchanged */
+	ck_assert_int_eq(timeline_seek(tl, F + C + B, 0), -1);
 	timeline_position(tl, &pos);
-	ck_assert(pos.seg == 1 && pos.global == F + 1);
-	/* three moves: (2, 0), then the backward's (0, 0) */
-	ck_assert(timeline_move_phase(tl, 1) == 0);
-	ck_assert(timeline_move_phase(tl, 1) == 0);
+	ck_assert_int_eq(pos.global, F + C - 1);
+
+	/* the boundaries, both ways: forward's last finalize, the combine's
+	 * first load; the combine's last finalize, the backward's load */
+	ck_assert_int_eq(timeline_seek(tl, F - 1, -1), 0);
+	ck_assert_int_eq(timeline_move_phase(tl, 1), 0);
 	timeline_position(tl, &pos);
-	ck_assert(pos.seg == 2 && pos.global == F + 3 && pos.phase == 0);
-	ck_assert(timeline_move_phase(tl, -1) == 0);
+	ck_assert(pos.seg == 1 && pos.step == 0 && pos.phase == COMBINE_PHASE_LOAD);
+	ck_assert_int_eq(timeline_move_phase(tl, -1), 0);
 	timeline_position(tl, &pos);
-	ck_assert(pos.seg == 1 && pos.step == 2 && pos.phase == 0);
-	ck_assert_int_eq(timeline_seek(tl, 0, 0), 0);
-	while (timeline_move_phase(tl, 1) == 0)
-		moves++;
-	ck_assert_int_eq(moves, all_phases(tl) - 1);
-	timeline_free(tl);
-	fixture_close(&f);
+	ck_assert(pos.seg == 0 && pos.step == F - 1 &&
+	    pos.phase == SIM_PHASE_FINALIZE);
+	ck_assert_int_eq(timeline_seek(tl, F + C - 1, -1), 0);
+	timeline_position(tl, &pos);
+	ck_assert_int_eq(pos.phase, COMBINE_PHASE_FINALIZE);
+	ck_assert_int_eq(timeline_move_phase(tl, 1), 0);
+	timeline_position(tl, &pos);
+	ck_assert(pos.seg == 2 && pos.step == 0 && pos.phase == BWD_PHASE_LOAD);
+	ck_assert_int_eq(timeline_move_phase(tl, -1), 0);
+	timeline_position(tl, &pos);
+	ck_assert(pos.seg == 1 && pos.step == C - 1 &&
+	    pos.phase == COMBINE_PHASE_FINALIZE);
+	split_close(&f);
+}
+END_TEST
+
+/*
+ * Walking the whole timeline a phase at a time, forwards and back, visits
+ * every (step, phase) once, and at each the combine's numbers are those
+ * a seek there shows, bit for bit, in every merge order; without
+ * --backward the combine is the last segment.
+ */
+START_TEST(test_combine_walk_equals_seek)
+{
+	struct split_fixture f, probe;
+	struct timeline_pos pos;
+	const struct combine_view *v;
+	float walked[512], sought[512];
+	size_t nw, ns;
+	long moves, visits;
+	int order, backward, dir;
+
+	for (order = 0; order < 3; order++) {
+		backward = order != 1;
+		split_open(&f, backward, (enum combine_order)order);
+		split_open(&probe, 0, (enum combine_order)order);
+		ck_assert_int_eq(timeline_segments(f.b.tl), backward ? 3 : 2);
+		ck_assert_int_eq(timeline_segments(probe.b.tl), 2);
+		for (dir = 1; dir >= -1; dir -= 2) {
+			moves = visits = 0;
+			do {
+				timeline_position(f.b.tl, &pos);
+				if (pos.seg != 1)
+					continue;
+				visits++;
+				v = combine_view(f.b.comb);
+				nw = combine_copy(v, walked);
+				/* the same place sought in another timeline */
+				ck_assert_int_eq(timeline_seek(probe.b.tl, pos.global,
+				    pos.phase), 0);
+				ns = combine_copy(combine_view(probe.b.comb), sought);
+				ck_assert_uint_eq(nw, ns);
+				ck_assert_msg(memcmp(walked, sought, nw * sizeof *walked)
+				    == 0, "order %s: merge %ld phase %d walked differs "
+				    "from sought", combine_order_name(
+				    (enum combine_order)order), pos.step, pos.phase);
+				ck_assert_int_eq((int)v->phase, pos.phase);
+				ck_assert(memcmp(&v->traffic, &combine_view(probe.b.comb)
+				    ->traffic, sizeof v->traffic) == 0);
+			} while (timeline_move_phase(f.b.tl, dir) == 0 && ++moves);
+			ck_assert_int_eq(moves, all_phases(f.b.tl) - 1);
+			ck_assert_int_gt(visits, combine_steps(f.b.comb) * 4 - 1);
+		}
+		split_close(&probe);
+		split_close(&f);
+	}
 }
 END_TEST
 
@@ -299,7 +391,8 @@ test_suite(void)
 	tcase_add_test(tc, test_numbering);
 	tcase_add_test(tc, test_seek_everywhere);
 	tcase_add_test(tc, test_walk_across);
-	tcase_add_test(tc, test_segment_between);
+	tcase_add_test(tc, test_combine_segment);
+	tcase_add_test(tc, test_combine_walk_equals_seek);
 	suite_add_tcase(s, tc);
 	return s;
 }

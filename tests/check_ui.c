@@ -10,6 +10,7 @@
 #include "model/heatmap.h"
 #include "gpu/gpu.h"
 #include "ui/ui_int.h"
+#include "ui/ui_form.h"
 #include "ui/ui_keys.h"
 
 #include <math.h>
@@ -475,15 +476,18 @@ START_TEST(test_form)
 
 	press(ui, UI_KEY_BACKSPACE);
 	type(ui, "8");
-	press(ui, UI_KEY_UP);		/* wraps to input */
-	while (ui->form.value[UI_FORM_FIELDS - 1][0] != '\0')
+	press(ui, UI_KEY_UP);		/* wraps to the last field */
+	press(ui, UI_KEY_UP);
+	press(ui, UI_KEY_UP);		/* the input */
+	ck_assert_int_eq(ui->form.field, UI_FORM_INPUT);
+	while (ui->form.value[UI_FORM_INPUT][0] != '\0')
 		press(ui, UI_KEY_BACKSPACE);
 	type(ui, "files");
 	press(ui, UI_KEY_ENTER);
 	ck_assert(ui->form.open);
 	ck_assert_msg(strstr(ui->form.error, "'files' needs") != NULL, "'%s'",
 	    ui->form.error);
-	while (ui->form.value[UI_FORM_FIELDS - 1][0] != '\0')
+	while (ui->form.value[UI_FORM_INPUT][0] != '\0')
 		press(ui, UI_KEY_BACKSPACE);
 	type(ui, "spike");
 	press(ui, UI_KEY_ENTER);
@@ -1153,6 +1157,764 @@ START_TEST(test_random_keys)
 }
 END_TEST
 
+/* ---- the timeline: the combine and the backward in the view ---- */
+
+/* A view of a problem with a causal mask, Tq > Tk (rows that see no
+ * key), ragged tiles, and what the caller turns on. */
+static struct ui *
+split_view(int backward, int splits, enum merge_form form)
+{
+	struct options o;
+
+	options_init(&o);
+	o.spec.tq = 11;
+	o.spec.tk = 9;
+	o.spec.d = 3;
+	o.spec.dv = 2;
+	o.spec.causal = 1;
+	o.spec.input = INPUTS_NORMAL;
+	o.tiling.br = 3;
+	o.tiling.bc = 2;
+	o.backward = backward;
+	o.split.splits = splits;
+	o.split.partials = form;
+	return new_view(&o, &utf8_style);
+}
+
+/* The words of line y of a pane (y from the pane's top), the marker and
+ * arrow glyphs and separators blanked, "-∞" spelt "-inf"; returns how
+ * many (at most max). */
+static int
+pane_words(const struct ui_grid *g, struct ui_rect r, int y, char word[][40],
+    int max)
+{
+	char buf[1024], *p, *save = NULL;
+	int n = 0;
+
+	span(g, r.x, r.y + y, r.w, buf, sizeof buf);
+	blank_out(buf, "\u2192");
+	blank_out(buf, "\u25b6");
+	blank_out(buf, "\u2502");
+	while ((p = strstr(buf, "-\u221e")) != NULL)
+		memcpy(p, "-inf", 4);
+	for (p = strtok_r(buf, " ", &save); p != NULL && n < max;
+	    p = strtok_r(NULL, " ", &save))
+		snprintf(word[n++], sizeof word[0], "%s", p);
+	return n;
+}
+
+/* A number as the panes print it in width columns. */
+static const char *
+shown(const struct ui *ui, float x, int width, char *buf)
+{
+	ui_num(ui, x, width, buf, 40);
+	while (strstr(buf, "-\u221e") != NULL)
+		snprintf(buf, 40, "-inf");
+	return buf;
+}
+
+/* Words a and b are the same number as printed. */
+#define ck_assert_shown(ui, word, x, width, what) do { \
+	char want_[40]; \
+	shown((ui), (x), (width), want_); \
+	ck_assert_msg(strcmp((word), want_) == 0, "%s: shown '%s', engine %s " \
+	    "(%.9g)", (what), (word), want_, (double)(x)); \
+} while (0)
+
+/* The backward's panes at the current position against its view: the
+ * tile's matrix for the phase and its lse or D column, the query rows'
+ * lse, D and dQ, the key block's dV and dK (the entries that fit). */
+static void
+check_backward_panes(struct ui *ui, const struct ui_grid *g)
+{
+	const struct backward_view *v = ui_bwd_view(ui);
+	struct ui_rect rt = ui->slot[UI_SLOT_TILE], rr = ui->slot[UI_SLOT_STATE];
+	struct ui_rect rk = ui->slot[UI_SLOT_KEYS];
+	const float *m = v->phase >= BWD_PHASE_DS ? v->ds :
+	    v->phase >= BWD_PHASE_DP ? v->dp : v->phase >= BWD_PHASE_P ? v->p : v->s;
+	const float *side = v->phase >= BWD_PHASE_DP ? v->dsum : v->lse;
+	char w[40][40], head[40][40], what[80];
+	int n, nh, row, c, e, ncol;
+
+	/* the tile: "k0 k1 ... D", then rows */
+	if (v->phase > BWD_PHASE_LOAD) {
+		nh = pane_words(g, rt, 1, head, 40);
+		ncol = nh - 1;		/* the last is lse or D */
+		ck_assert_str_eq(head[ncol], v->phase >= BWD_PHASE_DP ? "D" : "lse");
+		for (row = ui->tile_first; row < v->rows && row - ui->tile_first <
+		    rt.h - 2; row++) {
+			n = pane_words(g, rt, 2 + row - ui->tile_first, w, 40);
+			ck_assert_int_eq(n, ncol + 2);
+			ck_assert_int_eq(atoi(w[0]), v->tile.r0 + row);
+			for (c = 0; c < ncol; c++) {
+				int key = atoi(head[c] + 1) - v->tile.c0;
+				float x = m[(size_t)row * v->cols + key];
+				snprintf(what, sizeof what, "step %ld phase %d tile row %d "
+				    "key %d", v->step, v->phase, row, key);
+				if (isinf(v->s[(size_t)row * v->cols + key]))
+					ck_assert_str_eq(w[1 + c], m == v->s ? "-inf" : "0");
+				else
+					ck_assert_shown(ui, w[1 + c], x, 7, what);
+			}
+			ck_assert_shown(ui, w[n - 1], side[row], 7, "lse or D");
+		}
+	}
+	/* the query rows: label, lse, D, dQ[0], then dQ' entries */
+	nh = pane_words(g, rr, 1, head, 40);
+	for (row = ui->state_first; row < v->rows && row - ui->state_first <
+	    rr.h - 2; row++) {
+		n = pane_words(g, rr, 2 + row - ui->state_first, w, 40);
+		ck_assert_int_eq(atoi(w[0]), v->tile.r0 + row);
+		ck_assert_shown(ui, w[1], v->lse[row], 7, "lse");
+		ck_assert_shown(ui, w[2], v->dsum[row], 7, "D");
+		if (v->d == 0)
+			continue;
+		ck_assert_shown(ui, w[3], v->dq_old[(size_t)row * v->d], 7, "dQ");
+		ck_assert_int_eq(n, nh + 1);
+		for (e = 0; e + 4 < n; e++) {
+			snprintf(what, sizeof what, "step %ld phase %d dQ[%d][%d]",
+			    v->step, v->phase, row, e);
+			if (v->phase < BWD_PHASE_DQ)
+				ck_assert_str_eq(w[4 + e], "?");
+			else
+				ck_assert_shown(ui, w[4 + e], v->dq_new[(size_t)row * v->d +
+				    e], 7, what);
+		}
+	}
+	/* the key block: label, dV entries, dK entries */
+	nh = pane_words(g, rk, 1, head, 40);
+	for (c = ui->keys_first; c < v->cols && c - ui->keys_first < rk.h - 2;
+	    c++) {
+		n = pane_words(g, rk, 2 + c - ui->keys_first, w, 40);
+		ck_assert_int_eq(n, nh + 1);
+		snprintf(what, sizeof what, "k%d", v->tile.c0 + c);
+		ck_assert_str_eq(w[0], what);
+		for (e = 0; e < nh; e++) {
+			int dv = strncmp(head[e], "dV", 2) == 0;
+			int x = atoi(strchr(head[e], '[') + 1);
+			const float *arr = dv ? (v->phase >= BWD_PHASE_DV ? v->dv_new :
+			    v->dv_old) : (v->phase >= BWD_PHASE_DK ? v->dk_new :
+			    v->dk_old);
+			snprintf(what, sizeof what, "step %ld phase %d %.12s of key %d",
+			    v->step, v->phase, head[e], c);
+			ck_assert_shown(ui, w[1 + e], arr[(size_t)c * (dv ? v->dv :
+			    v->d) + x], 7, what);
+		}
+	}
+}
+
+/* The equation line holding text ends in x, as the equations print it
+ * (4 significant digits, or 3 when a line is short of room). */
+static void
+eq_shows(const struct ui *ui, const struct ui_grid *g, const char *text,
+    float x)
+{
+	char line[2048], a[40], b[40], got[40];
+	const char *eq;
+	int y;
+
+	struct ui_rect r = ui->slot[UI_SLOT_EQ];
+	char next[1024];
+
+	for (y = r.y; y < r.y + r.h; y++)
+		if (strstr(span(g, r.x, y, r.w, line, sizeof line), text) != NULL)
+			break;
+	ck_assert_msg(y < r.y + r.h, "no '%s' in the equations", text);
+	/* A line too long goes on below, from its last " = ". */
+	if (y + 1 < r.y + r.h) {
+		span(g, r.x, y + 1, r.w, next, sizeof next);
+		if (next[strspn(next, " ")] == '=')
+			snprintf(line, sizeof line, "%s", next);
+	}
+	eq = strrchr(line, '=');
+	ck_assert(eq != NULL && sscanf(eq + 1, "%39s", got) == 1);
+	ui_num_prec(ui, x, UI_EQ_NW, 4, a, sizeof a);
+	ui_num_prec(ui, x, UI_EQ_NW, 3, b, sizeof b);
+	ck_assert_msg(strcmp(got, a) == 0 || strcmp(got, b) == 0, "'%s' ends in "
+	    "'%s', the engine's %s", text, got, a);
+}
+
+/* The FLOPs after "FLOPs " on the screen (exact below 10000). */
+static long
+screen_flops(const struct ui_grid *g)
+{
+	char line[2048], *at;
+	int y;
+
+	for (y = 0; y < g->h; y++)
+		if ((at = strstr(ui_grid_line(g, y, line, sizeof line), "FLOPs ")))
+			return strtol(at + 6, NULL, 10);
+	return -1;
+}
+
+static int
+record_bwd_flops(const struct backward_view *v, void *ctx)
+{
+	((uint64_t *)ctx)[v->step] = v->traffic.flops;
+	return 0;
+}
+
+/*
+ * Every backward step at every phase: the header names the segment and
+ * counts from 1, the panes show the engine's numbers, the equations'
+ * dQ line ends in the focused row's new dQ, and the counters are the
+ * trace's at each step's last phase (backward_run's view) and the step
+ * before's at its load.
+ */
+START_TEST(test_backward_panes)
+{
+	struct ui *ui = split_view(1, 0, MERGE_MLU);
+	struct ui_grid g = { 0 };
+	const struct backward_view *v;
+	struct timeline_pos pos;
+	struct backward *probe;
+	struct backward_input in;
+	uint64_t *trace;
+	char want[80], err[200];
+	long k, F, B;
+	int ph;
+
+	F = sim_steps(ui_sim(ui));
+	B = backward_steps(ui->line.bwd);
+	ck_assert_int_eq(timeline_steps(ui->line.tl), F + B);
+	trace = calloc((size_t)B, sizeof *trace);
+	in.o = ui->line.o;
+	in.lse = ui->line.lse;
+	in.m = ui->line.m;
+	in.dout = ui->line.dout;
+	probe = backward_new(UI_PROBLEM(ui), &ui->opts.tiling, &in, BWD_BUG_NONE,
+	    err, sizeof err);
+	ck_assert(probe != NULL && trace != NULL);
+	ck_assert(backward_run(probe, record_bwd_flops, trace, NULL) == 0);
+	backward_free(probe);
+
+	for (k = 0; k < B; k++) {
+		for (ph = 0; ph < BWD_PHASES; ph++) {
+			ck_assert_int_eq(ui_seek(ui, F + k, ph), 0);
+			ui_set_focus(ui, (int)(k % 3));
+			ui->focus_key = (int)(k % 2);
+			ui_clamp_focus(ui);
+			draw(ui, &g, 100, 40);
+			v = ui_bwd_view(ui);
+			ui_position(ui, &pos);
+			ck_assert_int_eq(ui_kind(ui), TIMELINE_BACKWARD);
+			ck_assert_int_eq(pos.global, F + k);
+			snprintf(want, sizeof want, "backward step %ld of %ld", k + 1, B);
+			ck_assert_msg(screen_has(&g, want), "no '%s'", want);
+			snprintf(want, sizeof want, "phase %s %d/%d",
+			    backward_phase_name(v->phase), v->phase + 1, v->nphases);
+			ck_assert_msg(screen_has(&g, want), "no '%s'", want);
+			check_backward_panes(ui, &g);
+			if (v->phase >= BWD_PHASE_DQ && v->d > 0)
+				eq_shows(ui, &g, "dQ\u2032 = dQ + scale",
+				    v->dq_new[(size_t)ui_focus(ui) * v->d]);
+			if (v->phase >= BWD_PHASE_DV)
+				eq_shows(ui, &g, "dV\u2032 = dV +",
+				    v->dv_new[(size_t)ui->focus_key * v->dv]);
+			if ((int)v->phase == v->nphases - 1)
+				ck_assert_int_eq(screen_flops(&g), (long)trace[k]);
+			if (v->phase == BWD_PHASE_LOAD)
+				ck_assert_int_eq(screen_flops(&g), k > 0 ?
+				    (long)trace[k - 1] : 0);
+			if ((int)v->phase == v->nphases - 1)
+				break;
+		}
+	}
+	free(trace);
+	ui_grid_free(&g);
+	ui_free(ui);
+}
+END_TEST
+
+/*
+ * The combine's panes at every merge and phase, in both forms, with
+ * empty partials (causal, Tq > Tk, 4 ranges of at most 5 key blocks):
+ * each range's partial as the forward left it (or "empty"), the merge's
+ * operands, max, weights, l and u[0] (O and lse once finalized), and the
+ * equations' u (or o) line ending in the merged u[0].
+ */
+static void
+check_combine_panes(struct ui *ui, const struct ui_grid *g)
+{
+	const struct combine_view *v = ui_comb_view(ui);
+	const struct sim_partials *pt = sim_partials(ui_sim(ui));
+	struct ui_rect rp = ui->slot[UI_SLOT_TILE], rm = ui->slot[UI_SLOT_STATE];
+	int olse = pt->form == MERGE_OLSE, nv = olse ? 2 : 3, fin, empties = 0;
+	char w[40][40], head[40][40], what[80];
+	int n, nh, row, at, k, s0, ns;
+	float want[8];
+
+	/* partials: "P0 keys 0-1 | P1 ..." then a line per row */
+	nh = pane_words(g, rp, 1, head, 40);
+	ck_assert_int_gt(nh, 0);
+	s0 = atoi(head[0] + 1);
+	for (ns = 0, k = 0; k < nh; k++)
+		ns += head[k][0] == 'P';
+	for (row = ui->tile_first; row < v->rows && row - ui->tile_first <
+	    rp.h - 3; row++) {
+		n = pane_words(g, rp, 3 + row - ui->tile_first, w, 40);
+		ck_assert_int_eq(atoi(w[0]), v->r0 + row);
+		for (at = 1, k = s0; k < s0 + ns; k++) {
+			size_t e = (size_t)(v->r0 + row) * pt->splits + (size_t)k;
+			snprintf(what, sizeof what, "merge %ld row %d partial %d",
+			    v->step, row, k);
+			if ((olse ? pt->lse[e] : pt->m[e]) == -INFINITY) {
+				ck_assert_msg(strcmp(w[at], "empty") == 0, "%s: '%s'",
+				    what, w[at]);
+				at++;
+				empties++;
+				continue;
+			}
+			ck_assert_shown(ui, w[at], olse ? pt->lse[e] : pt->m[e], 6, what);
+			ck_assert_shown(ui, w[at + 1], olse ? pt->o[e * pt->dv] :
+			    pt->l[e], 6, what);
+			if (!olse)
+				ck_assert_shown(ui, w[at + 2], pt->u[e * pt->dv], 6, what);
+			at += nv;
+		}
+		ck_assert_int_eq(at, n);
+	}
+	/* the merge: m_a m_b m w_a w_b (l) u[0], or ... O[0] lse */
+	fin = v->phase >= COMBINE_PHASE_FINALIZE;
+	for (row = ui->state_first; row < v->rows && row - ui->state_first <
+	    rm.h - 2; row++) {
+		size_t a = (size_t)row * v->dv;
+
+		n = pane_words(g, rm, 2 + row - ui->state_first, w, 40);
+		k = 0;
+		want[k++] = v->m_a[row];
+		want[k++] = v->m_b[row];
+		want[k++] = v->m[row];
+		want[k++] = v->w_a[row];
+		want[k++] = v->w_b[row];
+		if (fin) {
+			want[k++] = v->o[a];
+			want[k++] = v->lse[row];
+		} else {
+			if (!olse)
+				want[k++] = v->l[row];
+			want[k++] = v->u[a];
+		}
+		ck_assert_int_eq(n, k + 1);
+		for (at = 0; at < k; at++) {
+			int later = (at == 2 && v->phase < (olse ?
+			    COMBINE_PHASE_WEIGHTS : COMBINE_PHASE_MAX)) ||
+			    ((at == 3 || at == 4) && v->phase < COMBINE_PHASE_WEIGHTS) ||
+			    (at >= 5 && !fin && v->phase < COMBINE_PHASE_UPDATE);
+			snprintf(what, sizeof what, "merge %ld phase %d row %d column "
+			    "%d", v->step, v->phase, row, at);
+			if (later)
+				ck_assert_str_eq(w[1 + at], "?");
+			else
+				ck_assert_shown(ui, w[1 + at], want[at], 6, what);
+		}
+	}
+	if (v->phase >= COMBINE_PHASE_UPDATE)
+		eq_shows(ui, g, olse ? "o  = w_a o_a" : "u  = w_a u_a",
+		    v->u[(size_t)ui_focus(ui) * v->dv]);
+	(void)empties;
+}
+
+START_TEST(test_combine_panes)
+{
+	struct ui *ui;
+	struct ui_grid g = { 0 };
+	const struct combine_view *v;
+	struct timeline_pos pos;
+	char want[80];
+	long k, F, C;
+	int ph, form, empty = 0;
+
+	for (form = 0; form < 2; form++) {
+		ui = split_view(1, 4, (enum merge_form)form);
+		F = sim_steps(ui_sim(ui));
+		C = combine_steps(ui->line.comb);
+		ck_assert_int_eq(timeline_segments(ui->line.tl), 3);
+		for (k = 0; k < C; k++)
+			for (ph = 0; ph < COMBINE_PHASES; ph++) {
+				ck_assert_int_eq(ui_seek(ui, F + k, ph), 0);
+				ui_set_focus(ui, (int)(k % 3));
+				draw(ui, &g, 100, 40);
+				v = ui_comb_view(ui);
+				ui_position(ui, &pos);
+				ck_assert_int_eq(ui_kind(ui), TIMELINE_COMBINE);
+				snprintf(want, sizeof want, "combine step %ld of %ld", k + 1,
+				    C);
+				ck_assert_msg(screen_has(&g, want), "no '%s'", want);
+				check_combine_panes(ui, &g);
+				empty += screen_has(&g, "empty");
+				if ((int)v->phase == v->nphases - 1)
+					break;
+			}
+		ui_free(ui);
+	}
+	ck_assert_int_gt(empty, 0);	/* some partials were empty */
+	ui_grid_free(&g);
+}
+END_TEST
+
+/*
+ * O: the merge order key rebuilds the combine in the next order (ltr,
+ * tree, reverse): the plan changes (3 merges a row block from the empty
+ * state, then 2 pairwise), the pane says so, and the merged O stays
+ * within the combine's rounding bound of the unsplit run's.
+ */
+START_TEST(test_merge_order_key)
+{
+	struct ui *ui = split_view(0, 3, MERGE_MLU);
+	struct ui_grid g = { 0 };
+	struct combine_bounds cb;
+	struct sim *one;
+	struct timeline_pos pos;
+	float *o1, *lse1, *on, *lsen;
+	size_t rows = 11, dv = 2, e;
+	int order;
+	char err[200];
+
+	o1 = malloc(rows * dv * sizeof *o1);
+	lse1 = malloc(rows * sizeof *lse1);
+	on = malloc(rows * dv * sizeof *on);
+	lsen = malloc(rows * sizeof *lsen);
+	ck_assert(o1 && lse1 && on && lsen);
+	one = sim_new(UI_PROBLEM(ui), &ui->opts.tiling, &ui->opts.rule, err,
+	    sizeof err);
+	ck_assert(one != NULL && sim_run(one, NULL, NULL, o1, lse1) == 0);
+	sim_free(one);
+	/* stand in the combine, at the first block's second merge */
+	type(ui, "gc2");
+	press(ui, UI_KEY_ENTER);
+	ck_assert_int_eq(ui_kind(ui), TIMELINE_COMBINE);
+	for (order = 0; order < 4; order++) {
+		ck_assert_int_eq(ui->opts.combine.order, order % 3);
+		ck_assert_int_eq(combine_merges(ui->line.comb), order % 3 ==
+		    COMBINE_TREE ? 2 : 3);
+		draw(ui, &g, 100, 40);
+		ck_assert(screen_has(&g, combine_order_name((enum combine_order)
+		    (order % 3))));
+		ck_assert(screen_has(&g, order % 3 == COMBINE_TREE ?
+		    "merge 2 of 2: s1 = s0 + P2" : order % 3 == COMBINE_LTR ?
+		    "merge 2 of 3: s0 = s0 + P1" : "merge 2 of 3: s0 = s0 + P1"));
+		/* still in the combine, where it was */
+		ui_position(ui, &pos);
+		ck_assert_int_eq(ui_kind(ui), TIMELINE_COMBINE);
+		ck_assert_int_eq(pos.step, 1);
+		combine_run(ui->line.comb, NULL, NULL, on, lsen);
+		combine_bound(ui->line.comb, &cb);
+		for (e = 0; e < rows * dv; e++)
+			ck_assert_msg(fabsf(on[e] - o1[e]) <= cb.o, "order %s: O[%zu] "
+			    "%g against unsplit %g, bound %g", combine_order_name(
+			    ui->opts.combine.order), e, (double)on[e], (double)o1[e],
+			    cb.o);
+		for (e = 0; e < rows; e++)
+			ck_assert(lsen[e] == lse1[e] || fabsf(lsen[e] - lse1[e]) <=
+			    cb.lse);
+		ck_assert_int_eq(ui_seek(ui, pos.global, -1), 0);
+		press(ui, 'O');
+		ck_assert_msg(strstr(ui->msg, "merge order") != NULL, "'%s'", ui->msg);
+	}
+	free(o1);
+	free(lse1);
+	free(on);
+	free(lsen);
+	ui_grid_free(&g);
+	ui_free(ui);
+}
+END_TEST
+
+/* The first line where two texts differ, copied into la and lb. */
+static void
+first_difference(const char *a, const char *b, char *la, char *lb, size_t len)
+{
+	size_t na, nb;
+
+	la[0] = lb[0] = '\0';
+	while (*a != '\0' || *b != '\0') {
+		na = strcspn(a, "\n");
+		nb = strcspn(b, "\n");
+		if (na != nb || memcmp(a, b, na) != 0) {
+			snprintf(la, len, "%.*s", (int)na, a);
+			snprintf(lb, len, "%.*s", (int)nb, b);
+			return;
+		}
+		a += na + (a[na] != '\0');
+		b += nb + (b[nb] != '\0');
+	}
+}
+
+/* The panes' text at the current position, for comparing two views. */
+static void
+screen_text(struct ui *ui, struct ui_grid *g, char *out, size_t len)
+{
+	char line[1024];
+	size_t used = 0;
+	int y;
+
+	draw(ui, g, 100, 40);
+	for (y = 0; y < g->h && used < len; y++)
+		used += (size_t)snprintf(out + used, len - used, "%s\n",
+		    ui_grid_line(g, y, line, sizeof line));
+}
+
+/*
+ * From the first forward step to the last backward step with '.', and
+ * back with ',': every place walked to is the place a seek there shows
+ * (the same screen, character for character, in a second view that only
+ * seeks), the boundaries crossed both ways; n and p cross them too.
+ */
+START_TEST(test_walk_equals_seek)
+{
+	struct ui *walk = split_view(1, 2, MERGE_OLSE);
+	struct ui *seek = split_view(1, 2, MERGE_OLSE);
+	struct ui_grid g = { 0 };
+	struct timeline_pos pos, prev;
+	char *a = malloc(1 << 16), *b = malloc(1 << 16), la[256], lb[256];
+	long moves = 0, total = 0, n;
+	int dir, seg_changes;
+
+	ck_assert(a != NULL && b != NULL);
+	ck_assert_int_eq(timeline_segments(walk->line.tl), 3);
+	ui_seek(walk, 0, 0);
+	for (dir = 1; dir >= -1; dir -= 2) {
+		seg_changes = 0;
+		ui_position(walk, &prev);
+		do {
+			ui_position(walk, &pos);
+			seg_changes += pos.seg != prev.seg;
+			prev = pos;
+			ck_assert_int_eq(ui_seek(seek, pos.global, pos.phase), 0);
+			screen_text(walk, &g, a, 1 << 16);
+			screen_text(seek, &g, b, 1 << 16);
+			first_difference(a, b, la, lb, sizeof la);
+			ck_assert_msg(strcmp(a, b) == 0, "at step %ld phase %d the "
+			    "walk shows '%s', the seek '%s'", pos.global, pos.phase,
+			    la, lb);
+			total++;
+		} while (ui_phase(walk, dir) == 0 && ++moves);
+		ck_assert_int_eq(seg_changes, 2);
+	}
+	ui_position(walk, &pos);
+	ck_assert(pos.global == 0 && pos.phase == 0);
+	/* n and p step across the segments, keeping each kind's phase */
+	n = timeline_steps(walk->line.tl);
+	for (moves = 0; ui_step(walk, 1) == 0; moves++)
+		;
+	ck_assert_int_eq(moves, n - 1);
+	ui_position(walk, &pos);
+	ck_assert_int_eq(pos.global, n - 1);
+	ck_assert_int_eq(ui_kind(walk), TIMELINE_BACKWARD);
+	for (moves = 0; ui_step(walk, -1) == 0; moves++)
+		;
+	ck_assert_int_eq(moves, n - 1);
+	(void)total;
+	free(a);
+	free(b);
+	ui_grid_free(&g);
+	ui_free(walk);
+	ui_free(seek);
+}
+END_TEST
+
+/* g: a global step, a segment's step (f, c, b) and a tile of the
+ * segment shown; Home and End are the timeline's ends. */
+START_TEST(test_goto_segments)
+{
+	struct ui *ui = split_view(1, 2, MERGE_MLU);
+	struct timeline_pos pos;
+	long F = sim_steps(ui_sim(ui)), C = combine_steps(ui->line.comb);
+
+	type(ui, "gb 2");
+	press(ui, UI_KEY_ENTER);
+	ui_position(ui, &pos);
+	ck_assert_int_eq(pos.global, F + C + 1);
+	ck_assert_int_eq(ui_kind(ui), TIMELINE_BACKWARD);
+	type(ui, "g2,1");
+	press(ui, UI_KEY_ENTER);
+	ck_assert_int_eq(ui_bwd_view(ui)->tile.i, 2);
+	ck_assert_int_eq(ui_bwd_view(ui)->tile.j, 1);
+	type(ui, "gc3");
+	press(ui, UI_KEY_ENTER);
+	ui_position(ui, &pos);
+	ck_assert(ui_kind(ui) == TIMELINE_COMBINE && pos.step == 2);
+	type(ui, "g1,0");
+	press(ui, UI_KEY_ENTER);
+	ck_assert_int_eq(ui_comb_view(ui)->block, 1);
+	ck_assert_int_eq(ui_comb_view(ui)->merge, 0);
+	type(ui, "gf99");
+	press(ui, UI_KEY_ENTER);
+	ck_assert_msg(strstr(ui->msg, "not a step of the forward") != NULL, "'%s'",
+	    ui->msg);
+	type(ui, "g5");
+	press(ui, UI_KEY_ENTER);
+	ui_position(ui, &pos);
+	ck_assert(pos.global == 4 && ui_kind(ui) == TIMELINE_FORWARD);
+	press(ui, UI_KEY_END);
+	ui_position(ui, &pos);
+	ck_assert_int_eq(pos.global, timeline_steps(ui->line.tl) - 1);
+	press(ui, UI_KEY_HOME);
+	ui_position(ui, &pos);
+	ck_assert_int_eq(pos.global, 0);
+	ui_free(ui);
+	/* without a combine, c names nothing */
+	ui = split_view(1, 0, MERGE_MLU);
+	type(ui, "gc1");
+	press(ui, UI_KEY_ENTER);
+	ck_assert_msg(strstr(ui->msg, "no segment 'c'") != NULL, "'%s'", ui->msg);
+	ui_free(ui);
+}
+END_TEST
+
+/*
+ * b in the combine and the backward cycles their own bugs, and the
+ * equations show the correct rule's numbers beside the wrong ones, as the
+ * forward's bug modes do: a merge that forgets to rescale b, and a
+ * backward that leaves D out.
+ */
+START_TEST(test_bugs_beside_correct)
+{
+	struct ui *ui = split_view(1, 3, MERGE_MLU);
+	struct ui_grid g = { 0 };
+	const struct combine_view *v, *ok = NULL;
+	const struct backward_view *bv, *bok;
+	long F = sim_steps(ui_sim(ui)), C = combine_steps(ui->line.comb);
+	char want[80], num[40];
+	int r;
+
+	/* the combine: the last merge of block 1, finalized */
+	ck_assert_int_eq(ui_seek(ui, F + 5, -1), 0);
+	press(ui, 'b');
+	ck_assert_int_eq(ui->opts.combine.bug, MERGE_BUG_NO_RESCALE_ONE);
+	ck_assert_int_eq(ui->opts.rule.bug, BUG_NONE);
+	ck_assert_int_eq(ui_kind(ui), TIMELINE_COMBINE);
+	v = ui_comb_view(ui);
+	ck_assert(v->last && v->phase == COMBINE_PHASE_FINALIZE);
+	for (r = 0; r < v->rows; r++) {
+		ui_set_focus(ui, r);
+		draw(ui, &g, 100, 40);
+		ok = ui_correct_comb(ui);
+		ck_assert_ptr_nonnull(ok);
+		ck_assert(screen_has(&g, "merge bug no-rescale-one"));
+		ck_assert(screen_has(&g, "(bug: b not rescaled)"));
+		ui_num_prec(ui, ok->o[(size_t)r * v->dv], UI_EQ_NW, 4, num, sizeof num);
+		snprintf(want, sizeof want, "correct merge: O[0] = %s", num);
+		ck_assert_msg(screen_has(&g, want) || screen_has(&g, "correct merge: "
+		    "O[0] = "), "no '%s'", want);
+	}
+	/* the bug shows: O differs from the correct merge's somewhere */
+	ck_assert(fabsf(v->o[0] - ok->o[0]) > 1e-3f ||
+	    fabsf(v->o[2] - ok->o[2]) > 1e-3f || fabsf(v->o[4] - ok->o[4]) > 1e-3f);
+
+	/* the backward: no-d */
+	ck_assert_int_eq(ui_seek(ui, F + C + 2, BWD_PHASE_DS), 0);
+	press(ui, 'b');
+	ck_assert_int_eq(ui->opts.grad_bug, BWD_BUG_NO_D);
+	ck_assert_int_eq(ui->opts.combine.bug, MERGE_BUG_NO_RESCALE_ONE);
+	bv = ui_bwd_view(ui);
+	ck_assert(bv->phase == BWD_PHASE_DS);
+	draw(ui, &g, 100, 40);
+	bok = ui_correct_bwd(ui);
+	ck_assert_ptr_nonnull(bok);
+	ck_assert(screen_has(&g, "(bug: D left out)"));
+	ck_assert(screen_has(&g, "grad bug no-d"));
+	ui_num_prec(ui, bok->ds[(size_t)ui_focus(ui) * bv->cols + ui->focus_key],
+	    UI_EQ_NW, 4, num, sizeof num);
+	snprintf(want, sizeof want, "ds = %s", num);
+	ui_num_prec(ui, bok->ds[(size_t)ui_focus(ui) * bv->cols + ui->focus_key],
+	    UI_EQ_NW, 3, num, sizeof num);
+	ck_assert_msg(screen_has(&g, want) || (snprintf(want, sizeof want,
+	    "ds = %s", num), screen_has(&g, want)), "no correct '%s'", want);
+	/* cycling on: back to none, nothing beside */
+	while (ui->opts.grad_bug != BWD_BUG_NONE)
+		press(ui, 'b');
+	draw(ui, &g, 100, 40);
+	ck_assert(!screen_has(&g, "correct backward:"));
+	ck_assert_ptr_null(ui_correct_bwd(ui));
+	ui_grid_free(&g);
+	ui_free(ui);
+}
+END_TEST
+
+/* The e form turns the backward and the splits on and off; bad values
+ * are refused with one line. */
+START_TEST(test_form_timeline)
+{
+	struct ui *ui = new_view(NULL, &utf8_style);
+	int i;
+
+	ck_assert_int_eq(timeline_segments(ui->line.tl), 1);
+	press(ui, 'e');
+	for (i = 0; i < UI_FORM_BACKWARD; i++)
+		press(ui, UI_KEY_TAB);
+	while (ui->form.value[UI_FORM_BACKWARD][0] != '\0')
+		press(ui, UI_KEY_BACKSPACE);
+	type(ui, "yes");
+	press(ui, UI_KEY_ENTER);
+	ck_assert(ui->form.open);
+	ck_assert_str_eq(ui->form.error, "bwd: on or off, not 'yes'");
+	while (ui->form.value[UI_FORM_BACKWARD][0] != '\0')
+		press(ui, UI_KEY_BACKSPACE);
+	type(ui, "on");
+	press(ui, UI_KEY_TAB);
+	press(ui, UI_KEY_BACKSPACE);
+	type(ui, "3");
+	press(ui, UI_KEY_ENTER);
+	ck_assert_msg(!ui->form.open, "%s", ui->form.error);
+	ck_assert_int_eq(timeline_segments(ui->line.tl), 3);
+	ck_assert(ui->opts.backward && ui->opts.split.splits == 3);
+	ck_assert_msg(strstr(ui->msg, "problem rebuilt: ") != NULL, "%s", ui->msg);
+	press(ui, 'e');
+	for (i = 0; i < UI_FORM_SPLITS; i++)
+		press(ui, UI_KEY_TAB);
+	press(ui, UI_KEY_BACKSPACE);
+	type(ui, "0");
+	press(ui, UI_KEY_ENTER);
+	ck_assert(ui->form.open);
+	ck_assert_msg(strstr(ui->form.error, "--splits must be") != NULL, "%s",
+	    ui->form.error);
+	press(ui, UI_KEY_BACKSPACE);
+	type(ui, "1");
+	press(ui, UI_KEY_ENTER);
+	ck_assert(!ui->form.open);
+	ck_assert_int_eq(timeline_segments(ui->line.tl), 2);
+	ui_free(ui);
+}
+END_TEST
+
+/* Random keys over the whole timeline: no crash, the position valid. */
+START_TEST(test_random_keys_timeline)
+{
+	static const int keys[] = { ' ', 'n', 'p', '.', ',', 'g', 'r', 'u', 'b',
+	    'O', 'o', 'm', 'c', '[', ']', 'e', '?', 'x', '0', '3', 'c', 'b', 'f',
+	    UI_KEY_TAB, UI_KEY_UP, UI_KEY_DOWN, UI_KEY_HOME, UI_KEY_END,
+	    UI_KEY_ENTER, UI_KEY_ESC, UI_KEY_MOUSE, UI_KEY_RESIZE };
+	struct ui *ui = split_view(1, 3, MERGE_OLSE);
+	struct ui_grid g = { 0 };
+	struct inputs_rng rng;
+	struct timeline_pos pos;
+	struct ui_key k;
+	int i, w = 100, h = 40, wait;
+
+	inputs_rng_seed(&rng, 11);
+	for (i = 0; i < 3000; i++) {
+		k.code = keys[inputs_rng_next(&rng) % (sizeof keys / sizeof keys[0])];
+		k.x = (int)(inputs_rng_next(&rng) % 120);
+		k.y = (int)(inputs_rng_next(&rng) % 45);
+		if (k.code == UI_KEY_RESIZE) {
+			w = 60 + (int)(inputs_rng_next(&rng) % 80);
+			h = 20 + (int)(inputs_rng_next(&rng) % 30);
+		}
+		ui_handle_key(ui, &k);
+		ui_idle(ui, util_now() + 0.001, &wait);
+		draw(ui, &g, w, h);
+		ui_position(ui, &pos);
+		ck_assert_int_ge(pos.global, 0);
+		ck_assert_int_lt(pos.global, timeline_steps(ui->line.tl));
+		ck_assert_int_lt(ui_focus(ui), ui_rows(ui));
+	}
+	ui_grid_free(&g);
+	ui_free(ui);
+}
+END_TEST
+
 Suite *
 test_suite(void)
 {
@@ -1185,6 +1947,14 @@ test_suite(void)
 	tcase_add_test(tc, test_draw_in_rect);
 	tcase_add_test(tc, test_grid_text);
 	tcase_add_test(tc, test_random_keys);
+	tcase_add_test(tc, test_backward_panes);
+	tcase_add_test(tc, test_combine_panes);
+	tcase_add_test(tc, test_merge_order_key);
+	tcase_add_test(tc, test_walk_equals_seek);
+	tcase_add_test(tc, test_goto_segments);
+	tcase_add_test(tc, test_bugs_beside_correct);
+	tcase_add_test(tc, test_form_timeline);
+	tcase_add_test(tc, test_random_keys_timeline);
 	suite_add_tcase(s, tc);
 	return s;
 }

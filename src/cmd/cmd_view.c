@@ -22,8 +22,11 @@ static const char view_usage[] =
     "Steps through FlashAttention tile by tile in the terminal: the score\n"
     "matrix as a heatmap, the current tile, each row's m, l and u before\n"
     "and after the step, the update equations with the numbers put in, and\n"
-    "the HBM bytes and FLOPs against standard attention.  Press ? in the\n"
-    "view for every key.  Without options it opens the built-in example\n"
+    "the HBM bytes and FLOPs against standard attention.  With --splits N\n"
+    "the forward's key ranges end in partials, and a combine merges them;\n"
+    "with --backward the backward pass follows: one timeline, from the\n"
+    "first forward step to the last backward step.  Press ? in the view\n"
+    "for every key.  Without options it opens the built-in example\n"
     "(Tq = Tk = 16, d = 4, Br = Bc = 4, ramp inputs).\n"
     "\n";
 
@@ -71,6 +74,9 @@ static const struct options_entry view_entries[] = {
 	    view_set_cold },
 	{ NULL, NULL, NULL, NULL },
 };
+
+/* The problem, the backward and split-KV; no output files. */
+#define VIEW_GROUPS (OPT_PROBLEM | OPT_BACKWARD | OPT_SPLIT)
 
 static int
 view_bench(const struct options *o, const struct view_args *a)
@@ -120,14 +126,14 @@ cmd_view(int argc, char **argv)
 	int rc = CMD_USAGE, r;
 
 	options_init(&o);
-	if (options_parse(argc, argv, 1, OPT_PROBLEM, view_entries, &a, &o, err,
-	    sizeof err) != 0) {
+	if (options_parse(argc, argv, 1, VIEW_GROUPS, view_entries, &a, &o, err,
+	    sizeof err) != 0 || ui_options_check(&o, err, sizeof err) != 0) {
 		fprintf(stderr, "flashstep view: %s\n", err);
 		goto done;
 	}
 	if (o.help) {
 		fputs(view_usage, stdout);
-		options_usage(stdout, OPT_PROBLEM, view_entries);
+		options_usage(stdout, VIEW_GROUPS, view_entries);
 		rc = CMD_OK;
 		goto done;
 	}

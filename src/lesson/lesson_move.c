@@ -123,11 +123,11 @@ event_at(struct lesson_run *run, enum lesson_target ev, long k, int *hit)
 	int r = run->focus, x, m;
 
 	*hit = 0;
-	if (timeline_locate(run->tl, k, &pos) != 0)
+	if (timeline_locate(run->bwd.tl, k, &pos) != 0)
 		return -1;
-	switch (timeline_segment(run->tl, pos.seg)->kind) {
+	switch (timeline_segment(run->bwd.tl, pos.seg)->kind) {
 	case TIMELINE_COMBINE:
-		m = combine_merges(run->comb);
+		m = combine_merges(run->bwd.comb);
 		schedule_rows(s, (int)(pos.step / m), &t.r0, &t.r1);
 		t.last_in_row = pos.step % m == m - 1;
 		if (ev == LESSON_UNTIL_RISE)
@@ -181,9 +181,9 @@ phases_of(const struct lesson_run *run, long k)
 	struct timeline_pos pos;
 	int s;
 
-	timeline_locate(run->tl, k, &pos);
+	timeline_locate(run->bwd.tl, k, &pos);
 	s = pos.seg;
-	return timeline_segment(run->tl, s)->phases(timeline_engine(run->tl, s),
+	return timeline_segment(run->bwd.tl, s)->phases(timeline_engine(run->bwd.tl, s),
 	    pos.step);
 }
 
@@ -195,7 +195,7 @@ step_exec(struct lesson_run *run, const struct lesson_cmd *c)
 
 	if (lesson_run_ready(run, c) != 0)
 		return LESSON_ERROR;
-	nsteps = timeline_steps(run->tl);
+	nsteps = timeline_steps(run->bwd.tl);
 	/* A step half done counts as one: `step` completes it. */
 	from = run->step;
 	if (run->step >= 0 && run->phase < phases_of(run, run->step) - 1)
@@ -257,11 +257,11 @@ phase_exec(struct lesson_run *run, const struct lesson_cmd *c)
 		} else if (dir < 0 && run->step < 0)
 			return lesson_run_error(run, c, "phase %ld goes back past the "
 			    "start", c->n);
-		else if (timeline_move_phase(run->tl, dir) != 0)
+		else if (timeline_move_phase(run->bwd.tl, dir) != 0)
 			return lesson_run_error(run, c, "phase %ld goes past the last "
 			    "phase of the last step", c->n);
 		else {
-			timeline_position(run->tl, &pos);
+			timeline_position(run->bwd.tl, &pos);
 			run->step = pos.global;
 			run->phase = pos.phase;
 		}
@@ -358,23 +358,23 @@ goto_exec(struct lesson_run *run, const struct lesson_cmd *c)
 
 	if (lesson_run_ready(run, c) != 0)
 		return LESSON_ERROR;
-	n = timeline_steps(run->tl);
+	n = timeline_steps(run->bwd.tl);
 	if (c->segment > 0) {
-		seg = timeline_find(run->tl, kind);
+		seg = timeline_find(run->bwd.tl, kind);
 		if (seg < 0)
 			return lesson_run_error(run, c, "the problem has no %s: %s",
 			    goto_segments[kind == TIMELINE_FORWARD ? 0 : kind ==
 			    TIMELINE_COMBINE ? 1 : 2].name, kind == TIMELINE_COMBINE ?
 			    "give it splits 2 or more" : "give it backward");
-		first = timeline_first(run->tl, seg);
-		n = timeline_segment(run->tl, seg)->steps(timeline_engine(run->tl,
+		first = timeline_first(run->bwd.tl, seg);
+		n = timeline_segment(run->bwd.tl, seg)->steps(timeline_engine(run->bwd.tl,
 		    seg));
 	}
 	switch (c->target) {
 	case LESSON_GOTO_STEP:
 		if (c->segment > 0 && c->n >= n)
 			return lesson_run_error(run, c, "the %s has %ld steps (0 to "
-			    "%ld), no step %ld", timeline_segment(run->tl, seg)->name,
+			    "%ld), no step %ld", timeline_segment(run->bwd.tl, seg)->name,
 			    n, n - 1, c->n);
 		k = first + c->n;
 		break;

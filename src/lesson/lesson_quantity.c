@@ -489,7 +489,7 @@ read_merge(struct lesson_run *run, const struct lesson_quantity *q,
 static int
 need_split(struct lesson_run *run, char *err, size_t errlen)
 {
-	if (run->comb == NULL)
+	if (run->bwd.comb == NULL)
 		return util_error(err, errlen, "the problem is not split (give it "
 		    "splits 2 or more)");
 	return 0;
@@ -543,7 +543,7 @@ read_split_diff(struct lesson_run *run, const struct lesson_quantity *q,
 	if (need_split(run, err, errlen) != 0)
 		return -1;
 	if (rd->nfield == 1) {
-		combine_bound(run->comb, &b);
+		combine_bound(run->bwd.comb, &b);
 		return one(rd->from ? b.lse : b.o, out, n);
 	}
 	if (final_arrays(run, &o, &lse, err, errlen) != 0)
@@ -824,7 +824,7 @@ read_count(struct lesson_run *run, const struct lesson_quantity *q,
 	(void)max;
 	switch (rd->from) {
 	case 0:
-		return one((double)timeline_steps(run->tl), out, n);
+		return one((double)timeline_steps(run->bwd.tl), out, n);
 	case 1:
 		return one((double)((long)s->tr * s->tc - s->nsteps), out, n);
 	case 2:
@@ -837,9 +837,9 @@ read_count(struct lesson_run *run, const struct lesson_quantity *q,
 		if (need_split(run, err, errlen) != 0)
 			return -1;
 		if (rd->from == 3)
-			return one((double)combine_steps(run->comb), out, n);
+			return one((double)combine_steps(run->bwd.comb), out, n);
 		if (rd->from == 5)
-			return one((double)combine_merges(run->comb), out, n);
+			return one((double)combine_merges(run->bwd.comb), out, n);
 		if ((v = lesson_run_combine_view(run)) == NULL)
 			return util_error(err, errlen, "merge: the lesson stands "
 			    "before the first merge");

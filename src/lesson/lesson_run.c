@@ -34,8 +34,6 @@ teardown(struct lesson_run *run)
 {
 	int i;
 
-	timeline_free(run->tl);
-	combine_free(run->comb);
 	bwdsetup_close(&run->bwd);
 	if (run->built)
 		setup_close(&run->setup);
@@ -55,8 +53,6 @@ teardown(struct lesson_run *run)
 		free(run->ref_grad[i]);
 		run->ref_grad[i] = NULL;
 	}
-	run->tl = NULL;
-	run->comb = NULL;
 	run->probe = NULL;
 	run->bprobe = NULL;
 	memset(&run->grads, 0, sizeof run->grads);
@@ -263,58 +259,6 @@ parse_given(struct lesson_run *run, char *msg, size_t len)
 	return rc;
 }
 
-/* The engines after the forward: the backward, or a split run's combine
- * (which needs the forward run first); the whole output either way. */
-static int
-build_after(struct lesson_run *run, char *msg, size_t len)
-{
-	const struct problem *p = &run->setup.problem;
-	size_t rows = (size_t)problem_rows(p);
-
-	if (run->opts.backward) {
-		if (bwdsetup_open(&run->opts, &run->setup, &run->bwd, msg, len) != 0)
-			return -1;
-		run->final_o = util_calloc(rows * (size_t)p->dv, sizeof(float), "O",
-		    msg, len);
-		run->final_lse = util_calloc(rows, sizeof(float), "lse", msg, len);
-		if (run->final_o == NULL || run->final_lse == NULL)
-			return -1;
-		memcpy(run->final_o, run->bwd.o, rows * (size_t)p->dv * sizeof(float));
-		memcpy(run->final_lse, run->bwd.lse, rows * sizeof(float));
-		return 0;
-	}
-	if (sim_schedule(run->setup.sim)->splits < 2)
-		return 0;
-	run->final_o = util_calloc(rows * (size_t)p->dv, sizeof(float), "O", msg,
-	    len);
-	run->final_lse = util_calloc(rows, sizeof(float), "lse", msg, len);
-	if (run->final_o == NULL || run->final_lse == NULL)
-		return -1;
-	if (sim_run(run->setup.sim, NULL, NULL, NULL, NULL) != 0)
-		return util_error(msg, len, "out of memory");
-	run->comb = combine_new(run->setup.sim, &run->opts.combine, msg, len);
-	if (run->comb == NULL)
-		return -1;
-	combine_run(run->comb, NULL, NULL, run->final_o, run->final_lse);
-	return 0;
-}
-
-static int
-build_timeline(struct lesson_run *run, char *msg, size_t len)
-{
-	run->tl = timeline_new(msg, len);
-	if (run->tl == NULL ||
-	    timeline_add(run->tl, &timeline_forward, run->setup.sim, msg, len) != 0)
-		return -1;
-	if (run->comb != NULL &&
-	    timeline_add(run->tl, &timeline_combine, run->comb, msg, len) != 0)
-		return -1;
-	if (run->bwd.bwd != NULL &&
-	    timeline_add(run->tl, &timeline_backward, run->bwd.bwd, msg, len) != 0)
-		return -1;
-	return 0;
-}
-
 int
 lesson_run_ready(struct lesson_run *run, const struct lesson_cmd *c)
 {
@@ -338,8 +282,11 @@ lesson_run_ready(struct lesson_run *run, const struct lesson_cmd *c)
 	run->generation++;
 	run->step = -1;
 	run->phase = 0;
-	if (build_after(run, msg, sizeof msg) != 0 ||
-	    build_timeline(run, msg, sizeof msg) != 0) {
+	/* The timeline: the forward, the combine of a split run, the
+	 * backward; the forward (and combine) run first when a later
+	 * segment needs what they give. */
+	if (bwdsetup_build(&run->opts, &run->setup.problem, run->setup.sim,
+	    &run->bwd, msg, sizeof msg) != 0) {
 		lesson_parser_unflag(msg);
 		snprintf(run->err, sizeof run->err, "%s:%d: the problem cannot be "
 		    "built: %s", run->lesson->path, line, msg);
@@ -367,18 +314,18 @@ static void
 describe_steps(const struct lesson_run *run, char *buf, size_t len)
 {
 	const struct timeline_segment *seg;
-	long first, n = timeline_steps(run->tl);
+	long first, n = timeline_steps(run->bwd.tl);
 	size_t used;
 	int s;
 
 	used = (size_t)snprintf(buf, len, "0 to %ld", n - 1);
-	for (s = 0; timeline_segments(run->tl) > 1 &&
-	    s < timeline_segments(run->tl) && used < len; s++) {
-		seg = timeline_segment(run->tl, s);
-		first = timeline_first(run->tl, s);
+	for (s = 0; timeline_segments(run->bwd.tl) > 1 &&
+	    s < timeline_segments(run->bwd.tl) && used < len; s++) {
+		seg = timeline_segment(run->bwd.tl, s);
+		first = timeline_first(run->bwd.tl, s);
 		used += (size_t)snprintf(buf + used, len - used, "%s the %s %ld-%ld",
 		    s == 0 ? ":" : ",", seg->name, first, first +
-		    seg->steps(timeline_engine(run->tl, s)) - 1);
+		    seg->steps(timeline_engine(run->bwd.tl, s)) - 1);
 	}
 }
 
@@ -387,7 +334,7 @@ lesson_run_seek(struct lesson_run *run, const struct lesson_cmd *c, long step,
     int phase)
 {
 	struct timeline_pos pos;
-	long n = timeline_steps(run->tl);
+	long n = timeline_steps(run->bwd.tl);
 	char steps[160];
 
 	if (step == -1) {
@@ -395,12 +342,12 @@ lesson_run_seek(struct lesson_run *run, const struct lesson_cmd *c, long step,
 		run->phase = 0;
 		return 0;
 	}
-	if (step < 0 || step >= n || timeline_seek(run->tl, step, phase) != 0) {
+	if (step < 0 || step >= n || timeline_seek(run->bwd.tl, step, phase) != 0) {
 		describe_steps(run, steps, sizeof steps);
 		return lesson_run_error(run, c, "step %ld does not exist: the problem "
 		    "has %ld steps (%s)", step, n, steps);
 	}
-	timeline_position(run->tl, &pos);
+	timeline_position(run->bwd.tl, &pos);
 	run->step = step;
 	run->phase = pos.phase;
 	return 0;
@@ -410,7 +357,7 @@ void
 lesson_run_resync(struct lesson_run *run)
 {
 	if (run->built && run->step >= 0)
-		timeline_seek(run->tl, run->step, run->phase);
+		timeline_seek(run->bwd.tl, run->step, run->phase);
 }
 
 int
@@ -425,9 +372,9 @@ lesson_run_phase_local(struct lesson_run *run, const struct lesson_cmd *c,
 	int p;
 
 	*local = -1;
-	if (id < 0 || timeline_locate(run->tl, step, &pos) != 0)
+	if (id < 0 || timeline_locate(run->bwd.tl, step, &pos) != 0)
 		return 0;
-	seg = timeline_segment(run->tl, pos.seg);
+	seg = timeline_segment(run->bwd.tl, pos.seg);
 	for (p = 0; strcmp(x = seg->phase_name(p), "?") != 0; p++) {
 		if (strcmp(x, name) == 0) {
 			*local = p;
@@ -449,6 +396,11 @@ lesson_run_final(struct lesson_run *run, const struct lesson_cmd *c,
 	size_t rows = (size_t)problem_rows(p);
 	char msg[256];
 
+	if (run->bwd.o != NULL) {	/* run already: the forward's (merged) */
+		*o = run->bwd.o;
+		*lse = run->bwd.lse;
+		return 0;
+	}
 	if (run->final_o == NULL) {
 		if (run->probe == NULL) {
 			run->probe = sim_new_split(p, &run->opts.tiling,
@@ -708,9 +660,9 @@ lesson_run_segment(const struct lesson_run *run)
 	if (!run->built)
 		return NULL;
 	if (run->step < 0)
-		return timeline_segment(run->tl, 0);
-	timeline_position(run->tl, &pos);
-	return timeline_segment(run->tl, pos.seg);
+		return timeline_segment(run->bwd.tl, 0);
+	timeline_position(run->bwd.tl, &pos);
+	return timeline_segment(run->bwd.tl, pos.seg);
 }
 
 enum timeline_kind
@@ -728,7 +680,7 @@ lesson_run_local_step(const struct lesson_run *run)
 
 	if (!run->built || run->step < 0)
 		return -1;
-	timeline_position(run->tl, &pos);
+	timeline_position(run->bwd.tl, &pos);
 	return pos.step;
 }
 
@@ -737,9 +689,9 @@ lesson_run_first(const struct lesson_run *run, enum timeline_kind k)
 {
 	int s;
 
-	if (!run->built || (s = timeline_find(run->tl, k)) < 0)
+	if (!run->built || (s = timeline_find(run->bwd.tl, k)) < 0)
 		return -1;
-	return timeline_first(run->tl, s);
+	return timeline_first(run->bwd.tl, s);
 }
 
 const char *
@@ -780,7 +732,7 @@ lesson_run_combine_view(const struct lesson_run *run)
 	if (!run->built || run->step < 0 ||
 	    lesson_run_kind(run) != TIMELINE_COMBINE)
 		return NULL;
-	return combine_view(run->comb);
+	return combine_view(run->bwd.comb);
 }
 
 int
@@ -804,13 +756,13 @@ lesson_run_describe(const struct lesson_run *run, FILE *f)
 	setup_describe(f, run->setup.sim);
 	if (run->bwd.bwd != NULL)
 		bwdsetup_describe(f, &run->bwd);
-	if (run->comb != NULL) {
-		cr = combine_rule(run->comb);
+	if (run->bwd.comb != NULL) {
+		cr = combine_rule(run->bwd.comb);
 		first = lesson_run_first(run, TIMELINE_COMBINE);
 		fprintf(f, "combine:  order=%s, %d merges a row block, %ld steps "
 		    "(steps %ld-%ld); merge bug=%s\n", combine_order_name(cr->order),
-		    combine_merges(run->comb), combine_steps(run->comb), first,
-		    first + combine_steps(run->comb) - 1, combine_bug_name(cr->bug));
+		    combine_merges(run->bwd.comb), combine_steps(run->bwd.comb), first,
+		    first + combine_steps(run->bwd.comb) - 1, combine_bug_name(cr->bug));
 	}
 }
 

@@ -26,9 +26,9 @@
  * command line into run->opts and builds the problem anew, standing
  * before the first step (step = -1).
  *
- * A problem is a timeline (model/timeline.h): the forward pass, then the
- * combine of a split run (splits 2 or more) or the backward pass
- * (backward).  Positions are (step, phase) with step the timeline's
+ * A problem is a timeline (model/timeline.h, built by bwdsetup_build):
+ * the forward pass, then the combine of a split run (splits 2 or more),
+ * then the backward pass (backward).  Positions are (step, phase) with step the timeline's
  * global step number; phase is the phase of that step in its own
  * segment's numbering (sim.h, combine.h, backward.h), and phases 0 ..
  * phase of the step are done.  Scripts name phases (lesson_parser.h);
@@ -120,9 +120,9 @@ struct lesson_run {
 	int problem_line;	/* the last line that changed the problem */
 	int built;
 	struct setup setup;	/* problem and sim, when built */
-	struct bwdsetup bwd;	/* the backward pass (opts.backward) */
-	struct combine *comb;	/* the combine of a split run */
-	struct timeline *tl;	/* forward, then combine or backward */
+	struct bwdsetup bwd;	/* the timeline (forward, then the combine of
+				 * a split run, then the backward) and
+				 * their engines */
 	struct sim *probe;	/* reads rows outside the current tile */
 	struct backward *bprobe;	/* reads dQ rows outside it */
 	float *final_o, *final_lse;	/* the whole run's output, once asked */

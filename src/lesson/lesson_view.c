@@ -151,13 +151,13 @@ all_steps(struct lesson_run *run, char *buf, size_t len)
 {
 	const struct timeline_segment *seg;
 	size_t used;
-	int s, nseg = timeline_segments(run->tl);
+	int s, nseg = timeline_segments(run->bwd.tl);
 
-	used = (size_t)snprintf(buf, len, "%ld steps", timeline_steps(run->tl));
+	used = (size_t)snprintf(buf, len, "%ld steps", timeline_steps(run->bwd.tl));
 	for (s = 0; nseg > 1 && s < nseg && used < len; s++) {
-		seg = timeline_segment(run->tl, s);
+		seg = timeline_segment(run->bwd.tl, s);
 		used += (size_t)snprintf(buf + used, len - used, "%s%ld %s",
-		    s ? ", " : ": ", seg->steps(timeline_engine(run->tl, s)),
+		    s ? ", " : ": ", seg->steps(timeline_engine(run->bwd.tl, s)),
 		    seg->name);
 	}
 }
@@ -179,15 +179,15 @@ lesson_view_position(struct lesson_run *run, char *buf, size_t len)
 		return;
 	}
 	/* Counted as people count, as the view counts them. */
-	timeline_position(run->tl, &pos);
-	if (timeline_segments(run->tl) == 1)
+	timeline_position(run->bwd.tl, &pos);
+	if (timeline_segments(run->bwd.tl) == 1)
 		snprintf(buf, len, "step %ld of %ld, after phase %s", run->step + 1,
-		    timeline_steps(run->tl), lesson_run_phase_name(run));
+		    timeline_steps(run->bwd.tl), lesson_run_phase_name(run));
 	else
 		snprintf(buf, len, "%s step %ld of %ld (step %ld of %ld), after "
 		    "phase %s", seg->name, pos.step + 1,
-		    seg->steps(timeline_engine(run->tl, pos.seg)), run->step + 1,
-		    timeline_steps(run->tl), lesson_run_phase_name(run));
+		    seg->steps(timeline_engine(run->bwd.tl, pos.seg)), run->step + 1,
+		    timeline_steps(run->bwd.tl), lesson_run_phase_name(run));
 }
 
 /* The tiles of schedule s, with step `now` (-1: none yet; past the last:
@@ -491,10 +491,10 @@ combine_state(struct lesson_run *run, struct lesson_lines *out)
 	const struct combine_view *v = lesson_run_combine_view(run);
 	int ph = (int)v->phase, x, r, dv = v->dv;
 	char a[32], b[32], c[32], d[32], va[160], vb[160], head[24];
-	int olse = combine_form(run->comb) == MERGE_OLSE;
+	int olse = combine_form(run->bwd.comb) == MERGE_OLSE;
 
 	lesson_lines_add(out, "merge %d of %d of row block %d (rows %d-%d): slot "
-	    "%d = %s + %s%s", v->merge + 1, combine_merges(run->comb), v->block,
+	    "%d = %s + %s%s", v->merge + 1, combine_merges(run->bwd.comb), v->block,
 	    v->r0, v->r1 - 1, v->op.dst, operand(v->op.a, a, sizeof a),
 	    operand(v->op.b, b, sizeof b), v->last ? "; the block's last: "
 	    "finalizes" : "");

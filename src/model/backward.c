@@ -16,15 +16,13 @@
 #include "config.h"
 
 #include "backward.h"
+#include "combine.h"
 #include "dtype.h"
 #include "util.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Checkpoints of each kind stay under half of this many bytes. */
-static uint64_t backward_checkpoint_budget = (uint64_t)64 << 20;
 
 /*
  * One kind of block state, for seeking.  work holds block work_b after
@@ -40,6 +38,13 @@ struct ckstore {
 	int work_b, work_n;
 };
 
+/* One tile's numbers, (br, bc) each, and a product before it is added. */
+struct tile_bufs {
+	float *s, *pm, *pr, *dp, *ds, *dsr;	/* S, P (float32, and in the
+						 * dtype), dP, dS (both ways) */
+	float *prod;
+};
+
 struct backward {
 	const struct problem *p;
 	struct schedule sched;
@@ -48,14 +53,15 @@ struct backward {
 	int br, bc, d, dv;
 	float *lse, *m, *dout, *dsum;	/* (Tq) (Tq) (Tq, dv) (Tq) */
 
-	/* The current step: the arrays the view points at, and scratch. */
-	float *s, *pm, *pr, *dp, *ds, *dsr;	/* (br, bc) */
-	float *prod;		/* one tile product before it is added */
+	/* The current step's tile (the arrays the view points at), and a
+	 * second one for backward_warm's replays beside it. */
+	struct tile_bufs tile, side;
 	float *dq_old, *dq_new, *dk_old, *dk_new, *dv_old, *dv_new;
 	struct backward_view view;
 
 	struct ckstore rowck;	/* dQ_i */
 	struct ckstore keyck;	/* dK_j, dV_j */
+	float *side_state;	/* backward_warm's block state */
 };
 
 static const char *bug_names[] = {
@@ -106,11 +112,13 @@ backward_phase_name(int phase)
 
 /* ---- checkpoints ---- */
 
+/* A store for nblocks blocks of tiles tiles each, its checkpoints within
+ * half of budget bytes (the other half is the other kind's). */
 static int
 ck_init(struct ckstore *cs, int nblocks, size_t floats, int tiles,
-    char *err, size_t errlen)
+    uint64_t budget, char *err, size_t errlen)
 {
-	uint64_t all, half = backward_checkpoint_budget / 2 + 1;
+	uint64_t all, half = budget / 2 + 1;
 
 	memset(cs, 0, sizeof *cs);
 	cs->floats = floats;
@@ -219,9 +227,10 @@ grad_scale(const struct backward *b)
 	return b->bug == BWD_BUG_NO_SCALE ? 1.0f : b->p->scale;
 }
 
-/* S, P, dP and dS of tile t, from the inputs alone. */
+/* S, P, dP and dS of tile t into tb, from the inputs alone. */
 BWD_HOT static void
-tile_grads(struct backward *b, const struct schedule_tile *t)
+tile_grads(struct backward *b, struct tile_bufs *tb,
+    const struct schedule_tile *t)
 {
 	const struct problem *p = b->p;
 	const float *sub = b->bug == BWD_BUG_MAX_NOT_LSE ? b->m : b->lse;
@@ -231,7 +240,7 @@ tile_grads(struct backward *b, const struct schedule_tile *t)
 	/* S = scale Q_i K_j^T: each entry sums q[x] k[x] over x in order,
 	 * then scales (sim.c's tile_scores, so the same bits). */
 	for (r = 0; r < rows; r++) {
-		float *srow = b->s + (size_t)r * cols;
+		float *srow = tb->s + (size_t)r * cols;
 		int row = t->r0 + r;
 
 		if (p->scores_mode)
@@ -258,8 +267,8 @@ tile_grads(struct backward *b, const struct schedule_tile *t)
 	 * online_exp does while m = -inf; a masked entry gets exp(-inf). */
 	for (r = 0; r < rows; r++) {
 		const float l = sub[t->r0 + r];
-		const float *srow = b->s + (size_t)r * cols;
-		float *prow = b->pm + (size_t)r * cols;
+		const float *srow = tb->s + (size_t)r * cols;
+		float *prow = tb->pm + (size_t)r * cols;
 
 		for (c = 0; c < cols; c++)
 			prow[c] = isinf(l) && l < 0 ? 0.0f : expf(srow[c] - l);
@@ -273,7 +282,7 @@ tile_grads(struct backward *b, const struct schedule_tile *t)
 			float sum = 0.0f;
 			for (x = 0; x < b->dv; x++)
 				sum += g[x] * vc[x];
-			b->dp[(size_t)r * cols + c] = sum;
+			tb->dp[(size_t)r * cols + c] = sum;
 		}
 	}
 
@@ -282,58 +291,59 @@ tile_grads(struct backward *b, const struct schedule_tile *t)
 		const float dr = b->bug == BWD_BUG_NO_D ? 0.0f : b->dsum[t->r0 + r];
 		for (c = 0; c < cols; c++) {
 			e = (size_t)r * cols + c;
-			b->ds[e] = b->bug == BWD_BUG_NO_D ? b->pm[e] * b->dp[e] :
-			    b->pm[e] * (b->dp[e] - dr);
+			tb->ds[e] = b->bug == BWD_BUG_NO_D ? tb->pm[e] * tb->dp[e] :
+			    tb->pm[e] * (tb->dp[e] - dr);
 		}
 	}
 
 	/* P and dS as the products read them: in the storage type. */
 	for (e = 0; e < n; e++) {
-		b->pr[e] = dtype_round(p->dtype, b->pm[e]);
-		b->dsr[e] = dtype_round(p->dtype, b->ds[e]);
+		tb->pr[e] = dtype_round(p->dtype, tb->pm[e]);
+		tb->dsr[e] = dtype_round(p->dtype, tb->ds[e]);
 	}
 }
 
 /* dQ_i (rows, d) += scale dS K_j: entry (r, x) sums dS[r][c] K[c][x]
  * over the tile's keys in order.  dq-overwrite stores instead of adds. */
 BWD_HOT static void
-tile_dq(struct backward *b, const struct schedule_tile *t, float *dq)
+tile_dq(struct backward *b, struct tile_bufs *tb, const struct schedule_tile *t,
+    float *dq)
 {
 	const int rows = t->r1 - t->r0, cols = t->c1 - t->c0, d = b->d;
 	const float f = grad_scale(b);
 	size_t n = (size_t)rows * d, e;
 	int r, c, x;
 
-	memset(b->prod, 0, n * sizeof *b->prod);
+	memset(tb->prod, 0, n * sizeof *tb->prod);
 	for (r = 0; r < rows; r++) {
-		float *acc = b->prod + (size_t)r * d;
+		float *acc = tb->prod + (size_t)r * d;
 		for (c = 0; c < cols; c++) {
-			const float g = b->dsr[(size_t)r * cols + c];
+			const float g = tb->dsr[(size_t)r * cols + c];
 			const float *kc = b->p->k + (size_t)(t->c0 + c) * d;
 			for (x = 0; x < d; x++)
 				acc[x] += g * kc[x];
 		}
 	}
 	for (e = 0; e < n; e++)
-		dq[e] = b->bug == BWD_BUG_DQ_OVERWRITE ? f * b->prod[e] :
-		    dq[e] + f * b->prod[e];
+		dq[e] = b->bug == BWD_BUG_DQ_OVERWRITE ? f * tb->prod[e] :
+		    dq[e] + f * tb->prod[e];
 }
 
 /* prod (cols, w) = A^T B for A (rows, cols) and B's rows r0 .. (w
  * wide): entry (c, x) sums A[r][c] B[r][x] over the tile's rows in
  * order. */
 BWD_HOT static void
-tile_transposed_product(struct backward *b, const float *a, int rows, int cols,
+tile_transposed_product(float *prod, const float *a, int rows, int cols,
     const float *brows, int w)
 {
 	int r, c, x;
 
-	memset(b->prod, 0, (size_t)cols * w * sizeof *b->prod);
+	memset(prod, 0, (size_t)cols * w * sizeof *prod);
 	for (r = 0; r < rows; r++) {
 		const float *br = brows + (size_t)r * w;
 		for (c = 0; c < cols; c++) {
 			const float ar = a[(size_t)r * cols + c];
-			float *acc = b->prod + (size_t)c * w;
+			float *acc = prod + (size_t)c * w;
 			for (x = 0; x < w; x++)
 				acc[x] += ar * br[x];
 		}
@@ -343,23 +353,24 @@ tile_transposed_product(struct backward *b, const float *a, int rows, int cols,
 /* dV_j (cols, dv) += P^T dO_i and dK_j (cols, d) += scale dS^T Q_i;
  * kv is dK_j followed by dV_j (the key block's state). */
 static void
-tile_dkdv(struct backward *b, const struct schedule_tile *t, float *kv)
+tile_dkdv(struct backward *b, struct tile_bufs *tb,
+    const struct schedule_tile *t, float *kv)
 {
 	const int rows = t->r1 - t->r0, cols = t->c1 - t->c0;
 	float *dk = kv, *dv = kv + (size_t)b->bc * b->d;
 	const float f = grad_scale(b);
 	size_t e;
 
-	tile_transposed_product(b, b->pr, rows, cols,
+	tile_transposed_product(tb->prod, tb->pr, rows, cols,
 	    b->dout + (size_t)t->r0 * b->dv, b->dv);
 	for (e = 0; e < (size_t)cols * b->dv; e++)
-		dv[e] = dv[e] + b->prod[e];
+		dv[e] = dv[e] + tb->prod[e];
 	if (b->d == 0)
 		return;
-	tile_transposed_product(b, b->dsr, rows, cols,
+	tile_transposed_product(tb->prod, tb->dsr, rows, cols,
 	    b->p->q + (size_t)t->r0 * b->d, b->d);
 	for (e = 0; e < (size_t)cols * b->d; e++)
-		dk[e] = dk[e] + f * b->prod[e];
+		dk[e] = dk[e] + f * tb->prod[e];
 }
 
 /* Tile t in full: its numbers into the view's arrays, its parts added to
@@ -373,15 +384,24 @@ tile_apply(struct backward *b, const struct schedule_tile *t, float *dq,
 	size_t nv = (size_t)cols * b->dv;
 	float *kvdv = kv + (size_t)b->bc * b->d;
 
-	tile_grads(b, t);
+	tile_grads(b, &b->tile, t);
 	memcpy(b->dq_old, dq, nq * sizeof *dq);
 	memcpy(b->dk_old, kv, nk * sizeof *kv);
 	memcpy(b->dv_old, kvdv, nv * sizeof *kv);
-	tile_dq(b, t, dq);
-	tile_dkdv(b, t, kv);
+	tile_dq(b, &b->tile, t, dq);
+	tile_dkdv(b, &b->tile, t, kv);
 	memcpy(b->dq_new, dq, nq * sizeof *dq);
 	memcpy(b->dk_new, kv, nk * sizeof *kv);
 	memcpy(b->dv_new, kvdv, nv * sizeof *kv);
+}
+
+/* The counters at the view's step and phase: the phases are traffic.h's
+ * backward stages, one for one. */
+static void
+view_traffic(struct backward *b)
+{
+	traffic_backward_at(&b->traffic, b->view.step,
+	    (enum traffic_bwd_stage)b->view.phase, &b->view.traffic);
 }
 
 /* Points the view at step t, phase (clamped to the step's phases). */
@@ -401,7 +421,7 @@ view_set(struct backward *b, const struct schedule_tile *t, int phase)
 	v->phase = (enum backward_phase)phase;
 	v->lse = (b->bug == BWD_BUG_MAX_NOT_LSE ? b->m : b->lse) + t->r0;
 	v->dsum = b->dsum + t->r0;
-	traffic_upto(&b->traffic, t->step, &v->traffic);
+	view_traffic(b);
 }
 
 /* ---- the engine ---- */
@@ -410,38 +430,97 @@ struct capture {
 	float *m;
 };
 
-/* Keeps each row's final max as the row block's last tile leaves it. */
+/* Keeps each row's final max: what its row block's last tile leaves, or
+ * with split-KV the largest of its ranges' maxima (each range's last
+ * tile leaves the range's). */
 static int
 capture_m(const struct sim_view *v, void *ctx)
 {
 	struct capture *c = ctx;
+	int r;
 
-	if (v->tile.last_in_row)
-		memcpy(c->m + v->tile.r0, v->m_new, (size_t)v->rows * sizeof *c->m);
+	if (v->tile.last_in_split)
+		for (r = 0; r < v->rows; r++)
+			if (v->m_new[r] > c->m[v->tile.r0 + r])
+				c->m[v->tile.r0 + r] = v->m_new[r];
 	return 0;
 }
 
 int
-backward_forward(struct sim *sim, float *o, float *lse, float *m)
+backward_forward(struct sim *sim, struct combine *comb, float *o, float *lse,
+    float *m)
 {
 	struct capture c = { m };
 	int r;
 
-	for (r = 0; r < sim_problem(sim)->tq; r++)
+	for (r = 0; r < problem_rows(sim_problem(sim)); r++)
 		m[r] = -INFINITY;	/* rows no tile reaches */
-	return sim_run(sim, capture_m, &c, o, lse);
+	if (sim_run(sim, capture_m, &c, o, lse) != 0)
+		return -1;
+	return comb != NULL ? combine_run(comb, NULL, NULL, o, lse) : 0;
 }
 
-void
-backward_set_checkpoint_budget(uint64_t bytes)
+/* Both stores of b laid out for budget bytes; the old ones stay when
+ * there is no memory for the new. */
+static int
+ck_layout(struct backward *b, uint64_t budget, char *err, size_t errlen)
 {
-	backward_checkpoint_budget = bytes > 0 ? bytes : 1;
+	struct ckstore row, key;
+
+	memset(&key, 0, sizeof key);
+	if (ck_init(&row, b->sched.tr, (size_t)b->br * b->d, b->sched.tc,
+	    budget, err, errlen) != 0 ||
+	    ck_init(&key, b->sched.tc, (size_t)b->bc * (size_t)(b->d + b->dv),
+	    b->sched.tr, budget, err, errlen) != 0) {
+		ck_free(&row);
+		ck_free(&key);
+		return -1;
+	}
+	ck_free(&b->rowck);
+	ck_free(&b->keyck);
+	b->rowck = row;
+	b->keyck = key;
+	return 0;
+}
+
+int
+backward_set_checkpoint_budget(struct backward *b, uint64_t bytes, char *err,
+    size_t errlen)
+{
+	return ck_layout(b, bytes > 0 ? bytes : 1, err, errlen);
 }
 
 int
 backward_checkpoint_every(const struct backward *b, int key)
 {
 	return key ? b->keyck.every : b->rowck.every;
+}
+
+static int
+tile_bufs_alloc(struct tile_bufs *tb, size_t tile, size_t wide, char *err,
+    size_t errlen)
+{
+	float **each[] = { &tb->s, &tb->pm, &tb->pr, &tb->dp, &tb->ds, &tb->dsr };
+	size_t k;
+
+	for (k = 0; k < sizeof each / sizeof each[0]; k++)
+		if ((*each[k] = util_calloc(tile, sizeof(float), "tile", err,
+		    errlen)) == NULL)
+			return -1;
+	tb->prod = util_calloc(wide, sizeof(float), "product", err, errlen);
+	return tb->prod != NULL ? 0 : -1;
+}
+
+static void
+tile_bufs_free(struct tile_bufs *tb)
+{
+	free(tb->s);
+	free(tb->pm);
+	free(tb->pr);
+	free(tb->dp);
+	free(tb->ds);
+	free(tb->dsr);
+	free(tb->prod);
 }
 
 void
@@ -455,13 +534,9 @@ backward_free(struct backward *b)
 	free(b->m);
 	free(b->dout);
 	free(b->dsum);
-	free(b->s);
-	free(b->pm);
-	free(b->pr);
-	free(b->dp);
-	free(b->ds);
-	free(b->dsr);
-	free(b->prod);
+	tile_bufs_free(&b->tile);
+	tile_bufs_free(&b->side);
+	free(b->side_state);
 	free(b->dq_old);
 	free(b->dq_new);
 	free(b->dk_old);
@@ -536,13 +611,11 @@ backward_new(const struct problem *p, const struct tiling *t,
 	cols = (size_t)b->bc;
 	wide = (size_t)(b->d > b->dv ? b->d : b->dv) *
 	    (size_t)(b->br > b->bc ? b->br : b->bc);
-	if ((b->s = util_calloc(tile, sizeof(float), "S tile", err, errlen)) == NULL ||
-	    (b->pm = util_calloc(tile, sizeof(float), "P tile", err, errlen)) == NULL ||
-	    (b->pr = util_calloc(tile, sizeof(float), "P tile", err, errlen)) == NULL ||
-	    (b->dp = util_calloc(tile, sizeof(float), "dP tile", err, errlen)) == NULL ||
-	    (b->ds = util_calloc(tile, sizeof(float), "dS tile", err, errlen)) == NULL ||
-	    (b->dsr = util_calloc(tile, sizeof(float), "dS tile", err, errlen)) == NULL ||
-	    (b->prod = util_calloc(wide, sizeof(float), "product", err, errlen)) == NULL ||
+	if (tile_bufs_alloc(&b->tile, tile, wide, err, errlen) != 0 ||
+	    tile_bufs_alloc(&b->side, tile, wide, err, errlen) != 0 ||
+	    (b->side_state = util_calloc(cols * (size_t)(b->d + b->dv) +
+	    (size_t)b->br * b->d + 1, sizeof(float), "state", err,
+	    errlen)) == NULL ||
 	    (b->dq_old = util_calloc((size_t)b->br * b->d + 1, sizeof(float), "dQ", err, errlen)) == NULL ||
 	    (b->dq_new = util_calloc((size_t)b->br * b->d + 1, sizeof(float), "dQ", err, errlen)) == NULL ||
 	    (b->dk_old = util_calloc(cols * b->d + 1, sizeof(float), "dK", err, errlen)) == NULL ||
@@ -550,18 +623,15 @@ backward_new(const struct problem *p, const struct tiling *t,
 	    (b->dv_old = util_calloc(cols * b->dv, sizeof(float), "dV", err, errlen)) == NULL ||
 	    (b->dv_new = util_calloc(cols * b->dv, sizeof(float), "dV", err, errlen)) == NULL)
 		goto fail;
-	if (ck_init(&b->rowck, b->sched.tr, (size_t)b->br * b->d, b->sched.tc,
-	    err, errlen) != 0 ||
-	    ck_init(&b->keyck, b->sched.tc, cols * (size_t)(b->d + b->dv),
-	    b->sched.tr, err, errlen) != 0)
+	if (ck_layout(b, BACKWARD_CHECKPOINT_BUDGET, err, errlen) != 0)
 		goto fail;
 
 	b->view.d = b->d;
 	b->view.dv = b->dv;
-	b->view.s = b->s;
-	b->view.p = b->pm;
-	b->view.dp = b->dp;
-	b->view.ds = b->ds;
+	b->view.s = b->tile.s;
+	b->view.p = b->tile.pm;
+	b->view.dp = b->tile.dp;
+	b->view.ds = b->tile.ds;
 	b->view.dq_old = b->dq_old;
 	b->view.dq_new = b->dq_new;
 	b->view.dk_old = b->dk_old;
@@ -659,15 +729,15 @@ backward_seek(struct backward *b, long k, int phase)
 	ck_reach(&b->rowck, t.i, nrow);
 	while (b->rowck.work_n < nrow) {
 		row_tile(b, t.i, b->rowck.work_n, &replay);
-		tile_grads(b, &replay);
-		tile_dq(b, &replay, b->rowck.work);
+		tile_grads(b, &b->tile, &replay);
+		tile_dq(b, &b->tile, &replay, b->rowck.work);
 		ck_advance(&b->rowck);
 	}
 	ck_reach(&b->keyck, t.j, nkey);
 	while (b->keyck.work_n < nkey) {
 		key_tile(b, t.j, b->keyck.work_n, &replay);
-		tile_grads(b, &replay);
-		tile_dkdv(b, &replay, b->keyck.work);
+		tile_grads(b, &b->tile, &replay);
+		tile_dkdv(b, &b->tile, &replay, b->keyck.work);
 		ck_advance(&b->keyck);
 	}
 	/* The target tile last, so the view's arrays hold its numbers. */
@@ -675,6 +745,43 @@ backward_seek(struct backward *b, long k, int phase)
 	ck_advance(&b->rowck);
 	ck_advance(&b->keyck);
 	view_set(b, &t, phase);
+	return 0;
+}
+
+int
+backward_warm(struct backward *b, int key, int blk, int ntiles)
+{
+	struct ckstore *cs = key ? &b->keyck : &b->rowck;
+	int len = key ? b->sched.tr - b->sched.ibegin[blk] : b->sched.jend[blk];
+	struct schedule_tile t;
+	float **slot;
+	int n = 0, q;
+
+	if (blk < 0 || blk >= (key ? b->sched.tc : b->sched.tr) || ntiles < 0 ||
+	    ntiles > len)
+		return -1;
+	/* From the nearest checkpoint at or before ntiles, or from 0. */
+	memset(b->side_state, 0, cs->floats * sizeof(float));
+	for (q = ntiles / cs->every; q > 0; q--) {
+		slot = ck_slot(cs, blk, q * cs->every);
+		if (slot != NULL && *slot != NULL) {
+			memcpy(b->side_state, *slot, cs->floats * sizeof(float));
+			n = q * cs->every;
+			break;
+		}
+	}
+	for (; n < ntiles; n++) {
+		if (key)
+			key_tile(b, blk, n, &t);
+		else
+			row_tile(b, blk, n, &t);
+		tile_grads(b, &b->side, &t);
+		if (key)
+			tile_dkdv(b, &b->side, &t, b->side_state);
+		else
+			tile_dq(b, &b->side, &t, b->side_state);
+		ck_save(cs, blk, n + 1, b->side_state, cs->floats);
+	}
 	return 0;
 }
 
@@ -691,6 +798,7 @@ backward_move_phase(struct backward *b, int delta)
 		return v->step + 1 >= b->sched.nsteps ? -1 :
 		    backward_seek(b, v->step + 1, BWD_PHASE_LOAD);
 	b->view.phase = (enum backward_phase)phase;
+	view_traffic(b);
 	return 0;
 }
 
@@ -736,7 +844,7 @@ backward_run(struct backward *b, backward_step_fn fn, void *ctx,
 		if (g != NULL && g->ds != NULL)
 			for (c = 0; c < t.r1 - t.r0; c++)
 				memcpy(g->ds + (size_t)(t.r0 + c) * p->tk + t.c0,
-				    b->ds + (size_t)c * (t.c1 - t.c0),
+				    b->tile.ds + (size_t)c * (t.c1 - t.c0),
 				    (size_t)(t.c1 - t.c0) * sizeof *g->ds);
 		if (t.i == b->sched.tr - 1) {	/* WRITE dK_j, dV_j */
 			if (g != NULL && g->dk != NULL)

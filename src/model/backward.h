@@ -123,8 +123,9 @@ struct backward_view {
 	const float *dq_old, *dq_new;	/* (rows, d) */
 	const float *dk_old, *dk_new;	/* (cols, d) */
 	const float *dv_old, *dv_new;	/* (cols, dv) */
-	struct traffic traffic;	/* the D pass, steps 0 .. step, and step's
-				 * on-chip bytes */
+	struct traffic traffic;	/* the D pass, steps 0 .. step-1, and step
+				 * through phase (traffic_backward_at);
+				 * step's on-chip bytes at phase */
 };
 
 struct backward;
@@ -137,12 +138,18 @@ int backward_bug_parse(const char *name, enum backward_bug *out);
 /* "load", "S", "P", "dV", "dP", "dS", "dQ", "dK", "write". */
 const char *backward_phase_name(int phase);
 
+struct combine;
+
 /*
  * Runs the forward sim to its end and keeps what the backward needs: O
  * (Tq, dv), lse (Tq) and the final row max m (Tq; -inf for a row that
- * sees no key).  Returns 0, or -1 when out of memory.
+ * sees no key).  A split sim (--splits) leaves partials, not O: then
+ * comb, a combine over that sim (combine.h), merges them into O and lse,
+ * and m is the largest of each row's range maxima; comb is NULL without
+ * splits.  Returns 0, or -1 when out of memory.
  */
-int backward_forward(struct sim *sim, float *o, float *lse, float *m);
+int backward_forward(struct sim *sim, struct combine *comb, float *o,
+    float *lse, float *m);
 
 /*
  * A backward over problem p (borrowed: keep it alive and unchanged) with
@@ -155,9 +162,27 @@ struct backward *backward_new(const struct problem *p, const struct tiling *t,
     size_t errlen);
 void backward_free(struct backward *b);
 
-/* Caps the memory checkpoints of backwards created afterwards may take
- * (default 64 MiB; tests lower it to exercise sparse checkpoints). */
-void backward_set_checkpoint_budget(uint64_t bytes);
+/* The memory a new backward's checkpoints may take at most. */
+#define BACKWARD_CHECKPOINT_BUDGET ((uint64_t)64 << 20)
+
+/*
+ * Caps the memory this backward's checkpoints may take (tests lower it
+ * to exercise sparse checkpoints) and drops those kept so far; the
+ * position and the view stay.  Returns 0, or -1 with err set when out of
+ * memory (the backward is then unchanged).
+ */
+int backward_set_checkpoint_budget(struct backward *b, uint64_t bytes,
+    char *err, size_t errlen);
+/*
+ * Replays the first ntiles tiles of a key block (key set; its dK_j, dV_j)
+ * or of a row block (dQ_i), keeping the checkpoints it passes, in buffers
+ * of its own: the position, the view and what the next seek starts from
+ * stay as they were (sim_block_state's promise), so a viewer can warm
+ * checkpoints in idle time.  Returns 0, or -1 when blk or ntiles is out of
+ * range.
+ */
+int backward_warm(struct backward *b, int key, int blk, int ntiles);
+
 /* Checkpoints are kept every this many tiles: of a row block (dQ_i), of
  * a key block (dK_j, dV_j). */
 int backward_checkpoint_every(const struct backward *b, int key);

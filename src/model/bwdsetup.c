@@ -23,11 +23,65 @@ gradfiles(const struct options *o, struct gradfile f[4])
 }
 
 int
+bwdsetup_build(const struct options *o, const struct problem *p,
+    struct sim *sim, struct bwdsetup *b, char *err, size_t errlen)
+{
+	struct backward_input in;
+	size_t rows = (size_t)problem_rows(p);
+
+	memset(b, 0, sizeof *b);
+	if (o->backward && rows != (size_t)p->tq)
+		return util_error(err, errlen, "--backward runs one head: the "
+		    "backward of grouped heads is not modelled (drop --heads)");
+	if (sim_schedule(sim)->splits > 1 &&
+	    (b->comb = combine_new(sim, &o->combine, err, errlen)) == NULL)
+		goto fail;
+	/* The combine merges what the forward left, and the backward
+	 * starts from O and lse: both need the forward run first. */
+	if (b->comb != NULL || o->backward) {
+		b->o = util_calloc(rows * (size_t)p->dv, sizeof(float), "O", err,
+		    errlen);
+		b->lse = util_calloc(rows, sizeof(float), "lse", err, errlen);
+		b->m = util_calloc(rows, sizeof(float), "m", err, errlen);
+		if (b->o == NULL || b->lse == NULL || b->m == NULL)
+			goto fail;
+		if (backward_forward(sim, b->comb, b->o, b->lse, b->m) != 0) {
+			util_error(err, errlen, "the forward pass: out of memory");
+			goto fail;
+		}
+	}
+	if (o->backward) {
+		if (problem_grad_output(&o->spec, p, &b->dout, err, errlen) != 0)
+			goto fail;
+		b->dout_source = o->spec.dout.path != NULL ? o->spec.dout.path :
+		    o->spec.dout.data != NULL ? "given inline" :
+		    "N(0,1) from the seed";
+		in.o = b->o;
+		in.lse = b->lse;
+		in.m = b->m;
+		in.dout = b->dout;
+		b->bwd = backward_new(p, &o->tiling, &in, o->grad_bug, err, errlen);
+		if (b->bwd == NULL)
+			goto fail;
+	}
+	if ((b->tl = timeline_new(err, errlen)) == NULL ||
+	    timeline_add(b->tl, &timeline_forward, sim, err, errlen) != 0 ||
+	    (b->comb != NULL &&
+	    timeline_add(b->tl, &timeline_combine, b->comb, err, errlen) != 0) ||
+	    (b->bwd != NULL &&
+	    timeline_add(b->tl, &timeline_backward, b->bwd, err, errlen) != 0))
+		goto fail;
+	return 0;
+fail:
+	bwdsetup_close(b);
+	return -1;
+}
+
+int
 bwdsetup_open(const struct options *o, struct setup *s, struct bwdsetup *b,
     char *err, size_t errlen)
 {
 	const struct problem *p = &s->problem;
-	struct backward_input in;
 	struct gradfile f[4];
 	int i;
 
@@ -43,32 +97,7 @@ bwdsetup_open(const struct options *o, struct setup *s, struct bwdsetup *b,
 		if (setup_check_writable(f[i].path, err, errlen) != 0)
 			return -1;
 	}
-	if (problem_grad_output(&o->spec, p, &b->dout, err, errlen) != 0)
-		return -1;
-	b->dout_source = o->spec.dout.path != NULL ? o->spec.dout.path :
-	    o->spec.dout.data != NULL ? "given inline" : "N(0,1) from the seed";
-	b->o = util_calloc((size_t)p->tq * p->dv, sizeof(float), "O", err, errlen);
-	b->lse = util_calloc((size_t)p->tq, sizeof(float), "lse", err, errlen);
-	b->m = util_calloc((size_t)p->tq, sizeof(float), "m", err, errlen);
-	if (b->o == NULL || b->lse == NULL || b->m == NULL)
-		goto fail;
-	if (backward_forward(s->sim, b->o, b->lse, b->m) != 0) {
-		util_error(err, errlen, "the forward pass: out of memory");
-		goto fail;
-	}
-	in.o = b->o;
-	in.lse = b->lse;
-	in.m = b->m;
-	in.dout = b->dout;
-	b->bwd = backward_new(p, &o->tiling, &in, o->grad_bug, err, errlen);
-	if (b->bwd == NULL || (b->tl = timeline_new(err, errlen)) == NULL ||
-	    timeline_add(b->tl, &timeline_forward, s->sim, err, errlen) != 0 ||
-	    timeline_add(b->tl, &timeline_backward, b->bwd, err, errlen) != 0)
-		goto fail;
-	return 0;
-fail:
-	bwdsetup_close(b);
-	return -1;
+	return bwdsetup_build(o, p, s->sim, b, err, errlen);
 }
 
 void
@@ -76,6 +105,7 @@ bwdsetup_close(struct bwdsetup *b)
 {
 	timeline_free(b->tl);
 	backward_free(b->bwd);
+	combine_free(b->comb);
 	free(b->dout);
 	free(b->o);
 	free(b->lse);

@@ -1,8 +1,9 @@
 /*
- * bwdsetup.h - what commands that run the backward pass do first and
- * last, after setup_open: check the gradient files, read or draw dO,
- * run the forward for its O, lse and row max, build the backward and
- * one timeline over both, and write the gradient files.
+ * bwdsetup.h - the timeline of a problem, and what commands that run the
+ * backward pass do first and last, after setup_open: check the gradient
+ * files, read or draw dO, run the forward (and, with split-KV, the
+ * combine) for its O, lse and row max, build the backward and one
+ * timeline over them all, and write the gradient files.
  */
 #ifndef FLASHSTEP_BWDSETUP_H
 #define FLASHSTEP_BWDSETUP_H
@@ -10,23 +11,40 @@
 #include <stdio.h>
 
 #include "backward.h"
+#include "combine.h"
 #include "options.h"
 #include "setup.h"
 #include "timeline.h"
 
 struct bwdsetup {
-	float *dout;		/* (Tq, dv) dO */
+	float *dout;		/* (Tq, dv) dO; NULL without the backward */
 	const char *dout_source;	/* where dO came from, for display */
-	float *o, *lse, *m;	/* the forward's output, lse and row max */
-	struct backward *bwd;
-	struct timeline *tl;	/* forward, then backward */
+	float *o, *lse, *m;	/* the forward's output, lse and row max
+				 * (the combine's with splits); NULL when
+				 * nothing needed the forward run */
+	struct combine *comb;	/* with --splits: merges the partials */
+	struct backward *bwd;	/* with --backward */
+	struct timeline *tl;	/* forward, then combine, then backward */
 };
 
 /*
- * For a setup s that setup_open built from o: refuses gradient files
- * that cannot be written or do not fit the problem (a scores problem has
- * no dQ or dK), then runs the forward (s->sim ends at its last step) and
- * builds the rest.  Returns 0, or -1 with err set (nothing to close).
+ * The timeline of the options o over problem p and its sim (both
+ * borrowed: keep them alive): the forward; with splits (the sim's
+ * schedule has them) the combine, by o->combine; with o->backward the
+ * backward, by o->grad_bug, from dO (o->spec.dout, or drawn from the
+ * seed) and the O and lse the forward and combine give.  The forward
+ * (and combine) run to their ends first when a later segment needs
+ * their results: the sim is then at its last step, the timeline at its
+ * first.  Returns 0, or -1 with err set (nothing to close).
+ */
+int bwdsetup_build(const struct options *o, const struct problem *p,
+    struct sim *sim, struct bwdsetup *b, char *err, size_t errlen);
+
+/*
+ * For a setup s that setup_open built from o with o->backward: refuses
+ * gradient files that cannot be written or do not fit the problem (a
+ * scores problem has no dQ or dK), then bwdsetup_build.  Returns 0, or
+ * -1 with err set (nothing to close).
  */
 int bwdsetup_open(const struct options *o, struct setup *s,
     struct bwdsetup *b, char *err, size_t errlen);

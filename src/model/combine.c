@@ -61,6 +61,20 @@ static const char *bug_names[] = {
 	[MERGE_BUG_LAST_MAX] = "last-max",
 };
 
+static const char *phase_names[COMBINE_PHASES] = {
+	[COMBINE_PHASE_LOAD] = "load",
+	[COMBINE_PHASE_MAX] = "max",
+	[COMBINE_PHASE_WEIGHTS] = "weights",
+	[COMBINE_PHASE_UPDATE] = "update",
+	[COMBINE_PHASE_FINALIZE] = "finalize",
+};
+
+const char *
+combine_phase_name(int phase)
+{
+	return phase >= 0 && phase < COMBINE_PHASES ? phase_names[phase] : "?";
+}
+
 /* The index of name in names[0 .. n), or -1. */
 static int
 name_find(const char *const *names, int n, const char *name)
@@ -274,9 +288,12 @@ merge_apply(struct combine *c, int i, int n)
 			    &c->lse[r]);
 }
 
-/* HBM bytes of merges 0 .. n of row block i and of every block before. */
+/* HBM bytes of every block before row block i, of its merges 0 .. n-1
+ * and of merge n through phase: the operands are read at LOAD, O and lse
+ * written at FINALIZE. */
 static void
-merge_traffic(const struct combine *c, int i, int n, struct traffic *out)
+merge_traffic(const struct combine *c, int i, int n, int phase,
+    struct traffic *out)
 {
 	uint64_t pb = traffic_partial_bytes(c->form, c->dv);
 	uint64_t ob = (uint64_t)c->dv * (uint64_t)c->esize + 4;
@@ -290,8 +307,8 @@ merge_traffic(const struct combine *c, int i, int n, struct traffic *out)
 	/* every earlier block read all N partials and wrote O */
 	out->hbm_read = (uint64_t)r0 * (uint64_t)c->pt->splits * pb +
 	    (uint64_t)(r1 - r0) * (uint64_t)reads * pb;
-	out->hbm_write = (uint64_t)r0 * ob +
-	    (n == c->nops - 1 ? (uint64_t)(r1 - r0) * ob : 0);
+	out->hbm_write = (uint64_t)r0 * ob + (n == c->nops - 1 &&
+	    phase >= COMBINE_PHASE_FINALIZE ? (uint64_t)(r1 - r0) * ob : 0);
 	out->partials = out->hbm_read;
 }
 
@@ -312,7 +329,7 @@ view_set(struct combine *c, int i, int n, int phase)
 	if (phase < 0 || phase >= v->nphases)
 		phase = v->nphases - 1;
 	v->phase = (enum combine_phase)phase;
-	merge_traffic(c, i, n, &v->traffic);
+	merge_traffic(c, i, n, phase, &v->traffic);
 }
 
 void
@@ -454,6 +471,12 @@ combine_view(const struct combine *c)
 }
 
 int
+combine_step_phases(const struct combine *c, long k)
+{
+	return k % c->nops == c->nops - 1 ? COMBINE_PHASES : COMBINE_PHASES - 1;
+}
+
+int
 combine_seek(struct combine *c, long k, int phase)
 {
 	int i, n;
@@ -489,6 +512,7 @@ combine_move_phase(struct combine *c, int delta)
 		return v->step + 1 >= c->nsteps ? -1 :
 		    combine_seek(c, v->step + 1, COMBINE_PHASE_LOAD);
 	c->view.phase = (enum combine_phase)phase;
+	merge_traffic(c, v->block, v->merge, phase, &c->view.traffic);
 	return 0;
 }
 
@@ -526,7 +550,8 @@ combine_traffic(const struct combine *c, struct traffic *out)
 		memset(out, 0, sizeof *out);
 		return;
 	}
-	merge_traffic(c, c->sched->tr - 1, c->nops - 1, out);
+	merge_traffic(c, c->sched->tr - 1, c->nops - 1, COMBINE_PHASE_FINALIZE,
+	    out);
 }
 
 /*

@@ -102,7 +102,8 @@ struct combine_view {
 	const float *m, *l, *w_a, *w_b;
 	const float *u_a, *u_b, *u;	/* (rows, dv); olse: o */
 	const float *o, *lse;	/* (rows, dv) and rows, when finalized */
-	struct traffic traffic;	/* HBM bytes of merges 0 .. step */
+	struct traffic traffic;	/* HBM bytes of merges 0 .. step-1, and of
+				 * step through phase */
 };
 
 struct combine;
@@ -110,6 +111,8 @@ struct combine;
 /* Called by combine_run after each merge; non-zero stops the run. */
 typedef int (*combine_step_fn)(const struct combine_view *v, void *ctx);
 
+/* "load", "max", "weights", "update", "finalize". */
+const char *combine_phase_name(int phase);
 const char *combine_order_name(enum combine_order o);
 int combine_order_parse(const char *name, enum combine_order *out);
 const char *combine_form_name(enum merge_form f);
@@ -136,6 +139,9 @@ const struct combine_merge *combine_plan(const struct combine *c);
 const struct combine_rule *combine_rule(const struct combine *c);
 enum merge_form combine_form(const struct combine *c);
 const struct combine_view *combine_view(const struct combine *c);
+
+/* The phases of step k: 5 on a row block's last merge, else 4. */
+int combine_step_phases(const struct combine *c, long k);
 
 /* Goes to merge step k and phase (or COMBINE_PHASE_LAST).  Returns 0, or
  * -1 when k is out of range (the position is then unchanged). */

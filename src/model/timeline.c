@@ -46,8 +46,10 @@ forward_phases(const void *e, long k)
 {
 	struct schedule_tile t;
 
+	/* A row block's last tile finalizes, or with split-KV each key
+	 * range's last (sim.h). */
 	schedule_tile(sim_schedule(e), k, &t);
-	return t.last_in_row ? SIM_PHASES : SIM_PHASES - 1;
+	return t.last_in_split ? SIM_PHASES : SIM_PHASES - 1;
 }
 
 static const char *
@@ -97,6 +99,63 @@ const struct timeline_segment timeline_forward = {
 	.step = forward_step,
 	.phase = forward_phase,
 	.view = forward_view,
+};
+
+/* ---- the combine: struct combine ---- */
+
+static long
+comb_steps(const void *e)
+{
+	return combine_steps(e);
+}
+
+static int
+comb_phases(const void *e, long k)
+{
+	return combine_step_phases(e, k);
+}
+
+static int
+comb_seek(void *e, long k, int phase)
+{
+	return combine_seek(e, k, phase);
+}
+
+static int
+comb_move_phase(void *e, int delta)
+{
+	return combine_move_phase(e, delta);
+}
+
+static long
+comb_step(const void *e)
+{
+	return combine_view(e)->step;
+}
+
+static int
+comb_phase(const void *e)
+{
+	return (int)combine_view(e)->phase;
+}
+
+static const void *
+comb_view(const void *e)
+{
+	return combine_view(e);
+}
+
+const struct timeline_segment timeline_combine = {
+	.name = "combine",
+	.kind = TIMELINE_COMBINE,
+	.steps = comb_steps,
+	.phases = comb_phases,
+	.phase_name = combine_phase_name,
+	.seek = comb_seek,
+	.move_phase = comb_move_phase,
+	.step = comb_step,
+	.phase = comb_phase,
+	.view = comb_view,
 };
 
 /* ---- the backward: struct backward ---- */
@@ -154,81 +213,6 @@ const struct timeline_segment timeline_backward = {
 	.step = bwd_step,
 	.phase = bwd_phase,
 	.view = bwd_view,
-};
-
-/* ---- the combine: struct combine ---- */
-
-static const char *combine_phase_names[COMBINE_PHASES] = {
-	[COMBINE_PHASE_LOAD] = "load",
-	[COMBINE_PHASE_MAX] = "max",
-	[COMBINE_PHASE_WEIGHTS] = "weights",
-	[COMBINE_PHASE_UPDATE] = "update",
-	[COMBINE_PHASE_FINALIZE] = "finalize",
-};
-
-static long
-comb_steps(const void *e)
-{
-	return combine_steps(e);
-}
-
-/* A row block's last merge finalizes it: one phase more. */
-static int
-comb_phases(const void *e, long k)
-{
-	int n = combine_merges(e);
-
-	return k % n == n - 1 ? COMBINE_PHASES : COMBINE_PHASES - 1;
-}
-
-static const char *
-comb_phase_name(int phase)
-{
-	return phase >= 0 && phase < COMBINE_PHASES ?
-	    combine_phase_names[phase] : "?";
-}
-
-static int
-comb_seek(void *e, long k, int phase)
-{
-	return combine_seek(e, k, phase);
-}
-
-static int
-comb_move_phase(void *e, int delta)
-{
-	return combine_move_phase(e, delta);
-}
-
-static long
-comb_step(const void *e)
-{
-	return combine_view(e)->step;
-}
-
-static int
-comb_phase(const void *e)
-{
-	return (int)combine_view(e)->phase;
-}
-
-static const void *
-comb_view(const void *e)
-{
-	return combine_view(e);
-}
-
-const struct timeline_segment timeline_combine = {
-	.name = "combine",
-	.kind = TIMELINE_COMBINE,
-	.steps = comb_steps,
-	.phases = comb_phases,
-	.phase_name = comb_phase_name,
-	.seek = comb_seek,
-	.move_phase = comb_move_phase,
-	.step = comb_step,
-	.phase = comb_phase,
-	.view = comb_view,
 };
 
 /* ---- the timeline ---- */

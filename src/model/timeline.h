@@ -7,12 +7,14 @@
  * timeline_segment).  Global step numbers run on from one segment to the
  * next:
  *
- *     segment 0: forward     steps 0 .. F-1        (struct sim)
- *     segment 1: backward    steps F .. F+B-1      (struct backward)
+ *     forward     steps 0 .. F-1              (struct sim)
+ *     combine     steps F .. F+C-1            (struct combine: split-KV
+ *                                              only, --splits 2 or more)
+ *     backward    steps F+C .. F+C+B-1        (struct backward)
  *
- * and another engine is one more segment, added where it belongs: a
- * split run's combine (struct combine) goes between the forward and the
- * backward.
+ * Each segment is there only when the problem has it (bwdsetup_build
+ * adds them); another engine is one more table of functions here and
+ * one more timeline_add there.
  *
  * Positions and moves:
  *
@@ -33,15 +35,15 @@
 /* Which engine, and so which view struct, a segment has. */
 enum timeline_kind {
 	TIMELINE_FORWARD,	/* view: struct sim_view (sim.h) */
-	TIMELINE_BACKWARD,	/* view: struct backward_view (backward.h) */
 	TIMELINE_COMBINE,	/* view: struct combine_view (combine.h) */
+	TIMELINE_BACKWARD,	/* view: struct backward_view (backward.h) */
 };
 #define TIMELINE_KINDS 3
 
 /* An engine as the timeline drives it.  Every function gets the engine
  * pointer given to timeline_add. */
 struct timeline_segment {
-	const char *name;		/* "forward", "backward" */
+	const char *name;		/* "forward", "combine", "backward" */
 	enum timeline_kind kind;
 	long (*steps)(const void *engine);
 	int (*phases)(const void *engine, long k);	/* phases of step k */
@@ -57,12 +59,10 @@ struct timeline_segment {
 	const void *(*view)(const void *engine);	/* per kind */
 };
 
-/* The two engines of this file's table. */
+/* The engines of this file's table. */
 extern const struct timeline_segment timeline_forward;	/* struct sim */
+extern const struct timeline_segment timeline_combine;	/* struct combine */
 extern const struct timeline_segment timeline_backward;	/* struct backward */
-/* A split run's combine (struct combine, after the forward's sim_run and
- * a combine_run): it goes between the forward and the backward. */
-extern const struct timeline_segment timeline_combine;
 
 struct timeline;
 

@@ -202,12 +202,26 @@ traffic_free(struct traffic_table *t)
 	memset(t, 0, sizeof *t);
 }
 
-void
-traffic_at(const struct traffic_table *t, long k, enum traffic_stage stage,
-    struct traffic *out)
+/* Step tile of table t through stage (a traffic_stage, or for the
+ * backward's table a traffic_bwd_stage). */
+static void
+step_through(const struct traffic_table *t, const struct schedule_tile *tile,
+    int stage, struct traffic *out)
+{
+	if (t->backward)
+		traffic_backward_step_through(t, tile,
+		    (enum traffic_bwd_stage)stage, out);
+	else
+		traffic_step_through(t, tile, (enum traffic_stage)stage, out);
+}
+
+/* Steps 0 .. k-1 whole and step k through stage. */
+static void
+table_at(const struct traffic_table *t, long k, int stage, struct traffic *out)
 {
 	struct schedule_tile tile;
 	struct traffic one;
+	const int whole = t->backward ? TRAFFIC_BWD_WRITE : TRAFFIC_FINALIZE;
 	long x;
 	int o;
 
@@ -217,21 +231,28 @@ traffic_at(const struct traffic_table *t, long k, enum traffic_stage stage,
 	*out = t->before[o];
 	for (x = t->sched->first[o]; x < k; x++) {
 		schedule_tile(t->sched, x, &tile);
-		if (t->backward)
-			traffic_backward_step(t, &tile, &one);
-		else
-			traffic_step(t, &tile, &one);
+		step_through(t, &tile, whole, &one);
 		add(out, &one);
 	}
 	schedule_tile(t->sched, k, &tile);
-	/* The backward's step is counted whole, whatever its phase. */
-	if (t->backward)
-		traffic_backward_step(t, &tile, &one);
-	else
-		traffic_step_through(t, &tile, stage, &one);
+	step_through(t, &tile, stage, &one);
 	add(out, &one);
 	/* On-chip bytes are those of step k itself, not a running peak. */
 	out->onchip = one.onchip;
+}
+
+void
+traffic_at(const struct traffic_table *t, long k, enum traffic_stage stage,
+    struct traffic *out)
+{
+	table_at(t, k, t->backward ? TRAFFIC_BWD_WRITE : (int)stage, out);
+}
+
+void
+traffic_backward_at(const struct traffic_table *t, long k,
+    enum traffic_bwd_stage stage, struct traffic *out)
+{
+	table_at(t, k, (int)stage, out);
 }
 
 void
@@ -315,8 +336,9 @@ traffic_backward_dpass(const struct problem *p, struct traffic *out)
 }
 
 void
-traffic_backward_step(const struct traffic_table *t,
-    const struct schedule_tile *tile, struct traffic *out)
+traffic_backward_step_through(const struct traffic_table *t,
+    const struct schedule_tile *tile, enum traffic_bwd_stage stage,
+    struct traffic *out)
 {
 	uint64_t R = (uint64_t)(tile->r1 - tile->r0);
 	uint64_t C = (uint64_t)(tile->c1 - tile->c0);
@@ -326,26 +348,57 @@ traffic_backward_step(const struct traffic_table *t,
 	uint64_t dq_i = R * d * 4;	/* the float32 accumulator */
 
 	memset(out, 0, sizeof *out);
+	/* LOAD: K_j, V_j once a key block, with dK_j = dV_j = 0 beside
+	 * them; Q_i, dO_i, lse_i, D_i (a scores problem: the S tile). */
 	if (tile->first_in_outer)
 		out->hbm_read += kv_j;
-	out->hbm_read += q_i + R * dv * e + R * 8;	/* Q_i, dO_i, lse_i, D_i */
-	if (t->scores_mode) {
-		out->hbm_read += R * C * e;		/* the S tile */
+	out->hbm_read += q_i + R * dv * e + R * 8;
+	if (t->scores_mode)
+		out->hbm_read += R * C * e;
+	out->onchip = kv_j + C * (d + dv) * 4 + R * (d + dv) * e + R * 8;
+	out->stored = tq * 8 + tq * d * 4;		/* lse, D, dQ */
+	if (stage < TRAFFIC_BWD_SCORES)
+		return;
+	out->flops = 2 * R * C * d;			/* S = Q_i K_j^T */
+	out->onchip += R * C * 4;			/* S, then P */
+	if (stage < TRAFFIC_BWD_P)
+		return;
+	out->exps = R * C;				/* P = exp(S - lse) */
+	if (stage < TRAFFIC_BWD_DV)
+		return;
+	out->flops += 2 * R * C * dv;			/* dV_j += P^T dO_i */
+	if (stage < TRAFFIC_BWD_DP)
+		return;
+	out->flops += 2 * R * C * dv;			/* dP = dO_i V_j^T */
+	out->onchip += R * C * 4;			/* dP, then dS */
+	if (stage < TRAFFIC_BWD_DS)
+		return;
+	if (t->scores_mode)
 		out->hbm_write += R * C * e;		/* the dS tile */
-	} else {
+	if (stage < TRAFFIC_BWD_DQ)
+		return;
+	if (!t->scores_mode) {
+		/* dQ_i += scale dS K_j: read, add, write back */
 		if (!tile->first_in_row)
 			out->hbm_read += dq_i;
 		out->hbm_write += dq_i;
+		out->flops += 2 * R * C * d;
+		out->onchip += dq_i;
 	}
+	if (stage < TRAFFIC_BWD_DK)
+		return;
+	out->flops += 2 * R * C * d;			/* dK_j += scale dS^T Q_i */
+	if (stage < TRAFFIC_BWD_WRITE)
+		return;
 	if (tile->i == t->sched->tr - 1)		/* dK_j, dV_j, once */
 		out->hbm_write += kv_j;
-	/* K_j, V_j, their gradients, Q_i, dO_i, lse_i, D_i, S or P, dP or
-	 * dS, and dQ_i's part. */
-	out->onchip = kv_j + C * (d + dv) * 4 + R * (d + dv) * e + R * 8 +
-	    2 * R * C * 4 + dq_i;
-	out->stored = tq * 8 + tq * d * 4;		/* lse, D, dQ */
-	out->flops = 2 * R * C * (3 * d + 2 * dv);
-	out->exps = R * C;
+}
+
+void
+traffic_backward_step(const struct traffic_table *t,
+    const struct schedule_tile *tile, struct traffic *out)
+{
+	traffic_backward_step_through(t, tile, TRAFFIC_BWD_WRITE, out);
 }
 
 int

@@ -137,6 +137,47 @@ int traffic_backward_init(struct traffic_table *t, const struct problem *p,
     const struct schedule *s, char *err, size_t errlen);
 void traffic_backward_step(const struct traffic_table *t,
     const struct schedule_tile *tile, struct traffic *out);
+
+/*
+ * The parts of a backward step, in the order it does them: the
+ * backward's phases (backward.h), one for one.  A count "through" a
+ * stage holds that stage and every one before it:
+ *
+ *   LOAD    read K_j, V_j (a key block's first tile), Q_i, dO_i, lse_i,
+ *           D_i (a scores problem: the S tile); on chip: those and the
+ *           dK_j, dV_j accumulators
+ *   SCORES  S = scale Q_i K_j^T: 2 R C d FLOPs; the S tile on chip
+ *   P       P = exp(S - lse_i): R C exps
+ *   DV      dV_j += P^T dO_i: 2 R C dv FLOPs
+ *   DP      dP = dO_i V_j^T: 2 R C dv FLOPs; the dP tile on chip
+ *   DS      dS = P o (dP - D_i) (a scores problem writes the dS tile)
+ *   DQ      dQ_i += scale dS K_j: read dQ_i (not on row block i's first
+ *           tile), 2 R C d FLOPs, write dQ_i: the read-modify-write
+ *   DK      dK_j += scale dS^T Q_i: 2 R C d FLOPs
+ *   WRITE   dK_j, dV_j to HBM (a key block's last tile only)
+ *
+ * Through WRITE is the whole step: what traffic_backward_step counts.
+ */
+enum traffic_bwd_stage {
+	TRAFFIC_BWD_LOAD,
+	TRAFFIC_BWD_SCORES,
+	TRAFFIC_BWD_P,
+	TRAFFIC_BWD_DV,
+	TRAFFIC_BWD_DP,
+	TRAFFIC_BWD_DS,
+	TRAFFIC_BWD_DQ,
+	TRAFFIC_BWD_DK,
+	TRAFFIC_BWD_WRITE,
+};
+void traffic_backward_step_through(const struct traffic_table *t,
+    const struct schedule_tile *tile, enum traffic_bwd_stage stage,
+    struct traffic *out);
+
+/* On the backward's table: the D pass, steps 0 .. k-1 whole and step k
+ * through stage.  (traffic_at and traffic_upto count its step k whole.) */
+void traffic_backward_at(const struct traffic_table *t, long k,
+    enum traffic_bwd_stage stage, struct traffic *out);
+
 /* The D pass alone. */
 void traffic_backward_dpass(const struct problem *p, struct traffic *out);
 

@@ -22,6 +22,10 @@ src_ui_libui_a_SOURCES = \
 	src/ui/ui_pane_eq.c \
 	src/ui/ui_pane_count.c \
 	src/ui/ui_pane_history.c \
+	src/ui/ui_pane_split.c \
+	src/ui/ui_pane_merge_eq.c \
+	src/ui/ui_pane_bwd.c \
+	src/ui/ui_pane_bwd_eq.c \
 	src/ui/ui_term.c \
 	src/ui/ui_loop.c \
 	src/ui/ui_bench.c src/ui/ui_bench.h

@@ -29,22 +29,40 @@ ui_heat_reset(struct ui *ui)
 		ui_message(ui, UI_ROLE_ERROR, "heatmap: %s", err);
 }
 
-/* The correct run for the current problem under a bug mode (none
- * without a bug, or without memory for it: then nothing stands beside
- * the wrong values). */
+/* The correct runs for the current problem under bug modes, one per
+ * segment whose rule has a bug (none without memory for it: then nothing
+ * stands beside the wrong values). */
 static void
 ui_correct_reset(struct ui *ui)
 {
 	struct online_rule ok = ui->opts.rule;
+	struct combine_rule merge = ui->opts.combine;
+	struct backward_input in;
 	char err[160];
 
 	sim_free(ui->correct);
+	combine_free(ui->correct_comb);
+	backward_free(ui->correct_bwd);
 	ui->correct = NULL;
-	if (ok.bug == BUG_NONE)
-		return;
-	ok.bug = BUG_NONE;
-	ui->correct = sim_new(UI_PROBLEM(ui), &ui->opts.tiling, &ok, err,
-	    sizeof err);
+	ui->correct_comb = NULL;
+	ui->correct_bwd = NULL;
+	if (ok.bug != BUG_NONE) {
+		ok.bug = BUG_NONE;
+		ui->correct = sim_new_split(UI_PROBLEM(ui), &ui->opts.tiling,
+		    &ui->opts.split, &ok, err, sizeof err);
+	}
+	if (ui->line.comb != NULL && merge.bug != MERGE_BUG_NONE) {
+		merge.bug = MERGE_BUG_NONE;
+		ui->correct_comb = combine_new(ui->sim, &merge, err, sizeof err);
+	}
+	if (ui->line.bwd != NULL && ui->opts.grad_bug != BWD_BUG_NONE) {
+		in.o = ui->line.o;
+		in.lse = ui->line.lse;
+		in.m = ui->line.m;
+		in.dout = ui->line.dout;
+		ui->correct_bwd = backward_new(UI_PROBLEM(ui), &ui->opts.tiling, &in,
+		    BWD_BUG_NONE, err, sizeof err);
+	}
 }
 
 const struct sim_view *
@@ -60,12 +78,89 @@ ui_correct(struct ui *ui)
 	return sim_view(ui->correct);
 }
 
+const struct combine_view *
+ui_correct_comb(struct ui *ui)
+{
+	long k;
+
+	if (ui->correct_comb == NULL)
+		return NULL;
+	k = combine_view(ui->line.comb)->step;
+	if (combine_view(ui->correct_comb)->step != k &&
+	    combine_seek(ui->correct_comb, k, COMBINE_PHASE_LAST) != 0)
+		return NULL;
+	return combine_view(ui->correct_comb);
+}
+
+const struct backward_view *
+ui_correct_bwd(struct ui *ui)
+{
+	long k;
+
+	if (ui->correct_bwd == NULL)
+		return NULL;
+	k = backward_view(ui->line.bwd)->step;
+	if (backward_view(ui->correct_bwd)->step != k &&
+	    backward_seek(ui->correct_bwd, k, BWD_PHASE_LAST) != 0)
+		return NULL;
+	return backward_view(ui->correct_bwd);
+}
+
 static void
 ui_copy_options(struct ui *ui, const struct options *o)
 {
 	ui->opts = *o;
 	ui->opts.args = NULL;
 	ui->opts.nargs = 0;
+	ui->opts.given = NULL;
+	ui->opts.ngiven = 0;
+}
+
+int
+ui_options_check(const struct options *o, char *err, size_t errlen)
+{
+	static const char *const files[] = {
+		"grad-q", "grad-k", "grad-v", "grad-scores",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof files / sizeof files[0]; i++)
+		if (options_given(o, files[i]))
+			return util_error(err, errlen, "--%s writes a file; the view "
+			    "writes none (use run or trace)", files[i]);
+	if (o->spec.heads > 1)
+		return util_error(err, errlen, "the view shows one head: drop "
+		    "--heads (run and trace take grouped heads)");
+	return 0;
+}
+
+/*
+ * The problem (into *p), its sim and its timeline from o.  Returns 0, or
+ * -1 with err set and nothing built.
+ */
+static int
+ui_build(const struct options *o, struct problem *p, struct sim **sim,
+    struct bwdsetup *line, char *err, size_t errlen)
+{
+	if (ui_options_check(o, err, errlen) != 0 ||
+	    problem_build(&o->spec, p, err, errlen) != 0)
+		return -1;
+	*sim = sim_new_split(p, &o->tiling, &o->split, &o->rule, err, errlen);
+	if (*sim != NULL &&
+	    bwdsetup_build(o, p, *sim, line, err, errlen) == 0)
+		return 0;
+	sim_free(*sim);
+	*sim = NULL;
+	problem_free(p);
+	return -1;
+}
+
+/* What the current problem is measured against. */
+static void
+ui_standards(struct ui *ui)
+{
+	traffic_standard(UI_PROBLEM(ui), &ui->standard);
+	traffic_standard_backward(UI_PROBLEM(ui), &ui->standard_bwd);
 }
 
 struct ui *
@@ -73,6 +168,7 @@ ui_new(const struct options *o, const struct ui_style *st, char *err,
     size_t errlen)
 {
 	struct ui *ui;
+	int k;
 
 	ui = util_calloc(1, sizeof *ui, "view", err, errlen);
 	if (ui == NULL)
@@ -83,17 +179,15 @@ ui_new(const struct options *o, const struct ui_style *st, char *err,
 	ui->gpu_step = -1;
 	ui->play.speed = 1;
 	ui->play.until = -1;
-	ui->want_phase = SIM_PHASE_LAST;
-	if (problem_build(&o->spec, &ui->probs[0], err, errlen) != 0)
+	for (k = 0; k < TIMELINE_KINDS; k++)
+		ui->want_phase[k] = -1;
+	if (ui_build(o, &ui->probs[0], &ui->sim, &ui->line, err, errlen) != 0)
 		goto fail;
-	ui->sim = sim_new(&ui->probs[0], &o->tiling, &o->rule, err, errlen);
-	if (ui->sim == NULL)
-		goto fail;
-	traffic_standard(UI_PROBLEM(ui), &ui->standard);
+	ui_standards(ui);
 	ui_heat_reset(ui);
 	ui_correct_reset(ui);
 	/* The first frame shows step 0 whole: every number of the step. */
-	sim_seek(ui->sim, 0, SIM_PHASE_LAST);
+	timeline_seek(ui->line.tl, 0, -1);
 	return ui;
 fail:
 	ui_free(ui);
@@ -105,8 +199,11 @@ ui_free(struct ui *ui)
 {
 	if (ui == NULL)
 		return;
+	bwdsetup_close(&ui->line);
 	sim_free(ui->sim);
 	sim_free(ui->correct);
+	combine_free(ui->correct_comb);
+	backward_free(ui->correct_bwd);
 	problem_free(&ui->probs[0]);
 	problem_free(&ui->probs[1]);
 	heatmap_free(&ui->heat);
@@ -133,61 +230,153 @@ ui_options(const struct ui *ui)
 	return &ui->opts;
 }
 
+void
+ui_position(const struct ui *ui, struct timeline_pos *pos)
+{
+	timeline_position(ui->line.tl, pos);
+}
+
+enum timeline_kind
+ui_kind(const struct ui *ui)
+{
+	struct timeline_pos pos;
+
+	timeline_position(ui->line.tl, &pos);
+	return timeline_segment(ui->line.tl, pos.seg)->kind;
+}
+
+const struct combine_view *
+ui_comb_view(const struct ui *ui)
+{
+	return combine_view(ui->line.comb);
+}
+
+const struct backward_view *
+ui_bwd_view(const struct ui *ui)
+{
+	return backward_view(ui->line.bwd);
+}
+
+int
+ui_rows(const struct ui *ui)
+{
+	switch (ui_kind(ui)) {
+	case TIMELINE_COMBINE:
+		return ui_comb_view(ui)->rows;
+	case TIMELINE_BACKWARD:
+		return ui_bwd_view(ui)->rows;
+	default:
+		return sim_view(ui->sim)->rows;
+	}
+}
+
 /*
- * Where the old position lands in a new schedule: the same tile (i, j)
- * when it still exists; else, in the same row block, the last tile the
- * mask keeps; else the same step number, clamped.
+ * Where tile (i, j) lands in a new schedule: the same tile when it still
+ * exists; else, in the same row block, the last tile the mask keeps;
+ * else the same step number, clamped.
  */
 static long
-ui_nearest_step(const struct schedule *s, const struct sim_view *old)
+ui_nearest_step(const struct schedule *s, int i, int j, long step)
 {
-	int i = old->tile.i < s->tr ? old->tile.i : s->tr - 1;
-	int j = old->tile.j < s->tc ? old->tile.j : s->tc - 1;
-	long k = schedule_step_of(s, i, j);
+	long k;
 
+	i = i < s->tr ? i : s->tr - 1;
+	j = j < s->tc ? j : s->tc - 1;
+	k = schedule_step_of(s, i, j);
 	if (k < 0 && s->jend[i] > 0)
 		k = schedule_step_of(s, i, s->jend[i] - 1);
 	if (k < 0)
-		k = old->step < s->nsteps ? old->step : s->nsteps - 1;
+		k = step < s->nsteps ? step : s->nsteps - 1;
 	return k;
+}
+
+/*
+ * The old position (segment kind, tile or merge, phase) in the new
+ * timeline: the same place in a segment of the same kind, or else the
+ * end of the last segment before where it was.
+ */
+static void
+ui_keep_position(const struct bwdsetup *old, struct sim *osim,
+    struct bwdsetup *line, struct sim *nsim)
+{
+	struct timeline_pos pos;
+	enum timeline_kind kind;
+	const struct sim_view *fv;
+	const struct backward_view *bv;
+	const struct combine_view *cv;
+	int seg, i, n;
+	long k;
+
+	timeline_position(old->tl, &pos);
+	kind = timeline_segment(old->tl, pos.seg)->kind;
+	seg = timeline_find(line->tl, kind);
+	if (seg < 0) {
+		for (seg = timeline_segments(line->tl) - 1; seg > 0 &&
+		    timeline_segment(line->tl, seg)->kind > kind; seg--)
+			;
+		timeline_seek(line->tl, timeline_first(line->tl, seg) +
+		    timeline_segment(line->tl, seg)->steps(
+		    timeline_engine(line->tl, seg)) - 1, -1);
+		return;
+	}
+	switch (kind) {
+	case TIMELINE_COMBINE:
+		cv = combine_view(old->comb);
+		n = combine_merges(line->comb);
+		i = cv->block < sim_schedule(nsim)->tr ? cv->block :
+		    sim_schedule(nsim)->tr - 1;
+		k = (long)i * n + (cv->merge < n ? cv->merge : n - 1);
+		break;
+	case TIMELINE_BACKWARD:
+		bv = backward_view(old->bwd);
+		k = ui_nearest_step(backward_schedule(line->bwd), bv->tile.i,
+		    bv->tile.j, bv->step);
+		break;
+	default:
+		fv = sim_view(osim);
+		k = ui_nearest_step(sim_schedule(nsim), fv->tile.i, fv->tile.j,
+		    fv->step);
+		break;
+	}
+	/* A step without the old phase (finalize, write) shows its last. */
+	timeline_seek(line->tl, timeline_first(line->tl, seg) + k, pos.phase);
 }
 
 int
 ui_configure(struct ui *ui, const struct options *o, char *err, size_t errlen)
 {
-	const struct sim_view *v = sim_view(ui->sim);
-	int next = 1 - ui->cur, phase = (int)v->phase, keep_heat;
+	int next = 1 - ui->cur, keep_heat;
 	struct problem *np = &ui->probs[next];
+	struct bwdsetup line;
 	struct sim *ns;
-	long k;
 
 	problem_free(np);
-	if (problem_build(&o->spec, np, err, errlen) != 0)
+	if (ui_build(o, np, &ns, &line, err, errlen) != 0)
 		return -1;
-	ns = sim_new(np, &o->tiling, &o->rule, err, errlen);
-	if (ns == NULL) {
-		problem_free(np);
-		return -1;
-	}
-	k = ui_nearest_step(sim_schedule(ns), v);
-	/* A step that does not finalize clamps FINALIZE to its last phase. */
-	sim_seek(ns, k, phase);
+	ui_keep_position(&ui->line, ui->sim, &line, ns);
 	keep_heat = ui->heat_ok && heatmap_same_scores(UI_PROBLEM(ui), np);
 
-	/* The correct run borrows the old problem too: it goes first. */
+	/* The correct runs borrow the old problem too: they go first. */
 	sim_free(ui->correct);
+	combine_free(ui->correct_comb);
+	backward_free(ui->correct_bwd);
 	ui->correct = NULL;
+	ui->correct_comb = NULL;
+	ui->correct_bwd = NULL;
+	bwdsetup_close(&ui->line);
 	sim_free(ui->sim);
 	problem_free(UI_PROBLEM(ui));
 	ui->sim = ns;
+	ui->line = line;
 	ui->gen++;
 	ui->cur = next;
 	ui_copy_options(ui, o);
-	traffic_standard(np, &ui->standard);
+	ui_standards(ui);
 	ui_correct_reset(ui);
 	if (!keep_heat)
 		ui_heat_reset(ui);
 	ui->warm_i = ui->warm_j = ui->warm_done = 0;
+	ui->warm_bwd = ui->warm_bwd_n = 0;
 	/* The GPU's trace belongs to the old problem. */
 	gpucheck_trace_free(ui->gpu_trace);
 	ui->gpu_trace = NULL;
@@ -201,22 +390,34 @@ ui_configure(struct ui *ui, const struct options *o, char *err, size_t errlen)
 void
 ui_clamp_focus(struct ui *ui)
 {
-	const struct sim_view *v = sim_view(ui->sim);
+	int rows = ui_rows(ui), keys;
 
-	if (ui->focus >= v->rows)
-		ui->focus = v->rows - 1;
+	if (ui->focus >= rows)
+		ui->focus = rows - 1;
 	if (ui->focus < 0)
 		ui->focus = 0;
+	keys = ui_kind(ui) == TIMELINE_BACKWARD ? ui_bwd_view(ui)->cols : 1;
+	if (ui->focus_key >= keys)
+		ui->focus_key = keys - 1;
+	if (ui->focus_key < 0)
+		ui->focus_key = 0;
+}
+
+/* After a move: the focus in range, the GPU's values for a forward step. */
+static void
+ui_moved(struct ui *ui)
+{
+	ui_clamp_focus(ui);
+	if (ui->gpu && ui_kind(ui) == TIMELINE_FORWARD)
+		ui_gpu_refresh(ui);
 }
 
 int
 ui_seek(struct ui *ui, long k, int phase)
 {
-	if (sim_seek(ui->sim, k, phase) != 0)
+	if (timeline_seek(ui->line.tl, k, phase) != 0)
 		return -1;
-	ui_clamp_focus(ui);
-	if (ui->gpu)
-		ui_gpu_refresh(ui);
+	ui_moved(ui);
 	return 0;
 }
 
@@ -254,29 +455,43 @@ ui_message(struct ui *ui, int role, const char *fmt, ...)
 }
 
 int
+ui_goto(struct ui *ui, long k)
+{
+	struct timeline_pos to;
+
+	if (timeline_locate(ui->line.tl, k, &to) != 0)
+		return -1;
+	return ui_seek(ui, k, ui->want_phase[timeline_segment(ui->line.tl,
+	    to.seg)->kind]);
+}
+
+int
 ui_step(struct ui *ui, long delta)
 {
-	const struct sim_view *v = sim_view(ui->sim);
-	long k = v->step + delta, n = sim_steps(ui->sim);
+	struct timeline_pos pos;
+	long k, n = timeline_steps(ui->line.tl);
 
+	ui_position(ui, &pos);
+	k = pos.global + delta;
 	if (k < 0)
 		k = 0;
 	if (k >= n)
 		k = n - 1;
-	if (k == v->step)
+	if (k == pos.global)
 		return -1;
-	return ui_seek(ui, k, ui->want_phase);
+	return ui_goto(ui, k);
 }
 
 int
 ui_phase(struct ui *ui, int delta)
 {
-	if (sim_move_phase(ui->sim, delta) != 0)
+	struct timeline_pos pos;
+
+	if (timeline_move_phase(ui->line.tl, delta) != 0)
 		return -1;
-	ui->want_phase = (int)sim_view(ui->sim)->phase;
-	ui_clamp_focus(ui);
-	if (ui->gpu)
-		ui_gpu_refresh(ui);
+	ui_position(ui, &pos);
+	ui->want_phase[ui_kind(ui)] = pos.phase;
+	ui_moved(ui);
 	return 0;
 }
 
@@ -317,8 +532,9 @@ ui_cycle_convention(struct ui *ui)
 	return ui_reconfigure(ui, &o, what);
 }
 
-int
-ui_cycle_bug(struct ui *ui)
+/* b in the forward: the next bug of the online update. */
+static int
+ui_cycle_update_bug(struct ui *ui)
 {
 	struct options o = ui->opts;
 	char what[200];
@@ -333,6 +549,76 @@ ui_cycle_bug(struct ui *ui)
 		snprintf(what, sizeof what, "bug %s%s", online_bug_name(o.rule.bug),
 		    o.rule.bug == BUG_NONE ? ": the correct update" : "");
 	return ui_reconfigure(ui, &o, what);
+}
+
+/* b in the combine: the next merge bug the partials' form has. */
+static int
+ui_cycle_merge_bug(struct ui *ui)
+{
+	struct options o = ui->opts;
+	char what[200];
+
+	do
+		o.combine.bug = (enum merge_bug)(((int)o.combine.bug + 1) %
+		    MERGE_BUGS);
+	while (!merge_bug_valid(o.split.partials, o.combine.bug));
+	snprintf(what, sizeof what, "merge bug %s%s",
+	    combine_bug_name(o.combine.bug), o.combine.bug == MERGE_BUG_NONE ?
+	    ": the correct merge" : "");
+	return ui_reconfigure(ui, &o, what);
+}
+
+/* b in the backward: the next gradient bug. */
+static int
+ui_cycle_grad_bug(struct ui *ui)
+{
+	struct options o = ui->opts;
+	char what[200];
+
+	o.grad_bug = (enum backward_bug)(((int)o.grad_bug + 1) % BACKWARD_BUGS);
+	snprintf(what, sizeof what, "gradient bug %s%s",
+	    backward_bug_name(o.grad_bug), o.grad_bug == BWD_BUG_NONE ?
+	    ": the correct backward" : "");
+	return ui_reconfigure(ui, &o, what);
+}
+
+int
+ui_cycle_bug(struct ui *ui)
+{
+	switch (ui_kind(ui)) {
+	case TIMELINE_COMBINE:
+		return ui_cycle_merge_bug(ui);
+	case TIMELINE_BACKWARD:
+		return ui_cycle_grad_bug(ui);
+	default:
+		return ui_cycle_update_bug(ui);
+	}
+}
+
+int
+ui_cycle_merge_order(struct ui *ui)
+{
+	static const char *const how[] = {
+		[COMBINE_LTR] = "left to right, from the empty state",
+		[COMBINE_TREE] = "pairs, then pairs of pairs",
+		[COMBINE_REVERSE] = "right to left, from the empty state",
+	};
+	struct options o = ui->opts;
+	char what[200];
+
+	if (ui->line.comb == NULL) {
+		ui_message(ui, UI_ROLE_MESSAGE, "merge order: nothing to merge "
+		    "without splits (--splits 2 or more, or the e form)");
+		return -1;
+	}
+	o.combine.order = (enum combine_order)(((int)o.combine.order + 1) % 3);
+	if (ui_reconfigure(ui, &o, "") != 0)
+		return -1;
+	snprintf(what, sizeof what, "merge order %s: %s (%d merges a row "
+	    "block)", combine_order_name(o.combine.order), how[o.combine.order],
+	    combine_merges(ui->line.comb));
+	ui_message(ui, UI_ROLE_MESSAGE, "%s", what);
+	return 0;
 }
 
 int
@@ -410,6 +696,17 @@ ui_gpu_refresh(struct ui *ui)
 void
 ui_gpu_toggle(struct ui *ui)
 {
+	if (!ui->gpu && ui_kind(ui) != TIMELINE_FORWARD) {
+		ui_message(ui, UI_ROLE_MESSAGE, "G: the GPU's values are the "
+		    "forward's (its running state); go back to a forward step");
+		return;
+	}
+	if (!ui->gpu && ui->line.comb != NULL) {
+		ui_message(ui, UI_ROLE_MESSAGE, "G: the teaching kernel runs "
+		    "unsplit here; `flashstep compare --splits N` checks the split "
+		    "kernel");
+		return;
+	}
 	if (ui->gpu) {
 		ui->gpu = 0;
 		ui_message(ui, UI_ROLE_MESSAGE, "GPU values hidden");

@@ -178,8 +178,10 @@ void ui_style_detect(struct ui_style *st);
 struct ui;
 
 /*
- * A view over the problem and tiling that o describes: builds the problem
- * and its sim (as `flashstep run` would) and stands at step 0.  The
+ * A view over the problem and tiling that o describes: builds the problem,
+ * its sim and its timeline (as `flashstep run` would: the combine with
+ * --splits, the backward with --backward, model/bwdsetup.h) and stands at
+ * step 0.  The
  * strings and inline data o's spec points to are borrowed: keep them
  * alive as long as the ui.  Returns NULL with err set (the problem's or
  * the sim's one-line message).
@@ -188,8 +190,14 @@ struct ui *ui_new(const struct options *o, const struct ui_style *st,
     char *err, size_t errlen);
 void ui_free(struct ui *ui);
 
-/* The current sim.  Valid until the view rebuilds it (ui_configure, or
- * the keys c, b, o, m, e): read it again after each key. */
+/* What the view refuses in o, checked by ui_new and ui_configure too:
+ * gradient files (it writes none) and several heads (it shows one).
+ * Returns 0, or -1 with err set. */
+int ui_options_check(const struct options *o, char *err, size_t errlen);
+
+/* The current sim, the timeline's forward.  Valid until the view
+ * rebuilds it (ui_configure, or the keys c, b, O, o, m, e): read it again
+ * after each key. */
 struct sim *ui_sim(struct ui *ui);
 
 /* The options the current sim was built from. */
@@ -203,7 +211,9 @@ const struct options *ui_options(const struct ui *ui);
 int ui_configure(struct ui *ui, const struct options *o, char *err,
     size_t errlen);
 
-/* Goes to step k and phase (sim_seek's rules).  Returns 0 or -1. */
+/* Goes to step k of the timeline and phase (timeline_seek's rules; the
+ * forward's steps come first, so forward step k is step k).  Returns 0
+ * or -1. */
 int ui_seek(struct ui *ui, long k, int phase);
 
 /* The focused row, as an index into the current tile's rows (clamped to

@@ -74,6 +74,7 @@ ui_bench(const struct options *o, long n, int w, int h, int cold,
 	struct ui_grid g = { 0 };
 	struct inputs_rng rng;
 	struct ui_key k;
+	struct timeline_pos pos;
 	double *all = NULL, *by[UI_BENCH_CLASSES] = { NULL }, *cpu = NULL;
 	double t0, c0, t;
 	long count[UI_BENCH_CLASSES] = { 0 }, i, nsteps;
@@ -108,10 +109,12 @@ ui_bench(const struct options *o, long n, int w, int h, int cold,
 		ui_idle(ui, 0.0, &dummy);
 		res->heat_s = util_now() - t0;
 		t0 = util_now();
-		ui_idle(ui, 0.0, &dummy);
+		do	/* the forward's, then the backward's */
+			ui_idle(ui, 0.0, &dummy);
+		while (dummy == 0);
 		res->warm_s = util_now() - t0;
 	}
-	res->steps = sim_steps(ui->sim);
+	res->steps = timeline_steps(ui->line.tl);
 	nsteps = res->steps;
 	ui_draw(ui, &g, (struct ui_rect){ 0, 0, w, h });
 	if (res->curses)
@@ -172,7 +175,8 @@ ui_bench(const struct options *o, long n, int w, int h, int cold,
 	ui_bench_stats(cpu, n, &res->cpu);
 	for (c = 0; c < UI_BENCH_CLASSES; c++)
 		ui_bench_stats(by[c], count[c], &res->by[c]);
-	res->final_step = sim_view(ui->sim)->step;
+	ui_position(ui, &pos);
+	res->final_step = pos.global;
 	rc = 0;
 done:
 	if (res->curses)

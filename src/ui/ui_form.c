@@ -1,8 +1,9 @@
 /*
  * ui_form.c - the `e` form: edit the problem's sizes, tiles, seed and
- * inputs.  The values are checked by the command line's own code: the
- * form becomes "--tq=..." arguments for options_parse, then the problem
- * and sim are rebuilt (problem_build, sim_new) keeping the position.
+ * inputs, and turn the backward and split-KV on or off.  The values are
+ * checked by the command line's own code: the form becomes "--tq=..."
+ * arguments for options_parse, then the problem, sim and timeline are
+ * rebuilt (ui_configure) keeping the position.
  * Any of them failing leaves everything as it was and shows its one-line
  * message in the form.
  */
@@ -26,8 +27,9 @@ static const struct {
 	{ "Bc", "bc", "keys per tile" },
 	{ "seed", "seed", "seed of the generated inputs" },
 	{ "input", "input", "normal uniform ramp spike, or files" },
+	{ "bwd", "backward", "backward pass: on or off" },
+	{ "splits", "splits", "key ranges per row block (1: none)" },
 };
-#define UI_FORM_INPUT 7
 
 /* Did the options name input files (or inline matrices)? */
 static int
@@ -59,6 +61,10 @@ ui_form_open(struct ui *ui)
 	snprintf(f->value[UI_FORM_INPUT], sizeof f->value[0], "%s",
 	    ui_form_has_files(&ui->opts) ? "files" :
 	    inputs_kind_name(ui->opts.spec.input));
+	snprintf(f->value[UI_FORM_BACKWARD], sizeof f->value[0], "%s",
+	    ui->opts.backward ? "on" : "off");
+	snprintf(f->value[UI_FORM_SPLITS], sizeof f->value[0], "%d",
+	    ui->opts.split.splits > 1 ? ui->opts.split.splits : 1);
 }
 
 int
@@ -74,12 +80,25 @@ ui_form_apply(struct ui *ui)
 	o.spec.tq = o.spec.tk = o.spec.d = o.spec.dv = o.spec.bc = 0;
 	o.spec.seed = 1;
 	o.tiling.br = o.tiling.bc = PROBLEM_DEFAULT_TILE;
+	o.backward = 0;
+	o.split.splits = 0;
 	o.args = NULL;
 	o.nargs = 0;
 	argv[argc++] = "edit";
 	for (i = 0; i < UI_FORM_FIELDS; i++) {
 		if (f->value[i][0] == '\0')
 			continue;
+		if (i == UI_FORM_BACKWARD) {
+			/* a flag: named when on */
+			if (strcmp(f->value[i], "on") == 0)
+				argv[argc++] = "--backward";
+			else if (strcmp(f->value[i], "off") != 0) {
+				snprintf(f->error, sizeof f->error, "bwd: on or off, "
+				    "not '%s'", f->value[i]);
+				return -1;
+			}
+			continue;
+		}
 		if (i == UI_FORM_INPUT && strcmp(input, "files") == 0) {
 			if (!ui_form_has_files(&ui->opts)) {
 				snprintf(f->error, sizeof f->error, "input: 'files' needs "
@@ -99,8 +118,8 @@ ui_form_apply(struct ui *ui)
 		    f->value[i]);
 		argv[argc++] = args[i];
 	}
-	rc = options_parse(argc, argv, 1, OPT_PROBLEM, NULL, NULL, &o, f->error,
-	    sizeof f->error);
+	rc = options_parse(argc, argv, 1, OPT_PROBLEM | OPT_BACKWARD | OPT_SPLIT,
+	    NULL, NULL, &o, f->error, sizeof f->error);
 	options_free(&o);
 	if (rc != 0)
 		return -1;
@@ -108,7 +127,7 @@ ui_form_apply(struct ui *ui)
 		return -1;
 	f->open = 0;
 	ui_message(ui, UI_ROLE_MESSAGE, "problem rebuilt: %ld steps",
-	    sim_steps(ui->sim));
+	    timeline_steps(ui->line.tl));
 	return 0;
 }
 

@@ -1,11 +1,18 @@
 /*
  * ui_form.h - the `e` form: edit the problem's sizes, tiles, seed and
- * inputs, checked by the command line's own rules.
+ * inputs, and turn the backward and split-KV on or off, checked by the
+ * command line's own rules.
  */
 #ifndef FLASHSTEP_UI_FORM_H
 #define FLASHSTEP_UI_FORM_H
 
 #include "ui_int.h"
+
+/* The fields of the form (UI_FORM_FIELDS in all) that are not a number:
+ * the inputs, the backward (on or off) and the splits (1: none). */
+#define UI_FORM_INPUT 7
+#define UI_FORM_BACKWARD 8
+#define UI_FORM_SPLITS 9
 
 /* Opens the form with the current values. */
 void ui_form_open(struct ui *ui);

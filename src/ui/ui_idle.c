@@ -1,7 +1,8 @@
 /*
  * ui_idle.c - the view's background work, done in slices between keys:
  * the heatmap summary of S (drawn as it fills in), then warming the sim's
- * checkpoints so that later jumps replay few tiles; and play's ticks.
+ * checkpoints so that later jumps replay few tiles, then the backward's;
+ * and play's ticks.
  */
 #include "config.h"
 
@@ -46,6 +47,43 @@ ui_idle_warm(struct ui *ui, double deadline)
 	return ui->warm_done;
 }
 
+/*
+ * The backward's checkpoints, warmed alike, key block after key block
+ * (dK_j, dV_j) and then row block after row block (dQ_i), a few
+ * checkpoints' worth at a time; backward_warm leaves the view alone.
+ * Returns 1 when every block is warm.
+ */
+static int
+ui_idle_warm_backward(struct ui *ui, double deadline)
+{
+	struct backward *b = ui->line.bwd;
+	const struct schedule *s;
+	int key, blk, len, every, n, moved = 0;
+
+	if (b == NULL)
+		return 1;
+	s = backward_schedule(b);
+	while (ui->warm_bwd < s->tc + s->tr && (!moved || deadline <= 0 ||
+	    util_now() < deadline)) {
+		key = ui->warm_bwd < s->tc;
+		blk = key ? ui->warm_bwd : ui->warm_bwd - s->tc;
+		len = key ? s->tr - s->ibegin[blk] : s->jend[blk];
+		every = backward_checkpoint_every(b, key);
+		n = ui->warm_bwd_n + 4 * every;
+		n = n < len ? n : len;
+		/* every > len: this kind keeps no checkpoints (a scores
+		 * problem's dQ, or blocks too short to need them) */
+		if (every <= len && n > 0 && backward_warm(b, key, blk, n) == 0)
+			moved = 1;
+		if (n >= len || every > len) {
+			ui->warm_bwd++;
+			ui->warm_bwd_n = 0;
+		} else
+			ui->warm_bwd_n = n;
+	}
+	return ui->warm_bwd >= s->tc + s->tr;
+}
+
 int
 ui_idle(struct ui *ui, double deadline, int *wait_ms)
 {
@@ -63,7 +101,11 @@ ui_idle(struct ui *ui, double deadline, int *wait_ms)
 		}
 		if (!heatmap_complete(&ui->heat))
 			*wait_ms = 0;
-	} else if (!ui->warm_done && !ui_idle_warm(ui, deadline))
+	} else if (!ui->warm_done) {
+		/* the backward's next, when there is one */
+		if (!ui_idle_warm(ui, deadline) || ui->line.bwd != NULL)
+			*wait_ms = 0;
+	} else if (!ui_idle_warm_backward(ui, deadline))
 		*wait_ms = 0;
 	return flags | ui_play_tick(ui, wait_ms);
 }

@@ -23,6 +23,7 @@
 
 #include "gpu/gpucheck.h"
 
+#include "model/bwdsetup.h"
 #include "model/heatmap.h"
 #include "model/traffic.h"
 
@@ -37,6 +38,7 @@ struct ui_glyphs {
 	const char *prime;	/* "′" */
 	const char *transp;	/* "ᵀ" */
 	const char *times;	/* "×" */
+	const char *circ;	/* "∘": the entrywise product */
 	const char *ninf;	/* "-∞" */
 	const char *ellipsis;	/* "…" */
 	const char *vline;	/* "│" */
@@ -69,21 +71,35 @@ struct ui_pane {
 
 extern const struct ui_pane ui_pane_header;
 extern const struct ui_pane ui_pane_heat;
+extern const struct ui_pane ui_pane_count;
+extern const struct ui_pane ui_pane_status;
+extern const struct ui_pane ui_pane_keybar;
+/* the forward's */
 extern const struct ui_pane ui_pane_tile;
 extern const struct ui_pane ui_pane_state;
 extern const struct ui_pane ui_pane_eq;
-extern const struct ui_pane ui_pane_count;
 extern const struct ui_pane ui_pane_history;
-extern const struct ui_pane ui_pane_status;
-extern const struct ui_pane ui_pane_keybar;
+/* the combine's (split-KV) */
+extern const struct ui_pane ui_pane_parts;
+extern const struct ui_pane ui_pane_merge;
+extern const struct ui_pane ui_pane_merge_eq;
+/* the backward's */
+extern const struct ui_pane ui_pane_bwd_tile;
+extern const struct ui_pane ui_pane_bwd_rows;
+extern const struct ui_pane ui_pane_bwd_keys;
+extern const struct ui_pane ui_pane_bwd_eq;
 
 /* Where each pane went in the last frame (for mouse clicks): a pane
- * added to the layout gets a slot here. */
+ * added to the layout gets a slot here.  A segment's panes take the
+ * forward's slots by place: TILE the tile (the combine: its partials),
+ * STATE the rows' state (the backward: its query rows), KEYS the
+ * backward's key block, EQ its equations. */
 enum ui_slot {
 	UI_SLOT_HEADER,
 	UI_SLOT_HEAT,
 	UI_SLOT_TILE,
 	UI_SLOT_STATE,
+	UI_SLOT_KEYS,
 	UI_SLOT_EQ,
 	UI_SLOT_COUNT,
 	UI_SLOT_HISTORY,
@@ -102,7 +118,7 @@ struct ui_heat_geom {
 };
 
 /* The edit form ('e'): fields as text, validated on Enter. */
-#define UI_FORM_FIELDS 8
+#define UI_FORM_FIELDS 10
 struct ui_form {
 	int open;
 	int field;		/* the field being edited */
@@ -137,7 +153,11 @@ struct ui {
 	struct problem probs[2];
 	int cur;		/* probs[cur] is the sim's problem */
 	struct sim *sim;
+	/* The timeline over the sim, and its other engines: the combine
+	 * with --splits, the backward with --backward (bwdsetup.h). */
+	struct bwdsetup line;
 	struct traffic standard;	/* standard attention, whole run */
+	struct traffic standard_bwd;	/* ... and its backward */
 
 	struct heatmap heat;	/* pooled S: computed in ui_idle */
 	int heat_ok;		/* heat is laid out for this problem */
@@ -149,15 +169,21 @@ struct ui {
 	int pool_ny, pool_nx, pool_fy, pool_fx, pool_causal, pool_bands;
 
 	/* Warming checkpoints in idle time: row block warm_i is replayed
-	 * up to tile warm_j so far. */
-	int warm_i, warm_j, warm_done;
+	 * up to tile warm_j so far; then the backward's key blocks and row
+	 * blocks, warm_bwd of them so far and warm_bwd_n tiles of the next. */
+	int warm_i, warm_j, warm_done, warm_bwd, warm_bwd_n;
 
-	/* Under a bug mode, the same problem with the correct update: its
+	/* Under a bug mode, the same problem with the correct rule: its
 	 * numbers stand beside the wrong ones.  NULL without a bug. */
-	struct sim *correct;
+	struct sim *correct;		/* the forward's update */
+	struct combine *correct_comb;	/* the merge */
+	struct backward *correct_bwd;	/* the backward */
 
-	int focus;		/* focused row, within the tile */
-	int want_phase;		/* phase that n/p keep (SIM_PHASE_LAST: the last) */
+	int focus;		/* focused row, within the tile (the combine:
+				 * within the row block) */
+	int focus_key;		/* focused key, within the backward's tile */
+	/* Phase that n/p keep, per kind of segment (-1: the last). */
+	int want_phase[TIMELINE_KINDS];
 	int help;		/* the help screen is open */
 	int help_first;		/* its first line shown (it scrolls) */
 	int help_lines;		/* its lines, as last drawn */
@@ -196,6 +222,8 @@ struct ui {
 	struct ui_heat_geom heat_geom;
 	int state_first;	/* tile row shown first in the state pane */
 	int tile_first;		/* tile row shown first in the tile pane */
+	int keys_first;		/* key shown first in the key block's pane */
+	int parts_first;	/* key range shown first among the partials */
 };
 
 /* The sim's problem. */
@@ -244,23 +272,42 @@ void ui_grid_blit(struct ui_grid *dst, int x, int y, const struct ui_grid *src,
 
 /* ---- ui.c: the state and what moves it ---------------------------------- */
 
-/* Moves by steps (delta) or phases, for keys and play.  0 or -1 at an
- * end (position unchanged). */
+/* Where the reader is on the timeline, and the kind of its segment. */
+void ui_position(const struct ui *ui, struct timeline_pos *pos);
+enum timeline_kind ui_kind(const struct ui *ui);
+
+/* The current segment's view (call only when ui_kind says it is that
+ * kind), and its rows (the focus moves among them). */
+const struct combine_view *ui_comb_view(const struct ui *ui);
+const struct backward_view *ui_bwd_view(const struct ui *ui);
+int ui_rows(const struct ui *ui);
+
+/* Goes to step k of the timeline at the phase n/p keep for its kind of
+ * segment.  0, or -1 when k is out of range. */
+int ui_goto(struct ui *ui, long k);
+
+/* Moves by steps (delta) or phases, for keys and play, across the
+ * segments.  0 or -1 at an end (position unchanged). */
 int ui_step(struct ui *ui, long delta);
 int ui_phase(struct ui *ui, int delta);
 
-/* Keeps focus inside the current tile. */
+/* Keeps focus inside the current tile (and the key focus inside the
+ * backward's tile). */
 void ui_clamp_focus(struct ui *ui);
 
-/* Rebuild helpers for the keys c, b, o, m. */
+/* Rebuild helpers for the keys c, b, o, m and O (the merge order). */
 int ui_cycle_convention(struct ui *ui);
 int ui_cycle_bug(struct ui *ui);
 int ui_toggle_order(struct ui *ui);
 int ui_toggle_mask(struct ui *ui);
+int ui_cycle_merge_order(struct ui *ui);
 
-/* Under a bug mode: the correct update's view at the current step (its
- * tile and rows are the view's), else NULL. */
+/* Under a bug mode: the correct rule's view at the current step (its
+ * tile and rows are the view's), else NULL: of the forward's update,
+ * of the merge, of the backward. */
 const struct sim_view *ui_correct(struct ui *ui);
+const struct combine_view *ui_correct_comb(struct ui *ui);
+const struct backward_view *ui_correct_bwd(struct ui *ui);
 
 /* G: fetch the GPU's values of the current step (or say why not). */
 void ui_gpu_toggle(struct ui *ui);
@@ -289,6 +336,48 @@ void ui_layout_min(const struct ui *ui, int *w, int *h);
 /* The first of n rows to show out of rows so that focus is among them,
  * moving as little as possible from first (ui_pane_tile.c). */
 int ui_pane_tile_window(int first, int focus, int rows, int n);
+
+/*
+ * The live equations (ui_pane_eq.c), shared by the segments' equation
+ * panes: each builds its lines for the focused row, and ui_eq_draw lays
+ * them out below a title, the current phase's line marked, earlier
+ * phases plain, later ones dim and without numbers (or, with `later`
+ * set, their words dim: "after the row's last tile"), the lines that
+ * matter least dropped when the pane is short.
+ */
+#define UI_EQ_LINES 12
+#define UI_EQ_NW 6
+struct ui_eq_line {
+	int phase;		/* the phase that computes it (-1: a note) */
+	int keep;		/* priority when the pane is short: higher stays */
+	int fitted;		/* its numbers were fitted to the width already */
+	int later;		/* its phase does not come in this step: the
+				 * words show, dim */
+	char formula[96];
+	char subst[240];
+};
+/* Fills ln (UI_EQ_LINES) with numbers of at most digits significant
+ * digits, fitting vectors into width columns; returns the count. */
+typedef int (*ui_eq_lines_fn)(struct ui *ui, int width, int digits,
+    struct ui_eq_line *ln);
+void ui_eq_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r,
+    const char *title, int phase, ui_eq_lines_fn lines);
+/* n values as "[a b c ...]" in width columns; a factor in a product (a
+ * negative one in parentheses); a term added ("+ x", "- |x|"). */
+void ui_eq_vector(const struct ui *ui, const float *x, int n, int width,
+    char *out, size_t len);
+const char *ui_eq_factor(const struct ui *ui, float x, int digits, char *buf,
+    size_t len);
+const char *ui_eq_term(const struct ui *ui, float x, int digits, char *buf,
+    size_t len);
+
+/* The counters' number format: "1234", "12.3k", "4.29G" (ui_pane_count.c). */
+const char *ui_count_si(double x, char *buf, size_t len);
+
+/* A state pane's number: right-aligned in w columns, "?" (dim) while the
+ * phase that computes it is still ahead, highlighted when changed. */
+int ui_state_num(struct ui *ui, struct ui_grid *g, int x, int y, int w,
+    int shown, float val, int changed);
 
 /* ---- ui_term.c --------------------------------------------------------- */
 

@@ -52,11 +52,12 @@ ui_keys_goto(struct ui *ui, const struct ui_key *k)
 	return UI_HANDLED;
 }
 
+/* Home and End: the timeline's first and last steps (the first
+ * forward step, the last step of the last segment). */
 static int
 ui_keys_ends(struct ui *ui, const struct ui_key *k)
 {
-	ui_seek(ui, k->code == UI_KEY_HOME ? 0 : sim_steps(ui->sim) - 1,
-	    ui->want_phase);
+	ui_goto(ui, k->code == UI_KEY_HOME ? 0 : timeline_steps(ui->line.tl) - 1);
 	return UI_HANDLED;
 }
 
@@ -91,7 +92,7 @@ ui_keys_speed(struct ui *ui, const struct ui_key *k)
 static int
 ui_keys_focus(struct ui *ui, const struct ui_key *k)
 {
-	int rows = sim_view(ui->sim)->rows;
+	int rows = ui_rows(ui);
 	int delta = k->code == UI_KEY_TAB || k->code == UI_KEY_DOWN ? 1 : -1;
 
 	/* Tab wraps around the tile's rows; the arrows stop at its edges. */
@@ -100,6 +101,28 @@ ui_keys_focus(struct ui *ui, const struct ui_key *k)
 	else
 		ui->focus += delta;
 	ui_clamp_focus(ui);
+	return UI_HANDLED;
+}
+
+/* [ and ]: the backward's focused key, within its tile. */
+static int
+ui_keys_key_focus(struct ui *ui, const struct ui_key *k)
+{
+	if (ui_kind(ui) != TIMELINE_BACKWARD) {
+		ui_message(ui, UI_ROLE_MESSAGE, "[ ]: a key of the backward's tile "
+		    "(its dK, dV and equations); Tab moves among rows");
+		return UI_HANDLED;
+	}
+	ui->focus_key += k->code == ']' ? 1 : -1;
+	ui_clamp_focus(ui);
+	return UI_HANDLED;
+}
+
+static int
+ui_keys_merge_order(struct ui *ui, const struct ui_key *k)
+{
+	(void)k;
+	ui_cycle_merge_order(ui);
 	return UI_HANDLED;
 }
 
@@ -169,31 +192,43 @@ ui_keys_quit(struct ui *ui, const struct ui_key *k)
 }
 
 const struct ui_keydef ui_keydefs[] = {
-	{ "space n Right", "next step (the same phase)", ui_keys_next,
+	{ "space n Right", "next step (the same phase), on across the "
+	    "segments: forward, combine, backward", ui_keys_next,
 	    { ' ', 'n', UI_KEY_RIGHT } },
 	{ "p Left", "previous step", ui_keys_prev, { 'p', UI_KEY_LEFT } },
-	{ ". ,", "next / previous phase: load scores max rescale exp update "
-	    "finalize", ui_keys_phase, { '.', ',' } },
-	{ "g", "go to a step (1 to the last) or a tile (i,j)", ui_keys_goto,
-	    { 'g' } },
-	{ "Home End", "first / last step", ui_keys_ends,
+	{ ". ,", "next / previous phase, on across the segments: forward load "
+	    "scores max rescale exp update finalize; combine load max weights "
+	    "update finalize; backward load scores P dV dP dS dQ dK write",
+	    ui_keys_phase, { '.', ',' } },
+	{ "g", "go to a step: 1 to the last of the timeline, f N, c N or b N "
+	    "for step N of the forward, combine or backward, or a tile i,j of "
+	    "the segment shown", ui_keys_goto, { 'g' } },
+	{ "Home End", "first / last step of the timeline", ui_keys_ends,
 	    { UI_KEY_HOME, UI_KEY_END } },
 	{ "r", "play / pause", ui_keys_play, { 'r' } },
 	{ "u", "play until something happens to the focused row: its max "
-	    "rises (so alpha < 1), or it finishes and the mask skips the rest",
+	    "rises (so alpha < 1), or it finishes and the mask skips the rest; "
+	    "in the combine its last merge; in the backward its next dQ part",
 	    ui_keys_until, { 'u' } },
 	{ "+ -", "play faster / slower (1 to 1024 steps/s)", ui_keys_speed,
 	    { '+', '-' } },
 	{ "Tab S-Tab Down Up", "focus the next / previous row of the tile",
 	    ui_keys_focus, { UI_KEY_TAB, UI_KEY_BTAB, UI_KEY_DOWN, UI_KEY_UP } },
+	{ "[ ]", "focus the previous / next key of the backward's tile",
+	    ui_keys_key_focus, { '[', ']' } },
 	{ "c", "convention: unnormalized u / normalized o", ui_keys_convention,
 	    { 'c' } },
-	{ "b", "bug mode: none numerator-only denominator-only no-rescale "
-	    "forget-old-denominator", ui_keys_bug, { 'b' } },
+	{ "b", "bug mode of the segment shown: the forward's (none "
+	    "numerator-only denominator-only no-rescale forget-old-denominator), "
+	    "the merge's (none no-rescale-one unweighted last-max), the "
+	    "backward's (none no-d max-not-lse no-scale dq-overwrite)",
+	    ui_keys_bug, { 'b' } },
+	{ "O", "merge order of the combine: ltr / tree / reverse",
+	    ui_keys_merge_order, { 'O' } },
 	{ "o", "loop order: fa2 / fa1", ui_keys_order, { 'o' } },
 	{ "m", "causal mask on / off", ui_keys_mask, { 'm' } },
-	{ "e", "edit the problem: sizes, tiles, seed, input", ui_keys_edit,
-	    { 'e' } },
+	{ "e", "edit the problem: sizes, tiles, seed, input, backward, splits",
+	    ui_keys_edit, { 'e' } },
 	{ "G", "the GPU kernel's m', alpha, l' beside the simulator's",
 	    ui_keys_gpu, { 'G' } },
 	{ "?", "this help (arrows, PgUp, PgDn, Space scroll it)", ui_keys_help,
@@ -221,6 +256,8 @@ static const char *ui_keys_more[] = {
 	"heatmap: the current tile is reversed, tiles not visited yet dim,",
 	"  skipped tiles hatched; shades rise with the score (pooled: max)",
 	"steps count from 1; tiles (i,j), rows and keys from 0, as in the trace",
+	"--backward and --splits N (or the e form) add the backward and the",
+	"  combine to the timeline; the header names the segment shown",
 	"Esc closes this screen, the form and the prompt",
 };
 
@@ -317,55 +354,131 @@ ui_keys_draw_prompt(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 {
 	int n;
 
-	n = ui_grid_printf(g, r.x, r.y, r.w, UI_ROLE_LABEL, "go to step (1-%ld) "
-	    "or tile i,j: ", sim_steps(ui->sim));
+	if (timeline_segments(ui->line.tl) > 1)
+		n = ui_grid_printf(g, r.x, r.y, r.w, UI_ROLE_LABEL, "go to step "
+		    "(1-%ld, or f/c/b N) or tile i,j: ", timeline_steps(ui->line.tl));
+	else
+		n = ui_grid_printf(g, r.x, r.y, r.w, UI_ROLE_LABEL, "go to step "
+		    "(1-%ld) or tile i,j: ", timeline_steps(ui->line.tl));
 	n += ui_grid_printf(g, r.x + n, r.y, r.w - n, UI_ROLE_INPUT, "%s_",
 	    ui->prompt.text);
 	ui_grid_text(g, r.x + n + 2, r.y, r.w - n - 2, UI_ROLE_DIM,
 	    "(Enter goes, Esc cancels)");
 }
 
-/* Parses "k" or "i,j" (spaces allowed) and goes there. */
-static void
-ui_keys_prompt_go(struct ui *ui)
+/* "f 3": step 3 of the segment named by its first letter.  Returns 0
+ * with *g the global step, 1 when text names no segment, -1 (message
+ * set) when it names one wrongly. */
+static int
+ui_keys_prompt_segment(struct ui *ui, const char *text, long *g)
 {
-	const struct schedule *s = sim_schedule(ui->sim);
-	char *end, *comma = strchr(ui->prompt.text, ',');
-	long a, b = 0, k;
+	const struct timeline_segment *seg;
+	const char *at = text;
+	char *end;
+	long k, n;
+	int s;
 
+	while (*at == ' ')
+		at++;
+	for (s = 0; s < timeline_segments(ui->line.tl); s++)
+		if (timeline_segment(ui->line.tl, s)->name[0] == *at)
+			break;
+	if (*at < 'a' || *at > 'z')
+		return 1;
+	if (s == timeline_segments(ui->line.tl)) {
+		ui_message(ui, UI_ROLE_ERROR, "go to: no segment '%c' here (f "
+		    "forward%s%s)", *at, ui->line.comb != NULL ? ", c combine" : "",
+		    ui->line.bwd != NULL ? ", b backward" : "");
+		return -1;
+	}
+	seg = timeline_segment(ui->line.tl, s);
+	n = seg->steps(timeline_engine(ui->line.tl, s));
 	errno = 0;
-	a = strtol(ui->prompt.text, &end, 10);
-	if (comma != NULL && end == comma)
-		b = strtol(comma + 1, &end, 10);
+	k = strtol(at + 1, &end, 10);
 	while (*end == ' ')
 		end++;
-	if (end == ui->prompt.text || *end != '\0' || errno != 0 ||
-	    (comma != NULL && end == comma + 1)) {
-		ui_message(ui, UI_ROLE_ERROR, "go to: '%s' is not a step number "
-		    "or a tile i,j", ui->prompt.text);
-		return;
+	if (end == at + 1 || *end != '\0' || errno != 0 || k < 1 || k > n) {
+		ui_message(ui, UI_ROLE_ERROR, "go to: '%s' is not a step of the %s "
+		    "(1-%ld)", text, seg->name, n);
+		return -1;
 	}
-	if (comma == NULL) {
-		if (a < 1 || a > sim_steps(ui->sim)) {
-			ui_message(ui, UI_ROLE_ERROR, "go to: step %ld is not in "
-			    "1-%ld", a, sim_steps(ui->sim));
-			return;
+	*g = timeline_first(ui->line.tl, s) + k - 1;
+	return 0;
+}
+
+/* The step of tile (a, b) in the segment shown (the combine: row block
+ * a's merge b), or -1 with the message set. */
+static long
+ui_keys_prompt_tile(struct ui *ui, long a, long b)
+{
+	struct timeline_pos pos;
+	const struct schedule *s;
+	long k;
+
+	ui_position(ui, &pos);
+	if (ui_kind(ui) == TIMELINE_COMBINE) {
+		int n = combine_merges(ui->line.comb);
+
+		if (a < 0 || a >= sim_schedule(ui->sim)->tr || b < 0 || b >= n) {
+			ui_message(ui, UI_ROLE_ERROR, "go to: the combine has row "
+			    "blocks 0-%d of %d merges (0-%d)",
+			    sim_schedule(ui->sim)->tr - 1, n, n - 1);
+			return -1;
 		}
-		ui_seek(ui, a - 1, ui->want_phase);
-		return;
+		return timeline_first(ui->line.tl, pos.seg) + a * n + b;
 	}
+	s = ui_kind(ui) == TIMELINE_BACKWARD ? backward_schedule(ui->line.bwd) :
+	    sim_schedule(ui->sim);
 	if (a < 0 || a >= s->tr || b < 0 || b >= s->tc) {
 		ui_message(ui, UI_ROLE_ERROR, "go to: tile (%ld,%ld) is outside "
 		    "the %dx%d tiles", a, b, s->tr, s->tc);
-		return;
+		return -1;
 	}
 	k = schedule_step_of(s, (int)a, (int)b);
 	if (k < 0) {
 		ui_message(ui, UI_ROLE_ERROR, "go to: tile (%ld,%ld) is skipped "
 		    "by the causal mask", a, b);
-		return;
+		return -1;
 	}
-	ui_seek(ui, k, ui->want_phase);
+	return timeline_first(ui->line.tl, pos.seg) + k;
+}
+
+/* Parses "k", "f k" (c, b) or "i,j" (spaces allowed) and goes there. */
+static void
+ui_keys_prompt_go(struct ui *ui)
+{
+	char *end, *comma = strchr(ui->prompt.text, ',');
+	long a, b = 0, k, n = timeline_steps(ui->line.tl);
+	int rc;
+
+	rc = ui_keys_prompt_segment(ui, ui->prompt.text, &k);
+	if (rc < 0)
+		return;
+	if (rc > 0) {
+		errno = 0;
+		a = strtol(ui->prompt.text, &end, 10);
+		if (comma != NULL && end == comma)
+			b = strtol(comma + 1, &end, 10);
+		while (*end == ' ')
+			end++;
+		if (end == ui->prompt.text || *end != '\0' || errno != 0 ||
+		    (comma != NULL && end == comma + 1)) {
+			ui_message(ui, UI_ROLE_ERROR, "go to: '%s' is not a step "
+			    "number or a tile i,j", ui->prompt.text);
+			return;
+		}
+		if (comma != NULL)
+			k = ui_keys_prompt_tile(ui, a, b);
+		else if (a < 1 || a > n) {
+			ui_message(ui, UI_ROLE_ERROR, "go to: step %ld is not in "
+			    "1-%ld", a, n);
+			return;
+		} else
+			k = a - 1;
+		if (k < 0)
+			return;
+	}
+	ui_goto(ui, k);
 }
 
 int
@@ -388,7 +501,8 @@ ui_keys_prompt_key(struct ui *ui, const struct ui_key *k)
 		break;
 	default:
 		if (((k->code >= '0' && k->code <= '9') || k->code == ',' ||
-		    k->code == ' ') && n + 1 < sizeof ui->prompt.text) {
+		    k->code == ' ' || k->code == 'f' || k->code == 'c' ||
+		    k->code == 'b') && n + 1 < sizeof ui->prompt.text) {
 			ui->prompt.text[n] = (char)k->code;
 			ui->prompt.text[n + 1] = '\0';
 		}

@@ -1,12 +1,15 @@
 /*
  * ui_layout.c - where the panes go.  Header on top, status line and key
  * bar at the bottom; between them the score heatmap on the left, as wide
- * as it wants, and on the right a stack of tile, running state,
- * equations, counters and (when lines are left) the focused row's
- * history.  Each pane of the stack gets its minimum
- * height; the rest goes first to the tile and the state in turn, then
- * to the equations, counters and history, up to what each wants: a larger
- * terminal shows more rows, more columns and more of u.
+ * as it wants, and on the right the current segment's stack: for the
+ * forward the tile, running state, equations, counters and (when lines
+ * are left) the focused row's history; for the combine the partials,
+ * the merge, its equations and counters; for the backward the tile, the
+ * query rows, the key block, equations and counters.  Each pane of the
+ * stack gets its minimum height; the rest goes first to the tables (the
+ * panes with a line per row) in turn, then to the equations, counters
+ * and history, up to what each wants: a larger terminal shows more rows,
+ * more columns and more of u.
  */
 #include "config.h"
 
@@ -21,47 +24,83 @@
  * a heading and six rows. */
 #define UI_LAYOUT_FEW 8
 
-/* The right-hand stack, top to bottom: a new pane is a row here (and a
- * slot in ui_int.h). */
-static const struct {
+/* The right-hand stacks, top to bottom, per kind of segment: a new pane
+ * is a row here (and a slot in ui_int.h).  Tables come first. */
+struct ui_layout_entry {
 	const struct ui_pane *pane;
 	enum ui_slot slot;
-} ui_layout_stack[] = {
-	{ &ui_pane_tile, UI_SLOT_TILE },
-	{ &ui_pane_state, UI_SLOT_STATE },
-	{ &ui_pane_eq, UI_SLOT_EQ },
-	{ &ui_pane_count, UI_SLOT_COUNT },
-	{ &ui_pane_history, UI_SLOT_HISTORY },
+	int table;		/* a line per row: grows with the others */
 };
-#define UI_LAYOUT_STACK (sizeof ui_layout_stack / sizeof ui_layout_stack[0])
+#define UI_LAYOUT_MAX 5
 
+static const struct ui_layout_entry ui_layout_stacks[TIMELINE_KINDS]
+    [UI_LAYOUT_MAX] = {
+	[TIMELINE_FORWARD] = {
+		{ &ui_pane_tile, UI_SLOT_TILE, 1 },
+		{ &ui_pane_state, UI_SLOT_STATE, 1 },
+		{ &ui_pane_eq, UI_SLOT_EQ, 0 },
+		{ &ui_pane_count, UI_SLOT_COUNT, 0 },
+		{ &ui_pane_history, UI_SLOT_HISTORY, 0 },
+	},
+	[TIMELINE_COMBINE] = {
+		{ &ui_pane_parts, UI_SLOT_TILE, 1 },
+		{ &ui_pane_merge, UI_SLOT_STATE, 1 },
+		{ &ui_pane_merge_eq, UI_SLOT_EQ, 0 },
+		{ &ui_pane_count, UI_SLOT_COUNT, 0 },
+	},
+	[TIMELINE_BACKWARD] = {
+		{ &ui_pane_bwd_tile, UI_SLOT_TILE, 1 },
+		{ &ui_pane_bwd_rows, UI_SLOT_STATE, 1 },
+		{ &ui_pane_bwd_keys, UI_SLOT_KEYS, 1 },
+		{ &ui_pane_bwd_eq, UI_SLOT_EQ, 0 },
+		{ &ui_pane_count, UI_SLOT_COUNT, 0 },
+	},
+};
+
+/* The stack of kind k and its length. */
+static const struct ui_layout_entry *
+ui_layout_stack(enum timeline_kind k, int *n)
+{
+	const struct ui_layout_entry *st = ui_layout_stacks[k];
+
+	for (*n = 0; *n < UI_LAYOUT_MAX && st[*n].pane != NULL; (*n)++)
+		;
+	return st;
+}
+
+/* The largest of the stacks the timeline has: a step from one segment
+ * to the next never needs a larger terminal. */
 void
 ui_layout_min(const struct ui *ui, int *w, int *h)
 {
-	int minh, wanth, wantw, sum = 0;
-	size_t i;
+	const struct ui_layout_entry *st;
+	int minh, wanth, wantw, sum, most = 0, s, i, n;
 
-	for (i = 0; i < UI_LAYOUT_STACK; i++) {
-		ui_layout_stack[i].pane->size(ui, UI_LAYOUT_RIGHT_MIN_W, 0, &minh,
-		    &wanth, &wantw);
-		sum += minh;
+	for (s = 0; s < timeline_segments(ui->line.tl); s++) {
+		st = ui_layout_stack(timeline_segment(ui->line.tl, s)->kind, &n);
+		for (sum = 0, i = 0; i < n; i++) {
+			st[i].pane->size(ui, UI_LAYOUT_RIGHT_MIN_W, 0, &minh, &wanth,
+			    &wantw);
+			sum += minh;
+		}
+		most = sum > most ? sum : most;
 	}
 	*w = UI_LAYOUT_RIGHT_MIN_W;
 	if (!(ui->hidden & UI_HIDE_HEATMAP))
 		*w += UI_LAYOUT_HEAT_MIN_W + 1;
-	*h = sum + !(ui->hidden & UI_HIDE_HEADER) +
+	*h = most + !(ui->hidden & UI_HIDE_HEADER) +
 	    !(ui->hidden & UI_HIDE_STATUS) + !(ui->hidden & UI_HIDE_KEYBAR);
 }
 
-/* Grows h[0] and h[1] in turn towards their wanted heights, at most to
- * cap each, while lines are *left. */
+/* Grows the tables (the first ntab panes) a line each in turn towards
+ * their wanted heights, at most to cap each, while lines are *left. */
 static void
-ui_layout_share(int *h, const int *wanth, int cap, int *left)
+ui_layout_share(int *h, const int *wanth, int ntab, int cap, int *left)
 {
 	int i, grew = 1;
 
 	while (*left > 0 && grew)
-		for (grew = 0, i = 0; i < 2 && *left > 0; i++)
+		for (grew = 0, i = 0; i < ntab && *left > 0; i++)
 			if (h[i] < wanth[i] && h[i] < cap) {
 				h[i]++;
 				(*left)--;
@@ -88,9 +127,9 @@ void
 ui_layout_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 {
 	struct ui_rect mid = r, right;
-	int minh[UI_LAYOUT_STACK], wanth[UI_LAYOUT_STACK], h[UI_LAYOUT_STACK];
-	int wantw, maxw, left, more, y;
-	size_t i;
+	const struct ui_layout_entry *st;
+	int minh[UI_LAYOUT_MAX], wanth[UI_LAYOUT_MAX], h[UI_LAYOUT_MAX];
+	int wantw, maxw, left, more, y, n, ntab, i;
 
 	if (!(ui->hidden & UI_HIDE_HEADER)) {
 		ui_layout_pane(ui, g, &ui_pane_header, UI_SLOT_HEADER,
@@ -127,19 +166,19 @@ ui_layout_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 		right.x += wantw + 1;
 		right.w -= wantw + 1;
 	}
+	st = ui_layout_stack(ui_kind(ui), &n);
 	left = right.h;
-	for (i = 0; i < UI_LAYOUT_STACK; i++) {
-		ui_layout_stack[i].pane->size(ui, right.w, right.h, &minh[i],
-		    &wanth[i], &wantw);
+	for (ntab = 0, i = 0; i < n; i++) {
+		st[i].pane->size(ui, right.w, right.h, &minh[i], &wanth[i], &wantw);
 		h[i] = minh[i];
 		left -= minh[i];
+		ntab += st[i].table;
 	}
-	/* The tile and the state (0 and 1 of the stack) grow a line at a
-	 * time in turn, so both show the same rows: first up to a few rows,
-	 * then the equations and counters get what they want, then the
-	 * tile and state the rest. */
-	ui_layout_share(h, wanth, UI_LAYOUT_FEW, &left);
-	for (i = 2; i < UI_LAYOUT_STACK && left > 0; i++) {
+	/* The tables grow a line at a time in turn, so all show the same
+	 * rows: first up to a few rows, then the equations and counters
+	 * get what they want, then the tables the rest. */
+	ui_layout_share(h, wanth, ntab, UI_LAYOUT_FEW, &left);
+	for (i = ntab; i < n && left > 0; i++) {
 		more = wanth[i] - h[i];
 		if (more > left)
 			more = left;
@@ -148,11 +187,10 @@ ui_layout_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 			left -= more;
 		}
 	}
-	ui_layout_share(h, wanth, INT_MAX, &left);
+	ui_layout_share(h, wanth, ntab, INT_MAX, &left);
 	y = right.y;
-	for (i = 0; i < UI_LAYOUT_STACK; i++) {
-		ui_layout_pane(ui, g, ui_layout_stack[i].pane,
-		    ui_layout_stack[i].slot,
+	for (i = 0; i < n; i++) {
+		ui_layout_pane(ui, g, st[i].pane, st[i].slot,
 		    (struct ui_rect){ right.x, y, right.w, h[i] });
 		y += h[i];
 	}

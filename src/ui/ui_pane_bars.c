@@ -23,38 +23,97 @@ ui_pane_bars_none(const struct ui *ui, int w, int h, int *minh, int *wanth,
 
 /* The header's parts in the order shown, each with a priority: the
  * lowest go first when the line is too narrow. */
-#define UI_BARS_PARTS 8
+#define UI_BARS_PARTS 9
+enum { BAR_NAME, BAR_STEP, BAR_WHERE, BAR_PHASE, BAR_GLOBAL, BAR_ORDER,
+    BAR_RULE, BAR_BUG, BAR_PLAY };
+
+/* The parts that say where in its segment the reader is and by which
+ * rule it runs. */
+static void
+ui_pane_bars_segment(struct ui *ui, char part[][80], size_t len)
+{
+	struct timeline_pos pos;
+	const struct timeline_segment *seg;
+	const char *causal = UI_PROBLEM(ui)->causal ? "causal" : "";
+	long n;
+
+	ui_position(ui, &pos);
+	seg = timeline_segment(ui->line.tl, pos.seg);
+	n = seg->steps(timeline_engine(ui->line.tl, pos.seg));
+	/* Steps as people count them: the first is step 1.  The segment
+	 * is named when there are several. */
+	snprintf(part[BAR_STEP], len, "%s%sstep %ld of %ld",
+	    timeline_segments(ui->line.tl) > 1 ? seg->name : "",
+	    timeline_segments(ui->line.tl) > 1 ? " " : "", pos.step + 1, n);
+	snprintf(part[BAR_PHASE], len, "phase %s %d/%d",
+	    seg->phase_name(pos.phase), pos.phase + 1,
+	    seg->phases(timeline_engine(ui->line.tl, pos.seg), pos.step));
+	if (timeline_segments(ui->line.tl) > 1)
+		snprintf(part[BAR_GLOBAL], len, "(%ld of %ld)", pos.global + 1,
+		    timeline_steps(ui->line.tl));
+	switch (seg->kind) {
+	case TIMELINE_COMBINE: {
+		const struct combine_view *v = ui_comb_view(ui);
+
+		snprintf(part[BAR_WHERE], len, "row block %d, merge %d of %d",
+		    v->block, v->merge + 1, combine_merges(ui->line.comb));
+		snprintf(part[BAR_ORDER], len, "%s",
+		    combine_order_name(ui->opts.combine.order));
+		snprintf(part[BAR_RULE], len, "%s",
+		    combine_form_name(combine_form(ui->line.comb)));
+		if (ui->opts.combine.bug != MERGE_BUG_NONE)
+			snprintf(part[BAR_BUG], len, "merge bug %s",
+			    combine_bug_name(ui->opts.combine.bug));
+		break;
+	}
+	case TIMELINE_BACKWARD: {
+		const struct backward_view *v = ui_bwd_view(ui);
+
+		snprintf(part[BAR_WHERE], len, "tile (%d,%d)", v->tile.i,
+		    v->tile.j);
+		snprintf(part[BAR_ORDER], len, "keys outer");
+		if (ui->opts.grad_bug != BWD_BUG_NONE)
+			snprintf(part[BAR_BUG], len, "grad bug %s  %s",
+			    backward_bug_name(ui->opts.grad_bug), causal);
+		else
+			snprintf(part[BAR_BUG], len, "%s", causal);
+		break;
+	}
+	default: {
+		const struct sim_view *v = sim_view(ui->sim);
+		const struct online_rule *rule = sim_rule(ui->sim);
+
+		snprintf(part[BAR_WHERE], len, "tile (%d,%d)", v->tile.i, v->tile.j);
+		snprintf(part[BAR_ORDER], len, "%s",
+		    schedule_order_name(sim_schedule(ui->sim)->order));
+		snprintf(part[BAR_RULE], len, "%s",
+		    online_convention_name(rule->convention));
+		if (rule->bug == BUG_NONE)
+			snprintf(part[BAR_BUG], len, "%s", causal);
+		else
+			snprintf(part[BAR_BUG], len, "bug %s%s%s",
+			    online_bug_name(rule->bug), *causal ? "  " : "", causal);
+		break;
+	}
+	}
+}
 
 static void
 ui_pane_bars_header(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 {
-	const struct sim_view *v = sim_view(ui->sim);
-	const struct online_rule *rule = sim_rule(ui->sim);
-	const struct schedule *s = sim_schedule(ui->sim);
-	static const int prio[UI_BARS_PARTS] = { 0, 7, 6, 5, 2, 3, 4, 1 };
+	static const int prio[UI_BARS_PARTS] = {
+		[BAR_NAME] = 0, [BAR_STEP] = 7, [BAR_WHERE] = 6, [BAR_PHASE] = 5,
+		[BAR_GLOBAL] = 1, [BAR_ORDER] = 2, [BAR_RULE] = 3, [BAR_BUG] = 4,
+		[BAR_PLAY] = 1,
+	};
 	char part[UI_BARS_PARTS][80];
 	int show[UI_BARS_PARTS], i, w, low, x;
 
-	snprintf(part[0], sizeof part[0], "flashstep");
-	/* Steps as people count them: the first is step 1. */
-	snprintf(part[1], sizeof part[1], "step %ld of %ld", v->step + 1,
-	    sim_steps(ui->sim));
-	snprintf(part[2], sizeof part[2], "tile (%d,%d)", v->tile.i, v->tile.j);
-	snprintf(part[3], sizeof part[3], "phase %s %d/%d",
-	    ui_phase_name((int)v->phase), (int)v->phase + 1, v->nphases);
-	snprintf(part[4], sizeof part[4], "%s", schedule_order_name(s->order));
-	snprintf(part[5], sizeof part[5], "%s",
-	    online_convention_name(rule->convention));
-	if (rule->bug == BUG_NONE)
-		snprintf(part[6], sizeof part[6], "%s", UI_PROBLEM(ui)->causal ?
-		    "causal" : "");
-	else
-		snprintf(part[6], sizeof part[6], "bug %s%s",
-		    online_bug_name(rule->bug), UI_PROBLEM(ui)->causal ?
-		    "  causal" : "");
-	part[7][0] = '\0';
+	memset(part, 0, sizeof part);
+	snprintf(part[BAR_NAME], sizeof part[0], "flashstep");
+	ui_pane_bars_segment(ui, part, sizeof part[0]);
 	if (ui->play.on)
-		snprintf(part[7], sizeof part[7], "%s %d/s%s", ui->gl->focus,
+		snprintf(part[BAR_PLAY], sizeof part[0], "%s %d/s%s", ui->gl->focus,
 		    1 << ui->play.speed, ui->play.until >= 0 ? " until" : "");
 	for (i = 0; i < UI_BARS_PARTS; i++)
 		show[i] = part[i][0] != '\0';
@@ -102,13 +161,16 @@ ui_pane_bars_status(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 	    ui->gl->dot, ui->gl->dot);
 }
 
-/* The key bar's entries, most useful first; ? and q always fit. */
+/* The key bar's entries, most useful first; ? and q always fit.  The
+ * merge order only where there is a combine. */
 static const struct {
 	const char *key, *what;
+	int split;
 } ui_pane_bars_keys[] = {
-	{ "n", "next" }, { "p", "prev" }, { ".,", "phase" }, { "g", "go" },
-	{ "r", "play" }, { "c", "conv" }, { "b", "bug" },
-	{ "o", "order" }, { "m", "mask" }, { "e", "edit" }, { "G", "gpu" },
+	{ "n", "next", 0 }, { "p", "prev", 0 }, { ".,", "phase", 0 },
+	{ "g", "go", 0 }, { "r", "play", 0 }, { "c", "conv", 0 },
+	{ "b", "bug", 0 }, { "O", "merge", 1 }, { "o", "order", 0 },
+	{ "m", "mask", 0 }, { "e", "edit", 0 }, { "G", "gpu", 0 },
 };
 
 static void
@@ -117,10 +179,11 @@ ui_pane_bars_keybar(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 	size_t i;
 	int x = r.x + 1, need, end = r.x + r.w - 15;
 
-	(void)ui;
 	ui_grid_clear(g, r, UI_ROLE_BAR);
 	for (i = 0; i < sizeof ui_pane_bars_keys / sizeof ui_pane_bars_keys[0];
 	    i++) {
+		if (ui_pane_bars_keys[i].split && ui->line.comb == NULL)
+			continue;
 		need = (int)(strlen(ui_pane_bars_keys[i].key) +
 		    strlen(ui_pane_bars_keys[i].what)) + 2;
 		if (x + need > end)

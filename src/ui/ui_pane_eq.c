@@ -21,19 +21,8 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Columns of the formulas (at most), and of one number in them. */
+/* Columns of the formulas (at most). */
 #define UI_EQ_FW 20
-#define UI_EQ_NW 6
-/* Lines at most. */
-#define UI_EQ_LINES 10
-
-struct ui_eq_line {
-	int phase;		/* the phase that computes it (-1: a note) */
-	int keep;		/* priority when the pane is short: higher stays */
-	int fitted;		/* its numbers were fitted to the width already */
-	char formula[96];
-	char subst[240];
-};
 
 static void
 ui_pane_eq_size(const struct ui *ui, int w, int h, int *minh, int *wanth,
@@ -46,9 +35,8 @@ ui_pane_eq_size(const struct ui *ui, int w, int h, int *minh, int *wanth,
 	*wantw = w;
 }
 
-/* n values as "[a b c ...]", as many as fit in width columns. */
-static void
-ui_pane_eq_vector(const struct ui *ui, const float *x, int n, int width,
+void
+ui_eq_vector(const struct ui *ui, const float *x, int n, int width,
     char *out, size_t len)
 {
 	char b[32];
@@ -72,9 +60,8 @@ ui_pane_eq_vector(const struct ui *ui, const float *x, int n, int width,
 	snprintf(out + used, len - used, "]");
 }
 
-/* A factor in a product: a negative one in parentheses. */
-static const char *
-ui_pane_eq_factor(const struct ui *ui, float x, int digits, char *buf,
+const char *
+ui_eq_factor(const struct ui *ui, float x, int digits, char *buf,
     size_t len)
 {
 	char b[32];
@@ -85,8 +72,8 @@ ui_pane_eq_factor(const struct ui *ui, float x, int digits, char *buf,
 }
 
 /* A term added: "+ x" or "- |x|", which reads better than "+ -x". */
-static const char *
-ui_pane_eq_term(const struct ui *ui, float x, int digits, char *buf,
+const char *
+ui_eq_term(const struct ui *ui, float x, int digits, char *buf,
     size_t len)
 {
 	char b[32];
@@ -96,11 +83,10 @@ ui_pane_eq_term(const struct ui *ui, float x, int digits, char *buf,
 	return buf;
 }
 
-/* Fills the lines for row `row` of the view, numbers with at most
- * digits significant digits; returns how many. */
+/* Fills the lines for the focused row of the view, numbers with at
+ * most digits significant digits; returns how many. */
 static int
-ui_pane_eq_lines(struct ui *ui, int row, int width, int digits,
-    struct ui_eq_line *ln)
+ui_pane_eq_lines(struct ui *ui, int width, int digits, struct ui_eq_line *ln)
 {
 	const struct sim_view *v = sim_view(ui->sim);
 	const struct online_rule *rule = sim_rule(ui->sim);
@@ -108,6 +94,7 @@ ui_pane_eq_lines(struct ui *ui, int row, int width, int digits,
 	const struct ui_glyphs *gl = ui->gl;
 	const char *P = gl->prime, *D = gl->dot, *L = gl->ell, *A = gl->alpha;
 	const char *M = gl->imul;
+	const int row = ui->focus;
 	float m0 = v->m_old[row], m1 = v->m_new[row], a = v->alpha[row];
 	float l0 = v->l_old[row], l1 = v->l_new[row], sum = v->rowsum[row];
 	float u0 = v->acc_old[(size_t)row * v->dv];
@@ -118,13 +105,12 @@ ui_pane_eq_lines(struct ui *ui, int row, int width, int digits,
 	float aa = uscaled ? a : 1.0f, keep, pv, worst, diff;
 	const struct sim_view *ok;
 	char n1[32], n2[32], n3[32], n4[32], n5[32], vec[160], pvs[40];
-	int n = 0, e, unseen = isinf(m1) && m1 < 0;
+	const char *split;
+	int n = 0, e, j0, j1, unseen = isinf(m1) && m1 < 0;
 
 #define NUM(b, x) ui_num_prec(ui, (x), UI_EQ_NW, digits, (b), sizeof (b))
-#define FAC(b, x) ui_pane_eq_factor(ui, (x), digits, (b), sizeof (b))
-#define ADD(b, x) ui_pane_eq_term(ui, (x), digits, (b), sizeof (b))
-	memset(ln, 0, UI_EQ_LINES * sizeof *ln);
-
+#define FAC(b, x) ui_eq_factor(ui, (x), digits, (b), sizeof (b))
+#define ADD(b, x) ui_eq_term(ui, (x), digits, (b), sizeof (b))
 	ln[n].phase = SIM_PHASE_SCORES;
 	ln[n].keep = 2;
 	if (UI_PROBLEM(ui)->scores_mode)
@@ -132,7 +118,7 @@ ui_pane_eq_lines(struct ui *ui, int row, int width, int digits,
 	else
 		snprintf(ln[n].formula, sizeof ln[n].formula, "s  = scale%sqK_j%s",
 		    D, gl->transp);
-	ui_pane_eq_vector(ui, v->s + (size_t)row * v->cols, v->cols, width - 2,
+	ui_eq_vector(ui, v->s + (size_t)row * v->cols, v->cols, width - 2,
 	    vec, sizeof vec);
 	ln[n].fitted = 1;
 	snprintf(ln[n++].subst, sizeof ln[0].subst, "= %s", vec);
@@ -196,7 +182,7 @@ ui_pane_eq_lines(struct ui *ui, int row, int width, int digits,
 	ln[n].keep = 8;
 	snprintf(ln[n].formula, sizeof ln[n].formula, "p  = e^(s - m%s)", P);
 	snprintf(n5, sizeof n5, "  %sp = %s", gl->sum, NUM(n1, sum));
-	ui_pane_eq_vector(ui, v->p + (size_t)row * v->cols, v->cols,
+	ui_eq_vector(ui, v->p + (size_t)row * v->cols, v->cols,
 	    width - 2 - ui_grid_width(n5), vec, sizeof vec);
 	ln[n].fitted = 1;
 	snprintf(ln[n++].subst, sizeof ln[0].subst, "= %s%s", vec, n5);
@@ -257,11 +243,18 @@ ui_pane_eq_lines(struct ui *ui, int row, int width, int digits,
 
 	ln[n].phase = SIM_PHASE_FINALIZE;
 	ln[n].keep = v->nphases == SIM_PHASES ? 7 : 1;
+	ln[n].later = v->nphases < SIM_PHASES;
+	/* With split-KV each key range ends in a partial (o, lse). */
+	split = sc->splits > 1 ? "o_s" : "O ";
 	if (rule->convention == CONV_UNNORMALIZED)
-		snprintf(ln[n].formula, sizeof ln[n].formula, "O  = u/%s", L);
+		snprintf(ln[n].formula, sizeof ln[n].formula, "%s = u/%s", split, L);
 	else
-		snprintf(ln[n].formula, sizeof ln[n].formula, "O  = o");
-	if (v->nphases < SIM_PHASES)
+		snprintf(ln[n].formula, sizeof ln[n].formula, "%s = o", split);
+	if (v->nphases < SIM_PHASES && sc->splits > 1) {
+		schedule_split_range(sc, v->tile.i, v->tile.split, &j0, &j1);
+		snprintf(ln[n++].subst, sizeof ln[0].subst, "after key range %d's "
+		    "last tile (j = %d): its partial", v->tile.split, j1 - 1);
+	} else if (v->nphases < SIM_PHASES)
 		snprintf(ln[n++].subst, sizeof ln[0].subst, "after the row's last "
 		    "tile (j = %d)", sc->jend[v->tile.i] - 1);
 	else if (rule->convention == CONV_UNNORMALIZED)
@@ -346,21 +339,20 @@ ui_pane_eq_subst(struct ui_grid *g, struct ui_rect r, int role,
 	ui_grid_text(g, r.x + 2, r.y + 1, r.w - 2, role, cut + 1);
 }
 
-static void
-ui_pane_eq_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
+void
+ui_eq_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r,
+    const char *title, int cur, ui_eq_lines_fn lines)
 {
-	const struct sim_view *v = sim_view(ui->sim);
 	struct ui_eq_line ln[UI_EQ_LINES];
-	int n, i, low, y, cur = (int)v->phase, role, show[UI_EQ_LINES];
+	int n, i, low, y, role, show[UI_EQ_LINES];
 	int rows[UI_EQ_LINES], subst[UI_EQ_LINES];
 	int digits, wide, fw, avail, total;
 
-	ui_grid_printf(g, r.x, r.y, r.w, UI_ROLE_TITLE, "the update for row %d, "
-	    "entry [0] of %s (Tab: next row)", v->tile.r0 + ui->focus,
-	    sim_rule(ui->sim)->convention == CONV_UNNORMALIZED ? "u" : "o");
+	ui_grid_text(g, r.x, r.y, r.w, UI_ROLE_TITLE, title);
 	/* Four significant digits, or three when a line would not fit. */
 	for (digits = 4; ; digits--) {
-		n = ui_pane_eq_lines(ui, ui->focus, r.w - UI_EQ_FW - 2, digits, ln);
+		memset(ln, 0, sizeof ln);
+		n = lines(ui, r.w - UI_EQ_FW - 2, digits, ln);
 		for (fw = 0, i = 0; i < n; i++)
 			if (ui_grid_width(ln[i].formula) + 1 > fw)
 				fw = ui_grid_width(ln[i].formula) + 1;
@@ -373,12 +365,11 @@ ui_pane_eq_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 			break;
 	}
 	/* A line that is still too wide wraps onto a second row.  Phases
-	 * ahead show the formula alone (no numbers yet), except the
-	 * finalize line of a step that does not finalize, which says when. */
+	 * ahead show the formula alone (no numbers yet), except a line
+	 * whose phase does not come in this step, which says when. */
 	for (total = 0, i = 0; i < n; i++) {
 		show[i] = 1;
-		subst[i] = ln[i].phase <= cur || (ln[i].phase == SIM_PHASE_FINALIZE &&
-		    v->nphases < SIM_PHASES);
+		subst[i] = ln[i].phase <= cur || ln[i].later;
 		rows[i] = subst[i] && ui_grid_width(ln[i].subst) > (ln[i].phase < 0 ?
 		    r.w - 2 : avail) ? 2 : 1;
 		total += rows[i];
@@ -404,12 +395,10 @@ ui_pane_eq_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 			y += rows[i];
 			continue;
 		}
-		if (ln[i].phase == cur)
+		if (ln[i].phase == cur && !ln[i].later)
 			ui_grid_text(g, r.x, y, 1, UI_ROLE_PHASE, ui->gl->focus);
-		role = ln[i].phase == cur ? UI_ROLE_PHASE :
-		    ln[i].phase < cur ? UI_ROLE_LABEL : UI_ROLE_DIM;
-		if (ln[i].phase == SIM_PHASE_FINALIZE && v->nphases < SIM_PHASES)
-			role = UI_ROLE_DIM;
+		role = ln[i].later ? UI_ROLE_DIM : ln[i].phase == cur ?
+		    UI_ROLE_PHASE : ln[i].phase < cur ? UI_ROLE_LABEL : UI_ROLE_DIM;
 		ui_grid_text(g, r.x + 2, y, fw, role, ln[i].formula);
 		if (subst[i])
 			ui_pane_eq_subst(g, (struct ui_rect){ r.x + 2 + fw, y, avail,
@@ -417,6 +406,18 @@ ui_pane_eq_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 			    ln[i].subst);
 		y += rows[i];
 	}
+}
+
+static void
+ui_pane_eq_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
+{
+	const struct sim_view *v = sim_view(ui->sim);
+	char title[120];
+
+	snprintf(title, sizeof title, "the update for row %d, entry [0] of %s "
+	    "(Tab: next row)", v->tile.r0 + ui->focus,
+	    sim_rule(ui->sim)->convention == CONV_UNNORMALIZED ? "u" : "o");
+	ui_eq_draw(ui, g, r, title, (int)v->phase, ui_pane_eq_lines);
 }
 
 const struct ui_pane ui_pane_eq = {

@@ -1,7 +1,9 @@
 /*
  * ui_pane_heat.c - the whole score matrix S as a heatmap: the current
  * tile reversed, tiles not visited yet dim, tiles the mask skips
- * hatched, masked entries blank.  One screen cell shows fy rows by fx
+ * hatched, masked entries blank.  In the backward "visited" follows its
+ * own order (key blocks outside); in the combine every tile is done and
+ * the row block being merged is the current one.  One screen cell shows fy rows by fx
  * keys; when that is more than one entry the pane says "pooled" and each
  * cell shows the max of its entries (from heatmap.c, never recomputed
  * here).  Pooling is chosen to line up with the tiles where it can, so
@@ -85,6 +87,51 @@ ui_pane_heat_size(const struct ui *ui, int w, int h, int *minh, int *wanth,
 /* How the tiles under a screen cell stand at the current step. */
 enum ui_pane_heat_state { HEAT_SKIPPED, HEAT_DONE, HEAT_PENDING, HEAT_CURRENT };
 
+/* Where the current segment stands, as the heatmap marks it. */
+struct ui_heat_cursor {
+	const struct schedule *s;	/* whose steps say done or ahead */
+	long step;			/* steps after it are ahead */
+	int i0, i1, j0, j1;		/* the current tiles, inclusive */
+	int c0, c1;			/* the keys marked above the grid */
+	int focus_row;
+};
+
+static void
+ui_pane_heat_cursor(const struct ui *ui, struct ui_heat_cursor *cu)
+{
+	const struct schedule_tile *t;
+
+	switch (ui_kind(ui)) {
+	case TIMELINE_COMBINE: {
+		const struct combine_view *v = ui_comb_view(ui);
+
+		cu->s = sim_schedule(ui->sim);
+		cu->step = cu->s->nsteps;	/* the forward is done */
+		cu->i0 = cu->i1 = v->block;
+		cu->j0 = 0;
+		cu->j1 = cu->s->tc - 1;
+		cu->c0 = cu->c1 = 0;
+		cu->focus_row = v->r0 + ui->focus;
+		return;
+	}
+	case TIMELINE_BACKWARD:
+		cu->s = backward_schedule(ui->line.bwd);
+		cu->step = ui_bwd_view(ui)->step;
+		t = &ui_bwd_view(ui)->tile;
+		break;
+	default:
+		cu->s = sim_schedule(ui->sim);
+		cu->step = sim_view(ui->sim)->step;
+		t = &sim_view(ui->sim)->tile;
+		break;
+	}
+	cu->i0 = cu->i1 = t->i;
+	cu->j0 = cu->j1 = t->j;
+	cu->c0 = t->c0;
+	cu->c1 = t->c1;
+	cu->focus_row = t->r0 + ui->focus;
+}
+
 /*
  * In both loop orders the visible tile of the cell visited last is the
  * bottom row block's last visible one, (i1, min(j1, jend[i1] - 1)): fa2
@@ -93,18 +140,19 @@ enum ui_pane_heat_state { HEAT_SKIPPED, HEAT_DONE, HEAT_PENDING, HEAT_CURRENT };
  * cell covers (millions in a large problem).
  */
 static enum ui_pane_heat_state
-ui_pane_heat_tiles(const struct schedule *s, const struct sim_view *v,
-    int r0, int r1, int c0, int c1)
+ui_pane_heat_tiles(const struct ui_heat_cursor *cu, int r0, int r1, int c0,
+    int c1)
 {
+	const struct schedule *s = cu->s;
 	int i1 = (r1 - 1) / s->br, j0 = c0 / s->bc, j1 = (c1 - 1) / s->bc, jv;
 
-	if (v->tile.i >= r0 / s->br && v->tile.i <= i1 &&
-	    v->tile.j >= j0 && v->tile.j <= j1)
+	if (cu->i1 >= r0 / s->br && cu->i0 <= i1 &&
+	    cu->j1 >= j0 && cu->j0 <= j1)
 		return HEAT_CURRENT;
 	jv = j1 < s->jend[i1] - 1 ? j1 : s->jend[i1] - 1;
 	if (jv < j0)
 		return HEAT_SKIPPED;
-	return schedule_step_of(s, i1, jv) > v->step ? HEAT_PENDING : HEAT_DONE;
+	return schedule_step_of(s, i1, jv) > cu->step ? HEAT_PENDING : HEAT_DONE;
 }
 
 /*
@@ -174,9 +222,9 @@ ui_pane_heat_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 {
 	const struct problem *p = UI_PROBLEM(ui);
 	const struct schedule *s = sim_schedule(ui->sim);
-	const struct sim_view *v = sim_view(ui->sim);
 	const struct ui_glyphs *gl = ui->gl;
 	struct ui_heat_geom *gm = &ui->heat_geom;
+	struct ui_heat_cursor cu;
 	enum ui_pane_heat_state st;
 	const float *pool;
 	float lo, hi, m;
@@ -214,16 +262,17 @@ ui_pane_heat_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 	}
 
 	/* The current tile's keys, marked above the grid. */
+	ui_pane_heat_cursor(ui, &cu);
 	for (b = 0; b < gm->nx; b++) {
 		c0 = b * gm->fx;
 		c1 = c0 + gm->fx;
-		if (c0 < v->tile.c1 && c1 > v->tile.c0)
+		if (c0 < cu.c1 && c1 > cu.c0)
 			for (x = 0; x < gm->sx; x++)
 				ui_grid_text(g, gm->x0 + b * gm->sx + x, r.y + 1, 1,
 				    UI_ROLE_TILE_CURRENT, gl->colmark);
 	}
 
-	focus_row = v->tile.r0 + ui->focus;
+	focus_row = cu.focus_row;
 	for (a = 0; a < gm->ny * gm->sy; a++) {
 		y = gm->y0 + a;
 		r0 = a / gm->sy * gm->fy;
@@ -239,7 +288,7 @@ ui_pane_heat_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 		for (b = 0; b < gm->nx; b++) {
 			c0 = b * gm->fx;
 			c1 = c0 + gm->fx < p->tk ? c0 + gm->fx : p->tk;
-			st = ui_pane_heat_tiles(s, v, r0, r1, c0, c1);
+			st = ui_pane_heat_tiles(&cu, r0, r1, c0, c1);
 			m = pool[(size_t)(a / gm->sy) * gm->nx + b];
 			x = gm->x0 + b * gm->sx;
 			if (st == HEAT_SKIPPED) {
@@ -291,7 +340,8 @@ ui_pane_heat_key(struct ui *ui, const struct ui_key *k, struct ui_rect r)
 	const struct problem *p = UI_PROBLEM(ui);
 	const struct schedule *s = sim_schedule(ui->sim);
 	const struct ui_heat_geom *gm = &ui->heat_geom;
-	int a = k->y - gm->y0, b, row, col;
+	struct timeline_pos pos;
+	int a = k->y - gm->y0, b, row, col, i, j;
 	long step;
 
 	(void)r;
@@ -307,13 +357,28 @@ ui_pane_heat_key(struct ui *ui, const struct ui_key *k, struct ui_rect r)
 	col = b * gm->fx + gm->fx / 2;
 	row = row < p->tq ? row : p->tq - 1;
 	col = col < p->tk ? col : p->tk - 1;
-	step = schedule_step_of(s, row / s->br, col / s->bc);
-	if (step < 0) {
+	i = row / s->br;
+	j = col / s->bc;
+	if (schedule_step_of(s, i, j) < 0) {
 		ui_message(ui, UI_ROLE_MESSAGE, "tile (%d,%d) is skipped by the "
-		    "causal mask", row / s->br, col / s->bc);
+		    "causal mask", i, j);
 		return UI_HANDLED;
 	}
-	ui_seek(ui, step, ui->want_phase);
+	/* The tile in the segment shown: its step there, or in the
+	 * combine its row block's first merge. */
+	ui_position(ui, &pos);
+	switch (ui_kind(ui)) {
+	case TIMELINE_COMBINE:
+		step = (long)i * combine_merges(ui->line.comb);
+		break;
+	case TIMELINE_BACKWARD:
+		step = schedule_step_of(backward_schedule(ui->line.bwd), i, j);
+		break;
+	default:
+		step = schedule_step_of(s, i, j);
+		break;
+	}
+	ui_goto(ui, timeline_first(ui->line.tl, pos.seg) + step);
 	return UI_HANDLED;
 }
 

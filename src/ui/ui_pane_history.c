@@ -107,7 +107,8 @@ ui_pane_history_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 		return;
 	}
 	ui_grid_printf(g, r.x, r.y, r.w, UI_ROLE_TITLE, "row %d after each tile "
-	    "of its row block: m rises, %s adds up", v->tile.r0 + row, gl->ell);
+	    "of its row block: m rises, %s adds up%s", v->tile.r0 + row, gl->ell,
+	    s->splits > 1 ? " (each key range from nothing)" : "");
 	ui_grid_text(g, r.x + 1, r.y + 1, lw, UI_ROLE_LABEL, "j");
 	ui_grid_text(g, r.x + 1, r.y + 2, lw, UI_ROLE_LABEL, "m");
 	if (r.h > 3)
@@ -130,7 +131,9 @@ ui_pane_history_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 		if (j == cur && v->phase < SIM_PHASE_MAX)
 			ui_grid_right(g, x, r.y + 2, UI_HISTORY_NW, UI_ROLE_DIM, "?");
 		else {
-			role = j > 0 && mj > m[(size_t)(j - 1) * s->br + row] ?
+			role = j > 0 && mj > m[(size_t)(j - 1) * s->br + row] &&
+			    schedule_split_of(s, v->tile.i, j) ==
+			    schedule_split_of(s, v->tile.i, j - 1) ?
 			    UI_ROLE_VALUE_CHANGED : UI_ROLE_NORMAL;
 			ui_grid_right(g, x, r.y + 2, UI_HISTORY_NW, role,
 			    ui_num(ui, mj, UI_HISTORY_NW, b, sizeof b));

@@ -25,19 +25,24 @@ ui_pane_state_size(const struct ui *ui, int w, int h, int *minh, int *wanth,
 	*wantw = w;
 }
 
-/* One number right-aligned in UI_STATE_NW columns; "?" (dim) while the
- * phase that computes it is still ahead. */
-static int
-ui_pane_state_num(struct ui *ui, struct ui_grid *g, int x, int y, int shown,
+int
+ui_state_num(struct ui *ui, struct ui_grid *g, int x, int y, int w, int shown,
     float val, int changed)
 {
 	char b[32];
 
 	if (!shown)
-		return ui_grid_right(g, x, y, UI_STATE_NW, UI_ROLE_DIM, "?");
-	return ui_grid_right(g, x, y, UI_STATE_NW, changed ?
-	    UI_ROLE_VALUE_CHANGED : UI_ROLE_NORMAL,
-	    ui_num(ui, val, UI_STATE_NW, b, sizeof b));
+		return ui_grid_right(g, x, y, w, UI_ROLE_DIM, "?");
+	return ui_grid_right(g, x, y, w, changed ? UI_ROLE_VALUE_CHANGED :
+	    UI_ROLE_NORMAL, ui_num(ui, val, w, b, sizeof b));
+}
+
+/* One number right-aligned in UI_STATE_NW columns. */
+static int
+ui_pane_state_num(struct ui *ui, struct ui_grid *g, int x, int y, int shown,
+    float val, int changed)
+{
+	return ui_state_num(ui, g, x, y, UI_STATE_NW, shown, val, changed);
 }
 
 /* Same value, or both NaN or infinite alike. */
@@ -69,13 +74,18 @@ ui_pane_state_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 	int gpu = ui->gpu && ui->gpu_step == v->step;
 	int lw = ui_digits(v->tile.r1 - 1) + 1;
 	int aw = ui_grid_width(gl->arrow) + 2, x, y, row, e, ne, nrows, role;
-	const char *acc = fin ? "O" : normalized ? "o" : "u";
+	int split = sim_schedule(ui->sim)->splits > 1;
+	const char *acc = fin ? (split ? "o" : "O") : normalized ? "o" : "u";
 	const float *av;
-	char b[48];
+	char b[48], range[48] = "";
 
-	ui_grid_printf(g, r.x, r.y, r.w, UI_ROLE_TITLE, "running state per row: "
-	    "m, %s, %s%s%s", gl->ell, normalized ? "o = u/" : "u", normalized ?
-	    gl->ell : "", fin ? "  (finalized: O)" : "");
+	/* With split-KV the state is the key range's, and its end a partial. */
+	if (split)
+		snprintf(range, sizeof range, " of key range %d", v->tile.split);
+	ui_grid_printf(g, r.x, r.y, r.w, UI_ROLE_TITLE, "running state per row%s: "
+	    "m, %s, %s%s%s", range, gl->ell, normalized ? "o = u/" : "u",
+	    normalized ? gl->ell : "", !fin ? "" : split ?
+	    "  (its partial: o, lse)" : "  (finalized: O)");
 
 	/* Columns: row | m -> m' | alpha | l -> l' | acc entries | gpu */
 	y = r.y + 1;

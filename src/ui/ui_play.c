@@ -1,14 +1,21 @@
 /*
- * ui_play.c - the view advancing on its own: r plays on at 2^speed steps
- * a second; u plays until something happens to the focused row, found
+ * ui_play.c - the view advancing on its own, across the timeline's
+ * segments: r plays on at 2^speed steps a second; u plays until
+ * something happens to the focused row.  In the forward that is found
  * ahead of time from the row block's states (sim_block_state, which
  * leaves the view where it is):
  *
- *   - its max rises over a max it had, so alpha = e^(m - m') < 1 and the
- *     update rescales l and u (stops at the max phase);
+ *   - its max rises over a max it had in its key range, so alpha =
+ *     e^(m - m') < 1 and the update rescales l and u (stops at the max
+ *     phase);
  *   - its row block's last tile: the row finishes, O = u / l, and the
  *     mask skips its remaining tiles, if any (stops at the finalize
- *     phase).
+ *     phase; with split-KV each key range's last tile ends a partial).
+ *
+ * In the combine: its row block's last merge, where O = u / l (stops at
+ * finalize).  In the backward: the next tile of its row block, whose dQ
+ * part is added to the row's dQ in HBM (stops at the dQ phase), the last
+ * of them completing dQ.
  *
  *   stopped --r--> playing on    --r / last step--> stopped
  *   stopped --u--> playing until --r / arrived--> stopped
@@ -40,13 +47,16 @@ ui_play_stop(struct ui *ui, const char *why)
 void
 ui_play_toggle(struct ui *ui)
 {
+	struct timeline_pos pos;
+
 	if (ui->play.on) {
 		ui_play_stop(ui, "paused");
 		return;
 	}
 	/* Play from the start when there is nothing left to play. */
-	if (sim_view(ui->sim)->step + 1 >= sim_steps(ui->sim))
-		ui_seek(ui, 0, ui->want_phase);
+	ui_position(ui, &pos);
+	if (pos.global + 1 >= timeline_steps(ui->line.tl))
+		ui_goto(ui, 0);
 	ui->play.on = 1;
 	ui->play.until = -1;
 	ui->play.next_tick = util_now();
@@ -79,6 +89,10 @@ ui_play_find(struct ui *ui, int x, int *phase, char *why, size_t len)
 		if (sim_block_state(ui->sim, i, j + 1, m, NULL, NULL) != 0)
 			goto done;
 		after = m[x];
+		/* A new key range starts from nothing: no rise to see. */
+		if (j > 0 && schedule_split_of(s, i, j) != schedule_split_of(s, i,
+		    j - 1))
+			before = -INFINITY;
 		k = schedule_step_of(s, i, j);
 		/* The rise at the max phase, the finish at finalize: the
 		 * first of them after the reader's place. */
@@ -112,29 +126,91 @@ done:
 	return found;
 }
 
+/* In the combine: the focused row's block finalizes at its last merge. */
+static long
+ui_play_find_combine(struct ui *ui, int x, int *phase, char *why, size_t len)
+{
+	const struct combine_view *v = ui_comb_view(ui);
+	long k = (long)v->block * combine_merges(ui->line.comb) +
+	    combine_merges(ui->line.comb) - 1;
+
+	if (v->step == k && v->phase >= COMBINE_PHASE_FINALIZE)
+		return -1;
+	*phase = COMBINE_PHASE_FINALIZE;
+	snprintf(why, len, "u: row %d's partials are all merged at merge %d of "
+	    "row block %d: O = u / l", v->r0 + x, combine_merges(ui->line.comb),
+	    v->block);
+	return k;
+}
+
+/* In the backward: the next tile of the focused row's row block adds
+ * its part to dQ (the last completes it). */
+static long
+ui_play_find_backward(struct ui *ui, int x, int *phase, char *why, size_t len)
+{
+	const struct backward_view *v = ui_bwd_view(ui);
+	const struct schedule *s = backward_schedule(ui->line.bwd);
+	int i = v->tile.i, j = v->tile.j;
+	long k;
+
+	if (v->phase >= BWD_PHASE_DQ)
+		j++;
+	if (j >= s->jend[i])
+		return -1;
+	k = schedule_step_of(s, i, j);
+	*phase = BWD_PHASE_DQ;
+	if (j == s->jend[i] - 1)
+		snprintf(why, len, "u: row %d's last dQ part, at tile (%d,%d): "
+		    "its dQ is complete", v->tile.r0 + x, i, j);
+	else
+		snprintf(why, len, "u: row %d's next dQ part, at tile (%d,%d) "
+		    "(key block %d: dQ read, added to, written back)",
+		    v->tile.r0 + x, i, j, j);
+	return k;
+}
+
 void
 ui_play_until(struct ui *ui)
 {
-	const struct sim_view *v = sim_view(ui->sim);
-	int phase = 0;
+	struct timeline_pos pos;
+	enum timeline_kind kind = ui_kind(ui);
+	int phase = 0, row;
 	long k;
 
-	k = ui_play_find(ui, ui->focus, &phase, ui->play.why,
-	    sizeof ui->play.why);
+	ui_position(ui, &pos);
+	row = ui->focus;
+	switch (kind) {
+	case TIMELINE_COMBINE:
+		row += ui_comb_view(ui)->r0;
+		k = ui_play_find_combine(ui, ui->focus, &phase, ui->play.why,
+		    sizeof ui->play.why);
+		break;
+	case TIMELINE_BACKWARD:
+		row += ui_bwd_view(ui)->tile.r0;
+		k = ui_play_find_backward(ui, ui->focus, &phase, ui->play.why,
+		    sizeof ui->play.why);
+		break;
+	default:
+		row += sim_view(ui->sim)->tile.r0;
+		k = ui_play_find(ui, ui->focus, &phase, ui->play.why,
+		    sizeof ui->play.why);
+		break;
+	}
 	if (k < 0) {
 		ui_play_stop(ui, NULL);
-		ui_message(ui, UI_ROLE_MESSAGE, "u: nothing more happens to row %d: "
-		    "it has finished", v->tile.r0 + ui->focus);
+		ui_message(ui, UI_ROLE_MESSAGE, "u: nothing more happens to row %d "
+		    "in the %s: it has finished", row,
+		    timeline_segment(ui->line.tl, pos.seg)->name);
 		return;
 	}
 	ui->play.on = 1;
-	ui->play.until = k;
+	ui->play.until = timeline_first(ui->line.tl, pos.seg) + k;
 	ui->play.until_phase = phase;
 	ui->play.until_focus = ui->focus;
 	ui->play.until_gen = ui->gen;
 	ui->play.next_tick = util_now();
 	ui_message(ui, UI_ROLE_MESSAGE, "playing until something happens to row "
-	    "%d (r pauses)", v->tile.r0 + ui->focus);
+	    "%d (r pauses)", row);
 }
 
 /* u's play arrives: the event's step and phase, the row focused. */
@@ -145,7 +221,7 @@ ui_play_arrive(struct ui *ui)
 
 	snprintf(why, sizeof why, "%s", ui->play.why);
 	ui_seek(ui, ui->play.until, ui->play.until_phase);
-	ui->want_phase = ui->play.until_phase;
+	ui->want_phase[ui_kind(ui)] = ui->play.until_phase;
 	ui_set_focus(ui, ui->play.until_focus);
 	ui_play_stop(ui, why);
 }
@@ -153,6 +229,7 @@ ui_play_arrive(struct ui *ui)
 int
 ui_play_tick(struct ui *ui, int *wait_ms)
 {
+	struct timeline_pos pos;
 	double now, rate, period;
 	long n, step;
 	int flags = 0;
@@ -165,7 +242,8 @@ ui_play_tick(struct ui *ui, int *wait_ms)
 	period = rate > 30.0 ? 1.0 / 30.0 : 1.0 / rate;
 	if (now >= ui->play.next_tick) {
 		n = rate > 30.0 ? (long)(rate / 30.0) : 1;
-		step = sim_view(ui->sim)->step;
+		ui_position(ui, &pos);
+		step = pos.global;
 		if (ui->play.until >= 0 && (step > ui->play.until ||
 		    ui->play.until_gen != ui->gen)) {
 			/* Moved past it by hand, or a rebuild (c, b, o, m, e)

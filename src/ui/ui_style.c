@@ -15,7 +15,8 @@
 static const struct ui_glyphs ui_glyphs_utf8 = {
 	.arrow = "\u2192", .alpha = "\u03b1", .ell = "\u2113",
 	.sum = "\u03a3", .dot = "\u00b7", .imul = "", .prime = "\u2032",
-	.transp = "\u1d40", .times = "\u00d7", .ninf = "-\u221e",
+	.transp = "\u1d40", .times = "\u00d7", .circ = "\u2218",
+	.ninf = "-\u221e",
 	.ellipsis = "\u2026", .vline = "\u2502", .hline = "\u2500",
 	.corner = { "\u250c", "\u2510", "\u2514", "\u2518" },
 	.focus = "\u25b6", .colmark = "\u25bc",
@@ -25,7 +26,7 @@ static const struct ui_glyphs ui_glyphs_utf8 = {
 
 static const struct ui_glyphs ui_glyphs_ascii = {
 	.arrow = "->", .alpha = "a", .ell = "l", .sum = "sum ", .dot = "*",
-	.imul = "*", .prime = "'", .transp = "^T", .times = "x",
+	.imul = "*", .prime = "'", .transp = "^T", .times = "x", .circ = " o ",
 	.ninf = "-inf", .ellipsis = "...", .vline = "|", .hline = "-",
 	.corner = { "+", "+", "+", "+" }, .focus = ">", .colmark = "v",
 	.heat = { ".", ":", "+", "#", "@" },
