@@ -189,7 +189,7 @@ gpucheck_bwd_forwards(const struct problem *ps, int n, const struct tiling *t,
 	for (b = 0; b < n; b++) {
 		if ((sim = sim_new(&ps[b], t, rule, err, errlen)) == NULL)
 			return -1;
-		rc = backward_forward(sim, o + b * no, lse + b * nl, m + b * nl);
+		rc = backward_forward(sim, NULL, o + b * no, lse + b * nl, m + b * nl);
 		sim_free(sim);
 		if (rc != 0)
 			return util_error(err, errlen, "the forward pass: out of "

@@ -99,7 +99,7 @@ bwd_forward(const struct problem *p, const struct tiling *t,
 
 	ck_assert_msg(sim != NULL, "%s", err);
 	ck_assert(o != NULL && lse != NULL && m != NULL);
-	ck_assert_int_eq(backward_forward(sim, o, lse, m), 0);
+	ck_assert_int_eq(backward_forward(sim, NULL, o, lse, m), 0);
 	sim_free(sim);
 	in->o = o;
 	in->lse = lse;
