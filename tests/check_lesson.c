@@ -1518,9 +1518,9 @@ START_TEST(test_timeline_options)
 	run_fails("title t\nmerge-order tree\nstep\n", LESSON_ERROR,
 	    "t.lesson:2: the problem cannot be built: merge-order applies to "
 	    "split runs (give splits 2 or more)");
-	run_fails("title t\nbackward\nsplits 2\nstep\n", LESSON_ERROR,
-	    "t.lesson:3: the problem cannot be built: backward runs one head "
-	    "without splits; drop splits");
+	run_fails("title t\nbackward\nheads 2\nstep\n", LESSON_ERROR,
+	    "t.lesson:3: the problem cannot be built: backward runs one head: "
+	    "the backward of grouped heads is not modelled (drop heads)");
 	run_fails("title t\ngrad-bug no-d\nstep\n", LESSON_ERROR,
 	    "grad-bug needs backward");
 	run_fails("title t\ntq 2\ndv 2\ngrad-output 1 2 ; 3 4\nstep\n",
@@ -1633,6 +1633,18 @@ START_TEST(test_timeline_quantities)
 	    "expect dQ-error 0 tol 1e-6\nexpect dK-error 0 tol 1e-6\n"
 	    "expect dV-error 0 tol 1e-6\nexpect D - final D 0\n"
 	    "expect lse - final lse 0 tol 0\nexpect o[1] - final o[1] 0 tol 0\n");
+	/* A split run's backward: forward, combine, backward; past the
+	 * combine a row's output is the merged one, and its m is one per
+	 * range. */
+	runs_clean("title t\ntq 8\ntk 8\nd 4\nbr 4\nbc 2\nsplits 2\nbackward\n"
+	    "expect steps 20\nexpect combine-steps 4\nexpect backward-steps 8\n"
+	    "goto combine end\nexpect step 11\nphase\nexpect step 12\n"
+	    "expect phase load\ngoto end\nexpect error 0 tol 1e-6\n"
+	    "expect lse - final lse 0 tol 0\nexpect dQ-error 0 tol 1e-6\n"
+	    "expect partial-m[1] - partial-m[0] 1.922407\n");
+	run_fails("title t\ntq 8\ntk 8\nd 4\nbr 4\nbc 2\nsplits 2\nbackward\n"
+	    "goto end\nexpect m 1\n", LESSON_FAILED, "a split run's forward "
+	    "leaves a row one m per key range: read partial-m");
 }
 END_TEST
 
@@ -1807,7 +1819,7 @@ START_TEST(test_combine_quantities)
 	run = lesson_run_new(l, NULL, NULL, LESSON_RUN_STOP);
 	ck_assert_int_eq(lesson_run_all(run), LESSON_END);
 	first = lesson_run_first(run, TIMELINE_COMBINE);
-	nc = combine_steps(run->comb);
+	nc = combine_steps(run->bwd.comb);
 	ck_assert_int_eq(nc, 2 * 3);
 	/* ltr: the first operand of merge n + 1 is merge n's result */
 	q = lesson_quantity_find("m-a");
@@ -1823,7 +1835,7 @@ START_TEST(test_combine_quantities)
 				    && isinf(prev_m[r - v->r0])), "merge %ld row %d", k, r);
 			prev_m[r - v->r0] = v->m[r - v->r0];
 			if (v->last) {
-				const float *o = run->final_o + (size_t)r * v->dv;
+				const float *o = run->bwd.o + (size_t)r * v->dv;
 				for (x = 0; x < v->dv; x++)
 					ck_assert(v->o[(size_t)(r - v->r0) * v->dv + x] == o[x]);
 			}

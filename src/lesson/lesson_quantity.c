@@ -81,6 +81,27 @@ final_arrays(struct lesson_run *run, const float **o, const float **lse,
 	return 0;
 }
 
+/* Does the run stand past the forward (in the combine or the backward)? */
+static int
+past_forward(const struct lesson_run *run)
+{
+	return run->step >= 0 && lesson_run_kind(run) != TIMELINE_FORWARD;
+}
+
+/* A split run's forward leaves each row one state per key range: past
+ * it a row's m, l and u are not one number but the partials'. */
+static int
+split_past_forward(struct lesson_run *run, const struct lesson_quantity *q,
+    char *err, size_t errlen)
+{
+	if (run->bwd.comb == NULL || lesson_run_kind(run) != TIMELINE_BACKWARD ||
+	    run->step < 0)
+		return 0;
+	return util_error(err, errlen, "a split run's forward leaves a row one "
+	    "%s per key range: read partial-%s (partial-o for u)", q->name,
+	    strcmp(q->name, "alpha") == 0 ? "m" : q->name);
+}
+
 /* A float of struct lesson_row: m and l always; alpha from the row's
  * rescale phase; lse once the row is finalized (or final). */
 static int
@@ -92,11 +113,14 @@ read_row(struct lesson_run *run, const struct lesson_quantity *q,
 	const float *o, *lse;
 
 	(void)max;
-	if (final) {
+	/* Past the forward a row's lse is the run's (a split run's merged). */
+	if (final || (rd->from == SIM_PHASE_FINALIZE && past_forward(run))) {
 		if (final_arrays(run, &o, &lse, err, errlen) != 0)
 			return -1;
 		return one(lse[lesson_run_out_row(run, run->focus)], out, n);
 	}
+	if (split_past_forward(run, q, err, errlen) != 0)
+		return -1;
 	if (focus_row(run, &row, err, errlen) != 0)
 		return -1;
 	if (rd->from == SIM_PHASE_RESCALE && !row.has_alpha)
@@ -115,12 +139,13 @@ read_u(struct lesson_run *run, const struct lesson_quantity *q,
 {
 	struct lesson_row row;
 
-	(void)q;
 	(void)rd;
 	(void)final;
 	if (run->opts.rule.convention != CONV_UNNORMALIZED)
 		return util_error(err, errlen, "the normalized convention keeps o, "
 		    "not u");
+	if (split_past_forward(run, q, err, errlen) != 0)
+		return -1;
 	if (focus_row(run, &row, err, errlen) != 0)
 		return -1;
 	return copy_row(row.acc, run->setup.problem.dv, out, max, n);
@@ -160,15 +185,17 @@ output_row(struct lesson_run *run, int final, const float **o, char *err,
 	struct lesson_row row;
 	const float *fo, *flse;
 
-	if (final) {
+	if (lesson_run_kind(run) == TIMELINE_COMBINE && run->step >= 0 &&
+	    !final)
+		return merged_output(run, o, err, errlen);
+	/* After the whole run, or in the backward: the run's output. */
+	if (final || past_forward(run)) {
 		if (final_arrays(run, &fo, &flse, err, errlen) != 0)
 			return -1;
 		*o = fo + (size_t)lesson_run_out_row(run, run->focus) *
 		    run->setup.problem.dv;
 		return 0;
 	}
-	if (lesson_run_kind(run) == TIMELINE_COMBINE && run->step >= 0)
-		return merged_output(run, o, err, errlen);
 	if (focus_row(run, &row, err, errlen) != 0)
 		return -1;
 	if (row.has_out) {
@@ -1130,15 +1157,16 @@ static const struct lesson_quantity quantities[] = {
 	{ .name = "w-b", COMB(MERGE(w_b, COMBINE_PHASE_WEIGHTS)),
 	  .help = "the second operand's merge weight, e^(m_b - m)" },
 	{ .name = "partial-m", .vector = 1, .final = 1, COMB(read_partial),
+	  BWD(read_partial),
 	  .help = "the focus row's partial max, one per key range" },
 	{ .name = "partial-l", .vector = 1, .final = 1, COMB(read_partial,
-	  .from = 1), .help = "the focus row's partial denominators" },
+	  .from = 1), BWD(read_partial, .from = 1), .help = "the focus row's partial denominators" },
 	{ .name = "partial-lse", .vector = 1, .final = 1, COMB(read_partial,
-	  .from = 2), .help = "the focus row's partial lse, m + log l" },
+	  .from = 2), BWD(read_partial, .from = 2), .help = "the focus row's partial lse, m + log l" },
 	{ .name = "partial-u", .vector = 1, .final = 1, COMB(read_partial,
-	  .from = 3), .help = "the partial numerators, dv values a range" },
+	  .from = 3), BWD(read_partial, .from = 3), .help = "the partial numerators, dv values a range" },
 	{ .name = "partial-o", .vector = 1, .final = 1, COMB(read_partial,
-	  .from = 4), .help = "the partial outputs u / l, dv values a range" },
+	  .from = 4), BWD(read_partial, .from = 4), .help = "the partial outputs u / l, dv values a range" },
 	{ .name = "split-diff", ALL(read_split_diff),
 	  .help = "the largest |O split - O unsplit| over every row" },
 	{ .name = "split-lse-diff", ALL(read_split_diff, .from = 1),
