@@ -1194,6 +1194,12 @@ START_TEST(test_lint)
 	ck_assert_str_eq(word, "bug");
 	ck_assert_ptr_null(lesson_lint_language("`flashstep run` checks it",
 	    word, sizeof word));
+	ck_assert_ptr_nonnull(lesson_lint_language("set focus key 3 first",
+	    word, sizeof word));
+	ck_assert_str_eq(word, "focus key");
+	ck_assert_ptr_nonnull(lesson_lint_language("then `splits 4` merges",
+	    word, sizeof word));
+	ck_assert_str_eq(word, "splits");
 	check_fails(SEED "say The goto end runs it through.\n",
 	    "t.lesson:6: 'goto' is the lesson language");
 	check_fails(SEED "ask Why does compare gpu pass?\nanswer so\n",

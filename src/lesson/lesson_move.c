@@ -363,8 +363,7 @@ goto_exec(struct lesson_run *run, const struct lesson_cmd *c)
 		seg = timeline_find(run->bwd.tl, kind);
 		if (seg < 0)
 			return lesson_run_error(run, c, "the problem has no %s: %s",
-			    goto_segments[kind == TIMELINE_FORWARD ? 0 : kind ==
-			    TIMELINE_COMBINE ? 1 : 2].name, kind == TIMELINE_COMBINE ?
+			    c->argv[0], kind == TIMELINE_COMBINE ?
 			    "give it splits 2 or more" : "give it backward");
 		first = timeline_first(run->bwd.tl, seg);
 		n = timeline_segment(run->bwd.tl, seg)->steps(timeline_engine(run->bwd.tl,

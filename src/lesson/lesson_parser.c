@@ -146,6 +146,10 @@ int
 lesson_parser_phase_suffix(struct lesson_cmd *c, int at, char *err,
     size_t errlen)
 {
+	char names[200];
+	size_t used = 0;
+	int p;
+
 	c->phase = SIM_PHASE_LAST;
 	if (c->argc == at)
 		return 0;
@@ -153,12 +157,14 @@ lesson_parser_phase_suffix(struct lesson_cmd *c, int at, char *err,
 		return util_error(err, errlen, "%s: unexpected '%s' (the line may end "
 		    "with 'phase P')", c->name, c->argv[at]);
 	c->phase = lesson_parser_phase(c->argv[at + 1]);
-	if (c->phase < 0)
-		return util_error(err, errlen, "%s: unknown phase '%s' (forward: "
-		    "load, scores, max, rescale, exp, update, finalize; combine: "
-		    "load, max, weights, update, finalize; backward: load, scores, "
-		    "P, dV, dP, dS, dQ, dK, write)", c->name, c->argv[at + 1]);
-	return 0;
+	if (c->phase >= 0)
+		return 0;
+	for (p = 0; strcmp(lesson_parser_phase_name(p), "?") != 0 &&
+	    used < sizeof names; p++)
+		used += (size_t)snprintf(names + used, sizeof names - used, "%s%s",
+		    p ? ", " : "", lesson_parser_phase_name(p));
+	return util_error(err, errlen, "%s: unknown phase '%s' (the phases: "
+	    "%s)", c->name, c->argv[at + 1], names);
 }
 
 int
