@@ -23,8 +23,12 @@ dist_lessons_DATA = \
 	lessons/17-decode.lesson \
 	lessons/18-kernel-ladder.lesson
 
-AM_CPPFLAGS += -DLESSONS_DIR='"$(lessonsdir)"' \
-	-DLESSONS_SRCDIR='"$(abs_top_srcdir)/lessons"'
+# An installed binary finds its lessons from its own place and the way
+# from bindir to lessonsdir; only a binary in the build tree looks in
+# the source tree (src/lesson/lesson_path.c).
+AM_CPPFLAGS += -DLESSONS_DIR='"$(lessonsdir)"' -DFLASHSTEP_BINDIR='"$(bindir)"' \
+	-DLESSONS_SRCDIR='"$(abs_top_srcdir)/lessons"' \
+	-DFLASHSTEP_BUILDDIR='"$(abs_top_builddir)"'
 
 dist_man_MANS += doc/flashstep-lesson.5
 

@@ -30,7 +30,8 @@ remove_dir(const char *keep)
 
 	ck_assert(d != NULL);
 	while ((e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.')
+		/* Dot files too: the writer's temporaries are hidden. */
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
 		ck_assert_msg(keep != NULL && strcmp(e->d_name, keep) == 0,
 		    "stray file %s", e->d_name);
@@ -204,6 +205,97 @@ START_TEST(test_write_failure_leaves_nothing)
 }
 END_TEST
 
+/* What is not a regular file is refused before a byte is read: a FIFO
+ * with no writer must not hang, /dev/zero must not be read forever. */
+START_TEST(test_not_regular)
+{
+	static const struct {
+		const char *path, *word;
+	} cases[] = {
+		{ "/dev/zero", "not a regular file" },
+		{ "/dev/null", "not a regular file" },
+		{ "/tmp", "is a directory" },
+		{ "/nonexistent", "No such file" },
+	};
+	struct npy_array a;
+	char path[128], err[256];
+	size_t i;
+
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		ck_assert_int_eq(npy_read(cases[i].path, &a, err, sizeof err), -1);
+		ck_assert_msg(strstr(err, cases[i].word) != NULL, "%s", err);
+		ck_assert(a.data == NULL);
+	}
+	make_dir();
+	snprintf(path, sizeof path, "%s/fifo", dir);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	alarm(5);
+	ck_assert_int_eq(npy_read(path, &a, err, sizeof err), -1);
+	alarm(0);
+	ck_assert_msg(strstr(err, "not a regular file") != NULL, "%s", err);
+	unlink(path);
+	remove_dir(NULL);
+}
+END_TEST
+
+/* The header is read first: a file whose header declares more (or less)
+ * data than it holds is refused before the data is allocated or read. */
+START_TEST(test_size_declared)
+{
+	unsigned char buf[512];
+	char path[128], err[256];
+	struct npy_file f;
+	struct npy_array a;
+	size_t len;
+	FILE *fp;
+
+	make_dir();
+	snprintf(path, sizeof path, "%s/big.npy", dir);
+	len = build(buf, "{'descr': '<f4', 'fortran_order': False, "
+	    "'shape': (100000, 100000), }", "\0\0\0\0", 4);
+	fp = fopen(path, "wb");
+	ck_assert(fp != NULL);
+	ck_assert_uint_eq(fwrite(buf, 1, len, fp), len);
+	fclose(fp);
+	ck_assert_int_eq(npy_open(path, &f, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "truncated data (4 of 40000000000 bytes)"),
+	    "%s", err);
+	ck_assert_int_eq(f.fd, -1);
+	/* A 2.0 header claiming 2 GiB of text. */
+	memcpy(buf, "\x93NUMPY\x02\x00\xff\xff\xff\x7f", 12);
+	fp = fopen(path, "wb");
+	ck_assert(fp != NULL);
+	ck_assert_uint_eq(fwrite(buf, 1, 64, fp), 64);
+	fclose(fp);
+	ck_assert_int_eq(npy_read(path, &a, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "too long") != NULL, "%s", err);
+	unlink(path);
+	remove_dir(NULL);
+}
+END_TEST
+
+/* A float64 beyond float32's range is named, not shown as inf. */
+START_TEST(test_float64_overflow)
+{
+	double x[4] = { 1.0, 2.0, 1e300, -1e300 };
+	unsigned char buf[512];
+	struct npy_array a;
+	char err[256];
+	size_t len;
+
+	len = build(buf, "{'descr': '<f8', 'fortran_order': False, "
+	    "'shape': (2, 2), }", x, sizeof x);
+	ck_assert_int_eq(npy_parse(buf, len, "x.npy", &a, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "x.npy: entry (1, 0) is 1e+300, beyond "
+	    "float32's range") != NULL, "%s", err);
+	ck_assert(a.data == NULL);
+	len = build(buf, "{'descr': '<f8', 'fortran_order': False, "
+	    "'shape': (4,), }", x, sizeof x);
+	ck_assert_int_eq(npy_parse(buf, len, "x.npy", &a, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "entry 2 is 1e+300") != NULL, "%s", err);
+}
+END_TEST
+
 Suite *
 test_suite(void)
 {
@@ -215,6 +307,9 @@ test_suite(void)
 	tcase_add_loop_test(tc, test_malformed, 0, (int)(sizeof bad / sizeof bad[0]));
 	tcase_add_test(tc, test_bad_framing);
 	tcase_add_test(tc, test_write_failure_leaves_nothing);
+	tcase_add_test(tc, test_not_regular);
+	tcase_add_test(tc, test_size_declared);
+	tcase_add_test(tc, test_float64_overflow);
 	suite_add_tcase(s, tc);
 	return s;
 }

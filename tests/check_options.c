@@ -144,6 +144,36 @@ START_TEST(test_extra_table)
 }
 END_TEST
 
+/* What the inputs make meaningless is refused, and numbers outside what
+ * float32 or a seed can be. */
+START_TEST(test_unused_and_ranges)
+{
+	struct options o;
+	char err[256];
+
+	ck_assert_int_eq(parse(&o, err, 5, "--scores", "s.npy", "--v", "v.npy",
+	    "--d=3"), -1);
+	ck_assert_msg(strstr(err, "--d does not apply"), "%s", err);
+	ck_assert_int_eq(parse(&o, err, 8, "--q", "q", "--k", "k", "--v", "v",
+	    "--seed", "2"), -1);
+	ck_assert_msg(strstr(err, "--seed does not apply"), "%s", err);
+	ck_assert_int_eq(parse(&o, err, 4, "--scores", "s", "--input", "normal"), -1);
+	ck_assert_msg(strstr(err, "--input does not apply"), "%s", err);
+	ck_assert_int_eq(parse(&o, err, 4, "--d", "3", "--seed", "2"), 0);
+	ck_assert_int_eq(parse(&o, err, 2, "--scale", "1e39"), -1);
+	ck_assert_msg(strstr(err, "float32's range"), "%s", err);
+	ck_assert_int_eq(parse(&o, err, 2, "--scale", "1e-46"), -1);
+	ck_assert_int_eq(parse(&o, err, 2, "--scale", "3e38"), 0);
+	ck_assert_int_eq(parse(&o, err, 2, "--seed", " -1"), -1);
+	ck_assert_int_eq(parse(&o, err, 2, "--seed", "+1"), -1);
+	ck_assert_int_eq(parse(&o, err, 2, "--seed", "18446744073709551615"), 0);
+	ck_assert_int_eq(parse(&o, err, 2, "--br", "7"), 0);
+	ck_assert_int_eq(o.spec.br, 7);
+	ck_assert_int_eq(parse(&o, err, 2, "--order", "fa1"), 0);
+	ck_assert(o.spec.fa1);
+}
+END_TEST
+
 Suite *
 test_suite(void)
 {
@@ -154,6 +184,7 @@ test_suite(void)
 	tcase_add_loop_test(tc, test_bad, 0, (int)(sizeof bad / sizeof bad[0]));
 	tcase_add_test(tc, test_missing_value);
 	tcase_add_test(tc, test_extra_table);
+	tcase_add_test(tc, test_unused_and_ranges);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -2,7 +2,9 @@
 #include "config.h"
 
 #include "testutil.h"
+#include "model/memory.h"
 #include "model/npy.h"
+#include "model/util.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -214,6 +216,126 @@ START_TEST(test_fp16_overflow)
 }
 END_TEST
 
+/* Scores the simulator's float32 cannot hold are refused, naming the
+ * first query row and key; a tiny scale is no excuse for huge inputs
+ * (the dot product is summed before it is scaled). */
+START_TEST(test_score_overflow)
+{
+	float q[4] = { 1, 1, 1e20f, 1e20f }, k[4] = { 1, 1, 1e20f, 1e20f };
+	float v[2] = { 1, 2 };
+	struct problem_spec spec;
+	struct problem p;
+	char err[256];
+
+	problem_spec_init(&spec);
+	spec.q.data = q;
+	spec.q.rows = 2;
+	spec.q.cols = 2;
+	spec.k.data = k;
+	spec.k.rows = 2;
+	spec.k.cols = 2;
+	spec.v.data = v;
+	spec.v.rows = 2;
+	spec.v.cols = 1;
+	ck_assert_int_eq(problem_build(&spec, &p, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "query row 1 and key 1 overflows float32"),
+	    "%s", err);
+	spec.scale_set = 1;
+	spec.scale = 1e-30;
+	ck_assert_int_eq(problem_build(&spec, &p, err, sizeof err), -1);
+	/* Causal: row 0 does not see key 1; row 1 does. */
+	spec.scale_set = 0;
+	q[2] = q[3] = 1;
+	spec.causal = 1;
+	ck_assert_int_eq(problem_build(&spec, &p, err, sizeof err), 0);
+	problem_free(&p);
+	/* A scale float32 cannot hold. */
+	spec.scale_set = 1;
+	spec.scale = 1e39;
+	ck_assert_int_eq(problem_build(&spec, &p, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "float32's range"), "%s", err);
+	spec.scale = 1e-50;
+	ck_assert_int_eq(problem_build(&spec, &p, err, sizeof err), -1);
+}
+END_TEST
+
+/* V whose columns add up beyond float32 could overflow u. */
+START_TEST(test_value_overflow)
+{
+	float s[2] = { 0, 0 }, v[2] = { 3e38f, 3e38f };
+	struct problem_spec spec;
+	struct problem p;
+	char err[256];
+
+	problem_spec_init(&spec);
+	spec.s.data = s;
+	spec.s.rows = 1;
+	spec.s.cols = 2;
+	spec.v.data = v;
+	spec.v.rows = 2;
+	spec.v.cols = 1;
+	ck_assert_int_eq(problem_build(&spec, &p, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "column 0 adds up to 6e+38"), "%s", err);
+	v[1] = -1e37f;
+	ck_assert_int_eq(problem_build(&spec, &p, err, sizeof err), 0);
+	problem_free(&p);
+}
+END_TEST
+
+/* A file of Tk = 2^30 keys with no data written (a sparse file): the
+ * header declares it all, the memory check refuses it from the header,
+ * and not one byte of its 4 GiB is read. */
+static const char *
+sparse_npy(const char *name, long rows)
+{
+	static char path[128];
+	char dict[128];
+	unsigned char pre[10] = { 0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, 0, 0 };
+	size_t len, hlen;
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	len = (size_t)snprintf(dict, sizeof dict, "{'descr': '<f4', "
+	    "'fortran_order': False, 'shape': (%ld, 1), }", rows);
+	hlen = 128 - 10;
+	memset(dict + len, ' ', hlen - len - 1);
+	dict[hlen - 1] = '\n';
+	pre[8] = (unsigned char)hlen;
+	f = fopen(path, "wb");
+	ck_assert(f != NULL);
+	ck_assert_uint_eq(fwrite(pre, 1, 10, f), 10);
+	ck_assert_uint_eq(fwrite(dict, 1, hlen, f), hlen);
+	ck_assert_int_eq(ftruncate(fileno(f), (off_t)(128 + 4 * rows)), 0);
+	fclose(f);
+	return path;
+}
+
+START_TEST(test_memory_before_reading)
+{
+	float x[1] = { 1 };
+	struct problem_spec spec;
+	struct problem p;
+	char err[256], kpath[128], vpath[128];
+	double t0;
+
+	problem_spec_init(&spec);
+	spec.q.path = write_npy("q.npy", x, 2, 1, 1);
+	snprintf(kpath, sizeof kpath, "%s", sparse_npy("k.npy", 1L << 30));
+	snprintf(vpath, sizeof vpath, "%s", sparse_npy("v.npy", 1L << 30));
+	spec.k.path = kpath;
+	spec.v.path = vpath;
+	spec.memory_parts = MEMORY_FOR_RUN;
+	if (memory_limit() > 30ULL << 30)
+		return;		/* this machine could hold it */
+	t0 = util_now();
+	ck_assert_int_eq(problem_build(&spec, &p, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "Tk=1073741824") && strstr(err, "would need"),
+	    "%s", err);
+	/* Reading 8 GiB would take seconds; the headers take microseconds. */
+	ck_assert_msg(util_now() - t0 < 0.5, "%.3f s", util_now() - t0);
+}
+END_TEST
+
 Suite *
 test_suite(void)
 {
@@ -227,6 +349,9 @@ test_suite(void)
 	tcase_add_test(tc, test_scores);
 	tcase_add_test(tc, test_refusals);
 	tcase_add_test(tc, test_fp16_overflow);
+	tcase_add_test(tc, test_score_overflow);
+	tcase_add_test(tc, test_value_overflow);
+	tcase_add_test(tc, test_memory_before_reading);
 	suite_add_tcase(s, tc);
 	return s;
 }

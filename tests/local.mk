@@ -10,7 +10,9 @@ CORE_CHECKS = \
 	tests/check_dtype \
 	tests/check_npy \
 	tests/check_online \
+	tests/check_memory \
 	tests/check_options \
+	tests/check_outfile \
 	tests/check_problem \
 	tests/check_schedule \
 	tests/check_sim \
@@ -19,8 +21,10 @@ CORE_CHECKS = \
 	tests/check_timeline \
 	tests/check_traffic
 check_PROGRAMS += $(CORE_CHECKS)
-TESTS += $(CORE_CHECKS) tests/cli.test tests/backward.test
-EXTRA_DIST += tests/cli.test tests/backward.test
+HARDEN_TESTS = tests/outfile.test tests/adversarial.test tests/install.test \
+	tests/bootstrap.test
+TESTS += $(CORE_CHECKS) tests/cli.test tests/backward.test $(HARDEN_TESTS)
+EXTRA_DIST += tests/cli.test tests/backward.test $(HARDEN_TESTS)
 
 tests_check_backward_SOURCES = tests/check_backward.c $(TESTUTIL)
 tests_check_backward_LDADD = $(CHECK_LDADD)
@@ -32,6 +36,10 @@ tests_check_npy_SOURCES = tests/check_npy.c $(TESTUTIL)
 tests_check_npy_LDADD = $(CHECK_LDADD)
 tests_check_online_SOURCES = tests/check_online.c $(TESTUTIL)
 tests_check_online_LDADD = $(CHECK_LDADD)
+tests_check_memory_SOURCES = tests/check_memory.c $(TESTUTIL)
+tests_check_memory_LDADD = $(CHECK_LDADD)
+tests_check_outfile_SOURCES = tests/check_outfile.c $(TESTUTIL)
+tests_check_outfile_LDADD = $(CHECK_LDADD)
 tests_check_options_SOURCES = tests/check_options.c $(TESTUTIL)
 tests_check_options_LDADD = $(CHECK_LDADD)
 tests_check_problem_SOURCES = tests/check_problem.c $(TESTUTIL)

@@ -12,11 +12,14 @@
 
 #include "cmd.h"
 #include "model/inputs.h"
+#include "model/memory.h"
 #include "model/options.h"
 #include "model/reference.h"
 #include "model/sim.h"
 #include "model/util.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,9 +71,28 @@ static const struct options_entry bench_entries[] = {
 	{ NULL, NULL, NULL, NULL },
 };
 
-/* The benchmark problem: normal inputs, d = 64, tiles of 64. */
+enum bench_kind { BENCH_BASE, BENCH_NAIVE, BENCH_TILED, BENCH_SEEKS };
+
+static const char *const bench_kind_names[] = {
+	[BENCH_BASE] = "the inputs alone",
+	[BENCH_NAIVE] = "the naive float32 run",
+	[BENCH_TILED] = "the tiled run",
+	[BENCH_SEEKS] = "the seek benchmark",
+};
+
+/* What each kind holds besides the inputs (memory.h). */
+static const unsigned bench_kind_parts[] = {
+	[BENCH_BASE] = 0,
+	[BENCH_NAIVE] = MEMORY_NAIVE,
+	[BENCH_TILED] = MEMORY_SIM | MEMORY_RUN,
+	[BENCH_SEEKS] = MEMORY_SIM | MEMORY_CHECKPOINTS,
+};
+
+/* The benchmark problem: normal inputs, d = 64, tiles of 64; its memory
+ * is checked for what `kind` will hold. */
 static int
-bench_problem(long t, struct problem *p, char *err, size_t errlen)
+bench_problem(enum bench_kind kind, long t, struct problem *p, char *err,
+    size_t errlen)
 {
 	struct problem_spec spec;
 
@@ -78,11 +100,16 @@ bench_problem(long t, struct problem *p, char *err, size_t errlen)
 	spec.tq = spec.tk = (int)t;
 	spec.d = spec.dv = 64;
 	spec.input = INPUTS_NORMAL;
-	spec.bc = 64;
+	spec.br = spec.bc = 64;
+	spec.memory_parts = bench_kind_parts[kind];
 	return problem_build(&spec, p, err, errlen);
 }
 
-enum bench_kind { BENCH_BASE, BENCH_NAIVE, BENCH_TILED };
+/* What a child tells its parent: the seconds, or why it failed. */
+struct bench_report {
+	double secs;
+	char err[240];
+};
 
 /* In a child: build the problem, run one algorithm, report its seconds
  * through fd.  BENCH_BASE only builds: the memory every run shares. */
@@ -91,59 +118,85 @@ bench_child(enum bench_kind kind, long t, int fd)
 {
 	struct tiling tiling = { 64, 64, ORDER_FA2 };
 	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	struct bench_report rep;
 	struct problem p;
 	struct sim *sim = NULL;
 	float *o = NULL, *lse = NULL;
-	double t0, secs = -1.0;
-	char err[256];
+	double t0;
 
-	if (bench_problem(t, &p, err, sizeof err) != 0)
+	memset(&rep, 0, sizeof rep);
+	rep.secs = -1.0;
+	if (bench_problem(kind, t, &p, rep.err, sizeof rep.err) != 0)
 		goto out;
-	o = calloc((size_t)p.tq * p.dv, sizeof *o);
-	lse = calloc((size_t)p.tq, sizeof *lse);
+	o = util_calloc((size_t)p.tq * p.dv, sizeof *o, "O", rep.err,
+	    sizeof rep.err);
+	lse = util_calloc((size_t)p.tq, sizeof *lse, "lse", rep.err,
+	    sizeof rep.err);
 	if (o == NULL || lse == NULL)
 		goto out;
 	t0 = util_now();
 	if (kind == BENCH_NAIVE) {
-		if (reference_naive_f32(&p, o, err, sizeof err) != 0)
+		if (reference_naive_f32(&p, o, rep.err, sizeof rep.err) != 0)
 			goto out;
 	} else if (kind == BENCH_TILED) {
-		sim = sim_new(&p, &tiling, &rule, err, sizeof err);
-		if (sim == NULL || sim_run(sim, NULL, NULL, o, lse) != 0)
+		sim = sim_new(&p, &tiling, &rule, rep.err, sizeof rep.err);
+		if (sim == NULL)
 			goto out;
+		if (sim_run(sim, NULL, NULL, o, lse) != 0) {
+			snprintf(rep.err, sizeof rep.err, "out of memory");
+			goto out;
+		}
 	}
-	secs = util_now() - t0;
+	rep.secs = util_now() - t0;
 out:
-	if (write(fd, &secs, sizeof secs) != (ssize_t)sizeof secs)
+	if (write(fd, &rep, sizeof rep) != (ssize_t)sizeof rep)
 		_exit(1);
-	_exit(secs < 0);
+	_exit(rep.secs < 0);
 }
 
-/* Runs bench_child in a fresh process; its seconds and peak RSS. */
+/* Runs bench_child in a fresh process; its seconds and peak RSS, or -1
+ * with the reason in err. */
 static int
-bench_fork(enum bench_kind kind, long t, double *secs, double *rss_bytes)
+bench_fork(enum bench_kind kind, long t, double *secs, double *rss_bytes,
+    char *err, size_t errlen)
 {
+	struct bench_report rep;
 	struct rusage ru;
 	int fds[2], status;
 	pid_t pid;
 
 	if (pipe(fds) != 0)
-		return -1;
+		return util_error(err, errlen, "pipe: %s", strerror(errno));
 	fflush(NULL);
 	pid = fork();
-	if (pid < 0)
-		return -1;
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return util_error(err, errlen, "fork: %s", strerror(errno));
+	}
 	if (pid == 0) {
 		close(fds[0]);
 		bench_child(kind, t, fds[1]);
 	}
 	close(fds[1]);
-	if (read(fds[0], secs, sizeof *secs) != (ssize_t)sizeof *secs)
-		*secs = -1.0;
+	if (read(fds[0], &rep, sizeof rep) != (ssize_t)sizeof rep) {
+		rep.secs = -1.0;
+		rep.err[0] = '\0';
+	}
 	close(fds[0]);
-	if (wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) ||
-	    WEXITSTATUS(status) != 0 || *secs < 0)
-		return -1;
+	if (wait4(pid, &status, 0, &ru) != pid)
+		return util_error(err, errlen, "%s at Tq = Tk = %ld: wait: %s",
+		    bench_kind_names[kind], t, strerror(errno));
+	if (WIFSIGNALED(status))
+		return util_error(err, errlen, "%s at Tq = Tk = %ld was killed by "
+		    "signal %d (%s)%s", bench_kind_names[kind], t, WTERMSIG(status),
+		    strsignal(WTERMSIG(status)), WTERMSIG(status) == SIGKILL ?
+		    "; out of memory, perhaps (the kernel's OOM killer sends it)" : "");
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || rep.secs < 0)
+		return util_error(err, errlen, "%s at Tq = Tk = %ld failed: %s",
+		    bench_kind_names[kind], t, rep.err[0] ? rep.err :
+		    "no reason given");
+	*secs = rep.secs;
 	*rss_bytes = (double)ru.ru_maxrss * 1024.0;
 	return 0;
 }
@@ -164,18 +217,18 @@ median(double *x, long n)
 }
 
 static int
-bench_runs(const struct bench_args *a)
+bench_runs(const struct bench_args *a, char *err, size_t errlen)
 {
 	double *tn, *tt, rss[3] = { 0, 0, 0 }, secs, bytes, mn, mt;
 	char b0[32], b1[32], b2[32];
 	long rep;
 	int rc = -1;
 
-	tn = calloc((size_t)a->repeat, sizeof *tn);
-	tt = calloc((size_t)a->repeat, sizeof *tt);
+	tn = util_calloc((size_t)a->repeat, sizeof *tn, "timings", err, errlen);
+	tt = util_calloc((size_t)a->repeat, sizeof *tt, "timings", err, errlen);
 	if (tn == NULL || tt == NULL)
 		goto out;
-	if (bench_fork(BENCH_BASE, a->size, &secs, &rss[0]) != 0)
+	if (bench_fork(BENCH_BASE, a->size, &secs, &rss[0], err, errlen) != 0)
 		goto out;
 	for (rep = 0; rep < a->repeat; rep++) {
 		/* Alternate which goes first, so drift hurts both alike. */
@@ -183,7 +236,7 @@ bench_runs(const struct bench_args *a)
 		for (k = 0; k < 2; k++) {
 			enum bench_kind kind = k == 0 ? first :
 			    (first == BENCH_TILED ? BENCH_NAIVE : BENCH_TILED);
-			if (bench_fork(kind, a->size, &secs, &bytes) != 0)
+			if (bench_fork(kind, a->size, &secs, &bytes, err, errlen) != 0)
 				goto out;
 			if (kind == BENCH_NAIVE) {
 				tn[rep] = secs;
@@ -216,7 +269,7 @@ out:
 }
 
 static int
-bench_seeks(const struct bench_args *a)
+bench_seeks(const struct bench_args *a, char *err, size_t errlen)
 {
 	struct tiling tiling = { 64, 64, ORDER_FA2 };
 	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
@@ -224,20 +277,17 @@ bench_seeks(const struct bench_args *a)
 	struct problem p;
 	struct sim *sim = NULL;
 	double *ms = NULL, t0, first;
-	char err[256];
 	long i, n = a->seeks, steps;
 	int o, rc = -1;
 
-	if (bench_problem(a->seek_size, &p, err, sizeof err) != 0) {
-		fprintf(stderr, "flashstep bench: %s\n", err);
+	if (bench_problem(BENCH_SEEKS, a->seek_size, &p, err, errlen) != 0)
 		return -1;
-	}
-	ms = calloc((size_t)n, sizeof *ms);
+	ms = util_calloc((size_t)n, sizeof *ms, "timings", err, errlen);
 	if (ms == NULL)
 		goto out;
 	for (o = 0; o < 2; o++) {
 		tiling.order = o == 0 ? ORDER_FA2 : ORDER_FA1;
-		sim = sim_new(&p, &tiling, &rule, err, sizeof err);
+		sim = sim_new(&p, &tiling, &rule, err, errlen);
 		if (sim == NULL)
 			goto out;
 		steps = sim_steps(sim);
@@ -266,6 +316,28 @@ out:
 	return rc;
 }
 
+/* Every child's problem and parts against the memory limit. */
+static int
+bench_check_memory(const struct bench_args *a, char *err, size_t errlen)
+{
+	struct memory_job job;
+	enum bench_kind k;
+	char why[512];
+
+	for (k = BENCH_BASE; k <= BENCH_SEEKS; k++) {
+		memset(&job, 0, sizeof job);
+		job.tq = job.tk = (int)(k == BENCH_SEEKS ? a->seek_size : a->size);
+		job.d = job.dv = 64;
+		job.br = job.bc = 64;
+		job.parts = bench_kind_parts[k];
+		if (memory_check(&job, why, sizeof why) != 0)
+			return util_error(err, errlen, "%s (%s, --%s %d): %.400s",
+			    bench_kind_names[k], k == BENCH_SEEKS ? "seeks" : "timing",
+			    k == BENCH_SEEKS ? "seek-size" : "size", job.tq, why);
+	}
+	return 0;
+}
+
 int
 cmd_bench(int argc, char **argv)
 {
@@ -285,19 +357,32 @@ cmd_bench(int argc, char **argv)
 		options_free(&o);
 		return CMD_USAGE;
 	}
-	if (o.help || o.nargs > 0) {
-		fputs(bench_usage, o.help ? stdout : stderr);
-		options_usage(o.help ? stdout : stderr, 0, bench_entries);
+	if (o.help) {
+		fputs(bench_usage, stdout);
+		options_usage(stdout, 0, bench_entries);
 		options_free(&o);
-		return o.help ? CMD_OK : CMD_USAGE;
+		return CMD_OK;
+	}
+	if (o.nargs > 0) {
+		fprintf(stderr, "flashstep bench: unexpected argument '%s'\n",
+		    o.args[0]);
+		options_free(&o);
+		return CMD_USAGE;
 	}
 	options_free(&o);
-	if (bench_runs(&a) != 0) {
-		fprintf(stderr, "flashstep bench: a timing run failed\n");
+	/* Each child checks its own memory too; this refuses a size that
+	 * cannot run before any time is spent on the others. */
+	if (bench_check_memory(&a, err, sizeof err) != 0) {
+		fprintf(stderr, "flashstep bench: %s\n", err);
+		return CMD_USAGE;
+	}
+	if (bench_runs(&a, err, sizeof err) != 0) {
+		fprintf(stderr, "flashstep bench: %s\n", err);
 		return CMD_FAILED;
 	}
-	if (bench_seeks(&a) != 0) {
-		fprintf(stderr, "flashstep bench: the seek benchmark failed\n");
+	if (bench_seeks(&a, err, sizeof err) != 0) {
+		fprintf(stderr, "flashstep bench: the seek benchmark failed: %s\n",
+		    err);
 		return CMD_FAILED;
 	}
 	return CMD_OK;

@@ -10,6 +10,7 @@
 #include "model/combine.h"
 #include "model/compare.h"
 #include "model/gradref.h"
+#include "model/memory.h"
 #include "model/reference.h"
 #include "model/setup.h"
 #include "model/util.h"
@@ -404,6 +405,7 @@ cmd_run(int argc, char **argv)
 		options_free(&o);
 		return CMD_USAGE;
 	}
+	o.spec.memory_parts = MEMORY_FOR_RUN;
 	if (setup_open(&o, &s, err, sizeof err) != 0) {
 		fprintf(stderr, "flashstep run: %s\n", err);
 		options_free(&o);

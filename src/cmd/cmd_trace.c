@@ -3,10 +3,12 @@
 
 #include "cmd.h"
 #include "model/bwdsetup.h"
+#include "model/memory.h"
 #include "model/setup.h"
 #include "model/trace.h"
 #include "model/util.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,6 +151,7 @@ cmd_trace(int argc, char **argv)
 		options_free(&o);
 		return CMD_USAGE;
 	}
+	o.spec.memory_parts = MEMORY_SIM | MEMORY_RUN;
 	if (setup_open(&o, &s, err, sizeof err) != 0) {
 		fprintf(stderr, "flashstep trace: %s\n", err);
 		options_free(&o);
@@ -180,14 +183,20 @@ cmd_trace(int argc, char **argv)
 		if (sim_run(s.sim, trace_step, &t, out, lse) != 0 ||
 		    (comb != NULL &&
 		    combine_run(comb, trace_merge, &t, out, lse) != 0)) {
-			snprintf(err, sizeof err, "writing the trace failed");
+			/* trace_step stops at the first write that failed: errno
+			 * is still its reason.  Reported here, once: main() then
+			 * finds stdout clean. */
+			if (ferror(stdout)) {
+				snprintf(err, sizeof err, "writing standard output "
+				    "failed: %s", strerror(errno));
+				fflush(stdout);
+				clearerr(stdout);
+			} else
+				snprintf(err, sizeof err, "out of memory");
 			goto fail;
 		}
+		/* A trace that stdout lost is reported by main(), after this. */
 		t.format->end(&t, out, lse);
-	}
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		snprintf(err, sizeof err, "writing the trace failed");
-		goto fail;
 	}
 	if (setup_write_outputs(&o, p, out, lse, err, sizeof err) != 0)
 		goto fail;

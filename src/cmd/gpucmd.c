@@ -231,12 +231,7 @@ gpucmd_backward_args(const struct options *o, const struct gpucmd_args *a,
 		return util_error(err, errlen, "--grad-scores: the GPU backward "
 		    "gives dS for a scores problem only (flashstep run --backward "
 		    "writes it for any)");
-	if ((o->grad_q != NULL && setup_check_writable(o->grad_q, err,
-	    errlen) != 0) || (o->grad_k != NULL &&
-	    setup_check_writable(o->grad_k, err, errlen) != 0) ||
-	    (o->grad_v != NULL && setup_check_writable(o->grad_v, err,
-	    errlen) != 0) || (o->grad_s != NULL &&
-	    setup_check_writable(o->grad_s, err, errlen) != 0))
+	if (setup_check_outputs(o, err, errlen) != 0)
 		return -1;
 	return gpu_backward_check(a->kernel, &ps[0], o->grad_bug, err, errlen);
 }

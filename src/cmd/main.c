@@ -8,6 +8,7 @@
 
 #include "cmd.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -45,28 +46,57 @@ usage(FILE *f)
 	    "man flashstep has them all.\n", f);
 }
 
+/*
+ * Every command's report goes to stdout through its buffer: a write that
+ * failed (a full disk, /dev/full, a closed terminal) shows only here, in
+ * the last flush and close.  A report that was lost is an error; a
+ * command that already failed has said why (a lost report is often the
+ * reason), so its status and its one line stand.
+ */
+static int
+main_finish(const char *prefix, int rc)
+{
+	int e = 0;
+
+	if (fflush(stdout) != 0)
+		e = errno;
+	else if (ferror(stdout))
+		e = EIO;
+	if (fclose(stdout) != 0 && e == 0)
+		e = errno;
+	if (e == 0 || rc != CMD_OK)
+		return rc;
+	fprintf(stderr, "%s: writing standard output failed: %s\n", prefix,
+	    strerror(e));
+	return CMD_USAGE;
+}
+
 int
 main(int argc, char **argv)
 {
+	char prefix[64];
 	size_t i;
 
 	if (argc < 2)
-		return cmd_view(argc, argv);
+		return main_finish("flashstep view", cmd_view(argc, argv));
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
 		usage(stdout);
-		return CMD_OK;
+		return main_finish("flashstep", CMD_OK);
 	}
 	if (strcmp(argv[1], "--version") == 0) {
 		printf("%s\n", PACKAGE_STRING);
-		return CMD_OK;
+		return main_finish("flashstep", CMD_OK);
 	}
 	/* `flashstep --tq 64 ...` opens the view on that problem. */
 	if (argv[1][0] == '-')
-		return cmd_view(argc, argv);
+		return main_finish("flashstep view", cmd_view(argc, argv));
 	for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
-		if (strcmp(argv[1], commands[i].name) == 0)
-			return commands[i].fn(argc - 1, argv + 1);
+		if (strcmp(argv[1], commands[i].name) == 0) {
+			snprintf(prefix, sizeof prefix, "flashstep %s",
+			    commands[i].name);
+			return main_finish(prefix, commands[i].fn(argc - 1, argv + 1));
+		}
 	fprintf(stderr, "flashstep: unknown command '%s' (see flashstep --help)\n",
 	    argv[1]);
 	return CMD_USAGE;

@@ -9,20 +9,98 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #ifndef LESSONS_DIR
 #define LESSONS_DIR "/usr/local/share/flashstep/lessons"
+#endif
+#ifndef FLASHSTEP_BINDIR
+#define FLASHSTEP_BINDIR "/usr/local/bin"
 #endif
 
 #define SUFFIX ".lesson"
 #define MAX_FOLDERS 16
 
 static char folder_env[4096];
+static char folder_self[4096 + 1024 + 2];	/* exe folder + relative */
+
+/* The components of an absolute path, up to max; returns their number. */
+static int
+split(const char *path, const char **start, size_t *len, int max)
+{
+	int n = 0;
+
+	while (*path != '\0' && n < max) {
+		while (*path == '/')
+			path++;
+		if (*path == '\0')
+			break;
+		start[n] = path;
+		while (*path != '\0' && *path != '/')
+			path++;
+		len[n] = (size_t)(path - start[n]);
+		n++;
+	}
+	return n;
+}
+
+/* The path that leads from folder `from` to `to` (both absolute), as
+ * "../share/flashstep/lessons" from "/usr/local/bin". */
+static void
+relative(const char *from, const char *to, char *out, size_t outlen)
+{
+	const char *fs[64], *ts[64];
+	size_t fl[64], tl[64], used = 0;
+	int nf = split(from, fs, fl, 64), nt = split(to, ts, tl, 64), k = 0, i;
+
+	while (k < nf && k < nt && fl[k] == tl[k] && memcmp(fs[k], ts[k], fl[k]) == 0)
+		k++;
+	out[0] = '\0';
+	for (i = k; i < nf && used < outlen; i++)
+		used += (size_t)snprintf(out + used, outlen - used, "../");
+	for (i = k; i < nt && used < outlen; i++)
+		used += (size_t)snprintf(out + used, outlen - used, "%s%.*s",
+		    i > k ? "/" : "", (int)tl[i], ts[i]);
+}
+
+/*
+ * The lessons that belong with this very binary: beside it as installed
+ * (its folder, then the way from the configured bindir to the lessons
+ * folder), so a moved or DESTDIR-staged install finds its own lessons
+ * and never another's; or the source tree's, when the binary runs in
+ * its build tree.  NULL when the binary cannot tell where it is.
+ */
+static const char *
+own_folder(void)
+{
+	char exe[4096], rel[1024], *slash;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+#ifdef FLASHSTEP_BUILDDIR
+	size_t b = strlen(FLASHSTEP_BUILDDIR);
+#endif
+
+	if (n <= 0 || exe[0] != '/')
+		return NULL;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	*slash = '\0';
+#if defined(FLASHSTEP_BUILDDIR) && defined(LESSONS_SRCDIR)
+	/* The build tree's programs live in its top folder or one below
+	 * (src/flashstep, tests/check_lesson). */
+	if (strncmp(exe, FLASHSTEP_BUILDDIR, b) == 0 &&
+	    (exe[b] == '\0' || (exe[b] == '/' && strchr(exe + b + 1, '/') == NULL)))
+		return LESSONS_SRCDIR;
+#endif
+	relative(FLASHSTEP_BINDIR, LESSONS_DIR, rel, sizeof rel);
+	snprintf(folder_self, sizeof folder_self, "%s%s%s", *exe ? exe : "/",
+	    *exe ? "/" : "", rel);
+	return folder_self;
+}
 
 int
 lesson_path_folders(const char **folders, int max)
 {
-	const char *env = getenv("FLASHSTEP_LESSONS");
+	const char *env = getenv("FLASHSTEP_LESSONS"), *own;
 	char *p, *next;
 	int n = 0;
 
@@ -36,12 +114,9 @@ lesson_path_folders(const char **folders, int max)
 				folders[n++] = p;
 		}
 	}
+	own = own_folder();
 	if (n < max)
-		folders[n++] = LESSONS_DIR;
-#ifdef LESSONS_SRCDIR
-	if (n < max && strcmp(LESSONS_SRCDIR, LESSONS_DIR) != 0)
-		folders[n++] = LESSONS_SRCDIR;
-#endif
+		folders[n++] = own != NULL ? own : LESSONS_DIR;
 	return n;
 }
 

@@ -3,8 +3,11 @@
  *
  * The folders, in order:
  *   1. $FLASHSTEP_LESSONS (one folder, or several separated by ':')
- *   2. the installed folder, $(pkgdatadir)/lessons
- *   3. the source tree's lessons/, so an uninstalled build finds them
+ *   2. the binary's own: run from its build tree, the source tree's
+ *      lessons/; installed, the lessons folder of the prefix it is
+ *      installed in, found from where the binary is (so an install
+ *      moved elsewhere, or staged with DESTDIR, finds its own and no
+ *      other); where the binary cannot tell, $(pkgdatadir)/lessons
  * A NAME is a file when it holds a '/' or names an existing file ending
  * in ".lesson"; otherwise NAME.lesson in the first folder that has it,
  * or the one lesson whose name starts with NAME ("01" for "01-scalar").

@@ -3,6 +3,7 @@
 
 #include "bwdsetup.h"
 #include "npy.h"
+#include "outfile.h"
 #include "util.h"
 
 #include <stdlib.h>
@@ -94,9 +95,8 @@ bwdsetup_open(const struct options *o, struct setup *s, struct bwdsetup *b,
 			return util_error(err, errlen, "%s: a scores problem has "
 			    "no Q or K; its gradient is dS (--grad-scores)",
 			    f[i].option);
-		if (setup_check_writable(f[i].path, err, errlen) != 0)
-			return -1;
 	}
+	/* The paths themselves were checked by setup_open. */
 	return bwdsetup_build(o, p, s->sim, b, err, errlen);
 }
 
@@ -125,26 +125,41 @@ bwdsetup_describe(FILE *f, const struct bwdsetup *b)
 	    backward_bug_name(backward_bug(b->bwd)), b->dout_source);
 }
 
-/*
- * Each file whole or not at all (npy_write renames a finished temporary
- * into place).  This is the one place that writes gradients: the shared
- * all-or-none writer replaces the loop with one call.
- */
+/* The gradient files, all or none (outfile.h): one result, one commit. */
 int
 bwdsetup_write(const struct options *o, const struct problem *p,
     const struct backward_grads *g, char *err, size_t errlen)
 {
 	struct gradfile f[4];
+	struct outfile_set set;
 	const float *data[4] = { g->dq, g->dk, g->dv, g->ds };
 	long shape[4][2] = {
 		{ p->tq, p->d }, { p->tk, p->d }, { p->tk, p->dv }, { p->tq, p->tk },
 	};
-	int i;
+	int slot[4], i, any = 0;
 
 	gradfiles(o, f);
+	outfile_init(&set);
+	for (i = 0; i < 4; i++) {
+		slot[i] = -1;
+		if (f[i].path == NULL || data[i] == NULL)
+			continue;
+		if ((slot[i] = outfile_add(&set, f[i].path, err, errlen)) < 0)
+			goto fail;
+		any = 1;
+	}
+	if (!any) {
+		outfile_abort(&set);
+		return 0;
+	}
+	if (outfile_begin(&set, err, errlen) != 0)
+		return -1;
 	for (i = 0; i < 4; i++)
-		if (f[i].path != NULL && data[i] != NULL &&
-		    npy_write(f[i].path, data[i], 2, shape[i], err, errlen) != 0)
-			return -1;
-	return 0;
+		if (slot[i] >= 0 && npy_write_to(&set, slot[i], data[i], 2,
+		    shape[i], err, errlen) != 0)
+			goto fail;
+	return outfile_commit(&set, err, errlen);
+fail:
+	outfile_abort(&set);
+	return -1;
 }

@@ -24,4 +24,6 @@ src_model_libmodel_a_SOURCES = \
 	src/model/backward.c src/model/backward.h \
 	src/model/gradref.c src/model/gradref.h \
 	src/model/timeline.c src/model/timeline.h \
-	src/model/bwdsetup.c src/model/bwdsetup.h
+	src/model/bwdsetup.c src/model/bwdsetup.h \
+	src/model/outfile.c src/model/outfile.h \
+	src/model/memory.c src/model/memory.h

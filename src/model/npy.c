@@ -1,11 +1,15 @@
-/* npy.c - .npy reading and atomic writing (see npy.h). */
+/* npy.c - .npy reading, bounded, and writing through outfile (npy.h). */
 #include "config.h"
 
 #include "npy.h"
+#include "outfile.h"
 #include "util.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <float.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,8 +19,22 @@
 
 #define NPY_MAGIC "\x93NUMPY"
 #define NPY_MAGIC_LEN 6
-/* Files bigger than this are refused before reading them whole. */
-#define NPY_MAX_BYTES ((size_t)1 << 36)
+/* Magic, version and the longest header-length field. */
+#define NPY_PREAMBLE 12
+/* NumPy writes headers of a hundred bytes or so; a longer one is not
+ * worth reading (NumPy's own reader stops at 10000 by default). */
+#define NPY_MAX_HEADER ((size_t)1 << 16)
+/* Data are read and written through a buffer of this many bytes. */
+#define NPY_CHUNK ((size_t)1 << 16)
+
+/* What a header says. */
+struct npy_info {
+	int ndim;
+	long shape[2];
+	int f8;
+	size_t count;		/* entries */
+	size_t bytes;		/* of data */
+};
 
 static uint32_t
 le32(const unsigned char *p)
@@ -97,37 +115,46 @@ parse_shape(const char *p, long *shape, int maxdim)
 	}
 }
 
-int
-npy_parse(const unsigned char *buf, size_t len, const char *name,
-    struct npy_array *out, char *err, size_t errlen)
+/* The framing: magic, version and header length, from the first avail
+ * bytes.  Sets *hstart (where the header text begins) and *hlen. */
+static int
+npy_frame(const unsigned char *buf, size_t avail, const char *name,
+    size_t *hstart, size_t *hlen, char *err, size_t errlen)
 {
-	size_t hlen, hstart, count, item, i;
-	char *hdr = NULL;
-	const char *v;
-	long shape[3] = { 0, 0, 0 };
-	int ndim, f8;
-	const unsigned char *data;
-
-	memset(out, 0, sizeof *out);
-	if (len < NPY_MAGIC_LEN + 4 || memcmp(buf, NPY_MAGIC, NPY_MAGIC_LEN) != 0)
+	if (avail < NPY_MAGIC_LEN + 4 || memcmp(buf, NPY_MAGIC, NPY_MAGIC_LEN) != 0)
 		return util_error(err, errlen, "%s: not a .npy file (bad magic)", name);
 	if (buf[6] == 1) {
-		hlen = (size_t)buf[8] | (size_t)buf[9] << 8;
-		hstart = 10;
+		*hlen = (size_t)buf[8] | (size_t)buf[9] << 8;
+		*hstart = 10;
 	} else if (buf[6] == 2 || buf[6] == 3) {
-		if (len < 12)
+		if (avail < 12)
 			return util_error(err, errlen, "%s: truncated header", name);
-		hlen = le32(buf + 8);
-		hstart = 12;
+		*hlen = le32(buf + 8);
+		*hstart = 12;
 	} else
 		return util_error(err, errlen, "%s: unsupported .npy version %d.%d",
 		    name, buf[6], buf[7]);
-	if (hlen > len - hstart)
-		return util_error(err, errlen, "%s: truncated header", name);
+	if (*hlen > NPY_MAX_HEADER)
+		return util_error(err, errlen, "%s: header of %zu bytes is too long "
+		    "(at most %zu)", name, *hlen, NPY_MAX_HEADER);
+	return 0;
+}
+
+/* Parses the header text (hlen bytes at text) into info. */
+static int
+npy_header(const unsigned char *text, size_t hlen, const char *name,
+    struct npy_info *info, char *err, size_t errlen)
+{
+	char *hdr;
+	const char *v;
+	long shape[3] = { 0, 0, 0 };
+	int ndim;
+
+	memset(info, 0, sizeof *info);
 	hdr = malloc(hlen + 1);
 	if (hdr == NULL)
 		return util_error(err, errlen, "%s: out of memory", name);
-	memcpy(hdr, buf + hstart, hlen);
+	memcpy(hdr, text, hlen);
 	hdr[hlen] = '\0';
 	if (strlen(hdr) != hlen) {
 		util_error(err, errlen, "%s: header holds a NUL byte", name);
@@ -140,9 +167,9 @@ npy_parse(const unsigned char *buf, size_t len, const char *name,
 		goto fail;
 	}
 	if (strncmp(v, "'<f4'", 5) == 0 || strncmp(v, "\"<f4\"", 5) == 0)
-		f8 = 0;
+		info->f8 = 0;
 	else if (strncmp(v, "'<f8'", 5) == 0 || strncmp(v, "\"<f8\"", 5) == 0)
-		f8 = 1;
+		info->f8 = 1;
 	else if (strncmp(v, "'>f", 3) == 0 || strncmp(v, "\">f", 3) == 0) {
 		util_error(err, errlen, "%s: big-endian data is not supported "
 		    "(need '<f4' or '<f8')", name);
@@ -192,40 +219,11 @@ npy_parse(const unsigned char *buf, size_t len, const char *name,
 		util_error(err, errlen, "%s: shape too large", name);
 		goto fail;
 	}
-	count = (size_t)shape[0] * (size_t)shape[1];
-	item = f8 ? 8 : 4;
-	data = buf + hstart + hlen;
-	if (len - hstart - hlen < count * item) {
-		util_error(err, errlen, "%s: truncated data (%zu of %zu bytes)",
-		    name, len - hstart - hlen, count * item);
-		goto fail;
-	}
-	if (len - hstart - hlen > count * item) {
-		util_error(err, errlen, "%s: %zu stray bytes after the data",
-		    name, len - hstart - hlen - count * item);
-		goto fail;
-	}
-
-	out->data = malloc(count * sizeof(float));
-	if (out->data == NULL) {
-		util_error(err, errlen, "%s: out of memory", name);
-		goto fail;
-	}
-	for (i = 0; i < count; i++) {
-		if (f8) {
-			double x;
-			uint64_t u = (uint64_t)le32(data + 8 * i) |
-			    (uint64_t)le32(data + 8 * i + 4) << 32;
-			memcpy(&x, &u, sizeof x);
-			out->data[i] = (float)x;
-		} else {
-			uint32_t u = le32(data + 4 * i);
-			memcpy(&out->data[i], &u, sizeof(float));
-		}
-	}
-	out->ndim = ndim;
-	out->shape[0] = shape[0];
-	out->shape[1] = shape[1];
+	info->ndim = ndim;
+	info->shape[0] = shape[0];
+	info->shape[1] = shape[1];
+	info->count = (size_t)shape[0] * (size_t)shape[1];
+	info->bytes = info->count * (info->f8 ? 8 : 4);
 	free(hdr);
 	return 0;
 
@@ -234,49 +232,256 @@ fail:
 	return -1;
 }
 
+/* The data must be exactly what the header declares. */
+static int
+npy_data_size(size_t have, const struct npy_info *info, const char *name,
+    char *err, size_t errlen)
+{
+	if (have < info->bytes)
+		return util_error(err, errlen, "%s: truncated data (%zu of %zu "
+		    "bytes)", name, have, info->bytes);
+	if (have > info->bytes)
+		return util_error(err, errlen, "%s: %zu stray bytes after the data",
+		    name, have - info->bytes);
+	return 0;
+}
+
+/* Converts n entries of raw little-endian data into out[first ..]; a
+ * float64 beyond float32's range is refused, naming the entry. */
+static int
+npy_decode(const unsigned char *raw, size_t n, int f8, float *out, size_t first,
+    long cols, int ndim, const char *name, char *err, size_t errlen)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (f8) {
+			double x;
+			uint64_t u = (uint64_t)le32(raw + 8 * i) |
+			    (uint64_t)le32(raw + 8 * i + 4) << 32;
+			memcpy(&x, &u, sizeof x);
+			if (isfinite(x) && fabs(x) > FLT_MAX) {
+				size_t at = first + i;
+				if (ndim == 1)
+					return util_error(err, errlen, "%s: entry %zu is "
+					    "%g, beyond float32's range (up to %g)", name,
+					    at, x, (double)FLT_MAX);
+				return util_error(err, errlen, "%s: entry (%zu, %zu) "
+				    "is %g, beyond float32's range (up to %g)", name,
+				    at / (size_t)cols, at % (size_t)cols, x,
+				    (double)FLT_MAX);
+			}
+			out[first + i] = (float)x;
+		} else {
+			uint32_t u = le32(raw + 4 * i);
+			memcpy(&out[first + i], &u, sizeof(float));
+		}
+	}
+	return 0;
+}
+
+static int
+npy_alloc(const struct npy_info *info, struct npy_array *out, const char *name,
+    char *err, size_t errlen)
+{
+	out->data = util_calloc(info->count, sizeof(float), name, err, errlen);
+	if (out->data == NULL)
+		return -1;
+	out->ndim = info->ndim;
+	out->shape[0] = info->shape[0];
+	out->shape[1] = info->shape[1];
+	return 0;
+}
+
+int
+npy_parse(const unsigned char *buf, size_t len, const char *name,
+    struct npy_array *out, char *err, size_t errlen)
+{
+	struct npy_info info;
+	size_t hstart, hlen;
+
+	memset(out, 0, sizeof *out);
+	if (npy_frame(buf, len, name, &hstart, &hlen, err, errlen) != 0)
+		return -1;
+	if (hlen > len - hstart)
+		return util_error(err, errlen, "%s: truncated header", name);
+	if (npy_header(buf + hstart, hlen, name, &info, err, errlen) != 0 ||
+	    npy_data_size(len - hstart - hlen, &info, name, err, errlen) != 0 ||
+	    npy_alloc(&info, out, name, err, errlen) != 0)
+		return -1;
+	if (npy_decode(buf + hstart + hlen, info.count, info.f8, out->data, 0,
+	    info.shape[1], info.ndim, name, err, errlen) != 0) {
+		npy_free(out);
+		return -1;
+	}
+	return 0;
+}
+
+/* Reads up to len bytes, fewer only at the end of the file; -1 on error. */
+static ssize_t
+npy_read_full(int fd, void *buf, size_t len)
+{
+	size_t got = 0;
+	ssize_t n;
+
+	while (got < len) {
+		n = read(fd, (char *)buf + got, len - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
+}
+
+void
+npy_close(struct npy_file *f)
+{
+	if (f->fd >= 0)
+		close(f->fd);
+	f->fd = -1;
+}
+
+int
+npy_open(const char *path, struct npy_file *f, char *err, size_t errlen)
+{
+	unsigned char pre[NPY_PREAMBLE], *text = NULL;
+	struct npy_info info;
+	struct stat st;
+	size_t hstart, hlen, size;
+	ssize_t n;
+	int flags;
+
+	memset(f, 0, sizeof *f);
+	f->name = path;
+	/* O_NONBLOCK: a FIFO with no writer must not hang the open; it is
+	 * refused below, before anything is read. */
+	f->fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (f->fd < 0)
+		return util_error(err, errlen, "%s: %s", path, strerror(errno));
+	if (fstat(f->fd, &st) != 0) {
+		util_error(err, errlen, "%s: %s", path, strerror(errno));
+		goto fail;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		util_error(err, errlen, "%s: is a directory, not a .npy file", path);
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		util_error(err, errlen, "%s: not a regular file (a FIFO, device or "
+		    "socket is not read)", path);
+		goto fail;
+	}
+	flags = fcntl(f->fd, F_GETFL);
+	if (flags < 0 || fcntl(f->fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+		util_error(err, errlen, "%s: %s", path, strerror(errno));
+		goto fail;
+	}
+	size = (size_t)st.st_size;
+	n = npy_read_full(f->fd, pre, size < sizeof pre ? size : sizeof pre);
+	if (n < 0) {
+		util_error(err, errlen, "%s: read error: %s", path, strerror(errno));
+		goto fail;
+	}
+	if (npy_frame(pre, (size_t)n, path, &hstart, &hlen, err, errlen) != 0)
+		goto fail;
+	if (hlen > size - hstart) {
+		util_error(err, errlen, "%s: truncated header", path);
+		goto fail;
+	}
+	text = malloc(hlen + 1);
+	if (text == NULL) {
+		util_error(err, errlen, "%s: out of memory", path);
+		goto fail;
+	}
+	if (lseek(f->fd, (off_t)hstart, SEEK_SET) < 0 ||
+	    (n = npy_read_full(f->fd, text, hlen)) < 0 || (size_t)n != hlen) {
+		util_error(err, errlen, "%s: read error: %s", path,
+		    n < 0 ? strerror(errno) : "the file shrank");
+		goto fail;
+	}
+	if (npy_header(text, hlen, path, &info, err, errlen) != 0 ||
+	    npy_data_size(size - hstart - hlen, &info, path, err, errlen) != 0)
+		goto fail;
+	free(text);
+	f->ndim = info.ndim;
+	f->shape[0] = info.shape[0];
+	f->shape[1] = info.shape[1];
+	f->f8 = info.f8;
+	return 0;
+
+fail:
+	free(text);
+	npy_close(f);
+	return -1;
+}
+
+int
+npy_load(struct npy_file *f, struct npy_array *out, char *err, size_t errlen)
+{
+	struct npy_info info;
+	unsigned char *chunk = NULL, extra;
+	size_t item = f->f8 ? 8 : 4, per = NPY_CHUNK / item, done, n;
+	ssize_t got;
+
+	memset(out, 0, sizeof *out);
+	memset(&info, 0, sizeof info);
+	info.ndim = f->ndim;
+	info.shape[0] = f->shape[0];
+	info.shape[1] = f->shape[1];
+	info.count = (size_t)f->shape[0] * (size_t)f->shape[1];
+	chunk = malloc(NPY_CHUNK);
+	if (chunk == NULL) {
+		util_error(err, errlen, "%s: out of memory", f->name);
+		goto fail;
+	}
+	if (npy_alloc(&info, out, f->name, err, errlen) != 0)
+		goto fail;
+	for (done = 0; done < info.count; done += n) {
+		n = info.count - done < per ? info.count - done : per;
+		got = npy_read_full(f->fd, chunk, n * item);
+		if (got < 0) {
+			util_error(err, errlen, "%s: read error: %s", f->name,
+			    strerror(errno));
+			goto fail;
+		}
+		if ((size_t)got != n * item) {
+			util_error(err, errlen, "%s: truncated data (the file shrank "
+			    "while it was read)", f->name);
+			goto fail;
+		}
+		if (npy_decode(chunk, n, f->f8, out->data, done, info.shape[1],
+		    info.ndim, f->name, err, errlen) != 0)
+			goto fail;
+	}
+	if (npy_read_full(f->fd, &extra, 1) != 0) {
+		util_error(err, errlen, "%s: the file grew while it was read",
+		    f->name);
+		goto fail;
+	}
+	free(chunk);
+	npy_close(f);
+	return 0;
+
+fail:
+	free(chunk);
+	npy_free(out);
+	npy_close(f);
+	return -1;
+}
+
 int
 npy_read(const char *path, struct npy_array *out, char *err, size_t errlen)
 {
-	FILE *f;
-	unsigned char *buf = NULL;
-	size_t len = 0, cap = 0, n;
-	int rc;
+	struct npy_file f;
 
 	memset(out, 0, sizeof *out);
-	f = fopen(path, "rb");
-	if (f == NULL)
-		return util_error(err, errlen, "%s: %s", path, strerror(errno));
-	for (;;) {
-		if (len == cap) {
-			unsigned char *nb;
-			if (cap >= NPY_MAX_BYTES) {
-				fclose(f);
-				free(buf);
-				return util_error(err, errlen, "%s: file too large", path);
-			}
-			cap = cap ? cap * 2 : 65536;
-			nb = realloc(buf, cap);
-			if (nb == NULL) {
-				fclose(f);
-				free(buf);
-				return util_error(err, errlen, "%s: out of memory", path);
-			}
-			buf = nb;
-		}
-		n = fread(buf + len, 1, cap - len, f);
-		len += n;
-		if (n == 0)
-			break;
-	}
-	if (ferror(f)) {
-		fclose(f);
-		free(buf);
-		return util_error(err, errlen, "%s: read error", path);
-	}
-	fclose(f);
-	rc = npy_parse(buf, len, path, out, err, errlen);
-	free(buf);
-	return rc;
+	if (npy_open(path, &f, err, errlen) != 0)
+		return -1;
+	return npy_load(&f, out, err, errlen);
 }
 
 void
@@ -287,91 +492,68 @@ npy_free(struct npy_array *a)
 }
 
 int
-npy_write(const char *path, const float *data, int ndim, const long *shape,
-    char *err, size_t errlen)
+npy_write_to(struct outfile_set *set, int i, const float *data, int ndim,
+    const long *shape, char *err, size_t errlen)
 {
-	char header[128], *tmp = NULL;
-	size_t hlen, count, i;
-	unsigned char *body = NULL;
-	FILE *f = NULL;
-	int fd, n, made = 0;
-	mode_t mask;
+	char header[128];
+	unsigned char pre[10], chunk[NPY_CHUNK];
+	size_t hlen, count, done, n, k;
+	int len;
 
 	if (ndim == 1)
-		n = snprintf(header, sizeof header,
+		len = snprintf(header, sizeof header,
 		    "{'descr': '<f4', 'fortran_order': False, 'shape': (%ld,), }",
 		    shape[0]);
 	else
-		n = snprintf(header, sizeof header,
+		len = snprintf(header, sizeof header,
 		    "{'descr': '<f4', 'fortran_order': False, 'shape': (%ld, %ld), }",
 		    shape[0], shape[1]);
 	/* Pad with spaces and a newline so magic + length + header is a
 	 * multiple of 64, as the format asks. */
-	hlen = (size_t)n + 1;
+	hlen = (size_t)len + 1;
 	while ((10 + hlen) % 64 != 0)
 		hlen++;
-	memset(header + n, ' ', hlen - (size_t)n - 1);
+	memset(header + len, ' ', hlen - (size_t)len - 1);
 	header[hlen - 1] = '\n';
+	memcpy(pre, NPY_MAGIC "\x01\x00", 8);
+	pre[8] = (unsigned char)(hlen & 0xff);
+	pre[9] = (unsigned char)(hlen >> 8);
+	if (outfile_write(set, i, pre, sizeof pre, err, errlen) != 0 ||
+	    outfile_write(set, i, header, hlen, err, errlen) != 0)
+		return -1;
 
 	count = (size_t)shape[0] * (size_t)(ndim == 2 ? shape[1] : 1);
-	body = malloc(count * 4 + 1);
-	tmp = malloc(strlen(path) + 16);
-	if (body == NULL || tmp == NULL) {
-		util_error(err, errlen, "%s: out of memory", path);
-		goto fail;
+	for (done = 0; done < count; done += n) {
+		n = count - done < NPY_CHUNK / 4 ? count - done : NPY_CHUNK / 4;
+		for (k = 0; k < n; k++) {
+			uint32_t u;
+			memcpy(&u, &data[done + k], 4);
+			chunk[4 * k] = (unsigned char)u;
+			chunk[4 * k + 1] = (unsigned char)(u >> 8);
+			chunk[4 * k + 2] = (unsigned char)(u >> 16);
+			chunk[4 * k + 3] = (unsigned char)(u >> 24);
+		}
+		if (outfile_write(set, i, chunk, 4 * n, err, errlen) != 0)
+			return -1;
 	}
-	for (i = 0; i < count; i++) {
-		uint32_t u;
-		memcpy(&u, &data[i], 4);
-		body[4 * i] = (unsigned char)u;
-		body[4 * i + 1] = (unsigned char)(u >> 8);
-		body[4 * i + 2] = (unsigned char)(u >> 16);
-		body[4 * i + 3] = (unsigned char)(u >> 24);
-	}
-
-	sprintf(tmp, "%s.tmpXXXXXX", path);
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		util_error(err, errlen, "%s: cannot create: %s", path, strerror(errno));
-		goto fail;
-	}
-	made = 1;
-	mask = umask(0);
-	umask(mask);
-	fchmod(fd, 0666 & ~mask);
-	f = fdopen(fd, "wb");
-	if (f == NULL) {
-		util_error(err, errlen, "%s: %s", path, strerror(errno));
-		close(fd);
-		goto fail;
-	}
-	if (fwrite(NPY_MAGIC "\x01\x00", 1, 8, f) != 8 ||
-	    fputc((int)(hlen & 0xff), f) == EOF ||
-	    fputc((int)(hlen >> 8), f) == EOF ||
-	    fwrite(header, 1, hlen, f) != hlen ||
-	    fwrite(body, 4, count, f) != count || fflush(f) != 0 ||
-	    fsync(fileno(f)) != 0) {
-		util_error(err, errlen, "%s: write failed: %s", path, strerror(errno));
-		fclose(f);
-		goto fail;
-	}
-	if (fclose(f) != 0) {
-		util_error(err, errlen, "%s: write failed: %s", path, strerror(errno));
-		goto fail;
-	}
-	if (rename(tmp, path) != 0) {
-		util_error(err, errlen, "%s: cannot rename into place: %s", path,
-		    strerror(errno));
-		goto fail;
-	}
-	free(tmp);
-	free(body);
 	return 0;
+}
 
-fail:
-	if (made)
-		unlink(tmp);
-	free(tmp);
-	free(body);
-	return -1;
+int
+npy_write(const char *path, const float *data, int ndim, const long *shape,
+    char *err, size_t errlen)
+{
+	struct outfile_set set;
+	int i;
+
+	outfile_init(&set);
+	if ((i = outfile_add(&set, path, err, errlen)) < 0)
+		return -1;
+	if (outfile_begin(&set, err, errlen) != 0)
+		return -1;
+	if (npy_write_to(&set, i, data, ndim, shape, err, errlen) != 0) {
+		outfile_abort(&set);
+		return -1;
+	}
+	return outfile_commit(&set, err, errlen);
 }

@@ -4,7 +4,9 @@
 #include "options.h"
 #include "util.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -80,7 +82,18 @@ SIZE_SETTER(set_tq, spec.tq, "tq")
 SIZE_SETTER(set_tk, spec.tk, "tk")
 SIZE_SETTER(set_d, spec.d, "d")
 SIZE_SETTER(set_dv, spec.dv, "dv")
-SIZE_SETTER(set_br, tiling.br, "br")
+
+/* The tile sizes go to the spec too: its memory check counts a tile. */
+static int
+set_br(void *ctx, const char *v, char *err, size_t errlen)
+{
+	struct options *o = ctx;
+
+	if (set_size(&o->tiling.br, "br", v, err, errlen) != 0)
+		return -1;
+	o->spec.br = o->tiling.br;
+	return 0;
+}
 
 static int
 set_bc(void *ctx, const char *v, char *err, size_t errlen)
@@ -100,6 +113,7 @@ set_order(void *ctx, const char *v, char *err, size_t errlen)
 
 	if (schedule_order_parse(v, &o->tiling.order) != 0)
 		return util_error(err, errlen, "--order must be fa1 or fa2, not '%s'", v);
+	o->spec.fa1 = o->tiling.order == ORDER_FA1;
 	return 0;
 }
 
@@ -118,6 +132,12 @@ set_scale(void *ctx, const char *v, char *err, size_t errlen)
 		return -1;
 	if (o->spec.scale <= 0)
 		return util_error(err, errlen, "--scale must be positive, not '%s'", v);
+	/* The simulator scales in float32: a scale it cannot hold would
+	 * become inf (every score inf) or 0. */
+	if (o->spec.scale > FLT_MAX || (float)o->spec.scale == 0.0f)
+		return util_error(err, errlen, "--scale must be within float32's "
+		    "range (%g to %g), not '%s'", (double)FLT_TRUE_MIN,
+		    (double)FLT_MAX, v);
 	o->spec.scale_set = 1;
 	return 0;
 }
@@ -131,7 +151,9 @@ set_seed(void *ctx, const char *v, char *err, size_t errlen)
 
 	errno = 0;
 	x = strtoull(v, &end, 10);
-	if (*v == '\0' || *v == '-' || *end != '\0' || errno != 0)
+	/* strtoull skips blanks and takes "-1" as 2^64 - 1: a seed is
+	 * digits only. */
+	if (!isdigit((unsigned char)*v) || *end != '\0' || errno != 0)
 		return util_error(err, errlen, "--seed must be a non-negative "
 		    "integer, not '%s'", v);
 	o->spec.seed = x;
@@ -419,6 +441,27 @@ options_given(const struct options *o, const char *name)
 	return 0;
 }
 
+/* An option that the inputs given make meaningless is refused, not
+ * silently dropped (as --scale with --scores is, in problem_build). */
+static int
+options_check_unused(const struct options *o, char *err, size_t errlen)
+{
+	static const char *const generator[] = { "input", "seed" };
+	const char *files = options_given(o, "scores") ? "--scores" :
+	    options_given(o, "q") || options_given(o, "k") ? "--q/--k/--v" : NULL;
+	size_t i;
+
+	if (options_given(o, "scores") && options_given(o, "d"))
+		return util_error(err, errlen, "--d does not apply to a scores "
+		    "problem (S is given; there is no Q or K to have a width)");
+	for (i = 0; files != NULL && i < sizeof generator / sizeof *generator; i++)
+		if (options_given(o, generator[i]))
+			return util_error(err, errlen, "--%s does not apply with %s "
+			    "(it shapes generated inputs; these come from files)",
+			    generator[i], files);
+	return 0;
+}
+
 static const struct options_entry *
 find(const struct options_entry *table, const char *name, size_t len)
 {
@@ -538,6 +581,8 @@ options_parse(int argc, char **argv, int first, unsigned groups,
 		if (strncmp(o->given[i], "grad-", 5) == 0)
 			return util_error(err, errlen, "--%s needs --backward",
 			    o->given[i]);
+	if ((groups & OPT_PROBLEM) && options_check_unused(o, err, errlen) != 0)
+		return -1;
 	/* forget-old-denominator is a bug of the normalized update: pick
 	 * that convention unless the user chose the other on purpose. */
 	if ((groups & OPT_PROBLEM) && o->rule.bug == BUG_FORGET_OLD_DENOMINATOR &&

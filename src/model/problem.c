@@ -2,19 +2,24 @@
 #include "config.h"
 
 #include "problem.h"
+#include "memory.h"
 #include "npy.h"
 #include "util.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* A loaded source: its values and shape; `name` labels messages. */
+/* A source: first described (its shape, from a file's header or the
+ * inline matrix), then loaded once the shapes and memory are checked. */
 struct loaded {
+	const struct problem_source *src;
+	struct npy_file file;	/* fd -1 unless a file is open */
 	float *data;
 	int rows, cols;
-	const char *name;
+	const char *name;	/* the path or the option, for messages */
 };
 
 void
@@ -26,6 +31,7 @@ problem_spec_init(struct problem_spec *spec)
 	spec->seed = 1;
 	spec->heads = 1;
 	spec->kv_heads = 1;
+	spec->memory_parts = MEMORY_SIM;
 }
 
 void
@@ -39,51 +45,32 @@ problem_free(struct problem *p)
 	memset(p, 0, sizeof *p);
 }
 
-uint64_t
-problem_memory_needed(int tq, int tk, int d, int dv, int scores_mode)
-{
-	uint64_t f = 0;
-
-	/* Inputs (K twice: as given and transposed), or S. */
-	if (scores_mode)
-		f += (uint64_t)tq * tk;
-	else
-		f += (uint64_t)tq * d + 2 * (uint64_t)tk * d;
-	f += (uint64_t)tk * dv;
-	/* Running state (m, l, u) and output for every row, twice over for
-	 * the simulator and its checks; the reference's output in double. */
-	f += 2 * (uint64_t)tq * (dv + 2) + 2 * (uint64_t)tq * (dv + 1);
-	return 4 * f;
-}
-
 static int
 given(const struct problem_source *src)
 {
 	return src->path != NULL || src->data != NULL;
 }
 
-/* Reads one source into l; `flag` names the option for messages. */
+/* Reads one source's shape; `flag` names the option for messages. */
 static int
-load(const struct problem_source *src, const char *flag, int row_vector,
+describe(const struct problem_source *src, const char *flag, int row_vector,
     struct loaded *l, char *err, size_t errlen)
 {
-	struct npy_array a;
-	size_t n;
-
 	memset(l, 0, sizeof *l);
+	l->src = src;
+	l->file.fd = -1;
 	if (src->path != NULL) {
-		if (npy_read(src->path, &a, err, errlen) != 0)
+		if (npy_open(src->path, &l->file, err, errlen) != 0)
 			return -1;
-		l->data = a.data;
 		l->name = src->path;
 		/* A 1-D array is one query row for Q and S, one column for K
 		 * and V. */
-		if (a.ndim == 1 && row_vector) {
+		if (l->file.ndim == 1 && row_vector) {
 			l->rows = 1;
-			l->cols = (int)a.shape[0];
+			l->cols = (int)l->file.shape[0];
 		} else {
-			l->rows = (int)a.shape[0];
-			l->cols = (int)a.shape[1];
+			l->rows = (int)l->file.shape[0];
+			l->cols = (int)l->file.shape[1];
 		}
 		return 0;
 	}
@@ -91,15 +78,41 @@ load(const struct problem_source *src, const char *flag, int row_vector,
 		return 0;
 	if (src->rows <= 0 || src->cols <= 0)
 		return util_error(err, errlen, "%s: empty matrix", flag);
-	n = (size_t)src->rows * (size_t)src->cols;
-	l->data = util_calloc(n, sizeof(float), flag, err, errlen);
-	if (l->data == NULL)
-		return -1;
-	memcpy(l->data, src->data, n * sizeof(float));
 	l->rows = src->rows;
 	l->cols = src->cols;
 	l->name = flag;
 	return 0;
+}
+
+/* Reads a described source's values. */
+static int
+load(struct loaded *l, char *err, size_t errlen)
+{
+	struct npy_array a;
+	size_t n;
+
+	if (l->file.fd >= 0) {
+		if (npy_load(&l->file, &a, err, errlen) != 0)
+			return -1;
+		l->data = a.data;
+		return 0;
+	}
+	if (l->src->data == NULL)
+		return 0;
+	n = (size_t)l->rows * (size_t)l->cols;
+	l->data = util_calloc(n, sizeof(float), l->name, err, errlen);
+	if (l->data == NULL)
+		return -1;
+	memcpy(l->data, l->src->data, n * sizeof(float));
+	return 0;
+}
+
+static void
+loaded_free(struct loaded *l)
+{
+	npy_close(&l->file);
+	free(l->data);
+	l->data = NULL;
 }
 
 /* NaN and infinities are refused; a scores matrix may hold -inf (masked). */
@@ -217,20 +230,94 @@ check_size(const char *flag, int v, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * The simulator computes each score in float32: the products of a query
+ * row and a key summed in order, then scaled.  None of those sums may
+ * leave float32's range, or the score becomes inf and O nonsense.  The
+ * sum of |q_x k_x| bounds every partial sum; with a margin for float32's
+ * rounding (one part in 2^23 per term) it must fit, scaled and unscaled.
+ * By Cauchy-Schwarz the largest row norms settle it at once for all but
+ * absurd inputs; only then are the pairs searched, in order, for the
+ * first that does not fit.
+ */
+static int
+check_score_range(const struct problem *p, char *err, size_t errlen)
+{
+	double qn = 0.0, kn = 0.0, margin, scale = p->scale > 1.0f ? p->scale : 1.0;
+	int r, c, x;
+
+	margin = 1.0 + (double)p->d * 0x1p-23;
+	for (r = 0; r < p->tq; r++) {
+		double n = 0.0;
+		for (x = 0; x < p->d; x++)
+			n += (double)p->q[(size_t)r * p->d + x] * p->q[(size_t)r * p->d + x];
+		qn = n > qn ? n : qn;
+	}
+	for (c = 0; c < p->tk; c++) {
+		double n = 0.0;
+		for (x = 0; x < p->d; x++)
+			n += (double)p->k[(size_t)c * p->d + x] * p->k[(size_t)c * p->d + x];
+		kn = n > kn ? n : kn;
+	}
+	if (sqrt(qn) * sqrt(kn) * scale * margin <= FLT_MAX)
+		return 0;
+	for (r = 0; r < p->tq; r++)
+		for (c = 0; c < p->tk; c++) {
+			double a = 0.0;
+			if (!problem_visible(p, r, c))
+				continue;
+			for (x = 0; x < p->d; x++)
+				a += fabs((double)p->q[(size_t)r * p->d + x] *
+				    p->k[(size_t)c * p->d + x]);
+			if (a * scale * margin > FLT_MAX)
+				return util_error(err, errlen, "the score of query row %d "
+				    "and key %d overflows float32 (|q|·|k|%s reaches %.3g; "
+				    "float32 holds up to %.3g): scale the inputs down", r, c,
+				    p->scale > 1.0f ? " times the scale" : "",
+				    a * scale, (double)FLT_MAX);
+		}
+	return 0;
+}
+
+/*
+ * The running numerator u adds p v over a row's keys with every p <= 1,
+ * so its entries never exceed the sum of |v| down a column of V.  A V
+ * whose column sums leave float32's range could overflow u.
+ */
+static int
+check_value_range(const struct problem *p, const char *name, char *err,
+    size_t errlen)
+{
+	int c, x;
+
+	for (x = 0; x < p->dv; x++) {
+		double sum = 0.0;
+		for (c = 0; c < p->tk; c++)
+			sum += fabs((double)p->v[(size_t)c * p->dv + x]);
+		if (sum > FLT_MAX)
+			return util_error(err, errlen, "%s: column %d adds up to %.3g "
+			    "over the %d keys, beyond float32's range (%.3g): the "
+			    "running numerator u could overflow; scale V down", name, x,
+			    sum, p->tk, (double)FLT_MAX);
+	}
+	return 0;
+}
+
 int
 problem_build(const struct problem_spec *spec, struct problem *p, char *err,
     size_t errlen)
 {
 	struct loaded q, k, v, s;
-	int files = 0, i, c, g, heads, kv_heads;
-	uint64_t need, have;
-	char b1[32], b2[32];
+	struct memory_job job;
+	struct problem one;
+	int files = 0, i, c, g, h, heads, kv_heads;
 
 	memset(p, 0, sizeof *p);
 	memset(&q, 0, sizeof q);
 	memset(&k, 0, sizeof k);
 	memset(&v, 0, sizeof v);
 	memset(&s, 0, sizeof s);
+	q.file.fd = k.file.fd = v.file.fd = s.file.fd = -1;
 
 	if (check_size("--tq", spec->tq, err, errlen) != 0 ||
 	    check_size("--tk", spec->tk, err, errlen) != 0 ||
@@ -242,9 +329,11 @@ problem_build(const struct problem_spec *spec, struct problem *p, char *err,
 	if (heads % kv_heads != 0)
 		return util_error(err, errlen, "--kv-heads %d must divide --heads %d "
 		    "(each K/V head serves H/G query heads)", kv_heads, heads);
-	if (spec->scale_set && !(isfinite(spec->scale) && spec->scale > 0))
-		return util_error(err, errlen, "--scale must be a positive finite "
-		    "number, not %g", spec->scale);
+	if (spec->scale_set && !(isfinite(spec->scale) && spec->scale > 0 &&
+	    spec->scale <= FLT_MAX && (float)spec->scale > 0.0f))
+		return util_error(err, errlen, "--scale must be a positive number "
+		    "within float32's range (%g to %g), not %g", (double)FLT_TRUE_MIN,
+		    (double)FLT_MAX, spec->scale);
 
 	/* Which inputs go together is settled before any file is read. */
 	files = given(&spec->q) + given(&spec->k) + given(&spec->v);
@@ -261,13 +350,15 @@ problem_build(const struct problem_spec *spec, struct problem *p, char *err,
 		return util_error(err, errlen, "--q, --k and --v go together "
 		    "(or use --scores with --v)");
 
-	if (load(&spec->s, "--scores", 1, &s, err, errlen) != 0 ||
-	    load(&spec->q, "--q", 1, &q, err, errlen) != 0 ||
-	    load(&spec->k, "--k", 0, &k, err, errlen) != 0 ||
-	    load(&spec->v, "--v", 0, &v, err, errlen) != 0)
+	/* Shapes first, from the files' headers: nothing large is read or
+	 * allocated before the shapes agree and the memory is checked. */
+	if (describe(&spec->s, "--scores", 1, &s, err, errlen) != 0 ||
+	    describe(&spec->q, "--q", 1, &q, err, errlen) != 0 ||
+	    describe(&spec->k, "--k", 0, &k, err, errlen) != 0 ||
+	    describe(&spec->v, "--v", 0, &v, err, errlen) != 0)
 		goto fail;
 
-	if (s.data != NULL) {
+	if (given(&spec->s)) {
 		/* A scores problem: S (H Tq, Tk) and V (G Tk, dv). */
 		if (per_head(&s, heads, "--heads", &p->tq, err, errlen) ||
 		    per_head(&v, kv_heads, "--kv-heads", &p->tk, err, errlen))
@@ -281,20 +372,11 @@ problem_build(const struct problem_spec *spec, struct problem *p, char *err,
 		if (agree(spec->tq, p->tq, "--tq", &s, heads > 1 ? "rows per head" :
 		    "rows", err, errlen) ||
 		    agree(spec->tk, s.cols, "--tk", &s, "columns", err, errlen) ||
-		    agree(spec->dv, v.cols, "--dv", &v, "columns", err, errlen) ||
-		    check_finite(&s, 1, err, errlen) ||
-		    check_finite(&v, 0, err, errlen))
+		    agree(spec->dv, v.cols, "--dv", &v, "columns", err, errlen))
 			goto fail;
 		p->scores_mode = 1;
 		p->d = 0;
 		p->dv = v.cols;
-		p->scale = 1.0f;
-		p->s = s.data;
-		p->v = v.data;
-		s.data = v.data = NULL;
-		snprintf(p->source, sizeof p->source, "scores from %s, values from %s",
-		    spec->s.path ? spec->s.path : "inline",
-		    spec->v.path ? spec->v.path : "inline");
 	} else if (files != 0) {
 		if (k.cols != q.cols) {
 			util_error(err, errlen, "%s has %d columns but %s has %d "
@@ -314,13 +396,52 @@ problem_build(const struct problem_spec *spec, struct problem *p, char *err,
 		    agree(spec->d, q.cols, "--d", &q, "columns", err, errlen) ||
 		    agree(spec->tk, p->tk, "--tk", &k, kv_heads > 1 ? "rows per head" :
 		    "rows", err, errlen) ||
-		    agree(spec->dv, v.cols, "--dv", &v, "columns", err, errlen) ||
+		    agree(spec->dv, v.cols, "--dv", &v, "columns", err, errlen))
+			goto fail;
+		p->d = q.cols;
+		p->dv = v.cols;
+	} else {
+		p->tq = spec->tq ? spec->tq : PROBLEM_DEFAULT_T;
+		p->tk = spec->tk ? spec->tk : p->tq;
+		p->d = spec->d ? spec->d : PROBLEM_DEFAULT_D;
+		p->dv = spec->dv ? spec->dv : p->d;
+	}
+	p->heads = heads;
+	p->kv_heads = kv_heads;
+
+	/* Every head's rows count: H Tq queries, G Tk keys. */
+	memset(&job, 0, sizeof job);
+	job.tq = heads * p->tq;
+	job.tk = kv_heads * p->tk;
+	job.d = p->d;
+	job.dv = p->dv;
+	job.scores_mode = p->scores_mode;
+	job.br = spec->br > 0 ? spec->br : PROBLEM_DEFAULT_TILE;
+	job.bc = spec->bc > 0 ? spec->bc : PROBLEM_DEFAULT_TILE;
+	job.fa1 = spec->fa1;
+	job.parts = spec->memory_parts;
+	if (memory_check(&job, err, errlen) != 0)
+		goto fail;
+
+	if (p->scores_mode) {
+		if (load(&s, err, errlen) || load(&v, err, errlen) ||
+		    check_finite(&s, 1, err, errlen) ||
+		    check_finite(&v, 0, err, errlen))
+			goto fail;
+		p->scale = 1.0f;
+		p->s = s.data;
+		p->v = v.data;
+		s.data = v.data = NULL;
+		snprintf(p->source, sizeof p->source, "scores from %s, values from %s",
+		    spec->s.path ? spec->s.path : "inline",
+		    spec->v.path ? spec->v.path : "inline");
+	} else if (files != 0) {
+		if (load(&q, err, errlen) || load(&k, err, errlen) ||
+		    load(&v, err, errlen) ||
 		    check_finite(&q, 0, err, errlen) ||
 		    check_finite(&k, 0, err, errlen) ||
 		    check_finite(&v, 0, err, errlen))
 			goto fail;
-		p->d = q.cols;
-		p->dv = v.cols;
 		p->q = q.data;
 		p->k = k.data;
 		p->v = v.data;
@@ -328,23 +449,6 @@ problem_build(const struct problem_spec *spec, struct problem *p, char *err,
 		snprintf(p->source, sizeof p->source, "%s files",
 		    spec->q.path ? "npy" : "inline");
 	} else {
-		p->tq = spec->tq ? spec->tq : PROBLEM_DEFAULT_T;
-		p->tk = spec->tk ? spec->tk : p->tq;
-		p->d = spec->d ? spec->d : PROBLEM_DEFAULT_D;
-		p->dv = spec->dv ? spec->dv : p->d;
-		need = problem_memory_needed(heads * p->tq, kv_heads * p->tk,
-		    p->d, p->dv, 0);
-		have = util_physical_memory();
-		if (have != 0 && need > have / 2) {
-			util_error(err, errlen, "problem too large: Tq=%d Tk=%d d=%d "
-			    "dv=%d would need %s of memory (this machine has %s)",
-			    p->tq, p->tk, p->d, p->dv,
-			    util_bytes((double)need, b1, sizeof b1),
-			    util_bytes((double)have, b2, sizeof b2));
-			goto fail;
-		}
-		p->heads = heads;
-		p->kv_heads = kv_heads;
 		p->q = util_calloc((size_t)heads * p->tq * p->d, sizeof(float), "Q",
 		    err, errlen);
 		p->k = util_calloc((size_t)kv_heads * p->tk * p->d, sizeof(float), "K",
@@ -363,8 +467,6 @@ problem_build(const struct problem_spec *spec, struct problem *p, char *err,
 		    (float)(1.0 / sqrt((double)p->d));
 	p->causal = spec->causal;
 	p->dtype = spec->dtype;
-	p->heads = heads;
-	p->kv_heads = kv_heads;
 
 	/* The narrow types round what a kernel would store: the inputs. */
 	if (p->scores_mode) {
@@ -393,13 +495,25 @@ problem_build(const struct problem_spec *spec, struct problem *p, char *err,
 					p->kt[g * nk + (size_t)i * p->tk + c] =
 					    p->k[g * nk + (size_t)c * p->d + i];
 	}
+	/* Scores and sums that overflow float32, head by head. */
+	for (h = 0; h < heads; h++) {
+		problem_head(p, h, &one);
+		if ((!p->scores_mode && check_score_range(&one, err, errlen) != 0) ||
+		    check_value_range(&one, v.name != NULL ? v.name : "V", err,
+		    errlen) != 0)
+			goto fail;
+	}
+	loaded_free(&q);
+	loaded_free(&k);
+	loaded_free(&v);
+	loaded_free(&s);
 	return 0;
 
 fail:
-	free(q.data);
-	free(k.data);
-	free(v.data);
-	free(s.data);
+	loaded_free(&q);
+	loaded_free(&k);
+	loaded_free(&v);
+	loaded_free(&s);
 	problem_free(p);
 	return -1;
 }
@@ -410,30 +524,37 @@ problem_grad_output(const struct problem_spec *spec, const struct problem *p,
 {
 	struct inputs_rng rng;
 	struct loaded g;
-	size_t n = (size_t)p->tq * (size_t)p->dv, e;
+	size_t n = (size_t)problem_rows(p) * (size_t)p->dv, e;
 
 	*out = NULL;
-	if (load(&spec->dout, "--grad-output", 1, &g, err, errlen) != 0)
-		return -1;
+	/* The shape from the header first, then exactly that many values. */
+	if (describe(&spec->dout, "--grad-output", 1, &g, err, errlen) != 0)
+		goto fail;
+	if (g.name != NULL && (g.rows != problem_rows(p) || g.cols != p->dv)) {
+		util_error(err, errlen, "%s is %d x %d, but dO has the shape of "
+		    "O: %d x %d (Tq x dv)", g.name, g.rows, g.cols,
+		    problem_rows(p), p->dv);
+		goto fail;
+	}
+	if (load(&g, err, errlen) != 0)
+		goto fail;
 	if (g.data == NULL) {
 		g.data = util_calloc(n, sizeof(float), "dO", err, errlen);
 		if (g.data == NULL)
-			return -1;
+			goto fail;
 		/* Its own stream: dO does not repeat Q's numbers. */
 		inputs_rng_seed(&rng, spec->seed ^ 0x6772616420646f75ULL);
 		for (e = 0; e < n; e++)
 			g.data[e] = (float)inputs_rng_normal(&rng);
-	} else if (g.rows != p->tq || g.cols != p->dv) {
-		util_error(err, errlen, "%s is %d x %d, but dO has the shape of "
-		    "O: %d x %d (Tq x dv)", g.name, g.rows, g.cols, p->tq, p->dv);
-		goto fail;
 	} else if (check_finite(&g, 0, err, errlen) != 0)
 		goto fail;
 	if (round_checked(p->dtype, g.data, (long)n, "dO", err, errlen) != 0)
 		goto fail;
 	*out = g.data;
+	g.data = NULL;
+	loaded_free(&g);
 	return 0;
 fail:
-	free(g.data);
+	loaded_free(&g);
 	return -1;
 }

@@ -45,7 +45,13 @@ struct problem_spec {
 	enum dtype dtype;
 	enum inputs_kind input;
 	uint64_t seed;
-	int bc;			/* tile width, so `spike` lands in a late tile */
+	int br, bc;		/* tile sizes, for the memory check (and bc so
+				 * that `spike` lands in a late tile) */
+	int fa1;		/* loop order fa1, for the memory check */
+	unsigned memory_parts;	/* what the caller will hold besides the
+				 * inputs (memory.h's MEMORY_*; default
+				 * MEMORY_SIM), counted before anything
+				 * large is read or allocated */
 	int heads, kv_heads;	/* H and G; 0 means 1 */
 	struct problem_source q, k, v, s;
 	struct problem_source dout;	/* the backward's dO (problem_grad_output) */
@@ -72,9 +78,11 @@ struct problem {
 void problem_spec_init(struct problem_spec *spec);
 
 /*
- * Builds a problem: reads files, generates inputs, checks shapes, that
- * inputs are finite, and that the problem fits in memory.  Returns 0, or
- * -1 with one line in err naming the input at fault; out is then empty.
+ * Builds a problem: reads the files' headers, checks the shapes and that
+ * the inputs and spec->memory_parts fit in memory (memory.h), then reads
+ * the files or generates the inputs and checks that they are finite and
+ * that no score or running sum leaves float32's range.  Returns 0, or -1
+ * with one line in err naming the input at fault; out is then empty.
  */
 int problem_build(const struct problem_spec *spec, struct problem *out,
     char *err, size_t errlen);
@@ -113,8 +121,5 @@ problem_visible(const struct problem *p, int r, int c)
  * arrays are borrowed from p: never problem_free() the result.
  */
 void problem_head(const struct problem *p, int h, struct problem *out);
-
-/* Bytes this problem would take to hold and simulate. */
-uint64_t problem_memory_needed(int tq, int tk, int d, int dv, int scores_mode);
 
 #endif

@@ -3,60 +3,57 @@
 
 #include "setup.h"
 #include "npy.h"
+#include "outfile.h"
 #include "util.h"
 
-#include <errno.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 /*
- * Can path be written (its folder exists, is a folder, lets us create a
- * file; path itself is not a folder)?  Checked before any work, so that
- * a bad --output stops the command before it prints results it then
- * cannot save.  The write itself can still fail later (a full disk);
- * npy_write leaves nothing behind then.
+ * The output paths, checked as the writer will take them (outfile.h)
+ * before any work, so that a bad --output stops the command before it
+ * prints results it then cannot save.  The write itself can still fail
+ * later (a full disk); nothing is left changed then.
  */
-int
-setup_check_writable(const char *path, char *err, size_t errlen)
+static int
+setup_add_outputs(const struct options *o, struct outfile_set *set,
+    int *io, int *il, char *err, size_t errlen)
 {
-	struct stat st;
-	char *dir, *slash;
-	const char *d;
-	int rc = 0;
-
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-		return util_error(err, errlen, "%s: is a directory", path);
-	dir = strdup(path);
-	if (dir == NULL)
-		return util_error(err, errlen, "%s: out of memory", path);
-	slash = strrchr(dir, '/');
-	if (slash == NULL)
-		d = ".";
-	else if (slash == dir)
-		d = "/";
-	else {
-		*slash = '\0';
-		d = dir;
+	outfile_init(set);
+	*io = *il = -1;
+	if (o->output != NULL &&
+	    (*io = outfile_add(set, o->output, err, errlen)) < 0)
+		return -1;
+	if (o->lse != NULL && (*il = outfile_add(set, o->lse, err, errlen)) < 0) {
+		outfile_abort(set);
+		return -1;
 	}
-	if (stat(d, &st) != 0)
-		rc = util_error(err, errlen, "%s: %s", path, strerror(errno));
-	else if (!S_ISDIR(st.st_mode))
-		rc = util_error(err, errlen, "%s: %s is not a directory", path, d);
-	else if (access(d, W_OK | X_OK) != 0)
-		rc = util_error(err, errlen, "%s: cannot write in %s: %s", path, d,
-		    strerror(errno));
-	free(dir);
-	return rc;
+	return 0;
+}
+
+int
+setup_check_outputs(const struct options *o, char *err, size_t errlen)
+{
+	const char *grads[] = { o->grad_q, o->grad_k, o->grad_v, o->grad_s };
+	struct outfile_set set;
+	int io, il, i;
+
+	if (setup_add_outputs(o, &set, &io, &il, err, errlen) != 0)
+		return -1;
+	/* The gradients too, in the same set: no two outputs share a file. */
+	for (i = 0; i < 4; i++)
+		if (grads[i] != NULL && outfile_add(&set, grads[i], err, errlen) < 0) {
+			outfile_abort(&set);
+			return -1;
+		}
+	outfile_abort(&set);
+	return 0;
 }
 
 int
 setup_open(const struct options *o, struct setup *s, char *err, size_t errlen)
 {
 	memset(s, 0, sizeof *s);
-	if ((o->output != NULL && setup_check_writable(o->output, err, errlen) != 0) ||
-	    (o->lse != NULL && setup_check_writable(o->lse, err, errlen) != 0))
+	if (setup_check_outputs(o, err, errlen) != 0)
 		return -1;
 	if (problem_build(&o->spec, &s->problem, err, errlen) != 0)
 		return -1;
@@ -110,14 +107,21 @@ int
 setup_write_outputs(const struct options *o, const struct problem *p,
     const float *out, const float *lse, char *err, size_t errlen)
 {
+	struct outfile_set set;
 	long shape[2] = { problem_rows(p), p->dv };
+	int io, il;
 
-	if (o->output != NULL &&
-	    npy_write(o->output, out, 2, shape, err, errlen) != 0)
+	if (o->output == NULL && o->lse == NULL)
+		return 0;
+	if (setup_add_outputs(o, &set, &io, &il, err, errlen) != 0 ||
+	    outfile_begin(&set, err, errlen) != 0)
 		return -1;
-	if (o->lse != NULL && npy_write(o->lse, lse, 1, shape, err, errlen) != 0)
+	if ((io >= 0 && npy_write_to(&set, io, out, 2, shape, err, errlen) != 0) ||
+	    (il >= 0 && npy_write_to(&set, il, lse, 1, shape, err, errlen) != 0)) {
+		outfile_abort(&set);
 		return -1;
-	return 0;
+	}
+	return outfile_commit(&set, err, errlen);
 }
 
 void

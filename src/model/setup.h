@@ -16,15 +16,18 @@ struct setup {
 	struct sim *sim;
 };
 
-/* Checks that --output and --lse can be written, then builds.  Returns
- * 0, or -1 with err set (nothing to close then). */
+/* Checks that --output and --lse can be written (and are not one file),
+ * then builds: the problem is checked for memory with what the caller
+ * set in o->spec.memory_parts.  Returns 0, or -1 with err set (nothing
+ * to close then). */
 int setup_open(const struct options *o, struct setup *s, char *err,
     size_t errlen);
 void setup_close(struct setup *s);
 
-/* Can path be written (its folder exists and lets us create a file;
- * path is not a folder)?  0, or -1 with err set. */
-int setup_check_writable(const char *path, char *err, size_t errlen);
+/* Can every output file of o be written (--output, --lse and the
+ * gradients), each to a file of its own?  Checked as the writer
+ * (outfile.h) will take them; 0, or -1 with err set. */
+int setup_check_outputs(const struct options *o, char *err, size_t errlen);
 
 /* Three lines: the problem, the tiling, the update rule. */
 void setup_describe(FILE *f, const struct sim *sim);
@@ -32,8 +35,8 @@ void setup_describe(FILE *f, const struct sim *sim);
 /* The first rows and columns of a (rows, cols) output on stdout. */
 void setup_print_matrix(const char *name, const float *x, int rows, int cols);
 
-/* Writes --output and --lse when given, each whole or not at all.
- * Returns 0 or -1 with err set. */
+/* Writes --output and --lse when given, as one set (outfile.h): both
+ * are replaced or neither.  Returns 0 or -1 with err set. */
 int setup_write_outputs(const struct options *o, const struct problem *p,
     const float *out, const float *lse, char *err, size_t errlen);
 

@@ -14,7 +14,7 @@ mkdir -p "$out"
 [ -f "$top/config.h" ] || { echo "run.sh: no config.h here: run ./configure first" >&2; exit 2; }
 
 # The model sources each harness needs (no curses, no CUDA).
-model="util dtype inputs npy problem schedule online traffic sim reference compare options setup"
+model="util dtype inputs npy outfile memory problem schedule online traffic sim reference compare options setup"
 # Harnesses that need more than the model name it in a comment line
 # "/* fuzz-sources: src/x.c src/y.c */".
 

@@ -1,0 +1,53 @@
+/*
+ * memory.h - what a command will allocate, summed before it allocates.
+ *
+ * A problem's size is the user's to choose, so every command checks,
+ * before it reads or allocates anything large, that the sum of what it
+ * is about to hold fits: no more than half of this machine's memory, and
+ * no more than is available now.  The estimate is the real sum of the
+ * buffers each part allocates (the parts mirror sim_new, sim_run,
+ * reference.c and heatmap.c; tests/check_memory.c measures peak RSS
+ * against it), not a rule of thumb.
+ */
+#ifndef FLASHSTEP_MEMORY_H
+#define FLASHSTEP_MEMORY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The parts a command holds beside its inputs (Q, K, K^T, V; or S, V),
+ * which are always counted. */
+#define MEMORY_SIM		0x01	/* sim_new: tiles, one row block's state,
+					 * schedule, traffic table */
+#define MEMORY_CHECKPOINTS	0x02	/* checkpoints that seeking fills (the
+					 * view, the seek benchmark) */
+#define MEMORY_RUN		0x04	/* sim_run keeping O and lse: O, lse, m
+					 * and l for every row */
+#define MEMORY_REFERENCE	0x08	/* reference_attention: O and lse in
+					 * double, one row of S and P in double */
+#define MEMORY_NAIVE		0x10	/* reference_naive_f32: all of S, and O */
+#define MEMORY_HEATMAP		0x20	/* heatmap_init's pooled picture of S */
+
+/* What `run` holds; `trace` holds MEMORY_SIM | MEMORY_RUN. */
+#define MEMORY_FOR_RUN	(MEMORY_SIM | MEMORY_RUN | MEMORY_REFERENCE)
+
+struct memory_job {
+	int tq, tk, d, dv;
+	int scores_mode;	/* S (Tq, Tk) given: no Q, K */
+	int br, bc;		/* tile sizes asked for (clamped as the sim does) */
+	int fa1;		/* loop order fa1: outer loop over key blocks */
+	unsigned parts;		/* MEMORY_* */
+};
+
+/* Bytes the job allocates at its peak. */
+uint64_t memory_estimate(const struct memory_job *job);
+
+/* The most a job may take here: half the physical memory, or what is
+ * available now when that is less; UINT64_MAX when neither is known. */
+uint64_t memory_limit(void);
+
+/* Returns 0 when the job fits the limit, or -1 with "problem too large:
+ * Tq=.. Tk=.. would need X of memory ..." in err. */
+int memory_check(const struct memory_job *job, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,468 @@
+/* outfile.c - output files written whole or not at all (see outfile.h). */
+#include "config.h"
+
+#include "outfile.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Symbolic links followed before giving up, as the kernel's ELOOP. */
+#define OUTFILE_MAX_LINKS 40
+
+/* The signals after which no temporary may stay behind. */
+static const int outfile_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE };
+#define OUTFILE_NSIGNALS (int)(sizeof outfile_signals / sizeof outfile_signals[0])
+
+/* The set whose temporaries exist (one at a time), for the handler. */
+static struct outfile_set *volatile outfile_active;
+static struct sigaction outfile_saved[OUTFILE_NSIGNALS];
+static int outfile_handled[OUTFILE_NSIGNALS];
+
+/* Async-signal-safe: unlink, signal and raise only. */
+static void
+outfile_on_signal(int sig)
+{
+	struct outfile_set *set = outfile_active;
+	int i;
+
+	if (set != NULL)
+		for (i = 0; i < set->n; i++)
+			if (set->f[i].live)
+				unlink(set->f[i].tmp);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void
+outfile_block(sigset_t *old)
+{
+	sigset_t s;
+	int i;
+
+	sigemptyset(&s);
+	for (i = 0; i < OUTFILE_NSIGNALS; i++)
+		sigaddset(&s, outfile_signals[i]);
+	sigprocmask(SIG_BLOCK, &s, old);
+}
+
+/* Catches the signals, except those the user chose to ignore (nohup). */
+static void
+outfile_catch(struct outfile_set *set)
+{
+	struct sigaction sa;
+	int i;
+
+	outfile_active = set;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = outfile_on_signal;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < OUTFILE_NSIGNALS; i++) {
+		outfile_handled[i] = 0;
+		if (sigaction(outfile_signals[i], NULL, &outfile_saved[i]) != 0 ||
+		    outfile_saved[i].sa_handler == SIG_IGN)
+			continue;
+		if (sigaction(outfile_signals[i], &sa, NULL) == 0)
+			outfile_handled[i] = 1;
+	}
+}
+
+static void
+outfile_uncatch(void)
+{
+	int i;
+
+	for (i = 0; i < OUTFILE_NSIGNALS; i++)
+		if (outfile_handled[i])
+			sigaction(outfile_signals[i], &outfile_saved[i], NULL);
+	outfile_active = NULL;
+}
+
+void
+outfile_init(struct outfile_set *set)
+{
+	memset(set, 0, sizeof *set);
+}
+
+/* The folder part of path ("." for a bare name), malloc'd. */
+static char *
+outfile_dirname(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (slash == NULL)
+		return strdup(".");
+	if (slash == path)
+		return strdup("/");
+	return strndup(path, (size_t)(slash - path));
+}
+
+static const char *
+outfile_basename(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash != NULL ? slash + 1 : path;
+}
+
+/*
+ * Follows symbolic links from path to what they name; *st is what lstat
+ * said of it, *found whether it exists.  A link's relative target is
+ * relative to the link's folder.  Returns the malloc'd final path, or
+ * NULL with err set.
+ */
+static char *
+outfile_resolve(const char *path, struct stat *st, int *found, char *err,
+    size_t errlen)
+{
+	char *cur = strdup(path), *next, *dir, link[PATH_MAX];
+	ssize_t n;
+	int hops;
+
+	for (hops = 0; cur != NULL; hops++) {
+		if (lstat(cur, st) != 0) {
+			if (errno == ENOENT || errno == ENOTDIR) {
+				*found = 0;
+				return cur;
+			}
+			util_error(err, errlen, "%s: %s", path, strerror(errno));
+			free(cur);
+			return NULL;
+		}
+		if (!S_ISLNK(st->st_mode)) {
+			*found = 1;
+			return cur;
+		}
+		if (hops == OUTFILE_MAX_LINKS) {
+			util_error(err, errlen, "%s: %s", path, strerror(ELOOP));
+			free(cur);
+			return NULL;
+		}
+		n = readlink(cur, link, sizeof link - 1);
+		if (n < 0) {
+			util_error(err, errlen, "%s: %s", path, strerror(errno));
+			free(cur);
+			return NULL;
+		}
+		link[n] = '\0';
+		if (link[0] == '/')
+			next = strdup(link);
+		else if ((dir = outfile_dirname(cur)) == NULL)
+			next = NULL;
+		else {
+			next = malloc(strlen(dir) + strlen(link) + 2);
+			if (next != NULL)
+				sprintf(next, "%s/%s", dir, link);
+			free(dir);
+		}
+		free(cur);
+		cur = next;
+	}
+	util_error(err, errlen, "%s: out of memory", path);
+	return NULL;
+}
+
+/* What kind of thing st is, for a refusal. */
+static const char *
+outfile_kind(const struct stat *st)
+{
+	if (S_ISDIR(st->st_mode))
+		return "a directory";
+	if (S_ISBLK(st->st_mode))
+		return "a block device";
+	if (S_ISSOCK(st->st_mode))
+		return "a socket";
+	return "not a regular file";
+}
+
+/* The folder that will hold target's temporary: there, writable. */
+static int
+outfile_check_dir(const char *path, const char *target, struct stat *dst,
+    char *err, size_t errlen)
+{
+	char *dir = outfile_dirname(target);
+	int rc = 0;
+
+	if (dir == NULL)
+		return util_error(err, errlen, "%s: out of memory", path);
+	if (stat(dir, dst) != 0)
+		rc = util_error(err, errlen, "%s: %s: %s", path, dir, strerror(errno));
+	else if (!S_ISDIR(dst->st_mode))
+		rc = util_error(err, errlen, "%s: %s is not a directory", path, dir);
+	else if (access(dir, W_OK | X_OK) != 0)
+		rc = util_error(err, errlen, "%s: cannot write in %s: %s", path, dir,
+		    strerror(errno));
+	free(dir);
+	return rc;
+}
+
+/* With dev and ino, what tells outputs apart: a new file is its folder
+ * and its name there, anything else the node itself. */
+static const char *
+outfile_new_name(const struct outfile *f)
+{
+	return f->exists || f->straight ? "" : outfile_basename(f->target);
+}
+
+int
+outfile_add(struct outfile_set *set, const char *path, char *err, size_t errlen)
+{
+	struct outfile f;
+	struct stat st, dst;
+	mode_t mask;
+	int found, i;
+
+	if (set->n == OUTFILE_MAX)
+		return util_error(err, errlen, "%s: too many output files", path);
+	memset(&f, 0, sizeof f);
+	f.fd = -1;
+	if (*path == '\0')
+		return util_error(err, errlen, "an output file name is empty");
+	f.target = outfile_resolve(path, &st, &found, err, errlen);
+	if (f.target == NULL)
+		return -1;
+	if (found && S_ISDIR(st.st_mode)) {
+		util_error(err, errlen, "%s: is a directory", path);
+		goto fail;
+	}
+	if (*outfile_basename(f.target) == '\0') {
+		util_error(err, errlen, "%s: names a folder, not a file", path);
+		goto fail;
+	}
+	if (found && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))) {
+		f.straight = 1;
+		if (access(f.target, W_OK) != 0) {
+			util_error(err, errlen, "%s: %s", path, strerror(errno));
+			goto fail;
+		}
+		f.dev = st.st_dev;
+		f.ino = st.st_ino;
+	} else if (found && !S_ISREG(st.st_mode)) {
+		util_error(err, errlen, "%s: is %s; outputs are regular files, "
+		    "FIFOs or character devices", path, outfile_kind(&st));
+		goto fail;
+	} else {
+		if (outfile_check_dir(path, f.target, &dst, err, errlen) != 0)
+			goto fail;
+		if (found) {
+			/* A file we may not write is not ours to replace, even
+			 * where its folder would let us. */
+			if (access(f.target, W_OK) != 0) {
+				util_error(err, errlen, "%s: %s", path, strerror(errno));
+				goto fail;
+			}
+			f.exists = 1;
+			f.mode = st.st_mode & 07777;
+			f.uid = st.st_uid;
+			f.gid = st.st_gid;
+			f.dev = st.st_dev;
+			f.ino = st.st_ino;
+		} else {
+			mask = umask(0);
+			umask(mask);
+			f.mode = 0666 & ~mask;
+			f.dev = dst.st_dev;
+			f.ino = dst.st_ino;
+		}
+	}
+	for (i = 0; i < set->n; i++)
+		if (set->f[i].dev == f.dev && set->f[i].ino == f.ino &&
+		    strcmp(outfile_new_name(&set->f[i]), outfile_new_name(&f)) == 0) {
+			util_error(err, errlen, "%s and %s are the same file; give "
+			    "each output its own", set->f[i].path, path);
+			goto fail;
+		}
+	f.path = strdup(path);
+	if (f.path == NULL) {
+		util_error(err, errlen, "%s: out of memory", path);
+		goto fail;
+	}
+	set->f[set->n] = f;
+	return set->n++;
+
+fail:
+	free(f.target);
+	return -1;
+}
+
+/* Releases everything; the temporaries must be gone or renamed. */
+static void
+outfile_release(struct outfile_set *set)
+{
+	int i;
+
+	for (i = 0; i < set->n; i++) {
+		if (set->f[i].fd >= 0)
+			close(set->f[i].fd);
+		free(set->f[i].path);
+		free(set->f[i].target);
+		free(set->f[i].tmp);
+	}
+	if (set->begun && outfile_active == set)
+		outfile_uncatch();
+	outfile_init(set);
+}
+
+void
+outfile_abort(struct outfile_set *set)
+{
+	sigset_t old;
+	int i;
+
+	outfile_block(&old);
+	for (i = 0; i < set->n; i++)
+		if (set->f[i].live) {
+			unlink(set->f[i].tmp);
+			set->f[i].live = 0;
+		}
+	outfile_release(set);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+/* A temporary beside f's target: created with the signals blocked, so
+ * it exists only while `live` says so. */
+static int
+outfile_make_tmp(struct outfile *f, char *err, size_t errlen)
+{
+	static const char name[] = "/.flashstep-XXXXXX";
+	char *dir = outfile_dirname(f->target);
+
+	if (dir == NULL)
+		return util_error(err, errlen, "%s: out of memory", f->path);
+	f->tmp = malloc(strlen(dir) + sizeof name);
+	if (f->tmp == NULL) {
+		free(dir);
+		return util_error(err, errlen, "%s: out of memory", f->path);
+	}
+	sprintf(f->tmp, "%s%s", dir, name);
+	free(dir);
+	f->fd = mkstemp(f->tmp);
+	if (f->fd < 0)
+		return util_error(err, errlen, "%s: cannot create a temporary file "
+		    "beside it: %s", f->path, strerror(errno));
+	f->live = 1;
+	/* The owner first: chown may clear set-id bits that fchmod sets.
+	 * Owner and group are kept where we may set them (as root). */
+	if (f->exists && (f->uid != geteuid() || f->gid != getegid()) &&
+	    fchown(f->fd, f->uid, f->gid) != 0 && errno != EPERM)
+		return util_error(err, errlen, "%s: %s", f->path, strerror(errno));
+	if (fchmod(f->fd, f->mode) != 0)
+		return util_error(err, errlen, "%s: %s", f->path, strerror(errno));
+	return 0;
+}
+
+int
+outfile_begin(struct outfile_set *set, char *err, size_t errlen)
+{
+	sigset_t old;
+	int i, rc = 0;
+
+	if (outfile_active != NULL && outfile_active != set) {
+		outfile_abort(set);
+		return util_error(err, errlen, "another set of outputs is open");
+	}
+	outfile_block(&old);
+	set->begun = 1;
+	outfile_catch(set);
+	for (i = 0; i < set->n && rc == 0; i++)
+		if (!set->f[i].straight)
+			rc = outfile_make_tmp(&set->f[i], err, errlen);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	/* A FIFO's open waits for a reader: signals are caught by then. */
+	for (i = 0; i < set->n && rc == 0; i++) {
+		struct outfile *f = &set->f[i];
+		if (!f->straight)
+			continue;
+		f->fd = open(f->target, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+		if (f->fd < 0)
+			rc = util_error(err, errlen, "%s: %s", f->path, strerror(errno));
+	}
+	if (rc != 0)
+		outfile_abort(set);
+	return rc;
+}
+
+int
+outfile_write(struct outfile_set *set, int i, const void *buf, size_t len,
+    char *err, size_t errlen)
+{
+	const char *p = buf;
+	ssize_t n;
+
+	while (len > 0) {
+		n = write(set->f[i].fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return util_error(err, errlen, "%s: write failed: %s",
+			    set->f[i].path, strerror(n < 0 ? errno : EIO));
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int
+outfile_commit(struct outfile_set *set, char *err, size_t errlen)
+{
+	struct stat st;
+	sigset_t old;
+	char done[256];
+	int i, fd, rc = 0;
+
+	/* Every byte on disk before any target changes. */
+	for (i = 0; i < set->n && rc == 0; i++) {
+		struct outfile *f = &set->f[i];
+		if (!f->straight && fsync(f->fd) != 0)
+			rc = util_error(err, errlen, "%s: write failed: %s", f->path,
+			    strerror(errno));
+		fd = f->fd;
+		f->fd = -1;
+		if (close(fd) != 0 && rc == 0)
+			rc = util_error(err, errlen, "%s: write failed: %s", f->path,
+			    strerror(errno));
+	}
+	if (rc != 0) {
+		outfile_abort(set);
+		return -1;
+	}
+	/* What was checked may have changed since: the rename replaces
+	 * nothing but a regular file (or nothing). */
+	for (i = 0; i < set->n; i++) {
+		struct outfile *f = &set->f[i];
+		if (f->straight || lstat(f->target, &st) != 0 || S_ISREG(st.st_mode))
+			continue;
+		util_error(err, errlen, "%s: is no longer a regular file; not "
+		    "replaced", f->path);
+		outfile_abort(set);
+		return -1;
+	}
+	done[0] = '\0';
+	outfile_block(&old);
+	for (i = 0; i < set->n; i++) {
+		struct outfile *f = &set->f[i];
+		if (f->straight)
+			continue;
+		if (rename(f->tmp, f->target) != 0) {
+			rc = util_error(err, errlen, "%s: cannot rename into place: "
+			    "%s%s%s", f->path, strerror(errno), *done ?
+			    "; already replaced: " : "", done);
+			break;
+		}
+		f->live = 0;
+		snprintf(done + strlen(done), sizeof done - strlen(done), "%s%s",
+		    *done ? ", " : "", f->path);
+	}
+	if (rc != 0)
+		outfile_abort(set);
+	else
+		outfile_release(set);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}

@@ -1,0 +1,185 @@
+/*
+ * check_memory.c - the memory estimate against what the commands really
+ * take: each command runs in a child of its own and its peak RSS, less
+ * that of the same command on the built-in example, must be the estimate
+ * within 10% + 4 MiB (what malloc and the C library round up).  A run
+ * whose memory the estimate left out (the reference's per-key rows,
+ * issue 12) fails here.
+ */
+#include "config.h"
+
+#include "testutil.h"
+#include "cmd/cmd.h"
+#include "model/memory.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define SLACK_BYTES (4.0 * 1024 * 1024)
+
+/* Peak RSS in bytes of fn(argc, argv) run in a child, stdout dropped. */
+static double
+peak_rss(int (*fn)(int, char **), char **argv)
+{
+	struct rusage ru;
+	int argc = 0, status, fd;
+	pid_t pid;
+
+	while (argv[argc] != NULL)
+		argc++;
+	fflush(NULL);
+	pid = fork();
+	ck_assert(pid >= 0);
+	if (pid == 0) {
+		fd = open("/dev/null", O_WRONLY);
+		dup2(fd, STDOUT_FILENO);
+		_exit(fn(argc, argv));
+	}
+	ck_assert_int_eq(wait4(pid, &status, 0, &ru), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	    "%s %s...: status %#x", argv[0], argv[1], status);
+	return (double)ru.ru_maxrss * 1024.0;
+}
+
+static void
+check_one(int (*fn)(int, char **), char **argv, char **base,
+    const struct memory_job *job)
+{
+	double est = (double)memory_estimate(job), rss, rss0;
+
+	rss0 = peak_rss(fn, base);
+	rss = peak_rss(fn, argv) - rss0;
+	fprintf(stderr, "%s Tq=%d Tk=%d d=%d dv=%d: estimate %.1f MiB, measured "
+	    "%.1f MiB above the example\n", argv[0], job->tq, job->tk, job->d,
+	    job->dv, est / 1048576.0, rss / 1048576.0);
+	ck_assert_msg(rss <= est * 1.10 + SLACK_BYTES && rss >= est * 0.90 -
+	    SLACK_BYTES, "%s Tq=%d Tk=%d: estimate %.1f MiB, measured %.1f MiB",
+	    argv[0], job->tq, job->tk, est / 1048576.0, rss / 1048576.0);
+}
+
+static const struct memory_job run_keys = {
+	.tq = 1, .tk = 4000000, .d = 1, .dv = 1, .br = 4, .bc = 4,
+	.parts = MEMORY_FOR_RUN,
+};
+static const struct memory_job run_wide = {
+	.tq = 64, .tk = 200000, .d = 32, .dv = 48, .br = 64, .bc = 64,
+	.parts = MEMORY_FOR_RUN,
+};
+static const struct memory_job trace_keys = {
+	.tq = 1, .tk = 3000000, .d = 4, .dv = 4, .br = 4, .bc = 300000,
+	.parts = MEMORY_SIM | MEMORY_RUN,
+};
+
+START_TEST(test_run_per_key)
+{
+	char *argv[] = { "run", "--tq", "1", "--tk", "4000000", "--d", "1", NULL };
+	char *base[] = { "run", NULL };
+
+	check_one(cmd_run, argv, base, &run_keys);
+}
+END_TEST
+
+START_TEST(test_run_wide)
+{
+	char *argv[] = { "run", "--tq", "64", "--tk", "200000", "--d", "32",
+	    "--dv", "48", "--br", "64", "--bc", "64", NULL };
+	char *base[] = { "run", NULL };
+
+	check_one(cmd_run, argv, base, &run_wide);
+}
+END_TEST
+
+START_TEST(test_trace)
+{
+	char *argv[] = { "trace", "--tq", "1", "--tk", "3000000", "--bc",
+	    "300000", "--format", "csv", NULL };
+	char *base[] = { "trace", "--format", "csv", NULL };
+
+	check_one(cmd_trace, argv, base, &trace_keys);
+}
+END_TEST
+
+/* bench --cpu reports each child's peak RSS; the naive one holds all of
+ * S.  Its RSS less the "inputs alone" child's is the naive part. */
+START_TEST(test_bench_children)
+{
+	const char *bin = getenv("FLASHSTEP");
+	struct memory_job naive = { .tq = 2048, .tk = 2048, .d = 64, .dv = 64,
+	    .br = 64, .bc = 64, .parts = MEMORY_NAIVE };
+	struct memory_job inputs = naive;
+	char cmd[512], line[256], unit[8];
+	double base = -1, rss = -1, x, est;
+	FILE *f;
+
+	if (bin == NULL)
+		bin = "src/flashstep";
+	snprintf(cmd, sizeof cmd, "%s bench --size 2048 --repeat 1 --seek-size 64 "
+	    "--seeks 1", bin);
+	f = popen(cmd, "r");
+	ck_assert(f != NULL);
+	while (fgets(line, sizeof line, f) != NULL) {
+		char *p = strstr(line, "inputs alone");
+		double *dst = p != NULL ? &base : strstr(line, "naive float32") ?
+		    &rss : NULL;
+		if (dst == NULL)
+			continue;
+		/* The last two words: "12.5 MiB". */
+		p = strrchr(line, ' ');
+		ck_assert(p != NULL);
+		*p = '\0';
+		snprintf(unit, sizeof unit, "%s", p + 1);
+		p = strrchr(line, ' ');
+		x = atof(p + 1);
+		*dst = x * (unit[0] == 'G' ? 1073741824.0 : unit[0] == 'M' ?
+		    1048576.0 : unit[0] == 'K' ? 1024.0 : 1.0);
+	}
+	ck_assert_int_eq(pclose(f), 0);
+	ck_assert(base > 0 && rss > 0);
+	inputs.parts = 0;
+	est = (double)(memory_estimate(&naive) - memory_estimate(&inputs));
+	fprintf(stderr, "bench naive child at 2048: estimate %.1f MiB, measured "
+	    "%.1f MiB above the inputs\n", est / 1048576.0, (rss - base) / 1048576.0);
+	ck_assert_msg(rss - base <= est * 1.10 + SLACK_BYTES &&
+	    rss - base >= est * 0.90 - SLACK_BYTES, "naive: estimate %.1f MiB, "
+	    "measured %.1f MiB", est / 1048576.0, (rss - base) / 1048576.0);
+}
+END_TEST
+
+/* The guard refuses what does not fit, naming the sizes and the limit. */
+START_TEST(test_check_refuses)
+{
+	struct memory_job j = run_keys;
+	char err[256];
+
+	j.tk = 1000000000;
+	if (memory_limit() >= memory_estimate(&j))
+		return;		/* a machine with 56 GB to spare */
+	ck_assert_int_eq(memory_check(&j, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "Tk=1000000000") && strstr(err, "would need"),
+	    "%s", err);
+	/* 28 bytes a key: K, K^T and V in float32, S and P rows in double. */
+	ck_assert_uint_ge(memory_estimate(&j), 28ULL * 1000000000);
+	ck_assert_int_eq(memory_check(&run_keys, err, sizeof err), 0);
+}
+END_TEST
+
+Suite *
+test_suite(void)
+{
+	Suite *s = suite_create("memory");
+	TCase *tc = tcase_create("core");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_run_per_key);
+	tcase_add_test(tc, test_run_wide);
+	tcase_add_test(tc, test_trace);
+	tcase_add_test(tc, test_bench_children);
+	tcase_add_test(tc, test_check_refuses);
+	suite_add_tcase(s, tc);
+	return s;
+}
