@@ -15,7 +15,13 @@ dist_lessons_DATA = \
 	lessons/09-precision.lesson \
 	lessons/10-io.lesson \
 	lessons/11-causal-kv.lesson \
-	lessons/12-fast-arith.lesson
+	lessons/12-fast-arith.lesson \
+	lessons/13-backward.lesson \
+	lessons/14-backward-loop.lesson \
+	lessons/15-backward-masks.lesson \
+	lessons/16-split-merge.lesson \
+	lessons/17-decode.lesson \
+	lessons/18-kernel-ladder.lesson
 
 # An installed binary finds its lessons from its own place and the way
 # from bindir to lessonsdir; only a binary in the build tree looks in

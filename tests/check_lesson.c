@@ -310,8 +310,8 @@ START_TEST(test_goto_label)
 	ck_assert_int_eq(l->cmds[7].ref, 0);
 	lesson_free(l);
 
-	parse_fails("title t\ngoto\n", "t.lesson:2: goto takes step N, tile I J, "
-	    "start, end or label NAME");
+	parse_fails("title t\ngoto\n", "t.lesson:2: goto takes [forward|combine|"
+	    "backward] step N, tile I J, start or end, or label NAME");
 	parse_fails("title t\ngoto home\n", "not 'home'");
 	parse_fails("title t\ngoto step x\n", "t.lesson:2: goto step takes a step "
 	    "number");
@@ -368,7 +368,8 @@ START_TEST(test_expect_parse)
 	    "value, not 2");
 	parse_fails("title t\nexpect tile 1\n", "t.lesson:2: expect tile takes two");
 	parse_fails("title t\nexpect final m 1\n", "t.lesson:2: expect final "
-	    "applies to o, lse and error, not m");
+	    "applies to what the whole run ends with (o, lse, error, D, the "
+	    "gradients, the partials), not m");
 	parse_fails("title t\nexpect m[0] 1\n", "t.lesson:2: expect: m is one "
 	    "number");
 	parse_fails("title t\nexpect u[x] 1\n", "t.lesson:2: expect: the index");
@@ -1193,6 +1194,12 @@ START_TEST(test_lint)
 	ck_assert_str_eq(word, "bug");
 	ck_assert_ptr_null(lesson_lint_language("`flashstep run` checks it",
 	    word, sizeof word));
+	ck_assert_ptr_nonnull(lesson_lint_language("set focus key 3 first",
+	    word, sizeof word));
+	ck_assert_str_eq(word, "focus key");
+	ck_assert_ptr_nonnull(lesson_lint_language("then `splits 4` merges",
+	    word, sizeof word));
+	ck_assert_str_eq(word, "splits");
 	check_fails(SEED "say The goto end runs it through.\n",
 	    "t.lesson:6: 'goto' is the lesson language");
 	check_fails(SEED "ask Why does compare gpu pass?\nanswer so\n",
@@ -1380,6 +1387,556 @@ START_TEST(test_fast_quantities)
 	run_fails(SEED "bug no-rescale\ngoto end\nexpect error 0 tol 1e-3\n",
 	    LESSON_FAILED, "expected error 0");
 	(void)msg;
+}
+END_TEST
+
+
+
+/* ladder: skipped with the reason without a GPU, never a failure for
+ * that unless a GPU is required; with one, every rung that ran agrees
+ * with the lowest. */
+struct ladder_seen {
+	int tables, skips;
+	char why[256];
+};
+
+static void
+seen_ladder(void *ctx, struct lesson_run *run,
+    const struct gpu_ladder_rung *rungs, const char *device,
+    const char *skipped)
+{
+	struct ladder_seen *s = ctx;
+
+	(void)run;
+	(void)device;
+	if (rungs != NULL)
+		s->tables++;
+	else {
+		s->skips++;
+		snprintf(s->why, sizeof s->why, "%s", skipped);
+	}
+}
+
+START_TEST(test_ladder)
+{
+	static const struct lesson_sink sink = { .ladder = seen_ladder };
+	struct ladder_seen seen = { 0, 0, "" };
+	struct lesson_lines ls = { 0 };
+	struct gpu_ladder_rung rungs[GPU_LADDER_RUNGS];
+	struct lesson_run *run;
+	struct lesson *l;
+	const char *was = getenv("FLASHSTEP_REQUIRE_GPU");
+	char *saved = was != NULL ? strdup(was) : NULL;
+	int rc, i;
+
+	parse_fails("title t\nladder now\n", "ladder takes nothing after it");
+	l = parse_ok("title t\ntq 64\nd 64\nheads 2\ndtype fp16\nladder\n");
+	unsetenv("FLASHSTEP_REQUIRE_GPU");
+	run = lesson_run_new(l, &sink, &seen, LESSON_RUN_STOP);
+	rc = lesson_run_all(run);
+	ck_assert_int_eq(seen.tables + seen.skips, 1);
+	ck_assert_msg(rc == LESSON_END && run->failures == 0, "the ladder "
+	    "failed the lesson: %s", run->failure);
+	if (seen.skips)
+		ck_assert(seen.why[0] != '\0');
+	lesson_run_free(run);
+
+	/* A rehearsal does not start the GPU. */
+	seen.tables = seen.skips = 0;
+	run = lesson_run_new(l, &sink, &seen, LESSON_RUN_DRY);
+	ck_assert_int_eq(lesson_run_all(run), LESSON_END);
+	ck_assert_int_eq(seen.tables + seen.skips, 0);
+	lesson_run_free(run);
+
+	/* A GPU required and none there: a failure, as compare gpu's. */
+	setenv("FLASHSTEP_REQUIRE_GPU", "1", 1);
+	seen.tables = seen.skips = 0;
+	run = lesson_run_new(l, &sink, &seen, LESSON_RUN_STOP);
+	rc = lesson_run_all(run);
+	if (gpu_available(NULL, 0, NULL, 0) != GPU_READY)
+		ck_assert_msg(rc == LESSON_FAILED && strstr(run->failure,
+		    "expected the ladder to run got: ") != NULL, "%s",
+		    run->failure);
+	lesson_run_free(run);
+	if (saved != NULL)
+		setenv("FLASHSTEP_REQUIRE_GPU", saved, 1);
+	else
+		unsetenv("FLASHSTEP_REQUIRE_GPU");
+	free(saved);
+	lesson_free(l);
+
+	/* The table: a row per rung, skipped ones with their reason. */
+	memset(rungs, 0, sizeof rungs);
+	for (i = 0; i < GPU_LADDER_RUNGS; i++) {
+		rungs[i].kernel = gpu_kernel_find((const char *[]){ "naive",
+		    "teaching", "fast", "wgmma" }[i]);
+		ck_assert(rungs[i].kernel != NULL);
+		rungs[i].change = "what it changes";
+		rungs[i].below = i - 1;
+	}
+	rungs[0].ran = rungs[1].ran = 1;
+	rungs[0].ms = 2;
+	rungs[1].ms = 0.5;
+	rungs[1].speedup = 4;
+	rungs[1].tiling.br = rungs[1].tiling.bc = 64;
+	snprintf(rungs[2].why, sizeof rungs[2].why, "not this GPU");
+	lesson_view_ladder(rungs, "a GPU", NULL, &ls);
+	ck_assert_int_eq(ls.n, 2 + GPU_LADDER_RUNGS + GPU_LADDER_RUNGS);
+	ck_assert_msg(strstr(ls.line[0], "on a GPU") != NULL, "%s", ls.line[0]);
+	ck_assert_msg(strstr(ls.line[3], "4.00x") != NULL, "%s", ls.line[3]);
+	ck_assert_msg(strstr(ls.line[4], "skipped: not this GPU") != NULL, "%s",
+	    ls.line[4]);
+	lesson_lines_clear(&ls);
+	lesson_view_ladder(NULL, NULL, "no GPU here", &ls);
+	ck_assert_int_eq(ls.n, 1);
+	ck_assert_str_eq(ls.line[0], "the kernel ladder was skipped: no GPU here");
+	lesson_lines_free(&ls);
+}
+END_TEST
+
+/* ---- the backward pass and split-KV ---- */
+
+START_TEST(test_timeline_options)
+{
+	struct lesson *l;
+
+	/* The backward and split options are directives, values checked on
+	 * their line; the options that write files are not. */
+	l = parse_ok("title t\nbackward\ngrad-bug no-d\nsplits 4\nmerge-order "
+	    "tree\npartials olse\nmerge-bug last-max\nheads 4\nkv-heads 2\n"
+	    "pack-gqa on\nbackward off\ngrad-output 1 2 ; 3 4\n");
+	ck_assert_int_eq(l->ncmds, 12);
+	ck_assert_str_eq(l->cmds[11].option->name, "grad-output");
+	ck_assert_int_eq(l->cmds[11].rows, 2);
+	lesson_free(l);
+	parse_fails("title t\ngrad-q dq.npy\n", "unknown directive 'grad-q'");
+	parse_fails("title t\nsplits 0\n", "t.lesson:2: splits must be an "
+	    "integer from 1 to 65536, not '0'");
+	parse_fails("title t\nmerge-order zigzag\n", "merge-order must be ltr, "
+	    "tree or reverse");
+	parse_fails("title t\ngrad-bug lost\n", "grad-bug must be none, no-d");
+	parse_fails("title t\nbackward maybe\n", "backward takes nothing, 'on' "
+	    "or 'off'");
+	parse_fails("title t\nsplitz 2\n", "did you mean 'splits'?");
+
+	/* What options need of each other is checked when the problem is
+	 * built, at the last line that changed it. */
+	run_fails("title t\nmerge-order tree\nstep\n", LESSON_ERROR,
+	    "t.lesson:2: the problem cannot be built: merge-order applies to "
+	    "split runs (give splits 2 or more)");
+	run_fails("title t\nbackward\nheads 2\nstep\n", LESSON_ERROR,
+	    "t.lesson:3: the problem cannot be built: backward runs one head: "
+	    "the backward of grouped heads is not modelled (drop heads)");
+	run_fails("title t\ngrad-bug no-d\nstep\n", LESSON_ERROR,
+	    "grad-bug needs backward");
+	run_fails("title t\ntq 2\ndv 2\ngrad-output 1 2 ; 3 4\nstep\n",
+	    LESSON_ERROR, "grad-output needs backward");
+	/* Order does not matter; off takes a flag back; the latest wins. */
+	run_fails("title t\ngrad-bug no-d\nbackward\nexpect backward-steps 16\n"
+	    "backward off\nstep\n", LESSON_ERROR, "t.lesson:5: the problem "
+	    "cannot be built: grad-bug needs backward");
+	runs_clean("title t\nbackward\nexpect backward-steps 16\n"
+	    "backward off\nexpect steps 16\nsplits 2\nmerge-order tree\n"
+	    "splits 3\nexpect combine-steps 8\nexpect merges 2\n"
+	    "merge-order ltr\nexpect merges 3\n");
+	/* heads before kv-heads or after: G divides H either way. */
+	runs_clean("title t\nkv-heads 2\nheads 4\ntq 4\ntk 8\nbr 8\n"
+	    "expect steps 8\ngoto end\nkeep apart kv-read\npack-gqa\n"
+	    "expect steps 4\ngoto end\nexpect kv-read / apart 0.5\n");
+	/* An inline dO is the backward's, a row per query. */
+	runs_clean("title t\nscores 1 2 ; 3 4\nvalues 1 0 ; 0 1\nbr 1\nbc 2\n"
+	    "backward\ngrad-output 0 1 ; 1 0\n"
+	    "goto backward tile 0 0 phase dS\nexpect D 0.7310586\n"
+	    "expect dS -0.1966119 0.1966119\n");
+}
+END_TEST
+
+START_TEST(test_timeline_moves)
+{
+	char msg[512];
+
+	/* 8 x 8 in tiles of 4: 4 forward steps, then 4 backward ones. */
+#define BWD "title t\ntq 8\ntk 8\nd 4\nbr 4\nbc 4\nbackward\n"
+	runs_clean(BWD "expect steps 8\nexpect forward-steps 4\n"
+	    "expect backward-steps 4\ngoto forward end\nexpect step 3\n"
+	    "expect phase finalize\nphase\nexpect step 4\nexpect phase load\n"
+	    "phase -1\nexpect step 3\nexpect phase finalize\nstep\n"
+	    "expect step 4\nexpect phase dK\nstep\nexpect step 5\n"
+	    "expect phase write\ngoto end\nexpect step 7\nexpect phase write\n"
+	    "goto backward start\nexpect step 4\nexpect phase load\n"
+	    "goto backward step 1 phase dS\nexpect step 5\nexpect tile 1 0\n"
+	    "goto backward tile 0 1 phase dQ\nexpect step 6\nexpect phase dQ\n"
+	    "goto step 6 phase P\nexpect phase P\nlabel here\ngoto start\n"
+	    "goto label here\nexpect step 6\nexpect phase P\n"
+	    "goto start\nfocus row 5\nstep until row-done\nexpect step 3\n"
+	    "step until row\nexpect step 5\nexpect tile 1 0\n"
+	    "step until row-done phase dQ\nexpect step 7\nexpect phase dQ\n");
+	/* A phase of another segment, a segment the problem lacks. */
+	run_fails(BWD "goto step 2 phase dS\n", LESSON_ERROR, "t.lesson:8: step 2 "
+	    "is a step of the forward, which has no phase dS (its phases: load, "
+	    "scores, max, rescale, exp, update, finalize)");
+	run_fails(BWD "goto backward step 4\n", LESSON_ERROR, "the backward has 4 "
+	    "steps (0 to 3), no step 4");
+	run_fails(BWD "goto combine end\n", LESSON_ERROR, "the problem has no "
+	    "combine: give it splits 2 or more");
+	run_fails(BWD "goto step 8\n", LESSON_ERROR, "step 8 does not exist: the "
+	    "problem has 8 steps (0 to 7: the forward 0-3, the backward 4-7)");
+	parse_fails("title t\ngoto combine tile 0 0\n", "the combine merges "
+	    "partials, it has no tiles");
+	parse_fails("title t\ngoto step 1 phase dX\n", "unknown phase 'dX'");
+	parse_fails("title t\nfocus col 1\n", "focus takes 'row R' or 'key C'");
+	run_fails(BWD "focus key 8\n", LESSON_ERROR, "focus key 8 does not "
+	    "exist: the problem has 8 keys (0 to 7)");
+	/* 16 keys in 4 ranges of 2 tiles, merged left to right: 4 merges. */
+	runs_clean("title t\ntq 4\ntk 16\nd 4\nbr 4\nbc 2\nsplits 4\n"
+	    "expect steps 12\ngoto combine step 0 phase max\nexpect step 8\n"
+	    "expect merge 0\nphase 2\nexpect phase update\nphase\n"
+	    "expect step 9\nexpect phase load\nstep until row-done\n"
+	    "expect step 11\nexpect phase finalize\ngoto end\nexpect step 11\n");
+	run_fails("title t\ntk 16\nbc 2\nsplits 4\ngoto combine step 1 phase "
+	    "scores\n", LESSON_ERROR, "is a step of the combine, which has no "
+	    "phase scores (its phases: load, max, weights, update, finalize)");
+	(void)msg;
+#undef BWD
+}
+END_TEST
+
+/* Where each quantity is known, and where it is not. */
+START_TEST(test_timeline_quantities)
+{
+	run_fails("title t\nbackward\nstep\nexpect dS 0\n", LESSON_FAILED,
+	    "dS is known in the backward; the lesson stands in the forward");
+	run_fails("title t\nbackward\nstep\nexpect D 0\n", LESSON_FAILED,
+	    "D is known in the backward; the lesson stands in the forward");
+	run_fails("title t\nstep\nexpect dQ 0\n", LESSON_FAILED,
+	    "the problem has no backward pass (give it backward)");
+	run_fails("title t\nstep\nexpect partial-m 0\n", LESSON_FAILED,
+	    "partial-m is known in the combine");
+	run_fails("title t\nstep\nexpect split-diff 0\n", LESSON_FAILED,
+	    "the problem is not split (give it splits 2 or more)");
+	run_fails("title t\nbc 2\nsplits 2\ngoto combine step 0\n"
+	    "expect s 0\n", LESSON_FAILED, "s is known in the forward and the "
+	    "backward; the lesson stands in the combine");
+	run_fails("title t\nbc 2\nsplits 2\ngoto combine step 0 phase load\n"
+	    "expect w-a 0\n", LESSON_FAILED, "w-a is known from phase weights "
+	    "of a merge");
+	run_fails("title t\nbc 2\nsplits 2\ngoto combine step 0\nfocus row 5\n"
+	    "expect m-a 0\n", LESSON_FAILED, "belongs to the current merge, "
+	    "whose row block (rows 0-3) does not hold row 5");
+	run_fails("title t\nbackward\ngoto backward step 0 phase dV\n"
+	    "expect dQ-error 0\n", LESSON_FAILED, "dQ-error is known once every "
+	    "tile that adds to row 0 is done");
+	run_fails("title t\nbackward\ngoto backward step 0 phase P\n"
+	    "expect dP 0\n", LESSON_FAILED, "dP is known from phase dP of a "
+	    "backward step");
+	/* Before the backward every gradient is 0; the forward's counters
+	 * hold their whole run past it; the backward's start from the D
+	 * pass. */
+	runs_clean("title t\nbackward\nexpect dQ 0 0 0 0\nexpect bwd-hbm 0\n"
+	    "goto forward end\nkeep fwd hbm\nkeep fwd-flops flops\n"
+	    "expect dK-norm 0\ngoto end\nexpect hbm - fwd 0\n"
+	    "expect bwd-flops / fwd-flops 2.5\nexpect final dQ-error 0 tol 1e-6\n"
+	    "expect dQ-error 0 tol 1e-6\nexpect dK-error 0 tol 1e-6\n"
+	    "expect dV-error 0 tol 1e-6\nexpect D - final D 0\n"
+	    "expect lse - final lse 0 tol 0\nexpect o[1] - final o[1] 0 tol 0\n");
+	/* A split run's backward: forward, combine, backward; past the
+	 * combine a row's output is the merged one, and its m is one per
+	 * range. */
+	runs_clean("title t\ntq 8\ntk 8\nd 4\nbr 4\nbc 2\nsplits 2\nbackward\n"
+	    "expect steps 20\nexpect combine-steps 4\nexpect backward-steps 8\n"
+	    "goto combine end\nexpect step 11\nphase\nexpect step 12\n"
+	    "expect phase load\ngoto end\nexpect error 0 tol 1e-6\n"
+	    "expect lse - final lse 0 tol 0\nexpect dQ-error 0 tol 1e-6\n"
+	    "expect partial-m[1] - partial-m[0] 1.922407\n");
+	run_fails("title t\ntq 8\ntk 8\nd 4\nbr 4\nbc 2\nsplits 2\nbackward\n"
+	    "goto end\nexpect m 1\n", LESSON_FAILED, "a split run's forward "
+	    "leaves a row one m per key range: read partial-m");
+}
+END_TEST
+
+/* dQ, dK and dV read anywhere equal what a run from the start had summed
+ * there: each row's value after the latest step that changed it. */
+START_TEST(test_grads_anywhere)
+{
+	struct lesson_run *run;
+	struct lesson_grad g;
+	struct lesson *l;
+	struct backward *b;
+	struct backward_input in;
+	const struct backward_view *v;
+	const struct problem *p;
+	float *dq, *dk, *dv;	/* (steps + 1) snapshots of all rows */
+	char err[256];
+	long k, nb, first;
+	int ph, r, c, x, nph;
+
+	l = parse_ok("title t\ntq 9\ntk 7\nd 3\ndv 2\nbr 4\nbc 3\ncausal\n"
+	    "input spike\nbackward\ngoto end\n");
+	run = lesson_run_new(l, NULL, NULL, LESSON_RUN_STOP);
+	ck_assert_int_eq(lesson_run_all(run), LESSON_END);
+	p = &run->setup.problem;
+	in.o = run->bwd.o;
+	in.lse = run->bwd.lse;
+	in.m = run->bwd.m;
+	in.dout = run->bwd.dout;
+	b = backward_new(p, &run->opts.tiling, &in, BWD_BUG_NONE, err, sizeof err);
+	ck_assert_msg(b != NULL, "%s", err);
+	nb = backward_steps(b);
+	first = lesson_run_first(run, TIMELINE_BACKWARD);
+	dq = calloc((size_t)(nb + 1) * p->tq * p->d, sizeof *dq);
+	dk = calloc((size_t)(nb + 1) * p->tk * p->d, sizeof *dk);
+	dv = calloc((size_t)(nb + 1) * p->tk * p->dv, sizeof *dv);
+	ck_assert(dq != NULL && dk != NULL && dv != NULL);
+	/* snapshot k + 1 holds every row after step k, in order */
+	for (k = 0; k < nb; k++) {
+		memcpy(dq + (k + 1) * p->tq * p->d, dq + k * p->tq * p->d,
+		    (size_t)p->tq * p->d * sizeof *dq);
+		memcpy(dk + (k + 1) * p->tk * p->d, dk + k * p->tk * p->d,
+		    (size_t)p->tk * p->d * sizeof *dk);
+		memcpy(dv + (k + 1) * p->tk * p->dv, dv + k * p->tk * p->dv,
+		    (size_t)p->tk * p->dv * sizeof *dv);
+		backward_seek(b, k, BWD_PHASE_LAST);
+		v = backward_view(b);
+		for (r = v->tile.r0; r < v->tile.r1; r++)
+			memcpy(dq + ((k + 1) * p->tq + r) * p->d, v->dq_new +
+			    (size_t)(r - v->tile.r0) * p->d, (size_t)p->d * sizeof *dq);
+		for (c = v->tile.c0; c < v->tile.c1; c++) {
+			memcpy(dk + ((k + 1) * p->tk + c) * p->d, v->dk_new +
+			    (size_t)(c - v->tile.c0) * p->d, (size_t)p->d * sizeof *dk);
+			memcpy(dv + ((k + 1) * p->tk + c) * p->dv, v->dv_new +
+			    (size_t)(c - v->tile.c0) * p->dv, (size_t)p->dv * sizeof *dv);
+		}
+	}
+	for (k = 0; k < nb; k++) {
+		nph = backward_step_phases(b, k);
+		backward_seek(b, k, BWD_PHASE_LAST);
+		v = backward_view(b);
+		for (ph = 0; ph < nph; ph++) {
+			ck_assert(lesson_run_seek(run, &l->cmds[0], first + k, ph) == 0);
+			for (r = 0; r < p->tq; r++) {
+				int now = ph >= BWD_PHASE_DQ && r >= v->tile.r0 &&
+				    r < v->tile.r1;
+				const float *want = dq + ((k + now) * p->tq + r) * p->d;
+				ck_assert_int_eq(lesson_run_grad(run, LESSON_DQ, r, 0, &g), 0);
+				ck_assert_int_eq(g.n, p->d);
+				for (x = 0; x < p->d; x++)
+					ck_assert_msg(g.x[x] == want[x], "step %ld phase %d "
+					    "row %d dQ[%d]: %g, not %g", k, ph, r, x, g.x[x],
+					    want[x]);
+			}
+			for (c = 0; c < p->tk; c++) {
+				int in_tile = c >= v->tile.c0 && c < v->tile.c1;
+				const float *wk = dk + ((k + (in_tile && ph >=
+				    BWD_PHASE_DK)) * p->tk + c) * p->d;
+				const float *wv = dv + ((k + (in_tile && ph >=
+				    BWD_PHASE_DV)) * p->tk + c) * p->dv;
+				ck_assert_int_eq(lesson_run_grad(run, LESSON_DK, c, 0, &g), 0);
+				for (x = 0; x < p->d; x++)
+					ck_assert_msg(g.x[x] == wk[x], "step %ld phase %d "
+					    "key %d dK[%d]: %g, not %g", k, ph, c, x, g.x[x],
+					    wk[x]);
+				ck_assert_int_eq(lesson_run_grad(run, LESSON_DV, c, 0, &g), 0);
+				for (x = 0; x < p->dv; x++)
+					ck_assert_msg(g.x[x] == wv[x], "step %ld phase %d "
+					    "key %d dV[%d]: %g, not %g", k, ph, c, x, g.x[x],
+					    wv[x]);
+			}
+		}
+	}
+	/* At the end every row is whole, and final is the same. */
+	for (r = 0; r < p->tq; r++) {
+		ck_assert_int_eq(lesson_run_grad(run, LESSON_DQ, r, 0, &g), 0);
+		ck_assert_int_eq(g.done, 1);
+		for (x = 0; x < p->d; x++)
+			ck_assert(g.x[x] == dq[(nb * p->tq + r) * p->d + x]);
+		ck_assert_int_eq(lesson_run_grad(run, LESSON_DQ, r, 1, &g), 0);
+		for (x = 0; x < p->d; x++)
+			ck_assert(g.x[x] == dq[(nb * p->tq + r) * p->d + x]);
+	}
+	ck_assert_int_eq(lesson_run_grad(run, LESSON_DQ, p->tq, 0, &g), -1);
+	backward_free(b);
+	free(dq);
+	free(dk);
+	free(dv);
+	lesson_run_free(run);
+	lesson_free(l);
+}
+END_TEST
+
+/* The backward's story in numbers: P from lse sums to 1 over a row, D is
+ * the sum of P o dP, and each bug shows where it matters and hides where
+ * the doc says. */
+START_TEST(test_backward_quantities)
+{
+	/* Two key blocks: rowsum and pdp-sum of each, kept and added. */
+	runs_clean("title t\ntq 8\ntk 8\nd 4\nbr 4\nbc 4\nbackward\nfocus row 2\n"
+	    "goto backward tile 0 0 phase dS\nkeep p0 rowsum\nkeep d0 pdp-sum\n"
+	    "goto backward tile 0 1 phase dS\nexpect rowsum + p0 1 tol 1e-6\n"
+	    "keep pdp pdp-sum + d0\nexpect pdp - D 0 tol 1e-6\n"
+	    "expect p[0] 0.1 tol 0.1\n");
+	/* no-d: dQ wrong where D != 0, bit for bit right where D = 0 (a
+	 * query that scores every key alike, against values whose second
+	 * column sums to 0, and dO = (0, 1)). */
+#define NOD "title t\nq 0 0 ; 1 0\nk 1 0 ; 0 1 ; 1 1 ; -1 0\n" \
+	"v 1 1 ; 2 -1 ; 3 1 ; 4 -1\nbr 1\nbc 2\nbackward\n" \
+	"grad-output 0 1 ; 1 1\n"
+	runs_clean(NOD "goto end\nexpect D 0 tol 0\nexpect dQ-error 0 tol 1e-6\n"
+	    "grad-bug no-d\ngoto end\nexpect D 0 tol 0\n"
+	    "expect dQ-error 0 tol 1e-6\nfocus row 1\nexpect dQ-error 0.1 "
+	    "tol 10\n");
+	run_fails(NOD "grad-bug no-d\nfocus row 1\ngoto end\n"
+	    "expect dQ-error 0 tol 1e-3\n", LESSON_FAILED, "expected dQ-error 0");
+	/* dq-overwrite: only the last key block counts; one block hides it. */
+	run_fails("title t\ntq 8\ntk 8\nd 4\nbr 4\nbc 4\nbackward\n"
+	    "grad-bug dq-overwrite\ngoto end\nexpect dQ-error 0 tol 1e-4\n",
+	    LESSON_FAILED, "expected dQ-error 0");
+	runs_clean("title t\ntq 8\ntk 8\nd 4\nbr 4\nbc 8\nbackward\n"
+	    "grad-bug dq-overwrite\ngoto end\nexpect dQ-error 0 tol 1e-6\n");
+#undef NOD
+	/* The counters: 2.5x the forward's FLOPs, standard's backward stores
+	 * T x T thrice; bwd-hbm grows as T^2 / Bc, standard's as T^2. */
+	runs_clean("title t\ntq 64\ntk 64\nd 8\nbr 16\nbc 16\nbackward\n"
+	    "goto end\nexpect bwd-flops / flops 2.5\n"
+	    "expect standard-bwd-stored 49152\nexpect bwd-stored 2560\n"
+	    "keep b64 bwd-hbm\nkeep s64 standard-bwd-hbm\ntq 128\ntk 128\n"
+	    "goto end\nexpect bwd-hbm / b64 3.6 tol 0.5\n"
+	    "expect standard-bwd-hbm / s64 3.8 tol 0.3\n");
+}
+END_TEST
+
+/* The combine: each merge's operands are what the plan says they are,
+ * the merged rows are the run's output, the partials are what the
+ * forward's ranges ended in, and splitting moves O by rounding alone. */
+START_TEST(test_combine_quantities)
+{
+	struct lesson_run *run;
+	struct lesson *l;
+	const struct combine_view *v;
+	const struct sim_partials *pt;
+	const struct sim_view *sv;
+	const struct lesson_quantity *q;
+	double out[64], prev_m[8];
+	char err[256];
+	long k, nc, first, f;
+	int n, r, x, s;
+
+	l = parse_ok("title t\ntq 6\ntk 20\nd 3\nbr 4\nbc 3\ncausal\n"
+	    "input spike\nsplits 3\nfocus row 5\ngoto end\n");
+	run = lesson_run_new(l, NULL, NULL, LESSON_RUN_STOP);
+	ck_assert_int_eq(lesson_run_all(run), LESSON_END);
+	first = lesson_run_first(run, TIMELINE_COMBINE);
+	nc = combine_steps(run->bwd.comb);
+	ck_assert_int_eq(nc, 2 * 3);
+	/* ltr: the first operand of merge n + 1 is merge n's result */
+	q = lesson_quantity_find("m-a");
+	for (k = 0; k < nc; k++) {
+		ck_assert(lesson_run_seek(run, &l->cmds[0], first + k, -1) == 0);
+		v = lesson_run_combine_view(run);
+		for (r = v->r0; r < v->r1; r++) {
+			run->focus = r;
+			ck_assert_int_eq(lesson_quantity_read(run, q, 0, out, 64, &n,
+			    err, sizeof err), 0);
+			if (v->merge > 0)
+				ck_assert_msg(out[0] == prev_m[r - v->r0] || (isinf(out[0])
+				    && isinf(prev_m[r - v->r0])), "merge %ld row %d", k, r);
+			prev_m[r - v->r0] = v->m[r - v->r0];
+			if (v->last) {
+				const float *o = run->bwd.o + (size_t)r * v->dv;
+				for (x = 0; x < v->dv; x++)
+					ck_assert(v->o[(size_t)(r - v->r0) * v->dv + x] == o[x]);
+			}
+		}
+	}
+	/* each partial is the forward's state at its range's last tile */
+	pt = sim_partials(run->setup.sim);
+	for (f = 0; f < sim_steps(run->setup.sim); f++) {
+		ck_assert(lesson_run_seek(run, &l->cmds[0], f, -1) == 0);
+		sv = lesson_run_view(run);
+		if (!sv->tile.last_in_split)
+			continue;
+		s = sv->tile.split;
+		for (r = sv->tile.r0; r < sv->tile.r1; r++) {
+			ck_assert(pt->m[(size_t)r * 3 + s] == sv->m_new[r - sv->tile.r0]);
+			ck_assert(pt->l[(size_t)r * 3 + s] == sv->l_new[r - sv->tile.r0]);
+		}
+	}
+	lesson_run_free(run);
+	lesson_free(l);
+
+	/* The merged output is exact, and within the bound of the unsplit. */
+	runs_clean("title t\ntq 8\ntk 64\nd 8\nbr 8\nbc 4\nsplits 5\n"
+	    "goto end\nexpect error 0 tol 1e-6\nexpect split-diff 0 tol 1e-6\n"
+	    "keep bound split-bound\nexpect split-diff - bound -1 tol 1\n"
+	    "expect final partial-m[0] 0.5 tol 10\n");
+	/* A merge bug moves O beyond what rounding allows. */
+	run_fails("title t\ntq 8\ntk 64\nd 8\nbr 8\nbc 4\nsplits 5\n"
+	    "merge-order reverse\nmerge-bug no-rescale-one\ngoto end\n"
+	    "keep bound split-bound\n"
+	    "expect split-diff - bound -1 tol 1\n", LESSON_FAILED,
+	    "expected split-diff - bound -1");
+	/* ltr and tree give the same bits up to 3 partials. */
+	runs_clean("title t\ntq 8\ntk 48\nd 8\nbr 8\nbc 4\nsplits 3\n"
+	    "merge-order tree\ngoto end\n"
+	    "keep t3 final o[0]\nmerge-order ltr\nexpect final o[0] - t3 0 tol 0\n");
+	/* What splitting buys: runs and busy SMs at one row block. */
+	runs_clean("title t\ntq 1\ntk 4096\nd 8\nbr 1\nbc 64\nexpect runs 1\n"
+	    "expect sms 132\nexpect busy 0.7575758\nsplits 16\nexpect runs 16\n"
+	    "expect waves 1\nexpect longest 4\nexpect span 4\n"
+	    "expect busy 12.12121 tol 1e-4\n");
+}
+END_TEST
+
+/* The frames of --plain show the backward's and the combine's numbers. */
+START_TEST(test_timeline_frames)
+{
+	struct lesson_run *run;
+	struct lesson_lines ls = { 0 };
+	struct lesson *l;
+	char *all;
+	size_t len = 0;
+	int i;
+
+	l = parse_ok("title t\ntq 8\ntk 8\nd 4\nbr 4\nbc 4\nbackward\n"
+	    "goto backward step 1 phase dS\n");
+	run = lesson_run_new(l, NULL, NULL, LESSON_RUN_STOP);
+	ck_assert_int_eq(lesson_run_all(run), LESSON_END);
+	lesson_view_state(run, &ls);
+	for (i = 0; i < ls.n; i++)
+		len += strlen(ls.line[i]) + 1;
+	all = calloc(len + 1, 1);
+	for (i = 0; i < ls.n; i++) {
+		strcat(all, ls.line[i]);
+		strcat(all, "\n");
+	}
+	ck_assert_msg(strstr(all, "backward step 2 of 4 (step 6 of 8), after "
+	    "phase dS\ntile (1, 0): rows 4-7, keys 0-3\n") != NULL, "%s", all);
+	ck_assert_msg(strstr(all, "tiles   # o\n        @ o\n") != NULL, "%s", all);
+	ck_assert_msg(strstr(all, "dP[4]") != NULL && strstr(all, "dS[4]") != NULL,
+	    "%s", all);
+	ck_assert_msg(strstr(all, "dQ[") == NULL && strstr(all, "(as backward "
+	    "step 1 left it)") != NULL && strstr(all, "row 0: dQ [0 0 0 0]") ==
+	    NULL, "%s", all);
+	ck_assert_msg(strstr(all, " row 4  lse ") != NULL, "%s", all);
+	ck_assert_msg(strstr(all, "backward so far: HBM read ") != NULL, "%s", all);
+	free(all);
+	lesson_lines_free(&ls);
+	lesson_run_free(run);
+	lesson_free(l);
+
+	l = parse_ok("title t\ntq 4\ntk 16\nd 4\nbr 4\nbc 2\nsplits 4\n"
+	    "goto combine step 1 phase weights\n");
+	run = lesson_run_new(l, NULL, NULL, LESSON_RUN_STOP);
+	ck_assert_int_eq(lesson_run_all(run), LESSON_END);
+	lesson_view_state(run, &ls);
+	ck_assert_str_eq(ls.line[0], "combine step 2 of 4 (step 10 of 12), after "
+	    "phase weights");
+	ck_assert_str_eq(ls.line[1], "merge 2 of 4 of row block 0 (rows 0-3): "
+	    "slot 0 = slot 0 + partial 1");
+	ck_assert(strncmp(ls.line[3], ">row 0  a: m ", 13) == 0);
+	ck_assert(strstr(ls.line[5], "w_a ") != NULL);
+	lesson_lines_free(&ls);
+	lesson_run_free(run);
+	lesson_free(l);
 }
 END_TEST
 
@@ -1602,8 +2159,8 @@ START_TEST(test_man_page)
 {
 	const struct lesson_directive *d;
 	const struct lesson_quantity *q;
-	char path[1024], *text, name[64], want[80];
-	const char *top = getenv("top_srcdir");
+	char path[1024], *text, name[64], want[80], *script;
+	const char *top = getenv("top_srcdir"), *ex, *end, *p;
 	FILE *f;
 	long n;
 	int i;
@@ -1638,6 +2195,23 @@ START_TEST(test_man_page)
 		ck_assert_msg(strstr(text, want) != NULL, "the man page lacks "
 		    "quantity '%s'", q->name);
 	}
+	/* Each example script holds: its lines between .nf and .fi after
+	 * .SH EXAMPLE, with \- read as -. */
+	for (ex = strstr(text, "\n.SH EXAMPLE\n"), i = 0; ex != NULL &&
+	    (ex = strstr(ex, "\n.nf\n")) != NULL; i++) {
+		ex += 5;
+		end = strstr(ex, "\n.fi\n");
+		ck_assert(end != NULL);
+		script = calloc((size_t)(end - ex) + 2, 1);
+		ck_assert(script != NULL);
+		for (n = 0, p = ex; p < end; p++)
+			if (!(p[0] == '\\' && p[1] == '-'))
+				script[n++] = *p;
+		script[n] = '\n';
+		runs_clean(script);
+		free(script);
+	}
+	ck_assert_int_ge(i, 3);
 	free(text);
 }
 END_TEST
@@ -1687,6 +2261,14 @@ test_suite(void)
 	tcase_add_test(tc, test_handout);
 	tcase_add_test(tc, test_path);
 	tcase_add_test(tc, test_man_page);
+	tcase_add_test(tc, test_timeline_options);
+	tcase_add_test(tc, test_timeline_moves);
+	tcase_add_test(tc, test_timeline_quantities);
+	tcase_add_test(tc, test_grads_anywhere);
+	tcase_add_test(tc, test_backward_quantities);
+	tcase_add_test(tc, test_combine_quantities);
+	tcase_add_test(tc, test_timeline_frames);
+	tcase_add_test(tc, test_ladder);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -146,8 +146,12 @@ struct lesson_cmd {
 	int argc;
 	char **argv;		/* the words after the name */
 
-	long n, n2;		/* counts, step numbers, tile (I, J), rows */
-	int phase;		/* a phase, or SIM_PHASE_LAST */
+	long n, n2;		/* counts, step numbers, tile (I, J), rows;
+				 * focus: n2 = 1 for a key */
+	int phase;		/* a phase (lesson_parser_phase), or -1: the
+				 * step's last */
+	int segment;		/* goto: 1 + the enum timeline_kind named
+				 * (goto backward step 3); 0: none */
 	enum lesson_target target;
 	int ref;		/* goto label: the label; ask: the question;
 				 * keep: the kept value */

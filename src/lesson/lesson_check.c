@@ -175,7 +175,7 @@ check_problem(void *ctx, struct lesson_run *run)
 		ck->oom = 1;
 		return;
 	}
-	setup_describe(f, run->setup.sim);
+	lesson_run_describe(run, f);
 	if (fclose(f) == 0 && text != NULL)
 		lesson_lines_add(&ck->text, "%s", text);
 	else

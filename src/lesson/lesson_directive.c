@@ -42,7 +42,7 @@ lesson_directive_find(const char *name, const struct options_entry **option)
 	for (i = 0; (d = lesson_directive_at(i)) != NULL; i++)
 		if (strcmp(d->name, name) == 0)
 			return d;
-	for (o = options_problem_entries(); o->name != NULL; o++)
+	for (i = 0; (o = lesson_problem_option_at(i)) != NULL; i++)
 		if (strcmp(o->name, name) == 0) {
 			*option = o;
 			return &lesson_problem_option;
@@ -72,7 +72,7 @@ lesson_directive_suggest(const char *name)
 
 	for (i = 0; (d = lesson_directive_at(i)) != NULL; i++)
 		consider(name, d->name, &best, &bestd);
-	for (o = options_problem_entries(); o->name != NULL; o++)
+	for (i = 0; (o = lesson_problem_option_at(i)) != NULL; i++)
 		consider(name, o->name, &best, &bestd);
 	/* One edit in a short word, two in a longer one, three in a long
 	 * one; never so many that any word would do. */

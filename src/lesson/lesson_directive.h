@@ -25,6 +25,10 @@ extern const struct lesson_directive lesson_gpu_directives[];
 extern const struct lesson_directive lesson_problem_directives[];
 extern const struct lesson_directive lesson_problem_option;
 
+/* Option i of those a script takes (the problem, backward and split
+ * options of `run`, not those that write files), NULL past the last. */
+const struct options_entry *lesson_problem_option_at(int i);
+
 /* The directive called name, or NULL.  For a problem option, *option is
  * its entry of the shared option table (else NULL). */
 const struct lesson_directive *lesson_directive_find(const char *name,

@@ -12,7 +12,7 @@
 /* Words of the language that mean nothing to a student. */
 static const char *const language[] = {
 	"expect", "goto", "compare gpu", "new-problem", "builds-on",
-	"step until", "focus row", "directive",
+	"step until", "focus row", "focus key", "directive",
 };
 
 static int

@@ -4,6 +4,7 @@
 
 #include "lesson_parser.h"
 #include "model/sim.h"
+#include "model/timeline.h"
 #include "model/util.h"
 
 #include <ctype.h>
@@ -12,25 +13,55 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *phase_names[SIM_PHASES] = {
-	"load", "scores", "max", "rescale", "exp", "update", "finalize",
-};
+/*
+ * Phases are named by the segments of a timeline: the forward's (load,
+ * scores, max, rescale, exp, update, finalize), then the names the
+ * combine and the backward add (weights; P, dV, dP, dS, dQ, dK, write).
+ * Each distinct name gets a number in that order, so a forward phase's
+ * number is its enum sim_phase.  Returns the name of number id, or the
+ * number of name (then *id), walking the same list.
+ */
+static const char *
+phase_walk(int want, const char *name, int *id)
+{
+	static const struct timeline_segment *const segs[] = {
+		&timeline_forward, &timeline_combine, &timeline_backward,
+	};
+	const char *seen[64], *x;
+	size_t s;
+	int n = 0, p, k;
+
+	for (s = 0; s < sizeof segs / sizeof segs[0]; s++)
+		for (p = 0; n < 64 && strcmp(x = segs[s]->phase_name(p), "?") != 0;
+		    p++) {
+			for (k = 0; k < n && strcmp(seen[k], x) != 0; k++)
+				;
+			if (k < n)
+				continue;
+			if (n == want || (name != NULL && strcmp(x, name) == 0)) {
+				*id = n;
+				return x;
+			}
+			seen[n++] = x;
+		}
+	return NULL;
+}
 
 const char *
 lesson_parser_phase_name(int phase)
 {
-	return phase >= 0 && phase < SIM_PHASES ? phase_names[phase] : "?";
+	int id;
+	const char *name = phase >= 0 ? phase_walk(phase, NULL, &id) : NULL;
+
+	return name != NULL ? name : "?";
 }
 
 int
 lesson_parser_phase(const char *name)
 {
-	int i;
+	int id;
 
-	for (i = 0; i < SIM_PHASES; i++)
-		if (strcmp(name, phase_names[i]) == 0)
-			return i;
-	return -1;
+	return phase_walk(-1, name, &id) != NULL ? id : -1;
 }
 
 const struct lesson_cmd *
@@ -115,6 +146,10 @@ int
 lesson_parser_phase_suffix(struct lesson_cmd *c, int at, char *err,
     size_t errlen)
 {
+	char names[200];
+	size_t used = 0;
+	int p;
+
 	c->phase = SIM_PHASE_LAST;
 	if (c->argc == at)
 		return 0;
@@ -122,10 +157,14 @@ lesson_parser_phase_suffix(struct lesson_cmd *c, int at, char *err,
 		return util_error(err, errlen, "%s: unexpected '%s' (the line may end "
 		    "with 'phase P')", c->name, c->argv[at]);
 	c->phase = lesson_parser_phase(c->argv[at + 1]);
-	if (c->phase < 0)
-		return util_error(err, errlen, "%s: unknown phase '%s' (load, scores, "
-		    "max, rescale, exp, update or finalize)", c->name, c->argv[at + 1]);
-	return 0;
+	if (c->phase >= 0)
+		return 0;
+	for (p = 0; strcmp(lesson_parser_phase_name(p), "?") != 0 &&
+	    used < sizeof names; p++)
+		used += (size_t)snprintf(names + used, sizeof names - used, "%s%s",
+		    p ? ", " : "", lesson_parser_phase_name(p));
+	return util_error(err, errlen, "%s: unknown phase '%s' (the phases: "
+	    "%s)", c->name, c->argv[at + 1], names);
 }
 
 int

@@ -21,9 +21,12 @@ struct lesson_parser {
 	int open_q;		/* a question waiting for its answer, or -1 */
 };
 
-/* Phase names: "load", "scores", "max", "rescale", "exp", "update",
- * "finalize" ("?" for anything else); parsing gives -1 for an unknown
- * name. */
+/* Phase names, one number each across the segments of a run: the
+ * forward's "load", "scores", "max", "rescale", "exp", "update",
+ * "finalize" (numbered as enum sim_phase), then the combine's "weights"
+ * and the backward's "P", "dV", "dP", "dS", "dQ", "dK", "write" ("?" for
+ * anything else); parsing gives -1 for an unknown name.  Which phase of
+ * a step a number means depends on the segment: lesson_run.h. */
 const char *lesson_parser_phase_name(int phase);
 int lesson_parser_phase(const char *name);
 

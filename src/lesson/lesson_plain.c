@@ -183,7 +183,7 @@ plain_problem(void *ctx, struct lesson_run *run)
 	struct plain *pl = ctx;
 
 	fputs(pl->st->fence, pl->f);
-	setup_describe(pl->f, run->setup.sim);
+	lesson_run_describe(run, pl->f);
 	fputs(pl->st->fence_end, pl->f);
 	fputc('\n', pl->f);
 }
@@ -286,6 +286,21 @@ plain_compare(void *ctx, struct lesson_run *run,
 }
 
 static void
+plain_ladder(void *ctx, struct lesson_run *run,
+    const struct gpu_ladder_rung *rungs, const char *device,
+    const char *skipped)
+{
+	struct plain *pl = ctx;
+
+	(void)run;
+	lesson_view_ladder(rungs, device, skipped, &pl->lines);
+	fputs(pl->st->fence, pl->f);
+	flush_lines(pl, pl->st->frame_indent, 0);
+	fputs(pl->st->fence_end, pl->f);
+	fputc('\n', pl->f);
+}
+
+static void
 plain_end(void *ctx, struct lesson_run *run)
 {
 	struct plain *pl = ctx;
@@ -320,6 +335,7 @@ static const struct lesson_sink plain_sink = {
 	.pause = plain_pause,
 	.failed = plain_failed,
 	.compare = plain_compare,
+	.ladder = plain_ladder,
 	.end = plain_end,
 };
 

@@ -1,9 +1,12 @@
 /*
- * lesson_problem.c - the problem: every option of `flashstep run` is a
- * directive of one shape (tq 8, causal, order fa1, ...), checked by the
- * shared option parser with its own messages; q, k, v, values and
- * scores take inline matrices or .npy files; new-problem forgets them
- * all.
+ * lesson_problem.c - the problem: every option of `flashstep run` that
+ * changes the problem (its problem, backward and split options, not
+ * those that write files) is a directive of one shape (tq 8, causal,
+ * order fa1, splits 4, ...), its value checked by the shared setter with
+ * its own message; q, k, v, values, scores and grad-output take inline
+ * matrices or .npy files; new-problem forgets them all.  The options in
+ * force are parsed together when the problem is built (lesson_run.c), as
+ * a command line is.
  */
 #include "config.h"
 
@@ -18,13 +21,52 @@
 #include <string.h>
 #include <unistd.h>
 
+/* The option groups of `run` a script takes, and the options of them
+ * it does not: those write files. */
+static const unsigned option_groups[] = { OPT_PROBLEM, OPT_BACKWARD, OPT_SPLIT };
+static const char *const writes_files[] = {
+	"grad-q", "grad-k", "grad-v", "grad-scores",
+};
+
+const struct options_entry *
+lesson_problem_option_at(int i)
+{
+	const struct options_entry *e;
+	size_t g, k;
+
+	for (g = 0; g < sizeof option_groups / sizeof option_groups[0]; g++)
+		for (e = options_group_entries(option_groups[g]); e->name != NULL;
+		    e++) {
+			for (k = 0; k < sizeof writes_files / sizeof writes_files[0];
+			    k++)
+				if (strcmp(e->name, writes_files[k]) == 0)
+					break;
+			if (k == sizeof writes_files / sizeof writes_files[0] &&
+			    i-- == 0)
+				return e;
+		}
+	return NULL;
+}
+
+static const struct options_entry *
+option_named(const char *name)
+{
+	const struct options_entry *e;
+	int i;
+
+	for (i = 0; (e = lesson_problem_option_at(i)) != NULL; i++)
+		if (strcmp(e->name, name) == 0)
+			return e;
+	return NULL;
+}
+
 /* Which problem options take a matrix: inline numbers or a file. */
 static int
 is_matrix(const char *name)
 {
 	return strcmp(name, "q") == 0 || strcmp(name, "k") == 0 ||
 	    strcmp(name, "v") == 0 || strcmp(name, "scores") == 0 ||
-	    strcmp(name, "values") == 0;
+	    strcmp(name, "values") == 0 || strcmp(name, "grad-output") == 0;
 }
 
 /*
@@ -86,13 +128,13 @@ static int
 option_parse(struct lesson_parser *ps, struct lesson_cmd *c, char *err,
     size_t errlen)
 {
-	const char *name = c->option != NULL ? c->option->name : "v";
 	const char *folder = ps->folder;
 	struct options o;
-	char flag[64], *argv[4];
 	double x;
 	int rc;
 
+	if (c->option == NULL)	/* values: another name for v */
+		c->option = option_named("v");
 	if (is_matrix(c->name)) {
 		if (c->argc == 0)
 			return util_error(err, errlen, "%s needs numbers or a .npy "
@@ -115,75 +157,41 @@ option_parse(struct lesson_parser *ps, struct lesson_cmd *c, char *err,
 		}
 		return parse_matrix(c, c->name, err, errlen);
 	}
-	if (strcmp(name, "causal") == 0) {
+	if (c->option->metavar == NULL) {	/* a flag: causal, backward */
 		if (c->argc == 0 || (c->argc == 1 && (strcmp(c->argv[0], "on") == 0 ||
 		    strcmp(c->argv[0], "off") == 0)))
 			return 0;
-		return util_error(err, errlen, "causal takes nothing, 'on' or 'off'");
+		return util_error(err, errlen, "%s takes nothing, 'on' or 'off'",
+		    c->name);
 	}
 	if (c->argc != 1)
-		return util_error(err, errlen, "%s takes one value (%s %s)", name,
-		    name, c->option->metavar);
-	/* The shared parser checks the value, with the CLI's messages. */
-	snprintf(flag, sizeof flag, "--%s", name);
-	argv[0] = "lesson";
-	argv[1] = flag;
-	argv[2] = c->argv[0];
-	argv[3] = NULL;
+		return util_error(err, errlen, "%s takes one value (%s %s)", c->name,
+		    c->name, c->option->metavar);
+	/* The shared setter checks the value, with the CLI's message; what
+	 * it needs of other options is checked when the problem is built. */
 	options_init(&o);
-	rc = options_parse(3, argv, 1, OPT_PROBLEM, NULL, NULL, &o, err, errlen);
-	options_free(&o);
+	rc = c->option->set(&o, c->argv[0], err, errlen);
 	if (rc != 0)
 		lesson_parser_unflag(err);
 	return rc;
 }
 
+/* The option in force of each name is the latest: the list loses the
+ * earlier one, and a flag turned off leaves it. */
 static int
 option_exec(struct lesson_run *run, const struct lesson_cmd *c)
 {
-	struct problem_source *src = NULL;
-	char flag[64], *argv[4], msg[256];
-	int rc;
+	int i, n = 0;
 
 	run->dirty = 1;
 	run->problem_line = c->line;
-	if (is_matrix(c->name)) {
-		switch (c->name[0]) {
-		case 'q':
-			src = &run->opts.spec.q;
-			break;
-		case 'k':
-			src = &run->opts.spec.k;
-			break;
-		case 's':
-			src = &run->opts.spec.s;
-			break;
-		default:
-			src = &run->opts.spec.v;
-			break;
-		}
-		src->path = c->path;
-		src->data = c->matrix;
-		src->rows = c->rows;
-		src->cols = c->cols;
-		return LESSON_NEXT;
-	}
-	if (strcmp(c->name, "causal") == 0) {
-		run->opts.spec.causal = c->argc == 0 || strcmp(c->argv[0], "on") == 0;
-		return LESSON_NEXT;
-	}
-	snprintf(flag, sizeof flag, "--%s", c->name);
-	argv[0] = "lesson";
-	argv[1] = flag;
-	argv[2] = c->argv[0];
-	argv[3] = NULL;
-	rc = options_parse(3, argv, 1, OPT_PROBLEM, NULL, NULL, &run->opts, msg,
-	    sizeof msg);
-	options_free(&run->opts);
-	if (rc != 0) {
-		lesson_parser_unflag(msg);
-		return lesson_run_error(run, c, "%s", msg);
-	}
+	for (i = 0; i < run->ngiven; i++)
+		if (strcmp(run->given[i]->option->name, c->option->name) != 0)
+			run->given[n++] = run->given[i];
+	run->ngiven = n;
+	if (!(c->option->metavar == NULL && c->argc == 1 &&
+	    strcmp(c->argv[0], "off") == 0))
+		run->given[run->ngiven++] = c;
 	return LESSON_NEXT;
 }
 
@@ -201,7 +209,7 @@ new_problem_parse(struct lesson_parser *ps, struct lesson_cmd *c, char *err,
 static int
 new_problem_exec(struct lesson_run *run, const struct lesson_cmd *c)
 {
-	options_init(&run->opts);
+	run->ngiven = 0;
 	run->dirty = 1;
 	run->problem_line = c->line;
 	return LESSON_NEXT;

@@ -3,7 +3,11 @@
  * lesson_quantity.h).  Quantities that read one field the same way share
  * a generic reader and say which field; the few that need a rule of
  * their own (the conventions of u and o, the fast kernel's base-2
- * arithmetic, the error against the reference) have their own reader.
+ * arithmetic, the errors against the references, the gradients) have
+ * their own reader.  Each entry gives its reader per segment: a
+ * quantity of the forward (s, p) has another reader in the backward,
+ * where the tile is the backward's, and m, l, u the merged state's in
+ * the combine.
  */
 #include "config.h"
 
@@ -20,12 +24,41 @@
 #define LOG2E_F 1.4426950408889634f
 #define LN2 0.69314718055994531
 
+static const char *const segment_names[TIMELINE_KINDS] = {
+	[TIMELINE_FORWARD] = "forward",
+	[TIMELINE_BACKWARD] = "backward",
+	[TIMELINE_COMBINE] = "combine",
+};
+
 int
 lesson_quantity_max(const struct lesson_run *run)
 {
 	const struct problem *p = &run->setup.problem;
+	int n = p->dv > p->tk ? p->dv : p->tk, splits;
 
-	return (p->dv > p->tk ? p->dv : p->tk) + 4;
+	n = p->d > n ? p->d : n;
+	if (run->built && (splits = sim_schedule(run->setup.sim)->splits) > 1)
+		n = splits * p->dv > n ? splits * p->dv : n;
+	return n + 4;
+}
+
+static int
+copy_row(const float *x, int len, double *out, int max, int *n)
+{
+	int i;
+
+	for (i = 0; i < len && i < max; i++)
+		out[i] = x[i];
+	*n = i;
+	return 0;
+}
+
+static int
+one(double x, double *out, int *n)
+{
+	out[0] = x;
+	*n = 1;
+	return 0;
 }
 
 /* ---- the focus row ---- */
@@ -48,85 +81,129 @@ final_arrays(struct lesson_run *run, const float **o, const float **lse,
 	return 0;
 }
 
+/* Does the run stand past the forward (in the combine or the backward)? */
 static int
-copy_row(const float *x, int dv, double *out, int max, int *n)
+past_forward(const struct lesson_run *run)
 {
-	int i;
+	return run->step >= 0 && lesson_run_kind(run) != TIMELINE_FORWARD;
+}
 
-	for (i = 0; i < dv && i < max; i++)
-		out[i] = x[i];
-	*n = i;
-	return 0;
+/* A split run's forward leaves each row one state per key range: past
+ * it a row's m, l and u are not one number but the partials'. */
+static int
+split_past_forward(struct lesson_run *run, const struct lesson_quantity *q,
+    char *err, size_t errlen)
+{
+	if (run->bwd.comb == NULL || lesson_run_kind(run) != TIMELINE_BACKWARD ||
+	    run->step < 0)
+		return 0;
+	return util_error(err, errlen, "a split run's forward leaves a row one "
+	    "%s per key range: read partial-%s (partial-o for u)", q->name,
+	    strcmp(q->name, "alpha") == 0 ? "m" : q->name);
 }
 
 /* A float of struct lesson_row: m and l always; alpha from the row's
  * rescale phase; lse once the row is finalized (or final). */
 static int
-read_row(struct lesson_run *run, const struct lesson_quantity *q, int final,
-    double *out, int max, int *n, char *err, size_t errlen)
+read_row(struct lesson_run *run, const struct lesson_quantity *q,
+    const struct lesson_reader *rd, int final, double *out, int max, int *n,
+    char *err, size_t errlen)
 {
 	struct lesson_row row;
 	const float *o, *lse;
 
 	(void)max;
-	if (final) {
+	/* Past the forward a row's lse is the run's (a split run's merged). */
+	if (final || (rd->from == SIM_PHASE_FINALIZE && past_forward(run))) {
 		if (final_arrays(run, &o, &lse, err, errlen) != 0)
 			return -1;
-		out[0] = lse[run->focus];
-		*n = 1;
-		return 0;
+		return one(lse[lesson_run_out_row(run, run->focus)], out, n);
 	}
+	if (split_past_forward(run, q, err, errlen) != 0)
+		return -1;
 	if (focus_row(run, &row, err, errlen) != 0)
 		return -1;
-	if (q->from == SIM_PHASE_RESCALE && !row.has_alpha)
+	if (rd->from == SIM_PHASE_RESCALE && !row.has_alpha)
 		return util_error(err, errlen, "%s is known from phase rescale of a "
 		    "step that holds the row", q->name);
-	if (q->from == SIM_PHASE_FINALIZE && !row.has_out)
+	if (rd->from == SIM_PHASE_FINALIZE && !row.has_out)
 		return util_error(err, errlen, "%s is known after the row's finalize "
 		    "phase", q->name);
-	out[0] = *(const float *)((const char *)&row + q->field[0]);
-	*n = 1;
-	return 0;
+	return one(*(const float *)((const char *)&row + rd->field[0]), out, n);
 }
 
 static int
-read_u(struct lesson_run *run, const struct lesson_quantity *q, int final,
-    double *out, int max, int *n, char *err, size_t errlen)
+read_u(struct lesson_run *run, const struct lesson_quantity *q,
+    const struct lesson_reader *rd, int final, double *out, int max, int *n,
+    char *err, size_t errlen)
 {
 	struct lesson_row row;
 
-	(void)q;
+	(void)rd;
 	(void)final;
 	if (run->opts.rule.convention != CONV_UNNORMALIZED)
 		return util_error(err, errlen, "the normalized convention keeps o, "
 		    "not u");
+	if (split_past_forward(run, q, err, errlen) != 0)
+		return -1;
 	if (focus_row(run, &row, err, errlen) != 0)
 		return -1;
 	return copy_row(row.acc, run->setup.problem.dv, out, max, n);
 }
 
-/* The output row: finalized, final, or the running o of the normalized
- * convention.  Shared by o and error. */
+/* The merged output of the focus row in the combine: its block's last
+ * merge finalizes it; an earlier block's rows are done. */
 static int
-output_row(struct lesson_run *run, int final, struct lesson_row *row,
-    const float **o, char *err, size_t errlen)
+merged_output(struct lesson_run *run, const float **o, char *err,
+    size_t errlen)
 {
+	const struct combine_view *v = lesson_run_combine_view(run);
+	const float *fo, *flse;
+	int r = run->focus, block = lesson_run_block(run, r);
+
+	if (r >= v->r0 && r < v->r1) {
+		if (v->phase != COMBINE_PHASE_FINALIZE)
+			return util_error(err, errlen, "the merged o is known after "
+			    "the row block's last merge (phase finalize)");
+		*o = v->o + (size_t)(r - v->r0) * v->dv;
+		return 0;
+	}
+	if (block > v->block)
+		return util_error(err, errlen, "row %d's block is merged later", r);
+	if (final_arrays(run, &fo, &flse, err, errlen) != 0)
+		return -1;
+	*o = fo + (size_t)lesson_run_out_row(run, r) * run->setup.problem.dv;
+	return 0;
+}
+
+/* The output row: finalized, final, merged, or the running o of the
+ * normalized convention.  Shared by o and error. */
+static int
+output_row(struct lesson_run *run, int final, const float **o, char *err,
+    size_t errlen)
+{
+	struct lesson_row row;
 	const float *fo, *flse;
 
-	if (final) {
+	if (lesson_run_kind(run) == TIMELINE_COMBINE && run->step >= 0 &&
+	    !final)
+		return merged_output(run, o, err, errlen);
+	/* After the whole run, or in the backward: the run's output. */
+	if (final || past_forward(run)) {
 		if (final_arrays(run, &fo, &flse, err, errlen) != 0)
 			return -1;
-		*o = fo + (size_t)run->focus * run->setup.problem.dv;
+		*o = fo + (size_t)lesson_run_out_row(run, run->focus) *
+		    run->setup.problem.dv;
 		return 0;
 	}
-	if (focus_row(run, row, err, errlen) != 0)
+	if (focus_row(run, &row, err, errlen) != 0)
 		return -1;
-	if (row->has_out) {
-		*o = row->o;
+	if (row.has_out) {
+		*o = row.o;
 		return 0;
 	}
-	if (run->opts.rule.convention == CONV_NORMALIZED && row->from_step >= 0) {
-		*o = row->acc;
+	if (run->opts.rule.convention == CONV_NORMALIZED && row.from_step >= 0) {
+		*o = row.acc;
 		return 0;
 	}
 	return util_error(err, errlen, "the unnormalized convention keeps u; o "
@@ -134,45 +211,59 @@ output_row(struct lesson_run *run, int final, struct lesson_row *row,
 }
 
 static int
-read_o(struct lesson_run *run, const struct lesson_quantity *q, int final,
-    double *out, int max, int *n, char *err, size_t errlen)
+read_o(struct lesson_run *run, const struct lesson_quantity *q,
+    const struct lesson_reader *rd, int final, double *out, int max, int *n,
+    char *err, size_t errlen)
 {
-	struct lesson_row row;
 	const float *o;
 
 	(void)q;
-	if (output_row(run, final, &row, &o, err, errlen) != 0)
+	(void)rd;
+	if (output_row(run, final, &o, err, errlen) != 0)
 		return -1;
 	return copy_row(o, run->setup.problem.dv, out, max, n);
 }
 
+/* The largest |x - ref| over n entries (NaN when an x is NaN). */
+static double
+worst(const float *x, const double *ref, int len)
+{
+	double w = 0;
+	int i;
+
+	for (i = 0; i < len; i++)
+		if (isnan(x[i]))
+			return NAN;
+		else if (fabs(x[i] - ref[i]) > w)
+			w = fabs(x[i] - ref[i]);
+	return w;
+}
+
 /* The largest |o - reference| over the row's entries. */
 static int
-read_error(struct lesson_run *run, const struct lesson_quantity *q, int final,
-    double *out, int max, int *n, char *err, size_t errlen)
+read_error(struct lesson_run *run, const struct lesson_quantity *q,
+    const struct lesson_reader *rd, int final, double *out, int max, int *n,
+    char *err, size_t errlen)
 {
-	struct lesson_row row;
 	const float *o;
 	const double *ref;
-	int dv = run->setup.problem.dv, x;
-	double worst = 0;
+	int dv = run->setup.problem.dv;
 
 	(void)q;
+	(void)rd;
 	(void)max;
-	if (!final && focus_row(run, &row, err, errlen) == 0 && !row.has_out)
-		return util_error(err, errlen, "error is known after the row's "
-		    "finalize phase");
-	if (output_row(run, final, &row, &o, err, errlen) != 0)
+	if (output_row(run, final, &o, err, errlen) != 0) {
+		/* the same message, of error */
+		if (strstr(err, "o is known") != NULL ||
+		    strstr(err, "merged o is known") != NULL)
+			return util_error(err, errlen, "error is known after the row's "
+			    "finalize phase");
 		return -1;
+	}
 	if (lesson_run_reference(run, &run->lesson->cmds[run->pc - 1], &ref) != 0)
 		return util_error(err, errlen, "%s", run->err);
-	ref += (size_t)run->focus * dv;
-	for (x = 0; x < dv; x++)
-		if (fabs(o[x] - ref[x]) > worst || isnan(o[x]))
-			worst = isnan(o[x]) ? NAN : fabs(o[x] - ref[x]);
-	out[0] = worst;
-	*n = 1;
-	return 0;
+	return one(worst(o, ref + (size_t)lesson_run_out_row(run, run->focus) * dv,
+	    dv), out, n);
 }
 
 /* ---- the focus row in the current tile ---- */
@@ -195,24 +286,305 @@ tile_row(struct lesson_run *run, int from, const char *what,
 /* A pointer member of struct sim_view: one float per tile row, or
  * (vector) a row of cols floats. */
 static int
-read_tile(struct lesson_run *run, const struct lesson_quantity *q, int final,
-    double *out, int max, int *n, char *err, size_t errlen)
+read_tile(struct lesson_run *run, const struct lesson_quantity *q,
+    const struct lesson_reader *rd, int final, double *out, int max, int *n,
+    char *err, size_t errlen)
 {
 	const struct sim_view *v;
 	struct lesson_row row;
 	const float *x;
 
 	(void)final;
-	if (tile_row(run, q->from, q->name, &row, err, errlen) != 0)
+	if (tile_row(run, rd->from, q->name, &row, err, errlen) != 0)
 		return -1;
 	v = sim_view(run->setup.sim);
-	x = *(const float *const *)((const char *)v + q->field[0]);
-	if (!q->vector) {
-		out[0] = x[row.index];
-		*n = 1;
-		return 0;
-	}
+	x = *(const float *const *)((const char *)v + rd->field[0]);
+	if (!q->vector)
+		return one(x[row.index], out, n);
 	return copy_row(x + (size_t)row.index * v->cols, v->cols, out, max, n);
+}
+
+/* ---- the backward's tile ---- */
+
+/* The focus row's index in the backward's tile, from phase `from`. */
+static int
+btile_row(struct lesson_run *run, int from, const char *what,
+    const struct backward_view **v, int *x, char *err, size_t errlen)
+{
+	*v = lesson_run_backward_view(run);
+	if (*v == NULL)
+		return util_error(err, errlen, "%s belongs to a backward step; the "
+		    "lesson stands before the first", what);
+	if (run->focus < (*v)->tile.r0 || run->focus >= (*v)->tile.r1)
+		return util_error(err, errlen, "%s belongs to the current tile, "
+		    "which does not hold row %d", what, run->focus);
+	if ((int)(*v)->phase < from)
+		return util_error(err, errlen, "%s is known from phase %s of a "
+		    "backward step", what, backward_phase_name(from));
+	*x = run->focus - (*v)->tile.r0;
+	return 0;
+}
+
+/* A (rows, cols) pointer member of struct backward_view: the focus
+ * row's cols floats. */
+static int
+read_btile(struct lesson_run *run, const struct lesson_quantity *q,
+    const struct lesson_reader *rd, int final, double *out, int max, int *n,
+    char *err, size_t errlen)
+{
+	const struct backward_view *v;
+	const float *x;
+	int r = 0;
+
+	(void)final;
+	if (btile_row(run, rd->from, q->name, &v, &r, err, errlen) != 0)
+		return -1;
+	x = *(const float *const *)((const char *)v + rd->field[0]);
+	return copy_row(x + (size_t)r * v->cols, v->cols, out, max, n);
+}
+
+/* Over the focus row of the backward's tile: the max of S (nfield 0),
+ * the sum of P (1), or the sum of P o dP (2), in double. */
+static int
+read_btile_sum(struct lesson_run *run, const struct lesson_quantity *q,
+    const struct lesson_reader *rd, int final, double *out, int max, int *n,
+    char *err, size_t errlen)
+{
+	const struct backward_view *v;
+	const float *s, *p, *dp;
+	double acc;
+	int r = 0, c;
+
+	(void)final;
+	(void)max;
+	if (btile_row(run, rd->from, q->name, &v, &r, err, errlen) != 0)
+		return -1;
+	s = v->s + (size_t)r * v->cols;
+	p = v->p + (size_t)r * v->cols;
+	dp = v->dp + (size_t)r * v->cols;
+	acc = rd->nfield == 0 ? -INFINITY : 0;
+	for (c = 0; c < v->cols; c++)
+		if (rd->nfield == 0)
+			acc = s[c] > acc ? s[c] : acc;
+		else
+			acc += rd->nfield == 1 ? p[c] : (double)p[c] * dp[c];
+	return one(acc, out, n);
+}
+
+static int
+need_backward(struct lesson_run *run, char *err, size_t errlen)
+{
+	if (run->bwd.bwd == NULL)
+		return util_error(err, errlen, "the problem has no backward pass "
+		    "(give it backward)");
+	return 0;
+}
+
+/* D = rowsum(dO o O) of the focus row, from the backward's start. */
+static int
+read_dsum(struct lesson_run *run, const struct lesson_quantity *q,
+    const struct lesson_reader *rd, int final, double *out, int max, int *n,
+    char *err, size_t errlen)
+{
+	(void)q;
+	(void)rd;
+	(void)max;
+	if (need_backward(run, err, errlen) != 0)
+		return -1;
+	if (!final && lesson_run_backward_view(run) == NULL)
+		return util_error(err, errlen, "D is computed when the backward "
+		    "begins");
+	return one(backward_dsum(run->bwd.bwd)[run->focus], out, n);
+}
+
+/* ---- the gradients ---- */
+
+static int
+grad_of(struct lesson_run *run, const struct lesson_reader *rd, int final,
+    struct lesson_grad *g, int *at, char *err, size_t errlen)
+{
+	if (need_backward(run, err, errlen) != 0)
+		return -1;
+	*at = rd->from == LESSON_DQ ? run->focus : run->focus_key;
+	if (lesson_run_grad(run, (enum lesson_grad_kind)rd->from, *at, final,
+	    g) != 0)
+		return util_error(err, errlen, "%s %d has no gradient here",
+		    rd->from == LESSON_DQ ? "row" : "key", *at);
+	return 0;
+}
+
+/* dQ of the focus row, dK or dV of the focus key (rd->from says which),
+ * as far as the backward has summed them. */
+static int
+read_grad(struct lesson_run *run, const struct lesson_quantity *q,
+    const struct lesson_reader *rd, int final, double *out, int max, int *n,
+    char *err, size_t errlen)
+{
+	struct lesson_grad g;
+	int at;
+
+	(void)q;
+	if (grad_of(run, rd, final, &g, &at, err, errlen) != 0)
+		return -1;
+	return copy_row(g.x, g.n, out, max, n);
+}
+
+/* The Euclidean norm of the same row, in double. */
+static int
+read_grad_norm(struct lesson_run *run, const struct lesson_quantity *q,
+    const struct lesson_reader *rd, int final, double *out, int max, int *n,
+    char *err, size_t errlen)
+{
+	struct lesson_grad g;
+	double sum = 0;
+	int at, i;
+
+	(void)q;
+	(void)max;
+	if (grad_of(run, rd, final, &g, &at, err, errlen) != 0)
+		return -1;
+	for (i = 0; i < g.n; i++)
+		sum += (double)g.x[i] * g.x[i];
+	return one(sqrt(sum), out, n);
+}
+
+/* The largest |gradient - reference| over the row, once it is whole. */
+static int
+read_grad_error(struct lesson_run *run, const struct lesson_quantity *q,
+    const struct lesson_reader *rd, int final, double *out, int max, int *n,
+    char *err, size_t errlen)
+{
+	double *const *ref;
+	struct lesson_grad g;
+	int at;
+
+	(void)max;
+	if (grad_of(run, rd, final, &g, &at, err, errlen) != 0)
+		return -1;
+	if (!g.done)
+		return util_error(err, errlen, "%s is known once every tile that "
+		    "adds to %s %d is done", q->name, rd->from == LESSON_DQ ?
+		    "row" : "key", at);
+	if (lesson_run_reference_grads(run, &run->lesson->cmds[run->pc - 1],
+	    &ref) != 0)
+		return util_error(err, errlen, "%s", run->err);
+	return one(worst(g.x, ref[rd->from] + (size_t)at * g.n, g.n), out, n);
+}
+
+/* ---- the combine ---- */
+
+/* The focus row's index in the current merge, from phase `from`. */
+static int
+merge_row(struct lesson_run *run, int from, const char *what,
+    const struct combine_view **v, int *x, char *err, size_t errlen)
+{
+	*v = lesson_run_combine_view(run);
+	if (*v == NULL)
+		return util_error(err, errlen, "%s belongs to a merge; the lesson "
+		    "stands before the first", what);
+	if (run->focus < (*v)->r0 || run->focus >= (*v)->r1)
+		return util_error(err, errlen, "%s belongs to the current merge, "
+		    "whose row block (rows %d-%d) does not hold row %d", what,
+		    (*v)->r0, (*v)->r1 - 1, run->focus);
+	if ((int)(*v)->phase < from)
+		return util_error(err, errlen, "%s is known from phase %s of a "
+		    "merge", what, timeline_combine.phase_name(from));
+	*x = run->focus - (*v)->r0;
+	return 0;
+}
+
+/* A pointer member of struct combine_view: one float per row, or
+ * (vector) dv floats per row. */
+static int
+read_merge(struct lesson_run *run, const struct lesson_quantity *q,
+    const struct lesson_reader *rd, int final, double *out, int max, int *n,
+    char *err, size_t errlen)
+{
+	const struct combine_view *v;
+	const float *x;
+	int r = 0;
+
+	(void)final;
+	if (merge_row(run, rd->from, q->name, &v, &r, err, errlen) != 0)
+		return -1;
+	x = *(const float *const *)((const char *)v + rd->field[0]);
+	if (!q->vector)
+		return one(x[r], out, n);
+	return copy_row(x + (size_t)r * v->dv, v->dv, out, max, n);
+}
+
+static int
+need_split(struct lesson_run *run, char *err, size_t errlen)
+{
+	if (run->bwd.comb == NULL)
+		return util_error(err, errlen, "the problem is not split (give it "
+		    "splits 2 or more)");
+	return 0;
+}
+
+/* The focus row's partials, one per key range: m, l, lse (from 0, 1,
+ * 2), or u, o (3, 4: dv values a range, range after range). */
+static int
+read_partial(struct lesson_run *run, const struct lesson_quantity *q,
+    const struct lesson_reader *rd, int final, double *out, int max, int *n,
+    char *err, size_t errlen)
+{
+	const struct sim_partials *pt;
+	size_t e;
+	int s, x, k = 0;
+
+	(void)q;
+	(void)final;
+	if (need_split(run, err, errlen) != 0)
+		return -1;
+	pt = sim_partials(run->setup.sim);
+	for (s = 0; s < pt->splits; s++) {
+		e = (size_t)run->focus * pt->splits + (size_t)s;
+		if (rd->from < 3 && k < max)
+			out[k++] = (rd->from == 0 ? pt->m : rd->from == 1 ? pt->l :
+			    pt->lse)[e];
+		for (x = 0; rd->from >= 3 && x < pt->dv && k < max; x++)
+			out[k++] = (rd->from == 3 ? pt->u : pt->o)[e * pt->dv + x];
+	}
+	*n = k;
+	return 0;
+}
+
+/* The largest difference between the split run's merged O (or lse) and
+ * the unsplit run's, over every row; or (nfield 1) the bound float32
+ * rounding allows it (combine_bound). */
+static int
+read_split_diff(struct lesson_run *run, const struct lesson_quantity *q,
+    const struct lesson_reader *rd, int final, double *out, int max, int *n,
+    char *err, size_t errlen)
+{
+	const struct lesson_cmd *c = &run->lesson->cmds[run->pc - 1];
+	struct combine_bounds b;
+	const float *o, *lse, *uo, *ulse, *x, *y;
+	size_t len, i;
+	double w = 0;
+
+	(void)q;
+	(void)final;
+	(void)max;
+	if (need_split(run, err, errlen) != 0)
+		return -1;
+	if (rd->nfield == 1) {
+		combine_bound(run->bwd.comb, &b);
+		return one(rd->from ? b.lse : b.o, out, n);
+	}
+	if (final_arrays(run, &o, &lse, err, errlen) != 0)
+		return -1;
+	if (lesson_run_unsplit(run, c, &uo, &ulse) != 0)
+		return util_error(err, errlen, "%s", run->err);
+	len = (size_t)lesson_run_rows(run) * (rd->from ? 1 : (size_t)
+	    run->setup.problem.dv);
+	x = rd->from ? lse : o;
+	y = rd->from ? ulse : uo;
+	for (i = 0; i < len && !isnan(w); i++)
+		if (x[i] != y[i])	/* two equal infinities differ by 0 */
+			w = isnan(x[i] - y[i]) ? NAN : fmax(w, fabs(x[i] - y[i]));
+	return one(w, out, n);
 }
 
 /* ---- the fast kernel's arithmetic ----
@@ -287,28 +659,31 @@ exp_base(float m, float c)
 
 static int
 read_raw_max(struct lesson_run *run, const struct lesson_quantity *q,
-    int final, double *out, int max, int *n, char *err, size_t errlen)
+    const struct lesson_reader *rd, int final, double *out, int max, int *n,
+    char *err, size_t errlen)
 {
 	struct lesson_row row;
 
 	(void)q;
+	(void)rd;
 	(void)final;
 	(void)max;
 	if (focus_row(run, &row, err, errlen) != 0)
 		return -1;
-	out[0] = raw_max(&run->setup.problem, run->focus, keys_seen(run, &row));
-	*n = 1;
-	return 0;
+	return one(raw_max(&run->setup.problem, run->focus, keys_seen(run, &row)),
+	    out, n);
 }
 
 static int
 read_raw_scores(struct lesson_run *run, const struct lesson_quantity *q,
-    int final, double *out, int max, int *n, char *err, size_t errlen)
+    const struct lesson_reader *rd, int final, double *out, int max, int *n,
+    char *err, size_t errlen)
 {
 	const struct sim_view *v;
 	struct lesson_row row;
 	int c;
 
+	(void)rd;
 	(void)final;
 	if (tile_row(run, SIM_PHASE_SCORES, q->name, &row, err, errlen) != 0)
 		return -1;
@@ -320,8 +695,9 @@ read_raw_scores(struct lesson_run *run, const struct lesson_quantity *q,
 }
 
 static int
-read_exp2(struct lesson_run *run, const struct lesson_quantity *q, int final,
-    double *out, int max, int *n, char *err, size_t errlen)
+read_exp2(struct lesson_run *run, const struct lesson_quantity *q,
+    const struct lesson_reader *rd, int final, double *out, int max, int *n,
+    char *err, size_t errlen)
 {
 	const struct problem *p = &run->setup.problem;
 	const struct sim_view *v;
@@ -329,6 +705,7 @@ read_exp2(struct lesson_run *run, const struct lesson_quantity *q, int final,
 	float c = scale_log2e(p), ms;
 	int k;
 
+	(void)rd;
 	(void)final;
 	if (tile_row(run, SIM_PHASE_EXP, q->name, &row, err, errlen) != 0)
 		return -1;
@@ -345,7 +722,8 @@ read_exp2(struct lesson_run *run, const struct lesson_quantity *q, int final,
  * m_new) as written, without the guard (NaN when both are -inf). */
 static int
 read_alpha_other(struct lesson_run *run, const struct lesson_quantity *q,
-    int final, double *out, int max, int *n, char *err, size_t errlen)
+    const struct lesson_reader *rd, int final, double *out, int max, int *n,
+    char *err, size_t errlen)
 {
 	const struct problem *p = &run->setup.problem;
 	const struct sim_view *v;
@@ -357,29 +735,28 @@ read_alpha_other(struct lesson_run *run, const struct lesson_quantity *q,
 	if (tile_row(run, SIM_PHASE_RESCALE, q->name, &row, err, errlen) != 0)
 		return -1;
 	v = sim_view(run->setup.sim);
-	if (q->from == SIM_PHASE_MAX) {
+	if (rd->from == SIM_PHASE_MAX) {
 		m_old = v->m_old[row.index];
 		m_new = v->m_new[row.index];
-		out[0] = expf(m_old - m_new);
-	} else {
-		m_old = raw_max(p, run->focus, v->tile.c0);
-		m_new = raw_max(p, run->focus, v->tile.c1);
-		out[0] = exp2f(fmaf(m_old, c, -exp_base(m_new, c)));
+		return one(expf(m_old - m_new), out, n);
 	}
-	*n = 1;
-	return 0;
+	m_old = raw_max(p, run->focus, v->tile.c0);
+	m_new = raw_max(p, run->focus, v->tile.c1);
+	return one(exp2f(fmaf(m_old, c, -exp_base(m_new, c))), out, n);
 }
 
 /* lse from the base-2 state: (m_raw c) ln 2 + ln l; +inf for a row with
  * l = 0, as FlashAttention-2 stores it for its backward pass. */
 static int
 read_lse_exp2(struct lesson_run *run, const struct lesson_quantity *q,
-    int final, double *out, int max, int *n, char *err, size_t errlen)
+    const struct lesson_reader *rd, int final, double *out, int max, int *n,
+    char *err, size_t errlen)
 {
 	const struct problem *p = &run->setup.problem;
 	struct lesson_row row;
 	float m;
 
+	(void)rd;
 	(void)final;
 	(void)max;
 	if (focus_row(run, &row, err, errlen) != 0)
@@ -388,90 +765,113 @@ read_lse_exp2(struct lesson_run *run, const struct lesson_quantity *q,
 		return util_error(err, errlen, "%s is known after the row's finalize "
 		    "phase", q->name);
 	m = raw_max(p, run->focus, keys_seen(run, &row));
-	out[0] = row.l > 0 ? (double)(m * scale_log2e(p)) * LN2 + logf(row.l) :
-	    INFINITY;
-	*n = 1;
-	return 0;
+	return one(row.l > 0 ? (double)(m * scale_log2e(p)) * LN2 + logf(row.l) :
+	    INFINITY, out, n);
 }
 
 static int
 read_scale(struct lesson_run *run, const struct lesson_quantity *q,
-    int final, double *out, int max, int *n, char *err, size_t errlen)
+    const struct lesson_reader *rd, int final, double *out, int max, int *n,
+    char *err, size_t errlen)
 {
+	(void)q;
 	(void)final;
 	(void)max;
 	(void)err;
 	(void)errlen;
-	out[0] = q->from ? scale_log2e(&run->setup.problem) :
-	    run->setup.problem.scale;
-	*n = 1;
-	return 0;
+	return one(rd->from ? scale_log2e(&run->setup.problem) :
+	    run->setup.problem.scale, out, n);
 }
 
 /* ---- the run ---- */
 
 static int
-read_step(struct lesson_run *run, const struct lesson_quantity *q, int final,
-    double *out, int max, int *n, char *err, size_t errlen)
+read_step(struct lesson_run *run, const struct lesson_quantity *q,
+    const struct lesson_reader *rd, int final, double *out, int max, int *n,
+    char *err, size_t errlen)
 {
 	(void)q;
+	(void)rd;
 	(void)final;
 	(void)max;
 	(void)err;
 	(void)errlen;
-	out[0] = (double)run->step;
-	*n = 1;
-	return 0;
+	return one((double)run->step, out, n);
 }
 
 static int
 read_phase(struct lesson_run *run, const struct lesson_quantity *q,
-    int final, double *out, int max, int *n, char *err, size_t errlen)
+    const struct lesson_reader *rd, int final, double *out, int max, int *n,
+    char *err, size_t errlen)
 {
 	(void)q;
+	(void)rd;
 	(void)final;
 	(void)max;
 	if (run->step < 0)
 		return util_error(err, errlen, "before the first step there is no "
 		    "phase");
-	out[0] = run->phase;
-	*n = 1;
-	return 0;
+	return one(lesson_run_phase_id(run), out, n);
 }
 
 static int
 read_tile_ij(struct lesson_run *run, const struct lesson_quantity *q,
-    int final, double *out, int max, int *n, char *err, size_t errlen)
+    const struct lesson_reader *rd, int final, double *out, int max, int *n,
+    char *err, size_t errlen)
 {
 	const struct sim_view *v = lesson_run_view(run);
+	const struct backward_view *b = lesson_run_backward_view(run);
 
 	(void)q;
+	(void)rd;
 	(void)final;
 	(void)max;
-	if (v == NULL)
+	if (v == NULL && b == NULL)
 		return util_error(err, errlen, "before the first step there is no "
 		    "tile");
-	out[0] = v->tile.i;
-	out[1] = v->tile.j;
+	out[0] = v != NULL ? v->tile.i : b->tile.i;
+	out[1] = v != NULL ? v->tile.j : b->tile.j;
 	*n = 2;
 	return 0;
 }
 
+/* How many: steps of the whole run (from 0), tiles the mask skips (1),
+ * steps of the forward (2), of the combine (3), of the backward (4),
+ * merges a row block (5), the current merge in its row block (6). */
 static int
-read_steps(struct lesson_run *run, const struct lesson_quantity *q,
-    int final, double *out, int max, int *n, char *err, size_t errlen)
+read_count(struct lesson_run *run, const struct lesson_quantity *q,
+    const struct lesson_reader *rd, int final, double *out, int max, int *n,
+    char *err, size_t errlen)
 {
 	const struct schedule *s = sim_schedule(run->setup.sim);
+	const struct combine_view *v;
 
+	(void)q;
 	(void)final;
 	(void)max;
-	(void)err;
-	(void)errlen;
-	/* steps, or (from = 1) the tiles the mask skips */
-	out[0] = q->from ? (double)((long)s->tr * s->tc - s->nsteps) :
-	    (double)s->nsteps;
-	*n = 1;
-	return 0;
+	switch (rd->from) {
+	case 0:
+		return one((double)timeline_steps(run->bwd.tl), out, n);
+	case 1:
+		return one((double)((long)s->tr * s->tc - s->nsteps), out, n);
+	case 2:
+		return one((double)s->nsteps, out, n);
+	case 4:
+		if (need_backward(run, err, errlen) != 0)
+			return -1;
+		return one((double)backward_steps(run->bwd.bwd), out, n);
+	default:
+		if (need_split(run, err, errlen) != 0)
+			return -1;
+		if (rd->from == 3)
+			return one((double)combine_steps(run->bwd.comb), out, n);
+		if (rd->from == 5)
+			return one((double)combine_merges(run->bwd.comb), out, n);
+		if ((v = lesson_run_combine_view(run)) == NULL)
+			return util_error(err, errlen, "merge: the lesson stands "
+			    "before the first merge");
+		return one((double)v->merge, out, n);
+	}
 }
 
 /* The tiles the focus row's row block visits, or (from = 1) the visited
@@ -480,148 +880,395 @@ read_steps(struct lesson_run *run, const struct lesson_quantity *q,
  * is its most hidden entry. */
 static int
 read_tiles(struct lesson_run *run, const struct lesson_quantity *q,
-    int final, double *out, int max, int *n, char *err, size_t errlen)
+    const struct lesson_reader *rd, int final, double *out, int max, int *n,
+    char *err, size_t errlen)
 {
 	const struct schedule *s = sim_schedule(run->setup.sim);
 	const struct problem *p = &run->setup.problem;
 	long cut = 0;
-	int i, j, c1;
+	int i, j, c1, r0, r1, f = run->focus;
 
+	(void)q;
 	(void)final;
 	(void)max;
 	(void)err;
 	(void)errlen;
-	if (!q->from) {
-		out[0] = s->jend[run->focus / s->br];
-		*n = 1;
-		return 0;
-	}
+	if (!rd->from)
+		return one(s->jend[lesson_run_block(run, f)], out, n);
 	for (i = 0; i < s->tr; i++)
 		for (j = 0; j < s->jend[i]; j++) {
+			schedule_rows(s, i, &r0, &r1);
 			c1 = (j + 1) * s->bc < s->tk ? (j + 1) * s->bc : s->tk;
-			cut += !problem_visible(p, i * s->br, c1 - 1);
+			cut += !problem_visible(p, schedule_row_pos(s, r0), c1 - 1);
 		}
-	out[0] = (double)cut;
-	*n = 1;
-	return 0;
+	return one((double)cut, out, n);
 }
 
-/* A sum of fields of struct traffic: through the current step (zero
- * before the first), or (from = 1) standard attention's. */
+/* A sum of fields of struct t. */
 static int
-read_counter(struct lesson_run *run, const struct lesson_quantity *q,
-    int final, double *out, int max, int *n, char *err, size_t errlen)
+sum_fields(const struct lesson_reader *rd, const struct traffic *t,
+    double *out, int *n)
 {
-	const struct sim_view *v = lesson_run_view(run);
-	struct traffic t;
 	uint64_t sum = 0;
 	int i;
 
+	for (i = 0; i < rd->nfield; i++)
+		sum += *(const uint64_t *)((const char *)t + rd->field[i]);
+	return one((double)sum, out, n);
+}
+
+/* The forward's counters: through the current step (zero before the
+ * first, all of them past the forward), or (from = 1) standard
+ * attention's. */
+static int
+read_counter(struct lesson_run *run, const struct lesson_quantity *q,
+    const struct lesson_reader *rd, int final, double *out, int max, int *n,
+    char *err, size_t errlen)
+{
+	const struct sim_view *v = lesson_run_view(run);
+	struct traffic t;
+
+	(void)q;
 	(void)final;
 	(void)max;
 	(void)err;
 	(void)errlen;
-	if (q->from)
+	memset(&t, 0, sizeof t);
+	if (rd->from)
 		traffic_standard(&run->setup.problem, &t);
 	else if (v != NULL)
 		t = v->traffic;
-	else
-		memset(&t, 0, sizeof t);
-	for (i = 0; i < q->nfield; i++)
-		sum += *(const uint64_t *)((const char *)&t + q->field[i]);
-	out[0] = (double)sum;
-	*n = 1;
-	return 0;
+	else if (run->step >= 0)
+		traffic_upto(sim_traffic(run->setup.sim),
+		    sim_steps(run->setup.sim) - 1, &t);
+	return sum_fields(rd, &t, out, n);
 }
 
-#define ROW(f)		.read = read_row, .field = { offsetof(struct lesson_row, f) }
-#define TILE(f, ph)	.read = read_tile, .field = { offsetof(struct sim_view, f) }, \
+/* The backward's counters through the current step (the D pass and the
+ * steps so far; zero before the backward), or (from = 1) standard
+ * attention's backward. */
+static int
+read_bwd_counter(struct lesson_run *run, const struct lesson_quantity *q,
+    const struct lesson_reader *rd, int final, double *out, int max, int *n,
+    char *err, size_t errlen)
+{
+	const struct backward_view *v = lesson_run_backward_view(run);
+	struct traffic t;
+
+	(void)q;
+	(void)final;
+	(void)max;
+	memset(&t, 0, sizeof t);
+	if (rd->from)
+		traffic_standard_backward(&run->setup.problem, &t);
+	else if (need_backward(run, err, errlen) != 0)
+		return -1;
+	else if (v != NULL)
+		t = v->traffic;
+	return sum_fields(rd, &t, out, n);
+}
+
+/* The combine's counters through the current merge (zero before it). */
+static int
+read_comb_counter(struct lesson_run *run, const struct lesson_quantity *q,
+    const struct lesson_reader *rd, int final, double *out, int max, int *n,
+    char *err, size_t errlen)
+{
+	const struct combine_view *v = lesson_run_combine_view(run);
+	struct traffic t;
+
+	(void)q;
+	(void)final;
+	(void)max;
+	if (need_split(run, err, errlen) != 0)
+		return -1;
+	memset(&t, 0, sizeof t);
+	if (v != NULL)
+		t = v->traffic;
+	return sum_fields(rd, &t, out, n);
+}
+
+/* What the schedule gives a GPU of LESSON_SMS SMs to run at once
+ * (traffic_parallel): runs (from 0), waves (1), the percent of SMs busy
+ * in them (2), the longest run in tiles (3), the span (4), the SMs (5). */
+static int
+read_parallel(struct lesson_run *run, const struct lesson_quantity *q,
+    const struct lesson_reader *rd, int final, double *out, int max, int *n,
+    char *err, size_t errlen)
+{
+	struct traffic_parallel par;
+
+	(void)q;
+	(void)final;
+	(void)max;
+	(void)err;
+	(void)errlen;
+	traffic_parallel(sim_schedule(run->setup.sim), LESSON_SMS, &par);
+	switch (rd->from) {
+	case 0:
+		return one((double)par.runs, out, n);
+	case 1:
+		return one((double)par.waves, out, n);
+	case 2:
+		return one(par.waves > 0 ? 100.0 * (double)par.runs /
+		    ((double)par.waves * par.sms) : 0.0, out, n);
+	case 3:
+		return one((double)par.longest, out, n);
+	case 4:
+		return one((double)par.span, out, n);
+	default:
+		return one((double)par.sms, out, n);
+	}
+}
+
+/* Readers for the segments: every one, the forward and the backward
+ * (where a row is as the forward left it), or one. */
+#define R(...)		{ .read = __VA_ARGS__ }
+#define ALL(...)	.at = { [TIMELINE_FORWARD] = R(__VA_ARGS__), \
+			[TIMELINE_BACKWARD] = R(__VA_ARGS__), \
+			[TIMELINE_COMBINE] = R(__VA_ARGS__) }
+#define FWD(...)	.at[TIMELINE_FORWARD] = R(__VA_ARGS__)
+#define BWD(...)	.at[TIMELINE_BACKWARD] = R(__VA_ARGS__)
+#define COMB(...)	.at[TIMELINE_COMBINE] = R(__VA_ARGS__)
+
+#define ROW(f)		read_row, .field = { offsetof(struct lesson_row, f) }
+#define TILE(f, ph)	read_tile, .field = { offsetof(struct sim_view, f) }, \
 			.from = ph
-#define COUNT(f)	.kind = LESSON_Q_COUNT, .read = read_counter, \
-			.field = { offsetof(struct traffic, f) }, .nfield = 1
-#define COUNT2(f, g)	.kind = LESSON_Q_COUNT, .read = read_counter, \
-			.field = { offsetof(struct traffic, f), \
-			offsetof(struct traffic, g) }, .nfield = 2
+#define BTILE(f, ph)	read_btile, .field = { offsetof(struct backward_view, f) }, \
+			.from = ph
+#define MERGE(f, ph)	read_merge, .field = { offsetof(struct combine_view, f) }, \
+			.from = ph
+#define TRAFFIC(f)	offsetof(struct traffic, f)
+#define COUNT(fn, f, std)	.kind = LESSON_Q_COUNT, ALL(fn, .field = \
+			{ TRAFFIC(f) }, .nfield = 1, .from = std)
+#define COUNT2(fn, f, g, std)	.kind = LESSON_Q_COUNT, ALL(fn, .field = \
+			{ TRAFFIC(f), TRAFFIC(g) }, .nfield = 2, .from = std)
+#define HOW_MANY(what)	.kind = LESSON_Q_COUNT, ALL(read_count, .from = what)
 
 static const struct lesson_quantity quantities[] = {
-	{ .name = "m", ROW(m),
-	  .help = "the running max of the focus row" },
-	{ .name = "l", ROW(l),
-	  .help = "the running denominator" },
-	{ .name = "alpha", ROW(alpha), .from = SIM_PHASE_RESCALE,
+	/* the focus row's running state */
+	{ .name = "m", FWD(ROW(m)), BWD(ROW(m)),
+	  COMB(MERGE(m, COMBINE_PHASE_MAX)),
+	  .help = "the running max of the focus row (merged, in the combine)" },
+	{ .name = "l", FWD(ROW(l)), BWD(ROW(l)),
+	  COMB(MERGE(l, COMBINE_PHASE_UPDATE)),
+	  .help = "the running denominator (merged, in the combine)" },
+	{ .name = "alpha", FWD(ROW(alpha), .from = SIM_PHASE_RESCALE),
+	  BWD(ROW(alpha), .from = SIM_PHASE_RESCALE),
 	  .help = "the rescale factor exp(m_old - m_new) of the row's last step" },
-	{ .name = "u", .vector = 1, .read = read_u,
-	  .help = "the running numerator (unnormalized convention)" },
-	{ .name = "o", .vector = 1, .final = 1, .read = read_o,
-	  .help = "the output row (finalized), or the running o (normalized)" },
-	{ .name = "lse", ROW(lse), .from = SIM_PHASE_FINALIZE, .final = 1,
-	  .help = "the log-sum-exp m + log l (finalized)" },
-	{ .name = "error", .final = 1, .read = read_error,
+	{ .name = "u", .vector = 1, FWD(read_u), BWD(read_u),
+	  COMB(MERGE(u, COMBINE_PHASE_UPDATE)),
+	  .help = "the running numerator (unnormalized convention; merged, in "
+	  "the combine)" },
+	{ .name = "o", .vector = 1, .final = 1, ALL(read_o),
+	  .help = "the output row (finalized, or merged), or the running o "
+	  "(normalized)" },
+	{ .name = "lse", .final = 1,
+	  FWD(ROW(lse), .from = SIM_PHASE_FINALIZE),
+	  BWD(ROW(lse), .from = SIM_PHASE_FINALIZE),
+	  COMB(MERGE(lse, COMBINE_PHASE_FINALIZE)),
+	  .help = "the log-sum-exp m + log l (finalized, or merged)" },
+	{ .name = "error", .final = 1, ALL(read_error),
 	  .help = "the largest |o - reference| of the row, against attention "
 	  "computed in double precision" },
-	{ .name = "rowmax", TILE(rowmax, SIM_PHASE_MAX),
+	/* the focus row in the current tile */
+	{ .name = "rowmax", FWD(TILE(rowmax, SIM_PHASE_MAX)),
+	  BWD(read_btile_sum, .nfield = 0, .from = BWD_PHASE_SCORES),
 	  .help = "the max of the row's scores in the current tile" },
-	{ .name = "rowsum", TILE(rowsum, SIM_PHASE_EXP),
+	{ .name = "rowsum", FWD(TILE(rowsum, SIM_PHASE_EXP)),
+	  BWD(read_btile_sum, .nfield = 1, .from = BWD_PHASE_P),
 	  .help = "the sum of the row's P in the current tile" },
-	{ .name = "s", .vector = 1, TILE(s, SIM_PHASE_SCORES),
+	{ .name = "s", .vector = 1, FWD(TILE(s, SIM_PHASE_SCORES)),
+	  BWD(BTILE(s, BWD_PHASE_SCORES)),
 	  .help = "the row's scores in the current tile" },
-	{ .name = "p", .vector = 1, TILE(p, SIM_PHASE_EXP),
-	  .help = "the row's exp(S - m_new) in the current tile" },
-	{ .name = "scale", .read = read_scale,
+	{ .name = "p", .vector = 1, FWD(TILE(p, SIM_PHASE_EXP)),
+	  BWD(BTILE(p, BWD_PHASE_P)),
+	  .help = "the row's exp(S - m_new) in the current tile; in the "
+	  "backward exp(S - lse)" },
+	/* the fast kernel's arithmetic */
+	{ .name = "scale", ALL(read_scale),
 	  .help = "the scale of the scores (1/sqrt(d) unless set)" },
-	{ .name = "scale-log2e", .read = read_scale, .from = 1,
+	{ .name = "scale-log2e", ALL(read_scale, .from = 1),
 	  .help = "scale log2(e) in float32: the fast kernel's exponent factor" },
-	{ .name = "s-raw", .vector = 1, .read = read_raw_scores,
+	{ .name = "s-raw", .vector = 1, FWD(read_raw_scores),
 	  .help = "the row's raw scores q.k in the current tile, before scale" },
-	{ .name = "m-raw", .read = read_raw_max,
+	{ .name = "m-raw", FWD(read_raw_max), BWD(read_raw_max),
 	  .help = "the running max of the raw scores, as a fast kernel keeps it" },
-	{ .name = "p-exp2", .vector = 1, .read = read_exp2,
+	{ .name = "p-exp2", .vector = 1, FWD(read_exp2),
 	  .help = "the row's weights as 2^(s_raw c - m_raw c), c = scale log2(e)" },
-	{ .name = "alpha-exp2", .read = read_alpha_other,
-	  .from = SIM_PHASE_RESCALE,
+	{ .name = "alpha-exp2", FWD(read_alpha_other, .from = SIM_PHASE_RESCALE),
 	  .help = "alpha as FlashAttention-2 forms it: 0 for a row that has seen "
 	  "only masked keys" },
-	{ .name = "alpha-naive", .read = read_alpha_other, .from = SIM_PHASE_MAX,
+	{ .name = "alpha-naive", FWD(read_alpha_other, .from = SIM_PHASE_MAX),
 	  .help = "exp(m_old - m_new) with no rule for m_new = -inf (NaN there)" },
-	{ .name = "lse-exp2", .read = read_lse_exp2,
+	{ .name = "lse-exp2", FWD(read_lse_exp2), BWD(read_lse_exp2),
 	  .help = "lse from the base-2 state, (m_raw c) ln 2 + ln l; +inf when "
 	  "l = 0, as FlashAttention-2 stores it" },
-	{ .name = "step", .kind = LESSON_Q_COUNT, .read = read_step,
+	/* the backward */
+	{ .name = "D", .final = 1, BWD(read_dsum),
+	  .help = "D = rowsum(dO o O) of the focus row, from the backward's "
+	  "start" },
+	{ .name = "dP", .vector = 1, BWD(BTILE(dp, BWD_PHASE_DP)),
+	  .help = "the row's dP = dO V^T in the current backward tile" },
+	{ .name = "dS", .vector = 1, BWD(BTILE(ds, BWD_PHASE_DS)),
+	  .help = "the row's dS = P o (dP - D) in the current backward tile" },
+	{ .name = "pdp-sum", BWD(read_btile_sum, .nfield = 2,
+	  .from = BWD_PHASE_DP),
+	  .help = "the sum of the row's P o dP in the current backward tile" },
+	{ .name = "dQ", .vector = 1, .final = 1, ALL(read_grad,
+	  .from = LESSON_DQ),
+	  .help = "the focus row's dQ as far as the backward has summed it" },
+	{ .name = "dK", .vector = 1, .final = 1, ALL(read_grad,
+	  .from = LESSON_DK),
+	  .help = "the focus key's dK as far as the backward has summed it" },
+	{ .name = "dV", .vector = 1, .final = 1, ALL(read_grad,
+	  .from = LESSON_DV),
+	  .help = "the focus key's dV as far as the backward has summed it" },
+	{ .name = "dQ-norm", .final = 1, ALL(read_grad_norm, .from = LESSON_DQ),
+	  .help = "the Euclidean norm of the focus row's dQ so far" },
+	{ .name = "dK-norm", .final = 1, ALL(read_grad_norm, .from = LESSON_DK),
+	  .help = "the Euclidean norm of the focus key's dK so far" },
+	{ .name = "dV-norm", .final = 1, ALL(read_grad_norm, .from = LESSON_DV),
+	  .help = "the Euclidean norm of the focus key's dV so far" },
+	{ .name = "dQ-error", .final = 1, ALL(read_grad_error,
+	  .from = LESSON_DQ),
+	  .help = "the largest |dQ - reference| of the focus row, once whole" },
+	{ .name = "dK-error", .final = 1, ALL(read_grad_error,
+	  .from = LESSON_DK),
+	  .help = "the largest |dK - reference| of the focus key, once whole" },
+	{ .name = "dV-error", .final = 1, ALL(read_grad_error,
+	  .from = LESSON_DV),
+	  .help = "the largest |dV - reference| of the focus key, once whole" },
+	/* the combine */
+	{ .name = "m-a", COMB(MERGE(m_a, COMBINE_PHASE_LOAD)),
+	  .help = "the merge's first operand's max (its lse for (o, lse))" },
+	{ .name = "l-a", COMB(MERGE(l_a, COMBINE_PHASE_LOAD)),
+	  .help = "the first operand's denominator (1 for (o, lse))" },
+	{ .name = "u-a", .vector = 1, COMB(MERGE(u_a, COMBINE_PHASE_LOAD)),
+	  .help = "the first operand's numerator (its o for (o, lse))" },
+	{ .name = "m-b", COMB(MERGE(m_b, COMBINE_PHASE_LOAD)),
+	  .help = "the second operand's max (its lse for (o, lse))" },
+	{ .name = "l-b", COMB(MERGE(l_b, COMBINE_PHASE_LOAD)),
+	  .help = "the second operand's denominator (1 for (o, lse))" },
+	{ .name = "u-b", .vector = 1, COMB(MERGE(u_b, COMBINE_PHASE_LOAD)),
+	  .help = "the second operand's numerator (its o for (o, lse))" },
+	{ .name = "w-a", COMB(MERGE(w_a, COMBINE_PHASE_WEIGHTS)),
+	  .help = "the first operand's merge weight, e^(m_a - m)" },
+	{ .name = "w-b", COMB(MERGE(w_b, COMBINE_PHASE_WEIGHTS)),
+	  .help = "the second operand's merge weight, e^(m_b - m)" },
+	{ .name = "partial-m", .vector = 1, .final = 1, COMB(read_partial),
+	  BWD(read_partial),
+	  .help = "the focus row's partial max, one per key range" },
+	{ .name = "partial-l", .vector = 1, .final = 1, COMB(read_partial,
+	  .from = 1), BWD(read_partial, .from = 1), .help = "the focus row's partial denominators" },
+	{ .name = "partial-lse", .vector = 1, .final = 1, COMB(read_partial,
+	  .from = 2), BWD(read_partial, .from = 2), .help = "the focus row's partial lse, m + log l" },
+	{ .name = "partial-u", .vector = 1, .final = 1, COMB(read_partial,
+	  .from = 3), BWD(read_partial, .from = 3), .help = "the partial numerators, dv values a range" },
+	{ .name = "partial-o", .vector = 1, .final = 1, COMB(read_partial,
+	  .from = 4), BWD(read_partial, .from = 4), .help = "the partial outputs u / l, dv values a range" },
+	{ .name = "split-diff", ALL(read_split_diff),
+	  .help = "the largest |O split - O unsplit| over every row" },
+	{ .name = "split-lse-diff", ALL(read_split_diff, .from = 1),
+	  .help = "the largest |lse split - lse unsplit| over every row" },
+	{ .name = "split-bound", ALL(read_split_diff, .nfield = 1),
+	  .help = "how far float32 rounding may move O by splitting" },
+	{ .name = "split-lse-bound", ALL(read_split_diff, .nfield = 1,
+	  .from = 1), .help = "the same bound for lse" },
+	/* the run */
+	{ .name = "step", .kind = LESSON_Q_COUNT, ALL(read_step),
 	  .help = "the current step (-1 before the first)" },
-	{ .name = "phase", .kind = LESSON_Q_PHASE, .read = read_phase,
+	{ .name = "phase", .kind = LESSON_Q_PHASE, ALL(read_phase),
 	  .help = "the current phase" },
-	{ .name = "tile", .kind = LESSON_Q_TILE, .read = read_tile_ij,
-	  .help = "the current tile: I J" },
-	{ .name = "steps", .kind = LESSON_Q_COUNT, .read = read_steps,
-	  .help = "the number of steps" },
-	{ .name = "skipped", .kind = LESSON_Q_COUNT, .read = read_steps, .from = 1,
+	{ .name = "tile", .kind = LESSON_Q_TILE, FWD(read_tile_ij),
+	  BWD(read_tile_ij), .help = "the current tile: I J" },
+	{ .name = "steps", HOW_MANY(0),
+	  .help = "the number of steps of the whole run" },
+	{ .name = "skipped", HOW_MANY(1),
 	  .help = "tiles the mask skips" },
-	{ .name = "row-tiles", .kind = LESSON_Q_COUNT, .read = read_tiles,
+	{ .name = "forward-steps", HOW_MANY(2),
+	  .help = "the forward's steps" },
+	{ .name = "combine-steps", HOW_MANY(3),
+	  .help = "the combine's steps: merges of every row block" },
+	{ .name = "backward-steps", HOW_MANY(4),
+	  .help = "the backward's steps" },
+	{ .name = "merges", HOW_MANY(5),
+	  .help = "the merges of one row block" },
+	{ .name = "merge", .kind = LESSON_Q_COUNT, COMB(read_count, .from = 6),
+	  .help = "the current merge within its row block, from 0" },
+	{ .name = "row-tiles", .kind = LESSON_Q_COUNT, ALL(read_tiles),
 	  .help = "tiles the focus row's row block visits: its share of the work" },
-	{ .name = "cut-tiles", .kind = LESSON_Q_COUNT, .read = read_tiles,
-	  .from = 1, .help = "visited tiles the mask cuts: masked entry by entry" },
-	{ .name = "hbm-read", COUNT(hbm_read),
-	  .help = "bytes read from HBM through this step" },
-	{ .name = "hbm-write", COUNT(hbm_write),
+	{ .name = "cut-tiles", .kind = LESSON_Q_COUNT, ALL(read_tiles, .from = 1),
+	  .help = "visited tiles the mask cuts: masked entry by entry" },
+	/* the forward's counters */
+	{ .name = "hbm-read", COUNT(read_counter, hbm_read, 0),
+	  .help = "bytes the forward read from HBM through this step" },
+	{ .name = "hbm-write", COUNT(read_counter, hbm_write, 0),
 	  .help = "bytes written to HBM through this step" },
-	{ .name = "hbm", COUNT2(hbm_read, hbm_write),
+	{ .name = "hbm", COUNT2(read_counter, hbm_read, hbm_write, 0),
 	  .help = "bytes read and written" },
-	{ .name = "flops", COUNT(flops),
+	{ .name = "flops", COUNT(read_counter, flops, 0),
 	  .help = "matmul FLOPs through this step" },
-	{ .name = "exps", COUNT(exps),
+	{ .name = "exps", COUNT(read_counter, exps, 0),
 	  .help = "exponentials of scores through this step" },
-	{ .name = "rescale-exps", COUNT(rescale_exps),
+	{ .name = "rescale-exps", COUNT(read_counter, rescale_exps, 0),
 	  .help = "exponentials of rescale factors" },
-	{ .name = "stored", COUNT(stored),
+	{ .name = "stored", COUNT(read_counter, stored, 0),
 	  .help = "bytes of intermediates kept in HBM (peak)" },
-	{ .name = "onchip", COUNT(onchip),
+	{ .name = "onchip", COUNT(read_counter, onchip, 0),
 	  .help = "bytes on chip during this step" },
-	{ .name = "standard-hbm", COUNT2(hbm_read, hbm_write), .from = 1,
+	{ .name = "kv-read", COUNT(read_counter, kv_read, 0),
+	  .help = "bytes of K and V read (part of hbm-read)" },
+	{ .name = "partials", COUNT(read_counter, partials, 0),
+	  .help = "bytes of split partials written (part of hbm-write)" },
+	{ .name = "standard-hbm", COUNT2(read_counter, hbm_read, hbm_write, 1),
 	  .help = "HBM bytes of standard attention on this problem" },
-	{ .name = "standard-flops", COUNT(flops), .from = 1,
+	{ .name = "standard-flops", COUNT(read_counter, flops, 1),
 	  .help = "matmul FLOPs of standard attention" },
-	{ .name = "standard-stored", COUNT(stored), .from = 1,
+	{ .name = "standard-stored", COUNT(read_counter, stored, 1),
 	  .help = "bytes standard attention keeps in HBM (S and P)" },
+	{ .name = "standard-kv-read", COUNT(read_counter, kv_read, 1),
+	  .help = "bytes of K and V standard attention reads" },
+	/* the combine's and the backward's counters */
+	{ .name = "combine-hbm-read", COUNT(read_comb_counter, hbm_read, 0),
+	  .help = "bytes the combine read (partials) through this merge" },
+	{ .name = "combine-hbm-write", COUNT(read_comb_counter, hbm_write, 0),
+	  .help = "bytes the combine wrote (O and lse) through this merge" },
+	{ .name = "combine-hbm", COUNT2(read_comb_counter, hbm_read, hbm_write,
+	  0), .help = "bytes the combine read and wrote" },
+	{ .name = "bwd-hbm-read", COUNT(read_bwd_counter, hbm_read, 0),
+	  .help = "bytes the backward read from HBM through this step" },
+	{ .name = "bwd-hbm-write", COUNT(read_bwd_counter, hbm_write, 0),
+	  .help = "bytes the backward wrote through this step" },
+	{ .name = "bwd-hbm", COUNT2(read_bwd_counter, hbm_read, hbm_write, 0),
+	  .help = "bytes the backward read and wrote" },
+	{ .name = "bwd-flops", COUNT(read_bwd_counter, flops, 0),
+	  .help = "the backward's matmul FLOPs through this step" },
+	{ .name = "bwd-exps", COUNT(read_bwd_counter, exps, 0),
+	  .help = "the backward's exponentials (P recomputed)" },
+	{ .name = "bwd-stored", COUNT(read_bwd_counter, stored, 0),
+	  .help = "bytes the backward keeps in HBM (lse, D, the float32 dQ)" },
+	{ .name = "bwd-onchip", COUNT(read_bwd_counter, onchip, 0),
+	  .help = "bytes on chip during this backward step" },
+	{ .name = "standard-bwd-hbm", COUNT2(read_bwd_counter, hbm_read,
+	  hbm_write, 1), .help = "HBM bytes of standard attention's backward" },
+	{ .name = "standard-bwd-flops", COUNT(read_bwd_counter, flops, 1),
+	  .help = "matmul FLOPs of standard attention's backward" },
+	{ .name = "standard-bwd-stored", COUNT(read_bwd_counter, stored, 1),
+	  .help = "bytes standard attention's backward keeps (P, dP, dS)" },
+	/* what a GPU gets to run at once */
+	{ .name = "runs", .kind = LESSON_Q_COUNT, ALL(read_parallel),
+	  .help = "independent runs (row blocks, or row blocks and ranges)" },
+	{ .name = "waves", .kind = LESSON_Q_COUNT, ALL(read_parallel, .from = 1),
+	  .help = "waves of runs on the SMs assumed" },
+	{ .name = "busy", ALL(read_parallel, .from = 2),
+	  .help = "percent of the SMs busy in those waves" },
+	{ .name = "longest", .kind = LESSON_Q_COUNT, ALL(read_parallel,
+	  .from = 3), .help = "tiles of the longest run" },
+	{ .name = "span", .kind = LESSON_Q_COUNT, ALL(read_parallel, .from = 4),
+	  .help = "tile steps at least, one tile a step per SM" },
+	{ .name = "sms", .kind = LESSON_Q_COUNT, ALL(read_parallel, .from = 5),
+	  .help = "the SMs assumed: 132, an H100 or H200 SXM" },
 	{ .name = NULL },
 };
 
@@ -640,4 +1287,27 @@ lesson_quantity_find(const char *name)
 		if (strcmp(q->name, name) == 0)
 			return q;
 	return NULL;
+}
+
+int
+lesson_quantity_read(struct lesson_run *run, const struct lesson_quantity *q,
+    int final, double *out, int max, int *n, char *err, size_t errlen)
+{
+	enum timeline_kind kind = lesson_run_kind(run), k;
+	char where[64];
+	size_t used = 0;
+
+	/* After the whole run a value is the same from any segment. */
+	for (k = 0; final && q->at[kind].read == NULL && k < TIMELINE_KINDS; k++)
+		if (q->at[k].read != NULL)
+			kind = k;
+	if (q->at[kind].read != NULL)
+		return q->at[kind].read(run, q, &q->at[kind], final, out, max, n,
+		    err, errlen);
+	for (k = 0; k < TIMELINE_KINDS; k++)
+		if (q->at[k].read != NULL)
+			used += (size_t)snprintf(where + used, sizeof where - used,
+			    "%s%s", used ? " and the " : "the ", segment_names[k]);
+	return util_error(err, errlen, "%s is known in %s; the lesson stands in "
+	    "the %s", q->name, where, segment_names[lesson_run_kind(run)]);
 }

@@ -20,22 +20,36 @@
  * answer computed by a later check (an expect or a {...} whose value is
  * the answer): a question whose answer nothing shows fails the lesson.
  *
- * The problem is built lazily: problem directives change run->opts, and
- * the next directive that needs the simulator builds it anew, standing
- * before the first step (step = -1).  Positions are (step, phase) as in
- * sim.h; at (k, phase) the phases 0 .. phase of step k are done.
+ * The problem is built lazily: problem directives change the list of
+ * options the script gave (run->given), and the next directive that
+ * needs the simulator parses that list as `flashstep run` parses its
+ * command line into run->opts and builds the problem anew, standing
+ * before the first step (step = -1).
+ *
+ * A problem is a timeline (model/timeline.h, built by bwdsetup_build):
+ * the forward pass, then the combine of a split run (splits 2 or more),
+ * then the backward pass (backward).  Positions are (step, phase) with step the timeline's
+ * global step number; phase is the phase of that step in its own
+ * segment's numbering (sim.h, combine.h, backward.h), and phases 0 ..
+ * phase of the step are done.  Scripts name phases (lesson_parser.h);
+ * lesson_run_phase_local turns a name into the phase of a segment.
  */
 #ifndef FLASHSTEP_LESSON_RUN_H
 #define FLASHSTEP_LESSON_RUN_H
 
 #include <stddef.h>
+#include <stdio.h>
 
+#include "gpu/gpu.h"
 #include "gpu/gpucheck.h"
 #include "lesson.h"
 #include "lesson_parser.h"
+#include "model/bwdsetup.h"
+#include "model/combine.h"
 #include "model/options.h"
 #include "model/setup.h"
 #include "model/sim.h"
+#include "model/timeline.h"
 #include "model/util.h"
 
 /* What exec functions and lesson_run_next return. */
@@ -72,6 +86,11 @@ struct lesson_sink {
 	/* compare gpu: rep when the kernel ran, else why it was skipped. */
 	void (*compare)(void *ctx, struct lesson_run *run,
 	    const struct gpucheck_report *rep, const char *skipped);
+	/* ladder: the rungs (GPU_LADDER_RUNGS) when a GPU ran them, else why
+	 * the ladder was skipped; device names the GPU. */
+	void (*ladder)(void *ctx, struct lesson_run *run,
+	    const struct gpu_ladder_rung *rungs, const char *device,
+	    const char *skipped);
 	void (*end)(void *ctx, struct lesson_run *run);
 };
 
@@ -93,25 +112,36 @@ struct lesson_run {
 	int npauses;		/* pauses passed */
 	int nasked;		/* questions asked */
 
-	struct options opts;	/* the problem as the script set it so far */
-	int dirty;		/* opts changed since the sim was built */
+	const struct lesson_cmd **given;	/* the problem options in force,
+					 * the latest of each name */
+	int ngiven;
+	struct options opts;	/* given, parsed, when built */
+	int dirty;		/* given changed since the problem was built */
 	int problem_line;	/* the last line that changed the problem */
 	int built;
 	struct setup setup;	/* problem and sim, when built */
+	struct bwdsetup bwd;	/* the timeline (forward, then the combine of
+				 * a split run, then the backward) and
+				 * their engines */
 	struct sim *probe;	/* reads rows outside the current tile */
+	struct backward *bprobe;	/* reads dQ rows outside it */
 	float *final_o, *final_lse;	/* the whole run's output, once asked */
-	float *zeros;		/* dv zeros: the accumulator before any step */
+	struct backward_grads grads;	/* the backward's gradients, once asked */
+	float *unsplit_o, *unsplit_lse;	/* the same problem unsplit, once asked */
+	float *zeros;		/* zeros: an accumulator before any step */
 	int generation;		/* bumped at each build */
 
-	long step;		/* -1: before the first step */
-	int phase;
-	int focus;		/* the focus row */
+	long step;		/* -1: before the first step; else global */
+	int phase;		/* in the step's own segment */
+	int focus;		/* the focus row, in the schedule's row order */
+	int focus_key;		/* the focus key (dK, dV) */
 	struct lesson_mark *marks;	/* one per label */
 
 	double *kept;		/* the values `keep` remembered, by index */
 	unsigned char *confirmed;	/* per question: a number question's
 					 * answer was computed by a later check */
 	double *ref_o;		/* the reference O, once asked (error) */
+	double *ref_grad[4];	/* the reference dQ, dK, dV, dS, once asked */
 
 	int failures;
 	char failure[512];	/* the first failed expectation */
@@ -166,23 +196,103 @@ struct lesson_row {
 	const float *o;		/* dv values, when has_out */
 };
 
-/* The state of row r (0 <= r < Tq) at the current position; pointers
- * stay valid until the run moves.  Returns 0, or -1 when no problem is
- * built or r is out of range. */
+/* The forward's state of row r (0 <= r < H Tq, the schedule's order) at
+ * the current position (past the forward: as the forward left it);
+ * pointers stay valid until the run moves.  Returns 0, or -1 when no
+ * problem is built or r is out of range. */
 int lesson_run_row(struct lesson_run *run, int r, struct lesson_row *out);
 
-/* The current view, or NULL before the first step or before a build. */
+/* The forward's view, or NULL before the first step, before a build, or
+ * when the run stands in another segment. */
 const struct sim_view *lesson_run_view(const struct lesson_run *run);
+
+/* The segment the run stands in (the forward before the first step),
+ * and its kind; NULL / TIMELINE_FORWARD before a build. */
+const struct timeline_segment *lesson_run_segment(const struct lesson_run *run);
+enum timeline_kind lesson_run_kind(const struct lesson_run *run);
+
+/* The current step in its segment's own numbering (-1 before the first
+ * step), and the global number of the first step of the segment of
+ * kind k (-1: the problem has none). */
+long lesson_run_local_step(const struct lesson_run *run);
+long lesson_run_first(const struct lesson_run *run, enum timeline_kind k);
+
+/* The current phase by name, and by its number across segments
+ * (lesson_parser.h). */
+const char *lesson_run_phase_name(const struct lesson_run *run);
+int lesson_run_phase_id(const struct lesson_run *run);
+
+/* The backward's or the combine's view when the run stands in that
+ * segment, else NULL. */
+const struct backward_view *lesson_run_backward_view(const struct lesson_run *run);
+const struct combine_view *lesson_run_combine_view(const struct lesson_run *run);
+
+/* The rows of O (H Tq) and the row of O that row r of the schedule's
+ * order is (they differ only when --pack-gqa interleaves heads). */
+int lesson_run_rows(const struct lesson_run *run);
+int lesson_run_out_row(const struct lesson_run *run, int r);
+/* The forward's row block that holds row r of the schedule's order. */
+int lesson_run_block(const struct lesson_run *run, int r);
+
+/* Writes the problem's description (setup_describe's lines, and those
+ * of the combine or the backward). */
+void lesson_run_describe(const struct lesson_run *run, FILE *f);
+
+/* ---- the backward's gradients ---- */
+
+enum lesson_grad_kind {
+	LESSON_DQ,		/* of a query row: (d) */
+	LESSON_DK,		/* of a key: (d) */
+	LESSON_DV,		/* of a key: (dv) */
+};
+
+/* One row of dQ, dK or dV at the current position. */
+struct lesson_grad {
+	int in_tile;		/* the current backward tile holds the row */
+	int index;		/* its index in the tile (in_tile) */
+	long from_step;		/* the backward step whose value it is; -1:
+				 * none has added to it yet (it is 0) */
+	int done;		/* every tile that adds to it has */
+	int n;			/* its entries: d, or dv */
+	const float *x;
+};
+
+/* Row `at` (a query row for dQ, a key for dK and dV) at the current
+ * position, or after the whole backward (final).  Returns 0, or -1 when
+ * the problem has no backward, `at` is out of range or no memory. */
+int lesson_run_grad(struct lesson_run *run, enum lesson_grad_kind kind,
+    int at, int final, struct lesson_grad *out);
+
+/* The double-precision gradients (model/gradref.h) of the problem:
+ * dQ, dK, dV, dS in ref[0..3]; 0 or LESSON_ERROR. */
+int lesson_run_reference_grads(struct lesson_run *run,
+    const struct lesson_cmd *c, double *const **ref);
+
+/* The same problem's O and lse without splits (H Tq, dv and H Tq, O's
+ * row order); 0 or LESSON_ERROR. */
+int lesson_run_unsplit(struct lesson_run *run, const struct lesson_cmd *c,
+    const float **o, const float **lse);
 
 /* ---- for the directives (lesson_directive.c) ---- */
 
 /* Builds the problem when the script changed it.  0, or LESSON_ERROR. */
 int lesson_run_ready(struct lesson_run *run, const struct lesson_cmd *c);
 
-/* Goes to (step, phase); step -1 is before the first step.  0 or
- * LESSON_ERROR (out of range; the position is then unchanged). */
+/* Goes to global step `step` and phase (in that step's segment, or -1:
+ * its last); step -1 is before the first step.  0 or LESSON_ERROR (out
+ * of range; the position is then unchanged). */
 int lesson_run_seek(struct lesson_run *run, const struct lesson_cmd *c,
     long step, int phase);
+
+/* Puts the engines back where the run stands (after a search moved
+ * them). */
+void lesson_run_resync(struct lesson_run *run);
+
+/* The phase of global step `step`'s segment named by `id` (a number of
+ * lesson_parser_phase; -1: the step's last phase, -1).  0 with *local
+ * set, or LESSON_ERROR when that segment has no such phase. */
+int lesson_run_phase_local(struct lesson_run *run, const struct lesson_cmd *c,
+    long step, int id, int *local);
 
 /* Sets run->err to "file:line: " and the message; returns LESSON_ERROR. */
 int lesson_run_error(struct lesson_run *run, const struct lesson_cmd *c,
@@ -193,12 +303,12 @@ int lesson_run_error(struct lesson_run *run, const struct lesson_cmd *c,
 int lesson_run_fail(struct lesson_run *run, const struct lesson_cmd *c,
     const char *fmt, ...) UTIL_PRINTF(3, 4);
 
-/* The final O (Tq, dv) and lse (Tq) of the whole problem; NULL when out
- * of memory (err set). */
+/* The final O (H Tq, dv) and lse (H Tq) of the whole problem (with
+ * splits, merged); 0, or LESSON_ERROR when out of memory. */
 int lesson_run_final(struct lesson_run *run, const struct lesson_cmd *c,
     const float **o, const float **lse);
 
-/* The double-precision reference O (Tq, dv) of the whole problem (see
+/* The double-precision reference O (H Tq, dv) of the whole problem (see
  * model/reference.h), computed once per problem; 0 or LESSON_ERROR. */
 int lesson_run_reference(struct lesson_run *run, const struct lesson_cmd *c,
     const double **o);

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "lesson_slides.h"
+#include "lesson_view.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,7 +66,7 @@ slides_problem(void *ctx, struct lesson_run *run)
 		s->oom = 1;
 		return;
 	}
-	setup_describe(f, run->setup.sim);
+	lesson_run_describe(run, f);
 	if (fclose(f) != 0 || text == NULL) {
 		s->oom = 1;
 		free(text);
@@ -120,12 +121,46 @@ slides_compare(void *ctx, struct lesson_run *run,
 	add_item(ctx, LESSON_ITEM_COMPARE, text);
 }
 
+static void
+slides_ladder(void *ctx, struct lesson_run *run,
+    const struct gpu_ladder_rung *rungs, const char *device,
+    const char *skipped)
+{
+	struct lesson_slides *s = ctx;
+	struct lesson_lines ls = { 0 };
+	char *text;
+	size_t len = 1;
+	int i;
+
+	(void)run;
+	lesson_view_ladder(rungs, device, skipped, &ls);
+	for (i = 0; i < ls.n; i++)
+		len += strlen(ls.line[i]) + 1;
+	text = calloc(len, 1);
+	if (text == NULL || ls.oom) {
+		s->oom = 1;
+		free(text);
+		lesson_lines_free(&ls);
+		return;
+	}
+	for (i = 0; i < ls.n; i++) {
+		strcat(text, ls.line[i]);
+		if (i + 1 < ls.n)
+			strcat(text, "\n");
+	}
+	add_item(ctx, rungs != NULL ? LESSON_ITEM_TABLE : LESSON_ITEM_COMPARE,
+	    text);
+	free(text);
+	lesson_lines_free(&ls);
+}
+
 static const struct lesson_sink slides_sink = {
 	.text = slides_text,
 	.problem = slides_problem,
 	.ask = slides_ask,
 	.failed = slides_failed,
 	.compare = slides_compare,
+	.ladder = slides_ladder,
 };
 
 /* Runs on to the next pause or the end, collecting a fresh slide. */

@@ -31,6 +31,7 @@ enum lesson_item_kind {
 	LESSON_ITEM_PROBLEM,	/* a new problem: its description */
 	LESSON_ITEM_FAILED,	/* a failed expect: file:line: ... */
 	LESSON_ITEM_COMPARE,	/* compare gpu: the result, or why skipped */
+	LESSON_ITEM_TABLE,	/* ladder: lines shown as they are ('\n') */
 };
 
 struct lesson_item {

@@ -5,10 +5,12 @@
  *
  * The lesson logic is lesson_slides.c; this file draws a slide, maps
  * keys, and keeps the view where the lesson stands.  The view keeps its
- * own sim; at every slide change it is settled (play stopped, help and
- * forms closed) and rebuilt from the lesson's options, whatever the
- * view's keys changed during the slide, then brought to the lesson's
- * position and focus row.
+ * own timeline (forward, combine, backward); at every slide change it is
+ * settled (play stopped, help and forms closed) and rebuilt from the
+ * lesson's options, whatever the view's keys changed during the slide,
+ * then brought to the lesson's position and focus row.  A problem the
+ * view does not show (several heads) gets the lesson's own frame beside
+ * the narration instead.
  */
 #include "config.h"
 
@@ -57,31 +59,78 @@ struct tty {
 	char message[200];	/* one line under the narration, until a key */
 	enum tty_prompt prompt;
 	char input[24];
+	char why[160];		/* the view refuses the problem: why */
 };
 
+/* The first row of the step the lesson stands at: of its tile, or of
+ * the row block its merge merges. */
+static int
+step_first_row(const struct lesson_run *run)
+{
+	const struct backward_view *bv = lesson_run_backward_view(run);
+	const struct combine_view *cv = lesson_run_combine_view(run);
+	const struct sim_view *v = lesson_run_view(run);
+
+	if (bv != NULL)
+		return bv->tile.r0;
+	if (cv != NULL)
+		return cv->r0;
+	return v != NULL ? v->tile.r0 : 0;
+}
+
 /* Brings the view to the lesson's problem, position and focus row, and
- * undoes whatever the view's keys changed during the slide. */
+ * undoes whatever the view's keys changed during the slide.  The view
+ * steps the whole timeline, forward, combine and backward, numbered as
+ * the lesson numbers it.  A problem the view refuses (several heads: it
+ * shows one) is shown as the lesson's own frame instead (t->why). */
 static int
 sync_view(struct tty *t, char *err, size_t errlen)
 {
 	struct lesson_run *run = t->slides.run;
-	const struct sim_view *v;
+	int x;
 
 	ui_settle(t->ui);
 	if (!run->built || run->dirty)
 		return 0;	/* nothing built yet, or not since a change */
+	t->why[0] = '\0';
+	if (run->opts.spec.heads > 1) {
+		snprintf(t->why, sizeof t->why, "the view shows one head, this "
+		    "problem has %d", run->opts.spec.heads);
+		return 0;
+	}
+	if (ui_options_check(&run->opts, t->why, sizeof t->why) != 0)
+		return 0;
 	if (ui_configure(t->ui, &run->opts, err, errlen) != 0)
 		return -1;
 	/* The view has no "before the first step": it shows step 0 from its
 	 * first phase, and the narration's header says where the lesson is. */
-	if (run->step < 0)
-		ui_seek(t->ui, 0, SIM_PHASE_LOAD);
-	else
-		ui_seek(t->ui, run->step, run->phase);
-	v = sim_view(ui_sim(t->ui));
-	if (run->focus >= v->tile.r0 && run->focus < v->tile.r1)
-		ui_set_focus(t->ui, run->focus - v->tile.r0);
+	if (ui_seek(t->ui, run->step < 0 ? 0 : run->step, run->step < 0 ? 0 :
+	    run->phase) != 0)
+		return util_error(err, errlen, "the view has no step %ld",
+		    run->step);
+	x = run->focus - step_first_row(run);
+	if (x >= 0)
+		ui_set_focus(t->ui, x);
 	return 0;
+}
+
+/* The lesson's own frame (as --plain prints it) where the view cannot
+ * show the problem, under a line that says why. */
+static void
+draw_frame(struct tty *t, struct ui_grid *g, struct ui_rect r)
+{
+	struct lesson_lines ls = { 0 };
+	int i;
+
+	ui_grid_clear(g, r, UI_ROLE_NORMAL);
+	ui_grid_clear(g, (struct ui_rect){ r.x, r.y, r.w, 1 }, UI_ROLE_BAR);
+	ui_grid_printf(g, r.x + 1, r.y, r.w - 2, UI_ROLE_BAR, "%s; the lesson's "
+	    "frame instead", t->why);
+	lesson_view_state(t->slides.run, &ls);
+	for (i = 0; i < ls.n && i + 2 < r.h; i++)
+		ui_grid_text(g, r.x + 1, r.y + 2 + i, r.w - 2, UI_ROLE_NORMAL,
+		    ls.line[i]);
+	lesson_lines_free(&ls);
 }
 
 /* The slide's notes, to the presenter's terminal or file. */
@@ -128,9 +177,26 @@ item_role(const struct lesson_item *it)
 	case LESSON_ITEM_FAILED:
 		return UI_ROLE_ERROR;
 	case LESSON_ITEM_COMPARE:
+	case LESSON_ITEM_TABLE:
 		return UI_ROLE_GPU;
 	default:
 		return UI_ROLE_NORMAL;
+	}
+}
+
+/* A table's lines as they are: a line wider than the pane is cut where
+ * the pane ends rather than wrapped into the next. */
+static void
+table_lines(struct lesson_lines *ls, const char *text)
+{
+	const char *p, *nl;
+
+	for (p = text; ; p = nl + 1) {
+		nl = strchr(p, '\n');
+		lesson_lines_add(ls, "%.*s", nl != NULL ? (int)(nl - p) :
+		    (int)strlen(p), p);
+		if (nl == NULL)
+			return;
 	}
 }
 
@@ -165,6 +231,9 @@ narration(struct tty *t, int width, struct lesson_lines *ls, int *follow_end)
 			break;
 		case LESSON_ITEM_FAILED:
 			lesson_lines_wrap(ls, it->text, width, "!! ", "   ");
+			break;
+		case LESSON_ITEM_TABLE:
+			table_lines(ls, it->text);
 			break;
 		default:
 			lesson_lines_wrap(ls, it->text, width, "", "");
@@ -213,6 +282,11 @@ draw_narration(struct tty *t, struct ui_grid *g, struct ui_rect r)
 	if (s->run->built && s->run->step < 0)
 		snprintf(where, sizeof where, "slide %d of %d, before the first "
 		    "step", s->index, s->count);
+	else if (s->run->built && lesson_run_kind(s->run) != TIMELINE_FORWARD)
+		snprintf(where, sizeof where, "slide %d of %d, %s step %ld, %s",
+		    s->index, s->count, lesson_run_segment(s->run)->name,
+		    lesson_run_local_step(s->run) + 1,
+		    lesson_run_phase_name(s->run));
 	else
 		snprintf(where, sizeof where, "slide %d of %d", s->index, s->count);
 	n = (int)strlen(where);
@@ -281,6 +355,11 @@ frame(struct ui *ui, struct ui_grid *g, void *ctx)
 	nw = (int)(g->w * TTY_NARRATION_SHARE);
 	if (nw > g->w - TTY_VIEW_WANT - 1)
 		nw = g->w - TTY_VIEW_WANT - 1;
+	if (t->why[0] != '\0' && nw >= TTY_NARRATION_MIN && g->h >= mh) {
+		draw_narration(t, g, (struct ui_rect){ 0, 0, nw, g->h });
+		draw_frame(t, g, (struct ui_rect){ nw + 1, 0, g->w - nw - 1, g->h });
+		return;
+	}
 	if (nw >= TTY_NARRATION_MIN && g->h >= mh) {
 		ui_set_heat_max(ui, (int)((g->w - nw - 1) * TTY_HEAT_SHARE));
 		draw_narration(t, g, (struct ui_rect){ 0, 0, nw, g->h });
@@ -474,7 +553,8 @@ key(struct ui *ui, const struct ui_key *k, void *ctx)
 		    t->scroll + page(t) : t->max_scroll;
 		return UI_HANDLED | UI_REDRAW;
 	default:
-		return 0;	/* the view's key */
+		/* the view's key, unless the view is not shown */
+		return t->why[0] != '\0' ? UI_HANDLED : 0;
 	}
 	if (rc < 0) {
 		t->failed = 1;
@@ -508,8 +588,8 @@ lesson_tty_run(const struct lesson *l, const char *notes_to, int *sig,
 	 * problem, before a script builds one). */
 	ui_style_detect(&st);
 	options_init(&defaults);
-	t.ui = ui_new(t.slides.run->built ? &t.slides.run->opts : &defaults, &st,
-	    err, errlen);
+	t.ui = ui_new(t.slides.run->built && ui_options_check(&t.slides.run->opts,
+	    err, errlen) == 0 ? &t.slides.run->opts : &defaults, &st, err, errlen);
 	if (t.ui == NULL)
 		goto done;
 	if (sync_view(&t, err, errlen) != 0 || send_notes(&t, err, errlen) != 0)

@@ -95,8 +95,9 @@ parse_term(const struct lesson_parser *ps, const char *who, char **words,
 	}
 	t->quantity = q;
 	if (t->final && !q->final)
-		return util_error(err, errlen, "%s final applies to o, lse and "
-		    "error, not %s", who, q->name);
+		return util_error(err, errlen, "%s final applies to what the whole "
+		    "run ends with (o, lse, error, D, the gradients, the "
+		    "partials), not %s", who, q->name);
 	if (t->index >= 0 && !q->vector)
 		return util_error(err, errlen, "%s: %s is one number; it takes no "
 		    "[index]", who, q->name);
@@ -267,7 +268,7 @@ read_term(struct lesson_run *run, const struct lesson_term *t, double *out,
 		*n = 1;
 		return 0;
 	}
-	if (t->quantity->read(run, t->quantity, t->final, out, max, n, err,
+	if (lesson_quantity_read(run, t->quantity, t->final, out, max, n, err,
 	    errlen) != 0)
 		return -1;
 	if (t->index >= 0) {
@@ -369,7 +370,7 @@ where(struct lesson_run *run, const struct lesson_expect *e, char *buf,
 		snprintf(buf, len, "%sbefore the first step", row);
 	else
 		snprintf(buf, len, "%sat step %ld, phase %s", row, run->step,
-		    lesson_parser_phase_name(run->phase));
+		    lesson_run_phase_name(run));
 }
 
 /* Marks the number questions asked so far whose answer got[0] is. */

@@ -145,25 +145,56 @@ vec(const float *x, int n, char *buf, size_t len)
 		snprintf(buf + used, len - used, "%s]", n > VIEW_ACC ? " ..." : "");
 }
 
+/* "(12 steps: 4 forward, 8 backward)" */
+static void
+all_steps(struct lesson_run *run, char *buf, size_t len)
+{
+	const struct timeline_segment *seg;
+	size_t used;
+	int s, nseg = timeline_segments(run->bwd.tl);
+
+	used = (size_t)snprintf(buf, len, "%ld steps", timeline_steps(run->bwd.tl));
+	for (s = 0; nseg > 1 && s < nseg && used < len; s++) {
+		seg = timeline_segment(run->bwd.tl, s);
+		used += (size_t)snprintf(buf + used, len - used, "%s%ld %s",
+		    s ? ", " : ": ", seg->steps(timeline_engine(run->bwd.tl, s)),
+		    seg->name);
+	}
+}
+
 void
 lesson_view_position(struct lesson_run *run, char *buf, size_t len)
 {
-	const struct sim_view *v = lesson_run_view(run);
+	const struct timeline_segment *seg = lesson_run_segment(run);
+	struct timeline_pos pos;
+	char steps[96];
 
-	if (v == NULL) {
-		snprintf(buf, len, "before the first step (%ld steps)",
-		    run->built ? sim_steps(run->setup.sim) : 0L);
+	if (!run->built) {
+		snprintf(buf, len, "before the first step");
+		return;
+	}
+	all_steps(run, steps, sizeof steps);
+	if (run->step < 0) {
+		snprintf(buf, len, "before the first step (%s)", steps);
 		return;
 	}
 	/* Counted as people count, as the view counts them. */
-	snprintf(buf, len, "step %ld of %ld, after phase %s", v->step + 1,
-	    sim_steps(run->setup.sim), lesson_parser_phase_name(run->phase));
+	timeline_position(run->bwd.tl, &pos);
+	if (timeline_segments(run->bwd.tl) == 1)
+		snprintf(buf, len, "step %ld of %ld, after phase %s", run->step + 1,
+		    timeline_steps(run->bwd.tl), lesson_run_phase_name(run));
+	else
+		snprintf(buf, len, "%s step %ld of %ld (step %ld of %ld), after "
+		    "phase %s", seg->name, pos.step + 1,
+		    seg->steps(timeline_engine(run->bwd.tl, pos.seg)), run->step + 1,
+		    timeline_steps(run->bwd.tl), lesson_run_phase_name(run));
 }
 
+/* The tiles of schedule s, with step `now` (-1: none yet; past the last:
+ * all done) marked. */
 static void
-tile_map(struct lesson_run *run, struct lesson_lines *out)
+tile_map(const struct schedule *s, long now, struct lesson_lines *out)
 {
-	const struct schedule *s = sim_schedule(run->setup.sim);
 	char line[128];
 	size_t used;
 	long k;
@@ -178,9 +209,9 @@ tile_map(struct lesson_run *run, struct lesson_lines *out)
 			k = schedule_step_of(s, i, j);
 			if (k < 0)
 				c = '/';
-			else if (run->step < 0 || k > run->step)
+			else if (now < 0 || k > now)
 				c = 'o';
-			else if (k == run->step)
+			else if (k == now)
 				c = '@';
 			else
 				c = '#';
@@ -192,34 +223,47 @@ tile_map(struct lesson_run *run, struct lesson_lines *out)
 	lesson_lines_add(out, "%8s(@ this step, # done, o to come, / skipped)", "");
 }
 
-/* Rows of S or P of the current tile (all rows of a small tile, else the
- * focus row). */
+/* Rows of a (rows, cols) matrix of the current tile, whose first row is
+ * row r0 (all rows of a small tile, else the focus row). */
 static void
 tile_matrix(struct lesson_run *run, const char *name, const float *x,
-    struct lesson_lines *out)
+    int rows, int cols, int r0, struct lesson_lines *out)
 {
-	const struct sim_view *v = lesson_run_view(run);
 	char line[160], one[32], label[16];
 	size_t used;
 	int r, c, first = 1;
 
-	for (r = 0; r < v->rows; r++) {
-		if (v->rows > VIEW_TILE_ROWS && v->tile.r0 + r != run->focus)
+	for (r = 0; r < rows; r++) {
+		if (rows > VIEW_TILE_ROWS && r0 + r != run->focus)
 			continue;
-		if (v->rows == 1)
+		if (rows == 1)
 			snprintf(label, sizeof label, "%s", name);
 		else
 			snprintf(label, sizeof label, "%s[%d]", first ? name : " ",
-			    v->tile.r0 + r);
+			    r0 + r);
 		first = 0;
 		used = (size_t)snprintf(line, sizeof line, "%-8s", label);
-		for (c = 0; c < v->cols && c < VIEW_COLS; c++)
-			used += (size_t)snprintf(line + used, sizeof line - used, "%11s",
-			    num(x[(size_t)r * v->cols + c], one, sizeof one));
-		if (v->cols > VIEW_COLS)
+		for (c = 0; c < cols && c < VIEW_COLS; c++)
+			used += (size_t)snprintf(line + used, sizeof line - used, " %10s",
+			    num(x[(size_t)r * cols + c], one, sizeof one));
+		if (cols > VIEW_COLS)
 			snprintf(line + used, sizeof line - used, " ...");
 		lesson_lines_add(out, "%s", line);
 	}
+}
+
+/* "S --" or "S [a b] -> [c d]", one above the other when long. */
+static void
+old_new(const char *name, const char *a, const char *b,
+    struct lesson_lines *out)
+{
+	if (b == NULL)
+		lesson_lines_add(out, "%8s%s %s", "", name, a);
+	else if (strlen(a) + strlen(b) > 60) {
+		lesson_lines_add(out, "%8s%s    %s", "", name, a);
+		lesson_lines_add(out, "%8s%*s -> %s", "", (int)strlen(name), "", b);
+	} else
+		lesson_lines_add(out, "%8s%s %s -> %s", "", name, a, b);
 }
 
 /* One row of the current tile: old -> new as far as the phase goes. */
@@ -255,13 +299,7 @@ tile_row(struct lesson_run *run, int x, struct lesson_lines *out)
 	vec(v->acc_old + (size_t)x * dv, dv, va, sizeof va);
 	if (ph >= SIM_PHASE_UPDATE) {
 		vec(v->acc_new + (size_t)x * dv, dv, vb, sizeof vb);
-		/* Long vectors: old and new one above the other. */
-		if (strlen(va) + strlen(vb) > 60) {
-			lesson_lines_add(out, "%8s%s    %s", "", acc, va);
-			lesson_lines_add(out, "%8s%*s -> %s", "", (int)strlen(acc), "",
-			    vb);
-		} else
-			lesson_lines_add(out, "%8s%s %s -> %s", "", acc, va, vb);
+		old_new(acc, va, vb, out);
 	} else
 		lesson_lines_add(out, "%8s%s %s", "", acc, va);
 	/* Under the normalized convention o is the accumulator already. */
@@ -299,29 +337,40 @@ other_row(struct lesson_run *run, struct lesson_lines *out)
 	}
 }
 
-void
-lesson_view_state(struct lesson_run *run, struct lesson_lines *out)
+static void
+counters(struct lesson_lines *out, const char *what, const struct traffic *t)
 {
-	const struct sim_view *v;
+	lesson_lines_add(out, "%s: HBM read %llu B, written %llu B; %llu "
+	    "FLOPs; %llu exps", what, (unsigned long long)t->hbm_read,
+	    (unsigned long long)t->hbm_write, (unsigned long long)t->flops,
+	    (unsigned long long)t->exps);
+}
+
+/* The forward's frame (and, before the first step, any problem's). */
+static void
+forward_state(struct lesson_run *run, struct lesson_lines *out)
+{
+	const struct sim_view *v = lesson_run_view(run);
+	const struct schedule *s = sim_schedule(run->setup.sim);
 	struct traffic t;
-	char pos[160];
+	char range[96] = "";
 	int x;
 
-	if (!run->built)
-		return;
-	lesson_view_position(run, pos, sizeof pos);
-	lesson_lines_add(out, "%s", pos);
-	v = lesson_run_view(run);
+	if (v != NULL && s->splits > 1)
+		snprintf(range, sizeof range, "; key range %d of %d%s",
+		    v->tile.split + 1, s->splits, v->tile.last_in_split ?
+		    ", its last tile: the partial ends" : "");
 	if (v != NULL)
-		lesson_lines_add(out, "tile (%d, %d): rows %d-%d, keys %d-%d%s",
+		lesson_lines_add(out, "tile (%d, %d): rows %d-%d, keys %d-%d%s%s",
 		    v->tile.i, v->tile.j, v->tile.r0, v->tile.r1 - 1, v->tile.c0,
-		    v->tile.c1 - 1, v->tile.last_in_row ? "; finalizes its rows" : "");
-	tile_map(run, out);
+		    v->tile.c1 - 1, v->tile.last_in_row && s->splits < 2 ?
+		    "; finalizes its rows" : "", range);
+	tile_map(s, v != NULL ? v->step : -1, out);
 	if (v != NULL) {
 		if (run->phase >= SIM_PHASE_SCORES)
-			tile_matrix(run, "S", v->s, out);
+			tile_matrix(run, "S", v->s, v->rows, v->cols, v->tile.r0, out);
 		if (run->phase >= SIM_PHASE_EXP)
-			tile_matrix(run, "P", v->p, out);
+			tile_matrix(run, "P", v->p, v->rows, v->cols, v->tile.r0, out);
 		for (x = 0; x < v->rows; x++)
 			if (v->rows <= VIEW_ROWS || v->tile.r0 + x == run->focus)
 				tile_row(run, x, out);
@@ -332,10 +381,226 @@ lesson_view_state(struct lesson_run *run, struct lesson_lines *out)
 		t = v->traffic;
 	else
 		memset(&t, 0, sizeof t);
-	lesson_lines_add(out, "so far: HBM read %llu B, written %llu B; %llu "
-	    "FLOPs; %llu exps", (unsigned long long)t.hbm_read,
-	    (unsigned long long)t.hbm_write, (unsigned long long)t.flops,
-	    (unsigned long long)t.exps);
+	counters(out, "so far", &t);
+}
+
+/* A key's dV or dK, after head: "old" or "old -> new", on one line
+ * when it fits. */
+static void
+key_grad(struct lesson_lines *out, const char *head, const char *name,
+    const char *a, const char *b)
+{
+	if (b == NULL)
+		lesson_lines_add(out, "%-8s%s %s", head, name, a);
+	else if (strlen(a) + strlen(b) <= 60)
+		lesson_lines_add(out, "%-8s%s %s -> %s", head, name, a, b);
+	else {
+		lesson_lines_add(out, "%-8s%s    %s", head, name, a);
+		lesson_lines_add(out, "%8s%*s -> %s", "", (int)strlen(name), "", b);
+	}
+}
+
+/* The backward's frame: its tile, S, P, dP, dS as far as the phase
+ * goes, the rows' lse, D and dQ, the keys' dV and dK, its counters. */
+static void
+backward_state(struct lesson_run *run, struct lesson_lines *out)
+{
+	const struct backward_view *v = lesson_run_backward_view(run);
+	const struct schedule *s = backward_schedule(run->bwd.bwd);
+	struct lesson_grad g;
+	int ph = (int)v->phase, x, r, c;
+	char a[32], b[32], va[160], vb[160], head[24];
+
+	lesson_lines_add(out, "tile (%d, %d): rows %d-%d, keys %d-%d", v->tile.i,
+	    v->tile.j, v->tile.r0, v->tile.r1 - 1, v->tile.c0, v->tile.c1 - 1);
+	if (v->tile.first_in_outer || v->last_in_key || v->tile.last_in_row)
+		lesson_lines_add(out, "%8s%s%s%s%s%s", "", v->tile.first_in_outer ?
+		    "key block's first: dK, dV from 0 on chip" : "",
+		    v->tile.first_in_outer && v->last_in_key ? "; " : "",
+		    v->last_in_key ? "key block's last: dK, dV written" : "",
+		    v->tile.last_in_row && (v->tile.first_in_outer ||
+		    v->last_in_key) ? "; " : "", v->tile.last_in_row ?
+		    "row block's last: its dQ whole" : "");
+	tile_map(s, v->step, out);
+	if (ph >= BWD_PHASE_SCORES)
+		tile_matrix(run, "S", v->s, v->rows, v->cols, v->tile.r0, out);
+	if (ph >= BWD_PHASE_P)
+		tile_matrix(run, "P", v->p, v->rows, v->cols, v->tile.r0, out);
+	if (ph >= BWD_PHASE_DP)
+		tile_matrix(run, "dP", v->dp, v->rows, v->cols, v->tile.r0, out);
+	if (ph >= BWD_PHASE_DS)
+		tile_matrix(run, "dS", v->ds, v->rows, v->cols, v->tile.r0, out);
+	for (x = 0; x < v->rows; x++) {
+		r = v->tile.r0 + x;
+		if (v->rows > VIEW_ROWS && r != run->focus)
+			continue;
+		snprintf(head, sizeof head, "%crow %d", r == run->focus &&
+		    v->rows > 1 ? '>' : ' ', r);
+		lesson_lines_add(out, "%-8slse %s   D %s", head,
+		    num(v->lse[x], a, sizeof a), num(v->dsum[x], b, sizeof b));
+		vec(v->dq_old + (size_t)x * v->d, v->d, va, sizeof va);
+		vec(v->dq_new + (size_t)x * v->d, v->d, vb, sizeof vb);
+		if (v->d > 0)
+			old_new("dQ", va, ph >= BWD_PHASE_DQ ? vb : NULL, out);
+	}
+	if (v->d > 0 && (run->focus < v->tile.r0 || run->focus >= v->tile.r1)) {
+		lesson_run_grad(run, LESSON_DQ, run->focus, 0, &g);
+		vec(g.x, g.n, va, sizeof va);
+		if (g.from_step < 0)
+			lesson_lines_add(out, "row %d: dQ %s (no tile has added to it "
+			    "yet)", run->focus, va);
+		else
+			lesson_lines_add(out, "row %d: dQ %s (as backward step %ld "
+			    "left it)", run->focus, va, g.from_step + 1);
+	}
+	for (x = 0; x < v->cols; x++) {
+		c = v->tile.c0 + x;
+		if (v->cols > VIEW_ROWS && c != run->focus_key)
+			continue;
+		snprintf(head, sizeof head, "%ckey %d", c == run->focus_key &&
+		    v->cols > 1 ? '>' : ' ', c);
+		vec(v->dv_old + (size_t)x * v->dv, v->dv, va, sizeof va);
+		vec(v->dv_new + (size_t)x * v->dv, v->dv, vb, sizeof vb);
+		key_grad(out, head, "dV", va, ph >= BWD_PHASE_DV ? vb : NULL);
+		vec(v->dk_old + (size_t)x * v->d, v->d, va, sizeof va);
+		vec(v->dk_new + (size_t)x * v->d, v->d, vb, sizeof vb);
+		if (v->d > 0)
+			key_grad(out, "", "dK", va, ph >= BWD_PHASE_DK ? vb : NULL);
+	}
+	counters(out, "backward so far", &v->traffic);
+}
+
+/* An operand of a merge, in words. */
+static const char *
+operand(struct combine_operand x, char *buf, size_t len)
+{
+	if (x.source == COMBINE_EMPTY)
+		snprintf(buf, len, "empty");
+	else if (x.source == COMBINE_PARTIAL)
+		snprintf(buf, len, "partial %d", x.index);
+	else
+		snprintf(buf, len, "slot %d", x.index);
+	return buf;
+}
+
+/* The combine's frame: the merge, each row's operands, weights and
+ * result as far as the phase goes, its counters. */
+static void
+combine_state(struct lesson_run *run, struct lesson_lines *out)
+{
+	const struct combine_view *v = lesson_run_combine_view(run);
+	int ph = (int)v->phase, x, r, dv = v->dv;
+	char a[32], b[32], c[32], d[32], va[160], vb[160], head[24];
+	int olse = combine_form(run->bwd.comb) == MERGE_OLSE;
+
+	lesson_lines_add(out, "merge %d of %d of row block %d (rows %d-%d): slot "
+	    "%d = %s + %s%s", v->merge + 1, combine_merges(run->bwd.comb), v->block,
+	    v->r0, v->r1 - 1, v->op.dst, operand(v->op.a, a, sizeof a),
+	    operand(v->op.b, b, sizeof b), v->last ? "; the block's last: "
+	    "finalizes" : "");
+	lesson_lines_add(out, "partials as %s", olse ? "(o, lse): m is the "
+	    "lse, l is 1" : "(m, l, u)");
+	for (x = 0; x < v->rows; x++) {
+		r = v->r0 + x;
+		if (v->rows > VIEW_ROWS && r != run->focus)
+			continue;
+		snprintf(head, sizeof head, "%crow %d", r == run->focus &&
+		    v->rows > 1 ? '>' : ' ', r);
+		vec(v->u_a + (size_t)x * dv, dv, va, sizeof va);
+		vec(v->u_b + (size_t)x * dv, dv, vb, sizeof vb);
+		lesson_lines_add(out, "%-8sa: m %s l %s %s %s", head,
+		    num(v->m_a[x], a, sizeof a), num(v->l_a[x], b, sizeof b),
+		    olse ? "o" : "u", va);
+		lesson_lines_add(out, "%8sb: m %s l %s %s %s", "",
+		    num(v->m_b[x], a, sizeof a), num(v->l_b[x], b, sizeof b),
+		    olse ? "o" : "u", vb);
+		if (ph >= COMBINE_PHASE_UPDATE)
+			lesson_lines_add(out, "%8sm %s   w_a %s   w_b %s   l %s", "",
+			    num(v->m[x], a, sizeof a), num(v->w_a[x], b, sizeof b),
+			    num(v->w_b[x], c, sizeof c), num(v->l[x], d, sizeof d));
+		else if (ph >= COMBINE_PHASE_WEIGHTS)
+			lesson_lines_add(out, "%8sm %s   w_a %s   w_b %s", "",
+			    num(v->m[x], a, sizeof a), num(v->w_a[x], b, sizeof b),
+			    num(v->w_b[x], c, sizeof c));
+		else if (ph >= COMBINE_PHASE_MAX)
+			lesson_lines_add(out, "%8sm %s", "", num(v->m[x], a, sizeof a));
+		if (ph >= COMBINE_PHASE_UPDATE) {
+			vec(v->u + (size_t)x * dv, dv, va, sizeof va);
+			lesson_lines_add(out, "%8s%s %s", "", olse ? "o" : "u", va);
+		}
+		if (ph == COMBINE_PHASE_FINALIZE) {
+			vec(v->o + (size_t)x * dv, dv, va, sizeof va);
+			lesson_lines_add(out, "%8so %s   lse %s", "", va,
+			    num(v->lse[x], a, sizeof a));
+		}
+	}
+	lesson_lines_add(out, "combine so far: HBM read %llu B (partials), "
+	    "written %llu B", (unsigned long long)v->traffic.hbm_read,
+	    (unsigned long long)v->traffic.hbm_write);
+}
+
+void
+lesson_view_state(struct lesson_run *run, struct lesson_lines *out)
+{
+	char pos[200];
+
+	if (!run->built)
+		return;
+	lesson_view_position(run, pos, sizeof pos);
+	lesson_lines_add(out, "%s", pos);
+	switch (run->step < 0 ? TIMELINE_FORWARD : lesson_run_kind(run)) {
+	case TIMELINE_BACKWARD:
+		backward_state(run, out);
+		break;
+	case TIMELINE_COMBINE:
+		combine_state(run, out);
+		break;
+	default:
+		forward_state(run, out);
+		break;
+	}
+}
+
+/* ---- the kernel ladder ---- */
+
+void
+lesson_view_ladder(const struct gpu_ladder_rung *rungs, const char *device,
+    const char *skipped, struct lesson_lines *out)
+{
+	const struct gpu_ladder_rung *r;
+	char tiles[32], speed[32];
+	int i;
+
+	if (rungs == NULL) {
+		lesson_lines_add(out, "the kernel ladder was skipped: %s", skipped);
+		return;
+	}
+	lesson_lines_add(out, "the kernel ladder on %s (ms: the median kernel "
+	    "time; O: against the lowest rung's)", device);
+	lesson_lines_add(out, "%-9s %-8s %9s %8s %8s %8s", "rung", "tiles",
+	    "ms", "TFLOP/s", "speed-up", "O");
+	for (i = 0; i < GPU_LADDER_RUNGS; i++) {
+		r = &rungs[i];
+		if (!r->ran) {
+			lesson_lines_add(out, "%-9s skipped: %s", r->kernel->name,
+			    r->why);
+			continue;
+		}
+		if (r->kernel->caps & GPU_CAP_NO_TILES)
+			snprintf(tiles, sizeof tiles, "-");
+		else
+			snprintf(tiles, sizeof tiles, "%dx%d", r->tiling.br,
+			    r->tiling.bc);
+		if (r->below >= 0)
+			snprintf(speed, sizeof speed, "%.2fx", r->speedup);
+		else
+			snprintf(speed, sizeof speed, "-");
+		lesson_lines_add(out, "%-9s %-8s %9.3f %8.2f %8s %8.2g", r->kernel->name,
+		    tiles, r->ms, r->tflops, speed, r->o_diff);
+	}
+	for (i = 0; i < GPU_LADDER_RUNGS; i++)
+		lesson_lines_add(out, "%-9s %s", rungs[i].kernel->name,
+		    rungs[i].change);
 }
 
 /* ---- questions ---- */

@@ -42,6 +42,13 @@ void lesson_view_state(struct lesson_run *run, struct lesson_lines *out);
  * "before the first step (2 steps)". */
 void lesson_view_position(struct lesson_run *run, char *buf, size_t len);
 
+/* The kernel ladder as `ladder` ran it on device: a line of what the
+ * table is, then one per rung (its time, TFLOP/s, speed-up over the rung
+ * below, its O against the lowest rung's, what it changes), or one line
+ * saying why it was skipped (rungs NULL). */
+void lesson_view_ladder(const struct gpu_ladder_rung *rungs,
+    const char *device, const char *skipped, struct lesson_lines *out);
+
 /* Question `number` as asked: its text (text, with any {...} filled,
  * or q's own) and its choices. */
 void lesson_view_question(const struct lesson_question *q, const char *text,

@@ -55,6 +55,7 @@ bwdsetup_build(const struct options *o, const struct problem *p,
 		if (problem_grad_output(&o->spec, p, &b->dout, err, errlen) != 0)
 			goto fail;
 		b->dout_source = o->spec.dout.path != NULL ? o->spec.dout.path :
+		    o->spec.dout.data != NULL ? "given inline" :
 		    "N(0,1) from the seed";
 		in.o = b->o;
 		in.lse = b->lse;

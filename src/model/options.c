@@ -390,6 +390,23 @@ options_problem_entries(void)
 	return problem_entries;
 }
 
+const struct options_entry *
+options_group_entries(unsigned group)
+{
+	switch (group) {
+	case OPT_PROBLEM:
+		return problem_entries;
+	case OPT_OUTFILES:
+		return outfile_entries;
+	case OPT_BACKWARD:
+		return backward_entries;
+	case OPT_SPLIT:
+		return split_entries;
+	default:
+		return NULL;
+	}
+}
+
 void
 options_init(struct options *o)
 {

@@ -89,4 +89,9 @@ int options_set_flag(void *ctx, const char *value, char *err, size_t errlen);
  * takes a struct options. */
 const struct options_entry *options_problem_entries(void);
 
+/* The entries of one shared group (OPT_PROBLEM, OPT_OUTFILES,
+ * OPT_BACKWARD or OPT_SPLIT; NULL for another value), for the same
+ * readers; their set() takes a struct options. */
+const struct options_entry *options_group_entries(unsigned group);
+
 #endif

@@ -139,7 +139,9 @@ tile_scores(struct sim *sim, const struct schedule_tile *t)
 	const struct problem *p = sim->p;
 	int rows = t->r1 - t->r0, cols = t->c1 - t->c0, r, c, x;
 
-	const float *kt = p->kt + (size_t)t->kv_head * p->tk * p->d;
+	/* A scores problem has no K^T (kt is NULL): no offset into it. */
+	const float *kt = p->scores_mode ? NULL :
+	    p->kt + (size_t)t->kv_head * p->tk * p->d;
 
 	for (r = 0; r < rows; r++) {
 		float *srow = sim->s + (size_t)r * cols;
