@@ -33,7 +33,7 @@
  * here P = 0 for such a row (as online_exp's rule while m = -inf), so
  * their dS, their dQ and their part of dK and dV are 0, never NaN.
  * (FlashAttention 2 stores lse = +inf for them instead, so that exp(S -
- * lse) = exp(-inf) = 0 without a test; doc/backward.md.)
+ * lse) = exp(-inf) = 0 without a test; doc/algorithm.md, section 11.)
  *
  * A scores problem (S given, d = 0) has no Q or K: its gradients are
  * dS itself, the gradient with respect to S, written to HBM at phase DS,
