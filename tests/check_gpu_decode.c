@@ -221,23 +221,24 @@ START_TEST(test_small)
 }
 END_TEST
 
-/* Long ones: many key ranges (one batch entry, 8 K/V heads), a ragged
- * Tk, and a batch that fills the GPU without splitting. */
+/* Long ones, in fp16 (bf16 takes the same paths, checked above and once
+ * here): many key ranges (one batch entry, 8 K/V heads), a ragged Tk,
+ * the most ranges, and a batch whose groups fill the GPU unsplit. */
 START_TEST(test_long)
 {
 	static const struct decode_shape shapes[] = {
 		{ 1, 32, 8, 1, 32768, 0, 0 }, { 1, 32, 8, 1, 65537, 0, 0 },
-		{ 2, 32, 8, 1, 20001, 1, 0 }, { 8, 32, 32, 1, 4096, 0, 0 },
-		{ 1, 32, 8, 1, 70000, 0, 256 },
+		{ 2, 32, 8, 1, 20001, 1, 0 }, { 1, 32, 8, 1, 70000, 0, 256 },
+		{ 9, 32, 32, 1, 1000, 0, 0 },
 	};
 	struct decode_seen seen;
-	int i, dt, most = 0;
+	int i, most = 0;
 
-	for (dt = DTYPE_FP16; dt <= DTYPE_BF16; dt++)
-		for (i = 0; i < (int)(sizeof shapes / sizeof shapes[0]); i++) {
-			decode_check(&shapes[i], (enum dtype)dt, &seen);
-			most = seen.splits > most ? seen.splits : most;
-		}
+	for (i = 0; i < (int)(sizeof shapes / sizeof shapes[0]); i++) {
+		decode_check(&shapes[i], DTYPE_FP16, &seen);
+		most = seen.splits > most ? seen.splits : most;
+	}
+	decode_check(&shapes[0], DTYPE_BF16, &seen);
 	ck_assert_msg(most >= 8, "the long shapes ran %d key ranges at most",
 	    most);
 }
