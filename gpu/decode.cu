@@ -204,7 +204,7 @@ merge_into(float &m_a, float &l_a, float *u_a, float m_b, float l_b,
  * the 16 lanes of a half after the butterfly.  Up to 4 rows, 16 warps
  * an SM must fit (128 registers a thread), for loads in flight.
  */
-template <int DT, int ROWS, int NW, bool STAGED, bool PREFETCH>
+template <int DT, int ROWS, int NW, bool STAGED>
 __global__ void __launch_bounds__(NW * 32, ROWS <= 4 ? 16 / NW : 1)
 decode_kernel(const struct decode_params P)
 {
@@ -266,12 +266,10 @@ decode_kernel(const struct decode_params P)
 	    (long)(R_me / P.group) + P.tk - P.tq : -1;
 
 	/*
-	 * One iteration in two halves: the scores of the warp's 2 U keys
-	 * from this lane's 16 bytes of each key's K row (score: the one
-	 * finished score this lane holds), then the online update with their
-	 * V rows (update).  step() is both.
+	 * One iteration: the warp's 2 U keys from base, given this lane's
+	 * 16 bytes of each key's K and V row.
 	 */
-	auto score = [&](const uint4 *kr) {
+	auto step = [&](int base, const uint4 *kr, const uint4 *vr) {
 		float s[NV];
 
 		/* Partial dot products over this lane's 8 dims. */
@@ -312,9 +310,7 @@ decode_kernel(const struct decode_params P)
 					s[0] += __shfl_xor_sync(0xffffffffu, s[0], mask);
 			}
 		}
-		return s[0];
-	};
-	auto update = [&](int base, float sv, const uint4 *vr) {
+		float sv = s[0];
 		{
 			const int key = base + 2 * u_me + half;
 			if (key >= k1 || (P.causal && (long)key > last_seen))
@@ -368,43 +364,11 @@ decode_kernel(const struct decode_params P)
 					acc[r][i] = fmaf(p[r][u], vf[i], acc[r][i]);
 		}
 	};
-	auto step = [&](int base, const uint4 *kr, const uint4 *vr) {
-		update(base, score(kr), vr);
-	};
 
 	const int first = k0 + w * KEYS, stride = NW * KEYS;
 	const int iters = first < k1 ? (k1 - first + stride - 1) / stride : 0;
 
-	if (PREFETCH) {
-		/* K one iteration ahead, in the registers this iteration's
-		 * scores are done with: the next K is in flight through this
-		 * iteration's softmax and P V, each V through the scores
-		 * before it, and no register more is held.  The same
-		 * arithmetic in the same order as the plain loop below. */
-		uint4 kr[U], vr[U];
-
-		if (iters > 0)
-#pragma unroll
-			for (u = 0; u < U; u++)
-				kr[u] = load_stream(kb + (size_t)min(first + 2 * u + half,
-				    k1 - 1) * D);
-		for (int it = 0; it < iters; it++) {
-			const int base = first + it * stride;
-			float sv;
-
-#pragma unroll
-			for (u = 0; u < U; u++)
-				vr[u] = load_stream(vb + (size_t)min(base + 2 * u + half,
-				    k1 - 1) * D);
-			sv = score(kr);
-			if (it + 1 < iters)
-#pragma unroll
-				for (u = 0; u < U; u++)
-					kr[u] = load_stream(kb + (size_t)min(base + stride +
-					    2 * u + half, k1 - 1) * D);
-			update(base, sv, vr);
-		}
-	} else if (!STAGED) {
+	if (!STAGED) {
 		/* Every load of an iteration first: 2 U of 16 bytes in flight
 		 * per lane.  Keys past the range read its last key again;
 		 * they are masked. */
@@ -619,23 +583,20 @@ decode_kernel(const struct decode_params P)
 
 typedef void (*decode_fn)(const struct decode_params);
 
-/* How a block streams its keys: warps, and registers (K loaded with its
- * iteration's V, or an iteration ahead) or a cp.async ring. */
+/* How a block streams its keys: warps, and registers or a cp.async ring. */
 struct decode_variant {
 	int nw;
-	bool staged, prefetch;
+	bool staged;
 };
 
 static const struct decode_variant decode_variants[] = {
-	[0] = { 0, false, false },	/* the default: decode_default() */
-	[1] = { .nw = 4, .staged = false, .prefetch = false },
-	[2] = { .nw = 8, .staged = false, .prefetch = false },
-	[3] = { .nw = 4, .staged = true, .prefetch = false },
-	[4] = { .nw = 8, .staged = true, .prefetch = false },
-	[5] = { .nw = 4, .staged = false, .prefetch = true },
-	[6] = { .nw = 8, .staged = false, .prefetch = true },
+	[0] = { 0, false },	/* the default: decode_default() */
+	[1] = { .nw = 4, .staged = false },
+	[2] = { .nw = 8, .staged = false },
+	[3] = { .nw = 4, .staged = true },
+	[4] = { .nw = 8, .staged = true },
 };
-#define DECODE_VARIANTS 7
+#define DECODE_VARIANTS 5
 
 /* The default for `br` rows a block: loads straight to registers, 8
  * warps a block, measured the fastest of the four (or within 1 % of it)
@@ -649,35 +610,28 @@ decode_default(int br)
 	return 2;
 }
 
-/* The instantiation for dtype, rows a block, warps, staging and
- * prefetch. */
-template <int DT, int NW, bool ST, bool PF>
+/* The instantiation for dtype, rows a block, warps and staging. */
+template <int DT, int NW, bool ST>
 static decode_fn
 decode_pick_rows(int rows)
 {
 	switch (rows) {
-	case 1: return decode_kernel<DT, 1, NW, ST, PF>;
-	case 2: return decode_kernel<DT, 2, NW, ST, PF>;
-	case 4: return decode_kernel<DT, 4, NW, ST, PF>;
-	default: return decode_kernel<DT, 8, NW, ST, PF>;
+	case 1: return decode_kernel<DT, 1, NW, ST>;
+	case 2: return decode_kernel<DT, 2, NW, ST>;
+	case 4: return decode_kernel<DT, 4, NW, ST>;
+	default: return decode_kernel<DT, 8, NW, ST>;
 	}
-}
-
-template <int DT, int NW>
-static decode_fn
-decode_pick_nw(int rows, const struct decode_variant *v)
-{
-	return v->staged ? decode_pick_rows<DT, NW, true, false>(rows) :
-	    v->prefetch ? decode_pick_rows<DT, NW, false, true>(rows) :
-	    decode_pick_rows<DT, NW, false, false>(rows);
 }
 
 template <int DT>
 static decode_fn
 decode_pick_kernel(int rows, const struct decode_variant *v)
 {
-	return v->nw == 8 ? decode_pick_nw<DT, 8>(rows, v) :
-	    decode_pick_nw<DT, 4>(rows, v);
+	if (v->nw == 8)
+		return v->staged ? decode_pick_rows<DT, 8, true>(rows) :
+		    decode_pick_rows<DT, 8, false>(rows);
+	return v->staged ? decode_pick_rows<DT, 4, true>(rows) :
+	    decode_pick_rows<DT, 4, false>(rows);
 }
 
 /* Bytes of the staged ring of a block. */

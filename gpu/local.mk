@@ -47,7 +47,8 @@ EXTRA_DIST += gpu/gpu_stub.c $(GPU_CU) gpu/wgmma.cu gpu/bench/bench_fast.cu \
 	gpu/bench/wgmma-h200-ec7e21f.txt gpu/bench/bench-h200-b18e150.txt
 # The decoding kernel's torch comparison, notes and raw figures.
 EXTRA_DIST += gpu/bench/decode_vs_torch.py gpu/bench/DECODE_NOTES.md \
-	gpu/bench/decode-h200-df8fa25.txt gpu/bench/split-check-h200-df8fa25.txt
+	gpu/bench/decode-h200-df8fa25.txt gpu/bench/split-check-h200-df8fa25.txt \
+	gpu/bench/decode-h200-6291fd3.txt
 
 # Host code that nvcc compiles is C++ (guarded statics of the kernel
 # registration, an exception personality): it needs libstdc++ when gcc
