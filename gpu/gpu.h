@@ -245,9 +245,9 @@ struct combine;
 					 * of l and the accumulator: a range
 					 * of two tiles or more ends wrong */
 #define GPU_SPLIT_TEST_DROP_MERGE 0x400	/* the combine drops the second
-					 * operand of every row's last merge:
-					 * the partials are right, the merged
-					 * result is not */
+					 * operand of every row's last merge
+					 * (merges it as empty): the partials
+					 * are right, that merge and O are not */
 
 /*
  * What a split-KV run gives back; every array is malloc'd and belongs to

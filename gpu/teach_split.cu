@@ -30,7 +30,8 @@
  * simulator's split schedule and the combine's plan (kernels.h), counts
  * its device memory through cudacheck.h and times each kernel through
  * timing.h; the test faults (gpu.h's GPU_SPLIT_TEST_...) leave out the
- * ranges' rescale, or the second operand of each row's last merge.
+ * ranges' rescale, or the second operand of each row's last merge (it
+ * merges as the empty state: that merge's m, l and O go wrong).
  *
  * version 2: through the kernel table (version 1 was a standalone entry
  * point driven by gpu/bench/split_check.c); clarity over speed, as
@@ -338,9 +339,13 @@ teach_split_combine(struct combine_params C)
 
 		combine_operand(C, slot, op.a, r, c, &ma, &la, &ua);
 		combine_operand(C, slot, op.b, r, c, &mb, &lb, &ub);
+		if (C.fault_merge && n == C.merges - 1) {
+			/* the test fault: the operand dropped, as if empty */
+			mb = -INFINITY;
+			lb = 0.0f;
+			ub = 0.0f;
+		}
 		w = merge_weigh(C.form, C.bug, ma, la, mb, lb);
-		if (C.fault_merge && n == C.merges - 1)
-			w.w_b = 0.0f;
 		dst[0] = w.m;
 		dst[1] = w.l;
 		dst[2] = merge_mix(w, ua, ub);

@@ -492,9 +492,10 @@ START_TEST(test_faults_caught)
 			split_case_check(&c, GPU_SPLIT_TEST_DROP_MERGE, &rep);
 			ck_assert_msg(rep.part_failures == 0, "%s: a dropped merge "
 			    "showed in the partials", c.what);
-			ck_assert_msg(rep.merge_failures + rep.out_failures > 0 &&
-			    !rep.pass, "%s: the dropped merge was not caught",
-			    c.what);
+			ck_assert_msg(rep.merge_failures > 0 && rep.out_failures > 0 &&
+			    !rep.pass, "%s: the dropped merge was not caught in the "
+			    "merges and O", c.what);
+			ck_assert_int_eq(rep.worst_merge, rep.merges - 1);
 			printf("faults: %s: rescale left out at %.3g, merge dropped at "
 			    "%.3g of the tolerance\n", c.what, rescale,
 			    fmax(rep.merge_excess, rep.out_excess));

@@ -90,7 +90,8 @@ static const struct options_entry compare_entries[] = {
 	    "2's: compared at the end)", gpucmd_set_dq },
 	{ "test-fault", "NAME", "no-rescale: run the kernel (or its ranges) "
 	    "with the rescale left out; drop-merge (--splits): the combine "
-	    "drops the second operand of each row's last merge; dk-skip-row "
+	    "merges the second operand of each row's last merge as empty; "
+	    "dk-skip-row "
 	    "(--backward): dK without each tile's first row; to see the "
 	    "comparison fail", set_fault },
 	{ NULL, NULL, NULL, NULL },
@@ -606,8 +607,8 @@ compare_split(const struct options *o, const struct compare_args *a,
 		[COMPARE_NO_FAULT] = "",
 		[COMPARE_NO_RESCALE] = "; TEST FAULT: the ranges leave out the "
 		    "rescale",
-		[COMPARE_DROP_MERGE] = "; TEST FAULT: the combine drops the "
-		    "second operand of each row's last merge",
+		[COMPARE_DROP_MERGE] = "; TEST FAULT: the combine merges the "
+		    "second operand of each row's last merge as empty",
 		[COMPARE_DK_SKIP_ROW] = "",
 	};
 	const unsigned flags = a->fault == COMPARE_NO_RESCALE ?
