@@ -108,8 +108,8 @@ int gpu_required(void);
 struct gpu_result {
 	int n;			/* problems */
 	int tq, dv;		/* tq: rows of O a problem, H Tq */
-	float *o;		/* (n, Tq, dv) */
-	float *lse;		/* (n, Tq) */
+	float *o;		/* (n, tq, dv) */
+	float *lse;		/* (n, tq) */
 	long nsteps;		/* steps of one problem */
 	int br;			/* trace rows per step: the schedule's Br */
 	float *m_new, *alpha, *l_new;	/* (n, nsteps, br), NULL untraced */

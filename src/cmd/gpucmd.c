@@ -128,7 +128,7 @@ gpucmd_tiling(const struct gpu_kernel *k, int d, struct options *o,
 	return 0;
 }
 
-void
+static void
 gpucmd_free_problems(struct problem *ps, int n)
 {
 	int b;
@@ -140,7 +140,8 @@ gpucmd_free_problems(struct problem *ps, int n)
 	free(ps);
 }
 
-int
+/* B problems from the spec, problem b from seed + b. */
+static int
 gpucmd_problems(const struct options *o, const struct gpucmd_args *a,
     struct problem **out, int *nout, char *err, size_t errlen)
 {
@@ -232,6 +233,7 @@ gpucmd_setup(struct options *o, const struct gpucmd_args *a,
 	}
 	return 0;
 }
+
 int
 gpucmd_backward_args(const struct options *o, const struct gpucmd_args *a,
     const struct problem *ps, int n, int files, char *err, size_t errlen)

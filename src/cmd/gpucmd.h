@@ -77,11 +77,6 @@ struct gpucmd_set {
 	int apart;			/* ps are heads apart */
 };
 
-/* B problems from the spec, problem b from seed + b. */
-int gpucmd_problems(const struct options *o, const struct gpucmd_args *a,
-    struct problem **out, int *nout, char *err, size_t errlen);
-void gpucmd_free_problems(struct problem *ps, int n);
-
 void gpucmd_set_free(struct gpucmd_set *set);
 
 /*
