@@ -79,10 +79,12 @@ gpu_problems_alike(const struct problem *ps, int n, char *err, size_t errlen)
 		if (b->tq != a->tq || b->tk != a->tk || b->d != a->d ||
 		    b->dv != a->dv || b->scale != a->scale ||
 		    b->causal != a->causal || b->dtype != a->dtype ||
-		    b->scores_mode != a->scores_mode)
+		    b->scores_mode != a->scores_mode ||
+		    problem_rows(b) != problem_rows(a) ||
+		    b->kv_heads != a->kv_heads)
 			return util_error(err, errlen, "problem %d differs from "
-			    "problem 0 in shape, scale, mask, dtype or kind (heads "
-			    "and batch share one shape)", i);
+			    "problem 0 in shape, heads, scale, mask, dtype or kind "
+			    "(heads and batch share one shape)", i);
 	}
 	return 0;
 }
@@ -144,13 +146,13 @@ gpu_run(const struct gpu_kernel *k, const struct problem *ps, int n,
 		return -1;
 
 	res->n = n;
-	res->tq = ps[0].tq;
+	res->tq = problem_rows(&ps[0]);
 	res->dv = ps[0].dv;
 	res->nsteps = sched.nsteps;
 	res->br = sched.br;
-	res->o = util_calloc((size_t)n * ps[0].tq * ps[0].dv, sizeof *res->o,
+	res->o = util_calloc((size_t)n * res->tq * ps[0].dv, sizeof *res->o,
 	    "GPU output", err, errlen);
-	res->lse = util_calloc((size_t)n * ps[0].tq, sizeof *res->lse,
+	res->lse = util_calloc((size_t)n * res->tq, sizeof *res->lse,
 	    "GPU output", err, errlen);
 	if (res->o == NULL || res->lse == NULL)
 		goto out;

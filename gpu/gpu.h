@@ -3,10 +3,12 @@
  *
  * The kernels are a table (kernel.h): teaching (gpu/teach.cu, the
  * simulator's tiled loop in float32 and in its order, every convention
- * and bug mode, a trace of every step), naive (gpu/naive.cu, S and P in
- * device memory: the baseline), fast (gpu/fast.cu, FlashAttention-2 on
- * the tensor cores) and wgmma (gpu/wgmma.cu, FlashAttention-3's design
- * for Hopper).  gpu_run() runs any entry; gpucheck.h holds one against
+ * and bug mode, a trace of every step; its backward, gpu/teach_bwd.cu,
+ * and its split-KV run, gpu/teach_split.cu), naive (gpu/naive.cu, S and
+ * P in device memory: the baseline), fast (gpu/fast.cu, FlashAttention-2
+ * on the tensor cores), wgmma (gpu/wgmma.cu, FlashAttention-3's design
+ * for Hopper) and decode (gpu/decode.cu, a few query rows against a long
+ * K/V cache).  gpu_run() runs any entry; gpucheck.h holds one against
  * the simulator.
  *
  * The C side (gpu.c, kernel.c) builds with or without CUDA; without it
@@ -16,8 +18,11 @@
  * or -1 with one line in err.
  *
  * Several heads or a batch are n problems of one shape (same Tq, Tk, d,
- * dv, scale, mask, dtype, kind) given as an array: one launch covers them
- * all, one thread block per (tile row, problem).
+ * dv, scale, mask, dtype, kind, heads) given as an array: one launch
+ * covers them all, one thread block per (tile row, problem).  A problem
+ * of H query heads on G K/V heads (problem.h) is one problem only for a
+ * kernel with GPU_CAP_HEADS; the others take its heads as problems of
+ * their own (problem_head).
  */
 #ifndef FLASHSTEP_GPU_H
 #define FLASHSTEP_GPU_H
@@ -86,6 +91,11 @@ int gpu_required(void);
  * comparison against a correct simulator must fail.  It exists to show
  * that the check can fail; it needs GPU_TRACE. */
 #define GPU_TEST_NO_RESCALE 0x100
+/* Test only: a kernel that picks its own key ranges (GPU_CAP_OWN_SPLITS)
+ * is asked for n of them (1 to 511) instead, so a test can reach counts
+ * and empty ranges the device's size would not pick; 0: its own. */
+#define GPU_TEST_SPLITS(n)	(((unsigned)(n) & 0x1ffu) << 20)
+#define GPU_TEST_SPLITS_OF(flags)	((int)(((flags) >> 20) & 0x1ffu))
 
 /*
  * What a run gives back; every array is malloc'd and belongs to the
@@ -97,15 +107,17 @@ int gpu_required(void);
  */
 struct gpu_result {
 	int n;			/* problems */
-	int tq, dv;
-	float *o;		/* (n, Tq, dv) */
-	float *lse;		/* (n, Tq) */
+	int tq, dv;		/* tq: rows of O a problem, H Tq */
+	float *o;		/* (n, tq, dv) */
+	float *lse;		/* (n, tq) */
 	long nsteps;		/* steps of one problem */
 	int br;			/* trace rows per step: the schedule's Br */
 	float *m_new, *alpha, *l_new;	/* (n, nsteps, br), NULL untraced */
 	float *acc;		/* (n, nsteps, br, dv), NULL untraced */
 	double ms;		/* kernel time (timing.h: median of the runs) */
 	double device_bytes;	/* device memory the timed kernel held */
+	int splits;		/* key ranges of a kernel that picks its own
+				 * (GPU_CAP_OWN_SPLITS); else 0 */
 	char device[64];	/* the GPU's name */
 };
 
@@ -221,6 +233,54 @@ void gpu_grads_free(struct gpu_grads *g);
 /* "atomic", "ordered"; and back (0, or -1 for another word). */
 const char *gpu_dq_mode_name(enum gpu_dq_mode m);
 int gpu_dq_mode_parse(const char *name, enum gpu_dq_mode *out);
+
+/* ---- split-KV ---- */
+
+struct sim;
+struct combine;
+
+/* Flags of gpu_split_run.  Test only: faults that a comparison with the
+ * simulator must catch, to show that it can fail. */
+#define GPU_SPLIT_TEST_NO_RESCALE 0x200	/* the ranges leave out the rescale
+					 * of l and the accumulator: a range
+					 * of two tiles or more ends wrong */
+#define GPU_SPLIT_TEST_DROP_MERGE 0x400	/* the combine drops the second
+					 * operand of every row's last merge
+					 * (merges it as empty): the partials
+					 * are right, that merge and O are not */
+
+/*
+ * What a split-KV run gives back; every array is malloc'd and belongs to
+ * it (gpu_split_result_free).  Rows are the schedule's (rows = H Tq;
+ * schedule_row_out gives a row's place in O), laid out as sim_partials
+ * and the combine lay theirs, so each entry has a simulator value.
+ */
+struct gpu_split_result {
+	int rows, splits, dv, merges;
+	float *m, *l, *lse;	/* (rows, N): row R's range s at R N + s */
+	float *acc, *o;		/* (rows, N, dv): the range's state (u, or o
+				 * under the normalized convention), o = u / l */
+	float *merge_m, *merge_l;	/* (rows, merges): merge n of row R at
+				 * R merges + n (olse: the lse, and l = 1) */
+	float *out, *out_lse;	/* O (H Tq, dv) and lse (H Tq), head after head */
+	double ms_ranges, ms_combine;	/* kernel times (timing.h: medians) */
+	double device_bytes;
+	char device[64];
+};
+
+/*
+ * Runs kernel k's split-KV run on what split sim sim and its combine
+ * comb describe (problem, tiling, split plan, update rule; merge order,
+ * form, bug), which it only reads: neither needs to have run.  Refused
+ * first (gpu_split_check), then a missing GPU.  repeat > 0 times that
+ * many runs of each kernel after a warm-up; flags GPU_SPLIT_TEST_....
+ * On error res is empty.
+ */
+int gpu_split_run(const struct gpu_kernel *k, const struct sim *sim,
+    const struct combine *comb, unsigned flags, int repeat,
+    struct gpu_split_result *res, char *err, size_t errlen);
+
+void gpu_split_result_free(struct gpu_split_result *res);
 
 /* The kernel ladder (ladder.c): one shape through naive, teaching, fast
  * and wgmma, each rung what the one below lacks. */

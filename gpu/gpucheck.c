@@ -112,14 +112,17 @@ void
 gpucheck_tolerance(const struct gpu_kernel *k, const struct problem *p,
     struct gpucheck_tol *tol)
 {
+	const int heads = p->heads > 0 ? p->heads : 1;
+	const int kv_heads = p->kv_heads > 0 ? p->kv_heads : 1;
 	double vmax = 0, s1, delta = 0;
-	size_t i, n = (size_t)p->tk * p->dv;
+	size_t i, n = (size_t)kv_heads * p->tk * p->dv;
 
 	for (i = 0; i < n; i++)
 		vmax = fmax(vmax, fabs(p->v[i]));
 	if (k->arith == GPU_ARITH_TENSOR_CORES && !p->scores_mode) {
-		s1 = fabs((double)p->scale) * gpucheck_max_norm(p->q, p->tq,
-		    p->d) * gpucheck_max_norm(p->k, p->tk, p->d);
+		s1 = fabs((double)p->scale) * gpucheck_max_norm(p->q,
+		    heads * p->tq, p->d) * gpucheck_max_norm(p->k,
+		    kv_heads * p->tk, p->d);
 		delta = gpucheck_tensor_delta(p->d, s1);
 	}
 	gpucheck_tol_set(tol, p->dtype, delta, vmax);
@@ -145,33 +148,43 @@ gpucheck_alpha_units(float g, float s)
 	return fabs((double)g - s) / unit;
 }
 
-/*
- * One value: records |got - ref| in *maxdiff and returns how many times
- * the allowed difference it is (> 1 fails; infinity for a NaN, or for an
- * infinity against a finite value).
- */
-static double
-gpucheck_note(struct gpucheck_report *rep, double got, double ref, double atol,
-    double rtol, double *maxdiff)
+int
+gpucheck_agree(double got, double ref, double atol, double rtol,
+    double *maxdiff, double *excess)
 {
 	double diff, allowed;
 
 	if (compare_close(got, ref, atol, rtol)) {
+		*excess = 0.0;
 		if (isinf(got) || isinf(ref))
-			return 0.0;	/* the same infinity */
+			return 1;	/* the same infinity */
 		diff = fabs(got - ref);
 		allowed = atol + rtol * fabs(ref);
 		if (diff > *maxdiff)
 			*maxdiff = diff;
-		return allowed > 0.0 ? diff / allowed : 0.0;
+		if (allowed > 0.0)
+			*excess = diff / allowed;
+		return 1;
 	}
-	rep->failures++;
 	diff = isnan(got) || isnan(ref) || isinf(got) || isinf(ref) ?
 	    INFINITY : fabs(got - ref);
 	if (!(diff <= *maxdiff))
 		*maxdiff = diff;
 	allowed = atol + rtol * fabs(ref);
-	return isfinite(diff) && allowed > 0.0 ? diff / allowed : INFINITY;
+	*excess = isfinite(diff) && allowed > 0.0 ? diff / allowed : INFINITY;
+	return 0;
+}
+
+/* One value into the report (gpucheck_agree): its excess. */
+static double
+gpucheck_note(struct gpucheck_report *rep, double got, double ref, double atol,
+    double rtol, double *maxdiff)
+{
+	double e;
+
+	if (!gpucheck_agree(got, ref, atol, rtol, maxdiff, &e))
+		rep->failures++;
+	return e;
 }
 
 /* sim_run's callback: step v of the simulator against the trace. */

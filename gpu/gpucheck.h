@@ -95,6 +95,17 @@ void gpucheck_tolerance(const struct gpu_kernel *k, const struct problem *p,
 /* Does g agree with s: m, alpha, l or lse? */
 int gpucheck_close(const struct gpucheck_tol *tol, double g, double s);
 
+/*
+ * Does got agree with ref, |got - ref| <= atol + rtol |ref| (two
+ * infinities of the same sign agree, a NaN never does)?  Records
+ * |got - ref| in *maxdiff when it is larger (infinity for a NaN, or an
+ * infinity against a finite value) and how many times the allowed
+ * difference it is in *excess (0 for the same infinity; over 1 when it
+ * does not agree).
+ */
+int gpucheck_agree(double got, double ref, double atol, double rtol,
+    double *maxdiff, double *excess);
+
 /* One step: the largest |gpu - sim| over its rows. */
 struct gpucheck_step {
 	double m, alpha, l, acc;

@@ -11,6 +11,7 @@
 #include "gpu.h"
 #include "teach_bwd.h"
 #include "model/backward.h"
+#include "model/combine.h"
 #include "model/dtype.h"
 #include "model/util.h"
 
@@ -37,6 +38,7 @@
 #define ALL_ORDERS (BIT(ORDER_FA2) | BIT(ORDER_FA1))
 #define ALL_CONVENTIONS (BIT(CONV_UNNORMALIZED) | BIT(CONV_NORMALIZED))
 #define ALL_BUGS ((1u << ONLINE_BUGS) - 1)
+#define ALL_MERGE_BUGS ((1u << MERGE_BUGS) - 1)
 
 /* Each kernel's functions, defined in its .cu file (kernels.h says what
  * a launch and a trace get). */
@@ -46,6 +48,10 @@ int teach_launch(const struct gpu_job *job, char *err, size_t errlen);
 int teach_trace(const struct gpu_job *job, char *err, size_t errlen);
 int teach_bwd_launch(const struct gpu_bwd_job *job, char *err,
     size_t errlen);
+int teach_split_launch(const struct gpu_split_job *job, char *err,
+    size_t errlen);
+int decode_launch(const struct gpu_job *job, char *err, size_t errlen);
+double decode_device_bytes(const struct problem *p, int n);
 int tcrun_fast_launch(const struct gpu_job *job, char *err, size_t errlen);
 int tcrun_fast_trace(const struct gpu_job *job, char *err, size_t errlen);
 int tcrun_fast_tiling(int d, int br, int bc, struct tiling *t, char *err,
@@ -88,6 +94,14 @@ static const struct gpu_backward gpu_backward_teaching = {
 	.launch = GPU_CUDA(teach_bwd_launch),
 };
 
+/* The teaching kernel's split-KV run (gpu/teach_split.cu): its tile step
+ * per (row block, key range), every merge order, form and bug mode. */
+static const struct gpu_split gpu_split_teaching = {
+	.merge_bugs = ALL_MERGE_BUGS,
+	.caps = GPU_CAP_HEADS,
+	.launch = GPU_CUDA(teach_split_launch),
+};
+
 static const struct gpu_kernel gpu_kernel_teaching = {
 	.name = "teaching",
 	.summary = "the simulator's tiled loop in float32, in its order of "
@@ -104,6 +118,7 @@ static const struct gpu_kernel gpu_kernel_teaching = {
 	.launch = GPU_CUDA(teach_launch),
 	.trace = GPU_CUDA(teach_trace),
 	.backward = &gpu_backward_teaching,
+	.split = &gpu_split_teaching,
 };
 
 /* The head widths the tensor-core kernels are compiled for. */
@@ -146,11 +161,33 @@ static const struct gpu_kernel gpu_kernel_wgmma = {
 	.trace = GPU_SM90A(tcrun_wgmma_trace),
 };
 
+/* The head width the decoding kernel is built for (gpu/decode.h). */
+static const int gpu_decode_dims[] = { 128, 0 };
+
+static const struct gpu_kernel gpu_kernel_decode = {
+	.name = "decode",
+	.summary = "decoding: a few query rows against a long K/V cache, a "
+	    "group's heads packed, split-KV of its own choosing, HBM-bound",
+	.dtypes = BIT(DTYPE_FP16) | BIT(DTYPE_BF16),
+	.orders = ALL_ORDERS,
+	.conventions = ALL_CONVENTIONS,
+	.bugs = BIT(BUG_NONE),
+	.dims = gpu_decode_dims,
+	.max_tq = 64,
+	.caps = GPU_CAP_CAUSAL | GPU_CAP_NO_TILES | GPU_CAP_HEADS |
+	    GPU_CAP_OWN_SPLITS,
+	.arith = GPU_ARITH_OWN,
+	.bench_repeat = 0,
+	.launch = GPU_CUDA(decode_launch),
+	.device_bytes = GPU_CUDA(decode_device_bytes),
+};
+
 const struct gpu_kernel *const gpu_kernels[] = {
 	&gpu_kernel_naive,
 	&gpu_kernel_teaching,
 	&gpu_kernel_fast,
 	&gpu_kernel_wgmma,
+	&gpu_kernel_decode,
 	NULL,
 };
 
@@ -165,10 +202,13 @@ gpu_kernel_find(const char *name)
 	return NULL;
 }
 
+/* What gpu_names asks of a kernel besides its caps. */
+enum gpu_part { GPU_PART_ANY, GPU_PART_BACKWARD, GPU_PART_SPLIT };
+
 /* "teaching, fast": the names of the kernels with all of caps, and a
- * backward pass too when backward is set. */
+ * backward pass or a split-KV run too when part asks for one. */
 static void
-gpu_names(unsigned caps, int backward, char *buf, size_t len)
+gpu_names(unsigned caps, enum gpu_part part, char *buf, size_t len)
 {
 	size_t at = 0;
 	int i;
@@ -176,7 +216,9 @@ gpu_names(unsigned caps, int backward, char *buf, size_t len)
 	buf[0] = '\0';
 	for (i = 0; gpu_kernels[i] != NULL && at < len; i++)
 		if ((gpu_kernels[i]->caps & caps) == caps &&
-		    (!backward || gpu_kernels[i]->backward != NULL))
+		    (part != GPU_PART_BACKWARD ||
+		    gpu_kernels[i]->backward != NULL) &&
+		    (part != GPU_PART_SPLIT || gpu_kernels[i]->split != NULL))
 			at += (size_t)snprintf(buf + at, len - at, "%s%s",
 			    at > 0 ? ", " : "", gpu_kernels[i]->name);
 }
@@ -187,7 +229,7 @@ gpu_kernel_names(void)
 	static char names[256];
 
 	if (names[0] == '\0')
-		gpu_names(0, 0, names, sizeof names);
+		gpu_names(0, GPU_PART_ANY, names, sizeof names);
 	return names;
 }
 
@@ -317,8 +359,25 @@ gpu_refuse(const struct gpu_kernel *k, char *err, size_t errlen,
 	    "%s; flashstep gpu --list-kernels)", k->name, what, takes);
 }
 
-int
-gpu_kernel_check(const struct gpu_kernel *k, const struct problem *p,
+/* H and G of a problem (a hand-made one may leave them 0: one head). */
+static int
+gpu_heads(const struct problem *p)
+{
+	return p->heads > 0 ? p->heads : 1;
+}
+
+static int
+gpu_kv_heads(const struct problem *p)
+{
+	return p->kv_heads > 0 ? p->kv_heads : 1;
+}
+
+/*
+ * What gpu_kernel_check checks, with caps in place of the entry's own:
+ * the split-KV run adds its caps to the entry's.
+ */
+static int
+gpu_takes(const struct gpu_kernel *k, unsigned caps, const struct problem *p,
     const struct tiling *t, const struct online_rule *rule, unsigned flags,
     char *err, size_t errlen)
 {
@@ -327,7 +386,7 @@ gpu_kernel_check(const struct gpu_kernel *k, const struct problem *p,
 
 	if (gpu_built() && gpu_kernel_absent(k, err, errlen) != 0)
 		return -1;
-	if (p->scores_mode && !(k->caps & GPU_CAP_SCORES))
+	if (p->scores_mode && !(caps & GPU_CAP_SCORES))
 		return gpu_refuse(k, err, errlen, "a scores problem",
 		    "Q, K and V: it computes S itself");
 	if (!(k->dtypes & BIT(p->dtype))) {
@@ -341,9 +400,21 @@ gpu_kernel_check(const struct gpu_kernel *k, const struct problem *p,
 		gpu_dims_words(k, takes, sizeof takes);
 		return gpu_refuse(k, err, errlen, what, takes);
 	}
-	if (p->causal && !(k->caps & GPU_CAP_CAUSAL))
+	if (k->max_tq > 0 && p->tq > k->max_tq) {
+		snprintf(what, sizeof what, "--tq %d", p->tq);
+		snprintf(takes, sizeof takes, "at most %d query rows a head",
+		    k->max_tq);
+		return gpu_refuse(k, err, errlen, what, takes);
+	}
+	if (gpu_heads(p) > 1 && !(caps & GPU_CAP_HEADS)) {
+		snprintf(what, sizeof what, "%d query heads on %d K/V heads as "
+		    "one problem", gpu_heads(p), gpu_kv_heads(p));
+		return gpu_refuse(k, err, errlen, what, "one head a problem: "
+		    "the commands run the heads apart");
+	}
+	if (p->causal && !(caps & GPU_CAP_CAUSAL))
 		return gpu_refuse(k, err, errlen, "--causal", "no mask");
-	if (!(p->scale > 0.0f) && !(k->caps & GPU_CAP_ANY_SCALE)) {
+	if (!(p->scale > 0.0f) && !(caps & GPU_CAP_ANY_SCALE)) {
 		snprintf(what, sizeof what, "--scale %g", (double)p->scale);
 		return gpu_refuse(k, err, errlen, what, "a positive scale");
 	}
@@ -367,14 +438,63 @@ gpu_kernel_check(const struct gpu_kernel *k, const struct problem *p,
 		    sizeof takes);
 		return gpu_refuse(k, err, errlen, what, takes);
 	}
-	if ((flags & GPU_TRACE) && !(k->caps & GPU_CAP_TRACE)) {
-		gpu_names(GPU_CAP_TRACE, 0, takes, sizeof takes);
+	if ((flags & GPU_TRACE) && !(caps & GPU_CAP_TRACE)) {
+		gpu_names(GPU_CAP_TRACE, GPU_PART_ANY, takes, sizeof takes);
 		return util_error(err, errlen, "kernel %s has no trace of its "
 		    "steps, which compare and the view's G key need (kernels "
 		    "with one: %s)", k->name, takes);
 	}
-	if (!(k->caps & (GPU_CAP_ANY_TILING | GPU_CAP_NO_TILES)))
+	if (!(caps & (GPU_CAP_ANY_TILING | GPU_CAP_NO_TILES)))
 		return gpu_kernel_tiling(k, p->d, t->br, t->bc, &own, err, errlen);
+	return 0;
+}
+
+int
+gpu_kernel_check(const struct gpu_kernel *k, const struct problem *p,
+    const struct tiling *t, const struct online_rule *rule, unsigned flags,
+    char *err, size_t errlen)
+{
+	return gpu_takes(k, k->caps, p, t, rule, flags, err, errlen);
+}
+
+static const char *
+gpu_merge_bug_word(int i)
+{
+	return combine_bug_name((enum merge_bug)i);
+}
+
+int
+gpu_split_check(const struct gpu_kernel *k, const struct problem *p,
+    const struct tiling *t, const struct online_rule *rule,
+    const struct split_plan *sp, const struct combine_rule *cr, char *err,
+    size_t errlen)
+{
+	const struct gpu_split *s = k->split;
+	char what[96], takes[256];
+
+	if (s == NULL) {
+		gpu_names(0, GPU_PART_SPLIT, takes, sizeof takes);
+		if (k->caps & GPU_CAP_OWN_SPLITS)
+			return util_error(err, errlen, "kernel %s cuts its keys "
+			    "into ranges of its own choosing; --splits asks for a "
+			    "split-KV run on the simulator's schedule (kernels "
+			    "with one: %s)", k->name, takes);
+		return util_error(err, errlen, "kernel %s has no split-KV run "
+		    "(kernels with one: %s)", k->name, takes);
+	}
+	if (sp->splits < 2)
+		return util_error(err, errlen, "a split-KV run takes --splits 2 "
+		    "or more, not %d", sp->splits);
+	if (gpu_takes(k, k->caps | s->caps, p, t, rule, 0, err, errlen) != 0)
+		return -1;
+	if (cr->bug < 0 || cr->bug >= MERGE_BUGS || !(s->merge_bugs &
+	    BIT(cr->bug))) {
+		snprintf(what, sizeof what, "--merge-bug %s", cr->bug >= 0 &&
+		    cr->bug < MERGE_BUGS ? combine_bug_name(cr->bug) : "?");
+		gpu_mask_words(s->merge_bugs, MERGE_BUGS, gpu_merge_bug_word,
+		    takes, sizeof takes);
+		return gpu_refuse(k, err, errlen, what, takes);
+	}
 	return 0;
 }
 
@@ -392,7 +512,7 @@ gpu_backward_check(const struct gpu_kernel *k, const struct problem *p,
 	char what[96], takes[256];
 
 	if (b == NULL) {
-		gpu_names(0, 1, takes, sizeof takes);
+		gpu_names(0, GPU_PART_BACKWARD, takes, sizeof takes);
 		return util_error(err, errlen, "kernel %s has no backward pass "
 		    "(kernels with one: %s)", k->name, takes);
 	}
@@ -468,10 +588,17 @@ gpu_describe_bugs(const struct gpu_kernel *k, char *buf, size_t len)
 static void
 gpu_describe_inputs(const struct gpu_kernel *k, char *buf, size_t len)
 {
-	snprintf(buf, len, "Q, K, V%s; %s; %s",
+	char rows[48] = "";
+
+	if (k->max_tq > 0)
+		snprintf(rows, sizeof rows, "; at most %d query rows a head",
+		    k->max_tq);
+	snprintf(buf, len, "Q, K, V%s; %s; %s%s; %s",
 	    k->caps & GPU_CAP_SCORES ? " or scores S, V" : "",
 	    k->caps & GPU_CAP_CAUSAL ? "causal or not" : "no mask",
-	    k->caps & GPU_CAP_ANY_SCALE ? "any scale" : "a positive scale");
+	    k->caps & GPU_CAP_ANY_SCALE ? "any scale" : "a positive scale", rows,
+	    k->caps & GPU_CAP_HEADS ? "H query heads on G K/V heads as one "
+	    "problem, each group's rows packed" : "heads one at a time");
 }
 
 static void
@@ -525,6 +652,25 @@ gpu_describe_backward(const struct gpu_kernel *k, char *buf, size_t len)
 	    "no mask", b->caps & GPU_CAP_SCORES ? "; scores problems" : "", bugs);
 }
 
+static void
+gpu_describe_split(const struct gpu_kernel *k, char *buf, size_t len)
+{
+	char bugs[128];
+
+	if (k->split != NULL) {
+		gpu_mask_words(k->split->merge_bugs, MERGE_BUGS,
+		    gpu_merge_bug_word, bugs, sizeof bugs);
+		snprintf(buf, len, "the simulator's (--splits N): a block per (row "
+		    "block, key range), partials mlu or olse, merged ltr, tree or "
+		    "reverse; merge bug modes %s%s", bugs, k->split->caps &
+		    GPU_CAP_HEADS ? "; grouped heads, packed or not" : "");
+	} else if (k->caps & GPU_CAP_OWN_SPLITS)
+		snprintf(buf, len, "its own: key ranges enough to fill the GPU, "
+		    "merged in the kernel (not --splits)");
+	else
+		snprintf(buf, len, "none");
+}
+
 /* One line of --list-kernels each, in this order. */
 static const struct {
 	const char *label;
@@ -541,6 +687,7 @@ static const struct {
 	{ "trace", gpu_describe_trace },
 	{ "arithmetic", gpu_describe_arith },
 	{ "backward", gpu_describe_backward },
+	{ "split-KV", gpu_describe_split },
 };
 
 int

@@ -22,6 +22,9 @@
 
 struct gpu_job;
 struct gpu_bwd_job;
+struct gpu_split_job;
+struct combine_rule;
+struct split_plan;
 
 /* How a kernel's numbers relate to the simulator's: gpucheck derives
  * its tolerance from this (gpucheck.c says why). */
@@ -44,6 +47,11 @@ enum gpu_arith {
 #define GPU_CAP_ANY_TILING	0x8	/* any Br x Bc (else its own: tiling) */
 #define GPU_CAP_NO_TILES	0x10	/* no tiles at all: Br, Bc are unused */
 #define GPU_CAP_TRACE		0x20	/* a trace of every step (trace()) */
+#define GPU_CAP_HEADS		0x40	/* a problem of H query heads on G K/V
+					 * heads as one (problem.h; else the
+					 * commands run its heads apart) */
+#define GPU_CAP_OWN_SPLITS	0x80	/* cuts its keys into ranges of its own
+					 * choosing, merged in the kernel */
 
 /*
  * A kernel's backward pass (FlashAttention 2's Algorithm 2, on the
@@ -69,6 +77,27 @@ struct gpu_backward {
 	int (*launch)(const struct gpu_bwd_job *job, char *err, size_t errlen);
 };
 
+/*
+ * A kernel's split-KV run (FlashAttention 2's split-KV, flash-decoding:
+ * the simulator's split schedule, src/model/schedule.h, and its combine,
+ * src/model/combine.h), a part of its entry: the same kernel's tile
+ * step, run per (row block, key range) from an empty state to a
+ * partial, then a combine kernel that merges the partials by merge.h's
+ * rule along the combine's plan.  It takes what the entry takes (dtypes,
+ * orders, conventions, bug modes; its arith's promise holds for every
+ * partial), and what is its own below.  gpu_split_run() runs it,
+ * gpucheck_split.h holds it against the simulator's partials, merges
+ * and O (doc/design.md says why it is not an entry of its own).
+ */
+struct gpu_split {
+	unsigned merge_bugs;	/* enum merge_bug */
+	unsigned caps;		/* GPU_CAP_HEADS: grouped heads, packed or not */
+	/* The run (kernels.h): partials, merges, O, lse, times.  0, or -1
+	 * with err.  NULL in a build without CUDA. */
+	int (*launch)(const struct gpu_split_job *job, char *err,
+	    size_t errlen);
+};
+
 struct gpu_kernel {
 	const char *name;	/* --kernel NAME */
 	const char *summary;	/* one line */
@@ -79,6 +108,7 @@ struct gpu_kernel {
 	unsigned conventions;	/* enum online_convention */
 	unsigned bugs;		/* enum online_bug */
 	const int *dims;	/* the d = dv it takes, ending in 0; NULL: any */
+	int max_tq;		/* query rows a head it takes at most (0: any) */
 	unsigned caps;		/* GPU_CAP_... */
 	enum gpu_arith arith;
 	int bench_repeat;	/* bench --gpu times it at most this often
@@ -116,6 +146,7 @@ struct gpu_kernel {
 	double (*device_bytes)(const struct problem *p, int n);
 
 	const struct gpu_backward *backward;	/* NULL: forward only */
+	const struct gpu_split *split;		/* NULL: no split-KV run */
 };
 
 /* The table, in the order --list-kernels and bench --gpu use; ends with
@@ -125,7 +156,7 @@ extern const struct gpu_kernel *const gpu_kernels[];
 /* The entry named name, or NULL. */
 const struct gpu_kernel *gpu_kernel_find(const char *name);
 
-/* "naive, teaching, fast, wgmma": the names, for messages. */
+/* "naive, teaching, fast, wgmma, decode": the names, for messages. */
 const char *gpu_kernel_names(void);
 
 /*
@@ -145,6 +176,18 @@ int gpu_kernel_check(const struct gpu_kernel *k, const struct problem *p,
  */
 int gpu_backward_check(const struct gpu_kernel *k, const struct problem *p,
     int bug, char *err, size_t errlen);
+
+/*
+ * Can kernel k's split-KV run take problem p (grouped heads and all)
+ * with tiling t, rule rule, split plan sp (sp->splits >= 2) and combine
+ * rule cr?  0, or -1 with the one message: it has none (naming the
+ * kernels that have one), or what it does not take and what it does.
+ * Needs no GPU.
+ */
+int gpu_split_check(const struct gpu_kernel *k, const struct problem *p,
+    const struct tiling *t, const struct online_rule *rule,
+    const struct split_plan *sp, const struct combine_rule *cr, char *err,
+    size_t errlen);
 
 /*
  * The tiling kernel k runs for head width d: with its own tilings, the

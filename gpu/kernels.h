@@ -10,6 +10,7 @@
 #define FLASHSTEP_KERNELS_H
 
 #include "gpu.h"
+#include "model/combine.h"
 #include "model/online.h"
 #include "model/problem.h"
 #include "model/schedule.h"
@@ -63,6 +64,38 @@ struct gpu_bwd_job {
 	unsigned flags;			/* GPU_BWD_TRACE, GPU_BWD_TEST_FAULT */
 	int repeat;
 	struct gpu_grads *g;
+};
+
+/*
+ * The split-KV run (gpu_split_run, gpusplit.c), already checked against
+ * the kernel's entry: one problem p of H query heads on G K/V heads
+ * (Q (H Tq, d), K (G Tk, d), V (G Tk, dv), or S (H Tq, Tk) in a scores
+ * problem), and the simulator's split schedule laid out in arrays, so
+ * the kernel visits the same tiles with the same ranges and rows:
+ *   block_rows  (Tr + 1): row block i holds rows [block_rows[i],
+ *               block_rows[i + 1])  (schedule_rows)
+ *   block_kv    (Tr): the K/V head of row block i  (schedule_kv_head)
+ *   range       (Tr, N, 2): key blocks [j0, j1) of range s of row block
+ *               i  (schedule_split_range)
+ *   row_out     (rows): the row of Q, O and lse  (schedule_row_out)
+ *   row_pos     (rows): the query position, for the mask
+ *               (schedule_row_pos)
+ * and the combine's plan (combine_plan: merges entries, writing slots
+ * 0 .. slots-1).  launch() fills every array of res (allocated by the
+ * front end, NaN-filled) and its times; flags plant the test faults.
+ */
+struct gpu_split_job {
+	const struct problem *p;
+	const struct schedule *sched;
+	const struct online_rule *rule;
+	const int *block_rows, *block_kv, *range, *row_out, *row_pos;
+	enum merge_form form;
+	enum merge_bug merge_bug;
+	const struct combine_merge *plan;
+	int merges, slots;
+	unsigned flags;			/* GPU_SPLIT_TEST_... */
+	int repeat;
+	struct gpu_split_result *res;
 };
 
 /* n floats with all bits set (NaN), malloc'd, so an entry nobody wrote

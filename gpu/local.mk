@@ -14,7 +14,10 @@
 # The Hopper kernel (wgmma.cu) is machine code for sm_90a alone (wgmma and
 # setmaxnreg exist nowhere else, so no PTX fallback), FMAs on as fast.o;
 # it is built only when configure found an nvcc that can target sm_90a
-# (HAVE_SM90A), and otherwise its entry in kernel.c says so.
+# (HAVE_SM90A), and otherwise its entry in kernel.c says so.  The
+# decoding kernel (decode.cu) has its own rule too, FMAs on as it was
+# measured; its table glue (decoderun.cu) and the teaching kernel's
+# split-KV run (teach_split.cu) take the suffix rule.
 #
 # A new kernel: its .cu file in GPU_KERNELS (and in the dependency line
 # below), its entry in kernel.c.
@@ -22,11 +25,11 @@
 noinst_LIBRARIES += gpu/libfsgpu.a
 GPU_HDRS = gpu/gpu.h gpu/kernel.h gpu/kernels.h gpu/cudacheck.h \
 	gpu/timing.h gpu/fast.h gpu/wgmma.h gpu/gpucheck.h gpu/gpucheck_bwd.h \
-	gpu/teach_bwd.h
-GPU_C = gpu/kernel.c gpu/gpu.c gpu/gpubwd.c gpu/gpucheck.c \
-	gpu/gpucheck_bwd.c gpu/ladder.c
+	gpu/teach_bwd.h gpu/gpucheck_split.h gpu/decode.h gpu/to16.h
+GPU_C = gpu/kernel.c gpu/gpu.c gpu/gpubwd.c gpu/gpusplit.c gpu/gpucheck.c \
+	gpu/gpucheck_bwd.c gpu/gpucheck_split.c gpu/ladder.c
 GPU_KERNELS = gpu/teach.cu gpu/naive.cu gpu/fast.cu gpu/tcrun.cu \
-	gpu/teach_bwd.cu
+	gpu/teach_bwd.cu gpu/teach_split.cu gpu/decode.cu gpu/decoderun.cu
 GPU_CU = gpu/device.cu gpu/timing.cu $(GPU_KERNELS)
 if HAVE_CUDA
 gpu_libfsgpu_a_SOURCES = $(GPU_HDRS) $(GPU_C) $(GPU_CU)
@@ -42,11 +45,10 @@ EXTRA_DIST += gpu/gpu_stub.c $(GPU_CU) gpu/wgmma.cu gpu/bench/bench_fast.cu \
 	gpu/bench/wgmma_device.sh gpu/bench/WGMMA_NOTES.md \
 	gpu/bench/wgmma-h200-d913958.txt gpu/bench/wgmma-h200-8a0817c.txt \
 	gpu/bench/wgmma-h200-ec7e21f.txt gpu/bench/bench-h200-b18e150.txt
-# Split-KV and decoding, standalone until they join the kernel table.
-EXTRA_DIST += gpu/teach_split.cu gpu/teach_split.h gpu/decode.cu gpu/decode.h \
-	gpu/bench/split_check.c gpu/bench/decode_vs_torch.py \
-	gpu/bench/DECODE_NOTES.md gpu/bench/decode-h200-df8fa25.txt \
-	gpu/bench/split-check-h200-df8fa25.txt
+# The decoding kernel's torch comparison, notes and raw figures.
+EXTRA_DIST += gpu/bench/decode_vs_torch.py gpu/bench/DECODE_NOTES.md \
+	gpu/bench/decode-h200-df8fa25.txt gpu/bench/split-check-h200-df8fa25.txt \
+	gpu/bench/decode-h200-6291fd3.txt
 
 # Host code that nvcc compiles is C++ (guarded statics of the kernel
 # registration, an exception personality): it needs libstdc++ when gcc
@@ -74,6 +76,12 @@ am__v_NVCC_1 =
 gpu/fast.o: gpu/fast.cu gpu/fast.h gpu/$(am__dirstamp)
 	$(AM_V_NVCC)$(NVCC) $(GPU_FAST_NVCCFLAGS) $(NVCCFLAGS) -c -o $@ \
 	    `test -f gpu/fast.cu || echo '$(srcdir)/'`gpu/fast.cu
+GPU_DECODE_NVCCFLAGS = $(GPU_NVCC_ARCH) -O3 -std=c++17 \
+	-Xcompiler -Wall,-Wextra -I$(top_srcdir)/src -I$(top_srcdir)/gpu
+gpu/decode.o: gpu/decode.cu gpu/decode.h src/model/merge.h \
+	gpu/$(am__dirstamp)
+	$(AM_V_NVCC)$(NVCC) $(GPU_DECODE_NVCCFLAGS) $(NVCCFLAGS) -c -o $@ \
+	    `test -f gpu/decode.cu || echo '$(srcdir)/'`gpu/decode.cu
 GPU_WGMMA_NVCCFLAGS = -gencode=arch=compute_90a,code=sm_90a -O3 \
 	-std=c++17 -Xcompiler -Wall,-Wextra -I$(top_srcdir)/gpu
 gpu/wgmma.o: gpu/wgmma.cu gpu/wgmma.h gpu/fast.h gpu/cudacheck.h \
@@ -83,24 +91,29 @@ gpu/wgmma.o: gpu/wgmma.cu gpu/wgmma.h gpu/fast.h gpu/cudacheck.h \
 
 # nvcc tracks no dependencies here: name the headers the .cu files use.
 gpu/device.o gpu/timing.o gpu/teach.o gpu/naive.o gpu/tcrun.o \
-	gpu/teach_bwd.o: $(GPU_HDRS) src/model/online.h \
-	src/model/online_rule.h src/model/schedule.h src/model/problem.h \
-	src/model/dtype.h src/model/util.h src/model/backward.h config.h
+	gpu/teach_bwd.o gpu/teach_split.o gpu/decoderun.o: $(GPU_HDRS) \
+	src/model/online.h src/model/online_rule.h src/model/schedule.h \
+	src/model/problem.h src/model/dtype.h src/model/util.h \
+	src/model/backward.h src/model/combine.h src/model/merge.h \
+	src/model/sim.h src/model/traffic.h config.h
 
 # The GPU tests: the teaching kernel (check_gpu), the tensor-core
 # kernels (check_gpu_fast, check_gpu_wgmma: one source, check_gpu_tc.c,
-# built for each) and the teaching backward (check_gpu_bwd) against the
-# simulator, step by step, and the commands (gpu.test).  Where no kernel can run they exit 77 (skip) only when the
+# built for each), the teaching backward (check_gpu_bwd) and its split-KV
+# run (check_gpu_split) against the simulator, step by step, the decode
+# kernel against the double reference (check_gpu_decode), and the
+# commands (gpu.test).  Where no kernel can run they exit 77 (skip) only when the
 # hardware is missing, and fail under FLASHSTEP_REQUIRE_GPU=1 (or
 # ./configure --enable-gpu-tests=required, which sets it for make
 # check); gpu_require.test shows both with the device hidden.
 # gpu_planted.sh (not part of make check) shows check_gpu failing on a
 # teaching kernel whose order of operations was changed.
 check_PROGRAMS += tests/check_gpu tests/check_gpu_fast \
-	tests/check_gpu_wgmma tests/check_gpu_bwd tests/check_gpu_table
+	tests/check_gpu_wgmma tests/check_gpu_bwd tests/check_gpu_table \
+	tests/check_gpu_split tests/check_gpu_decode
 TESTS += tests/check_gpu tests/check_gpu_fast tests/check_gpu_wgmma \
 	tests/check_gpu_bwd tests/gpu.test tests/gpu_require.test \
-	tests/check_gpu_table
+	tests/check_gpu_table tests/check_gpu_split tests/check_gpu_decode
 EXTRA_DIST += tests/gpu.test tests/gpu_require.test tests/gpu_planted.sh
 if GPU_TESTS_REQUIRED
 AM_TESTS_ENVIRONMENT += FLASHSTEP_REQUIRE_GPU=1; \
@@ -118,6 +131,12 @@ tests_check_gpu_wgmma_CPPFLAGS = $(AM_CPPFLAGS) -DCHECK_TC_KERNEL='"wgmma"'
 tests_check_gpu_wgmma_LDADD = $(CHECK_LDADD)
 tests_check_gpu_bwd_SOURCES = tests/check_gpu_bwd.c $(GPU_PROBE) $(TESTUTIL)
 tests_check_gpu_bwd_LDADD = $(CHECK_LDADD)
+tests_check_gpu_split_SOURCES = tests/check_gpu_split.c $(GPU_PROBE) \
+	$(TESTUTIL)
+tests_check_gpu_split_LDADD = $(CHECK_LDADD)
+tests_check_gpu_decode_SOURCES = tests/check_gpu_decode.c $(GPU_PROBE) \
+	$(TESTUTIL)
+tests_check_gpu_decode_LDADD = $(CHECK_LDADD)
 # The kernel table and the rules that need no GPU: runs everywhere.
 tests_check_gpu_table_SOURCES = tests/check_gpu_table.c $(TESTUTIL)
 tests_check_gpu_table_LDADD = $(CHECK_LDADD)

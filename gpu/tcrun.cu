@@ -51,8 +51,8 @@ extern "C" {
 #include "model/util.h"
 #include "timing.h"
 }
+#include "to16.h"
 
-#define TCRUN_THREADS 256
 
 /* The fast.h / wgmma.h entry points, which share one signature. */
 typedef int (*tcrun_fwd_fn)(const void *q, const void *k, const void *v,
@@ -113,39 +113,6 @@ static const struct tcrun_kernel tcrun_wgmma = {
 	.trace = wgmma_attention_trace,
 };
 #endif
-
-/* n float32 values that fp16/bf16 hold exactly, into 16-bit storage. */
-__global__ static void
-tcrun_to16(const float *x, uint16_t *y, size_t n, int bf16)
-{
-	size_t i;
-
-	for (i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-	    i += (size_t)gridDim.x * blockDim.x)
-		y[i] = bf16 ? __bfloat16_as_ushort(__float2bfloat16_rn(x[i])) :
-		    __half_as_ushort(__float2half_rn(x[i]));
-}
-
-/* And back: n 16-bit values as float32. */
-__global__ static void
-tcrun_from16(const uint16_t *x, float *y, size_t n, int bf16)
-{
-	size_t i;
-
-	for (i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-	    i += (size_t)gridDim.x * blockDim.x)
-		y[i] = bf16 ? __bfloat162float(__ushort_as_bfloat16(x[i])) :
-		    __half2float(__ushort_as_half(x[i]));
-}
-
-static unsigned
-tcrun_blocks(size_t n)
-{
-	size_t b = (n + TCRUN_THREADS - 1) / TCRUN_THREADS;
-
-	return (unsigned)(b < 4096 ? (b > 0 ? b : 1) : 4096);
-}
-
 
 /* ---- the tilings ---- */
 
@@ -268,19 +235,13 @@ tcrun_upload(const struct tcrun_kernel *tk, const struct gpu_job *job,
 	for (b = 0; b < (size_t)job->n; b++) {
 		CUDA_CHECK(cudaMemcpy(stage, job->ps[b].q, nq * sizeof(float),
 		    cudaMemcpyHostToDevice));
-		tcrun_to16<<<tcrun_blocks(nq), TCRUN_THREADS>>>(stage,
-		    in->q + b * nq, nq, in->bf16);
-		CUDA_CHECK(cudaGetLastError());
+		CUDA_CHECK(to16(stage, in->q + b * nq, nq, in->bf16));
 		CUDA_CHECK(cudaMemcpy(stage, job->ps[b].k, nk * sizeof(float),
 		    cudaMemcpyHostToDevice));
-		tcrun_to16<<<tcrun_blocks(nk), TCRUN_THREADS>>>(stage,
-		    in->k + b * nk, nk, in->bf16);
-		CUDA_CHECK(cudaGetLastError());
+		CUDA_CHECK(to16(stage, in->k + b * nk, nk, in->bf16));
 		CUDA_CHECK(cudaMemcpy(stage, job->ps[b].v, nk * sizeof(float),
 		    cudaMemcpyHostToDevice));
-		tcrun_to16<<<tcrun_blocks(nk), TCRUN_THREADS>>>(stage,
-		    in->v + b * nk, nk, in->bf16);
-		CUDA_CHECK(cudaGetLastError());
+		CUDA_CHECK(to16(stage, in->v + b * nk, nk, in->bf16));
 	}
 	return 0;
 fail:
@@ -296,8 +257,7 @@ tcrun_outputs(const struct gpu_job *job, struct gpu_mem *mem,
 	float *of;
 
 	CUDA_CHECK(gpu_mem_floats(mem, &of, no, GPU_MEM_HELPER));
-	tcrun_from16<<<tcrun_blocks(no), TCRUN_THREADS>>>(o, of, no, bf16);
-	CUDA_CHECK(cudaGetLastError());
+	CUDA_CHECK(from16(o, of, no, bf16));
 	CUDA_CHECK(cudaMemcpy(job->res->o, of, no * sizeof(float),
 	    cudaMemcpyDeviceToHost));
 	CUDA_CHECK(cudaMemcpy(job->res->lse, lse, (size_t)job->ps[0].tq *

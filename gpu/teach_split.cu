@@ -25,7 +25,17 @@
  *       each merge's m and l.  The row's last merge finalizes as
  *       combine.c does: O = u / l, lse = m + log l (olse: O = o).
  *
- * version 1 (the only one): clarity over speed, as teach.cu.
+ * It is the teaching entry's split-KV run (kernel.h's struct gpu_split):
+ * teach_split_launch() gets the job gpusplit.c lays out from the
+ * simulator's split schedule and the combine's plan (kernels.h), counts
+ * its device memory through cudacheck.h and times each kernel through
+ * timing.h; the test faults (gpu.h's GPU_SPLIT_TEST_...) leave out the
+ * ranges' rescale, or the second operand of each row's last merge (it
+ * merges as the empty state: that merge's m, l and O go wrong).
+ *
+ * version 2: through the kernel table (version 1 was a standalone entry
+ * point driven by gpu/bench/split_check.c); clarity over speed, as
+ * teach.cu.
  */
 #include "config.h"
 
@@ -39,11 +49,12 @@
 #include <cuda_fp16.h>
 
 extern "C" {
+#include "kernels.h"
 #include "model/dtype.h"
 #include "model/online.h"
 #include "model/online_rule.h"
-#include "teach_split.h"
 }
+#include "timing.h"
 
 #define TEACH_SPLIT_THREADS 256
 
@@ -328,9 +339,13 @@ teach_split_combine(struct combine_params C)
 
 		combine_operand(C, slot, op.a, r, c, &ma, &la, &ua);
 		combine_operand(C, slot, op.b, r, c, &mb, &lb, &ub);
+		if (C.fault_merge && n == C.merges - 1) {
+			/* the test fault: the operand dropped, as if empty */
+			mb = -INFINITY;
+			lb = 0.0f;
+			ub = 0.0f;
+		}
 		w = merge_weigh(C.form, C.bug, ma, la, mb, lb);
-		if (C.fault_merge && n == C.merges - 1)
-			w.w_b = 0.0f;
 		dst[0] = w.m;
 		dst[1] = w.l;
 		dst[2] = merge_mix(w, ua, ub);
@@ -351,206 +366,223 @@ teach_split_combine(struct combine_params C)
 	}
 }
 
-/* Copies n ints (or floats, or plan entries) to a new device array. */
+/* n values (ints, floats, plan entries) into new device memory, counted
+ * as the kernel's. */
 template <typename T>
 static cudaError_t
-split_upload(T **dst, const T *src, size_t n)
+split_upload(struct gpu_mem *mem, T **dst, const T *src, size_t n)
 {
 	cudaError_t e;
 
 	*dst = NULL;
 	if (n == 0 || src == NULL)
 		return cudaSuccess;
-	e = cudaMalloc((void **)dst, n * sizeof(T));
+	e = gpu_mem_alloc(mem, (void **)dst, n * sizeof(T), GPU_MEM_KERNEL);
 	if (e != cudaSuccess)
 		return e;
 	return cudaMemcpy(*dst, src, n * sizeof(T), cudaMemcpyHostToDevice);
 }
 
-/* Copies n values back when the caller wants them. */
-template <typename T>
+/* n floats of device memory, all bits set (NaN) where no kernel writes. */
 static cudaError_t
-split_download(T *dst, const T *src, size_t n)
+split_floats(struct gpu_mem *mem, float **dst, size_t n)
 {
-	if (dst == NULL || n == 0)
+	cudaError_t e = gpu_mem_floats(mem, dst, n, GPU_MEM_KERNEL);
+
+	if (e != cudaSuccess || n == 0)
+		return e;
+	return cudaMemset(*dst, 0xff, n * sizeof(float));
+}
+
+/* One timed launch of either kernel (timing.h). */
+struct split_timed {
+	unsigned tr, splits;
+	size_t smem, threads;
+	struct split_params P;
+	struct combine_params C;
+};
+
+static int
+split_enqueue_ranges(void *ctx, char *err, size_t errlen)
+{
+	const struct split_timed *r = (const struct split_timed *)ctx;
+
+	teach_split_ranges<<<dim3(r->tr, r->splits), TEACH_SPLIT_THREADS,
+	    r->smem>>>(r->P);
+	CUDA_CHECK(cudaGetLastError());
+	return 0;
+fail:
+	return -1;
+}
+
+static int
+split_enqueue_combine(void *ctx, char *err, size_t errlen)
+{
+	const struct split_timed *r = (const struct split_timed *)ctx;
+
+	teach_split_combine<<<(unsigned)((r->threads + 127) / 128), 128>>>(r->C);
+	CUDA_CHECK(cudaGetLastError());
+	return 0;
+fail:
+	return -1;
+}
+
+/* A device array of n floats into the result's host array. */
+static cudaError_t
+split_download(float *dst, const float *src, size_t n)
+{
+	if (n == 0)
 		return cudaSuccess;
-	return cudaMemcpy(dst, src, n * sizeof(T), cudaMemcpyDeviceToHost);
+	return cudaMemcpy(dst, src, n * sizeof(float), cudaMemcpyDeviceToHost);
 }
 
 extern "C" int
-teach_split_run(struct teach_split_job *job, char *err, size_t errlen)
+teach_split_launch(const struct gpu_split_job *job, char *err, size_t errlen)
 {
-	struct split_params P;
-	struct combine_params C;
-	float *q = NULL, *k = NULL, *v = NULL, *s = NULL;
-	float *pm = NULL, *pl = NULL, *plse = NULL, *pacc = NULL, *po = NULL;
-	float *scratch = NULL, *mm = NULL, *ml = NULL, *o = NULL, *lse = NULL;
-	int *block_rows = NULL, *block_kv = NULL, *range = NULL;
-	int *row_out = NULL, *row_pos = NULL;
-	struct combine_merge *plan = NULL;
-	cudaEvent_t ev[3] = { NULL, NULL, NULL };
-	size_t smem, nparts, nout, threads;
-	float ms;
-	int dev, optin, x, rc = -1;
+	const struct problem *p = job->p;
+	const struct schedule *sc = job->sched;
+	struct gpu_split_result *res = job->res;
+	struct gpu_mem mem = GPU_MEM_INIT;
+	struct split_timed run;
+	struct split_params *P = &run.P;
+	struct combine_params *C = &run.C;
+	const int heads = p->heads > 0 ? p->heads : 1;
+	const int kv_heads = p->kv_heads > 0 ? p->kv_heads : 1;
+	const size_t rows = (size_t)sc->rows, nparts = rows * sc->splits;
+	const size_t nout = (size_t)heads * p->tq, dv = (size_t)p->dv;
+	const int d = p->scores_mode ? 0 : p->d;
+	float *q = NULL, *k = NULL, *v = NULL, *s = NULL, *scratch = NULL;
+	float *pm, *pl, *plse, *pacc, *po, *mm, *ml, *o, *lse;
+	int *block_rows, *block_kv, *range, *row_out, *row_pos;
+	struct combine_merge *plan;
+	int dev, optin;
 
-	smem = split_smem_floats(job->br, job->bc, job->d, job->dv) * sizeof(float);
+	memset(&run, 0, sizeof run);
+	run.smem = split_smem_floats(sc->br, sc->bc, d, p->dv) * sizeof(float);
 	CUDA_CHECK(cudaGetDevice(&dev));
 	CUDA_CHECK(cudaDeviceGetAttribute(&optin,
 	    cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-	if (smem > (size_t)optin) {
-		snprintf(err, errlen, "tiles of Br=%d by Bc=%d with d=%d, dv=%d need "
-		    "%zu bytes of shared memory per block; this GPU allows %d",
-		    job->br, job->bc, job->d, job->dv, smem, optin);
+	if (run.smem > (size_t)optin) {
+		snprintf(err, errlen, "tiles of Br=%d by Bc=%d with d=%d, dv=%d "
+		    "need %zu bytes of shared memory per block; this GPU allows "
+		    "%d", sc->br, sc->bc, d, p->dv, run.smem, optin);
 		goto fail;
 	}
-	if (job->splits > 65535 || job->merges < 1 || job->slots < 1) {
-		snprintf(err, errlen, "bad split job: %d ranges, %d merges, %d slots",
-		    job->splits, job->merges, job->slots);
+	if (sc->splits > 65535 || sc->tr > 2147483647 / 2 || job->merges < 1 ||
+	    job->slots < 1) {
+		snprintf(err, errlen, "a split run of %d ranges, %d row blocks, %d "
+		    "merges, %d slots is more than one launch takes", sc->splits,
+		    sc->tr, job->merges, job->slots);
 		goto fail;
 	}
 
-	nparts = (size_t)job->rows * job->splits;
-	nout = (size_t)job->heads * job->tq;
-	if (job->scores)
-		CUDA_CHECK(split_upload(&s, job->s, nout * job->tk));
+	if (p->scores_mode)
+		CUDA_CHECK(split_upload(&mem, &s, (const float *)p->s,
+		    nout * p->tk));
 	else {
-		CUDA_CHECK(split_upload(&q, job->q, nout * job->d));
-		CUDA_CHECK(split_upload(&k, job->k, (size_t)job->kv_heads * job->tk *
-		    job->d));
+		CUDA_CHECK(split_upload(&mem, &q, (const float *)p->q,
+		    nout * d));
+		CUDA_CHECK(split_upload(&mem, &k, (const float *)p->k,
+		    (size_t)kv_heads * p->tk * d));
 	}
-	CUDA_CHECK(split_upload(&v, job->v, (size_t)job->kv_heads * job->tk *
-	    job->dv));
-	CUDA_CHECK(split_upload(&block_rows, job->block_rows, (size_t)job->tr + 1));
-	CUDA_CHECK(split_upload(&block_kv, job->block_kv, (size_t)job->tr));
-	CUDA_CHECK(split_upload(&range, job->range, (size_t)job->tr *
-	    job->splits * 2));
-	CUDA_CHECK(split_upload(&row_out, job->row_out, (size_t)job->rows));
-	CUDA_CHECK(split_upload(&row_pos, job->row_pos, (size_t)job->rows));
-	CUDA_CHECK(split_upload(&plan, job->plan, (size_t)job->merges));
-	CUDA_CHECK(cudaMalloc((void **)&pm, nparts * sizeof(float)));
-	CUDA_CHECK(cudaMalloc((void **)&pl, nparts * sizeof(float)));
-	CUDA_CHECK(cudaMalloc((void **)&plse, nparts * sizeof(float)));
-	CUDA_CHECK(cudaMalloc((void **)&pacc, nparts * job->dv * sizeof(float)));
-	CUDA_CHECK(cudaMalloc((void **)&po, nparts * job->dv * sizeof(float)));
-	CUDA_CHECK(cudaMalloc((void **)&mm, (size_t)job->rows * job->merges *
-	    sizeof(float)));
-	CUDA_CHECK(cudaMalloc((void **)&ml, (size_t)job->rows * job->merges *
-	    sizeof(float)));
-	threads = (size_t)job->rows * job->dv;
-	CUDA_CHECK(cudaMalloc((void **)&scratch, threads * job->slots * 3 *
-	    sizeof(float)));
-	CUDA_CHECK(cudaMalloc((void **)&o, nout * job->dv * sizeof(float)));
-	CUDA_CHECK(cudaMalloc((void **)&lse, nout * sizeof(float)));
-	/* NaN (all bits set) where nothing was written: a row no kernel
-	 * reaches cannot pass for a value. */
-	CUDA_CHECK(cudaMemset(pm, 0xff, nparts * sizeof(float)));
-	CUDA_CHECK(cudaMemset(o, 0xff, nout * job->dv * sizeof(float)));
-	CUDA_CHECK(cudaMemset(lse, 0xff, nout * sizeof(float)));
+	CUDA_CHECK(split_upload(&mem, &v, (const float *)p->v,
+	    (size_t)kv_heads * p->tk * dv));
+	CUDA_CHECK(split_upload(&mem, &block_rows, job->block_rows,
+	    (size_t)sc->tr + 1));
+	CUDA_CHECK(split_upload(&mem, &block_kv, job->block_kv, (size_t)sc->tr));
+	CUDA_CHECK(split_upload(&mem, &range, job->range, (size_t)sc->tr *
+	    sc->splits * 2));
+	CUDA_CHECK(split_upload(&mem, &row_out, job->row_out, rows));
+	CUDA_CHECK(split_upload(&mem, &row_pos, job->row_pos, rows));
+	CUDA_CHECK(split_upload(&mem, &plan, job->plan, (size_t)job->merges));
+	CUDA_CHECK(split_floats(&mem, &pm, nparts));
+	CUDA_CHECK(split_floats(&mem, &pl, nparts));
+	CUDA_CHECK(split_floats(&mem, &plse, nparts));
+	CUDA_CHECK(split_floats(&mem, &pacc, nparts * dv));
+	CUDA_CHECK(split_floats(&mem, &po, nparts * dv));
+	CUDA_CHECK(split_floats(&mem, &mm, rows * job->merges));
+	CUDA_CHECK(split_floats(&mem, &ml, rows * job->merges));
+	CUDA_CHECK(split_floats(&mem, &o, nout * dv));
+	CUDA_CHECK(split_floats(&mem, &lse, nout));
+	run.threads = rows * dv;
+	CUDA_CHECK(gpu_mem_floats(&mem, &scratch, run.threads * job->slots * 3,
+	    GPU_MEM_KERNEL));
 
-	memset(&P, 0, sizeof P);
-	P.q = q;
-	P.k = k;
-	P.v = v;
-	P.s = s;
-	P.tq = job->tq;
-	P.tk = job->tk;
-	P.d = job->d;
-	P.dv = job->dv;
-	P.br = job->br;
-	P.bc = job->bc;
-	P.splits = job->splits;
-	P.scale = job->scale;
-	P.causal = job->causal;
-	P.scores = job->scores;
-	P.dtype = job->dtype;
-	P.convention = job->convention;
-	P.bug = job->bug;
-	P.no_rescale = (job->faults & TEACH_SPLIT_FAULT_RESCALE) != 0;
-	P.block_rows = block_rows;
-	P.block_kv = block_kv;
-	P.range = range;
-	P.row_out = row_out;
-	P.row_pos = row_pos;
-	P.pm = pm;
-	P.pl = pl;
-	P.plse = plse;
-	P.pacc = pacc;
-	P.po = po;
+	P->q = q;
+	P->k = k;
+	P->v = v;
+	P->s = s;
+	P->tq = p->tq;
+	P->tk = p->tk;
+	P->d = d;
+	P->dv = p->dv;
+	P->br = sc->br;
+	P->bc = sc->bc;
+	P->splits = sc->splits;
+	P->scale = p->scale;
+	P->causal = p->causal;
+	P->scores = p->scores_mode;
+	P->dtype = p->dtype;
+	P->convention = job->rule->convention;
+	P->bug = job->rule->bug;
+	P->no_rescale = (job->flags & GPU_SPLIT_TEST_NO_RESCALE) != 0;
+	P->block_rows = block_rows;
+	P->block_kv = block_kv;
+	P->range = range;
+	P->row_out = row_out;
+	P->row_pos = row_pos;
+	P->pm = pm;
+	P->pl = pl;
+	P->plse = plse;
+	P->pacc = pacc;
+	P->po = po;
 
-	memset(&C, 0, sizeof C);
-	C.rows = job->rows;
-	C.splits = job->splits;
-	C.dv = job->dv;
-	C.merges = job->merges;
-	C.slots = job->slots;
-	C.convention = job->convention;
-	C.form = job->form;
-	C.bug = job->merge_bug;
-	C.fault_merge = (job->faults & TEACH_SPLIT_FAULT_MERGE) != 0;
-	C.plan = plan;
-	C.row_out = row_out;
-	C.pm = pm;
-	C.pl = pl;
-	C.plse = plse;
-	C.pacc = pacc;
-	C.po = po;
-	C.scratch = scratch;
-	C.merge_m = mm;
-	C.merge_l = ml;
-	C.o = o;
-	C.lse = lse;
+	C->rows = sc->rows;
+	C->splits = sc->splits;
+	C->dv = p->dv;
+	C->merges = job->merges;
+	C->slots = job->slots;
+	C->convention = job->rule->convention;
+	C->form = job->form;
+	C->bug = job->merge_bug;
+	C->fault_merge = (job->flags & GPU_SPLIT_TEST_DROP_MERGE) != 0;
+	C->plan = plan;
+	C->row_out = row_out;
+	C->pm = pm;
+	C->pl = pl;
+	C->plse = plse;
+	C->pacc = pacc;
+	C->po = po;
+	C->scratch = scratch;
+	C->merge_m = mm;
+	C->merge_l = ml;
+	C->o = o;
+	C->lse = lse;
 
+	run.tr = (unsigned)sc->tr;
+	run.splits = (unsigned)sc->splits;
 	CUDA_CHECK(cudaFuncSetAttribute(teach_split_ranges,
-	    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-	for (x = 0; x < 3; x++)
-		CUDA_CHECK(cudaEventCreate(&ev[x]));
-	CUDA_CHECK(cudaEventRecord(ev[0]));
-	teach_split_ranges<<<dim3((unsigned)job->tr, (unsigned)job->splits),
-	    TEACH_SPLIT_THREADS, smem>>>(P);
-	CUDA_CHECK(cudaGetLastError());
-	CUDA_CHECK(cudaEventRecord(ev[1]));
-	teach_split_combine<<<(unsigned)((threads + 127) / 128), 128>>>(C);
-	CUDA_CHECK(cudaGetLastError());
-	CUDA_CHECK(cudaEventRecord(ev[2]));
-	CUDA_CHECK(cudaEventSynchronize(ev[2]));
-	CUDA_CHECK(cudaEventElapsedTime(&ms, ev[0], ev[1]));
-	job->ms_split = ms;
-	CUDA_CHECK(cudaEventElapsedTime(&ms, ev[1], ev[2]));
-	job->ms_combine = ms;
+	    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)run.smem));
+	/* The ranges, then the combine on their partials, each timed. */
+	if (timing_median_ms(split_enqueue_ranges, &run, job->repeat,
+	    &res->ms_ranges, err, errlen) != 0 ||
+	    timing_median_ms(split_enqueue_combine, &run, job->repeat,
+	    &res->ms_combine, err, errlen) != 0)
+		goto fail;
 
-	CUDA_CHECK(split_download(job->part_m, pm, nparts));
-	CUDA_CHECK(split_download(job->part_l, pl, nparts));
-	CUDA_CHECK(split_download(job->part_lse, plse, nparts));
-	CUDA_CHECK(split_download(job->part_acc, pacc, nparts * job->dv));
-	CUDA_CHECK(split_download(job->part_o, po, nparts * job->dv));
-	CUDA_CHECK(split_download(job->merge_m, mm, (size_t)job->rows * job->merges));
-	CUDA_CHECK(split_download(job->merge_l, ml, (size_t)job->rows * job->merges));
-	CUDA_CHECK(split_download(job->o, o, nout * job->dv));
-	CUDA_CHECK(split_download(job->lse, lse, nout));
-	rc = 0;
+	CUDA_CHECK(split_download(res->m, pm, nparts));
+	CUDA_CHECK(split_download(res->l, pl, nparts));
+	CUDA_CHECK(split_download(res->lse, plse, nparts));
+	CUDA_CHECK(split_download(res->acc, pacc, nparts * dv));
+	CUDA_CHECK(split_download(res->o, po, nparts * dv));
+	CUDA_CHECK(split_download(res->merge_m, mm, rows * job->merges));
+	CUDA_CHECK(split_download(res->merge_l, ml, rows * job->merges));
+	CUDA_CHECK(split_download(res->out, o, nout * dv));
+	CUDA_CHECK(split_download(res->out_lse, lse, nout));
+	res->device_bytes = mem.bytes;
+	gpu_mem_free(&mem);
+	return 0;
 fail:
-	for (x = 0; x < 3; x++)
-		if (ev[x] != NULL)
-			cudaEventDestroy(ev[x]);
-	cudaFree(q);
-	cudaFree(k);
-	cudaFree(v);
-	cudaFree(s);
-	cudaFree(pm);
-	cudaFree(pl);
-	cudaFree(plse);
-	cudaFree(pacc);
-	cudaFree(po);
-	cudaFree(scratch);
-	cudaFree(mm);
-	cudaFree(ml);
-	cudaFree(o);
-	cudaFree(lse);
-	cudaFree(block_rows);
-	cudaFree(block_kv);
-	cudaFree(range);
-	cudaFree(row_out);
-	cudaFree(row_pos);
-	cudaFree(plan);
-	return rc;
+	gpu_mem_free(&mem);
+	return -1;
 }

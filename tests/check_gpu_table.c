@@ -11,6 +11,9 @@
 #include "testutil.h"
 #include "gpu/gpu.h"
 #include "gpu/gpucheck.h"
+#include "gpu/gpucheck_split.h"
+#include "model/combine.h"
+#include "model/sim.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,7 +40,8 @@ START_TEST(test_find)
 {
 	int i;
 
-	ck_assert_str_eq(gpu_kernel_names(), "naive, teaching, fast, wgmma");
+	ck_assert_str_eq(gpu_kernel_names(), "naive, teaching, fast, wgmma, "
+	    "decode");
 	for (i = 0; gpu_kernels[i] != NULL; i++)
 		ck_assert(gpu_kernel_find(gpu_kernels[i]->name) == gpu_kernels[i]);
 	ck_assert(gpu_kernel_find("slow") == NULL);
@@ -263,7 +267,7 @@ START_TEST(test_describe)
 	static const char *const labels[] = { "devices", "dtypes",
 	    "head sizes", "inputs",
 	    "tilings", "loop orders", "conventions", "bug modes", "trace",
-	    "arithmetic", "backward" };
+	    "arithmetic", "backward", "split-KV" };
 	char line[512];
 	int i, what;
 
@@ -272,8 +276,26 @@ START_TEST(test_describe)
 		    sizeof line) == 0; what++)
 			ck_assert_msg(strncmp(line, labels[what],
 			    strlen(labels[what])) == 0, "%s", line);
-		ck_assert_int_eq(what, 11);
+		ck_assert_int_eq(what, 12);
 	}
+	ck_assert_int_eq(gpu_kernel_describe(kernel("fast"), 11, line,
+	    sizeof line), 0);
+	ck_assert_str_eq(line, "split-KV     none");
+	ck_assert_int_eq(gpu_kernel_describe(kernel("teaching"), 11, line,
+	    sizeof line), 0);
+	ck_assert_str_eq(line, "split-KV     the simulator's (--splits N): a "
+	    "block per (row block, key range), partials mlu or olse, merged "
+	    "ltr, tree or reverse; merge bug modes none, no-rescale-one, "
+	    "unweighted, last-max; grouped heads, packed or not");
+	ck_assert_int_eq(gpu_kernel_describe(kernel("decode"), 11, line,
+	    sizeof line), 0);
+	ck_assert_msg(strstr(line, "its own: key ranges enough to fill the "
+	    "GPU") != NULL, "%s", line);
+	ck_assert_int_eq(gpu_kernel_describe(kernel("decode"), 3, line,
+	    sizeof line), 0);
+	ck_assert_str_eq(line, "inputs       Q, K, V; causal or not; a positive "
+	    "scale; at most 64 query rows a head; H query heads on G K/V heads "
+	    "as one problem, each group's rows packed");
 	ck_assert_int_eq(gpu_kernel_describe(kernel("fast"), 10, line,
 	    sizeof line), 0);
 	ck_assert_str_eq(line, "backward     none");
@@ -296,6 +318,175 @@ START_TEST(test_describe)
 	    sizeof line), 0);
 	ck_assert_str_eq(line, "bug modes    none, numerator-only, "
 	    "denominator-only, no-rescale, forget-old-denominator");
+}
+END_TEST
+
+/* The decode entry refuses from the table what it does not take. */
+START_TEST(test_decode_refusals)
+{
+	const struct gpu_kernel *k = kernel("decode");
+	struct problem_spec spec;
+	struct problem p;
+	struct tiling t = { 64, 64, ORDER_FA1 };
+	struct online_rule rule = { CONV_NORMALIZED, BUG_NONE };
+	char err[512];
+
+	problem_spec_init(&spec);
+	spec.tq = 1;
+	spec.tk = 300;
+	spec.d = spec.dv = 128;
+	spec.heads = 8;
+	spec.kv_heads = 2;
+	spec.dtype = DTYPE_FP16;
+	spec.input = INPUTS_NORMAL;
+	spec.causal = 1;
+	build(&spec, &p);
+	/* Grouped heads whole, any loop order or convention (no tiles). */
+	ck_assert_int_eq(gpu_kernel_check(k, &p, &t, &rule, 0, err,
+	    sizeof err), 0);
+	ck_assert_int_eq(gpu_kernel_check(k, &p, &t, &rule, GPU_TRACE, err,
+	    sizeof err), -1);
+	ck_assert_msg(strstr(err, "kernel decode has no trace") != NULL, "%s",
+	    err);
+	/* Others take one head a problem. */
+	ck_assert_int_eq(gpu_kernel_check(kernel("teaching"), &p, &t, &rule, 0,
+	    err, sizeof err), -1);
+	ck_assert_str_eq(err, "kernel teaching does not take 8 query heads on 2 "
+	    "K/V heads as one problem (it takes one head a problem: the "
+	    "commands run the heads apart; flashstep gpu --list-kernels)");
+	rule.bug = BUG_NO_RESCALE;
+	ck_assert_int_eq(gpu_kernel_check(k, &p, &t, &rule, 0, err, sizeof err),
+	    -1);
+	ck_assert_msg(strstr(err, "--bug no-rescale (it takes none;") != NULL,
+	    "%s", err);
+	rule.bug = BUG_NONE;
+	problem_free(&p);
+
+	spec.tq = 65;
+	build(&spec, &p);
+	ck_assert_int_eq(gpu_kernel_check(k, &p, &t, &rule, 0, err, sizeof err),
+	    -1);
+	ck_assert_str_eq(err, "kernel decode does not take --tq 65 (it takes "
+	    "at most 64 query rows a head; flashstep gpu --list-kernels)");
+	problem_free(&p);
+
+	spec.tq = 1;
+	spec.d = spec.dv = 64;
+	build(&spec, &p);
+	ck_assert_int_eq(gpu_kernel_check(k, &p, &t, &rule, 0, err, sizeof err),
+	    -1);
+	ck_assert_msg(strstr(err, "does not take d = 64, dv = 64 (it takes "
+	    "d = dv = 128;") != NULL, "%s", err);
+	problem_free(&p);
+
+	spec.d = spec.dv = 128;
+	spec.dtype = DTYPE_FP32;
+	build(&spec, &p);
+	ck_assert_int_eq(gpu_kernel_check(k, &p, &t, &rule, 0, err, sizeof err),
+	    -1);
+	ck_assert_msg(strstr(err, "--dtype fp32 (it takes fp16, bf16;") != NULL,
+	    "%s", err);
+	problem_free(&p);
+}
+END_TEST
+
+/* The split-KV run is the teaching entry's; the others refuse --splits
+ * from the table, and the run refuses what it does not take. */
+START_TEST(test_split_refusals)
+{
+	struct problem_spec spec;
+	struct problem p;
+	struct tiling t = { 8, 8, ORDER_FA2 };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	struct split_plan sp = { 4, MERGE_MLU, 1 };
+	struct combine_rule cr = { COMBINE_TREE, MERGE_BUG_LAST_MAX };
+	struct gpu_kernel plain = *kernel("teaching");
+	struct gpu_split none = *kernel("teaching")->split;
+	char err[512];
+
+	problem_spec_init(&spec);
+	spec.tq = 3;
+	spec.tk = 90;
+	spec.d = spec.dv = 16;
+	spec.heads = 6;
+	spec.kv_heads = 3;
+	spec.input = INPUTS_NORMAL;
+	build(&spec, &p);
+	ck_assert_int_eq(gpu_split_check(kernel("teaching"), &p, &t, &rule, &sp,
+	    &cr, err, sizeof err), 0);
+	ck_assert_int_eq(gpu_split_check(kernel("fast"), &p, &t, &rule, &sp,
+	    &cr, err, sizeof err), -1);
+	ck_assert_str_eq(err, "kernel fast has no split-KV run (kernels with "
+	    "one: teaching)");
+	ck_assert_int_eq(gpu_split_check(kernel("decode"), &p, &t, &rule, &sp,
+	    &cr, err, sizeof err), -1);
+	ck_assert_str_eq(err, "kernel decode cuts its keys into ranges of its "
+	    "own choosing; --splits asks for a split-KV run on the simulator's "
+	    "schedule (kernels with one: teaching)");
+	sp.splits = 1;
+	ck_assert_int_eq(gpu_split_check(kernel("teaching"), &p, &t, &rule, &sp,
+	    &cr, err, sizeof err), -1);
+	ck_assert_str_eq(err, "a split-KV run takes --splits 2 or more, not 1");
+	sp.splits = 4;
+	/* What an entry's split run does not take: its merge bugs, grouped
+	 * heads. */
+	none.merge_bugs = 1u << MERGE_BUG_NONE;
+	none.caps = 0;
+	plain.split = &none;
+	ck_assert_int_eq(gpu_split_check(&plain, &p, &t, &rule, &sp, &cr, err,
+	    sizeof err), -1);
+	ck_assert_msg(strstr(err, "does not take 6 query heads on 3 K/V heads "
+	    "as one problem") != NULL, "%s", err);
+	problem_free(&p);
+	spec.heads = spec.kv_heads = 1;
+	build(&spec, &p);
+	ck_assert_int_eq(gpu_split_check(&plain, &p, &t, &rule, &sp, &cr, err,
+	    sizeof err), -1);
+	ck_assert_str_eq(err, "kernel teaching does not take --merge-bug "
+	    "last-max (it takes none; flashstep gpu --list-kernels)");
+	problem_free(&p);
+}
+END_TEST
+
+/* The split comparison's depth of a plan (gpucheck_split.h): ltr and
+ * reverse N merges deep, tree log2 N. */
+START_TEST(test_split_depth)
+{
+	static const int want[3][3] = {	/* N = 2, 5, 8 */
+		[COMBINE_LTR] = { 2, 5, 8 },
+		[COMBINE_TREE] = { 1, 3, 3 },
+		[COMBINE_REVERSE] = { 2, 5, 8 },
+	};
+	static const int splits[3] = { 2, 5, 8 };
+	struct problem_spec spec;
+	struct problem p;
+	struct tiling t = { 4, 4, ORDER_FA2 };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	struct split_plan sp = { 0, MERGE_MLU, 0 };
+	struct combine_rule cr = { COMBINE_LTR, MERGE_BUG_NONE };
+	struct combine *comb;
+	struct sim *sim;
+	char err[512];
+	int o, n;
+
+	problem_spec_init(&spec);
+	spec.tq = 4;
+	spec.tk = 32;
+	build(&spec, &p);
+	for (n = 0; n < 3; n++) {
+		sp.splits = splits[n];
+		sim = sim_new_split(&p, &t, &sp, &rule, err, sizeof err);
+		ck_assert_msg(sim != NULL, "%s", err);
+		for (o = 0; o < 3; o++) {
+			cr.order = (enum combine_order)o;
+			comb = combine_new(sim, &cr, err, sizeof err);
+			ck_assert_msg(comb != NULL, "%s", err);
+			ck_assert_int_eq(gpucheck_split_depth(comb), want[o][n]);
+			combine_free(comb);
+		}
+		sim_free(sim);
+	}
+	problem_free(&p);
 }
 END_TEST
 
@@ -398,6 +589,9 @@ test_suite(void)
 	tcase_add_test(tc, test_wgmma_tilings);
 	tcase_add_test(tc, test_absent);
 	tcase_add_test(tc, test_describe);
+	tcase_add_test(tc, test_decode_refusals);
+	tcase_add_test(tc, test_split_refusals);
+	tcase_add_test(tc, test_split_depth);
 	tcase_add_test(tc, test_rule);
 	tcase_add_test(tc, test_may_skip);
 	tcase_add_test(tc, test_run_refusals);

@@ -6,22 +6,28 @@
 # ./out), one file a phase, and a summary.
 #
 #   gpu/bench/device_check.sh [build] [check] [planted] [bwd] [fwd] [bench]
+#       [split]
 #
 #   build    ./bootstrap (the wgmma kernel needs an nvcc that targets sm_90a)
-#   check    make check with FLASHSTEP_REQUIRE_GPU=1 (check_gpu_wgmma and
-#            check_gpu_bwd among the GPU tests; their logs in testlogs.txt)
+#   check    make check with FLASHSTEP_REQUIRE_GPU=1 (check_gpu_wgmma,
+#            check_gpu_bwd, check_gpu_split and check_gpu_decode among the
+#            GPU tests; their logs, and gpu.test's, in testlogs.txt)
 #   planted  tests/gpu_planted.sh
 #   bwd      the backward kernel against torch autograd (bwd_vs_torch.py)
 #   fwd      libfast.so and libwgmma.so, vs_torch.py with the wgmma columns
 #   bench    bench --gpu --ladder, then bench --gpu --backward
+#   split    compare --splits on three problems (rc 0) and with each of its
+#            two faults (rc 1), bench --gpu --decode (the issue's decode
+#            shapes), and the decode kernel against torch's backends
+#            (libdecode.so, decode_vs_torch.py)
 #
-# No arguments: all six.  Run from the project's root.  On a host that
+# No arguments: all seven.  Run from the project's root.  On a host that
 # cannot install packages, carry the ncurses and check headers first
 # (.gpu-deps, see README).
 set -u
 out=${OUT:-./out}
 mkdir -p "$out"
-phases="${*:-build check planted bwd fwd bench}"
+phases="${*:-build check planted bwd fwd bench split}"
 export PYTHONUNBUFFERED=1
 jobs=$(nproc 2>/dev/null || echo 4)
 
@@ -90,6 +96,37 @@ for ph in $phases; do
 		    >"$out/bench_bwd.log" 2>&1
 		log "bench --backward rc $?"
 		tee -a "$out/summary.txt" <"$out/bench_bwd.log" ;;
+	split)
+		log "compare --splits: three problems, then each fault"
+		{
+			for args in \
+			    "--splits 4 --tq 300 --tk 517 --d 64 --br 32 --bc 64 --causal --input normal" \
+			    "--splits 16 --merge-order tree --partials olse --tq 1 --tk 4096 --d 128 --br 64 --bc 128 --heads 32 --kv-heads 8 --pack-gqa --input normal --dtype fp16" \
+			    "--splits 7 --merge-order reverse --convention normalized --tq 20 --tk 9 --d 8 --br 4 --bc 2 --causal --batch 2 --heads 4 --kv-heads 2 --dtype bf16" \
+			    "--splits 3 --tq 24 --tk 96 --d 16 --br 8 --bc 8 --input normal --test-fault no-rescale" \
+			    "--splits 3 --tq 24 --tk 96 --d 16 --br 8 --bc 8 --input normal --merge-order tree --test-fault drop-merge"; do
+				echo "### compare $args"
+				# shellcheck disable=SC2086
+				timeout ${SPLIT_LIMIT:-60} src/flashstep compare $args --worst 2
+				echo "rc $?"
+			done
+		} >"$out/split.log" 2>&1
+		grep -E '^(### |rc |result:|device:)' "$out/split.log" |
+		    tee -a "$out/summary.txt"
+		log "bench --gpu --decode"
+		timeout ${DECODE_LIMIT:-240} src/flashstep bench --gpu --decode \
+		    >"$out/bench_decode.log" 2>&1
+		log "bench --decode rc $?"
+		tee -a "$out/summary.txt" <"$out/bench_decode.log"
+		log "the decode kernel against torch (decode_vs_torch.py)"
+		nvcc -O3 -std=c++17 -gencode arch=compute_90,code=sm_90 -shared \
+		    -Xcompiler -fPIC -I src -I gpu gpu/decode.cu \
+		    -o /tmp/libdecode.so >"$out/decode_torch.log" 2>&1 &&
+		timeout ${TORCH_LIMIT:-300} python3 gpu/bench/decode_vs_torch.py \
+		    --lib /tmp/libdecode.so >>"$out/decode_torch.log" 2>&1
+		log "decode_vs_torch rc $?"
+		grep -v -e UserWarning -e scaled_dot_product_attention \
+		    "$out/decode_torch.log" | tail -45 >>"$out/summary.txt" ;;
 	esac
 done
 log "done"

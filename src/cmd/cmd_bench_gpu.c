@@ -7,7 +7,8 @@
  * last kernel's O and lse as .npy.  --ladder times the kernel ladder
  * (gpu_ladder: naive, teaching, fast, wgmma) on one shape, each rung with
  * its speed-up over the one below and why; --backward times each kernel
- * with a backward pass, forward and backward, on every shape.
+ * with a backward pass, forward and backward, on every shape; --decode
+ * times the decode kernel on decoding shapes, with its HBM bandwidth.
  */
 #include "config.h"
 
@@ -15,6 +16,7 @@
 #include "gpucmd.h"
 #include "model/backward.h"
 #include "model/npy.h"
+#include "model/reference.h"
 #include "model/util.h"
 
 #include <math.h>
@@ -32,7 +34,7 @@
 struct bench_gpu_args {
 	struct gpucmd_args common;	/* first: the shared setters' ctx */
 	int cpu, gpu;
-	int ladder, backward;		/* --ladder, --backward */
+	int ladder, backward, decode;	/* --ladder, --backward, --decode */
 	long tokens;			/* B*T */
 	long br, bc;			/* tiles of the kernels that take any */
 	const char *sizes, *dims, *dtypes, *masks, *kernels, *save;
@@ -198,6 +200,13 @@ set_ladder(void *ctx, const char *v, char *err, size_t errlen)
 }
 
 static int
+set_decode(void *ctx, const char *v, char *err, size_t errlen)
+{
+	return options_set_flag(&((struct bench_gpu_args *)ctx)->decode, v,
+	    err, errlen);
+}
+
+static int
 set_backward(void *ctx, const char *v, char *err, size_t errlen)
 {
 	return options_set_flag(&((struct bench_gpu_args *)ctx)->backward, v,
@@ -223,12 +232,16 @@ static const struct options_entry bench_gpu_entries[] = {
 	    "rung's speed-up and why", set_ladder },
 	{ "backward", NULL, "the forward and backward pass of each kernel "
 	    "with one (teaching), dQ atomic", set_backward },
+	{ "decode", NULL, "the decode kernel on decoding shapes: one query row "
+	    "a head, batch 1 and 8, H query heads on H and 8 K/V heads, Tk of "
+	    "--sizes (default 4096,32768,131072), d = 128: time and HBM "
+	    "bandwidth", set_decode },
 	{ "sizes", "LIST", "T = Tq = Tk values (default 1024,4096,16384)",
 	    set_sizes },
 	{ "tokens", "N", "B*T: B = N / T batch entries, at least 1 (default "
 	    "32768)", set_tokens },
-	{ "heads", "H", "heads per batch entry (default 16)",
-	    gpucmd_set_heads },
+	{ "heads", "H", "heads per batch entry (default 16; --decode: query "
+	    "heads, default 32)", gpucmd_set_heads },
 	{ "dims", "LIST", "head widths d = dv, of 64,128 (default 64,128)",
 	    set_dims },
 	{ "dtypes", "LIST", "of fp16,bf16,fp32 (default fp16,bf16; a kernel "
@@ -279,6 +292,17 @@ static const char bench_gpu_usage[] =
     "the backward's FLOPs are 2.5 times the forward's (five products per\n"
     "tile against two), so a kernel as good backward as forward takes\n"
     "2.5 times as long.\n"
+    "\n"
+    "--decode times the decode kernel on the decoding shapes: one query\n"
+    "row a head, batch 1 and 8, H = 32 query heads (--heads) on H and on 8\n"
+    "K/V heads, Tk in --sizes (default 4096, 32768, 131072), d = 128,\n"
+    "--dtypes (default fp16, bf16).  Each row: the median time, the key\n"
+    "ranges the kernel chose, the bytes of K and V it reads (2 B G Tk d\n"
+    "2), the bandwidth that makes, against the H200's HBM peak of 4.8 TB/s\n"
+    "(decoding reads every key and value once and does a few flops a\n"
+    "byte: bandwidth is its limit), and O against the double reference.\n"
+    "K and V smaller than 256 MB are copied and the runs cycle through the\n"
+    "copies, so they come from HBM, not from the 60 MB L2.\n"
     "Exits 3 when built without CUDA, 4 without a usable CUDA driver, 5\n"
     "without a CUDA device.\n"
     "\n";
@@ -739,6 +763,152 @@ bench_gpu_ladder(struct bench_gpu_shape *bs, const struct bench_gpu_args *a,
 	return 0;
 }
 
+/* ---- --decode ---- */
+
+/* The decoding shapes besides Tk and the dtype. */
+static const int bench_gpu_decode_batches[] = { 1, 8 };
+#define BENCH_GPU_DECODE_KV 8	/* the grouped K/V heads, beside H of them */
+#define BENCH_GPU_HBM_PEAK 4.8e12	/* the H200's HBM3e, bytes a second */
+
+/* The double reference of every head of p (O (H, 1, d), head after head). */
+static double *
+bench_gpu_decode_ref(const struct problem *p, char *err, size_t errlen)
+{
+	const size_t no = (size_t)p->tq * p->dv;
+	struct problem one;
+	double *ref, *lse;
+	int h;
+
+	ref = util_calloc(no * p->heads, sizeof *ref, "reference", err, errlen);
+	lse = util_calloc((size_t)p->tq, sizeof *lse, "reference", err, errlen);
+	for (h = 0; ref != NULL && lse != NULL && h < p->heads; h++) {
+		problem_head(p, h, &one);
+		if (reference_attention(&one, ref + h * no, lse, err, errlen) != 0)
+			break;
+	}
+	free(lse);
+	if (ref != NULL && (lse == NULL || h < p->heads)) {
+		free(ref);
+		ref = NULL;
+	}
+	return ref;
+}
+
+/* max |O - ref| / max |ref| over every batch entry (all share p's inputs). */
+static double
+bench_gpu_decode_err(const struct gpu_result *r, const double *ref, size_t n)
+{
+	double diff = 0, rmax = 0;
+	size_t i;
+	int b;
+
+	for (i = 0; i < n; i++)
+		rmax = fmax(rmax, fabs(ref[i]));
+	for (b = 0; b < r->n; b++)
+		for (i = 0; i < n; i++)
+			diff = fmax(diff, fabs((double)r->o[b * n + i] - ref[i]));
+	return rmax > 0 ? diff / rmax : diff;
+}
+
+/* One (dtype, G, Tk): its problem, then a row per batch size. */
+static int
+bench_gpu_decode_shape(const struct bench_gpu_args *a, enum dtype dt, int g,
+    int tk, char *err, size_t errlen)
+{
+	const struct gpu_kernel *k = gpu_kernel_find("decode");
+	struct problem_spec spec;
+	struct problem p, ps[8];
+	struct gpu_result res;
+	struct tiling t = { 64, 64, ORDER_FA2 };
+	double *ref, bytes;
+	char why[512], mb[32];
+	int i, b, bi;
+
+	problem_spec_init(&spec);
+	spec.tq = 1;
+	spec.tk = tk;
+	spec.d = spec.dv = 128;
+	spec.heads = (int)a->common.heads;
+	spec.kv_heads = g;
+	/* uniform: drawn many times faster than normal, and the time of a
+	 * decode does not depend on the values */
+	spec.input = INPUTS_UNIFORM;
+	spec.dtype = dt;
+	spec.seed = 1;
+	if (problem_build(&spec, &p, err, errlen) != 0)
+		return -1;
+	ref = bench_gpu_decode_ref(&p, err, errlen);
+	if (ref == NULL) {
+		problem_free(&p);
+		return -1;
+	}
+	for (bi = 0; bi < 2; bi++) {
+		b = bench_gpu_decode_batches[bi];
+		for (i = 0; i < b; i++)
+			ps[i] = p;
+		bytes = 2.0 * b * g * (double)tk * 128 * 2;
+		snprintf(mb, sizeof mb, "%.0f", bytes / 1e6);
+		printf("%-5s %2d %3d %3d %7d ", dtype_name(dt), b, spec.heads, g, tk);
+		if (gpu_time(k, ps, b, &t, (int)a->common.repeat, &res, why,
+		    sizeof why) != 0) {
+			printf("skipped: %s\n", why);
+			continue;
+		}
+		printf("%10.4f %6d %9s %7.2f %6.0f%% %9.2g\n", res.ms, res.splits, mb,
+		    bytes / (res.ms * 1e-3) / 1e12,
+		    100.0 * bytes / (res.ms * 1e-3) / BENCH_GPU_HBM_PEAK,
+		    bench_gpu_decode_err(&res, ref, (size_t)spec.heads * 128));
+		fflush(stdout);
+		gpu_result_free(&res);
+	}
+	free(ref);
+	problem_free(&p);
+	return 0;
+}
+
+/* --decode: every dtype, G in H and 8, Tk in --sizes. */
+static int
+bench_gpu_decode(const struct bench_gpu_args *a, const char *dev, char *err,
+    size_t errlen)
+{
+	const int kv[2] = { (int)a->common.heads, BENCH_GPU_DECODE_KV };
+	const char *cd, *ct;
+	char item[32];
+	enum dtype dt;
+	int g, tk;
+
+	printf("GPU: %s; the decode kernel on decoding shapes: one query row a "
+	    "head, d = 128, inputs uniform in [-1, 1);\n", dev);
+	printf("median of %ld runs back to back after a warm-up (timing.h), K "
+	    "and V from HBM (copies cycled below 256 MB);\n", a->common.repeat);
+	printf("K+V: the bytes of K and V read, 2 B G Tk d 2; TB/s: those bytes "
+	    "a second, %% against the H200's HBM peak of 4.8 TB/s;\n");
+	printf("ranges: the key ranges the kernel chose; O err: max |O - O_ref| "
+	    "/ max |O_ref|, O_ref in double\n");
+	printf("%-5s %2s %3s %3s %7s %10s %6s %9s %7s %7s %9s\n", "dtype", "B",
+	    "H", "G", "Tk", "time (ms)", "ranges", "K+V (MB)", "TB/s", "of 4.8",
+	    "O err");
+	for (cd = a->dtypes; *cd != '\0';) {
+		cd = bench_gpu_list_next(cd, item, sizeof item);
+		dtype_parse(item, &dt);
+		for (g = 0; g < 2; g++) {
+			if (g == 1 && (kv[1] >= kv[0] || kv[0] % kv[1] != 0))
+				continue;
+			for (ct = a->sizes; *ct != '\0';) {
+				ct = bench_gpu_list_next(ct, item, sizeof item);
+				tk = atoi(item);
+				if (tk < 1 || tk > 1000000)
+					return util_error(err, errlen, "--sizes: %s is not "
+					    "from 1 to 1000000", item);
+				if (bench_gpu_decode_shape(a, dt, kv[g], tk, err,
+				    errlen) != 0)
+					return -1;
+			}
+		}
+	}
+	return 0;
+}
+
 int
 cmd_bench_gpu(int argc, char **argv)
 {
@@ -765,6 +935,15 @@ cmd_bench_gpu(int argc, char **argv)
 		rc = CMD_USAGE;
 		goto done;
 	}
+	if (a.decode && (a.ladder || a.backward || a.kernels != NULL ||
+	    a.save != NULL || a.dims != NULL || a.masks != NULL ||
+	    options_given(&o, "tokens") || options_given(&o, "br") ||
+	    options_given(&o, "bc"))) {
+		snprintf(err, sizeof err, "--decode times its own shapes (one "
+		    "query row, d = 128, no mask, batch 1 and 8): it takes "
+		    "--sizes (Tk), --dtypes, --heads and --repeat only");
+		goto fail;
+	}
 	if (a.ladder && (a.backward || a.kernels != NULL || a.save != NULL)) {
 		snprintf(err, sizeof err, "--ladder's rungs are its own: it does "
 		    "not go with %s", a.backward ? "--backward" :
@@ -776,7 +955,12 @@ cmd_bench_gpu(int argc, char **argv)
 		    "not --backward");
 		goto fail;
 	}
-	/* The defaults: the table's shapes, or the ladder's one. */
+	/* The defaults: the table's shapes, the ladder's one, or the
+	 * decoding shapes. */
+	if (a.decode && a.sizes == NULL)
+		a.sizes = "4096,32768,131072";
+	if (a.decode && !options_given(&o, "heads"))
+		a.common.heads = 32;
 	if (a.sizes == NULL)
 		a.sizes = a.ladder ? "4096" : "1024,4096,16384";
 	if (a.dims == NULL)
@@ -805,8 +989,9 @@ cmd_bench_gpu(int argc, char **argv)
 	rc = gpucmd_device("bench --gpu", dev, sizeof dev);
 	if (rc != CMD_OK)
 		goto done;
-	if (a.ladder) {
-		if (bench_gpu_ladder(&bs, &a, dev, err, sizeof err) != 0)
+	if (a.ladder || a.decode) {
+		if ((a.ladder ? bench_gpu_ladder(&bs, &a, dev, err, sizeof err) :
+		    bench_gpu_decode(&a, dev, err, sizeof err)) != 0)
 			goto fail;
 		rc = CMD_OK;
 		goto done;

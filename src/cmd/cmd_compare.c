@@ -4,17 +4,21 @@
  * largest differences per step and in O and lse; exit 1 when they do not
  * agree.  `--backward` does the same for the backward pass
  * (gpu/gpucheck_bwd.c): dK, dV and an ordered dQ after every backward
- * step, or the final gradients with an atomic dQ.  `--heads H --batch B`
- * hold each of B*H problems against its own simulator; --test-fault
- * shows the comparison failing.
+ * step, or the final gradients with an atomic dQ.  `--splits N` does it
+ * for the split-KV run (gpu/gpucheck_split.c): every partial, every
+ * merge, then O and lse.  `--heads H --batch B` hold each of B*H heads
+ * (or, split, each batch entry of H heads) against its own simulator;
+ * --test-fault shows the comparison failing.
  */
 #include "config.h"
 
 #include "cmd.h"
 #include "gpu/gpucheck.h"
 #include "gpu/gpucheck_bwd.h"
+#include "gpu/gpucheck_split.h"
 #include "gpucmd.h"
 #include "model/backward.h"
+#include "model/combine.h"
 #include "model/setup.h"
 #include "model/sim.h"
 #include "model/util.h"
@@ -28,7 +32,9 @@
 /* The faults --test-fault plants, one for each pass. */
 enum compare_fault {
 	COMPARE_NO_FAULT,
-	COMPARE_NO_RESCALE,	/* the forward leaves out the rescale */
+	COMPARE_NO_RESCALE,	/* the forward (or its ranges) leaves out the
+				 * rescale */
+	COMPARE_DROP_MERGE,	/* the combine drops an operand */
 	COMPARE_DK_SKIP_ROW,	/* the backward's dK leaves out a row */
 };
 
@@ -60,29 +66,34 @@ set_fault(void *ctx, const char *v, char *err, size_t errlen)
 
 	if (strcmp(v, "no-rescale") == 0)
 		a->fault = COMPARE_NO_RESCALE;
+	else if (strcmp(v, "drop-merge") == 0)
+		a->fault = COMPARE_DROP_MERGE;
 	else if (strcmp(v, "dk-skip-row") == 0)
 		a->fault = COMPARE_DK_SKIP_ROW;
 	else
 		return util_error(err, errlen, "--test-fault must be no-rescale "
-		    "(or dk-skip-row with --backward), not '%s'", v);
+		    "(or drop-merge with --splits, dk-skip-row with --backward), "
+		    "not '%s'", v);
 	return 0;
 }
 
 static const struct options_entry compare_entries[] = {
 	{ "kernel", "NAME", "the kernel to compare (default teaching; a kernel "
 	    "with a trace, see gpu --list-kernels)", gpucmd_set_kernel },
-	{ "heads", "H", "H heads per batch entry (default 1)",
-	    gpucmd_set_heads },
-	{ "batch", "B", "B batch entries (default 1)", gpucmd_set_batch },
+	{ "batch", "B", "B batch entries (default 1), entry b drawn from "
+	    "seed + b", gpucmd_set_batch },
 	{ "steps", NULL, "list every step (default: the worst ones)", set_steps },
 	{ "worst", "N", "steps listed per problem without --steps (default 5)",
 	    set_worst },
 	{ "dq", "MODE", "with --backward: how the kernel gets dQ, ordered "
 	    "(default: compared after every step) or atomic (FlashAttention "
 	    "2's: compared at the end)", gpucmd_set_dq },
-	{ "test-fault", "NAME", "no-rescale: run the kernel with its rescale "
-	    "left out; dk-skip-row (--backward): dK without each tile's first "
-	    "row; to see the comparison fail", set_fault },
+	{ "test-fault", "NAME", "no-rescale: run the kernel (or its ranges) "
+	    "with the rescale left out; drop-merge (--splits): the combine "
+	    "merges the second operand of each row's last merge as empty; "
+	    "dk-skip-row "
+	    "(--backward): dK without each tile's first row; to see the "
+	    "comparison fail", set_fault },
 	{ NULL, NULL, NULL, NULL },
 };
 
@@ -111,6 +122,18 @@ static const char compare_usage[] =
     "above grows by 2 delta, delta = (9d/8 + 8) 2^-24 S1 + 2^-20 with\n"
     "S1 = scale max|q_r| max|k_c| (gpu/gpucheck.c says why).  --kernel\n"
     "wgmma (Hopper GPUs only) is compared the same way.\n"
+    "\n"
+    "--splits N compares the kernel's split-KV run (the teaching kernel's)\n"
+    "with the simulator's: every row of every key range's partial (m, l,\n"
+    "lse, the state u or o, and o), every merge of the combine (m and l;\n"
+    "--merge-order, --partials, --merge-bug on both sides), then O and\n"
+    "lse.  The partials are held to the rule above; each merge may add 8\n"
+    "units of 2^-24 (times max(1, max|lse|) with --partials olse), so\n"
+    "merges, O and lse get D times that more, D the most merges a value\n"
+    "passes through (N for ltr and reverse, about log2 N for tree).  Each\n"
+    "batch entry (--batch) runs whole, its H query heads on G K/V heads\n"
+    "(--heads, --kv-heads, --pack-gqa); --test-fault no-rescale or\n"
+    "drop-merge shows it failing.\n"
     "\n"
     "--backward compares the kernel's backward pass with the simulator's,\n"
     "both given the simulator's O, lse and the same dO (--grad-output, or\n"
@@ -142,11 +165,13 @@ compare_ranked_cmp(const void *x, const void *y)
 }
 
 /*
- * Every step with --steps, else the --worst N by excess(ctx, k), each
- * by print(ctx, k).  0, or -1 when out of memory.
+ * Every step (or range, or merge: noun) with --steps, else the --worst
+ * N by excess(ctx, k), each by print(ctx, k).  0, or -1 when out of
+ * memory.
  */
 static int
-compare_print_steps(long steps, double (*excess)(const void *ctx, long k),
+compare_print_steps(long steps, const char *noun,
+    double (*excess)(const void *ctx, long k),
     void (*print)(const void *ctx, long k), const void *ctx,
     const struct compare_args *a)
 {
@@ -171,7 +196,7 @@ compare_print_steps(long steps, double (*excess)(const void *ctx, long k),
 		rk[k].step = k;
 	}
 	qsort(rk, (size_t)steps, sizeof *rk, compare_ranked_cmp);
-	printf("  the %ld worst step%s:\n", show, show == 1 ? "" : "s");
+	printf("  the %ld worst %s%s:\n", show, noun, show == 1 ? "" : "s");
 	for (k = 0; k < show; k++)
 		print(ctx, rk[k].step);
 	free(rk);
@@ -227,13 +252,13 @@ compare_print_order(const struct gpucheck_report *rep)
 /* One problem's lines: the summary, then the steps asked for. */
 static int
 compare_print_report(const struct schedule *s,
-    const struct gpucheck_report *rep, int b, int n, uint64_t seed,
+    const struct gpucheck_report *rep, const char *label,
     const struct compare_args *a)
 {
 	struct compare_fwd_ctx ctx;
 
-	if (n > 1)
-		printf("problem %d (seed %llu): ", b, (unsigned long long)seed);
+	if (label != NULL)
+		printf("%s: ", label);
 	printf("%ld steps; largest |gpu - sim|: m %.3g, alpha %.3g, l %.3g, ",
 	    rep->steps, rep->max_m, rep->max_alpha, rep->max_l);
 	if (rep->acc_compared)
@@ -252,7 +277,7 @@ compare_print_report(const struct schedule *s,
 	compare_print_order(rep);
 	ctx.s = s;
 	ctx.rep = rep;
-	return compare_print_steps(rep->steps, compare_fwd_excess,
+	return compare_print_steps(rep->steps, "step", compare_fwd_excess,
 	    compare_fwd_step, &ctx, a);
 }
 
@@ -277,11 +302,14 @@ compare_verdict(int failed, int n, const char *where)
 /* The forward: CMD_OK, CMD_FAILED, or -1 with err. */
 static int
 compare_forward(const struct options *o, const struct compare_args *a,
-    const struct problem *ps, int n, const struct sim *sim, char *err,
+    const struct gpucmd_set *set, const struct sim *sim, char *err,
     size_t errlen)
 {
+	const struct problem *ps = set->ps;
+	const int n = set->n;
 	struct gpucheck_opts copts;
 	struct gpucheck_report *reps;
+	char label[96];
 	int b, failed = 0, rc = -1;
 
 	memset(&copts, 0, sizeof copts);
@@ -298,7 +326,7 @@ compare_forward(const struct options *o, const struct compare_args *a,
 		return -1;
 	}
 	setup_describe(stdout, sim);
-	gpucmd_print_heads(o, &a->common, n);
+	gpucmd_print_set(o, set);
 	printf("device:   %s; %s kernel %.3f ms%s\n", reps[0].device,
 	    a->common.kernel->name, reps[0].kernel_ms,
 	    a->fault ? "; TEST FAULT: rescale left out" : "");
@@ -309,8 +337,9 @@ compare_forward(const struct options *o, const struct compare_args *a,
 		printf("           (problem 0: 2 delta = %.3g for the tensor "
 		    "cores' sums and exp2, see --help)\n", 2.0 * reps[0].delta);
 	for (b = 0; b < n; b++) {
-		if (compare_print_report(sim_schedule(sim), &reps[b], b, n,
-		    o->spec.seed + (uint64_t)b, a) != 0) {
+		gpucmd_label(o, set, b, label, sizeof label);
+		if (compare_print_report(sim_schedule(sim), &reps[b], n > 1 ?
+		    label : NULL, a) != 0) {
 			util_error(err, errlen, "out of memory");
 			goto out;
 		}
@@ -352,13 +381,13 @@ compare_bwd_step(const void *ctx, long k)
 /* One problem's lines of the backward. */
 static int
 compare_print_bwd(const struct schedule *s,
-    const struct gpucheck_bwd_report *rep, int b, int n, uint64_t seed,
-    int scores, const struct compare_args *a)
+    const struct gpucheck_bwd_report *rep, const char *label, int scores,
+    const struct compare_args *a)
 {
 	struct compare_bwd_ctx ctx;
 
-	if (n > 1)
-		printf("problem %d (seed %llu): ", b, (unsigned long long)seed);
+	if (label != NULL)
+		printf("%s: ", label);
 	if (rep->steps_compared)
 		printf("%ld steps; largest |gpu - sim| after a step: dK %.3g, "
 		    "dV %.3g, dQ %.3g; at the end: ", rep->steps, rep->step_dk,
@@ -390,16 +419,19 @@ compare_print_bwd(const struct schedule *s,
 		return 0;
 	ctx.s = s;
 	ctx.rep = rep;
-	return compare_print_steps(rep->steps, compare_bwd_excess,
+	return compare_print_steps(rep->steps, "step", compare_bwd_excess,
 	    compare_bwd_step, &ctx, a);
 }
 
 /* The backward: CMD_OK, CMD_FAILED, or -1 with err. */
 static int
 compare_backward(const struct options *o, const struct compare_args *a,
-    const struct problem *ps, int n, const struct sim *sim, char *err,
+    const struct gpucmd_set *set, const struct sim *sim, char *err,
     size_t errlen)
 {
+	const struct problem *ps = set->ps;
+	const int n = set->n;
+	char label[96];
 	const struct tiling bt = { o->tiling.br, o->tiling.bc, ORDER_FA1 };
 	struct gpucheck_bwd_opts bo;
 	struct gpucheck_bwd_report *reps;
@@ -422,7 +454,7 @@ compare_backward(const struct options *o, const struct compare_args *a,
 	    err, errlen) != 0)
 		goto fail;
 	setup_describe(stdout, sim);
-	gpucmd_print_heads(o, &a->common, n);
+	gpucmd_print_set(o, set);
 	printf("backward: key blocks outside, query blocks inside: Tc=%d x "
 	    "Tr=%d tiles, %ld steps; bug=%s; dQ %s; dO %s\n", bs.tc, bs.tr,
 	    bs.nsteps, backward_bug_name(o->grad_bug),
@@ -436,8 +468,9 @@ compare_backward(const struct options *o, const struct compare_args *a,
 	    a->common.dq == GPU_DQ_ORDERED ? "after every step and at the end" :
 	    "at the end (an atomic dQ adds in no fixed order)");
 	for (b = 0; b < n; b++) {
-		if (compare_print_bwd(&bs, &reps[b], b, n, o->spec.seed +
-		    (uint64_t)b, ps[0].scores_mode, a) != 0) {
+		gpucmd_label(o, set, b, label, sizeof label);
+		if (compare_print_bwd(&bs, &reps[b], n > 1 ? label : NULL,
+		    ps[0].scores_mode, a) != 0) {
 			util_error(err, errlen, "out of memory");
 			goto fail;
 		}
@@ -456,24 +489,209 @@ fail:
 	return rc;
 }
 
+/* A range's or a merge's line, and its excess. */
+struct compare_split_ctx {
+	const struct gpucheck_split_report *rep;
+	const struct combine_merge *plan;
+};
+
+static double
+compare_range_excess(const void *ctx, long k)
+{
+	return ((const struct compare_split_ctx *)ctx)->rep->range[k].excess;
+}
+
+static void
+compare_range_line(const void *ctx, long k)
+{
+	const struct gpucheck_split_range *r =
+	    &((const struct compare_split_ctx *)ctx)->rep->range[k];
+
+	printf("  range %4ld  m %-9.3g l %-9.3g lse %-9.3g acc %-9.3g o %-9.3g "
+	    "%8.3g of tol%s\n", k, r->m, r->l, r->lse, r->acc, r->o, r->excess,
+	    r->excess > 1 ? "  DIFFERS" : "");
+}
+
+static double
+compare_merge_excess(const void *ctx, long k)
+{
+	return ((const struct compare_split_ctx *)ctx)->rep->merge[k].excess;
+}
+
+/* "empty", "P3", "slot 1". */
+static void
+compare_operand(const struct combine_operand *x, char *buf, size_t len)
+{
+	if (x->source == COMBINE_EMPTY)
+		snprintf(buf, len, "empty");
+	else if (x->source == COMBINE_PARTIAL)
+		snprintf(buf, len, "P%d", x->index);
+	else
+		snprintf(buf, len, "slot %d", x->index);
+}
+
+static void
+compare_merge_line(const void *ctx, long k)
+{
+	const struct compare_split_ctx *c = ctx;
+	const struct gpucheck_split_merge *m = &c->rep->merge[k];
+	const struct combine_merge *op = &c->plan[k];
+	char x[24], y[24], what[64];
+
+	compare_operand(&op->a, x, sizeof x);
+	compare_operand(&op->b, y, sizeof y);
+	snprintf(what, sizeof what, "slot %d = %s + %s", op->dst, x, y);
+	printf("  merge %4ld  %-24s m %-9.3g l %-9.3g %8.3g of tol%s\n", k, what,
+	    m->m, m->l, m->excess, m->excess > 1 ? "  DIFFERS" : "");
+}
+
+/* "agree: worst ..." or "DIFFER: ...", of one kind. */
+static void
+compare_split_verdict(long failures, const char *noun, int worst,
+    double excess)
+{
+	if (failures == 0)
+		printf("  agree: worst %s %d at %.3g of the tolerance\n", noun,
+		    worst, excess);
+	else
+		printf("  DIFFER: %ld values beyond the tolerance; worst %s %d at "
+		    "%.3g of it\n", failures, noun, worst, excess);
+}
+
+/* One batch entry's lines of a split comparison. */
+static int
+compare_print_split(const struct gpucheck_split_report *rep,
+    const struct combine *comb, const char *label,
+    const struct compare_args *a)
+{
+	struct compare_split_ctx ctx;
+
+	ctx.rep = rep;
+	ctx.plan = combine_plan(comb);
+	if (label != NULL)
+		printf("%s:\n", label);
+	printf("partials, every row of every range: largest |gpu - sim|: m %.3g, "
+	    "l %.3g, lse %.3g, acc %.3g, o %.3g\n", rep->part_m, rep->part_l,
+	    rep->part_lse, rep->part_acc, rep->part_o);
+	compare_split_verdict(rep->part_failures, "range", rep->worst_range,
+	    rep->part_excess);
+	if (compare_print_steps(rep->splits, "range", compare_range_excess,
+	    compare_range_line, &ctx, a) != 0)
+		return -1;
+	printf("merges, every row: largest |gpu - sim|: m %.3g, l %.3g\n",
+	    rep->merge_m, rep->merge_l);
+	compare_split_verdict(rep->merge_failures, "merge", rep->worst_merge,
+	    rep->merge_excess);
+	if (compare_print_steps(rep->merges, "merge", compare_merge_excess,
+	    compare_merge_line, &ctx, a) != 0)
+		return -1;
+	printf("output: largest |gpu - sim|: O %.3g, lse %.3g: %s at %.3g of the "
+	    "tolerance\n", rep->max_o, rep->max_lse, rep->out_failures == 0 ?
+	    "agree" : "DIFFER", rep->out_excess);
+	if (rep->order_promised && rep->order_kept)
+		printf("  order kept: m the same bits in every partial%s\n",
+		    combine_form(comb) == MERGE_MLU ? " and every merge" : "");
+	else if (rep->order_promised)
+		printf("  ORDER BROKEN: %ld m values not the simulator's bits: the "
+		    "kernel does not do the simulator's operations in its order\n",
+		    rep->m_inexact);
+	return 0;
+}
+
+/* The split-KV run: CMD_OK, CMD_FAILED, or -1 with err. */
+static int
+compare_split(const struct options *o, const struct compare_args *a,
+    const struct gpucmd_set *set, struct sim *sim, char *err, size_t errlen)
+{
+	static const char *const faults[] = {
+		[COMPARE_NO_FAULT] = "",
+		[COMPARE_NO_RESCALE] = "; TEST FAULT: the ranges leave out the "
+		    "rescale",
+		[COMPARE_DROP_MERGE] = "; TEST FAULT: the combine merges the "
+		    "second operand of each row's last merge as empty",
+		[COMPARE_DK_SKIP_ROW] = "",
+	};
+	const unsigned flags = a->fault == COMPARE_NO_RESCALE ?
+	    GPU_SPLIT_TEST_NO_RESCALE : a->fault == COMPARE_DROP_MERGE ?
+	    GPU_SPLIT_TEST_DROP_MERGE : 0;
+	struct gpucheck_split_report rep;
+	struct combine *comb = NULL;
+	struct sim *one = NULL;
+	char label[96];
+	int b, failed = 0;
+
+	for (b = 0; b < set->batch; b++) {
+		one = b == 0 ? sim : sim_new_split(&set->entries[b], &o->tiling,
+		    &o->split, &o->rule, err, errlen);
+		if (one == NULL ||
+		    (comb = combine_new(one, &o->combine, err, errlen)) == NULL ||
+		    gpucheck_split_run(a->common.kernel, one, comb, flags, &rep, err,
+		    errlen) != 0)
+			goto fail;
+		if (b == 0) {
+			setup_describe(stdout, sim);
+			gpucmd_print_set(o, set);
+			printf("combine:  merged %s, %d merges a row block, depth %d%s"
+			    "%s\n", combine_order_name(o->combine.order), rep.merges,
+			    rep.depth, o->combine.bug != MERGE_BUG_NONE ?
+			    ", merge bug " : "", o->combine.bug != MERGE_BUG_NONE ?
+			    combine_bug_name(o->combine.bug) : "");
+			printf("device:   %s; %s kernel's split-KV run: ranges %.3f ms "
+			    "+ combine %.3f ms%s\n", rep.device, a->common.kernel->name,
+			    rep.ms_ranges, rep.ms_combine, faults[a->fault]);
+			printf("tolerance: |gpu - sim| <= atol + rtol |sim|; partials: "
+			    "rtol = atol = %.3g for m, l, lse, rtol = %.3g for acc and o "
+			    "with atol = rtol max|V| (times l for u);\n", rep.rtol,
+			    rep.rtol_acc);
+			printf("           merges and result: + %d x %g x 2^-24%s: "
+			    "rtol = atol = %.3g for m, l, lse, rtol = %.3g for O\n",
+			    rep.depth, GPUCHECK_MERGE_UNITS,
+			    combine_form(comb) == MERGE_OLSE ? " x max(1, max|lse|)" :
+			    "", rep.rtol_merge, rep.rtol_out);
+		}
+		gpucmd_label(o, set, b, label, sizeof label);
+		if (compare_print_split(&rep, comb, set->batch > 1 ? label : NULL,
+		    a) != 0) {
+			util_error(err, errlen, "out of memory");
+			gpucheck_split_report_free(&rep);
+			goto fail;
+		}
+		failed += !rep.pass;
+		gpucheck_split_report_free(&rep);
+		combine_free(comb);
+		comb = NULL;
+		if (one != sim)
+			sim_free(one);
+	}
+	return compare_verdict(failed, set->batch, "in every partial, every "
+	    "merge and in O and lse");
+fail:
+	combine_free(comb);
+	if (one != sim)
+		sim_free(one);
+	return -1;
+}
+
 int
 cmd_compare(int argc, char **argv)
 {
 	struct compare_args a;
 	struct options o;
-	struct problem *ps = NULL;
+	struct gpucmd_set set;
 	struct sim *sim = NULL;
 	char err[512], dev[64];
-	int rc, n = 0;
+	int rc, split;
 
 	memset(&a, 0, sizeof a);
+	memset(&set, 0, sizeof set);
 	gpucmd_args_init(&a.common, 3);
 	a.common.dq = GPU_DQ_ORDERED;
 	a.worst = 5;
 	rc = gpucmd_parse("compare", compare_usage, argc, argv,
-	    OPT_PROBLEM | OPT_BACKWARD, compare_entries, &a, &o);
+	    OPT_PROBLEM | OPT_BACKWARD | OPT_SPLIT, compare_entries, &a, &o);
 	if (rc >= 0)
 		goto done;
+	split = o.split.splits > 1;
 	if (a.fault == COMPARE_DK_SKIP_ROW && !o.backward) {
 		snprintf(err, sizeof err, "--test-fault dk-skip-row is the "
 		    "backward's: it goes with --backward");
@@ -484,17 +702,25 @@ cmd_compare(int argc, char **argv)
 		    "forward's; the backward's is dk-skip-row");
 		goto fail;
 	}
+	if (a.fault == COMPARE_DROP_MERGE && !split) {
+		snprintf(err, sizeof err, "--test-fault drop-merge is the "
+		    "combine's: it goes with --splits 2 or more");
+		goto fail;
+	}
 	rc = gpucmd_device("compare", dev, sizeof dev);
 	if (rc != CMD_OK)
 		goto done;
-	if (gpucmd_setup(&o, &a.common, &ps, &n, err, sizeof err) != 0 ||
-	    gpucmd_backward_args(&o, &a.common, ps, n, 0, err, sizeof err) != 0)
+	if (gpucmd_setup(&o, &a.common, &set, err, sizeof err) != 0 ||
+	    gpucmd_backward_args(&o, &a.common, set.ps, set.n, 0, err,
+	    sizeof err) != 0)
 		goto fail;
-	sim = sim_new(&ps[0], &o.tiling, &o.rule, err, sizeof err);
+	sim = sim_new_split(&set.entries[0], &o.tiling, &o.split, &o.rule, err,
+	    sizeof err);
 	if (sim == NULL)
 		goto fail;
-	rc = o.backward ? compare_backward(&o, &a, ps, n, sim, err, sizeof err) :
-	    compare_forward(&o, &a, ps, n, sim, err, sizeof err);
+	rc = split ? compare_split(&o, &a, &set, sim, err, sizeof err) :
+	    o.backward ? compare_backward(&o, &a, &set, sim, err, sizeof err) :
+	    compare_forward(&o, &a, &set, sim, err, sizeof err);
 	if (rc >= 0)
 		goto done;
 fail:
@@ -502,7 +728,7 @@ fail:
 	rc = CMD_USAGE;
 done:
 	sim_free(sim);
-	gpucmd_free_problems(ps, n);
+	gpucmd_set_free(&set);
 	options_free(&o);
 	return rc;
 }

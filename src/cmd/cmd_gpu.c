@@ -6,16 +6,23 @@
  * errors against the double reference and the backward's time.
  * --list-kernels prints the table and what each kernel takes.
  *
- * `--heads H --batch B` make B*H problems of one shape, problem b*H + h
- * drawing its inputs from seed + b*H + h, run in one launch.  A kernel
- * with its own tilings runs its default for d, or the one --br and --bc
- * name.  Without a GPU it says why and exits 3, 4 or 5 (cmd.h).
+ * --splits N runs the kernel's split-KV run (the teaching kernel's:
+ * partials per key range, then the combine), each batch entry a launch
+ * of its own.
+ *
+ * `--heads H [--kv-heads G] --batch B` make B batch entries of H query
+ * heads on G K/V heads, entry b drawn from seed + b (gpucmd.h): run
+ * whole by a kernel that takes grouped heads (decode) and by the split
+ * runs, else one head a problem, all in one launch.  A kernel with its
+ * own tilings runs its default for d, or the one --br and --bc name.
+ * Without a GPU it says why and exits 3, 4 or 5 (cmd.h).
  */
 #include "config.h"
 
 #include "cmd.h"
 #include "gpucmd.h"
 #include "model/bwdsetup.h"
+#include "model/combine.h"
 #include "model/compare.h"
 #include "model/gradref.h"
 #include "model/reference.h"
@@ -45,10 +52,8 @@ static const struct options_entry gpu_entries[] = {
 	    "--list-kernels)", gpucmd_set_kernel },
 	{ "list-kernels", NULL, "print the kernels and what each takes",
 	    set_list },
-	{ "heads", "H", "H heads per batch entry (default 1)",
-	    gpucmd_set_heads },
-	{ "batch", "B", "B batch entries (default 1): B*H problems, "
-	    "seeds seed .. seed+B*H-1", gpucmd_set_batch },
+	{ "batch", "B", "B batch entries (default 1), entry b drawn from "
+	    "seed + b", gpucmd_set_batch },
 	{ "repeat", "N", "timed runs after a warm-up (default 3)",
 	    gpucmd_set_repeat },
 	{ "dq", "MODE", "with --backward: how the kernel gets dQ, atomic "
@@ -66,7 +71,15 @@ static const char gpu_usage[] =
     "precision, and the kernel time.  --kernel names another (fast: the\n"
     "tensor-core kernel, --dtype fp16|bf16, --d 64|128, its own Br x Bc;\n"
     "naive: S and P in device memory; wgmma: Hopper's tensor cores, H100\n"
-    "and H200 only); --list-kernels says what each takes.\n"
+    "and H200 only; decode: a few query rows against a long K/V cache,\n"
+    "--dtype fp16|bf16, --d 128, grouped heads, key ranges of its own\n"
+    "choosing); --list-kernels says what each takes.\n"
+    "--heads H --kv-heads G make H query heads share G K/V heads;\n"
+    "--batch B makes B such problems, entry b drawn from seed + b.\n"
+    "--splits N runs the teaching kernel's split-KV run: each row block's\n"
+    "keys in N ranges that run apart to partials (--partials mlu|olse),\n"
+    "then a combine kernel that merges them (--merge-order, --merge-bug);\n"
+    "--pack-gqa packs a group's query heads into one row block.\n"
     "--backward runs the kernel's backward pass (the teaching kernel has\n"
     "one) on the forward's O and lse and dO (--grad-output, or drawn from\n"
     "the seed), and prints the gradients' errors against naive attention's\n"
@@ -241,27 +254,110 @@ out:
 	return rc;
 }
 
+/* The worst errors of O and lse against the double reference. */
+struct gpu_errors {
+	double abs, rel, lse;
+};
+
+/* Problem p's O (H Tq, dv) and lse (H Tq) against the double reference,
+ * head by head, into e.  0, or -1 with err. */
+static int
+gpu_errors_add(struct gpu_errors *e, const struct problem *p, const float *o,
+    const float *lse, char *err, size_t errlen)
+{
+	const size_t no = (size_t)p->tq * p->dv;
+	struct compare_result co, cl;
+	struct problem one;
+	double *ref, *ref_lse;
+	int h, rc = -1;
+
+	ref = util_calloc(no + 1, sizeof *ref, "reference", err, errlen);
+	ref_lse = util_calloc((size_t)p->tq, sizeof *ref_lse, "reference", err,
+	    errlen);
+	if (ref == NULL || ref_lse == NULL)
+		goto out;
+	for (h = 0; h < p->heads; h++) {
+		problem_head(p, h, &one);
+		if (reference_attention(&one, ref, ref_lse, err, errlen) != 0)
+			goto out;
+		compare_arrays(o + h * no, ref, (long)no, 0, 0, &co);
+		compare_arrays(lse + (size_t)h * p->tq, ref_lse, p->tq, 0, 0, &cl);
+		e->rel = fmax(e->rel, co.max_rel);
+		e->abs = fmax(e->abs, co.max_abs);
+		e->lse = fmax(e->lse, cl.max_abs);
+	}
+	rc = 0;
+out:
+	free(ref);
+	free(ref_lse);
+	return rc;
+}
+
+/*
+ * --splits: every batch entry through the kernel's split-KV run, with a
+ * sim and combine of its own (entry 0's is sim), O and lse against the
+ * double reference into e.  Entry 0's result is left in first, for the
+ * matrix, the time and the files.  0, or -1 with err.
+ */
+static int
+gpu_split(const struct options *o, const struct gpu_args *a,
+    const struct gpucmd_set *set, struct sim *sim, struct gpu_errors *e,
+    struct gpu_split_result *first, char *err, size_t errlen)
+{
+	struct gpu_split_result sr;
+	struct combine *comb = NULL;
+	struct sim *one;
+	int b, rc = -1;
+
+	memset(first, 0, sizeof *first);
+	for (b = 0; b < set->batch; b++) {
+		one = b == 0 ? sim : sim_new_split(&set->entries[b], &o->tiling,
+		    &o->split, &o->rule, err, errlen);
+		if (one == NULL)
+			return -1;
+		comb = combine_new(one, &o->combine, err, errlen);
+		rc = comb == NULL || gpu_split_run(a->common.kernel, one, comb, 0,
+		    (int)a->common.repeat, &sr, err, errlen) != 0 ? -1 : 0;
+		combine_free(comb);
+		if (one != sim)
+			sim_free(one);
+		if (rc != 0)
+			return -1;
+		rc = gpu_errors_add(e, &set->entries[b], sr.out, sr.out_lse, err,
+		    errlen);
+		if (b == 0 && rc == 0)
+			*first = sr;
+		else
+			gpu_split_result_free(&sr);
+		if (rc != 0)
+			return -1;
+	}
+	return 0;
+}
+
 int
 cmd_gpu(int argc, char **argv)
 {
 	struct gpu_args a;
 	struct options o;
-	struct problem *ps = NULL;
+	struct gpucmd_set set;
 	struct sim *sim = NULL;
 	struct gpu_result res;
-	struct compare_result co, cl;
+	struct gpu_split_result sr;
+	struct gpu_errors e = { 0, 0, 0 };
 	const struct gpu_kernel *k;
-	double *ref = NULL, *ref_lse = NULL, worst_rel = 0, worst_abs = 0,
-	    worst_lse = 0;
-	char err[512], dev[64], b1[32], how[64];
-	int rc, n = 0, b;
-	size_t no;
+	const struct problem *p;
+	const float *out, *out_lse;
+	char err[512], dev[64], b1[32], how[160];
+	int rc, b, split;
 
 	memset(&res, 0, sizeof res);
+	memset(&sr, 0, sizeof sr);
+	memset(&set, 0, sizeof set);
 	memset(&a, 0, sizeof a);
 	gpucmd_args_init(&a.common, 3);
-	rc = gpucmd_parse("gpu", gpu_usage, argc, argv,
-	    OPT_PROBLEM | OPT_OUTFILES | OPT_BACKWARD, gpu_entries, &a, &o);
+	rc = gpucmd_parse("gpu", gpu_usage, argc, argv, OPT_PROBLEM |
+	    OPT_OUTFILES | OPT_BACKWARD | OPT_SPLIT, gpu_entries, &a, &o);
 	if (rc >= 0)
 		goto done;
 	if (a.list) {
@@ -270,64 +366,85 @@ cmd_gpu(int argc, char **argv)
 		goto done;
 	}
 	k = a.common.kernel;
+	split = o.split.splits > 1;
 	rc = gpucmd_device("gpu", dev, sizeof dev);
 	if (rc != CMD_OK)
 		goto done;
-	if (a.common.heads * a.common.batch > 1 &&
-	    (o.output != NULL || o.lse != NULL)) {
+	if (a.common.batch > 1 && (o.output != NULL || o.lse != NULL)) {
 		snprintf(err, sizeof err, "--output and --lse take one problem, "
-		    "not %ld", a.common.heads * a.common.batch);
+		    "not a batch of %ld", a.common.batch);
 		goto fail;
 	}
-	if (gpucmd_setup(&o, &a.common, &ps, &n, err, sizeof err) != 0 ||
-	    gpucmd_backward_args(&o, &a.common, ps, n, 1, err, sizeof err) != 0)
+	if (gpucmd_setup(&o, &a.common, &set, err, sizeof err) != 0 ||
+	    gpucmd_backward_args(&o, &a.common, set.ps, set.n, 1, err,
+	    sizeof err) != 0)
 		goto fail;
-	/* The simulator refuses what no kernel takes (tiles, rules), and
-	 * describes the problem in the words every command uses. */
-	sim = sim_new(&ps[0], &o.tiling, &o.rule, err, sizeof err);
+	/* The simulator refuses what no kernel takes (tiles, rules, splits),
+	 * and describes the problem in the words every command uses. */
+	sim = sim_new_split(&set.entries[0], &o.tiling, &o.split, &o.rule, err,
+	    sizeof err);
 	if (sim == NULL)
 		goto fail;
-	if (gpu_run(k, ps, n, &o.tiling, &o.rule, o.backward &&
-	    o.grad_bug == BWD_BUG_MAX_NOT_LSE ? GPU_TRACE : 0,
-	    (int)a.common.repeat, &res, err, sizeof err) != 0)
-		goto fail;
-
-	no = (size_t)ps[0].tq * ps[0].dv;
-	ref = util_calloc(no, sizeof *ref, "reference", err, sizeof err);
-	ref_lse = util_calloc((size_t)ps[0].tq, sizeof *ref_lse, "reference", err,
-	    sizeof err);
-	if (ref == NULL || ref_lse == NULL)
-		goto fail;
-	for (b = 0; b < n; b++) {
-		if (reference_attention(&ps[b], ref, ref_lse, err, sizeof err) != 0)
+	if (split) {
+		if (gpu_split(&o, &a, &set, sim, &e, &sr, err, sizeof err) != 0)
 			goto fail;
-		compare_arrays(res.o + b * no, ref, (long)no, 0, 0, &co);
-		compare_arrays(res.lse + (size_t)b * ps[0].tq, ref_lse, ps[0].tq, 0,
-		    0, &cl);
-		worst_rel = fmax(worst_rel, co.max_rel);
-		worst_abs = fmax(worst_abs, co.max_abs);
-		worst_lse = fmax(worst_lse, cl.max_abs);
+		out = sr.out;
+		out_lse = sr.out_lse;
+	} else {
+		if (gpu_run(k, set.ps, set.n, &o.tiling, &o.rule, o.backward &&
+		    o.grad_bug == BWD_BUG_MAX_NOT_LSE ? GPU_TRACE : 0,
+		    (int)a.common.repeat, &res, err, sizeof err) != 0)
+			goto fail;
+		for (b = 0; b < set.n; b++)
+			if (gpu_errors_add(&e, &set.ps[b], res.o + (size_t)b *
+			    res.tq * res.dv, res.lse + (size_t)b * res.tq, err,
+			    sizeof err) != 0)
+				goto fail;
+		out = res.o;
+		out_lse = res.lse;
 	}
 
+	p = &set.entries[0];
 	setup_describe(stdout, sim);
-	gpucmd_print_heads(&o, &a.common, n);
-	printf("device:   %s\n", res.device);
-	setup_print_matrix(n > 1 ? "output O of problem 0" : "output O", res.o,
-	    ps[0].tq, ps[0].dv);
+	if (split)
+		printf("combine:  merged %s, %d merges a row block%s%s\n",
+		    combine_order_name(o.combine.order), sr.merges,
+		    o.combine.bug != MERGE_BUG_NONE ? ", merge bug " : "",
+		    o.combine.bug != MERGE_BUG_NONE ?
+		    combine_bug_name(o.combine.bug) : "");
+	gpucmd_print_set(&o, &set);
+	printf("device:   %s\n", split ? sr.device : res.device);
+	setup_print_matrix(set.batch > 1 ? "output O of batch entry 0" :
+	    "output O", out, problem_rows(p), p->dv);
 	printf("error of O against the double reference%s: max abs %.3g, "
 	    "max rel %.3g (relative to max |O|); lse max abs %.3g\n",
-	    n > 1 ? " (worst problem)" : "", worst_abs, worst_rel, worst_lse);
-	if (k->caps & GPU_CAP_NO_TILES)
-		snprintf(how, sizeof how, "%s kernel", k->name);
-	else
-		snprintf(how, sizeof how, "%s kernel, %s", k->name,
-		    schedule_order_name(o.tiling.order));
-	printf("kernel time: %.3f ms (%s, median of %ld runs after a "
-	    "warm-up); device memory %s\n", res.ms, how, a.common.repeat,
-	    util_bytes(res.device_bytes, b1, sizeof b1));
-	if (setup_write_outputs(&o, &ps[0], res.o, res.lse, err, sizeof err) != 0)
+	    set.n > 1 || p->heads > 1 ? " (worst head)" : "", e.abs, e.rel,
+	    e.lse);
+	if (split) {
+		snprintf(how, sizeof how, "%s kernel's split-KV run%s", k->name,
+		    set.batch > 1 ? ", batch entry 0" : "");
+		printf("kernel time: %.3f ms: ranges %.3f ms + combine %.3f ms (%s, "
+		    "medians of %ld runs after a warm-up); device memory %s\n",
+		    sr.ms_ranges + sr.ms_combine, sr.ms_ranges, sr.ms_combine, how,
+		    a.common.repeat, util_bytes(sr.device_bytes, b1, sizeof b1));
+	} else {
+		if (k->caps & GPU_CAP_NO_TILES)
+			snprintf(how, sizeof how, "%s kernel", k->name);
+		else
+			snprintf(how, sizeof how, "%s kernel, %s", k->name,
+			    schedule_order_name(o.tiling.order));
+		if (res.splits > 0)
+			snprintf(how + strlen(how), sizeof how - strlen(how),
+			    ", %d key range%s of its own choosing", res.splits,
+			    res.splits == 1 ? "" : "s");
+		printf("kernel time: %.3f ms (%s, median of %ld runs after a "
+		    "warm-up); device memory %s\n", res.ms, how, a.common.repeat,
+		    util_bytes(res.device_bytes, b1, sizeof b1));
+	}
+	if (setup_write_outputs(&o, p, out, out_lse, err, sizeof err) != 0)
 		goto fail;
-	if (o.backward && gpu_backward(&o, &a, ps, n, &res, err, sizeof err) != 0)
+	if (o.backward && gpu_backward(&o, &a, set.ps, set.n, &res, err,
+	    sizeof err) != 0)
 		goto fail;
 	rc = CMD_OK;
 	goto done;
@@ -335,11 +452,10 @@ fail:
 	fprintf(stderr, "flashstep gpu: %s\n", err);
 	rc = CMD_USAGE;
 done:
-	free(ref);
-	free(ref_lse);
 	gpu_result_free(&res);
+	gpu_split_result_free(&sr);
 	sim_free(sim);
-	gpucmd_free_problems(ps, n);
+	gpucmd_set_free(&set);
 	options_free(&o);
 	return rc;
 }

@@ -128,7 +128,7 @@ gpucmd_tiling(const struct gpu_kernel *k, int d, struct options *o,
 	return 0;
 }
 
-void
+static void
 gpucmd_free_problems(struct problem *ps, int n)
 {
 	int b;
@@ -140,31 +140,26 @@ gpucmd_free_problems(struct problem *ps, int n)
 	free(ps);
 }
 
-int
+/* B problems from the spec, problem b from seed + b. */
+static int
 gpucmd_problems(const struct options *o, const struct gpucmd_args *a,
     struct problem **out, int *nout, char *err, size_t errlen)
 {
 	const struct problem_spec *spec = &o->spec;
 	struct problem_spec one;
 	struct problem *ps;
-	long n = a->heads * a->batch;
 	int b;
 
 	*out = NULL;
 	*nout = 0;
-	if (n > 65535)
-		return util_error(err, errlen, "--heads %ld times --batch %ld is "
-		    "%ld problems; one launch takes 65535 at most", a->heads,
-		    a->batch, n);
-	if (n > 1 && (spec->q.path != NULL || spec->s.path != NULL ||
+	if (a->batch > 1 && (spec->q.path != NULL || spec->s.path != NULL ||
 	    spec->q.data != NULL || spec->s.data != NULL))
-		return util_error(err, errlen, "--heads and --batch draw each "
-		    "problem's inputs from its own seed; they do not go with "
-		    "input files");
-	ps = util_calloc((size_t)n, sizeof *ps, "problems", err, errlen);
+		return util_error(err, errlen, "--batch draws each entry's inputs "
+		    "from its own seed; it does not go with input files");
+	ps = util_calloc((size_t)a->batch, sizeof *ps, "problems", err, errlen);
 	if (ps == NULL)
 		return -1;
-	for (b = 0; b < n; b++) {
+	for (b = 0; b < a->batch; b++) {
 		one = *spec;
 		one.seed = spec->seed + (uint64_t)b;
 		if (problem_build(&one, &ps[b], err, errlen) != 0) {
@@ -173,27 +168,67 @@ gpucmd_problems(const struct options *o, const struct gpucmd_args *a,
 		}
 	}
 	*out = ps;
-	*nout = (int)n;
+	*nout = (int)a->batch;
+	return 0;
+}
+
+void
+gpucmd_set_free(struct gpucmd_set *set)
+{
+	if (set->apart)
+		free(set->ps);
+	gpucmd_free_problems(set->entries, set->batch);
+	memset(set, 0, sizeof *set);
+}
+
+/* The entries' heads as problems of their own (views). */
+static int
+gpucmd_apart(struct gpucmd_set *set, char *err, size_t errlen)
+{
+	const int heads = set->entries[0].heads;
+	int b, h;
+
+	if ((long)set->batch * heads > 65535)
+		return util_error(err, errlen, "--batch %d times --heads %d is %ld "
+		    "problems of one head; one launch takes 65535 at most",
+		    set->batch, heads, (long)set->batch * heads);
+	set->ps = util_calloc((size_t)set->batch * heads, sizeof *set->ps,
+	    "problems", err, errlen);
+	if (set->ps == NULL)
+		return -1;
+	for (b = 0; b < set->batch; b++)
+		for (h = 0; h < heads; h++)
+			problem_head(&set->entries[b], h, &set->ps[b * heads + h]);
+	set->n = set->batch * heads;
+	set->apart = 1;
 	return 0;
 }
 
 int
 gpucmd_setup(struct options *o, const struct gpucmd_args *a,
-    struct problem **out, int *nout, char *err, size_t errlen)
+    struct gpucmd_set *set, char *err, size_t errlen)
 {
-	*out = NULL;
-	*nout = 0;
-	if (o->spec.d > 0 && gpucmd_tiling(a->kernel, o->spec.d, o, err,
-	    errlen) != 0)
+	const struct gpu_kernel *k = a->kernel;
+	int whole = o->split.splits > 1 || (k->caps & GPU_CAP_HEADS);
+
+	memset(set, 0, sizeof *set);
+	if (o->spec.d > 0 && gpucmd_tiling(k, o->spec.d, o, err, errlen) != 0)
 		return -1;
-	if (gpucmd_problems(o, a, out, nout, err, errlen) != 0)
+	if (o->split.pack_gqa && !whole)
+		return util_error(err, errlen, "--pack-gqa: kernel %s takes one "
+		    "head a problem; packing a group's heads into one row block "
+		    "needs a kernel that takes them whole (decode, or teaching "
+		    "with --splits)", k->name);
+	if (gpucmd_problems(o, a, &set->entries, &set->batch, err, errlen) != 0)
 		return -1;
+	set->ps = set->entries;
+	set->n = set->batch;
 	/* A scores problem has no d: the kernel refuses it if it must. */
-	if (!(*out)[0].scores_mode &&
-	    gpucmd_tiling(a->kernel, (*out)[0].d, o, err, errlen) != 0) {
-		gpucmd_free_problems(*out, *nout);
-		*out = NULL;
-		*nout = 0;
+	if ((!whole && set->entries[0].heads > 1 &&
+	    gpucmd_apart(set, err, errlen) != 0) ||
+	    (!set->entries[0].scores_mode &&
+	    gpucmd_tiling(k, set->entries[0].d, o, err, errlen) != 0)) {
+		gpucmd_set_free(set);
 		return -1;
 	}
 	return 0;
@@ -264,12 +299,28 @@ gpucmd_grad_outputs(const struct options *o, const struct problem *ps,
 }
 
 void
-gpucmd_print_heads(const struct options *o, const struct gpucmd_args *a,
-    int n)
+gpucmd_print_set(const struct options *o, const struct gpucmd_set *set)
 {
-	if (n > 1)
-		printf("heads:    %ld x batch %ld = %d problems, seeds %llu .. "
-		    "%llu\n", a->heads, a->batch, n,
+	if (set->apart)
+		printf("heads:    run one at a time: %d problems of one head\n",
+		    set->n);
+	if (set->batch > 1)
+		printf("batch:    %d entries, seeds %llu .. %llu\n", set->batch,
 		    (unsigned long long)o->spec.seed,
-		    (unsigned long long)(o->spec.seed + (uint64_t)n - 1));
+		    (unsigned long long)(o->spec.seed + (uint64_t)set->batch - 1));
+}
+
+void
+gpucmd_label(const struct options *o, const struct gpucmd_set *set, int i,
+    char *buf, size_t len)
+{
+	const int heads = set->n / set->batch;
+
+	if (set->apart)
+		snprintf(buf, len, "batch entry %d (seed %llu), head %d",
+		    i / heads, (unsigned long long)(o->spec.seed +
+		    (uint64_t)(i / heads)), i % heads);
+	else
+		snprintf(buf, len, "problem %d (seed %llu)", i,
+		    (unsigned long long)(o->spec.seed + (uint64_t)i));
 }

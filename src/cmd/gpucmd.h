@@ -1,7 +1,10 @@
 /*
  * gpucmd.h - what the GPU commands (cmd_gpu.c, cmd_compare.c,
  * cmd_bench_gpu.c) share: the options they have in common, the device
- * check and its exit status, and B*H problems drawn from one spec.
+ * check and its exit status, and the problems: B batch entries of H
+ * query heads on G K/V heads drawn from one spec (--batch, and the
+ * model's --heads, --kv-heads), run whole by a kernel that takes grouped
+ * heads and by the split-KV runs, or one head a problem by the others.
  */
 #ifndef FLASHSTEP_GPUCMD_H
 #define FLASHSTEP_GPUCMD_H
@@ -18,7 +21,9 @@
  */
 struct gpucmd_args {
 	const struct gpu_kernel *kernel;	/* --kernel (default teaching) */
-	long heads, batch;	/* --heads, --batch */
+	long heads;		/* bench's --heads (gpu and compare take the
+				 * model's: options.spec.heads) */
+	long batch;		/* --batch */
 	long repeat;		/* --repeat: timed runs after a warm-up */
 	enum gpu_dq_mode dq;	/* --dq, with --backward */
 	int dq_set;		/* --dq was given */
@@ -57,10 +62,22 @@ int gpucmd_device(const char *name, char *dev, size_t devlen);
 int gpucmd_tiling(const struct gpu_kernel *k, int d, struct options *o,
     char *err, size_t errlen);
 
-/* B*H problems: problem b*H + h draws its inputs from seed + b*H + h. */
-int gpucmd_problems(const struct options *o, const struct gpucmd_args *a,
-    struct problem **out, int *nout, char *err, size_t errlen);
-void gpucmd_free_problems(struct problem *ps, int n);
+/*
+ * What a command runs: B batch entries of H query heads on G K/V heads
+ * (entry b draws its inputs from seed + b), and the problems the kernel
+ * is handed: the entries themselves, or, for a kernel that takes one
+ * head a problem, their B H heads apart (problem_head: views that
+ * borrow the entries' arrays, head h of entry b at b H + h).
+ */
+struct gpucmd_set {
+	struct problem *entries;	/* owned */
+	int batch;
+	struct problem *ps;		/* the entries, or their heads apart */
+	int n;
+	int apart;			/* ps are heads apart */
+};
+
+void gpucmd_set_free(struct gpucmd_set *set);
 
 /*
  * For --backward: --dq only with it, the gradient files only where the
@@ -75,13 +92,23 @@ int gpucmd_backward_args(const struct options *o, const struct gpucmd_args *a,
 int gpucmd_grad_outputs(const struct options *o, const struct problem *ps,
     int n, float **out, char *err, size_t errlen);
 
-/* The problem, with the kernel's tiling picked before (when --d is
- * given) and after it is built (d read from the files). */
+/*
+ * The problems, with the kernel's tiling picked before (when --d is
+ * given) and after they are built (d read from the files); run whole
+ * when the kernel takes grouped heads (GPU_CAP_HEADS) or the run splits
+ * its keys (--splits: the split-KV run takes them whole, or refuses),
+ * else one head a problem (and then --pack-gqa, which packs a group's
+ * heads into one row block, is refused).  0, or -1 with err.
+ */
 int gpucmd_setup(struct options *o, const struct gpucmd_args *a,
-    struct problem **out, int *nout, char *err, size_t errlen);
+    struct gpucmd_set *set, char *err, size_t errlen);
 
-/* "heads:    H x batch B = N problems, seeds S .. S+N-1" when n > 1. */
-void gpucmd_print_heads(const struct options *o, const struct gpucmd_args *a,
-    int n);
+/* "heads:" and "batch:" lines, when there are several of either. */
+void gpucmd_print_set(const struct options *o, const struct gpucmd_set *set);
+
+/* Problem i of set->ps in words: "problem 2 (seed 3)", or "batch entry
+ * 1 (seed 2), head 3" for heads apart. */
+void gpucmd_label(const struct options *o, const struct gpucmd_set *set,
+    int i, char *buf, size_t len);
 
 #endif
