@@ -109,13 +109,11 @@ traffic_step(const struct traffic_table *t, const struct schedule_tile *tile,
 	traffic_step_through(t, tile, TRAFFIC_FINALIZE, out);
 }
 
-/* The first row block i >= lo with jend[i] > j (Tr when none): a binary
- * search, as jend never decreases with i. */
+/* The first row block i in [lo, hi) with jend[i] > j (hi when none): a
+ * binary search, as jend never decreases with i within a segment. */
 static int
-first_jend_above(const struct schedule *s, int lo, int j)
+first_jend_above(const struct schedule *s, int lo, int hi, int j)
 {
-	int hi = s->tr;
-
 	while (lo < hi) {
 		int mid = lo + (hi - lo) / 2;
 		if (s->jend[mid] > j)
@@ -127,48 +125,75 @@ first_jend_above(const struct schedule *s, int lo, int j)
 }
 
 /*
- * Outer block o's steps, summed into acc.  Within a block, consecutive
- * steps count alike except where a flag or a ragged edge changes: the
- * first and second inner step (first_in_outer, first_in_row), the last
- * (a ragged tile), and under fa1 where last_in_row stops: key block o is
- * the last of row blocks ibegin[o] .. b-1, those with jend = o + 1 (an
- * interval, as jend never decreases).  Between cuts one step stands for
- * all, so counting costs O(log Tr) per block, not a walk over its steps
- * (268 million at Tq = 65536 and 4 x 4 tiles: seconds).
+ * Steps first .. first+n-1, summed into acc.  Consecutive steps count
+ * alike except where a flag or a ragged edge changes: the first and
+ * second step (first_in_outer, first_in_row, first_in_split), the last
+ * (a ragged tile, last_in_split), and `extra` (another cut, or -1).
+ * Between cuts one step stands for all, so counting costs a few steps,
+ * not a walk over them (268 million at Tq = 65536 and 4 x 4 tiles:
+ * seconds).
  */
 static void
-add_outer(const struct traffic_table *t, int o, struct traffic *acc)
+add_run(const struct traffic_table *t, long first, long n, long extra,
+    struct traffic *acc)
 {
-	const struct schedule *s = t->sched;
-	long first = s->first[o], n = s->first[o + 1] - first;
-	long cut[5], c, x;
+	long cut[5] = { 0, 1, n - 1, extra >= 0 ? extra : n, n }, c, x;
 	struct schedule_tile tile;
 	struct traffic one;
-	int ncut = 0;
 
-	if (n == 0)
+	if (n <= 0)
 		return;
-	cut[ncut++] = 0;
-	cut[ncut++] = 1;
-	cut[ncut++] = n - 1;
-	if (s->order == ORDER_FA1)
-		cut[ncut++] = first_jend_above(s, s->ibegin[o], o + 1) -
-		    s->ibegin[o];
-	cut[ncut++] = n;
 	/* Sort the few cuts (insertion), then count each run once. */
-	for (c = 1; c < ncut; c++)
+	for (c = 1; c < 5; c++)
 		for (x = c; x > 0 && cut[x - 1] > cut[x]; x--) {
 			long tmp = cut[x];
 			cut[x] = cut[x - 1];
 			cut[x - 1] = tmp;
 		}
-	for (c = 0; c + 1 < ncut; c++) {
+	for (c = 0; c + 1 < 5; c++) {
 		if (cut[c] >= n || cut[c + 1] <= cut[c])
 			continue;
-		schedule_tile(s, first + cut[c], &tile);
+		schedule_tile(t->sched, first + cut[c], &tile);
 		traffic_step(t, &tile, &one);
 		add_n(acc, &one, (uint64_t)(cut[c + 1] - cut[c]));
 	}
+}
+
+/*
+ * Outer block o's steps, summed into acc, as runs that count alike.
+ * fa2: row block o; with split-KV each key range is a run of its own
+ * (its first tile reads Q_i, its last writes a partial).  fa1: key block
+ * j = o % Tc of segment (head) o / Tc, over row blocks ibegin[j] ..; its
+ * steps change where last_in_row stops, at the row blocks whose jend is
+ * j + 1 (an interval, as jend never decreases within a segment).  fa1
+ * with split-KV changes at each row block's own range edges: walked
+ * step by step.
+ */
+static void
+add_outer(const struct traffic_table *t, int o, struct traffic *acc)
+{
+	const struct schedule *s = t->sched;
+	long first = s->first[o], n = s->first[o + 1] - first, k;
+	int sp, j0, j1;
+
+	if (s->order == ORDER_FA2) {
+		if (s->splits <= 1) {
+			add_run(t, first, n, -1, acc);
+			return;
+		}
+		for (sp = 0; sp < s->splits; sp++) {
+			schedule_split_range(s, o, sp, &j0, &j1);
+			add_run(t, first + j0, j1 - j0, -1, acc);
+		}
+	} else if (s->splits <= 1) {
+		int j = o % s->tc, base = (o / s->tc) * s->tr_seg;
+		int lo = base + s->ibegin[j];
+
+		add_run(t, first, n,
+		    first_jend_above(s, lo, base + s->tr_seg, j + 1) - lo, acc);
+	} else
+		for (k = 0; k < n; k++)
+			add_run(t, first + k, 1, -1, acc);
 }
 
 int
