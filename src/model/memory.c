@@ -8,6 +8,7 @@
 #include "util.h"
 
 #include <stdio.h>
+#include <sys/resource.h>
 #include <string.h>
 
 static uint64_t
@@ -97,16 +98,61 @@ memory_available(void)
 	return bytes;
 }
 
+/* A number of bytes from the first line of a file ("max": none); 0
+ * when unknown or unlimited. */
+static uint64_t
+memory_file_bytes(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	unsigned long long v = 0;
+
+	if (f == NULL)
+		return 0;
+	if (fscanf(f, "%llu", &v) != 1)
+		v = 0;
+	fclose(f);
+	return (uint64_t)v;
+}
+
+/* What this process may take besides the machine's memory: its address
+ * space and data limits, and its container's (cgroup v2, then v1), the
+ * smallest of those set; UINT64_MAX when none is. */
+static uint64_t
+memory_process_cap(void)
+{
+	static const char *const cgroup[] = {
+		"/sys/fs/cgroup/memory.max",
+		"/sys/fs/cgroup/memory/memory.limit_in_bytes",
+	};
+	static const int which[] = { RLIMIT_AS, RLIMIT_DATA };
+	uint64_t cap = UINT64_MAX, v;
+	struct rlimit rl;
+	size_t i;
+
+	for (i = 0; i < sizeof which / sizeof which[0]; i++)
+		if (getrlimit(which[i], &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+		    (uint64_t)rl.rlim_cur < cap)
+			cap = (uint64_t)rl.rlim_cur;
+	for (i = 0; i < sizeof cgroup / sizeof cgroup[0]; i++) {
+		v = memory_file_bytes(cgroup[i]);
+		/* v1 says "no limit" with a number near 2^63 */
+		if (v != 0 && v < ((uint64_t)1 << 60) && v < cap)
+			cap = v;
+	}
+	return cap;
+}
+
 uint64_t
 memory_limit(void)
 {
 	uint64_t half = util_physical_memory() / 2, avail = memory_available();
+	uint64_t cap = memory_process_cap();
 
 	if (half == 0)
 		half = UINT64_MAX;
 	if (avail != 0 && avail < half)
-		return avail;
-	return half;
+		half = avail;
+	return cap < half ? cap : half;
 }
 
 int
@@ -125,7 +171,7 @@ memory_check(const struct memory_job *j, char *err, size_t errlen)
 		    j->d, j->dv);
 	return util_error(err, errlen, "problem too large: %s would need %s of "
 	    "memory; the limit here is %s (half of this machine's %s, or what "
-	    "is free now if less)", shape, util_bytes((double)need, b1, sizeof b1),
+	    "is free now, or this process's limit, if less)", shape, util_bytes((double)need, b1, sizeof b1),
 	    util_bytes((double)limit, b2, sizeof b2),
 	    util_bytes((double)util_physical_memory(), b3, sizeof b3));
 }

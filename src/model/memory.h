@@ -43,7 +43,9 @@ struct memory_job {
 uint64_t memory_estimate(const struct memory_job *job);
 
 /* The most a job may take here: half the physical memory, or what is
- * available now when that is less; UINT64_MAX when neither is known. */
+ * available now, or the process's own limit (RLIMIT_AS, RLIMIT_DATA, its
+ * cgroup's memory.max), whichever is least; UINT64_MAX when none is
+ * known. */
 uint64_t memory_limit(void);
 
 /* Returns 0 when the job fits the limit, or -1 with "problem too large:
