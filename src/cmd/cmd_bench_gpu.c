@@ -926,7 +926,7 @@ cmd_bench_gpu(int argc, char **argv)
 	a.tokens = 32768;
 	a.br = 64;
 	a.bc = 64;
-	rc = gpucmd_parse("bench --gpu", bench_gpu_usage, argc, argv, 0,
+	rc = cmd_parse("bench --gpu", bench_gpu_usage, argc, argv, 0,
 	    bench_gpu_entries, &a, &o);
 	if (rc >= 0)
 		goto done;

@@ -67,32 +67,6 @@ gpucmd_set_dq(void *ctx, const char *v, char *err, size_t errlen)
 }
 
 int
-gpucmd_parse(const char *name, const char *usage, int argc, char **argv,
-    unsigned groups, const struct options_entry *entries, void *ctx,
-    struct options *o)
-{
-	char err[512];
-
-	options_init(o);
-	if (options_parse(argc, argv, 1, groups, entries, ctx, o, err,
-	    sizeof err) != 0) {
-		fprintf(stderr, "flashstep %s: %s\n", name, err);
-		return CMD_USAGE;
-	}
-	if (o->help) {
-		fputs(usage, stdout);
-		options_usage(stdout, groups, entries);
-		return CMD_OK;
-	}
-	if (o->nargs > 0) {
-		fprintf(stderr, "flashstep %s: unexpected argument '%s'\n", name,
-		    o->args[0]);
-		return CMD_USAGE;
-	}
-	return -1;
-}
-
-int
 gpucmd_device(const char *name, char *dev, size_t devlen)
 {
 	static const int status[] = {

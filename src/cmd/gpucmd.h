@@ -39,14 +39,6 @@ int gpucmd_set_repeat(void *ctx, const char *v, char *err, size_t errlen);
 int gpucmd_set_dq(void *ctx, const char *v, char *err, size_t errlen);
 
 /*
- * Parses a command's options (usage and --help printed from the same
- * tables); -1 to go on, or the exit status to return now.
- */
-int gpucmd_parse(const char *name, const char *usage, int argc, char **argv,
-    unsigned groups, const struct options_entry *entries, void *ctx,
-    struct options *o);
-
-/*
  * The device's name in dev and 0, or the reason there is none printed in
  * one line as "flashstep NAME: ..." and the exit status that goes with
  * it (3 built without CUDA, 4 no usable driver, 5 no device).
