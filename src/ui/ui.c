@@ -224,12 +224,6 @@ ui_sim(struct ui *ui)
 	return ui->sim;
 }
 
-const struct options *
-ui_options(const struct ui *ui)
-{
-	return &ui->opts;
-}
-
 void
 ui_position(const struct ui *ui, struct timeline_pos *pos)
 {

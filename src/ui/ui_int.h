@@ -233,10 +233,7 @@ struct ui {
 
 const struct ui_glyphs *ui_glyphs(int unicode);
 
-/* ---- ui_format.c: names and numbers ------------------------------------ */
-
-/* The phase names, "load" .. "finalize". */
-const char *ui_phase_name(int phase);
+/* ---- ui_format.c: numbers ---------------------------------------------- */
 
 /* A number in at most width columns: %.*g with fewer digits as needed,
  * and -inf / inf / nan spelt with the glyphs.  Returns buf. */
