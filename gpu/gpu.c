@@ -181,7 +181,13 @@ out:
 	return rc;
 }
 
-int
+/*
+ * Would kernel k's run of n problems like p fit in free device memory
+ * (its device_bytes, with a margin)?  0 when it fits or says nothing of
+ * its needs; -1 with why ("needs 65.0 GiB of device memory, 40.1 GiB
+ * free of 139.8 GiB", or gpu_memory's error).
+ */
+static int
 gpu_fits(const struct gpu_kernel *k, const struct problem *p, int n,
     char *why, size_t len)
 {

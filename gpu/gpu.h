@@ -145,15 +145,6 @@ int gpu_run(const struct gpu_kernel *k, const struct problem *ps, int n,
 void gpu_result_free(struct gpu_result *res);
 
 /*
- * Would kernel k's run of n problems like p fit in free device memory
- * (its device_bytes, with a margin)?  0 when it fits or says nothing of
- * its needs; -1 with why ("needs 65.0 GiB of device memory, 40.1 GiB
- * free of 139.8 GiB", or gpu_memory's error).
- */
-int gpu_fits(const struct gpu_kernel *k, const struct problem *p, int n,
-    char *why, size_t len);
-
-/*
  * How bench --gpu and the ladder time a kernel: n problems of one shape,
  * no trace, update rule unnormalized, bug none; a kernel with its own
  * tilings runs its default for d (written into t, whose order the

@@ -84,7 +84,13 @@ gpucmd_device(const char *name, char *dev, size_t devlen)
 	return status[s];
 }
 
-int
+/*
+ * A kernel with its own tilings: its tiling for head width d (its
+ * default, or the one --br and --bc name) into o->tiling and o->spec.bc,
+ * where spike inputs land; the order stays the user's, so a kernel
+ * that lacks it refuses it by name.  Other kernels: nothing to do.
+ */
+static int
 gpucmd_tiling(const struct gpu_kernel *k, int d, struct options *o,
     char *err, size_t errlen)
 {

@@ -46,15 +46,6 @@ int gpucmd_set_dq(void *ctx, const char *v, char *err, size_t errlen);
 int gpucmd_device(const char *name, char *dev, size_t devlen);
 
 /*
- * A kernel with its own tilings: its tiling for head width d (its
- * default, or the one --br and --bc name) into o->tiling and o->spec.bc,
- * where spike inputs land; the order stays the user's, so a kernel
- * that lacks it refuses it by name.  Other kernels: nothing to do.
- */
-int gpucmd_tiling(const struct gpu_kernel *k, int d, struct options *o,
-    char *err, size_t errlen);
-
-/*
  * What a command runs: B batch entries of H query heads on G K/V heads
  * (entry b draws its inputs from seed + b), and the problems the kernel
  * is handed: the entries themselves, or, for a kernel that takes one

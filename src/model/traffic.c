@@ -39,7 +39,8 @@ add_n(struct traffic *acc, const struct traffic *x, uint64_t n)
 	add(acc, &many);
 }
 
-void
+/* One step, through stage. */
+static void
 traffic_step_through(const struct traffic_table *t,
     const struct schedule_tile *tile, enum traffic_stage stage,
     struct traffic *out)

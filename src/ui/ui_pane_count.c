@@ -27,7 +27,8 @@ ui_pane_count_size(const struct ui *ui, int w, int h, int *minh, int *wanth,
 	*wantw = w;
 }
 
-const char *
+/* The counters' number format: "1234", "12.3k", "4.29G". */
+static const char *
 ui_count_si(double x, char *buf, size_t len)
 {
 	static const char *unit[] = { "", "k", "M", "G", "T", "P" };
