@@ -144,6 +144,12 @@ int gpu_run(const struct gpu_kernel *k, const struct problem *ps, int n,
 
 void gpu_result_free(struct gpu_result *res);
 
+/* max |r's O - ref's O| / max |ref's O| over their first n values (the
+ * largest difference itself where ref's O is all zero): how bench --gpu
+ * and the ladder hold one kernel's O against another's. */
+double gpu_result_diff(const struct gpu_result *r,
+    const struct gpu_result *ref, size_t n);
+
 /*
  * How bench --gpu and the ladder time a kernel: n problems of one shape,
  * no trace, update rule unnormalized, bug none; a kernel with its own
