@@ -14,7 +14,7 @@
  *                                 the same tiling, and against the fast
  *                                 kernel's trace where tile edges meet; the
  *                                 test fault no_rescale must fail
- *   ./bench_wgmma bench [V|all]   the issue's shapes: ms and TFLOP/s, the
+ *   ./bench_wgmma bench [V|all]   the measured shapes: ms and TFLOP/s, the
  *                                 fast kernel beside, sampled rows checked
  *   ./bench_wgmma one D T CAUSAL DTYPE [V]   one shape twice (for ncu)
  *
@@ -858,7 +858,7 @@ bench_shape(const struct shape *s, int bf16, const char *sel)
 	return failed;
 }
 
-/* The issue's shapes: B T = 32768, H = 16. */
+/* The measured shapes (doc/performance.md): B T = 32768, H = 16. */
 static int
 bench_cmd_bench(const char *sel)
 {
