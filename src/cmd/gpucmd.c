@@ -18,7 +18,6 @@ gpucmd_args_init(struct gpucmd_args *a, long repeat)
 	a->batch = 1;
 	a->repeat = repeat;
 	a->dq = GPU_DQ_ATOMIC;
-	a->dq_set = 0;
 }
 
 int
@@ -62,7 +61,6 @@ gpucmd_set_dq(void *ctx, const char *v, char *err, size_t errlen)
 	if (gpu_dq_mode_parse(v, &a->dq) != 0)
 		return util_error(err, errlen, "--dq must be atomic or ordered, "
 		    "not '%s'", v);
-	a->dq_set = 1;
 	return 0;
 }
 
@@ -222,16 +220,10 @@ gpucmd_backward_args(const struct options *o, const struct gpucmd_args *a,
 	    "--grad-k" : o->grad_v != NULL ? "--grad-v" : o->grad_s != NULL ?
 	    "--grad-scores" : NULL;
 
-	if (!o->backward) {
-		if (a->dq_set)
-			return util_error(err, errlen, "--dq goes with --backward");
-		if (file != NULL || o->grad_bug != BWD_BUG_NONE ||
-		    o->spec.dout.path != NULL)
-			return util_error(err, errlen, "%s goes with --backward",
-			    file != NULL ? file : o->grad_bug != BWD_BUG_NONE ?
-			    "--grad-bug" : "--grad-output");
-		return 0;
-	}
+	/* The grad- options without --backward options_parse refuses. */
+	if (!o->backward)
+		return options_given(o, "dq") ? util_error(err, errlen,
+		    "--dq goes with --backward") : 0;
 	if (file != NULL && !files)
 		return util_error(err, errlen, "%s: this command writes no "
 		    "gradients (flashstep gpu --backward does)", file);

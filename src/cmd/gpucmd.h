@@ -26,7 +26,6 @@ struct gpucmd_args {
 	long batch;		/* --batch */
 	long repeat;		/* --repeat: timed runs after a warm-up */
 	enum gpu_dq_mode dq;	/* --dq, with --backward */
-	int dq_set;		/* --dq was given */
 };
 
 void gpucmd_args_init(struct gpucmd_args *a, long repeat);
