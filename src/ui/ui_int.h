@@ -146,7 +146,6 @@ struct ui_play {
 
 struct ui {
 	struct options opts;	/* the sim's options (args not kept) */
-	struct ui_style style;
 	const struct ui_glyphs *gl;
 	/* The sim borrows its problem, so a rebuild makes the new problem in
 	 * the other slot and frees the old one only once the new sim works. */
