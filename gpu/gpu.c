@@ -12,6 +12,7 @@
 #include "kernels.h"
 #include "model/util.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +62,20 @@ gpu_result_free(struct gpu_result *res)
 	free(res->l_new);
 	free(res->acc);
 	memset(res, 0, sizeof *res);
+}
+
+double
+gpu_result_diff(const struct gpu_result *r, const struct gpu_result *ref,
+    size_t n)
+{
+	double diff = 0, rmax = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		diff = fmax(diff, fabs((double)r->o[i] - ref->o[i]));
+		rmax = fmax(rmax, fabs((double)ref->o[i]));
+	}
+	return rmax > 0 ? diff / rmax : diff;
 }
 
 /* Heads and batch share one launch, so they must share one shape, and
@@ -181,7 +196,13 @@ out:
 	return rc;
 }
 
-int
+/*
+ * Would kernel k's run of n problems like p fit in free device memory
+ * (its device_bytes, with a margin)?  0 when it fits or says nothing of
+ * its needs; -1 with why ("needs 65.0 GiB of device memory, 40.1 GiB
+ * free of 139.8 GiB", or gpu_memory's error).
+ */
+static int
 gpu_fits(const struct gpu_kernel *k, const struct problem *p, int n,
     char *why, size_t len)
 {

@@ -144,14 +144,11 @@ int gpu_run(const struct gpu_kernel *k, const struct problem *ps, int n,
 
 void gpu_result_free(struct gpu_result *res);
 
-/*
- * Would kernel k's run of n problems like p fit in free device memory
- * (its device_bytes, with a margin)?  0 when it fits or says nothing of
- * its needs; -1 with why ("needs 65.0 GiB of device memory, 40.1 GiB
- * free of 139.8 GiB", or gpu_memory's error).
- */
-int gpu_fits(const struct gpu_kernel *k, const struct problem *p, int n,
-    char *why, size_t len);
+/* max |r's O - ref's O| / max |ref's O| over their first n values (the
+ * largest difference itself where ref's O is all zero): how bench --gpu
+ * and the ladder hold one kernel's O against another's. */
+double gpu_result_diff(const struct gpu_result *r,
+    const struct gpu_result *ref, size_t n);
 
 /*
  * How bench --gpu and the ladder time a kernel: n problems of one shape,

@@ -18,7 +18,6 @@
 #include "gpu.h"
 #include "model/util.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -36,20 +35,6 @@ static const struct {
 	{ "wgmma", "wgmma: asynchronous warpgroup MMA, TMA, producer/consumer "
 	    "warps taking turns" },
 };
-
-/* max |o - ref| / max |ref| over n values. */
-static double
-ladder_diff(const float *o, const float *ref, size_t n)
-{
-	double diff = 0, rmax = 0;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		diff = fmax(diff, fabs((double)o[i] - ref[i]));
-		rmax = fmax(rmax, fabs((double)ref[i]));
-	}
-	return rmax > 0 ? diff / rmax : diff;
-}
 
 int
 gpu_ladder(const struct problem *ps, int n, const struct tiling *any,
@@ -88,7 +73,8 @@ gpu_ladder(const struct problem *ps, int n, const struct tiling *any,
 			have_first = 1;
 			continue;
 		}
-		r->o_diff = ladder_diff(cur.o, first.o, (size_t)n * p->tq * p->dv);
+		r->o_diff = gpu_result_diff(&cur, &first,
+		    (size_t)n * p->tq * p->dv);
 		gpu_result_free(&cur);
 	}
 	gpu_result_free(&first);

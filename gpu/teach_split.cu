@@ -34,8 +34,7 @@
  * merges as the empty state: that merge's m, l and O go wrong).
  *
  * version 2: through the kernel table (version 1 was a standalone entry
- * point driven by gpu/bench/split_check.c); clarity over speed, as
- * teach.cu.
+ * point with a driver of its own); clarity over speed, as teach.cu.
  */
 #include "config.h"
 

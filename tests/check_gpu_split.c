@@ -185,9 +185,12 @@ START_TEST(test_random)
 		spec.seed = inputs_rng_next(&rng);
 		spec.dtype = dtypes[n % 3];
 		spec.bc = draw(&rng, 1, 24);
-		/* fa1 with one head only: the simulator's traffic table reads
-		 * past ibegin[] for fa1 with several heads (traffic.c's
-		 * add_outer), a fault of the model's reported apart. */
+		/* fa1 with one head only, as the device runs so far drew it.
+		 * What kept several heads out (the model's traffic table read
+		 * past ibegin[] for fa1 with several heads) is mended in
+		 * traffic.c and tested by check_traffic; widening this draw
+		 * changes every problem after it, so it waits for a run on a
+		 * device. */
 		c.t.order = spec.heads == 1 && draw(&rng, 0, 1) ? ORDER_FA1 :
 		    ORDER_FA2;
 		c.rule.convention = draw(&rng, 0, 1) ? CONV_NORMALIZED :

@@ -577,6 +577,26 @@ START_TEST(test_run_refusals)
 }
 END_TEST
 
+/* How bench --gpu and the ladder hold one O against another: the largest
+ * difference over the largest |reference|, or the difference itself
+ * against an all-zero reference. */
+START_TEST(test_result_diff)
+{
+	float o[4] = { 1.0f, -2.0f, 3.5f, 0.0f }, ref[4] = { 1.0f, -1.0f, 4.0f,
+	    0.25f }, zero[4] = { 0 };
+	struct gpu_result r, want;
+
+	memset(&r, 0, sizeof r);
+	memset(&want, 0, sizeof want);
+	r.o = o;
+	want.o = ref;
+	ck_assert(fabs(gpu_result_diff(&r, &want, 4) - 1.0 / 4.0) < 1e-12);
+	ck_assert(fabs(gpu_result_diff(&r, &want, 1)) == 0.0);
+	want.o = zero;
+	ck_assert(fabs(gpu_result_diff(&r, &want, 4) - 3.5) < 1e-12);
+}
+END_TEST
+
 Suite *
 test_suite(void)
 {
@@ -595,6 +615,7 @@ test_suite(void)
 	tcase_add_test(tc, test_rule);
 	tcase_add_test(tc, test_may_skip);
 	tcase_add_test(tc, test_run_refusals);
+	tcase_add_test(tc, test_result_diff);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -3,8 +3,8 @@
  * take: each command runs in a child of its own and its peak RSS, less
  * that of the same command on the built-in example, must be the estimate
  * within 10% + 4 MiB (what malloc and the C library round up).  A run
- * whose memory the estimate left out (the reference's per-key rows,
- * issue 12) fails here.
+ * whose memory the estimate left out (the reference's per-key rows, once)
+ * fails here.
  */
 #include "config.h"
 

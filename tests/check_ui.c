@@ -702,7 +702,7 @@ START_TEST(test_counters_per_phase)
 		draw(ui, &g, 80, 24);
 		ck_assert_int_eq((int)v->phase, ph);
 		ck_assert_msg(shown_flops(&g) == want[ph], "step 1 phase %s: FLOPs "
-		    "%ld, not %ld", ui_phase_name(ph), shown_flops(&g), want[ph]);
+		    "%ld, not %ld", timeline_forward.phase_name(ph), shown_flops(&g), want[ph]);
 		press(ui, '.');
 	}
 	/* Every step: at load the FLOPs of the steps before, at the last

@@ -6,7 +6,8 @@
 #   tests/gpu_planted.sh [TREE]
 #
 # On the GPU host, from the project's root:
-#   . .gpu-deps/device-env.sh && ./bootstrap && tests/gpu_planted.sh
+#   . .gpu-deps/env.sh && ./bootstrap && tests/gpu_planted.sh
+# (.gpu-deps/env.sh only where gpu/carry-deps.sh's packages were carried.)
 #
 # TREE (default: the tree this script is in) must be bootstrapped and
 # configured in place (./bootstrap, as for make check), with nvcc found.

@@ -14,7 +14,7 @@
  *                                 the same tiling, and against the fast
  *                                 kernel's trace where tile edges meet; the
  *                                 test fault no_rescale must fail
- *   ./bench_wgmma bench [V|all]   the issue's shapes: ms and TFLOP/s, the
+ *   ./bench_wgmma bench [V|all]   the measured shapes: ms and TFLOP/s, the
  *                                 fast kernel beside, sampled rows checked
  *   ./bench_wgmma one D T CAUSAL DTYPE [V]   one shape twice (for ncu)
  *
@@ -35,62 +35,12 @@
 #include <thread>
 #include <vector>
 
+#include "bench.cuh"
 #include "fast.h"
 #include "wgmma.h"
 
-#define CK(call) do {							\
-	cudaError_t ck_e = (call);					\
-	if (ck_e != cudaSuccess) {					\
-		fprintf(stderr, "%s failed at %s:%d: %s\n", #call,	\
-		    __FILE__, __LINE__, cudaGetErrorString(ck_e));	\
-		exit(1);						\
-	}								\
-} while (0)
-
-struct shape {
-	int b, h, tq, tk, d, causal;
-};
-
 /* ------------------------------------------------------------------ */
-/* Inputs: splitmix64 + Box-Muller on the device, rounded to 16 bits. */
-
-static __device__ uint64_t
-bench_mix(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static __global__ void
-bench_fill_kernel(uint16_t *x, size_t n, uint64_t seed, int bf16)
-{
-	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-	    i += (size_t)gridDim.x * blockDim.x) {
-		uint64_t a = bench_mix(seed * 0x9e3779b97f4a7c15ull + 2 * i);
-		uint64_t b = bench_mix(seed * 0x9e3779b97f4a7c15ull + 2 * i +
-		    1);
-		double u0 = ((a >> 11) + 0.5) / 9007199254740992.0;
-		double u1 = ((b >> 11) + 0.5) / 9007199254740992.0;
-		float r = (float)(sqrt(-2.0 * log(u0)) *
-		    cos(6.283185307179586 * u1));
-		x[i] = bf16 ? __bfloat16_as_ushort(__float2bfloat16_rn(r)) :
-		    __half_as_ushort(__float2half_rn(r));
-	}
-}
-
-static float
-bench_from16(int bf16, uint16_t u)
-{
-	if (bf16) {
-		__nv_bfloat16_raw b;
-		b.x = u;
-		return __bfloat162float(__nv_bfloat16(b));
-	}
-	__half_raw h;
-	h.x = u;
-	return __half2float(__half(h));
-}
+/* Inputs: bench.cuh's, on the device and here as floats.             */
 
 static float
 bench_round16(int bf16, float x)
@@ -262,27 +212,6 @@ bench_reference(const struct bench_bufs *b, const struct shape *s,
 		});
 	for (auto &t : th)
 		t.join();
-}
-
-/*
- * The one comparison: |got - want| <= atol + rtol |want| (and equal
- * infinities).  Prints the first few mismatches; returns bad plus one
- * for a mismatch.
- */
-static long
-bench_compare(const char *what, double got, double want, double atol,
-    double rtol, const char *where, long bad)
-{
-	int ok;
-
-	if (isinf(want))
-		ok = got == want;
-	else
-		ok = fabs(got - want) <= atol + rtol * fabs(want);
-	if (!ok && bad < 5)
-		fprintf(stderr, "  mismatch %s %s: got %.6g want %.6g\n", what,
-		    where, got, want);
-	return bad + !ok;
 }
 
 /* The run's O and lse against ref; the worst |error| of O to *maxerr. */
@@ -858,7 +787,7 @@ bench_shape(const struct shape *s, int bf16, const char *sel)
 	return failed;
 }
 
-/* The issue's shapes: B T = 32768, H = 16. */
+/* The measured shapes (doc/performance.md): B T = 32768, H = 16. */
 static int
 bench_cmd_bench(const char *sel)
 {

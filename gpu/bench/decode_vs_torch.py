@@ -11,7 +11,7 @@ checks every output against a float32 reference, and prints one table.
       -Xcompiler -fPIC -Isrc -Igpu gpu/decode.cu -o libdecode.so
   python3 gpu/bench/decode_vs_torch.py --lib ./libdecode.so
 
-Shapes (the issue's): batch 1 and 8, 32 query heads on 32 and on 8 K/V
+Shapes: batch 1 and 8, 32 query heads on 32 and on 8 K/V
 heads (enable_gqa), Tk in 4096, 32768, 131072, d = 128, fp16 and bf16,
 one query row.  Bandwidth counts the bytes of K and V read once,
 2 B G Tk d 2, against the H200's 4.8 TB/s.

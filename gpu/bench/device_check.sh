@@ -17,7 +17,7 @@
 #   fwd      libfast.so and libwgmma.so, vs_torch.py with the wgmma columns
 #   bench    bench --gpu --ladder, then bench --gpu --backward
 #   split    compare --splits on three problems (rc 0) and with each of its
-#            two faults (rc 1), bench --gpu --decode (the decode
+#            two faults (rc 1), bench --gpu --decode (its decode
 #            shapes), and the decode kernel against torch's backends
 #            (libdecode.so, decode_vs_torch.py)
 #
@@ -34,7 +34,13 @@ jobs=$(nproc 2>/dev/null || echo 4)
 log() { echo "== $* ($(date +%T))" | tee -a "$out/summary.txt"; }
 
 log "host: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1); commit ${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)}"
-[ -f .gpu-deps/device-env.sh ] && . .gpu-deps/device-env.sh
+# The headers gpu/carry-deps.sh packed (README), where they were carried
+# (or a .gpu-deps/device-env.sh made by hand for the same purpose).
+if [ -f .gpu-deps/env.sh ]; then
+	. .gpu-deps/env.sh
+elif [ -f .gpu-deps/device-env.sh ]; then
+	. .gpu-deps/device-env.sh
+fi
 for ph in $phases; do
 	case $ph in
 	build)

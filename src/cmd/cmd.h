@@ -17,6 +17,8 @@
 #define CMD_NO_DRIVER	4
 #define CMD_NO_DEVICE	5
 
+#include "model/options.h"
+
 int cmd_run(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
@@ -27,5 +29,14 @@ int cmd_compare(int argc, char **argv);
 
 /* `bench --gpu`: the GPU half of the benchmark (cmd_bench_gpu.c). */
 int cmd_bench_gpu(int argc, char **argv);
+
+/*
+ * Parses a command's options into o (usage and --help printed from the
+ * same tables; errors as "flashstep NAME: ..."): -1 to go on, or the
+ * exit status to return now.  o is the caller's to free either way.
+ */
+int cmd_parse(const char *name, const char *usage, int argc, char **argv,
+    unsigned groups, const struct options_entry *entries, void *ctx,
+    struct options *o);
 
 #endif

@@ -344,32 +344,17 @@ cmd_bench(int argc, char **argv)
 	struct bench_args a = { 0, 0, 4096, 8192, 3, 500 };
 	struct options o;
 	char err[512];
-	int i;
+	int i, rc;
 
 	/* --gpu hands the whole command line to the GPU benchmark. */
 	for (i = 1; i < argc; i++)
 		if (strcmp(argv[i], "--gpu") == 0)
 			return cmd_bench_gpu(argc, argv);
-	options_init(&o);
-	if (options_parse(argc, argv, 1, 0, bench_entries, &a, &o, err,
-	    sizeof err) != 0) {
-		fprintf(stderr, "flashstep bench: %s\n", err);
-		options_free(&o);
-		return CMD_USAGE;
-	}
-	if (o.help) {
-		fputs(bench_usage, stdout);
-		options_usage(stdout, 0, bench_entries);
-		options_free(&o);
-		return CMD_OK;
-	}
-	if (o.nargs > 0) {
-		fprintf(stderr, "flashstep bench: unexpected argument '%s'\n",
-		    o.args[0]);
-		options_free(&o);
-		return CMD_USAGE;
-	}
+	rc = cmd_parse("bench", bench_usage, argc, argv, 0, bench_entries, &a,
+	    &o);
 	options_free(&o);
+	if (rc >= 0)
+		return rc;
 	/* Each child checks its own memory too; this refuses a size that
 	 * cannot run before any time is spent on the others. */
 	if (bench_check_memory(&a, err, sizeof err) != 0) {

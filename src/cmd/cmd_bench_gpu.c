@@ -378,20 +378,6 @@ bench_gpu_mask(struct bench_gpu_shape *bs, int causal)
 
 /* ---- the rows ---- */
 
-/* max |o - ref| / max |ref| over n values. */
-static double
-bench_gpu_diff(const float *o, const float *ref, size_t n)
-{
-	double diff = 0, rmax = 0;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		diff = fmax(diff, fabs((double)o[i] - ref[i]));
-		rmax = fmax(rmax, fabs((double)ref[i]));
-	}
-	return rmax > 0 ? diff / rmax : diff;
-}
-
 /* The row's leading columns: the shape. */
 static void
 bench_gpu_shape_cols(const struct bench_gpu_shape *bs)
@@ -413,7 +399,7 @@ bench_gpu_row(const struct bench_gpu_shape *bs, const char *label,
 	if (ref == NULL)
 		snprintf(diff, sizeof diff, "ref");
 	else
-		snprintf(diff, sizeof diff, "%.2g", bench_gpu_diff(r->o, ref->o,
+		snprintf(diff, sizeof diff, "%.2g", gpu_result_diff(r, ref,
 		    (size_t)bs->n * bs->t * bs->d));
 	bench_gpu_shape_cols(bs);
 	printf("%-9s %10.3f %9.1f %12s %10s\n", label, r->ms,
@@ -926,7 +912,7 @@ cmd_bench_gpu(int argc, char **argv)
 	a.tokens = 32768;
 	a.br = 64;
 	a.bc = 64;
-	rc = gpucmd_parse("bench --gpu", bench_gpu_usage, argc, argv, 0,
+	rc = cmd_parse("bench --gpu", bench_gpu_usage, argc, argv, 0,
 	    bench_gpu_entries, &a, &o);
 	if (rc >= 0)
 		goto done;

@@ -687,7 +687,7 @@ cmd_compare(int argc, char **argv)
 	gpucmd_args_init(&a.common, 3);
 	a.common.dq = GPU_DQ_ORDERED;
 	a.worst = 5;
-	rc = gpucmd_parse("compare", compare_usage, argc, argv,
+	rc = cmd_parse("compare", compare_usage, argc, argv,
 	    OPT_PROBLEM | OPT_BACKWARD | OPT_SPLIT, compare_entries, &a, &o);
 	if (rc >= 0)
 		goto done;

@@ -356,7 +356,7 @@ cmd_gpu(int argc, char **argv)
 	memset(&set, 0, sizeof set);
 	memset(&a, 0, sizeof a);
 	gpucmd_args_init(&a.common, 3);
-	rc = gpucmd_parse("gpu", gpu_usage, argc, argv, OPT_PROBLEM |
+	rc = cmd_parse("gpu", gpu_usage, argc, argv, OPT_PROBLEM |
 	    OPT_OUTFILES | OPT_BACKWARD | OPT_SPLIT, gpu_entries, &a, &o);
 	if (rc >= 0)
 		goto done;

@@ -386,24 +386,12 @@ cmd_run(int argc, char **argv)
 	char err[512], buf[32], buf2[32];
 	int rc = CMD_USAGE, r, nshow, rows;
 
-	options_init(&o);
 	memset(&b, 0, sizeof b);
-	if (options_parse(argc, argv, 1, RUN_GROUPS, run_entries, &a, &o, err,
-	    sizeof err) != 0) {
-		fprintf(stderr, "flashstep run: %s\n", err);
+	rc = cmd_parse("run", run_usage, argc, argv, RUN_GROUPS, run_entries,
+	    &a, &o);
+	if (rc >= 0) {
 		options_free(&o);
-		return CMD_USAGE;
-	}
-	if (o.help) {
-		fputs(run_usage, stdout);
-		options_usage(stdout, RUN_GROUPS, run_entries);
-		options_free(&o);
-		return CMD_OK;
-	}
-	if (o.nargs > 0) {
-		fprintf(stderr, "flashstep run: unexpected argument '%s'\n", o.args[0]);
-		options_free(&o);
-		return CMD_USAGE;
+		return rc;
 	}
 	o.spec.memory_parts = MEMORY_FOR_RUN;
 	if (setup_open(&o, &s, err, sizeof err) != 0) {

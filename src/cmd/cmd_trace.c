@@ -132,24 +132,11 @@ cmd_trace(int argc, char **argv)
 	char err[512];
 	int rc = CMD_USAGE;
 
-	options_init(&o);
-	if (options_parse(argc, argv, 1, TRACE_GROUPS, trace_entries, &a, &o,
-	    err, sizeof err) != 0) {
-		fprintf(stderr, "flashstep trace: %s\n", err);
+	rc = cmd_parse("trace", trace_usage, argc, argv, TRACE_GROUPS,
+	    trace_entries, &a, &o);
+	if (rc >= 0) {
 		options_free(&o);
-		return CMD_USAGE;
-	}
-	if (o.help) {
-		fputs(trace_usage, stdout);
-		options_usage(stdout, TRACE_GROUPS, trace_entries);
-		options_free(&o);
-		return CMD_OK;
-	}
-	if (o.nargs > 0) {
-		fprintf(stderr, "flashstep trace: unexpected argument '%s'\n",
-		    o.args[0]);
-		options_free(&o);
-		return CMD_USAGE;
+		return rc;
 	}
 	o.spec.memory_parts = MEMORY_SIM | MEMORY_RUN;
 	if (setup_open(&o, &s, err, sizeof err) != 0) {

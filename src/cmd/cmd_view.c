@@ -124,23 +124,15 @@ cmd_view(int argc, char **argv)
 	struct options o;
 	struct ui *ui = NULL;
 	char err[512];
-	int rc = CMD_USAGE, r;
+	int rc, r;
 
-	options_init(&o);
-	if (options_parse(argc, argv, 1, VIEW_GROUPS, view_entries, &a, &o, err,
-	    sizeof err) != 0 || ui_options_check(&o, err, sizeof err) != 0) {
+	rc = cmd_parse("view", view_usage, argc, argv, VIEW_GROUPS, view_entries,
+	    &a, &o);
+	if (rc >= 0)
+		goto done;
+	rc = CMD_USAGE;
+	if (ui_options_check(&o, err, sizeof err) != 0) {
 		fprintf(stderr, "flashstep view: %s\n", err);
-		goto done;
-	}
-	if (o.help) {
-		fputs(view_usage, stdout);
-		options_usage(stdout, VIEW_GROUPS, view_entries);
-		rc = CMD_OK;
-		goto done;
-	}
-	if (o.nargs > 0) {
-		fprintf(stderr, "flashstep view: unexpected argument '%s'\n",
-		    o.args[0]);
 		goto done;
 	}
 	/* What the view holds besides the inputs (its own screen arrays are

@@ -18,7 +18,6 @@ gpucmd_args_init(struct gpucmd_args *a, long repeat)
 	a->batch = 1;
 	a->repeat = repeat;
 	a->dq = GPU_DQ_ATOMIC;
-	a->dq_set = 0;
 }
 
 int
@@ -62,34 +61,7 @@ gpucmd_set_dq(void *ctx, const char *v, char *err, size_t errlen)
 	if (gpu_dq_mode_parse(v, &a->dq) != 0)
 		return util_error(err, errlen, "--dq must be atomic or ordered, "
 		    "not '%s'", v);
-	a->dq_set = 1;
 	return 0;
-}
-
-int
-gpucmd_parse(const char *name, const char *usage, int argc, char **argv,
-    unsigned groups, const struct options_entry *entries, void *ctx,
-    struct options *o)
-{
-	char err[512];
-
-	options_init(o);
-	if (options_parse(argc, argv, 1, groups, entries, ctx, o, err,
-	    sizeof err) != 0) {
-		fprintf(stderr, "flashstep %s: %s\n", name, err);
-		return CMD_USAGE;
-	}
-	if (o->help) {
-		fputs(usage, stdout);
-		options_usage(stdout, groups, entries);
-		return CMD_OK;
-	}
-	if (o->nargs > 0) {
-		fprintf(stderr, "flashstep %s: unexpected argument '%s'\n", name,
-		    o->args[0]);
-		return CMD_USAGE;
-	}
-	return -1;
 }
 
 int
@@ -110,7 +82,13 @@ gpucmd_device(const char *name, char *dev, size_t devlen)
 	return status[s];
 }
 
-int
+/*
+ * A kernel with its own tilings: its tiling for head width d (its
+ * default, or the one --br and --bc name) into o->tiling and o->spec.bc,
+ * where spike inputs land; the order stays the user's, so a kernel
+ * that lacks it refuses it by name.  Other kernels: nothing to do.
+ */
+static int
 gpucmd_tiling(const struct gpu_kernel *k, int d, struct options *o,
     char *err, size_t errlen)
 {
@@ -242,16 +220,10 @@ gpucmd_backward_args(const struct options *o, const struct gpucmd_args *a,
 	    "--grad-k" : o->grad_v != NULL ? "--grad-v" : o->grad_s != NULL ?
 	    "--grad-scores" : NULL;
 
-	if (!o->backward) {
-		if (a->dq_set)
-			return util_error(err, errlen, "--dq goes with --backward");
-		if (file != NULL || o->grad_bug != BWD_BUG_NONE ||
-		    o->spec.dout.path != NULL)
-			return util_error(err, errlen, "%s goes with --backward",
-			    file != NULL ? file : o->grad_bug != BWD_BUG_NONE ?
-			    "--grad-bug" : "--grad-output");
-		return 0;
-	}
+	/* The grad- options without --backward options_parse refuses. */
+	if (!o->backward)
+		return options_given(o, "dq") ? util_error(err, errlen,
+		    "--dq goes with --backward") : 0;
 	if (file != NULL && !files)
 		return util_error(err, errlen, "%s: this command writes no "
 		    "gradients (flashstep gpu --backward does)", file);

@@ -26,7 +26,6 @@ struct gpucmd_args {
 	long batch;		/* --batch */
 	long repeat;		/* --repeat: timed runs after a warm-up */
 	enum gpu_dq_mode dq;	/* --dq, with --backward */
-	int dq_set;		/* --dq was given */
 };
 
 void gpucmd_args_init(struct gpucmd_args *a, long repeat);
@@ -39,28 +38,11 @@ int gpucmd_set_repeat(void *ctx, const char *v, char *err, size_t errlen);
 int gpucmd_set_dq(void *ctx, const char *v, char *err, size_t errlen);
 
 /*
- * Parses a command's options (usage and --help printed from the same
- * tables); -1 to go on, or the exit status to return now.
- */
-int gpucmd_parse(const char *name, const char *usage, int argc, char **argv,
-    unsigned groups, const struct options_entry *entries, void *ctx,
-    struct options *o);
-
-/*
  * The device's name in dev and 0, or the reason there is none printed in
  * one line as "flashstep NAME: ..." and the exit status that goes with
  * it (3 built without CUDA, 4 no usable driver, 5 no device).
  */
 int gpucmd_device(const char *name, char *dev, size_t devlen);
-
-/*
- * A kernel with its own tilings: its tiling for head width d (its
- * default, or the one --br and --bc name) into o->tiling and o->spec.bc,
- * where spike inputs land; the order stays the user's, so a kernel
- * that lacks it refuses it by name.  Other kernels: nothing to do.
- */
-int gpucmd_tiling(const struct gpu_kernel *k, int d, struct options *o,
-    char *err, size_t errlen);
 
 /*
  * What a command runs: B batch entries of H query heads on G K/V heads

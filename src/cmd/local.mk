@@ -2,7 +2,7 @@
 
 noinst_LIBRARIES += src/cmd/libcmd.a
 src_cmd_libcmd_a_SOURCES = \
-	src/cmd/cmd.h \
+	src/cmd/cmd.h src/cmd/cmd_parse.c \
 	src/cmd/cmd_run.c \
 	src/cmd/cmd_trace.c \
 	src/cmd/cmd_bench.c \

@@ -64,7 +64,8 @@ lesson_parser_phase(const char *name)
 	return phase_walk(-1, name, &id) != NULL ? id : -1;
 }
 
-const struct lesson_cmd *
+/* The previous directive (NULL at the first). */
+static const struct lesson_cmd *
 lesson_parser_previous(const struct lesson_parser *ps)
 {
 	return ps->idx > 0 ? &ps->l->cmds[ps->idx - 1] : NULL;

@@ -30,9 +30,6 @@ struct lesson_parser {
 const char *lesson_parser_phase_name(int phase);
 int lesson_parser_phase(const char *name);
 
-/* The previous directive (NULL at the first). */
-const struct lesson_cmd *lesson_parser_previous(const struct lesson_parser *ps);
-
 /* Is the previous directive called a (or b, when not NULL)? */
 int lesson_parser_after(const struct lesson_parser *ps, const char *a,
     const char *b);

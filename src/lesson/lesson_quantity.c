@@ -42,42 +42,46 @@ lesson_quantity_max(const struct lesson_run *run)
 	return n + 4;
 }
 
+/* The read's values: len floats of x (as many as fit), or one. */
 static int
-copy_row(const float *x, int len, double *out, int max, int *n)
+copy_row(struct lesson_read *rq, const float *x, int len)
 {
 	int i;
 
-	for (i = 0; i < len && i < max; i++)
-		out[i] = x[i];
-	*n = i;
+	for (i = 0; i < len && i < rq->max; i++)
+		rq->out[i] = x[i];
+	rq->n = i;
 	return 0;
 }
 
 static int
-one(double x, double *out, int *n)
+one(struct lesson_read *rq, double x)
 {
-	out[0] = x;
-	*n = 1;
+	rq->out[0] = x;
+	rq->n = 1;
 	return 0;
 }
 
 /* ---- the focus row ---- */
 
 static int
-focus_row(struct lesson_run *run, struct lesson_row *row, char *err,
-    size_t errlen)
+focus_row(struct lesson_read *rq, struct lesson_row *row)
 {
+	struct lesson_run *run = rq->run;
+
 	if (lesson_run_row(run, run->focus, row) != 0)
-		return util_error(err, errlen, "row %d cannot be read", run->focus);
+		return util_error(rq->err, rq->errlen, "row %d cannot be read",
+		    run->focus);
 	return 0;
 }
 
 static int
-final_arrays(struct lesson_run *run, const float **o, const float **lse,
-    char *err, size_t errlen)
+final_arrays(struct lesson_read *rq, const float **o, const float **lse)
 {
+	struct lesson_run *run = rq->run;
+
 	if (lesson_run_final(run, &run->lesson->cmds[run->pc - 1], o, lse) != 0)
-		return util_error(err, errlen, "%s", run->err);
+		return util_error(rq->err, rq->errlen, "%s", run->err);
 	return 0;
 }
 
@@ -91,86 +95,86 @@ past_forward(const struct lesson_run *run)
 /* A split run's forward leaves each row one state per key range: past
  * it a row's m, l and u are not one number but the partials'. */
 static int
-split_past_forward(struct lesson_run *run, const struct lesson_quantity *q,
-    char *err, size_t errlen)
+split_past_forward(struct lesson_read *rq)
 {
+	const struct lesson_run *run = rq->run;
+	const char *name = rq->q->name;
+
 	if (run->bwd.comb == NULL || lesson_run_kind(run) != TIMELINE_BACKWARD ||
 	    run->step < 0)
 		return 0;
-	return util_error(err, errlen, "a split run's forward leaves a row one "
-	    "%s per key range: read partial-%s (partial-o for u)", q->name,
-	    strcmp(q->name, "alpha") == 0 ? "m" : q->name);
+	return util_error(rq->err, rq->errlen, "a split run's forward leaves a "
+	    "row one %s per key range: read partial-%s (partial-o for u)", name,
+	    strcmp(name, "alpha") == 0 ? "m" : name);
 }
 
 /* A float of struct lesson_row: m and l always; alpha from the row's
  * rescale phase; lse once the row is finalized (or final). */
 static int
-read_row(struct lesson_run *run, const struct lesson_quantity *q,
-    const struct lesson_reader *rd, int final, double *out, int max, int *n,
-    char *err, size_t errlen)
+read_row(struct lesson_read *rq)
 {
+	struct lesson_run *run = rq->run;
 	struct lesson_row row;
 	const float *o, *lse;
 
-	(void)max;
 	/* Past the forward a row's lse is the run's (a split run's merged). */
-	if (final || (rd->from == SIM_PHASE_FINALIZE && past_forward(run))) {
-		if (final_arrays(run, &o, &lse, err, errlen) != 0)
+	if (rq->final ||
+	    (rq->rd->from == SIM_PHASE_FINALIZE && past_forward(run))) {
+		if (final_arrays(rq, &o, &lse) != 0)
 			return -1;
-		return one(lse[lesson_run_out_row(run, run->focus)], out, n);
+		return one(rq, lse[lesson_run_out_row(run, run->focus)]);
 	}
-	if (split_past_forward(run, q, err, errlen) != 0)
+	if (split_past_forward(rq) != 0)
 		return -1;
-	if (focus_row(run, &row, err, errlen) != 0)
+	if (focus_row(rq, &row) != 0)
 		return -1;
-	if (rd->from == SIM_PHASE_RESCALE && !row.has_alpha)
-		return util_error(err, errlen, "%s is known from phase rescale of a "
-		    "step that holds the row", q->name);
-	if (rd->from == SIM_PHASE_FINALIZE && !row.has_out)
-		return util_error(err, errlen, "%s is known after the row's finalize "
-		    "phase", q->name);
-	return one(*(const float *)((const char *)&row + rd->field[0]), out, n);
+	if (rq->rd->from == SIM_PHASE_RESCALE && !row.has_alpha)
+		return util_error(rq->err, rq->errlen, "%s is known from phase "
+		    "rescale of a step that holds the row", rq->q->name);
+	if (rq->rd->from == SIM_PHASE_FINALIZE && !row.has_out)
+		return util_error(rq->err, rq->errlen, "%s is known after the "
+		    "row's finalize phase", rq->q->name);
+	return one(rq, *(const float *)((const char *)&row + rq->rd->field[0]));
 }
 
 static int
-read_u(struct lesson_run *run, const struct lesson_quantity *q,
-    const struct lesson_reader *rd, int final, double *out, int max, int *n,
-    char *err, size_t errlen)
+read_u(struct lesson_read *rq)
 {
+	struct lesson_run *run = rq->run;
 	struct lesson_row row;
 
-	(void)rd;
-	(void)final;
 	if (run->opts.rule.convention != CONV_UNNORMALIZED)
-		return util_error(err, errlen, "the normalized convention keeps o, "
-		    "not u");
-	if (split_past_forward(run, q, err, errlen) != 0)
+		return util_error(rq->err, rq->errlen, "the normalized convention "
+		    "keeps o, not u");
+	if (split_past_forward(rq) != 0)
 		return -1;
-	if (focus_row(run, &row, err, errlen) != 0)
+	if (focus_row(rq, &row) != 0)
 		return -1;
-	return copy_row(row.acc, run->setup.problem.dv, out, max, n);
+	return copy_row(rq, row.acc, run->setup.problem.dv);
 }
 
 /* The merged output of the focus row in the combine: its block's last
  * merge finalizes it; an earlier block's rows are done. */
 static int
-merged_output(struct lesson_run *run, const float **o, char *err,
-    size_t errlen)
+merged_output(struct lesson_read *rq, const float **o)
 {
+	struct lesson_run *run = rq->run;
 	const struct combine_view *v = lesson_run_combine_view(run);
 	const float *fo, *flse;
 	int r = run->focus, block = lesson_run_block(run, r);
 
 	if (r >= v->r0 && r < v->r1) {
 		if (v->phase != COMBINE_PHASE_FINALIZE)
-			return util_error(err, errlen, "the merged o is known after "
-			    "the row block's last merge (phase finalize)");
+			return util_error(rq->err, rq->errlen, "the merged o is "
+			    "known after the row block's last merge (phase "
+			    "finalize)");
 		*o = v->o + (size_t)(r - v->r0) * v->dv;
 		return 0;
 	}
 	if (block > v->block)
-		return util_error(err, errlen, "row %d's block is merged later", r);
-	if (final_arrays(run, &fo, &flse, err, errlen) != 0)
+		return util_error(rq->err, rq->errlen, "row %d's block is merged "
+		    "later", r);
+	if (final_arrays(rq, &fo, &flse) != 0)
 		return -1;
 	*o = fo + (size_t)lesson_run_out_row(run, r) * run->setup.problem.dv;
 	return 0;
@@ -179,24 +183,24 @@ merged_output(struct lesson_run *run, const float **o, char *err,
 /* The output row: finalized, final, merged, or the running o of the
  * normalized convention.  Shared by o and error. */
 static int
-output_row(struct lesson_run *run, int final, const float **o, char *err,
-    size_t errlen)
+output_row(struct lesson_read *rq, const float **o)
 {
+	struct lesson_run *run = rq->run;
 	struct lesson_row row;
 	const float *fo, *flse;
 
 	if (lesson_run_kind(run) == TIMELINE_COMBINE && run->step >= 0 &&
-	    !final)
-		return merged_output(run, o, err, errlen);
+	    !rq->final)
+		return merged_output(rq, o);
 	/* After the whole run, or in the backward: the run's output. */
-	if (final || past_forward(run)) {
-		if (final_arrays(run, &fo, &flse, err, errlen) != 0)
+	if (rq->final || past_forward(run)) {
+		if (final_arrays(rq, &fo, &flse) != 0)
 			return -1;
 		*o = fo + (size_t)lesson_run_out_row(run, run->focus) *
 		    run->setup.problem.dv;
 		return 0;
 	}
-	if (focus_row(run, &row, err, errlen) != 0)
+	if (focus_row(rq, &row) != 0)
 		return -1;
 	if (row.has_out) {
 		*o = row.o;
@@ -206,22 +210,19 @@ output_row(struct lesson_run *run, int final, const float **o, char *err,
 		*o = row.acc;
 		return 0;
 	}
-	return util_error(err, errlen, "the unnormalized convention keeps u; o "
-	    "is known after the row's finalize phase");
+	return util_error(rq->err, rq->errlen, "the unnormalized convention "
+	    "keeps u; o is known after the row's finalize phase");
 }
 
 static int
-read_o(struct lesson_run *run, const struct lesson_quantity *q,
-    const struct lesson_reader *rd, int final, double *out, int max, int *n,
-    char *err, size_t errlen)
+read_o(struct lesson_read *rq)
 {
+	struct lesson_run *run = rq->run;
 	const float *o;
 
-	(void)q;
-	(void)rd;
-	if (output_row(run, final, &o, err, errlen) != 0)
+	if (output_row(rq, &o) != 0)
 		return -1;
-	return copy_row(o, run->setup.problem.dv, out, max, n);
+	return copy_row(rq, o, run->setup.problem.dv);
 }
 
 /* The largest |x - ref| over n entries (NaN when an x is NaN). */
@@ -241,312 +242,287 @@ worst(const float *x, const double *ref, int len)
 
 /* The largest |o - reference| over the row's entries. */
 static int
-read_error(struct lesson_run *run, const struct lesson_quantity *q,
-    const struct lesson_reader *rd, int final, double *out, int max, int *n,
-    char *err, size_t errlen)
+read_error(struct lesson_read *rq)
 {
+	struct lesson_run *run = rq->run;
 	const float *o;
 	const double *ref;
 	int dv = run->setup.problem.dv;
 
-	(void)q;
-	(void)rd;
-	(void)max;
-	if (output_row(run, final, &o, err, errlen) != 0) {
+	if (output_row(rq, &o) != 0) {
 		/* the same message, of error */
-		if (strstr(err, "o is known") != NULL ||
-		    strstr(err, "merged o is known") != NULL)
-			return util_error(err, errlen, "error is known after the row's "
-			    "finalize phase");
+		if (strstr(rq->err, "o is known") != NULL ||
+		    strstr(rq->err, "merged o is known") != NULL)
+			return util_error(rq->err, rq->errlen, "error is known after "
+			    "the row's finalize phase");
 		return -1;
 	}
 	if (lesson_run_reference(run, &run->lesson->cmds[run->pc - 1], &ref) != 0)
-		return util_error(err, errlen, "%s", run->err);
-	return one(worst(o, ref + (size_t)lesson_run_out_row(run, run->focus) * dv,
-	    dv), out, n);
+		return util_error(rq->err, rq->errlen, "%s", run->err);
+	return one(rq, worst(o, ref +
+	    (size_t)lesson_run_out_row(run, run->focus) * dv, dv));
 }
 
 /* ---- the focus row in the current tile ---- */
 
 static int
-tile_row(struct lesson_run *run, int from, const char *what,
-    struct lesson_row *row, char *err, size_t errlen)
+tile_row(struct lesson_read *rq, int from, struct lesson_row *row)
 {
-	if (focus_row(run, row, err, errlen) != 0)
+	const char *what = rq->q->name;
+
+	if (focus_row(rq, row) != 0)
 		return -1;
 	if (!row->in_tile)
-		return util_error(err, errlen, "%s belongs to the current tile, "
-		    "which does not hold row %d", what, run->focus);
-	if (run->phase < from)
-		return util_error(err, errlen, "%s is known from phase %s", what,
-		    lesson_parser_phase_name(from));
+		return util_error(rq->err, rq->errlen, "%s belongs to the current "
+		    "tile, which does not hold row %d", what, rq->run->focus);
+	if (rq->run->phase < from)
+		return util_error(rq->err, rq->errlen, "%s is known from phase %s",
+		    what, lesson_parser_phase_name(from));
 	return 0;
 }
 
 /* A pointer member of struct sim_view: one float per tile row, or
  * (vector) a row of cols floats. */
 static int
-read_tile(struct lesson_run *run, const struct lesson_quantity *q,
-    const struct lesson_reader *rd, int final, double *out, int max, int *n,
-    char *err, size_t errlen)
+read_tile(struct lesson_read *rq)
 {
+	struct lesson_run *run = rq->run;
 	const struct sim_view *v;
 	struct lesson_row row;
 	const float *x;
 
-	(void)final;
-	if (tile_row(run, rd->from, q->name, &row, err, errlen) != 0)
+	if (tile_row(rq, rq->rd->from, &row) != 0)
 		return -1;
 	v = sim_view(run->setup.sim);
-	x = *(const float *const *)((const char *)v + rd->field[0]);
-	if (!q->vector)
-		return one(x[row.index], out, n);
-	return copy_row(x + (size_t)row.index * v->cols, v->cols, out, max, n);
+	x = *(const float *const *)((const char *)v + rq->rd->field[0]);
+	if (!rq->q->vector)
+		return one(rq, x[row.index]);
+	return copy_row(rq, x + (size_t)row.index * v->cols, v->cols);
 }
 
 /* ---- the backward's tile ---- */
 
 /* The focus row's index in the backward's tile, from phase `from`. */
 static int
-btile_row(struct lesson_run *run, int from, const char *what,
-    const struct backward_view **v, int *x, char *err, size_t errlen)
+btile_row(struct lesson_read *rq, const struct backward_view **v, int *x)
 {
-	*v = lesson_run_backward_view(run);
+	const char *what = rq->q->name;
+	int focus = rq->run->focus, from = rq->rd->from;
+
+	*v = lesson_run_backward_view(rq->run);
 	if (*v == NULL)
-		return util_error(err, errlen, "%s belongs to a backward step; the "
-		    "lesson stands before the first", what);
-	if (run->focus < (*v)->tile.r0 || run->focus >= (*v)->tile.r1)
-		return util_error(err, errlen, "%s belongs to the current tile, "
-		    "which does not hold row %d", what, run->focus);
+		return util_error(rq->err, rq->errlen, "%s belongs to a backward "
+		    "step; the lesson stands before the first", what);
+	if (focus < (*v)->tile.r0 || focus >= (*v)->tile.r1)
+		return util_error(rq->err, rq->errlen, "%s belongs to the current "
+		    "tile, which does not hold row %d", what, focus);
 	if ((int)(*v)->phase < from)
-		return util_error(err, errlen, "%s is known from phase %s of a "
-		    "backward step", what, backward_phase_name(from));
-	*x = run->focus - (*v)->tile.r0;
+		return util_error(rq->err, rq->errlen, "%s is known from phase %s "
+		    "of a backward step", what, backward_phase_name(from));
+	*x = focus - (*v)->tile.r0;
 	return 0;
 }
 
 /* A (rows, cols) pointer member of struct backward_view: the focus
  * row's cols floats. */
 static int
-read_btile(struct lesson_run *run, const struct lesson_quantity *q,
-    const struct lesson_reader *rd, int final, double *out, int max, int *n,
-    char *err, size_t errlen)
+read_btile(struct lesson_read *rq)
 {
 	const struct backward_view *v;
 	const float *x;
 	int r = 0;
 
-	(void)final;
-	if (btile_row(run, rd->from, q->name, &v, &r, err, errlen) != 0)
+	if (btile_row(rq, &v, &r) != 0)
 		return -1;
-	x = *(const float *const *)((const char *)v + rd->field[0]);
-	return copy_row(x + (size_t)r * v->cols, v->cols, out, max, n);
+	x = *(const float *const *)((const char *)v + rq->rd->field[0]);
+	return copy_row(rq, x + (size_t)r * v->cols, v->cols);
 }
 
 /* Over the focus row of the backward's tile: the max of S (nfield 0),
  * the sum of P (1), or the sum of P o dP (2), in double. */
 static int
-read_btile_sum(struct lesson_run *run, const struct lesson_quantity *q,
-    const struct lesson_reader *rd, int final, double *out, int max, int *n,
-    char *err, size_t errlen)
+read_btile_sum(struct lesson_read *rq)
 {
 	const struct backward_view *v;
 	const float *s, *p, *dp;
 	double acc;
 	int r = 0, c;
 
-	(void)final;
-	(void)max;
-	if (btile_row(run, rd->from, q->name, &v, &r, err, errlen) != 0)
+	if (btile_row(rq, &v, &r) != 0)
 		return -1;
 	s = v->s + (size_t)r * v->cols;
 	p = v->p + (size_t)r * v->cols;
 	dp = v->dp + (size_t)r * v->cols;
-	acc = rd->nfield == 0 ? -INFINITY : 0;
+	acc = rq->rd->nfield == 0 ? -INFINITY : 0;
 	for (c = 0; c < v->cols; c++)
-		if (rd->nfield == 0)
+		if (rq->rd->nfield == 0)
 			acc = s[c] > acc ? s[c] : acc;
 		else
-			acc += rd->nfield == 1 ? p[c] : (double)p[c] * dp[c];
-	return one(acc, out, n);
+			acc += rq->rd->nfield == 1 ? p[c] : (double)p[c] * dp[c];
+	return one(rq, acc);
 }
 
 static int
-need_backward(struct lesson_run *run, char *err, size_t errlen)
+need_backward(struct lesson_read *rq)
 {
-	if (run->bwd.bwd == NULL)
-		return util_error(err, errlen, "the problem has no backward pass "
-		    "(give it backward)");
+	if (rq->run->bwd.bwd == NULL)
+		return util_error(rq->err, rq->errlen, "the problem has no "
+		    "backward pass (give it backward)");
 	return 0;
 }
 
 /* D = rowsum(dO o O) of the focus row, from the backward's start. */
 static int
-read_dsum(struct lesson_run *run, const struct lesson_quantity *q,
-    const struct lesson_reader *rd, int final, double *out, int max, int *n,
-    char *err, size_t errlen)
+read_dsum(struct lesson_read *rq)
 {
-	(void)q;
-	(void)rd;
-	(void)max;
-	if (need_backward(run, err, errlen) != 0)
+	struct lesson_run *run = rq->run;
+
+	if (need_backward(rq) != 0)
 		return -1;
-	if (!final && lesson_run_backward_view(run) == NULL)
-		return util_error(err, errlen, "D is computed when the backward "
-		    "begins");
-	return one(backward_dsum(run->bwd.bwd)[run->focus], out, n);
+	if (!rq->final && lesson_run_backward_view(run) == NULL)
+		return util_error(rq->err, rq->errlen, "D is computed when the "
+		    "backward begins");
+	return one(rq, backward_dsum(run->bwd.bwd)[run->focus]);
 }
 
 /* ---- the gradients ---- */
 
 static int
-grad_of(struct lesson_run *run, const struct lesson_reader *rd, int final,
-    struct lesson_grad *g, int *at, char *err, size_t errlen)
+grad_of(struct lesson_read *rq, struct lesson_grad *g, int *at)
 {
-	if (need_backward(run, err, errlen) != 0)
+	struct lesson_run *run = rq->run;
+	int from = rq->rd->from;
+
+	if (need_backward(rq) != 0)
 		return -1;
-	*at = rd->from == LESSON_DQ ? run->focus : run->focus_key;
-	if (lesson_run_grad(run, (enum lesson_grad_kind)rd->from, *at, final,
+	*at = from == LESSON_DQ ? run->focus : run->focus_key;
+	if (lesson_run_grad(run, (enum lesson_grad_kind)from, *at, rq->final,
 	    g) != 0)
-		return util_error(err, errlen, "%s %d has no gradient here",
-		    rd->from == LESSON_DQ ? "row" : "key", *at);
+		return util_error(rq->err, rq->errlen, "%s %d has no gradient here",
+		    from == LESSON_DQ ? "row" : "key", *at);
 	return 0;
 }
 
 /* dQ of the focus row, dK or dV of the focus key (rd->from says which),
  * as far as the backward has summed them. */
 static int
-read_grad(struct lesson_run *run, const struct lesson_quantity *q,
-    const struct lesson_reader *rd, int final, double *out, int max, int *n,
-    char *err, size_t errlen)
+read_grad(struct lesson_read *rq)
 {
 	struct lesson_grad g;
 	int at;
 
-	(void)q;
-	if (grad_of(run, rd, final, &g, &at, err, errlen) != 0)
+	if (grad_of(rq, &g, &at) != 0)
 		return -1;
-	return copy_row(g.x, g.n, out, max, n);
+	return copy_row(rq, g.x, g.n);
 }
 
 /* The Euclidean norm of the same row, in double. */
 static int
-read_grad_norm(struct lesson_run *run, const struct lesson_quantity *q,
-    const struct lesson_reader *rd, int final, double *out, int max, int *n,
-    char *err, size_t errlen)
+read_grad_norm(struct lesson_read *rq)
 {
 	struct lesson_grad g;
 	double sum = 0;
 	int at, i;
 
-	(void)q;
-	(void)max;
-	if (grad_of(run, rd, final, &g, &at, err, errlen) != 0)
+	if (grad_of(rq, &g, &at) != 0)
 		return -1;
 	for (i = 0; i < g.n; i++)
 		sum += (double)g.x[i] * g.x[i];
-	return one(sqrt(sum), out, n);
+	return one(rq, sqrt(sum));
 }
 
 /* The largest |gradient - reference| over the row, once it is whole. */
 static int
-read_grad_error(struct lesson_run *run, const struct lesson_quantity *q,
-    const struct lesson_reader *rd, int final, double *out, int max, int *n,
-    char *err, size_t errlen)
+read_grad_error(struct lesson_read *rq)
 {
+	struct lesson_run *run = rq->run;
 	double *const *ref;
 	struct lesson_grad g;
 	int at;
 
-	(void)max;
-	if (grad_of(run, rd, final, &g, &at, err, errlen) != 0)
+	if (grad_of(rq, &g, &at) != 0)
 		return -1;
 	if (!g.done)
-		return util_error(err, errlen, "%s is known once every tile that "
-		    "adds to %s %d is done", q->name, rd->from == LESSON_DQ ?
-		    "row" : "key", at);
+		return util_error(rq->err, rq->errlen, "%s is known once every "
+		    "tile that adds to %s %d is done", rq->q->name,
+		    rq->rd->from == LESSON_DQ ? "row" : "key", at);
 	if (lesson_run_reference_grads(run, &run->lesson->cmds[run->pc - 1],
 	    &ref) != 0)
-		return util_error(err, errlen, "%s", run->err);
-	return one(worst(g.x, ref[rd->from] + (size_t)at * g.n, g.n), out, n);
+		return util_error(rq->err, rq->errlen, "%s", run->err);
+	return one(rq, worst(g.x, ref[rq->rd->from] + (size_t)at * g.n, g.n));
 }
 
 /* ---- the combine ---- */
 
 /* The focus row's index in the current merge, from phase `from`. */
 static int
-merge_row(struct lesson_run *run, int from, const char *what,
-    const struct combine_view **v, int *x, char *err, size_t errlen)
+merge_row(struct lesson_read *rq, const struct combine_view **v, int *x)
 {
-	*v = lesson_run_combine_view(run);
+	const char *what = rq->q->name;
+	int focus = rq->run->focus, from = rq->rd->from;
+
+	*v = lesson_run_combine_view(rq->run);
 	if (*v == NULL)
-		return util_error(err, errlen, "%s belongs to a merge; the lesson "
-		    "stands before the first", what);
-	if (run->focus < (*v)->r0 || run->focus >= (*v)->r1)
-		return util_error(err, errlen, "%s belongs to the current merge, "
-		    "whose row block (rows %d-%d) does not hold row %d", what,
-		    (*v)->r0, (*v)->r1 - 1, run->focus);
+		return util_error(rq->err, rq->errlen, "%s belongs to a merge; the "
+		    "lesson stands before the first", what);
+	if (focus < (*v)->r0 || focus >= (*v)->r1)
+		return util_error(rq->err, rq->errlen, "%s belongs to the current "
+		    "merge, whose row block (rows %d-%d) does not hold row %d",
+		    what, (*v)->r0, (*v)->r1 - 1, focus);
 	if ((int)(*v)->phase < from)
-		return util_error(err, errlen, "%s is known from phase %s of a "
-		    "merge", what, timeline_combine.phase_name(from));
-	*x = run->focus - (*v)->r0;
+		return util_error(rq->err, rq->errlen, "%s is known from phase %s "
+		    "of a merge", what, timeline_combine.phase_name(from));
+	*x = focus - (*v)->r0;
 	return 0;
 }
 
 /* A pointer member of struct combine_view: one float per row, or
  * (vector) dv floats per row. */
 static int
-read_merge(struct lesson_run *run, const struct lesson_quantity *q,
-    const struct lesson_reader *rd, int final, double *out, int max, int *n,
-    char *err, size_t errlen)
+read_merge(struct lesson_read *rq)
 {
 	const struct combine_view *v;
 	const float *x;
 	int r = 0;
 
-	(void)final;
-	if (merge_row(run, rd->from, q->name, &v, &r, err, errlen) != 0)
+	if (merge_row(rq, &v, &r) != 0)
 		return -1;
-	x = *(const float *const *)((const char *)v + rd->field[0]);
-	if (!q->vector)
-		return one(x[r], out, n);
-	return copy_row(x + (size_t)r * v->dv, v->dv, out, max, n);
+	x = *(const float *const *)((const char *)v + rq->rd->field[0]);
+	if (!rq->q->vector)
+		return one(rq, x[r]);
+	return copy_row(rq, x + (size_t)r * v->dv, v->dv);
 }
 
 static int
-need_split(struct lesson_run *run, char *err, size_t errlen)
+need_split(struct lesson_read *rq)
 {
-	if (run->bwd.comb == NULL)
-		return util_error(err, errlen, "the problem is not split (give it "
-		    "splits 2 or more)");
+	if (rq->run->bwd.comb == NULL)
+		return util_error(rq->err, rq->errlen, "the problem is not split "
+		    "(give it splits 2 or more)");
 	return 0;
 }
 
 /* The focus row's partials, one per key range: m, l, lse (from 0, 1,
  * 2), or u, o (3, 4: dv values a range, range after range). */
 static int
-read_partial(struct lesson_run *run, const struct lesson_quantity *q,
-    const struct lesson_reader *rd, int final, double *out, int max, int *n,
-    char *err, size_t errlen)
+read_partial(struct lesson_read *rq)
 {
 	const struct sim_partials *pt;
 	size_t e;
-	int s, x, k = 0;
+	int s, x, k = 0, from = rq->rd->from;
 
-	(void)q;
-	(void)final;
-	if (need_split(run, err, errlen) != 0)
+	if (need_split(rq) != 0)
 		return -1;
-	pt = sim_partials(run->setup.sim);
+	pt = sim_partials(rq->run->setup.sim);
 	for (s = 0; s < pt->splits; s++) {
-		e = (size_t)run->focus * pt->splits + (size_t)s;
-		if (rd->from < 3 && k < max)
-			out[k++] = (rd->from == 0 ? pt->m : rd->from == 1 ? pt->l :
+		e = (size_t)rq->run->focus * pt->splits + (size_t)s;
+		if (from < 3 && k < rq->max)
+			rq->out[k++] = (from == 0 ? pt->m : from == 1 ? pt->l :
 			    pt->lse)[e];
-		for (x = 0; rd->from >= 3 && x < pt->dv && k < max; x++)
-			out[k++] = (rd->from == 3 ? pt->u : pt->o)[e * pt->dv + x];
+		for (x = 0; from >= 3 && x < pt->dv && k < rq->max; x++)
+			rq->out[k++] = (from == 3 ? pt->u : pt->o)[e * pt->dv + x];
 	}
-	*n = k;
+	rq->n = k;
 	return 0;
 }
 
@@ -554,37 +530,33 @@ read_partial(struct lesson_run *run, const struct lesson_quantity *q,
  * the unsplit run's, over every row; or (nfield 1) the bound float32
  * rounding allows it (combine_bound). */
 static int
-read_split_diff(struct lesson_run *run, const struct lesson_quantity *q,
-    const struct lesson_reader *rd, int final, double *out, int max, int *n,
-    char *err, size_t errlen)
+read_split_diff(struct lesson_read *rq)
 {
+	struct lesson_run *run = rq->run;
 	const struct lesson_cmd *c = &run->lesson->cmds[run->pc - 1];
 	struct combine_bounds b;
 	const float *o, *lse, *uo, *ulse, *x, *y;
 	size_t len, i;
 	double w = 0;
 
-	(void)q;
-	(void)final;
-	(void)max;
-	if (need_split(run, err, errlen) != 0)
+	if (need_split(rq) != 0)
 		return -1;
-	if (rd->nfield == 1) {
+	if (rq->rd->nfield == 1) {
 		combine_bound(run->bwd.comb, &b);
-		return one(rd->from ? b.lse : b.o, out, n);
+		return one(rq, rq->rd->from ? b.lse : b.o);
 	}
-	if (final_arrays(run, &o, &lse, err, errlen) != 0)
+	if (final_arrays(rq, &o, &lse) != 0)
 		return -1;
 	if (lesson_run_unsplit(run, c, &uo, &ulse) != 0)
-		return util_error(err, errlen, "%s", run->err);
-	len = (size_t)lesson_run_rows(run) * (rd->from ? 1 : (size_t)
+		return util_error(rq->err, rq->errlen, "%s", run->err);
+	len = (size_t)lesson_run_rows(run) * (rq->rd->from ? 1 : (size_t)
 	    run->setup.problem.dv);
-	x = rd->from ? lse : o;
-	y = rd->from ? ulse : uo;
+	x = rq->rd->from ? lse : o;
+	y = rq->rd->from ? ulse : uo;
 	for (i = 0; i < len && !isnan(w); i++)
 		if (x[i] != y[i])	/* two equal infinities differ by 0 */
 			w = isnan(x[i] - y[i]) ? NAN : fmax(w, fabs(x[i] - y[i]));
-	return one(w, out, n);
+	return one(rq, w);
 }
 
 /* ---- the fast kernel's arithmetic ----
@@ -658,180 +630,140 @@ exp_base(float m, float c)
 }
 
 static int
-read_raw_max(struct lesson_run *run, const struct lesson_quantity *q,
-    const struct lesson_reader *rd, int final, double *out, int max, int *n,
-    char *err, size_t errlen)
+read_raw_max(struct lesson_read *rq)
 {
+	struct lesson_run *run = rq->run;
 	struct lesson_row row;
 
-	(void)q;
-	(void)rd;
-	(void)final;
-	(void)max;
-	if (focus_row(run, &row, err, errlen) != 0)
+	if (focus_row(rq, &row) != 0)
 		return -1;
-	return one(raw_max(&run->setup.problem, run->focus, keys_seen(run, &row)),
-	    out, n);
+	return one(rq, raw_max(&run->setup.problem, run->focus,
+	    keys_seen(run, &row)));
 }
 
 static int
-read_raw_scores(struct lesson_run *run, const struct lesson_quantity *q,
-    const struct lesson_reader *rd, int final, double *out, int max, int *n,
-    char *err, size_t errlen)
+read_raw_scores(struct lesson_read *rq)
 {
+	struct lesson_run *run = rq->run;
 	const struct sim_view *v;
 	struct lesson_row row;
 	int c;
 
-	(void)rd;
-	(void)final;
-	if (tile_row(run, SIM_PHASE_SCORES, q->name, &row, err, errlen) != 0)
+	if (tile_row(rq, SIM_PHASE_SCORES, &row) != 0)
 		return -1;
 	v = sim_view(run->setup.sim);
-	for (c = 0; c < v->cols && c < max; c++)
-		out[c] = raw_score(&run->setup.problem, run->focus, v->tile.c0 + c);
-	*n = c;
+	for (c = 0; c < v->cols && c < rq->max; c++)
+		rq->out[c] = raw_score(&run->setup.problem, run->focus, v->tile.c0 + c);
+	rq->n = c;
 	return 0;
 }
 
 static int
-read_exp2(struct lesson_run *run, const struct lesson_quantity *q,
-    const struct lesson_reader *rd, int final, double *out, int max, int *n,
-    char *err, size_t errlen)
+read_exp2(struct lesson_read *rq)
 {
+	struct lesson_run *run = rq->run;
 	const struct problem *p = &run->setup.problem;
 	const struct sim_view *v;
 	struct lesson_row row;
 	float c = scale_log2e(p), ms;
 	int k;
 
-	(void)rd;
-	(void)final;
-	if (tile_row(run, SIM_PHASE_EXP, q->name, &row, err, errlen) != 0)
+	if (tile_row(rq, SIM_PHASE_EXP, &row) != 0)
 		return -1;
 	v = sim_view(run->setup.sim);
 	ms = exp_base(raw_max(p, run->focus, v->tile.c1), c);
-	for (k = 0; k < v->cols && k < max; k++)
-		out[k] = exp2f(fmaf(raw_score(p, run->focus, v->tile.c0 + k), c,
+	for (k = 0; k < v->cols && k < rq->max; k++)
+		rq->out[k] = exp2f(fmaf(raw_score(p, run->focus, v->tile.c0 + k), c,
 		    -ms));
-	*n = k;
+	rq->n = k;
 	return 0;
 }
 
 /* alpha two ways: FlashAttention-2's 2^(m_old c - ms), or exp(m_old -
  * m_new) as written, without the guard (NaN when both are -inf). */
 static int
-read_alpha_other(struct lesson_run *run, const struct lesson_quantity *q,
-    const struct lesson_reader *rd, int final, double *out, int max, int *n,
-    char *err, size_t errlen)
+read_alpha_other(struct lesson_read *rq)
 {
+	struct lesson_run *run = rq->run;
 	const struct problem *p = &run->setup.problem;
 	const struct sim_view *v;
 	struct lesson_row row;
 	float c = scale_log2e(p), m_old, m_new;
 
-	(void)final;
-	(void)max;
-	if (tile_row(run, SIM_PHASE_RESCALE, q->name, &row, err, errlen) != 0)
+	if (tile_row(rq, SIM_PHASE_RESCALE, &row) != 0)
 		return -1;
 	v = sim_view(run->setup.sim);
-	if (rd->from == SIM_PHASE_MAX) {
+	if (rq->rd->from == SIM_PHASE_MAX) {
 		m_old = v->m_old[row.index];
 		m_new = v->m_new[row.index];
-		return one(expf(m_old - m_new), out, n);
+		return one(rq, expf(m_old - m_new));
 	}
 	m_old = raw_max(p, run->focus, v->tile.c0);
 	m_new = raw_max(p, run->focus, v->tile.c1);
-	return one(exp2f(fmaf(m_old, c, -exp_base(m_new, c))), out, n);
+	return one(rq, exp2f(fmaf(m_old, c, -exp_base(m_new, c))));
 }
 
 /* lse from the base-2 state: (m_raw c) ln 2 + ln l; +inf for a row with
  * l = 0, as FlashAttention-2 stores it for its backward pass. */
 static int
-read_lse_exp2(struct lesson_run *run, const struct lesson_quantity *q,
-    const struct lesson_reader *rd, int final, double *out, int max, int *n,
-    char *err, size_t errlen)
+read_lse_exp2(struct lesson_read *rq)
 {
+	struct lesson_run *run = rq->run;
 	const struct problem *p = &run->setup.problem;
 	struct lesson_row row;
 	float m;
 
-	(void)rd;
-	(void)final;
-	(void)max;
-	if (focus_row(run, &row, err, errlen) != 0)
+	if (focus_row(rq, &row) != 0)
 		return -1;
 	if (!row.has_out)
-		return util_error(err, errlen, "%s is known after the row's finalize "
-		    "phase", q->name);
+		return util_error(rq->err, rq->errlen, "%s is known after the "
+		    "row's finalize phase", rq->q->name);
 	m = raw_max(p, run->focus, keys_seen(run, &row));
-	return one(row.l > 0 ? (double)(m * scale_log2e(p)) * LN2 + logf(row.l) :
-	    INFINITY, out, n);
+	return one(rq, row.l > 0 ? (double)(m * scale_log2e(p)) * LN2 +
+	    logf(row.l) : INFINITY);
 }
 
 static int
-read_scale(struct lesson_run *run, const struct lesson_quantity *q,
-    const struct lesson_reader *rd, int final, double *out, int max, int *n,
-    char *err, size_t errlen)
+read_scale(struct lesson_read *rq)
 {
-	(void)q;
-	(void)final;
-	(void)max;
-	(void)err;
-	(void)errlen;
-	return one(rd->from ? scale_log2e(&run->setup.problem) :
-	    run->setup.problem.scale, out, n);
+	struct lesson_run *run = rq->run;
+
+	return one(rq, rq->rd->from ? scale_log2e(&run->setup.problem) :
+	    run->setup.problem.scale);
 }
 
 /* ---- the run ---- */
 
 static int
-read_step(struct lesson_run *run, const struct lesson_quantity *q,
-    const struct lesson_reader *rd, int final, double *out, int max, int *n,
-    char *err, size_t errlen)
+read_step(struct lesson_read *rq)
 {
-	(void)q;
-	(void)rd;
-	(void)final;
-	(void)max;
-	(void)err;
-	(void)errlen;
-	return one((double)run->step, out, n);
+	return one(rq, (double)rq->run->step);
 }
 
 static int
-read_phase(struct lesson_run *run, const struct lesson_quantity *q,
-    const struct lesson_reader *rd, int final, double *out, int max, int *n,
-    char *err, size_t errlen)
+read_phase(struct lesson_read *rq)
 {
-	(void)q;
-	(void)rd;
-	(void)final;
-	(void)max;
+	struct lesson_run *run = rq->run;
+
 	if (run->step < 0)
-		return util_error(err, errlen, "before the first step there is no "
-		    "phase");
-	return one(lesson_run_phase_id(run), out, n);
+		return util_error(rq->err, rq->errlen, "before the first step "
+		    "there is no phase");
+	return one(rq, lesson_run_phase_id(run));
 }
 
 static int
-read_tile_ij(struct lesson_run *run, const struct lesson_quantity *q,
-    const struct lesson_reader *rd, int final, double *out, int max, int *n,
-    char *err, size_t errlen)
+read_tile_ij(struct lesson_read *rq)
 {
+	struct lesson_run *run = rq->run;
 	const struct sim_view *v = lesson_run_view(run);
 	const struct backward_view *b = lesson_run_backward_view(run);
 
-	(void)q;
-	(void)rd;
-	(void)final;
-	(void)max;
 	if (v == NULL && b == NULL)
-		return util_error(err, errlen, "before the first step there is no "
-		    "tile");
-	out[0] = v != NULL ? v->tile.i : b->tile.i;
-	out[1] = v != NULL ? v->tile.j : b->tile.j;
-	*n = 2;
+		return util_error(rq->err, rq->errlen, "before the first step "
+		    "there is no tile");
+	rq->out[0] = v != NULL ? v->tile.i : b->tile.i;
+	rq->out[1] = v != NULL ? v->tile.j : b->tile.j;
+	rq->n = 2;
 	return 0;
 }
 
@@ -839,38 +771,34 @@ read_tile_ij(struct lesson_run *run, const struct lesson_quantity *q,
  * steps of the forward (2), of the combine (3), of the backward (4),
  * merges a row block (5), the current merge in its row block (6). */
 static int
-read_count(struct lesson_run *run, const struct lesson_quantity *q,
-    const struct lesson_reader *rd, int final, double *out, int max, int *n,
-    char *err, size_t errlen)
+read_count(struct lesson_read *rq)
 {
+	struct lesson_run *run = rq->run;
 	const struct schedule *s = sim_schedule(run->setup.sim);
 	const struct combine_view *v;
 
-	(void)q;
-	(void)final;
-	(void)max;
-	switch (rd->from) {
+	switch (rq->rd->from) {
 	case 0:
-		return one((double)timeline_steps(run->bwd.tl), out, n);
+		return one(rq, (double)timeline_steps(run->bwd.tl));
 	case 1:
-		return one((double)((long)s->tr * s->tc - s->nsteps), out, n);
+		return one(rq, (double)((long)s->tr * s->tc - s->nsteps));
 	case 2:
-		return one((double)s->nsteps, out, n);
+		return one(rq, (double)s->nsteps);
 	case 4:
-		if (need_backward(run, err, errlen) != 0)
+		if (need_backward(rq) != 0)
 			return -1;
-		return one((double)backward_steps(run->bwd.bwd), out, n);
+		return one(rq, (double)backward_steps(run->bwd.bwd));
 	default:
-		if (need_split(run, err, errlen) != 0)
+		if (need_split(rq) != 0)
 			return -1;
-		if (rd->from == 3)
-			return one((double)combine_steps(run->bwd.comb), out, n);
-		if (rd->from == 5)
-			return one((double)combine_merges(run->bwd.comb), out, n);
+		if (rq->rd->from == 3)
+			return one(rq, (double)combine_steps(run->bwd.comb));
+		if (rq->rd->from == 5)
+			return one(rq, (double)combine_merges(run->bwd.comb));
 		if ((v = lesson_run_combine_view(run)) == NULL)
-			return util_error(err, errlen, "merge: the lesson stands "
-			    "before the first merge");
-		return one((double)v->merge, out, n);
+			return util_error(rq->err, rq->errlen, "merge: the lesson "
+			    "stands before the first merge");
+		return one(rq, (double)v->merge);
 	}
 }
 
@@ -879,145 +807,118 @@ read_count(struct lesson_run *run, const struct lesson_quantity *q,
  * entry.  Under the bottom-right causal mask a tile's top-right corner
  * is its most hidden entry. */
 static int
-read_tiles(struct lesson_run *run, const struct lesson_quantity *q,
-    const struct lesson_reader *rd, int final, double *out, int max, int *n,
-    char *err, size_t errlen)
+read_tiles(struct lesson_read *rq)
 {
+	struct lesson_run *run = rq->run;
 	const struct schedule *s = sim_schedule(run->setup.sim);
 	const struct problem *p = &run->setup.problem;
 	long cut = 0;
 	int i, j, c1, r0, r1, f = run->focus;
 
-	(void)q;
-	(void)final;
-	(void)max;
-	(void)err;
-	(void)errlen;
-	if (!rd->from)
-		return one(s->jend[lesson_run_block(run, f)], out, n);
+	if (!rq->rd->from)
+		return one(rq, s->jend[lesson_run_block(run, f)]);
 	for (i = 0; i < s->tr; i++)
 		for (j = 0; j < s->jend[i]; j++) {
 			schedule_rows(s, i, &r0, &r1);
 			c1 = (j + 1) * s->bc < s->tk ? (j + 1) * s->bc : s->tk;
 			cut += !problem_visible(p, schedule_row_pos(s, r0), c1 - 1);
 		}
-	return one((double)cut, out, n);
+	return one(rq, (double)cut);
 }
 
 /* A sum of fields of struct t. */
 static int
-sum_fields(const struct lesson_reader *rd, const struct traffic *t,
-    double *out, int *n)
+sum_fields(struct lesson_read *rq, const struct traffic *t)
 {
 	uint64_t sum = 0;
 	int i;
 
-	for (i = 0; i < rd->nfield; i++)
-		sum += *(const uint64_t *)((const char *)t + rd->field[i]);
-	return one((double)sum, out, n);
+	for (i = 0; i < rq->rd->nfield; i++)
+		sum += *(const uint64_t *)((const char *)t + rq->rd->field[i]);
+	return one(rq, (double)sum);
 }
 
 /* The forward's counters: through the current step (zero before the
  * first, all of them past the forward), or (from = 1) standard
  * attention's. */
 static int
-read_counter(struct lesson_run *run, const struct lesson_quantity *q,
-    const struct lesson_reader *rd, int final, double *out, int max, int *n,
-    char *err, size_t errlen)
+read_counter(struct lesson_read *rq)
 {
+	struct lesson_run *run = rq->run;
 	const struct sim_view *v = lesson_run_view(run);
 	struct traffic t;
 
-	(void)q;
-	(void)final;
-	(void)max;
-	(void)err;
-	(void)errlen;
 	memset(&t, 0, sizeof t);
-	if (rd->from)
+	if (rq->rd->from)
 		traffic_standard(&run->setup.problem, &t);
 	else if (v != NULL)
 		t = v->traffic;
 	else if (run->step >= 0)
 		traffic_upto(sim_traffic(run->setup.sim),
 		    sim_steps(run->setup.sim) - 1, &t);
-	return sum_fields(rd, &t, out, n);
+	return sum_fields(rq, &t);
 }
 
 /* The backward's counters through the current step (the D pass and the
  * steps so far; zero before the backward), or (from = 1) standard
  * attention's backward. */
 static int
-read_bwd_counter(struct lesson_run *run, const struct lesson_quantity *q,
-    const struct lesson_reader *rd, int final, double *out, int max, int *n,
-    char *err, size_t errlen)
+read_bwd_counter(struct lesson_read *rq)
 {
+	struct lesson_run *run = rq->run;
 	const struct backward_view *v = lesson_run_backward_view(run);
 	struct traffic t;
 
-	(void)q;
-	(void)final;
-	(void)max;
 	memset(&t, 0, sizeof t);
-	if (rd->from)
+	if (rq->rd->from)
 		traffic_standard_backward(&run->setup.problem, &t);
-	else if (need_backward(run, err, errlen) != 0)
+	else if (need_backward(rq) != 0)
 		return -1;
 	else if (v != NULL)
 		t = v->traffic;
-	return sum_fields(rd, &t, out, n);
+	return sum_fields(rq, &t);
 }
 
 /* The combine's counters through the current merge (zero before it). */
 static int
-read_comb_counter(struct lesson_run *run, const struct lesson_quantity *q,
-    const struct lesson_reader *rd, int final, double *out, int max, int *n,
-    char *err, size_t errlen)
+read_comb_counter(struct lesson_read *rq)
 {
+	struct lesson_run *run = rq->run;
 	const struct combine_view *v = lesson_run_combine_view(run);
 	struct traffic t;
 
-	(void)q;
-	(void)final;
-	(void)max;
-	if (need_split(run, err, errlen) != 0)
+	if (need_split(rq) != 0)
 		return -1;
 	memset(&t, 0, sizeof t);
 	if (v != NULL)
 		t = v->traffic;
-	return sum_fields(rd, &t, out, n);
+	return sum_fields(rq, &t);
 }
 
 /* What the schedule gives a GPU of LESSON_SMS SMs to run at once
  * (traffic_parallel): runs (from 0), waves (1), the percent of SMs busy
  * in them (2), the longest run in tiles (3), the span (4), the SMs (5). */
 static int
-read_parallel(struct lesson_run *run, const struct lesson_quantity *q,
-    const struct lesson_reader *rd, int final, double *out, int max, int *n,
-    char *err, size_t errlen)
+read_parallel(struct lesson_read *rq)
 {
+	struct lesson_run *run = rq->run;
 	struct traffic_parallel par;
 
-	(void)q;
-	(void)final;
-	(void)max;
-	(void)err;
-	(void)errlen;
 	traffic_parallel(sim_schedule(run->setup.sim), LESSON_SMS, &par);
-	switch (rd->from) {
+	switch (rq->rd->from) {
 	case 0:
-		return one((double)par.runs, out, n);
+		return one(rq, (double)par.runs);
 	case 1:
-		return one((double)par.waves, out, n);
+		return one(rq, (double)par.waves);
 	case 2:
-		return one(par.waves > 0 ? 100.0 * (double)par.runs /
-		    ((double)par.waves * par.sms) : 0.0, out, n);
+		return one(rq, par.waves > 0 ? 100.0 * (double)par.runs /
+		    ((double)par.waves * par.sms) : 0.0);
 	case 3:
-		return one((double)par.longest, out, n);
+		return one(rq, (double)par.longest);
 	case 4:
-		return one((double)par.span, out, n);
+		return one(rq, (double)par.span);
 	default:
-		return one((double)par.sms, out, n);
+		return one(rq, (double)par.sms);
 	}
 }
 
@@ -1294,6 +1195,8 @@ lesson_quantity_read(struct lesson_run *run, const struct lesson_quantity *q,
     int final, double *out, int max, int *n, char *err, size_t errlen)
 {
 	enum timeline_kind kind = lesson_run_kind(run), k;
+	struct lesson_read rq = { .run = run, .q = q, .final = final,
+	    .out = out, .max = max, .err = err, .errlen = errlen };
 	char where[64];
 	size_t used = 0;
 
@@ -1301,9 +1204,13 @@ lesson_quantity_read(struct lesson_run *run, const struct lesson_quantity *q,
 	for (k = 0; final && q->at[kind].read == NULL && k < TIMELINE_KINDS; k++)
 		if (q->at[k].read != NULL)
 			kind = k;
-	if (q->at[kind].read != NULL)
-		return q->at[kind].read(run, q, &q->at[kind], final, out, max, n,
-		    err, errlen);
+	if (q->at[kind].read != NULL) {
+		rq.rd = &q->at[kind];
+		if (rq.rd->read(&rq) != 0)
+			return -1;
+		*n = rq.n;
+		return 0;
+	}
 	for (k = 0; k < TIMELINE_KINDS; k++)
 		if (q->at[k].read != NULL)
 			used += (size_t)snprintf(where + used, sizeof where - used,

@@ -32,11 +32,21 @@ enum lesson_qkind {
 struct lesson_quantity;
 struct lesson_reader;
 
-/* Reads the value(s) into out (up to max); 0, or -1 with err saying why
+/* One read: what is asked, and where the value(s) go. */
+struct lesson_read {
+	struct lesson_run *run;
+	const struct lesson_quantity *q;
+	const struct lesson_reader *rd;	/* q's reader of this segment */
+	int final;		/* after the whole run (`final NAME`) */
+	double *out;		/* the values, up to max */
+	int max, n;		/* n: how many the reader gave */
+	char *err;
+	size_t errlen;
+};
+
+/* Reads the value(s) into rq->out; 0, or -1 with rq->err saying why
  * there is none here (e.g. "alpha is known from phase rescale ..."). */
-typedef int (*lesson_read_fn)(struct lesson_run *run,
-    const struct lesson_quantity *q, const struct lesson_reader *rd,
-    int final, double *out, int max, int *n, char *err, size_t errlen);
+typedef int (*lesson_read_fn)(struct lesson_read *rq);
 
 /* How a quantity is read in one segment.  For the generic readers: the
  * offsets of what they read (a sum of nfield fields), and the phase from

@@ -852,7 +852,6 @@ lesson_run_row(struct lesson_run *run, int r, struct lesson_row *out)
 	}
 	x = r - v->tile.r0;
 	out->from_step = v->step;
-	out->started = ph >= SIM_PHASE_MAX || !isinf(v->m_old[x]) || v->l_old[x] > 0;
 	out->m = ph >= SIM_PHASE_MAX ? v->m_new[x] : v->m_old[x];
 	out->has_alpha = ph >= SIM_PHASE_RESCALE;
 	out->alpha = v->alpha[x];

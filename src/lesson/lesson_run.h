@@ -188,7 +188,6 @@ struct lesson_row {
 	int in_tile;		/* the current tile holds the row */
 	int index;		/* its index in the current tile (in_tile) */
 	long from_step;		/* the step its state comes from; -1: none */
-	int started;		/* some step has touched it */
 	int has_alpha;		/* the rescale phase of its last step is done */
 	int has_out;		/* finalized: o and lse are known */
 	float m, alpha, l, lse;

@@ -281,7 +281,9 @@ read_term(struct lesson_run *run, const struct lesson_term *t, double *out,
 	return 0;
 }
 
-int
+/* Reads a VALUE at the current position into out (up to max entries);
+ * 0, or -1 with err saying why there is none here. */
+static int
 lesson_value_read(struct lesson_run *run, const struct lesson_value *v,
     double *out, int max, int *n, char *err, size_t errlen)
 {
@@ -477,7 +479,8 @@ format_one(double x, int kind, const struct lesson_shown *sh, char *buf,
 	}
 }
 
-void
+/* got[0..n) as e shows it ("0.006738", "[1 0.3678795]"). */
+static void
 lesson_value_format(const struct lesson_expect *e, const double *got, int n,
     char *buf, size_t len)
 {

@@ -35,11 +35,6 @@ int lesson_value_parse(const struct lesson_parser *ps, const char *who,
     char **words, int n, enum lesson_value_mode mode,
     struct lesson_expect *e, char *err, size_t errlen);
 
-/* Reads a VALUE at the current position into out (up to max entries);
- * 0, or -1 with err saying why there is none here. */
-int lesson_value_read(struct lesson_run *run, const struct lesson_value *v,
-    double *out, int max, int *n, char *err, size_t errlen);
-
 /*
  * Reads e's value into got (lesson_quantity_max(run) entries) and
  * checks it against e's WANT.  Returns LESSON_NEXT, LESSON_FAILED (a
@@ -49,10 +44,6 @@ int lesson_value_read(struct lesson_run *run, const struct lesson_value *v,
  */
 int lesson_value_check(struct lesson_run *run, const struct lesson_cmd *c,
     const struct lesson_expect *e, const char *where, double *got, int *n);
-
-/* got[0..n) as e shows it ("0.006738", "[1 0.3678795]"). */
-void lesson_value_format(const struct lesson_expect *e, const double *got,
-    int n, char *buf, size_t len);
 
 /* Frees what lesson_value_parse allocated in e. */
 void lesson_value_free(struct lesson_expect *e);

@@ -162,7 +162,9 @@ all_steps(struct lesson_run *run, char *buf, size_t len)
 	}
 }
 
-void
+/* The position in a few words: "step 2 of 2, after phase update" or
+ * "before the first step (2 steps)". */
+static void
 lesson_view_position(struct lesson_run *run, char *buf, size_t len)
 {
 	const struct timeline_segment *seg = lesson_run_segment(run);

@@ -38,10 +38,6 @@ void lesson_lines_wrap(struct lesson_lines *ls, const char *text, int width,
  */
 void lesson_view_state(struct lesson_run *run, struct lesson_lines *out);
 
-/* The position in a few words: "step 2 of 2, after phase update" or
- * "before the first step (2 steps)". */
-void lesson_view_position(struct lesson_run *run, char *buf, size_t len);
-
 /* The kernel ladder as `ladder` ran it on device: a line of what the
  * table is, then one per rung (its time, TFLOP/s, speed-up over the rung
  * below, its O against the lowest rung's, what it changes), or one line

@@ -16,6 +16,7 @@
 #include "config.h"
 
 #include "backward.h"
+#include "ckstore.h"
 #include "combine.h"
 #include "dtype.h"
 #include "util.h"
@@ -26,14 +27,11 @@
 
 /*
  * One kind of block state, for seeking.  work holds block work_b after
- * work_n of its tiles (work_b = -1: nothing yet).  slots[b * per_block +
- * n / every - 1] holds block b after n tiles, for n a multiple of every,
- * once a replay or a run passed there (NULL before).
+ * work_n of its tiles (work_b = -1: nothing yet); ck the checkpoints, kept
+ * as replays and runs pass them.
  */
-struct ckstore {
-	size_t floats;		/* of one state */
-	int every, per_block, nblocks;
-	float **slots;
+struct blockseek {
+	struct ckstore ck;
 	float *work;
 	int work_b, work_n;
 };
@@ -59,8 +57,8 @@ struct backward {
 	float *dq_old, *dq_new, *dk_old, *dk_new, *dv_old, *dv_new;
 	struct backward_view view;
 
-	struct ckstore rowck;	/* dQ_i */
-	struct ckstore keyck;	/* dK_j, dV_j */
+	struct blockseek rowck;	/* dQ_i */
+	struct blockseek keyck;	/* dK_j, dV_j */
 	float *side_state;	/* backward_warm's block state */
 };
 
@@ -112,101 +110,32 @@ backward_phase_name(int phase)
 
 /* ---- checkpoints ---- */
 
-/* A store for nblocks blocks of tiles tiles each, its checkpoints within
- * half of budget bytes (the other half is the other kind's). */
-static int
-ck_init(struct ckstore *cs, int nblocks, size_t floats, int tiles,
-    uint64_t budget, char *err, size_t errlen)
-{
-	uint64_t all, half = budget / 2 + 1;
-
-	memset(cs, 0, sizeof *cs);
-	cs->floats = floats;
-	cs->nblocks = nblocks;
-	cs->work_b = -1;
-	/* Every tile when that fits the budget, else sparser; none for a
-	 * state of no floats (dQ of a scores problem). */
-	all = (uint64_t)nblocks * (uint64_t)tiles * (uint64_t)floats * 4;
-	all = (all + half - 1) / half;
-	cs->every = all < 1 ? 1 : all > (uint64_t)tiles ? tiles + 1 : (int)all;
-	cs->per_block = floats == 0 ? 0 : tiles / cs->every;
-	cs->work = util_calloc(floats > 0 ? floats : 1, sizeof(float), "state",
-	    err, errlen);
-	cs->slots = util_calloc((size_t)nblocks * (size_t)cs->per_block + 1,
-	    sizeof *cs->slots, "checkpoints", err, errlen);
-	return cs->work != NULL && cs->slots != NULL ? 0 : -1;
-}
-
-static void
-ck_free(struct ckstore *cs)
-{
-	size_t n;
-
-	if (cs->slots != NULL) {
-		n = (size_t)cs->nblocks * (size_t)cs->per_block;
-		while (n-- > 0)
-			free(cs->slots[n]);
-		free(cs->slots);
-	}
-	free(cs->work);
-	memset(cs, 0, sizeof *cs);
-}
-
-/* The slot of block b after n tiles, or NULL when there is none. */
-static float **
-ck_slot(struct ckstore *cs, int b, int n)
-{
-	int q = n / cs->every;
-
-	if (n <= 0 || n % cs->every != 0 || q > cs->per_block)
-		return NULL;
-	return &cs->slots[(size_t)b * cs->per_block + (size_t)(q - 1)];
-}
-
-/* Keeps count floats of src as block b after n tiles, if that is a
- * checkpoint position not yet stored.  Without memory for it, seeking
- * just stays slower. */
-static void
-ck_save(struct ckstore *cs, int b, int n, const float *src, size_t count)
-{
-	float **slot = ck_slot(cs, b, n);
-
-	if (slot == NULL || *slot != NULL)
-		return;
-	*slot = calloc(cs->floats, sizeof(float));
-	if (*slot != NULL)
-		memcpy(*slot, src, count * sizeof(float));
-}
-
 /* Puts in work the nearest state of block b at or before n tiles: the
  * previous seek's, a checkpoint, or the empty state (zeros). */
 static void
-ck_reach(struct ckstore *cs, int b, int n)
+ck_reach(struct blockseek *bs, int b, int n)
 {
-	float **slot;
-	int q;
+	const float *from;
+	int at;
 
-	if (cs->work_b != b || cs->work_n > n) {
-		cs->work_b = b;
-		cs->work_n = 0;
-		memset(cs->work, 0, cs->floats * sizeof(float));
+	if (bs->work_b != b || bs->work_n > n) {
+		bs->work_b = b;
+		bs->work_n = 0;
+		memset(bs->work, 0, bs->ck.floats * sizeof(float));
 	}
-	for (q = n / cs->every; q > 0 && q * cs->every > cs->work_n; q--) {
-		slot = ck_slot(cs, b, q * cs->every);
-		if (slot != NULL && *slot != NULL) {
-			memcpy(cs->work, *slot, cs->floats * sizeof(float));
-			cs->work_n = q * cs->every;
-			return;
-		}
+	at = ckstore_find(&bs->ck, b, n, bs->work_n, &from);
+	if (at > 0) {
+		memcpy(bs->work, from, bs->ck.floats * sizeof(float));
+		bs->work_n = at;
 	}
 }
 
 /* work went one tile further. */
 static void
-ck_advance(struct ckstore *cs)
+ck_advance(struct blockseek *bs)
 {
-	cs->work_n++;
-	ck_save(cs, cs->work_b, cs->work_n, cs->work, cs->floats);
+	bs->work_n++;
+	ckstore_save(&bs->ck, bs->work_b, bs->work_n, bs->work, bs->ck.floats);
 }
 
 /* ---- one tile ---- */
@@ -460,26 +389,29 @@ backward_forward(struct sim *sim, struct combine *comb, float *o, float *lse,
 	return comb != NULL ? combine_run(comb, NULL, NULL, o, lse) : 0;
 }
 
-/* Both stores of b laid out for budget bytes; the old ones stay when
- * there is no memory for the new. */
+/* Both stores of b laid out for budget bytes, half each, and the seeks
+ * started afresh; the old ones stay when there is no memory for the new. */
 static int
 ck_layout(struct backward *b, uint64_t budget, char *err, size_t errlen)
 {
 	struct ckstore row, key;
 
+	memset(&row, 0, sizeof row);
 	memset(&key, 0, sizeof key);
-	if (ck_init(&row, b->sched.tr, (size_t)b->br * b->d, b->sched.tc,
-	    budget, err, errlen) != 0 ||
-	    ck_init(&key, b->sched.tc, (size_t)b->bc * (size_t)(b->d + b->dv),
-	    b->sched.tr, budget, err, errlen) != 0) {
-		ck_free(&row);
-		ck_free(&key);
+	if (ckstore_layout(&row, b->sched.tr, b->sched.tc, (size_t)b->br * b->d,
+	    budget / 2 + 1, err, errlen) != 0 ||
+	    ckstore_layout(&key, b->sched.tc, b->sched.tr,
+	    (size_t)b->bc * (size_t)(b->d + b->dv), budget / 2 + 1, err,
+	    errlen) != 0) {
+		ckstore_free(&row);
+		ckstore_free(&key);
 		return -1;
 	}
-	ck_free(&b->rowck);
-	ck_free(&b->keyck);
-	b->rowck = row;
-	b->keyck = key;
+	ckstore_free(&b->rowck.ck);
+	ckstore_free(&b->keyck.ck);
+	b->rowck.ck = row;
+	b->keyck.ck = key;
+	b->rowck.work_b = b->keyck.work_b = -1;
 	return 0;
 }
 
@@ -493,7 +425,7 @@ backward_set_checkpoint_budget(struct backward *b, uint64_t bytes, char *err,
 int
 backward_checkpoint_every(const struct backward *b, int key)
 {
-	return key ? b->keyck.every : b->rowck.every;
+	return key ? b->keyck.ck.every : b->rowck.ck.every;
 }
 
 static int
@@ -528,8 +460,10 @@ backward_free(struct backward *b)
 {
 	if (b == NULL)
 		return;
-	ck_free(&b->rowck);
-	ck_free(&b->keyck);
+	ckstore_free(&b->rowck.ck);
+	ckstore_free(&b->keyck.ck);
+	free(b->rowck.work);
+	free(b->keyck.work);
 	free(b->lse);
 	free(b->m);
 	free(b->dout);
@@ -621,7 +555,9 @@ backward_new(const struct problem *p, const struct tiling *t,
 	    (b->dk_old = util_calloc(cols * b->d + 1, sizeof(float), "dK", err, errlen)) == NULL ||
 	    (b->dk_new = util_calloc(cols * b->d + 1, sizeof(float), "dK", err, errlen)) == NULL ||
 	    (b->dv_old = util_calloc(cols * b->dv, sizeof(float), "dV", err, errlen)) == NULL ||
-	    (b->dv_new = util_calloc(cols * b->dv, sizeof(float), "dV", err, errlen)) == NULL)
+	    (b->dv_new = util_calloc(cols * b->dv, sizeof(float), "dV", err, errlen)) == NULL ||
+	    (b->rowck.work = util_calloc((size_t)b->br * b->d + 1, sizeof(float), "state", err, errlen)) == NULL ||
+	    (b->keyck.work = util_calloc(cols * (size_t)(b->d + b->dv), sizeof(float), "state", err, errlen)) == NULL)
 		goto fail;
 	if (ck_layout(b, BACKWARD_CHECKPOINT_BUDGET, err, errlen) != 0)
 		goto fail;
@@ -751,25 +687,20 @@ backward_seek(struct backward *b, long k, int phase)
 int
 backward_warm(struct backward *b, int key, int blk, int ntiles)
 {
-	struct ckstore *cs = key ? &b->keyck : &b->rowck;
+	struct ckstore *cs = key ? &b->keyck.ck : &b->rowck.ck;
 	int len = key ? b->sched.tr - b->sched.ibegin[blk] : b->sched.jend[blk];
 	struct schedule_tile t;
-	float **slot;
-	int n = 0, q;
+	const float *from;
+	int n;
 
 	if (blk < 0 || blk >= (key ? b->sched.tc : b->sched.tr) || ntiles < 0 ||
 	    ntiles > len)
 		return -1;
 	/* From the nearest checkpoint at or before ntiles, or from 0. */
 	memset(b->side_state, 0, cs->floats * sizeof(float));
-	for (q = ntiles / cs->every; q > 0; q--) {
-		slot = ck_slot(cs, blk, q * cs->every);
-		if (slot != NULL && *slot != NULL) {
-			memcpy(b->side_state, *slot, cs->floats * sizeof(float));
-			n = q * cs->every;
-			break;
-		}
-	}
+	n = ckstore_find(cs, blk, ntiles, 0, &from);
+	if (n > 0)
+		memcpy(b->side_state, from, cs->floats * sizeof(float));
 	for (; n < ntiles; n++) {
 		if (key)
 			key_tile(b, blk, n, &t);
@@ -780,7 +711,7 @@ backward_warm(struct backward *b, int key, int blk, int ntiles)
 			tile_dkdv(b, &b->side, &t, b->side_state);
 		else
 			tile_dq(b, &b->side, &t, b->side_state);
-		ck_save(cs, blk, n + 1, b->side_state, cs->floats);
+		ckstore_save(cs, blk, n + 1, b->side_state, cs->floats);
 	}
 	return 0;
 }
@@ -837,10 +768,10 @@ backward_run(struct backward *b, backward_step_fn fn, void *ctx,
 		tile_apply(b, &t, dq + (size_t)t.r0 * d, kv);
 		/* The run passes every checkpoint position: keep them, so
 		 * that the first seeks after it are cheap. */
-		ck_save(&b->rowck, t.i, t.j + 1, dq + (size_t)t.r0 * d,
+		ckstore_save(&b->rowck.ck, t.i, t.j + 1, dq + (size_t)t.r0 * d,
 		    (size_t)(t.r1 - t.r0) * d);
-		ck_save(&b->keyck, t.j, t.i - b->sched.ibegin[t.j] + 1, kv,
-		    bc * (d + dv));
+		ckstore_save(&b->keyck.ck, t.j, t.i - b->sched.ibegin[t.j] + 1,
+		    kv, bc * (d + dv));
 		if (g != NULL && g->ds != NULL)
 			for (c = 0; c < t.r1 - t.r0; c++)
 				memcpy(g->ds + (size_t)(t.r0 + c) * p->tk + t.c0,

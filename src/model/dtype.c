@@ -133,13 +133,3 @@ dtype_round(enum dtype t, float x)
 	return x;
 }
 
-void
-dtype_round_array(enum dtype t, float *x, size_t n)
-{
-	size_t i;
-
-	if (t == DTYPE_FP32)
-		return;
-	for (i = 0; i < n; i++)
-		x[i] = dtype_round(t, x[i]);
-}

@@ -31,9 +31,6 @@ int dtype_size(enum dtype t);
  * returns x).  Values beyond fp16's range become +-inf, as on the GPU. */
 float dtype_round(enum dtype t, float x);
 
-/* Rounds n floats in place. */
-void dtype_round_array(enum dtype t, float *x, size_t n);
-
 /* The bits of x as binary16 / bfloat16, round to nearest even (for files
  * and for the GPU's inputs). */
 unsigned short dtype_to_half_bits(float x);

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "memory.h"
+#include "ckstore.h"
 #include "heatmap.h"
 #include "sim.h"
 #include "traffic.h"
@@ -18,17 +19,14 @@ memory_ceil_div(uint64_t a, uint64_t b)
 }
 
 /* The checkpoint slots of sim_new: a row block keeps one every `every`
- * tiles, so that all of them fit a new sim's budget. */
-static void
-memory_checkpoints(uint64_t tq, uint64_t tr, uint64_t tc, uint64_t dv,
-    uint64_t *slots)
+ * tiles, so that all of them fit a new sim's budget (ckstore_layout). */
+static uint64_t
+memory_checkpoints(uint64_t tr, uint64_t tc, uint64_t br, uint64_t dv)
 {
-	uint64_t all = tq * tc * (dv + 2) * 4, budget = SIM_CHECKPOINT_BUDGET;
-	uint64_t every = memory_ceil_div(all, budget);
+	uint64_t all = tr * tc * br * (dv + 2) * sizeof(float);
+	int every = ckstore_every(all, (int)tc, SIM_CHECKPOINT_BUDGET);
 
-	if (every < 1)
-		every = 1;
-	*slots = every > tc ? 0 : tr * (tc / every);
+	return tr * (tc / (uint64_t)every);
 }
 
 uint64_t
@@ -49,7 +47,7 @@ memory_estimate(const struct memory_job *j)
 	tr = memory_ceil_div(tq, br);
 	tc = memory_ceil_div(tk, bc);
 	outer = j->fa1 ? tc : tr;
-	memory_checkpoints(tq, tr, tc, dv, &slots);
+	slots = memory_checkpoints(tr, tc, br, dv);
 	if (j->parts & (MEMORY_SIM | MEMORY_CHECKPOINTS)) {
 		/* S, P and rounded P of a tile; P V, u before and after and
 		 * O of a row block; eight per-row vectors; the seek's state. */

@@ -385,12 +385,6 @@ static const struct options_entry backward_entries[] = {
 };
 
 const struct options_entry *
-options_problem_entries(void)
-{
-	return problem_entries;
-}
-
-const struct options_entry *
 options_group_entries(unsigned group)
 {
 	switch (group) {

@@ -83,15 +83,11 @@ int options_double(const char *name, const char *value, double *out,
 /* Ready-made setters for a ctx that is an int flag / a long / a string. */
 int options_set_flag(void *ctx, const char *value, char *err, size_t errlen);
 
-/* The problem group's entries (ends with a zeroed entry), for readers of
- * the same options in another syntax: lesson scripts name them without
- * the "--" and suggest the nearest name for a misspelt one.  Their set()
- * takes a struct options. */
-const struct options_entry *options_problem_entries(void);
-
 /* The entries of one shared group (OPT_PROBLEM, OPT_OUTFILES,
- * OPT_BACKWARD or OPT_SPLIT; NULL for another value), for the same
- * readers; their set() takes a struct options. */
+ * OPT_BACKWARD or OPT_SPLIT; NULL for another value; each ends with a
+ * zeroed entry), for readers of the same options in another syntax:
+ * lesson scripts name them without the "--" and suggest the nearest name
+ * for a misspelt one.  Their set() takes a struct options. */
 const struct options_entry *options_group_entries(unsigned group);
 
 #endif

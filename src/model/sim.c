@@ -17,9 +17,9 @@
 #include "config.h"
 
 #include "sim.h"
+#include "ckstore.h"
 #include "util.h"
 
-#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,15 +44,13 @@ struct sim {
 	/*
 	 * Seeking.  A block state is m[br], l[br], acc[br * dv] in one array.
 	 * work holds row block work_i after work_n of its tiles (work_i = -1:
-	 * nothing yet).  ck[i * ck_per_row + n / ck_every - 1] holds row block
-	 * i after n tiles, for n a multiple of ck_every, once a replay passed
-	 * there (NULL before).
+	 * nothing yet); ck the row blocks' checkpoints, kept as replays pass
+	 * them.
 	 */
 	float *work;
 	int work_i, work_n;
 	int work_s;		/* the key range work_i's state belongs to */
-	int ck_every, ck_per_row;
-	float **ck;
+	struct ckstore ck;
 
 	/*
 	 * sim_block_state replays into side (row block side_i after side_n
@@ -355,52 +353,6 @@ sim_partials(const struct sim *sim)
 	return &sim->partials;
 }
 
-/* Frees every checkpoint and the slots' array. */
-static void
-ck_clear(struct sim *sim)
-{
-	size_t n;
-
-	if (sim->ck == NULL)
-		return;
-	n = (size_t)sim->sched.tr * (size_t)sim->ck_per_row;
-	while (n-- > 0)
-		free(sim->ck[n]);
-	free(sim->ck);
-	sim->ck = NULL;
-}
-
-/*
- * Lays out checkpoint slots so that all of them together stay under
- * budget bytes: one every tile when that fits, else sparser.  Drops the
- * checkpoints kept so far.  Returns 0, or -1 with err set without memory
- * (the old layout then stays).
- */
-static int
-ck_layout(struct sim *sim, uint64_t budget, char *err, size_t errlen)
-{
-	uint64_t all = (uint64_t)sim->sched.rows * (uint64_t)sim->sched.tc *
-	    (uint64_t)(sim->dv + 2) * 4;
-	int every, per_row;
-	float **ck;
-
-	if (budget == 0)
-		budget = 1;
-	all = (all + budget - 1) / budget;
-	every = all < 1 ? 1 : all > (uint64_t)sim->sched.tc ?
-	    sim->sched.tc + 1 : (int)all;
-	per_row = sim->sched.tc / every;
-	ck = util_calloc((size_t)sim->sched.tr * (size_t)per_row + 1, sizeof *ck,
-	    "checkpoints", err, errlen);
-	if (ck == NULL)
-		return -1;
-	ck_clear(sim);
-	sim->ck = ck;
-	sim->ck_every = every;
-	sim->ck_per_row = per_row;
-	return 0;
-}
-
 void
 sim_free(struct sim *sim)
 {
@@ -408,7 +360,7 @@ sim_free(struct sim *sim)
 
 	if (sim == NULL)
 		return;
-	ck_clear(sim);
+	ckstore_free(&sim->ck);
 	free(sim->s);
 	free(sim->pm);
 	free(sim->pr);
@@ -492,7 +444,8 @@ sim_new_split(const struct problem *p, const struct tiling *t,
 	    partials_alloc(sim, err, errlen) != 0)
 		goto fail;
 
-	if (ck_layout(sim, SIM_CHECKPOINT_BUDGET, err, errlen) != 0)
+	if (sim_set_checkpoint_budget(sim, SIM_CHECKPOINT_BUDGET, err,
+	    errlen) != 0)
 		goto fail;
 
 	sim->view.dv = sim->dv;
@@ -521,13 +474,14 @@ int
 sim_set_checkpoint_budget(struct sim *sim, uint64_t bytes, char *err,
     size_t errlen)
 {
-	return ck_layout(sim, bytes, err, errlen);
+	return ckstore_layout(&sim->ck, sim->sched.tr, sim->sched.tc,
+	    block_floats(sim), bytes, err, errlen);
 }
 
 int
 sim_checkpoint_every(const struct sim *sim)
 {
-	return sim->ck_every;
+	return sim->ck.every;
 }
 
 long
@@ -566,55 +520,6 @@ sim_view(const struct sim *sim)
 	return &sim->view;
 }
 
-/* The checkpoint slot for row block i after n tiles (n % ck_every == 0,
- * n > 0), or NULL when n is past the last slot. */
-static float **
-ck_slot(struct sim *sim, int i, int n)
-{
-	int q = n / sim->ck_every;
-
-	assert(n > 0 && n % sim->ck_every == 0);
-	if (q > sim->ck_per_row)
-		return NULL;
-	return &sim->ck[(size_t)i * sim->ck_per_row + (size_t)(q - 1)];
-}
-
-/* Keeps block state b (row block i after n tiles) as a checkpoint if n
- * is a checkpoint position not yet stored.  Without memory for it,
- * seeking just stays slower. */
-static void
-ck_save(struct sim *sim, int i, int n, const float *b)
-{
-	float **slot;
-
-	if (n == 0 || n % sim->ck_every != 0)
-		return;
-	slot = ck_slot(sim, i, n);
-	if (slot == NULL || *slot != NULL)
-		return;
-	*slot = malloc(block_floats(sim) * sizeof(float));
-	if (*slot != NULL)
-		memcpy(*slot, b, block_floats(sim) * sizeof(float));
-}
-
-/* The latest checkpoint of row block i after at most n tiles and after
- * more than `after` tiles: its tile count, or 0 (none) with *b unset. */
-static int
-ck_find(struct sim *sim, int i, int n, int after, const float **b)
-{
-	float **slot;
-	int q;
-
-	for (q = n / sim->ck_every; q > 0 && q * sim->ck_every > after; q--) {
-		slot = ck_slot(sim, i, q * sim->ck_every);
-		if (slot != NULL && *slot != NULL) {
-			*b = *slot;
-			return q * sim->ck_every;
-		}
-	}
-	return 0;
-}
-
 /* Applies tile (i, n) to work: row block i goes from n to n + 1 tiles. */
 static void
 work_apply(struct sim *sim, const struct schedule_tile *t)
@@ -623,7 +528,8 @@ work_apply(struct sim *sim, const struct schedule_tile *t)
 
 	tile_apply(sim, t, m, l, acc);
 	sim->work_n++;
-	ck_save(sim, sim->work_i, sim->work_n, sim->work);
+	ckstore_save(&sim->ck, sim->work_i, sim->work_n, sim->work,
+	    block_floats(sim));
 }
 
 int
@@ -650,7 +556,7 @@ sim_seek(struct sim *sim, long k, int phase)
 		sim->work_n = j0;
 		block_init(sim, sim->work);
 	}
-	n = ck_find(sim, i, t.j, sim->work_n, &from);
+	n = ckstore_find(&sim->ck, i, t.j, sim->work_n, &from);
 	if (n > 0) {
 		memcpy(sim->work, from, block_floats(sim) * sizeof(float));
 		sim->work_n = n;
@@ -701,7 +607,7 @@ sim_block_state(struct sim *sim, int i, int ntiles, float *m, float *l,
 		memcpy(sim->side, sim->work, nb);
 		sim->side_n = sim->work_n;
 	}
-	n = ck_find(sim, i, ntiles, sim->side_n, &from);
+	n = ckstore_find(&sim->ck, i, ntiles, sim->side_n, &from);
 	if (n > 0) {
 		memcpy(sim->side, from, nb);
 		sim->side_n = n;
@@ -714,7 +620,8 @@ sim_block_state(struct sim *sim, int i, int ntiles, float *m, float *l,
 			schedule_tile(&sim->sched, schedule_step_of(&sim->sched, i,
 			    sim->side_n), &t);
 			tile_apply(sim, &t, sm, sl, sacc);
-			ck_save(sim, i, sim->side_n + 1, sim->side);
+			ckstore_save(&sim->ck, i, sim->side_n + 1, sim->side,
+			    block_floats(sim));
 		}
 		side_swap(sim);
 	}

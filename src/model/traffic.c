@@ -39,7 +39,8 @@ add_n(struct traffic *acc, const struct traffic *x, uint64_t n)
 	add(acc, &many);
 }
 
-void
+/* One step, through stage. */
+static void
 traffic_step_through(const struct traffic_table *t,
     const struct schedule_tile *tile, enum traffic_stage stage,
     struct traffic *out)
@@ -196,21 +197,31 @@ add_outer(const struct traffic_table *t, int o, struct traffic *acc)
 			add_run(t, first + k, 1, -1, acc);
 }
 
-int
-traffic_init(struct traffic_table *t, const struct problem *p,
-    const struct schedule *s, char *err, size_t errlen)
+/* An empty table over schedule s of problem p: the forward's, or the
+ * backward's; 0, or -1 with err set. */
+static int
+table_new(struct traffic_table *t, const struct problem *p,
+    const struct schedule *s, int backward, char *err, size_t errlen)
 {
-	int o;
-
 	memset(t, 0, sizeof *t);
 	t->sched = s;
 	t->d = p->d;
 	t->dv = p->dv;
 	t->esize = dtype_size(p->dtype);
 	t->scores_mode = p->scores_mode;
+	t->backward = backward;
 	t->before = util_calloc((size_t)s->nouter + 1, sizeof *t->before,
 	    "traffic", err, errlen);
-	if (t->before == NULL)
+	return t->before != NULL ? 0 : -1;
+}
+
+int
+traffic_init(struct traffic_table *t, const struct problem *p,
+    const struct schedule *s, char *err, size_t errlen)
+{
+	int o;
+
+	if (table_new(t, p, s, 0, err, errlen) != 0)
 		return -1;
 	for (o = 0; o < s->nouter; o++) {
 		t->before[o] = t->total;
@@ -435,16 +446,7 @@ traffic_backward_init(struct traffic_table *t, const struct problem *p,
 	long k;
 	int o;
 
-	memset(t, 0, sizeof *t);
-	t->sched = s;
-	t->d = p->d;
-	t->dv = p->dv;
-	t->esize = dtype_size(p->dtype);
-	t->scores_mode = p->scores_mode;
-	t->backward = 1;
-	t->before = util_calloc((size_t)s->nouter + 1, sizeof *t->before,
-	    "traffic", err, errlen);
-	if (t->before == NULL)
+	if (table_new(t, p, s, 1, err, errlen) != 0)
 		return -1;
 	/* The D pass comes before every step. */
 	traffic_backward_dpass(p, &t->total);

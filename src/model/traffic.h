@@ -98,11 +98,6 @@ enum traffic_stage {
 	TRAFFIC_FINALIZE,
 };
 
-/* One step, through stage. */
-void traffic_step_through(const struct traffic_table *t,
-    const struct schedule_tile *tile, enum traffic_stage stage,
-    struct traffic *out);
-
 /* Steps 0 .. k-1 whole and step k through stage (0 <= k < steps): what
  * has been done when step k reaches that stage.  On-chip bytes are step
  * k's at that stage. */

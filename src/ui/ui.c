@@ -174,7 +174,6 @@ ui_new(const struct options *o, const struct ui_style *st, char *err,
 	if (ui == NULL)
 		return NULL;
 	ui_copy_options(ui, o);
-	ui->style = *st;
 	ui->gl = ui_glyphs(st->unicode);
 	ui->gpu_step = -1;
 	ui->play.speed = 1;
@@ -222,12 +221,6 @@ struct sim *
 ui_sim(struct ui *ui)
 {
 	return ui->sim;
-}
-
-const struct options *
-ui_options(const struct ui *ui)
-{
-	return &ui->opts;
 }
 
 void

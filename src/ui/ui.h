@@ -200,9 +200,6 @@ int ui_options_check(const struct options *o, char *err, size_t errlen);
  * after each key. */
 struct sim *ui_sim(struct ui *ui);
 
-/* The options the current sim was built from. */
-const struct options *ui_options(const struct ui *ui);
-
 /*
  * Rebuilds the problem and sim from o, keeping the position: the same
  * tile (i, j) and phase if it still exists, else the nearest step.

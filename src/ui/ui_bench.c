@@ -74,7 +74,6 @@ ui_bench(const struct options *o, long n, int w, int h, int cold,
 	struct ui_grid g = { 0 };
 	struct inputs_rng rng;
 	struct ui_key k;
-	struct timeline_pos pos;
 	double *all = NULL, *by[UI_BENCH_CLASSES] = { NULL }, *cpu = NULL;
 	double t0, c0, t;
 	long count[UI_BENCH_CLASSES] = { 0 }, i, nsteps;
@@ -175,8 +174,6 @@ ui_bench(const struct options *o, long n, int w, int h, int cold,
 	ui_bench_stats(cpu, n, &res->cpu);
 	for (c = 0; c < UI_BENCH_CLASSES; c++)
 		ui_bench_stats(by[c], count[c], &res->by[c]);
-	ui_position(ui, &pos);
-	res->final_step = pos.global;
 	rc = 0;
 done:
 	if (res->curses)

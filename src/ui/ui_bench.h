@@ -27,7 +27,7 @@ struct ui_bench_result {
 	char note[200];		/* why not, when curses is 0 */
 	double heat_s;		/* the heatmap summary, once per problem */
 	double warm_s;		/* warming checkpoints, once per problem */
-	long steps, final_step;
+	long steps;
 	struct ui_bench_stat all, by[UI_BENCH_CLASSES];	/* wall time */
 	struct ui_bench_stat cpu;	/* all keys, this thread's CPU time */
 };

@@ -67,7 +67,9 @@ ui_form_open(struct ui *ui)
 	    ui->opts.split.splits > 1 ? ui->opts.split.splits : 1);
 }
 
-int
+/* Validates and applies the form's values (as Enter does).  Returns 0,
+ * or -1 with form.error set and nothing changed. */
+static int
 ui_form_apply(struct ui *ui)
 {
 	struct ui_form *f = &ui->form;

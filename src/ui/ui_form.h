@@ -23,8 +23,4 @@ int ui_form_key(struct ui *ui, const struct ui_key *k);
 /* Draws the form over r. */
 void ui_form_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r);
 
-/* Validates and applies the form's values (as Enter does).  Returns 0,
- * or -1 with form.error set and nothing changed. */
-int ui_form_apply(struct ui *ui);
-
 #endif

@@ -1,6 +1,6 @@
 /*
- * ui_format.c - names and numbers as the panes print them: phase names,
- * numbers fitted to a column width, label widths.
+ * ui_format.c - numbers as the panes print them: fitted to a column
+ * width, label widths.
  */
 #include "config.h"
 
@@ -9,22 +9,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-static const char *ui_phase_names[SIM_PHASES] = {
-	[SIM_PHASE_LOAD] = "load",
-	[SIM_PHASE_SCORES] = "scores",
-	[SIM_PHASE_MAX] = "max",
-	[SIM_PHASE_RESCALE] = "rescale",
-	[SIM_PHASE_EXP] = "exp",
-	[SIM_PHASE_UPDATE] = "update",
-	[SIM_PHASE_FINALIZE] = "finalize",
-};
-
-const char *
-ui_phase_name(int phase)
-{
-	return phase >= 0 && phase < SIM_PHASES ? ui_phase_names[phase] : "?";
-}
 
 const char *
 ui_num(const struct ui *ui, float x, int width, char *buf, size_t len)

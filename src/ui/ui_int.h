@@ -146,7 +146,6 @@ struct ui_play {
 
 struct ui {
 	struct options opts;	/* the sim's options (args not kept) */
-	struct ui_style style;
 	const struct ui_glyphs *gl;
 	/* The sim borrows its problem, so a rebuild makes the new problem in
 	 * the other slot and frees the old one only once the new sim works. */
@@ -233,10 +232,7 @@ struct ui {
 
 const struct ui_glyphs *ui_glyphs(int unicode);
 
-/* ---- ui_format.c: names and numbers ------------------------------------ */
-
-/* The phase names, "load" .. "finalize". */
-const char *ui_phase_name(int phase);
+/* ---- ui_format.c: numbers ---------------------------------------------- */
 
 /* A number in at most width columns: %.*g with fewer digits as needed,
  * and -inf / inf / nan spelt with the glyphs.  Returns buf. */
@@ -362,17 +358,12 @@ typedef int (*ui_eq_lines_fn)(struct ui *ui, int width, int digits,
     struct ui_eq_line *ln);
 void ui_eq_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r,
     const char *title, int phase, ui_eq_lines_fn lines);
-/* n values as "[a b c ...]" in width columns; a factor in a product (a
- * negative one in parentheses); a term added ("+ x", "- |x|"). */
-void ui_eq_vector(const struct ui *ui, const float *x, int n, int width,
-    char *out, size_t len);
+/* A factor in a product (a negative one in parentheses); a term added
+ * ("+ x", "- |x|"). */
 const char *ui_eq_factor(const struct ui *ui, float x, int digits, char *buf,
     size_t len);
 const char *ui_eq_term(const struct ui *ui, float x, int digits, char *buf,
     size_t len);
-
-/* The counters' number format: "1234", "12.3k", "4.29G" (ui_pane_count.c). */
-const char *ui_count_si(double x, char *buf, size_t len);
 
 /* A state pane's number: right-aligned in w columns, "?" (dim) while the
  * phase that computes it is still ahead, highlighted when changed. */

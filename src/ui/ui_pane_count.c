@@ -27,7 +27,8 @@ ui_pane_count_size(const struct ui *ui, int w, int h, int *minh, int *wanth,
 	*wantw = w;
 }
 
-const char *
+/* The counters' number format: "1234", "12.3k", "4.29G". */
+static const char *
 ui_count_si(double x, char *buf, size_t len)
 {
 	static const char *unit[] = { "", "k", "M", "G", "T", "P" };
@@ -74,8 +75,8 @@ ui_pane_count_forward(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 	char a[32], b[32], c[32], d[32];
 	int y = r.y;
 
-	/* Two lines hold what the issue asks for at 80 columns: HBM so far
-	 * against standard attention, FLOPs, on-chip bytes. */
+	/* Two lines hold the counters at 80 columns: HBM so far against
+	 * standard attention, FLOPs, on-chip bytes. */
 	ui_grid_printf(g, r.x, y++, r.w, UI_ROLE_NORMAL, "HBM so far %s of %s; "
 	    "standard %s",
 	    util_bytes((double)(t->hbm_read + t->hbm_write), a, sizeof a),

@@ -35,7 +35,8 @@ ui_pane_eq_size(const struct ui *ui, int w, int h, int *minh, int *wanth,
 	*wantw = w;
 }
 
-void
+/* n values as "[a b c ...]" in width columns. */
+static void
 ui_eq_vector(const struct ui *ui, const float *x, int n, int width,
     char *out, size_t len)
 {
