@@ -1,6 +1,6 @@
 /*
  * decode.cu - attention for decoding: a few query rows per head against a
- * long K/V cache.  fp16 or bf16 in, float32 arithmetic, d = 128.
+ * long K/V cache.  fp16 or bf16 in, float32 accumulation, d = 128.
  *
  * Decoding reads every key and value once and does 4 d flops per key and
  * query row with them: a few flops a byte, far below what the SMs could
@@ -14,8 +14,8 @@
  * - Split-KV: one block per (batch, K/V head, row chunk, key range), as
  *   many ranges as fill the SMs (decode_pick_splits): with B G groups
  *   alone, a batch of one would leave most of 132 SMs idle.
- * - The data path: no tensor cores, and (the default) no shared memory
- *   for K and V.  A warp reads 2 U
+ * - The data path of one row a block (decode_kernel): no tensor cores,
+ *   and (the default) no shared memory for K and V.  A warp reads 2 U
  *   consecutive keys an iteration (U = 4 for up to 4 rows): half-warp h
  *   takes keys base + 2u + h, and lane c of a half holds dims 8c .. 8c+7
  *   of them, one 16-byte load each of K and V, all 2 U loads issued
@@ -27,6 +27,11 @@
  *   of 4 each.  The online softmax then runs per half-warp (max over its
  *   keys, alpha = 2^(m - m'), p = 2^(s - m')), and every lane gathers the
  *   p of its half to update its 8 dims of each row.
+ * - The data path of packed rows (decode_mma_kernel, the default for 2
+ *   to 8 rows): the same loads straight to registers, the scores and the
+ *   update on the tensor cores (mma.sync), because the kernel above pays
+ *   4 x 8 multiply-adds a key and lane per row in float32, and with 4
+ *   rows that arithmetic left too few bytes in flight.
  * - The end of a range: the two halves of a warp, then the warps of the
  *   block, merge their (m, l, u) with merge.h's rule (the simulator's
  *   combine), and the block writes its partial (m, l, u) in float32.  The
@@ -36,13 +41,15 @@
  *   then merged left to right, and writes O and lse: no second launch.
  *   With one range the block writes O directly.
  *
- * m is kept in base-2 units while the keys stream (one exp2 a score) and turned into natural units (m ln 2) before the merges, which
- * are merge.h's own, in natural units.  A row that has seen only masked
+ * m is kept in base-2 units while the keys stream (one exp2 a score) and
+ * turned into natural units (m ln 2) before the merges, which are
+ * merge.h's own, in natural units.  A row that has seen only masked
  * keys has m = -inf: its exponent base is taken as 0 so p = 2^-inf = 0
  * and alpha = 0 times an l and u that are still 0.
  *
- * Two ways to feed the loop, each with 4 or 8 warps a block (the
- * variants; decode_default picks registers, 8 warps):
+ * Three ways to feed the loop, each with 4 or 8 warps a block (the
+ * variants; decode_default picks registers, 8 warps, for one row and the
+ * tensor cores, 8 warps, for more):
  *   registers  an iteration's 2 U loads are issued, then used: while a
  *              warp computes, it has nothing in flight, and other warps
  *              must cover
@@ -51,10 +58,17 @@
  *              this one is computed, holding no registers.  Measured 11 to
  *              23 % slower (gpu/bench/DECODE_NOTES.md); kept to measure
  *              against.
+ *   mma        registers, 16 keys a warp an iteration, on the tensor cores
+ *              (decode_mma_kernel; P rounded to the dtype, as in
+ *              FlashAttention).  For 4 packed rows 7 to 24 % faster than
+ *              registers with 8 warps at batch 1, up to 16 % at batch 8;
+ *              for one row 1 to 3 % slower, so one row keeps the kernel
+ *              without.
  *
  * version 2: the staged path; the split counters at a fixed place in the
  * workspace (version 1 kept them after the partials, where a call of
- * another shape could find its partials' bytes in them).
+ * another shape could find its partials' bytes in them).  version 3: the
+ * packed rows on the tensor cores.
  */
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
@@ -199,6 +213,145 @@ merge_into(float &m_a, float &l_a, float *u_a, float m_b, float l_b,
 }
 
 /*
+ * The end of a block, whatever fed it: sm_u, sm_m, sm_l hold each warp's
+ * (m, l, u) of the block's ROWS rows (m in natural units).  Thread t
+ * merges the NW states of 4 dims of one row, left to right; the block
+ * writes O (one range) or its partial, and the last range of the group
+ * to finish merges the group's partials.
+ */
+template <int DT, int ROWS, int NW>
+__device__ __forceinline__ void
+decode_finish(const struct decode_params &P, float (*sm_u)[ROWS][DECODE_D],
+    float (*sm_m)[ROWS], float (*sm_l)[ROWS], int group_id, int split,
+    int row0, int g, int b)
+{
+	typedef typename dtype_of<DT>::T T;
+	constexpr int D = DECODE_D;
+	__shared__ int sm_last;
+	int i;
+
+	const size_t part = (size_t)group_id * P.splits + split;
+	for (int t = threadIdx.x; t < ROWS * (D / 4); t += NW * 32) {
+		const int rr = t / (D / 4), d0 = (t % (D / 4)) * 4;
+		float mm = sm_m[0][rr], ll = sm_l[0][rr], uu[4];
+
+#pragma unroll
+		for (i = 0; i < 4; i++)
+			uu[i] = sm_u[0][rr][d0 + i];
+#pragma unroll
+		for (int w2 = 1; w2 < NW; w2++)
+			merge_into(mm, ll, uu, sm_m[w2][rr], sm_l[w2][rr],
+			    &sm_u[w2][rr][d0], 4);
+		if (row0 + rr >= P.rows)
+			continue;
+		if (P.splits == 1) {
+			const int R = row0 + rr, pos = R / P.group;
+			const int h = g * P.group + R % P.group;
+			const size_t orow = ((size_t)b * P.heads + h) * P.tq + pos;
+			float of[4];
+
+#pragma unroll
+			for (i = 0; i < 4; i++)
+				of[i] = ll > 0.0f ? uu[i] / ll : 0.0f;
+			*(uint2 *)((T *)P.o + orow * D + d0) = pack4<DT>(of);
+			if (d0 == 0 && P.lse != NULL)
+				P.lse[orow] = ll > 0.0f ? mm + logf(ll) : -INFINITY;
+		} else {
+			*(float4 *)(P.ws_u + (part * ROWS + rr) * D + d0) =
+			    make_float4(uu[0], uu[1], uu[2], uu[3]);
+			if (d0 == 0)
+				*(float2 *)(P.ws_ml + (part * ROWS + rr) * 2) =
+				    make_float2(mm, ll);
+		}
+	}
+	if (P.splits == 1)
+		return;
+
+	/* The last range of the group to finish merges them all. */
+	__threadfence();
+	__syncthreads();
+	if (threadIdx.x == 0)
+		sm_last = atomicAdd(&P.tickets[group_id], 1u) == (unsigned)P.splits - 1;
+	__syncthreads();
+	if (!sm_last)
+		return;
+	__threadfence();
+	{
+		/* NW 32 threads for ROWS D / 4 (row, 4 dims) pairs: SUBS
+		 * threads a pair each merge a contiguous share of the
+		 * partials, left to right, eight loads in flight at a time;
+		 * then the shares merge left to right through shared memory.
+		 * The order is ltr's with one level of tree on top. */
+		constexpr int PAIRS = ROWS * (D / 4);
+		constexpr int SUBS = NW * 32 / PAIRS > 1 ? NW * 32 / PAIRS : 1;
+		const size_t first = (size_t)group_id * P.splits;
+
+		for (int t = threadIdx.x; t < PAIRS * SUBS; t += NW * 32) {
+			const int pair = t % PAIRS, sub = t / PAIRS;
+			const int rr = pair / (D / 4), d0 = (pair % (D / 4)) * 4;
+			const int s_begin = sub * P.splits / SUBS;
+			const int s_end = (sub + 1) * P.splits / SUBS;
+			float mm = -INFINITY, ll = 0.0f, uu[4] = { 0.0f, 0.0f, 0.0f, 0.0f };
+
+			for (int s0 = s_begin; s0 < s_end; s0 += 8) {
+				float4 pu[8];
+				float2 pml[8];
+#pragma unroll
+				for (i = 0; i < 8; i++)
+					if (s0 + i < s_end) {
+						const size_t e = (first + s0 + i) * ROWS + rr;
+						pu[i] = __ldcg((const float4 *)(P.ws_u + e * D + d0));
+						pml[i] = __ldcg((const float2 *)(P.ws_ml + e * 2));
+					}
+#pragma unroll
+				for (i = 0; i < 8; i++)
+					if (s0 + i < s_end) {
+						const float ub[4] = { pu[i].x, pu[i].y, pu[i].z,
+						    pu[i].w };
+						merge_into(mm, ll, uu, pml[i].x, pml[i].y, ub, 4);
+					}
+			}
+#pragma unroll
+			for (i = 0; i < 4; i++)
+				sm_u[sub][rr][d0 + i] = uu[i];
+			if (d0 == 0) {
+				sm_m[sub][rr] = mm;
+				sm_l[sub][rr] = ll;
+			}
+		}
+		__syncthreads();
+		for (int t = threadIdx.x; t < PAIRS; t += NW * 32) {
+			const int rr = t / (D / 4), d0 = (t % (D / 4)) * 4;
+			float mm = sm_m[0][rr], ll = sm_l[0][rr], uu[4];
+
+			if (row0 + rr >= P.rows)
+				continue;
+#pragma unroll
+			for (i = 0; i < 4; i++)
+				uu[i] = sm_u[0][rr][d0 + i];
+#pragma unroll
+			for (int sub = 1; sub < SUBS; sub++)
+				merge_into(mm, ll, uu, sm_m[sub][rr], sm_l[sub][rr],
+				    &sm_u[sub][rr][d0], 4);
+			const int R = row0 + rr, pos = R / P.group;
+			const int h = g * P.group + R % P.group;
+			const size_t orow = ((size_t)b * P.heads + h) * P.tq + pos;
+			float of[4];
+
+#pragma unroll
+			for (i = 0; i < 4; i++)
+				of[i] = ll > 0.0f ? uu[i] / ll : 0.0f;
+			*(uint2 *)((T *)P.o + orow * D + d0) = pack4<DT>(of);
+			if (d0 == 0 && P.lse != NULL)
+				P.lse[orow] = ll > 0.0f ? mm + logf(ll) : -INFINITY;
+		}
+	}
+	/* Ready for the next call. */
+	if (threadIdx.x == 0)
+		P.tickets[group_id] = 0;
+}
+
+/*
  * Block (range, group row chunk, batch).  ROWS packed rows, NW warps;
  * U keys per half-warp an iteration, so NV = ROWS U <= 16 scores fill
  * the 16 lanes of a half after the butterfly.  Up to 4 rows, 16 warps
@@ -217,7 +370,6 @@ decode_kernel(const struct decode_params P)
 	constexpr int KEYS = 2 * U;		/* a warp's keys an iteration */
 	__shared__ float sm_u[NW][ROWS][D];
 	__shared__ float sm_m[NW][ROWS], sm_l[NW][ROWS];
-	__shared__ int sm_last;
 
 	const int split = blockIdx.x, b = blockIdx.z;
 	const int g = blockIdx.y / P.chunks, chunk = blockIdx.y % P.chunks;
@@ -460,157 +612,287 @@ decode_kernel(const struct decode_params P)
 	}
 	__syncthreads();
 
-	const size_t part = (size_t)group_id * P.splits + split;
-	for (int t = threadIdx.x; t < ROWS * (D / 4); t += NW * 32) {
-		const int rr = t / (D / 4), d0 = (t % (D / 4)) * 4;
-		float mm = sm_m[0][rr], ll = sm_l[0][rr], uu[4];
+	decode_finish<DT, ROWS, NW>(P, sm_u, sm_m, sm_l, group_id, split, row0, g,
+	    b);
+}
 
-#pragma unroll
-		for (i = 0; i < 4; i++)
-			uu[i] = sm_u[0][rr][d0 + i];
-#pragma unroll
-		for (int w2 = 1; w2 < NW; w2++)
-			merge_into(mm, ll, uu, sm_m[w2][rr], sm_l[w2][rr],
-			    &sm_u[w2][rr][d0], 4);
-		if (row0 + rr >= P.rows)
-			continue;
-		if (P.splits == 1) {
-			const int R = row0 + rr, pos = R / P.group;
-			const int h = g * P.group + R % P.group;
-			const size_t orow = ((size_t)b * P.heads + h) * P.tq + pos;
-			float of[4];
+/* c += a b for one m16n8k16 tile on the tensor cores, float32
+ * accumulation (PTX's fragment layouts). */
+template <int DT>
+__device__ __forceinline__ void
+mma16816(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
+    uint32_t b0, uint32_t b1)
+{
+	if (DT == DECODE_BF16)
+		asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+		    "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+		    "{%0, %1, %2, %3};"
+		    : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+		    : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+	else
+		asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+		    "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+		    "{%0, %1, %2, %3};"
+		    : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+		    : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
 
-#pragma unroll
-			for (i = 0; i < 4; i++)
-				of[i] = ll > 0.0f ? uu[i] / ll : 0.0f;
-			*(uint2 *)((T *)P.o + orow * D + d0) = pack4<DT>(of);
-			if (d0 == 0 && P.lse != NULL)
-				P.lse[orow] = ll > 0.0f ? mm + logf(ll) : -INFINITY;
-		} else {
-			*(float4 *)(P.ws_u + (part * ROWS + rr) * D + d0) =
-			    make_float4(uu[0], uu[1], uu[2], uu[3]);
-			if (d0 == 0)
-				*(float2 *)(P.ws_ml + (part * ROWS + rr) * 2) =
-				    make_float2(mm, ll);
-		}
+/* Two floats rounded to the dtype in one register, lo in the low half. */
+template <int DT>
+__device__ __forceinline__ uint32_t
+pack2(float lo, float hi)
+{
+	if (DT == DECODE_FP16) {
+		__half2 h = __floats2half2_rn(lo, hi);
+		return *reinterpret_cast<uint32_t *>(&h);
 	}
-	if (P.splits == 1)
-		return;
+	__nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+	return *reinterpret_cast<uint32_t *>(&h);
+}
 
-	/* The last range of the group to finish merges them all. */
-	__threadfence();
-	__syncthreads();
-	if (threadIdx.x == 0)
-		sm_last = atomicAdd(&P.tickets[group_id], 1u) == (unsigned)P.splits - 1;
-	__syncthreads();
-	if (!sm_last)
-		return;
-	__threadfence();
-	{
-		/* NW 32 threads for ROWS D / 4 (row, 4 dims) pairs: SUBS
-		 * threads a pair each merge a contiguous share of the
-		 * partials, left to right, eight loads in flight at a time;
-		 * then the shares merge left to right through shared memory.
-		 * The order is ltr's with one level of tree on top. */
-		constexpr int PAIRS = ROWS * (D / 4);
-		constexpr int SUBS = NW * 32 / PAIRS > 1 ? NW * 32 / PAIRS : 1;
-		const size_t first = (size_t)group_id * P.splits;
+/* Half `i` (0 to 7) of two 16-byte rows, side by side in one register:
+ * x's in the low half, y's in the high. */
+__device__ __forceinline__ uint32_t
+pair_half(const uint4 &x, const uint4 &y, int i)
+{
+	const uint32_t wx = i < 2 ? x.x : i < 4 ? x.y : i < 6 ? x.z : x.w;
+	const uint32_t wy = i < 2 ? y.x : i < 4 ? y.y : i < 6 ? y.z : y.w;
 
-		for (int t = threadIdx.x; t < PAIRS * SUBS; t += NW * 32) {
-			const int pair = t % PAIRS, sub = t / PAIRS;
-			const int rr = pair / (D / 4), d0 = (pair % (D / 4)) * 4;
-			const int s_begin = sub * P.splits / SUBS;
-			const int s_end = (sub + 1) * P.splits / SUBS;
-			float mm = -INFINITY, ll = 0.0f, uu[4] = { 0.0f, 0.0f, 0.0f, 0.0f };
+	return __byte_perm(wx, wy, (i & 1) ? 0x7632 : 0x5410);
+}
 
-			for (int s0 = s_begin; s0 < s_end; s0 += 8) {
-				float4 pu[8];
-				float2 pml[8];
-#pragma unroll
-				for (i = 0; i < 8; i++)
-					if (s0 + i < s_end) {
-						const size_t e = (first + s0 + i) * ROWS + rr;
-						pu[i] = __ldcg((const float4 *)(P.ws_u + e * D + d0));
-						pml[i] = __ldcg((const float2 *)(P.ws_ml + e * 2));
-					}
-#pragma unroll
-				for (i = 0; i < 8; i++)
-					if (s0 + i < s_end) {
-						const float ub[4] = { pu[i].x, pu[i].y, pu[i].z,
-						    pu[i].w };
-						merge_into(mm, ll, uu, pml[i].x, pml[i].y, ub, 4);
-					}
-			}
-#pragma unroll
-			for (i = 0; i < 4; i++)
-				sm_u[sub][rr][d0 + i] = uu[i];
-			if (d0 == 0) {
-				sm_m[sub][rr] = mm;
-				sm_l[sub][rr] = ll;
-			}
-		}
-		__syncthreads();
-		for (int t = threadIdx.x; t < PAIRS; t += NW * 32) {
-			const int rr = t / (D / 4), d0 = (t % (D / 4)) * 4;
-			float mm = sm_m[0][rr], ll = sm_l[0][rr], uu[4];
+/*
+ * The packed rows on the tensor cores: block (range, group row chunk,
+ * batch), ROWS (2 to 8) packed rows, NW warps, 16 keys a warp an
+ * iteration.  With 4 packed rows the arithmetic of the lane-per-8-dims
+ * kernel above (4 x 8 dot products and 4 x 8 updates a key, in float32,
+ * with shuffles to finish the sums) took long enough that too few bytes
+ * were in flight; here each 16 keys cost 24 mma.sync and a few dozen
+ * instructions more.  An iteration's 16 loads (8 KB a warp) are all
+ * issued before any is used, as in the kernel above.  168 registers a
+ * thread: 8 warps make one block an SM (4 warps, three), and the one
+ * block of 8 warps measured fastest (gpu/bench/DECODE_NOTES.md): fewer,
+ * longer contiguous streams.
+ *
+ * Lane (g, t) = (lane / 4, lane % 4), PTX's m16n8k16 layouts:
+ * - S = Q K^T, 16 (query rows, 8 of them real, ROWS used) x 8 keys, two
+ *   tiles for 16 keys, 8 k-steps over d.  A dot product does not care in
+ *   which order its dims are summed, so a k-step's slots are not dims
+ *   16 j .. 16 j + 15 but whatever a lane's 16-byte load gives it: lane
+ *   t loads chunks (8 dims) 4 jj + t of its key (jj = 0 to 3), and k-step
+ *   j = 2 jj + e takes words 2 e and 2 e + 1 of chunk 4 jj + t.  Q is
+ *   loaded the same way, once.  Lane (g, t) then holds the scores of
+ *   query row g with keys 2t, 2t + 1 (tile 0) and 8 + 2t, 9 + 2t (tile 1).
+ * - O^T = V^T P^T, 16 dims x 8 query rows, 8 tiles over d, k over the
+ *   16 keys.  P^T's fragment (rows g, keys 2t, 2t + 1, 8 + 2t, 9 + 2t) is
+ *   exactly the scores the lane holds: no shuffle.  V^T's fragment wants
+ *   two keys of one dim in a register: the lane loads chunks g and g + 8
+ *   of keys 2t, 2t + 1, 8 + 2t, 9 + 2t and pairs their halves with a byte
+ *   permute; tile i's row r is dim 8 r + i.  The lane's accumulators are
+ *   then dims 8 g + i and 64 + 8 g + i (i = 0 to 7) of query rows 2t and
+ *   2t + 1.
+ * P is rounded to the dtype for the tensor cores (as FlashAttention
+ * does; l sums the float32 p).
+ */
+template <int DT, int ROWS, int NW>
+__global__ void __launch_bounds__(NW * 32, 12 / NW)
+decode_mma_kernel(const struct decode_params P)
+{
+	typedef typename dtype_of<DT>::T T;
+	constexpr int D = DECODE_D;
+	constexpr int KEYS = 16;		/* a warp's keys an iteration */
+	__shared__ float sm_u[NW][ROWS][D];
+	__shared__ float sm_m[NW][ROWS], sm_l[NW][ROWS];
 
-			if (row0 + rr >= P.rows)
-				continue;
-#pragma unroll
-			for (i = 0; i < 4; i++)
-				uu[i] = sm_u[0][rr][d0 + i];
-#pragma unroll
-			for (int sub = 1; sub < SUBS; sub++)
-				merge_into(mm, ll, uu, sm_m[sub][rr], sm_l[sub][rr],
-				    &sm_u[sub][rr][d0], 4);
-			const int R = row0 + rr, pos = R / P.group;
-			const int h = g * P.group + R % P.group;
-			const size_t orow = ((size_t)b * P.heads + h) * P.tq + pos;
-			float of[4];
+	const int split = blockIdx.x, b = blockIdx.z;
+	const int g = blockIdx.y / P.chunks, chunk = blockIdx.y % P.chunks;
+	const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+	const int lg = lane >> 2, lt = lane & 3;
+	const int group_id = (b * P.kv_heads + g) * P.chunks + chunk;
+	const int row0 = chunk * ROWS;
+	const int k0 = split * P.keys, k1 = min(P.tk, k0 + P.keys);
+	const size_t kv_off = ((size_t)b * P.kv_heads + g) * P.tk * D;
+	const T *kb = (const T *)P.k + kv_off + lt * 8;
+	const T *vb = (const T *)P.v + kv_off + lg * 8;
+	const int R = row0 + lg;
+	const bool row_ok = lg < ROWS && R < P.rows;
+	const long last_seen = row_ok ? (long)(R / P.group) + P.tk - P.tq : -1;
+	uint4 q[4];
+	float acc[8][4], m = -INFINITY, l = 0.0f;
+	int i, jj;
 
+	/* Query row lg's chunks 4 jj + lt (zero for rows past the group). */
 #pragma unroll
-			for (i = 0; i < 4; i++)
-				of[i] = ll > 0.0f ? uu[i] / ll : 0.0f;
-			*(uint2 *)((T *)P.o + orow * D + d0) = pack4<DT>(of);
-			if (d0 == 0 && P.lse != NULL)
-				P.lse[orow] = ll > 0.0f ? mm + logf(ll) : -INFINITY;
-		}
+	for (jj = 0; jj < 4; jj++)
+		q[jj] = make_uint4(0, 0, 0, 0);
+	if (row_ok) {
+		const int pos = R / P.group, h = g * P.group + R % P.group;
+		const T *qp = (const T *)P.q +
+		    (((size_t)b * P.heads + h) * P.tq + pos) * D + lt * 8;
+#pragma unroll
+		for (jj = 0; jj < 4; jj++)
+			q[jj] = *(const uint4 *)(qp + jj * 32);
 	}
-	/* Ready for the next call. */
-	if (threadIdx.x == 0)
-		P.tickets[group_id] = 0;
+#pragma unroll
+	for (i = 0; i < 8; i++)
+		acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.0f;
+
+	/* An iteration's bytes: K of keys lg and 8 + lg (chunks 4 jj + lt),
+	 * V of keys 2 lt, 2 lt + 1, 8 + 2 lt, 9 + 2 lt (chunks lg, lg + 8).
+	 * Keys past the range read its last key again; they are masked. */
+	struct kv16 {
+		uint4 k[2][4];
+		uint4 v[4][2];
+	};
+	auto load = [&](int base, kv16 &x) {
+#pragma unroll
+		for (int n = 0; n < 2; n++) {
+			const T *kr = kb + (size_t)min(base + 8 * n + lg, k1 - 1) * D;
+#pragma unroll
+			for (int j = 0; j < 4; j++)
+				x.k[n][j] = load_stream(kr + j * 32);
+		}
+#pragma unroll
+		for (int n = 0; n < 4; n++) {
+			const int key = base + (n >> 1) * 8 + 2 * lt + (n & 1);
+			const T *vr = vb + (size_t)min(key, k1 - 1) * D;
+			x.v[n][0] = load_stream(vr);
+			x.v[n][1] = load_stream(vr + 64);
+		}
+	};
+	auto step = [&](int base, const kv16 &x) {
+		float s[2][4];
+		int n, j;
+
+		/* the scores of row lg: s[n][0..1] keys 8 n + 2 lt + (0, 1) */
+#pragma unroll
+		for (n = 0; n < 2; n++) {
+			s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+#pragma unroll
+			for (j = 0; j < 4; j++) {
+				mma16816<DT>(s[n], q[j].x, 0u, q[j].y, 0u, x.k[n][j].x,
+				    x.k[n][j].y);
+				mma16816<DT>(s[n], q[j].z, 0u, q[j].w, 0u, x.k[n][j].z,
+				    x.k[n][j].w);
+			}
+		}
+		float mx = -INFINITY;
+#pragma unroll
+		for (n = 0; n < 2; n++)
+#pragma unroll
+			for (j = 0; j < 2; j++) {
+				const int key = base + 8 * n + 2 * lt + j;
+				float x2 = s[n][j] * P.qscale;
+
+				if (!row_ok || key >= k1 || (P.causal &&
+				    (long)key > last_seen))
+					x2 = -INFINITY;
+				s[n][j] = x2;
+				mx = fmaxf(mx, x2);
+			}
+		mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+		mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+		const float m_new = fmaxf(m, mx);
+		const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+		const float alpha = exp2f(m - m_use);
+		uint32_t pb[2];
+		float sum = 0.0f;
+
+#pragma unroll
+		for (n = 0; n < 2; n++) {
+			const float p0 = exp2f(s[n][0] - m_use);
+			const float p1 = exp2f(s[n][1] - m_use);
+
+			sum += p0 + p1;
+			pb[n] = pack2<DT>(p0, p1);
+		}
+		l = fmaf(alpha, l, sum);
+		m = m_new;
+		/* this lane's accumulators are rows 2 lt and 2 lt + 1 */
+		const float a0 = __shfl_sync(0xffffffffu, alpha, 8 * lt);
+		const float a1 = __shfl_sync(0xffffffffu, alpha, 8 * lt + 4);
+#pragma unroll
+		for (i = 0; i < 8; i++) {
+			acc[i][0] *= a0;
+			acc[i][1] *= a1;
+			acc[i][2] *= a0;
+			acc[i][3] *= a1;
+			mma16816<DT>(acc[i], pair_half(x.v[0][0], x.v[1][0], i),
+			    pair_half(x.v[0][1], x.v[1][1], i),
+			    pair_half(x.v[2][0], x.v[3][0], i),
+			    pair_half(x.v[2][1], x.v[3][1], i), pb[0], pb[1]);
+		}
+	};
+
+	const int first = k0 + w * KEYS, stride = NW * KEYS;
+	const int iters = first < k1 ? (k1 - first + stride - 1) / stride : 0;
+
+	for (int it = 0; it < iters; it++) {
+		kv16 x;
+
+		load(first + it * stride, x);
+		step(first + it * stride, x);
+	}
+
+	/* l over the four lanes of a row; m in natural units; then each
+	 * warp's state to shared memory for decode_finish. */
+	l += __shfl_xor_sync(0xffffffffu, l, 1);
+	l += __shfl_xor_sync(0xffffffffu, l, 2);
+	if (lg < ROWS && lt == 0) {
+		sm_m[w][lg] = m * 0.6931471805599453f;
+		sm_l[w][lg] = l;
+	}
+#pragma unroll
+	for (int r = 0; r < 2; r++) {
+		const int row = 2 * lt + r;
+
+		if (row < ROWS)
+#pragma unroll
+			for (i = 0; i < 8; i++) {
+				sm_u[w][row][8 * lg + i] = acc[i][r];
+				sm_u[w][row][64 + 8 * lg + i] = acc[i][2 + r];
+			}
+	}
+	__syncthreads();
+	decode_finish<DT, ROWS, NW>(P, sm_u, sm_m, sm_l, group_id, split, row0, g,
+	    b);
 }
 
 typedef void (*decode_fn)(const struct decode_params);
 
-/* How a block streams its keys: warps, and registers or a cp.async ring. */
+/* How a block streams its keys: warps, and registers, a cp.async ring,
+ * or registers and the tensor cores. */
 struct decode_variant {
 	int nw;
-	bool staged;
+	bool staged, mma;
 };
 
 static const struct decode_variant decode_variants[] = {
-	[0] = { 0, false },	/* the default: decode_default() */
-	[1] = { .nw = 4, .staged = false },
-	[2] = { .nw = 8, .staged = false },
-	[3] = { .nw = 4, .staged = true },
-	[4] = { .nw = 8, .staged = true },
+	[0] = { 0, false, false },	/* the default: decode_default() */
+	[1] = { .nw = 4, .staged = false, .mma = false },
+	[2] = { .nw = 8, .staged = false, .mma = false },
+	[3] = { .nw = 4, .staged = true, .mma = false },
+	[4] = { .nw = 8, .staged = true, .mma = false },
+	[5] = { .nw = 4, .staged = false, .mma = true },
+	[6] = { .nw = 8, .staged = false, .mma = true },
 };
-#define DECODE_VARIANTS 5
+#define DECODE_VARIANTS 7
 
-/* The default for `br` rows a block: loads straight to registers, 8
- * warps a block, measured the fastest of the four (or within 1 % of it)
- * on every shape of gpu/bench/DECODE_NOTES.md.  The staged ring was
- * expected to help where several rows make each key's arithmetic long;
- * it was 11 to 23 % slower there and almost everywhere else. */
+/* The default for `br` rows a block, measured on every shape of
+ * gpu/bench/DECODE_NOTES.md: for one row, loads straight to registers, 8
+ * warps a block (the fastest of the four without tensor cores, or within
+ * 1 % of it; 1 to 3 % ahead of the tensor cores); for packed rows, the
+ * tensor cores with 8 warps (timed at 4 rows; 2 and 8 rows cost it the
+ * same mma.sync).  The staged ring was expected to help where several
+ * rows make each key's arithmetic long; it was 11 to 23 % slower there
+ * and almost everywhere else. */
 static int
 decode_default(int br)
 {
-	(void)br;
-	return 2;
+	return br == 1 ? 2 : 6;
 }
 
-/* The instantiation for dtype, rows a block, warps and staging. */
+/* The instantiation for dtype, rows a block, warps and feed. */
 template <int DT, int NW, bool ST>
 static decode_fn
 decode_pick_rows(int rows)
@@ -623,10 +905,25 @@ decode_pick_rows(int rows)
 	}
 }
 
+template <int DT, int NW>
+static decode_fn
+decode_pick_mma_rows(int rows)
+{
+	switch (rows) {
+	case 1: return decode_mma_kernel<DT, 1, NW>;
+	case 2: return decode_mma_kernel<DT, 2, NW>;
+	case 4: return decode_mma_kernel<DT, 4, NW>;
+	default: return decode_mma_kernel<DT, 8, NW>;
+	}
+}
+
 template <int DT>
 static decode_fn
 decode_pick_kernel(int rows, const struct decode_variant *v)
 {
+	if (v->mma)
+		return v->nw == 8 ? decode_pick_mma_rows<DT, 8>(rows) :
+		    decode_pick_mma_rows<DT, 4>(rows);
 	if (v->nw == 8)
 		return v->staged ? decode_pick_rows<DT, 8, true>(rows) :
 		    decode_pick_rows<DT, 8, false>(rows);

@@ -9,18 +9,20 @@
  * where a count or an empty range must be reached on any GPU.  The
  * table's refusals are check_gpu_table's.
  *
- * The bound.  The kernel's arithmetic is its own (float32 with fused
- * multiply-adds, scores prescaled by log2(e) and p = 2^x), so it is held
- * to the double reference, not to the simulator, with gpucheck.h's rule
- * for such arithmetic: a score is a float32 sum of d products in some
- * order and p one exp2 of it, so one p is within delta =
- * gpucheck_tensor_delta(d, S1) (gpucheck.c derives it for any order of
+ * The bound.  The kernel's arithmetic is its own (float32 sums, on the
+ * tensor cores for packed rows, scores in units of log2(e) and p = 2^x),
+ * so it is held to the double reference, not to the simulator, with
+ * gpucheck.h's rule for such arithmetic: a score is a float32 sum of d
+ * products in some order and p one exp2 of it, so one p is within delta
+ * = gpucheck_tensor_delta(d, S1) (gpucheck.c derives it for any order of
  * the sum and the exponent); l and the numerator add p's of one row in
  * float32 chains of at most Tk / 16 keys (a lane's share: 16 lanes a
- * half-warp, each range split again over warps), each add within one
- * unit of 2^-24 of the sum of the magnitudes, and merge the chains with
- * merge.h's rule (a few units each); O is rounded to the dtype at the
- * end (half its unit).  So an entry o of O agrees when
+ * half-warp, or 16 keys an mma.sync, each range split again over warps),
+ * each add within one unit of 2^-24 of the sum of the magnitudes, and
+ * merge the chains with merge.h's rule (a few units each); the packed
+ * rows round p to the dtype before P V (one unit u of it: at most u
+ * max|V| in O), and O is rounded to the dtype at the end (u |O|): the
+ * two are the 2 u of rtol_acc.  So an entry o of O agrees when
  *     |o - ref| <= atol + rtol |ref|,  rtol = rtol_acc + 2 delta + c,
  *     atol = rtol max|V|,  c = (Tk / 16 + 64) 2^-24
  * (rtol_acc: twice the dtype's unit, gpucheck.h), and lse within

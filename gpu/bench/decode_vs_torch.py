@@ -42,7 +42,7 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 TOL = {torch.float16: 2e-3, torch.bfloat16: 1.2e-2}
-VARIANTS = (0, 1, 2, 3, 4)     # 0 the default; decode.h says what each is
+VARIANTS = tuple(range(7))     # 0 the default; decode.h says what each is
 LSE_TOL = 2e-3
 PEAK = 4.8e12
 L2_DEFEAT = 256 << 20
@@ -190,6 +190,44 @@ def edge_cases(dec):
     return fails
 
 
+def sweep(dec, args, dts):
+    """Our kernel alone: each variant at each key-range count, TB/s."""
+    variants = [int(x) for x in args.variants.split(",")]
+    counts = [int(x) for x in args.sweep.split(",")]
+    h, d = 32, 128
+    print("sweep (TB/s; columns: key ranges asked, 0 the kernel's choice)")
+    print("| dtype | B | G | Tk | variant | " +
+          " | ".join(str(c) for c in counts) + " |")
+    for dname in args.dtypes.split(","):
+        dt = dts[dname]
+        for b in [int(x) for x in args.batch.split(",")]:
+            for g in [int(x) for x in args.kv.split(",")]:
+                for tk in [int(x) for x in args.tk.split(",")]:
+                    kv_bytes = 2 * b * g * tk * d * 2
+                    ncopy = max(1, min(16, -(-L2_DEFEAT // kv_bytes)))
+                    q = torch.randn(b, h, 1, d, dtype=dt, device="cuda")
+                    copies = [(torch.randn(b, g, tk, d, dtype=dt,
+                                           device="cuda"),
+                               torch.randn(b, g, tk, d, dtype=dt,
+                                           device="cuda"))
+                              for _ in range(ncopy)]
+                    o = torch.empty_like(q)
+                    lse = torch.empty((b, h, 1), device="cuda")
+                    for variant in variants:
+                        cells = []
+                        for c in counts:
+                            ms = timeit(lambda kv: dec(q, kv[0], kv[1], o, lse,
+                                                       False, c, variant),
+                                        copies, args.reps)
+                            cells.append("%.2f (%d)" % (
+                                kv_bytes / (ms * 1e-3) / 1e12, dec.splits()))
+                        print("| %s | %d | %d | %d | v%d | %s |" % (
+                            dname, b, g, tk, variant, " | ".join(cells)))
+                        sys.stdout.flush()
+                    del q, copies, o, lse
+                    torch.cuda.empty_cache()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--lib", default="./libdecode.so")
@@ -201,6 +239,10 @@ def main():
     ap.add_argument("--json", default=None, help="write the rows here")
     ap.add_argument("--no-edge", action="store_true")
     ap.add_argument("--no-torch", action="store_true")
+    ap.add_argument("--sweep", default=None, metavar="N,N,...",
+                    help="instead: time our kernel alone at these key-range "
+                    "counts (0 its own choice), the --variants given")
+    ap.add_argument("--variants", default=",".join(map(str, VARIANTS)))
     args = ap.parse_args()
 
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -215,6 +257,9 @@ def main():
     sys.stdout.flush()
 
     dts = {"fp16": torch.float16, "bf16": torch.bfloat16}
+    if args.sweep:
+        sweep(dec, args, dts)
+        return 0
     rows = []
     h, d = 32, 128
     for dname in args.dtypes.split(","):
@@ -305,9 +350,10 @@ def main():
                             " | ".join(cells), " | ".join(ratios), v0["rel"],
                             "" if v0["ok"] else " FAIL"))
     print("\nevery variant (TB/s; 1 registers 4 warps, 2 registers 8 warps, "
-          "3 staged 4 warps, 4 staged 8 warps):")
+          "3 staged 4 warps, 4 staged 8 warps, 5 tensor cores 4 warps, "
+          "6 tensor cores 8 warps):")
     print("| dtype | B | G | Tk | " + " | ".join("v%d" % x for x in VARIANTS) +
-          " | splits v1..v4 |")
+          " | splits v1.. |")
     print("|---|---|---|---|" + "---|" * (len(VARIANTS) + 1))
     for r in rows:
         print("| %s | %d | %d | %d | %s | %s |" % (
