@@ -60,10 +60,10 @@
  *              against.
  *   mma        registers, 16 keys a warp an iteration, on the tensor cores
  *              (decode_mma_kernel; P rounded to the dtype, as in
- *              FlashAttention).  For 4 packed rows 7 to 24 % faster than
- *              registers with 8 warps at batch 1, up to 16 % at batch 8;
- *              for one row 1 to 3 % slower, so one row keeps the kernel
- *              without.
+ *              FlashAttention).  For 4 packed rows 3 to 24 % faster than
+ *              registers with 8 warps; for one row 1 to 4 % slower at 11
+ *              of 12 shapes, so one row keeps the kernel without
+ *              (gpu/bench/DECODE_NOTES.md).
  *
  * version 2: the staged path; the split counters at a fixed place in the
  * workspace (version 1 kept them after the partials, where a call of
@@ -881,11 +881,11 @@ static const struct decode_variant decode_variants[] = {
 /* The default for `br` rows a block, measured on every shape of
  * gpu/bench/DECODE_NOTES.md: for one row, loads straight to registers, 8
  * warps a block (the fastest of the four without tensor cores, or within
- * 1 % of it; 1 to 3 % ahead of the tensor cores); for packed rows, the
- * tensor cores with 8 warps (timed at 4 rows; 2 and 8 rows cost it the
- * same mma.sync).  The staged ring was expected to help where several
- * rows make each key's arithmetic long; it was 11 to 23 % slower there
- * and almost everywhere else. */
+ * 1 % of it; 1 to 4 % ahead of the tensor cores at 11 of 12 shapes); for
+ * packed rows, the tensor cores with 8 warps (timed at 4 rows; 2 and 8
+ * rows cost it the same mma.sync).  The staged ring was expected to help
+ * where several rows make each key's arithmetic long; it was 11 to 23 %
+ * slower there and almost everywhere else. */
 static int
 decode_default(int br)
 {
