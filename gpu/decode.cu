@@ -678,13 +678,11 @@ pair_half(const uint4 &x, const uint4 &y, int i)
  * - S = Q K^T, 16 (query rows, 8 of them real, ROWS used) x 8 keys, two
  *   tiles for 16 keys, 8 k-steps over d.  A dot product does not care in
  *   which order its dims are summed, so a k-step's slots are not dims
- *   16 j .. 16 j + 15 but whatever a lane's 16-byte reads give it: lane
- *   t takes chunks (8 dims) 4 jj + t of its key (jj = 0 to 3), and k-step
+ *   16 j .. 16 j + 15 but whatever a lane's 16-byte load gives it: lane
+ *   t loads chunks (8 dims) 4 jj + t of its key (jj = 0 to 3), and k-step
  *   j = 2 jj + e takes words 2 e and 2 e + 1 of chunk 4 jj + t.  Q is
- *   loaded that way, once; K is loaded as V is (below: whole lines) and
- *   laid out that way through shared memory.  Lane (g, t) then holds the
- *   scores of query row g with keys 2t, 2t + 1 (tile 0) and 8 + 2t,
- *   9 + 2t (tile 1).
+ *   loaded the same way, once.  Lane (g, t) then holds the scores of
+ *   query row g with keys 2t, 2t + 1 (tile 0) and 8 + 2t, 9 + 2t (tile 1).
  * - O^T = V^T P^T, 16 dims x 8 query rows, 8 tiles over d, k over the
  *   16 keys.  P^T's fragment (rows g, keys 2t, 2t + 1, 8 + 2t, 9 + 2t) is
  *   exactly the scores the lane holds: no shuffle.  V^T's fragment wants
@@ -703,12 +701,7 @@ decode_mma_kernel(const struct decode_params P)
 	typedef typename dtype_of<DT>::T T;
 	constexpr int D = DECODE_D;
 	constexpr int KEYS = 16;		/* a warp's keys an iteration */
-	/* Each warp's 16 keys of K on their way to the fragments (kst),
-	 * then, after the loop, each warp's state for decode_finish (u). */
-	__shared__ union {
-		uint4 kst[NW][16][16];
-		float u[NW][ROWS][D];
-	} sm;
+	__shared__ float sm_u[NW][ROWS][D];
 	__shared__ float sm_m[NW][ROWS], sm_l[NW][ROWS];
 
 	const int split = blockIdx.x, b = blockIdx.z;
@@ -719,7 +712,7 @@ decode_mma_kernel(const struct decode_params P)
 	const int row0 = chunk * ROWS;
 	const int k0 = split * P.keys, k1 = min(P.tk, k0 + P.keys);
 	const size_t kv_off = ((size_t)b * P.kv_heads + g) * P.tk * D;
-	const T *kb = (const T *)P.k + kv_off + lg * 8;
+	const T *kb = (const T *)P.k + kv_off + lt * 8;
 	const T *vb = (const T *)P.v + kv_off + lg * 8;
 	const int R = row0 + lg;
 	const bool row_ok = lg < ROWS && R < P.rows;
@@ -744,66 +737,43 @@ decode_mma_kernel(const struct decode_params P)
 	for (i = 0; i < 8; i++)
 		acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.0f;
 
-	/* An iteration's bytes: chunks lg and lg + 8 of K and of V of keys
-	 * 2 lt, 2 lt + 1, 8 + 2 lt, 9 + 2 lt, so each load instruction reads
-	 * whole 128-byte lines (8 lanes a line).  Keys past the range read
-	 * its last key again; they are masked. */
+	/* An iteration's bytes: K of keys lg and 8 + lg (chunks 4 jj + lt),
+	 * V of keys 2 lt, 2 lt + 1, 8 + 2 lt, 9 + 2 lt (chunks lg, lg + 8).
+	 * Keys past the range read its last key again; they are masked. */
 	struct kv16 {
-		uint4 k[4][2];
+		uint4 k[2][4];
 		uint4 v[4][2];
 	};
 	auto load = [&](int base, kv16 &x) {
 #pragma unroll
-		for (int n = 0; n < 4; n++) {
-			const size_t key = (size_t)min(base + (n >> 1) * 8 + 2 * lt +
-			    (n & 1), k1 - 1);
-			x.k[n][0] = load_stream(kb + key * D);
-			x.k[n][1] = load_stream(kb + key * D + 64);
-		}
-#pragma unroll
-		for (int n = 0; n < 4; n++) {
-			const size_t key = (size_t)min(base + (n >> 1) * 8 + 2 * lt +
-			    (n & 1), k1 - 1);
-			x.v[n][0] = load_stream(vb + key * D);
-			x.v[n][1] = load_stream(vb + key * D + 64);
-		}
-	};
-	/* K's fragments want key lg and chunks 4 jj + lt in a lane (four
-	 * lanes a key: 64 bytes of a line an instruction, which measured 2
-	 * to 4 % slower from HBM), so K goes through the warp's kst: row =
-	 * key, chunk c at slot c ^ (key & 7), which keeps the writes and
-	 * the reads at four lanes a bank group. */
-	auto k_fragments = [&](const kv16 &x, uint4 (&kf)[2][4]) {
-#pragma unroll
-		for (int n = 0; n < 4; n++) {
-			const int key = (n >> 1) * 8 + 2 * lt + (n & 1);
-			sm.kst[w][key][lg ^ (key & 7)] = x.k[n][0];
-			sm.kst[w][key][(lg + 8) ^ (key & 7)] = x.k[n][1];
-		}
-		__syncwarp();
-#pragma unroll
-		for (int n = 0; n < 2; n++)
+		for (int n = 0; n < 2; n++) {
+			const T *kr = kb + (size_t)min(base + 8 * n + lg, k1 - 1) * D;
 #pragma unroll
 			for (int j = 0; j < 4; j++)
-				kf[n][j] = sm.kst[w][8 * n + lg][(4 * j + lt) ^ lg];
-		__syncwarp();
+				x.k[n][j] = load_stream(kr + j * 32);
+		}
+#pragma unroll
+		for (int n = 0; n < 4; n++) {
+			const int key = base + (n >> 1) * 8 + 2 * lt + (n & 1);
+			const T *vr = vb + (size_t)min(key, k1 - 1) * D;
+			x.v[n][0] = load_stream(vr);
+			x.v[n][1] = load_stream(vr + 64);
+		}
 	};
 	auto step = [&](int base, const kv16 &x) {
 		float s[2][4];
-		uint4 kf[2][4];
 		int n, j;
 
-		k_fragments(x, kf);
 		/* the scores of row lg: s[n][0..1] keys 8 n + 2 lt + (0, 1) */
 #pragma unroll
 		for (n = 0; n < 2; n++) {
 			s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
 #pragma unroll
 			for (j = 0; j < 4; j++) {
-				mma16816<DT>(s[n], q[j].x, 0u, q[j].y, 0u, kf[n][j].x,
-				    kf[n][j].y);
-				mma16816<DT>(s[n], q[j].z, 0u, q[j].w, 0u, kf[n][j].z,
-				    kf[n][j].w);
+				mma16816<DT>(s[n], q[j].x, 0u, q[j].y, 0u, x.k[n][j].x,
+				    x.k[n][j].y);
+				mma16816<DT>(s[n], q[j].z, 0u, q[j].w, 0u, x.k[n][j].z,
+				    x.k[n][j].w);
 			}
 		}
 		float mx = -INFINITY;
@@ -865,9 +835,7 @@ decode_mma_kernel(const struct decode_params P)
 	}
 
 	/* l over the four lanes of a row; m in natural units; then each
-	 * warp's state to shared memory for decode_finish, where the other
-	 * warps' kst may still be read. */
-	__syncthreads();
+	 * warp's state to shared memory for decode_finish. */
 	l += __shfl_xor_sync(0xffffffffu, l, 1);
 	l += __shfl_xor_sync(0xffffffffu, l, 2);
 	if (lg < ROWS && lt == 0) {
@@ -881,12 +849,12 @@ decode_mma_kernel(const struct decode_params P)
 		if (row < ROWS)
 #pragma unroll
 			for (i = 0; i < 8; i++) {
-				sm.u[w][row][8 * lg + i] = acc[i][r];
-				sm.u[w][row][64 + 8 * lg + i] = acc[i][2 + r];
+				sm_u[w][row][8 * lg + i] = acc[i][r];
+				sm_u[w][row][64 + 8 * lg + i] = acc[i][2 + r];
 			}
 	}
 	__syncthreads();
-	decode_finish<DT, ROWS, NW>(P, sm.u, sm_m, sm_l, group_id, split, row0, g,
+	decode_finish<DT, ROWS, NW>(P, sm_u, sm_m, sm_l, group_id, split, row0, g,
 	    b);
 }
 
