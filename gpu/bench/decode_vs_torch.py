@@ -190,14 +190,12 @@ def edge_cases(dec):
     return fails
 
 
-def sweep(dec, args, dts):
-    """Our kernel alone: each variant at each key-range count, TB/s."""
-    variants = [int(x) for x in args.variants.split(",")]
-    counts = [int(x) for x in args.sweep.split(",")]
+def timed_shapes(args, dts):
+    """The timed shapes of --dtypes, --batch, --kv, --tk (32 query heads,
+    d = 128, one query row): for each, its names, Q, and as many copies
+    of K and V as take the calls past L2 (the first is the checked one),
+    and the bytes of K and V a call reads."""
     h, d = 32, 128
-    print("sweep (TB/s; columns: key ranges asked, 0 the kernel's choice)")
-    print("| dtype | B | G | Tk | variant | " +
-          " | ".join(str(c) for c in counts) + " |")
     for dname in args.dtypes.split(","):
         dt = dts[dname]
         for b in [int(x) for x in args.batch.split(",")]:
@@ -211,21 +209,33 @@ def sweep(dec, args, dts):
                                torch.randn(b, g, tk, d, dtype=dt,
                                            device="cuda"))
                               for _ in range(ncopy)]
-                    o = torch.empty_like(q)
-                    lse = torch.empty((b, h, 1), device="cuda")
-                    for variant in variants:
-                        cells = []
-                        for c in counts:
-                            ms = timeit(lambda kv: dec(q, kv[0], kv[1], o, lse,
-                                                       False, c, variant),
-                                        copies, args.reps)
-                            cells.append("%.2f (%d)" % (
-                                kv_bytes / (ms * 1e-3) / 1e12, dec.splits()))
-                        print("| %s | %d | %d | %d | v%d | %s |" % (
-                            dname, b, g, tk, variant, " | ".join(cells)))
-                        sys.stdout.flush()
-                    del q, copies, o, lse
+                    yield dname, b, h, g, tk, kv_bytes, q, copies
+                    del q, copies   # the caller has let go of its own
                     torch.cuda.empty_cache()
+
+
+def sweep(dec, args, dts):
+    """Our kernel alone: each variant at each key-range count, TB/s."""
+    variants = [int(x) for x in args.variants.split(",")]
+    counts = [int(x) for x in args.sweep.split(",")]
+    print("sweep (TB/s; columns: key ranges asked, 0 the kernel's choice)")
+    print("| dtype | B | G | Tk | variant | " +
+          " | ".join(str(c) for c in counts) + " |")
+    for dname, b, h, g, tk, kv_bytes, q, copies in timed_shapes(args, dts):
+        o = torch.empty_like(q)
+        lse = torch.empty((b, h, 1), device="cuda")
+        for variant in variants:
+            cells = []
+            for c in counts:
+                ms = timeit(lambda kv: dec(q, kv[0], kv[1], o, lse, False, c,
+                                           variant),
+                            copies, args.reps)
+                cells.append("%.2f (%d)" % (kv_bytes / (ms * 1e-3) / 1e12,
+                                            dec.splits()))
+            print("| %s | %d | %d | %d | v%d | %s |" % (
+                dname, b, g, tk, variant, " | ".join(cells)))
+            sys.stdout.flush()
+        del q, copies, o, lse
 
 
 def main():
@@ -265,74 +275,61 @@ def main():
     if variants[0] != 0:
         variants.insert(0, 0)           # the table's "ours" is the default
     rows = []
-    h, d = 32, 128
-    for dname in args.dtypes.split(","):
-        dt = dts[dname]
-        for b in [int(x) for x in args.batch.split(",")]:
-            for g in [int(x) for x in args.kv.split(",")]:
-                for tk in [int(x) for x in args.tk.split(",")]:
-                    kv_bytes = 2 * b * g * tk * d * 2
-                    ncopy = max(1, min(16, -(-L2_DEFEAT // kv_bytes)))
-                    q = torch.randn(b, h, 1, d, dtype=dt, device="cuda")
-                    copies = [(torch.randn(b, g, tk, d, dtype=dt,
-                                           device="cuda"),
-                               torch.randn(b, g, tk, d, dtype=dt,
-                                           device="cuda"))
-                              for _ in range(ncopy)]
-                    k, v = copies[0]
-                    ro, rl = reference(q, k, v, False)
-                    o = torch.empty_like(q)
-                    lse = torch.empty((b, h, 1), device="cuda")
-                    row = {"dtype": dname, "B": b, "H": h, "G": g, "Tk": tk,
-                           "kv_bytes": kv_bytes, "copies": ncopy}
-                    for variant in variants:
-                        o.fill_(float("nan"))
-                        lse.fill_(float("nan"))
-                        dec(q, k, v, o, lse, False, 0, variant)
-                        torch.cuda.synchronize()
-                        e, le = rel_err(o, ro), lse_err(lse, rl)
-                        ok = e <= TOL[dt] and le <= LSE_TOL
-                        fails += not ok
-                        ms = timeit(lambda kv: dec(q, kv[0], kv[1], o, lse,
-                                                   False, 0, variant),
-                                    copies, args.reps)
-                        row["v%d" % variant] = {
-                            "ms": ms, "splits": dec.splits(), "rel": e,
-                            "lse": le, "ok": ok,
-                            "tbs": kv_bytes / (ms * 1e-3) / 1e12}
-                    for name, bk in ([] if args.no_torch else BACKENDS):
-                        try:
-                            with sdpa_kernel([bk]):
-                                out = F.scaled_dot_product_attention(
-                                    q, k, v, enable_gqa=(g != h))
-                            torch.cuda.synchronize()
-                            e = rel_err(out, ro)
-                            del out
+    for dname, b, h, g, tk, kv_bytes, q, copies in timed_shapes(args, dts):
+        dt = q.dtype
+        k, v = copies[0]
+        ro, rl = reference(q, k, v, False)
+        o = torch.empty_like(q)
+        lse = torch.empty((b, h, 1), device="cuda")
+        row = {"dtype": dname, "B": b, "H": h, "G": g, "Tk": tk,
+               "kv_bytes": kv_bytes, "copies": len(copies)}
+        for variant in variants:
+            o.fill_(float("nan"))
+            lse.fill_(float("nan"))
+            dec(q, k, v, o, lse, False, 0, variant)
+            torch.cuda.synchronize()
+            e, le = rel_err(o, ro), lse_err(lse, rl)
+            ok = e <= TOL[dt] and le <= LSE_TOL
+            fails += not ok
+            ms = timeit(lambda kv: dec(q, kv[0], kv[1], o, lse,
+                                       False, 0, variant),
+                        copies, args.reps)
+            row["v%d" % variant] = {
+                "ms": ms, "splits": dec.splits(), "rel": e,
+                "lse": le, "ok": ok,
+                "tbs": kv_bytes / (ms * 1e-3) / 1e12}
+        for name, bk in ([] if args.no_torch else BACKENDS):
+            try:
+                with sdpa_kernel([bk]):
+                    out = F.scaled_dot_product_attention(
+                        q, k, v, enable_gqa=(g != h))
+                torch.cuda.synchronize()
+                e = rel_err(out, ro)
+                del out
 
-                            def call(kv, bk=bk):
-                                with sdpa_kernel([bk]):
-                                    F.scaled_dot_product_attention(
-                                        q, kv[0], kv[1], enable_gqa=(g != h))
-                            ms = timeit(call, copies, args.reps)
-                            row[name] = {"ms": ms, "rel": e,
-                                         "tbs": kv_bytes / (ms * 1e-3) / 1e12}
-                        except (RuntimeError, torch.OutOfMemoryError) as x:
-                            row[name] = {"error": str(x).split("\n")[0][:90]}
-                            torch.cuda.empty_cache()
-                    rows.append(row)
-                    v0 = row["v0"]
-                    print("%s B%d G%d Tk%d: ours %.4f ms %d splits %.2f TB/s "
-                          "rel %.1e%s | %s | %s" %
-                          (dname, b, g, tk, v0["ms"], v0["splits"], v0["tbs"],
-                           v0["rel"], "" if v0["ok"] else " FAIL",
-                           " ".join("v%d %.4f" % (x, row["v%d" % x]["ms"])
-                                    for x in variants[1:]),
-                           " ".join("%s %s" % (n, "%.4f" % row[n]["ms"]
-                                               if "ms" in row[n] else "-")
-                                    for n, _ in BACKENDS if n in row)))
-                    sys.stdout.flush()
-                    del q, copies, k, v, ro, rl, o, lse
-                    torch.cuda.empty_cache()
+                def call(kv, bk=bk):
+                    with sdpa_kernel([bk]):
+                        F.scaled_dot_product_attention(
+                            q, kv[0], kv[1], enable_gqa=(g != h))
+                ms = timeit(call, copies, args.reps)
+                row[name] = {"ms": ms, "rel": e,
+                             "tbs": kv_bytes / (ms * 1e-3) / 1e12}
+            except (RuntimeError, torch.OutOfMemoryError) as x:
+                row[name] = {"error": str(x).split("\n")[0][:90]}
+                torch.cuda.empty_cache()
+        rows.append(row)
+        v0 = row["v0"]
+        print("%s B%d G%d Tk%d: ours %.4f ms %d splits %.2f TB/s "
+              "rel %.1e%s | %s | %s" %
+              (dname, b, g, tk, v0["ms"], v0["splits"], v0["tbs"],
+               v0["rel"], "" if v0["ok"] else " FAIL",
+               " ".join("v%d %.4f" % (x, row["v%d" % x]["ms"])
+                        for x in variants[1:]),
+               " ".join("%s %s" % (n, "%.4f" % row[n]["ms"]
+                                   if "ms" in row[n] else "-")
+                        for n, _ in BACKENDS if n in row)))
+        sys.stdout.flush()
+        del q, copies, k, v, ro, rl, o, lse
 
     print("\n| dtype | B | G | Tk | ours ms | splits | TB/s | % of 4.8 | "
           "flash ms | cuDNN ms | eff. ms | math ms | flash/ours | "
