@@ -212,6 +212,32 @@ merge_into(float &m_a, float &l_a, float *u_a, float m_b, float l_b,
 		u_a[i] = merge_mix(w, u_a[i], u_b[i]);
 }
 
+/* Where a block works: its key range, its group's rows, its K and V. */
+struct decode_block {
+	int split, b, g;	/* key range, batch entry, K/V head */
+	int group_id;		/* (batch, K/V head, row chunk), the tickets' index */
+	int row0;		/* the chunk's first packed row */
+	int k0, k1;		/* the range's keys */
+	size_t kv_off;		/* K/V head g of entry b, in values */
+};
+
+__device__ __forceinline__ struct decode_block
+decode_block_of(const struct decode_params &P, int rows)
+{
+	struct decode_block B;
+	const int chunk = blockIdx.y % P.chunks;
+
+	B.split = blockIdx.x;
+	B.b = blockIdx.z;
+	B.g = blockIdx.y / P.chunks;
+	B.group_id = (B.b * P.kv_heads + B.g) * P.chunks + chunk;
+	B.row0 = chunk * rows;
+	B.k0 = B.split * P.keys;
+	B.k1 = min(P.tk, B.k0 + P.keys);
+	B.kv_off = ((size_t)B.b * P.kv_heads + B.g) * P.tk * DECODE_D;
+	return B;
+}
+
 /*
  * The end of a block, whatever fed it: sm_u, sm_m, sm_l hold each warp's
  * (m, l, u) of the block's ROWS rows (m in natural units).  Thread t
@@ -221,12 +247,13 @@ merge_into(float &m_a, float &l_a, float *u_a, float m_b, float l_b,
  */
 template <int DT, int ROWS, int NW>
 __device__ __forceinline__ void
-decode_finish(const struct decode_params &P, float (*sm_u)[ROWS][DECODE_D],
-    float (*sm_m)[ROWS], float (*sm_l)[ROWS], int group_id, int split,
-    int row0, int g, int b)
+decode_finish(const struct decode_params &P, const struct decode_block &B,
+    float (*sm_u)[ROWS][DECODE_D], float (*sm_m)[ROWS], float (*sm_l)[ROWS])
 {
 	typedef typename dtype_of<DT>::T T;
 	constexpr int D = DECODE_D;
+	const int group_id = B.group_id, split = B.split, row0 = B.row0;
+	const int g = B.g, b = B.b;
 	__shared__ int sm_last;
 	int i;
 
@@ -371,14 +398,11 @@ decode_kernel(const struct decode_params P)
 	__shared__ float sm_u[NW][ROWS][D];
 	__shared__ float sm_m[NW][ROWS], sm_l[NW][ROWS];
 
-	const int split = blockIdx.x, b = blockIdx.z;
-	const int g = blockIdx.y / P.chunks, chunk = blockIdx.y % P.chunks;
+	const struct decode_block B = decode_block_of(P, ROWS);
+	const int b = B.b, g = B.g, row0 = B.row0, k0 = B.k0, k1 = B.k1;
+	const size_t kv_off = B.kv_off;
 	const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
 	const int half = lane >> 4, c = lane & 15;
-	const int group_id = (b * P.kv_heads + g) * P.chunks + chunk;
-	const int row0 = chunk * ROWS;
-	const int k0 = split * P.keys, k1 = min(P.tk, k0 + P.keys);
-	const size_t kv_off = ((size_t)b * P.kv_heads + g) * P.tk * D;
 	const T *kb = (const T *)P.k + kv_off + c * 8;
 	const T *vb = (const T *)P.v + kv_off + c * 8;
 	float q[ROWS][8], acc[ROWS][8], m[ROWS], l[ROWS];
@@ -612,8 +636,7 @@ decode_kernel(const struct decode_params P)
 	}
 	__syncthreads();
 
-	decode_finish<DT, ROWS, NW>(P, sm_u, sm_m, sm_l, group_id, split, row0, g,
-	    b);
+	decode_finish<DT, ROWS, NW>(P, B, sm_u, sm_m, sm_l);
 }
 
 /* c += a b for one m16n8k16 tile on the tensor cores, float32
@@ -704,14 +727,11 @@ decode_mma_kernel(const struct decode_params P)
 	__shared__ float sm_u[NW][ROWS][D];
 	__shared__ float sm_m[NW][ROWS], sm_l[NW][ROWS];
 
-	const int split = blockIdx.x, b = blockIdx.z;
-	const int g = blockIdx.y / P.chunks, chunk = blockIdx.y % P.chunks;
+	const struct decode_block B = decode_block_of(P, ROWS);
+	const int b = B.b, g = B.g, row0 = B.row0, k0 = B.k0, k1 = B.k1;
+	const size_t kv_off = B.kv_off;
 	const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
 	const int lg = lane >> 2, lt = lane & 3;
-	const int group_id = (b * P.kv_heads + g) * P.chunks + chunk;
-	const int row0 = chunk * ROWS;
-	const int k0 = split * P.keys, k1 = min(P.tk, k0 + P.keys);
-	const size_t kv_off = ((size_t)b * P.kv_heads + g) * P.tk * D;
 	const T *kb = (const T *)P.k + kv_off + lt * 8;
 	const T *vb = (const T *)P.v + kv_off + lg * 8;
 	const int R = row0 + lg;
@@ -854,8 +874,7 @@ decode_mma_kernel(const struct decode_params P)
 			}
 	}
 	__syncthreads();
-	decode_finish<DT, ROWS, NW>(P, sm_u, sm_m, sm_l, group_id, split, row0, g,
-	    b);
+	decode_finish<DT, ROWS, NW>(P, B, sm_u, sm_m, sm_l);
 }
 
 typedef void (*decode_fn)(const struct decode_params);
