@@ -238,6 +238,28 @@ decode_block_of(const struct decode_params &P, int rows)
 	return B;
 }
 
+/* Dims d0 .. d0 + 3 of packed row R's output, its state (m, l, u)
+ * finished: O = u / l in the dtype, and lse with the first dims (a row
+ * that saw no key: O = 0, lse = -inf). */
+template <int DT>
+__device__ __forceinline__ void
+decode_write_o(const struct decode_params &P, const struct decode_block &B,
+    int R, int d0, float mm, float ll, const float *uu)
+{
+	typedef typename dtype_of<DT>::T T;
+	const int pos = R / P.group, h = B.g * P.group + R % P.group;
+	const size_t orow = ((size_t)B.b * P.heads + h) * P.tq + pos;
+	float of[4];
+	int i;
+
+#pragma unroll
+	for (i = 0; i < 4; i++)
+		of[i] = ll > 0.0f ? uu[i] / ll : 0.0f;
+	*(uint2 *)((T *)P.o + orow * DECODE_D + d0) = pack4<DT>(of);
+	if (d0 == 0 && P.lse != NULL)
+		P.lse[orow] = ll > 0.0f ? mm + logf(ll) : -INFINITY;
+}
+
 /*
  * The end of a block, whatever fed it: sm_u, sm_m, sm_l hold each warp's
  * (m, l, u) of the block's ROWS rows (m in natural units).  Thread t
@@ -250,10 +272,8 @@ __device__ __forceinline__ void
 decode_finish(const struct decode_params &P, const struct decode_block &B,
     float (*sm_u)[ROWS][DECODE_D], float (*sm_m)[ROWS], float (*sm_l)[ROWS])
 {
-	typedef typename dtype_of<DT>::T T;
 	constexpr int D = DECODE_D;
 	const int group_id = B.group_id, split = B.split, row0 = B.row0;
-	const int g = B.g, b = B.b;
 	__shared__ int sm_last;
 	int i;
 
@@ -272,17 +292,7 @@ decode_finish(const struct decode_params &P, const struct decode_block &B,
 		if (row0 + rr >= P.rows)
 			continue;
 		if (P.splits == 1) {
-			const int R = row0 + rr, pos = R / P.group;
-			const int h = g * P.group + R % P.group;
-			const size_t orow = ((size_t)b * P.heads + h) * P.tq + pos;
-			float of[4];
-
-#pragma unroll
-			for (i = 0; i < 4; i++)
-				of[i] = ll > 0.0f ? uu[i] / ll : 0.0f;
-			*(uint2 *)((T *)P.o + orow * D + d0) = pack4<DT>(of);
-			if (d0 == 0 && P.lse != NULL)
-				P.lse[orow] = ll > 0.0f ? mm + logf(ll) : -INFINITY;
+			decode_write_o<DT>(P, B, row0 + rr, d0, mm, ll, uu);
 		} else {
 			*(float4 *)(P.ws_u + (part * ROWS + rr) * D + d0) =
 			    make_float4(uu[0], uu[1], uu[2], uu[3]);
@@ -360,17 +370,7 @@ decode_finish(const struct decode_params &P, const struct decode_block &B,
 			for (int sub = 1; sub < SUBS; sub++)
 				merge_into(mm, ll, uu, sm_m[sub][rr], sm_l[sub][rr],
 				    &sm_u[sub][rr][d0], 4);
-			const int R = row0 + rr, pos = R / P.group;
-			const int h = g * P.group + R % P.group;
-			const size_t orow = ((size_t)b * P.heads + h) * P.tq + pos;
-			float of[4];
-
-#pragma unroll
-			for (i = 0; i < 4; i++)
-				of[i] = ll > 0.0f ? uu[i] / ll : 0.0f;
-			*(uint2 *)((T *)P.o + orow * D + d0) = pack4<DT>(of);
-			if (d0 == 0 && P.lse != NULL)
-				P.lse[orow] = ll > 0.0f ? mm + logf(ll) : -INFINITY;
+			decode_write_o<DT>(P, B, row0 + rr, d0, mm, ll, uu);
 		}
 	}
 	/* Ready for the next call. */
