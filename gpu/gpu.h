@@ -310,6 +310,12 @@ int gpu_ladder(const struct problem *ps, int n, const struct tiling *any,
     int repeat, struct gpu_ladder_rung rungs[GPU_LADDER_RUNGS], char *err,
     size_t errlen);
 
+/* A rung's cells as the ladder's tables print them: its tiling ("64x64",
+ * "-" for a kernel without tiles) and its speed-up over the rung below
+ * ("2.02x", "-" for the lowest that ran). */
+void gpu_ladder_cells(const struct gpu_ladder_rung *r, char *tiles,
+    size_t tiles_len, char *speed, size_t speed_len);
+
 /* Free and total device memory now, in bytes. */
 int gpu_memory(double *free_bytes, double *total_bytes, char *err,
     size_t errlen);

@@ -80,3 +80,17 @@ gpu_ladder(const struct problem *ps, int n, const struct tiling *any,
 	gpu_result_free(&first);
 	return 0;
 }
+
+void
+gpu_ladder_cells(const struct gpu_ladder_rung *r, char *tiles,
+    size_t tiles_len, char *speed, size_t speed_len)
+{
+	if (r->kernel->caps & GPU_CAP_NO_TILES)
+		snprintf(tiles, tiles_len, "-");
+	else
+		snprintf(tiles, tiles_len, "%dx%d", r->tiling.br, r->tiling.bc);
+	if (r->below >= 0)
+		snprintf(speed, speed_len, "%.2fx", r->speedup);
+	else
+		snprintf(speed, speed_len, "-");
+}

@@ -726,15 +726,7 @@ bench_gpu_ladder(struct bench_gpu_shape *bs, const struct bench_gpu_args *a,
 			printf("%-9s %s\n", "", r->change);
 			continue;
 		}
-		if (r->kernel->caps & GPU_CAP_NO_TILES)
-			snprintf(tiles, sizeof tiles, "-");
-		else
-			snprintf(tiles, sizeof tiles, "%dx%d", r->tiling.br,
-			    r->tiling.bc);
-		if (r->below >= 0)
-			snprintf(speed, sizeof speed, "%.2fx", r->speedup);
-		else
-			snprintf(speed, sizeof speed, "-");
+		gpu_ladder_cells(r, tiles, sizeof tiles, speed, sizeof speed);
 		printf("%-9s %-8s %10.3f %9.2f %11s %9s %9.2g  %s\n",
 		    r->kernel->name, tiles, r->ms, r->tflops,
 		    util_bytes(r->device_bytes, b1, sizeof b1), speed, r->o_diff,

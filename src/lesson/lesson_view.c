@@ -588,15 +588,7 @@ lesson_view_ladder(const struct gpu_ladder_rung *rungs, const char *device,
 			    r->why);
 			continue;
 		}
-		if (r->kernel->caps & GPU_CAP_NO_TILES)
-			snprintf(tiles, sizeof tiles, "-");
-		else
-			snprintf(tiles, sizeof tiles, "%dx%d", r->tiling.br,
-			    r->tiling.bc);
-		if (r->below >= 0)
-			snprintf(speed, sizeof speed, "%.2fx", r->speedup);
-		else
-			snprintf(speed, sizeof speed, "-");
+		gpu_ladder_cells(r, tiles, sizeof tiles, speed, sizeof speed);
 		lesson_lines_add(out, "%-9s %-8s %9.3f %8.2f %8s %8.2g", r->kernel->name,
 		    tiles, r->ms, r->tflops, speed, r->o_diff);
 	}
