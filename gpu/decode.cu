@@ -660,26 +660,6 @@ mma16816(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
 		    : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 
-/* Four 8 x 8 matrices of 16-bit values from shared memory, in mma's
- * fragment layout: lanes 8 i .. 8 i + 7 give the rows of matrix i, and
- * lane (g, t) gets elements 2 t, 2 t + 1 of row g of each (TRANS: of
- * column g, rows 2 t and 2 t + 1). */
-template <bool TRANS>
-__device__ __forceinline__ void
-ldmatrix4(uint32_t (&r)[4], const void *row)
-{
-	const unsigned a = (unsigned)__cvta_generic_to_shared(row);
-
-	if (TRANS)
-		asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 "
-		    "{%0, %1, %2, %3}, [%4];"
-		    : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
-	else
-		asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 "
-		    "{%0, %1, %2, %3}, [%4];"
-		    : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
-}
-
 /* Two floats rounded to the dtype in one register, lo in the low half. */
 template <int DT>
 __device__ __forceinline__ uint32_t
@@ -702,173 +682,6 @@ pair_half(const uint4 &x, const uint4 &y, int i)
 	const uint32_t wy = i < 2 ? y.x : i < 4 ? y.y : i < 6 ? y.z : y.w;
 
 	return __byte_perm(wx, wy, (i & 1) ? 0x7632 : 0x5410);
-}
-
-/*
- * The packed rows on the tensor cores, K and V read 512 contiguous bytes
- * a load instruction (decode_mma_kernel with LINES): lane l reads 16
- * bytes, chunk l % 16, of key base + 2 i + l / 16 (i = 0 to 7), as the
- * kernel without tensor cores does; loads that way measured 3 % faster
- * than the fragment-shaped ones when timed alone (gpu/bench/DECODE_NOTES.md).
- * Each warp stores its 16 keys of K and V to its own 8 KB of shared
- * memory and takes the fragments back with ldmatrix, the dims in their
- * order: k-step j is dims 16 j .. 16 j + 15, O's tile i dims 16 i ..
- * 16 i + 15.  Chunk c of a key sits at c ^ (key & 7) in its 256 bytes,
- * so the eight rows an ldmatrix phase reads fall in eight bank groups.
- */
-template <int DT, int ROWS, int NW>
-__global__ void __launch_bounds__(NW * 32, 12 / NW)
-decode_mma_lines_kernel(const struct decode_params P)
-{
-	typedef typename dtype_of<DT>::T T;
-	constexpr int D = DECODE_D;
-	constexpr int KEYS = 16;		/* a warp's keys an iteration */
-	__shared__ float sm_u[NW][ROWS][D];
-	__shared__ float sm_m[NW][ROWS], sm_l[NW][ROWS];
-	extern __shared__ uint4 ring[];
-
-	const struct decode_block B = decode_block_of(P, ROWS);
-	const int k0 = B.k0, k1 = B.k1;
-	const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-	const int lg = lane >> 2, lt = lane & 3;
-	const int c16 = lane & 15, hk = lane >> 4;
-	const T *kb = (const T *)P.k + B.kv_off + c16 * 8;
-	const T *vb = (const T *)P.v + B.kv_off + c16 * 8;
-	uint4 *const sk = ring + w * 2 * KEYS * 16, *const sv = sk + KEYS * 16;
-	const int R = B.row0 + lg;
-	const bool row_ok = lg < ROWS && R < P.rows;
-	const long last_seen = row_ok ? (long)(R / P.group) + P.tk - P.tq : -1;
-	/* ldmatrix rows: lane l gives row l % 8 of matrix l / 8, matrices
-	 * (keys 0-7, chunk 2 j), (keys 0-7, 2 j + 1), (keys 8-15, 2 j),
-	 * (keys 8-15, 2 j + 1) */
-	const int mrow = 8 * (lane >> 4) + (lane & 7), mhalf = (lane >> 3) & 1;
-	uint32_t q[8][2];
-	float acc[8][4], m = -INFINITY, l = 0.0f;
-	int i, j;
-
-	/* Query row lg: dims 16 j + 2 lt, + 1 and 16 j + 8 + 2 lt, + 1. */
-#pragma unroll
-	for (j = 0; j < 8; j++)
-		q[j][0] = q[j][1] = 0u;
-	if (row_ok) {
-		const int pos = R / P.group, h = B.g * P.group + R % P.group;
-		const uint32_t *qp = (const uint32_t *)((const T *)P.q +
-		    (((size_t)B.b * P.heads + h) * P.tq + pos) * D + 2 * lt);
-#pragma unroll
-		for (j = 0; j < 8; j++) {
-			q[j][0] = qp[8 * j];
-			q[j][1] = qp[8 * j + 4];
-		}
-	}
-#pragma unroll
-	for (i = 0; i < 8; i++)
-		acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.0f;
-
-	const int first = k0 + w * KEYS, stride = NW * KEYS;
-	const int iters = first < k1 ? (k1 - first + stride - 1) / stride : 0;
-
-	for (int it = 0; it < iters; it++) {
-		const int base = first + it * stride;
-		uint4 kr[8], vr[8];
-
-		/* Keys past the range read its last key again; masked. */
-#pragma unroll
-		for (i = 0; i < 8; i++) {
-			const size_t key = (size_t)min(base + 2 * i + hk, k1 - 1);
-			kr[i] = load_stream(kb + key * D);
-			vr[i] = load_stream(vb + key * D);
-		}
-		__syncwarp();		/* the last iteration's ldmatrix done */
-#pragma unroll
-		for (i = 0; i < 8; i++) {
-			const int kl = 2 * i + hk, at = kl * 16 + (c16 ^ (kl & 7));
-
-			sk[at] = kr[i];
-			sv[at] = vr[i];
-		}
-		__syncwarp();
-
-		float s[2][4];
-#pragma unroll
-		for (int n = 0; n < 2; n++)
-			s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
-#pragma unroll
-		for (j = 0; j < 8; j++) {
-			uint32_t kf[4];
-
-			ldmatrix4<false>(kf, sk + mrow * 16 + ((2 * j + mhalf) ^
-			    (mrow & 7)));
-			mma16816<DT>(s[0], q[j][0], 0u, q[j][1], 0u, kf[0], kf[1]);
-			mma16816<DT>(s[1], q[j][0], 0u, q[j][1], 0u, kf[2], kf[3]);
-		}
-		float mx = -INFINITY;
-#pragma unroll
-		for (int n = 0; n < 2; n++)
-#pragma unroll
-			for (j = 0; j < 2; j++) {
-				const int key = base + 8 * n + 2 * lt + j;
-				float x2 = s[n][j] * P.qscale;
-
-				if (!row_ok || key >= k1 || (P.causal &&
-				    (long)key > last_seen))
-					x2 = -INFINITY;
-				s[n][j] = x2;
-				mx = fmaxf(mx, x2);
-			}
-		mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-		mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-		const float m_new = fmaxf(m, mx);
-		const float m_use = m_new == -INFINITY ? 0.0f : m_new;
-		const float alpha = exp2f(m - m_use);
-		uint32_t pb[2];
-		float sum = 0.0f;
-
-#pragma unroll
-		for (int n = 0; n < 2; n++) {
-			const float p0 = exp2f(s[n][0] - m_use);
-			const float p1 = exp2f(s[n][1] - m_use);
-
-			sum += p0 + p1;
-			pb[n] = pack2<DT>(p0, p1);
-		}
-		l = fmaf(alpha, l, sum);
-		m = m_new;
-		/* this lane's accumulators are rows 2 lt and 2 lt + 1 */
-		const float a0 = __shfl_sync(0xffffffffu, alpha, 8 * lt);
-		const float a1 = __shfl_sync(0xffffffffu, alpha, 8 * lt + 4);
-#pragma unroll
-		for (i = 0; i < 8; i++) {
-			uint32_t vf[4];
-
-			ldmatrix4<true>(vf, sv + mrow * 16 + ((2 * i + mhalf) ^
-			    (mrow & 7)));
-			acc[i][0] *= a0;
-			acc[i][1] *= a1;
-			acc[i][2] *= a0;
-			acc[i][3] *= a1;
-			mma16816<DT>(acc[i], vf[0], vf[1], vf[2], vf[3], pb[0], pb[1]);
-		}
-	}
-
-	l += __shfl_xor_sync(0xffffffffu, l, 1);
-	l += __shfl_xor_sync(0xffffffffu, l, 2);
-	if (lg < ROWS && lt == 0) {
-		sm_m[w][lg] = m * 0.6931471805599453f;
-		sm_l[w][lg] = l;
-	}
-#pragma unroll
-	for (int r = 0; r < 2; r++) {
-		const int row = 2 * lt + r;
-
-		if (row < ROWS)
-#pragma unroll
-			for (i = 0; i < 8; i++) {
-				sm_u[w][row][16 * i + lg] = acc[i][r];
-				sm_u[w][row][16 * i + 8 + lg] = acc[i][2 + r];
-			}
-	}
-	__syncthreads();
-	decode_finish<DT, ROWS, NW>(P, B, sm_u, sm_m, sm_l);
 }
 
 /*
@@ -1070,7 +883,7 @@ typedef void (*decode_fn)(const struct decode_params);
  * or registers and the tensor cores. */
 struct decode_variant {
 	int nw;
-	bool staged, mma, lines;
+	bool staged, mma;
 };
 
 static const struct decode_variant decode_variants[] = {
@@ -1081,9 +894,8 @@ static const struct decode_variant decode_variants[] = {
 	[4] = { .nw = 8, .staged = true, .mma = false },
 	[5] = { .nw = 4, .staged = false, .mma = true },
 	[6] = { .nw = 8, .staged = false, .mma = true },
-	[7] = { .nw = 8, .staged = false, .mma = true, .lines = true },
 };
-#define DECODE_VARIANTS 8
+#define DECODE_VARIANTS 7
 
 /* The default for `br` rows a block, measured on every shape of
  * gpu/bench/DECODE_NOTES.md: for one row, loads straight to registers, 8
@@ -1112,19 +924,15 @@ decode_pick_rows(int rows)
 	}
 }
 
-template <int DT, int NW, bool LINES>
+template <int DT, int NW>
 static decode_fn
 decode_pick_mma_rows(int rows)
 {
 	switch (rows) {
-	case 1: return LINES ? decode_mma_lines_kernel<DT, 1, NW> :
-	    decode_mma_kernel<DT, 1, NW>;
-	case 2: return LINES ? decode_mma_lines_kernel<DT, 2, NW> :
-	    decode_mma_kernel<DT, 2, NW>;
-	case 4: return LINES ? decode_mma_lines_kernel<DT, 4, NW> :
-	    decode_mma_kernel<DT, 4, NW>;
-	default: return LINES ? decode_mma_lines_kernel<DT, 8, NW> :
-	    decode_mma_kernel<DT, 8, NW>;
+	case 1: return decode_mma_kernel<DT, 1, NW>;
+	case 2: return decode_mma_kernel<DT, 2, NW>;
+	case 4: return decode_mma_kernel<DT, 4, NW>;
+	default: return decode_mma_kernel<DT, 8, NW>;
 	}
 }
 
@@ -1132,11 +940,9 @@ template <int DT>
 static decode_fn
 decode_pick_kernel(int rows, const struct decode_variant *v)
 {
-	if (v->lines)
-		return decode_pick_mma_rows<DT, 8, true>(rows);
 	if (v->mma)
-		return v->nw == 8 ? decode_pick_mma_rows<DT, 8, false>(rows) :
-		    decode_pick_mma_rows<DT, 4, false>(rows);
+		return v->nw == 8 ? decode_pick_mma_rows<DT, 8>(rows) :
+		    decode_pick_mma_rows<DT, 4>(rows);
 	if (v->nw == 8)
 		return v->staged ? decode_pick_rows<DT, 8, true>(rows) :
 		    decode_pick_rows<DT, 8, false>(rows);
@@ -1150,8 +956,6 @@ decode_ring_bytes(int br, const struct decode_variant *v)
 {
 	const int u = br >= 8 ? 2 : 4;
 
-	if (v->lines)		/* 16 keys of K and of V a warp */
-		return (size_t)v->nw * 2 * 16 * DECODE_D * 2;
 	return v->staged ? (size_t)DECODE_STAGES * 2 * u * v->nw * 32 * 16 : 0;
 }
 
