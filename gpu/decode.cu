@@ -85,10 +85,6 @@ extern "C" {
 
 #define DECODE_MIN_KEYS 128	/* keys a range gets at least */
 #define DECODE_TICKETS 4096	/* groups a split run may have */
-/* The counters at the workspace's start: per group the ranges (static
- * ranges) or keys (a queue) done, then a queue's chunks handed out and
- * partial slots taken, then the blocks of a queue that are done. */
-#define DECODE_COUNTERS (3 * DECODE_TICKETS + 4)
 
 struct decode_params {
 	const void *q, *k, *v;
@@ -98,13 +94,12 @@ struct decode_params {
 	int group;		/* H / G */
 	int rows;		/* packed rows of a group: group Tq */
 	int chunks;		/* row chunks of a group */
-	int splits, keys;	/* ranges (a queue: chunks), keys a range */
-	int groups;		/* (batch, K/V head, row chunk) groups */
+	int splits, keys;	/* ranges, keys a range */
 	float qscale;		/* scale log2(e) */
 	int causal;
 	float *ws_u;		/* (groups, splits, ROWS, d) partial u */
 	float *ws_ml;		/* (groups, splits, ROWS, 2) partial m, l */
-	unsigned *tickets;	/* DECODE_COUNTERS counters */
+	unsigned *tickets;	/* (groups) ranges done */
 };
 
 template <int DT> struct dtype_of;
@@ -227,30 +222,20 @@ struct decode_block {
 };
 
 __device__ __forceinline__ struct decode_block
-decode_block_at(const struct decode_params &P, int rows, int group_id,
-    int split)
+decode_block_of(const struct decode_params &P, int rows)
 {
 	struct decode_block B;
-	const int chunk = group_id % P.chunks;
+	const int chunk = blockIdx.y % P.chunks;
 
-	B.split = split;
-	B.b = group_id / P.chunks / P.kv_heads;
-	B.g = group_id / P.chunks % P.kv_heads;
-	B.group_id = group_id;
+	B.split = blockIdx.x;
+	B.b = blockIdx.z;
+	B.g = blockIdx.y / P.chunks;
+	B.group_id = (B.b * P.kv_heads + B.g) * P.chunks + chunk;
 	B.row0 = chunk * rows;
 	B.k0 = B.split * P.keys;
 	B.k1 = min(P.tk, B.k0 + P.keys);
 	B.kv_off = ((size_t)B.b * P.kv_heads + B.g) * P.tk * DECODE_D;
 	return B;
-}
-
-/* Block (range, group row chunk, batch) of a grid of static ranges. */
-__device__ __forceinline__ struct decode_block
-decode_block_of(const struct decode_params &P, int rows)
-{
-	return decode_block_at(P, rows,
-	    (blockIdx.z * P.kv_heads + blockIdx.y / P.chunks) * P.chunks +
-	    blockIdx.y % P.chunks, blockIdx.x);
 }
 
 /* Dims d0 .. d0 + 3 of packed row R's output, its state (m, l, u)
@@ -276,21 +261,23 @@ decode_write_o(const struct decode_params &P, const struct decode_block &B,
 }
 
 /*
- * The end of a block's work on one group, whatever fed it: sm_u, sm_m,
- * sm_l hold each warp's (m, l, u) of the block's ROWS rows (m in natural
- * units).  Thread t merges the NW states of 4 dims of one row, left to
- * right, and writes O (`whole`: the block saw all of the group's keys)
- * or the block's partial, number `part` of the workspace.
+ * The end of a block, whatever fed it: sm_u, sm_m, sm_l hold each warp's
+ * (m, l, u) of the block's ROWS rows (m in natural units).  Thread t
+ * merges the NW states of 4 dims of one row, left to right; the block
+ * writes O (one range) or its partial, and the last range of the group
+ * to finish merges the group's partials.
  */
 template <int DT, int ROWS, int NW>
 __device__ __forceinline__ void
-decode_write_block(const struct decode_params &P, const struct decode_block &B,
-    float (*sm_u)[ROWS][DECODE_D], float (*sm_m)[ROWS], float (*sm_l)[ROWS],
-    bool whole, size_t part)
+decode_finish(const struct decode_params &P, const struct decode_block &B,
+    float (*sm_u)[ROWS][DECODE_D], float (*sm_m)[ROWS], float (*sm_l)[ROWS])
 {
 	constexpr int D = DECODE_D;
+	const int group_id = B.group_id, split = B.split, row0 = B.row0;
+	__shared__ int sm_last;
 	int i;
 
+	const size_t part = (size_t)group_id * P.splits + split;
 	for (int t = threadIdx.x; t < ROWS * (D / 4); t += NW * 32) {
 		const int rr = t / (D / 4), d0 = (t % (D / 4)) * 4;
 		float mm = sm_m[0][rr], ll = sm_l[0][rr], uu[4];
@@ -302,10 +289,10 @@ decode_write_block(const struct decode_params &P, const struct decode_block &B,
 		for (int w2 = 1; w2 < NW; w2++)
 			merge_into(mm, ll, uu, sm_m[w2][rr], sm_l[w2][rr],
 			    &sm_u[w2][rr][d0], 4);
-		if (B.row0 + rr >= P.rows)
+		if (row0 + rr >= P.rows)
 			continue;
-		if (whole) {
-			decode_write_o<DT>(P, B, B.row0 + rr, d0, mm, ll, uu);
+		if (P.splits == 1) {
+			decode_write_o<DT>(P, B, row0 + rr, d0, mm, ll, uu);
 		} else {
 			*(float4 *)(P.ws_u + (part * ROWS + rr) * D + d0) =
 			    make_float4(uu[0], uu[1], uu[2], uu[3]);
@@ -314,108 +301,81 @@ decode_write_block(const struct decode_params &P, const struct decode_block &B,
 				    make_float2(mm, ll);
 		}
 	}
-}
-
-/*
- * The group's n partials, numbers first .. first + n - 1, merged and O
- * written, by the block that found itself last.  NW 32 threads for ROWS
- * D / 4 (row, 4 dims) pairs: SUBS threads a pair each merge a contiguous
- * share of the partials, left to right, eight loads in flight at a time;
- * then the shares merge left to right through shared memory.  The order
- * is ltr's with one level of tree on top.
- */
-template <int DT, int ROWS, int NW>
-__device__ __forceinline__ void
-decode_merge_parts(const struct decode_params &P, const struct decode_block &B,
-    float (*sm_u)[ROWS][DECODE_D], float (*sm_m)[ROWS], float (*sm_l)[ROWS],
-    size_t first, int n)
-{
-	constexpr int D = DECODE_D;
-	constexpr int PAIRS = ROWS * (D / 4);
-	constexpr int SUBS = NW * 32 / PAIRS > 1 ? NW * 32 / PAIRS : 1;
-	int i;
-
-	for (int t = threadIdx.x; t < PAIRS * SUBS; t += NW * 32) {
-		const int pair = t % PAIRS, sub = t / PAIRS;
-		const int rr = pair / (D / 4), d0 = (pair % (D / 4)) * 4;
-		const int s_begin = sub * n / SUBS, s_end = (sub + 1) * n / SUBS;
-		float mm = -INFINITY, ll = 0.0f, uu[4] = { 0.0f, 0.0f, 0.0f, 0.0f };
-
-		for (int s0 = s_begin; s0 < s_end; s0 += 8) {
-			float4 pu[8];
-			float2 pml[8];
-#pragma unroll
-			for (i = 0; i < 8; i++)
-				if (s0 + i < s_end) {
-					const size_t e = (first + s0 + i) * ROWS + rr;
-					pu[i] = __ldcg((const float4 *)(P.ws_u + e * D + d0));
-					pml[i] = __ldcg((const float2 *)(P.ws_ml + e * 2));
-				}
-#pragma unroll
-			for (i = 0; i < 8; i++)
-				if (s0 + i < s_end) {
-					const float ub[4] = { pu[i].x, pu[i].y, pu[i].z,
-					    pu[i].w };
-					merge_into(mm, ll, uu, pml[i].x, pml[i].y, ub, 4);
-				}
-		}
-#pragma unroll
-		for (i = 0; i < 4; i++)
-			sm_u[sub][rr][d0 + i] = uu[i];
-		if (d0 == 0) {
-			sm_m[sub][rr] = mm;
-			sm_l[sub][rr] = ll;
-		}
-	}
-	__syncthreads();
-	for (int t = threadIdx.x; t < PAIRS; t += NW * 32) {
-		const int rr = t / (D / 4), d0 = (t % (D / 4)) * 4;
-		float mm = sm_m[0][rr], ll = sm_l[0][rr], uu[4];
-
-		if (B.row0 + rr >= P.rows)
-			continue;
-#pragma unroll
-		for (i = 0; i < 4; i++)
-			uu[i] = sm_u[0][rr][d0 + i];
-#pragma unroll
-		for (int sub = 1; sub < SUBS; sub++)
-			merge_into(mm, ll, uu, sm_m[sub][rr], sm_l[sub][rr],
-			    &sm_u[sub][rr][d0], 4);
-		decode_write_o<DT>(P, B, B.row0 + rr, d0, mm, ll, uu);
-	}
-}
-
-/*
- * The end of a block of static ranges: its partial (or O, with one
- * range), and the last range of the group to finish (an atomic ticket)
- * merges the group's partials.
- */
-template <int DT, int ROWS, int NW>
-__device__ __forceinline__ void
-decode_finish(const struct decode_params &P, const struct decode_block &B,
-    float (*sm_u)[ROWS][DECODE_D], float (*sm_m)[ROWS], float (*sm_l)[ROWS])
-{
-	const size_t first = (size_t)B.group_id * P.splits;
-	__shared__ int sm_last;
-
-	decode_write_block<DT, ROWS, NW>(P, B, sm_u, sm_m, sm_l, P.splits == 1,
-	    first + B.split);
 	if (P.splits == 1)
 		return;
+
+	/* The last range of the group to finish merges them all. */
 	__threadfence();
 	__syncthreads();
 	if (threadIdx.x == 0)
-		sm_last = atomicAdd(&P.tickets[B.group_id], 1u) ==
-		    (unsigned)P.splits - 1;
+		sm_last = atomicAdd(&P.tickets[group_id], 1u) == (unsigned)P.splits - 1;
 	__syncthreads();
 	if (!sm_last)
 		return;
 	__threadfence();
-	decode_merge_parts<DT, ROWS, NW>(P, B, sm_u, sm_m, sm_l, first,
-	    P.splits);
+	{
+		/* NW 32 threads for ROWS D / 4 (row, 4 dims) pairs: SUBS
+		 * threads a pair each merge a contiguous share of the
+		 * partials, left to right, eight loads in flight at a time;
+		 * then the shares merge left to right through shared memory.
+		 * The order is ltr's with one level of tree on top. */
+		constexpr int PAIRS = ROWS * (D / 4);
+		constexpr int SUBS = NW * 32 / PAIRS > 1 ? NW * 32 / PAIRS : 1;
+		const size_t first = (size_t)group_id * P.splits;
+
+		for (int t = threadIdx.x; t < PAIRS * SUBS; t += NW * 32) {
+			const int pair = t % PAIRS, sub = t / PAIRS;
+			const int rr = pair / (D / 4), d0 = (pair % (D / 4)) * 4;
+			const int s_begin = sub * P.splits / SUBS;
+			const int s_end = (sub + 1) * P.splits / SUBS;
+			float mm = -INFINITY, ll = 0.0f, uu[4] = { 0.0f, 0.0f, 0.0f, 0.0f };
+
+			for (int s0 = s_begin; s0 < s_end; s0 += 8) {
+				float4 pu[8];
+				float2 pml[8];
+#pragma unroll
+				for (i = 0; i < 8; i++)
+					if (s0 + i < s_end) {
+						const size_t e = (first + s0 + i) * ROWS + rr;
+						pu[i] = __ldcg((const float4 *)(P.ws_u + e * D + d0));
+						pml[i] = __ldcg((const float2 *)(P.ws_ml + e * 2));
+					}
+#pragma unroll
+				for (i = 0; i < 8; i++)
+					if (s0 + i < s_end) {
+						const float ub[4] = { pu[i].x, pu[i].y, pu[i].z,
+						    pu[i].w };
+						merge_into(mm, ll, uu, pml[i].x, pml[i].y, ub, 4);
+					}
+			}
+#pragma unroll
+			for (i = 0; i < 4; i++)
+				sm_u[sub][rr][d0 + i] = uu[i];
+			if (d0 == 0) {
+				sm_m[sub][rr] = mm;
+				sm_l[sub][rr] = ll;
+			}
+		}
+		__syncthreads();
+		for (int t = threadIdx.x; t < PAIRS; t += NW * 32) {
+			const int rr = t / (D / 4), d0 = (t % (D / 4)) * 4;
+			float mm = sm_m[0][rr], ll = sm_l[0][rr], uu[4];
+
+			if (row0 + rr >= P.rows)
+				continue;
+#pragma unroll
+			for (i = 0; i < 4; i++)
+				uu[i] = sm_u[0][rr][d0 + i];
+#pragma unroll
+			for (int sub = 1; sub < SUBS; sub++)
+				merge_into(mm, ll, uu, sm_m[sub][rr], sm_l[sub][rr],
+				    &sm_u[sub][rr][d0], 4);
+			decode_write_o<DT>(P, B, row0 + rr, d0, mm, ll, uu);
+		}
+	}
 	/* Ready for the next call. */
 	if (threadIdx.x == 0)
-		P.tickets[B.group_id] = 0;
+		P.tickets[group_id] = 0;
 }
 
 /*
@@ -724,286 +684,18 @@ pair_half(const uint4 &x, const uint4 &y, int i)
 	return __byte_perm(wx, wy, (i & 1) ? 0x7632 : 0x5410);
 }
 
-/* What a lane of decode_mma_kernel (below) holds for one group: where
- * it reads, its query row, and its state. */
-template <int DT, int ROWS>
-struct mma_lane {
-	typedef typename dtype_of<DT>::T T;
-	const T *kb, *vb;	/* K at this lane's chunks, V at its chunks */
-	bool row_ok;		/* query row lg is one of the group's */
-	long last_seen;		/* the causal mask's last key for it */
-	uint4 q[4];		/* query row lg, chunks 4 jj + lt */
-	float acc[8][4], m, l;
-};
-
-/* A lane's pointers and query row for block position B, its state
- * empty. */
-template <int DT, int ROWS>
-__device__ __forceinline__ void
-mma_begin(struct mma_lane<DT, ROWS> &L, const struct decode_params &P,
-    const struct decode_block &B, int lg, int lt)
-{
-	typedef typename dtype_of<DT>::T T;
-	const int R = B.row0 + lg;
-	int i, jj;
-
-	L.kb = (const T *)P.k + B.kv_off + lt * 8;
-	L.vb = (const T *)P.v + B.kv_off + lg * 8;
-	L.row_ok = lg < ROWS && R < P.rows;
-	L.last_seen = L.row_ok ? (long)(R / P.group) + P.tk - P.tq : -1;
-	/* Query row lg's chunks 4 jj + lt (zero for rows past the group). */
-#pragma unroll
-	for (jj = 0; jj < 4; jj++)
-		L.q[jj] = make_uint4(0, 0, 0, 0);
-	if (L.row_ok) {
-		const int pos = R / P.group, h = B.g * P.group + R % P.group;
-		const T *qp = (const T *)P.q +
-		    (((size_t)B.b * P.heads + h) * P.tq + pos) * DECODE_D + lt * 8;
-#pragma unroll
-		for (jj = 0; jj < 4; jj++)
-			L.q[jj] = *(const uint4 *)(qp + jj * 32);
-	}
-#pragma unroll
-	for (i = 0; i < 8; i++)
-		L.acc[i][0] = L.acc[i][1] = L.acc[i][2] = L.acc[i][3] = 0.0f;
-	L.m = -INFINITY;
-	L.l = 0.0f;
-}
-
-/* Keys k0 .. k1 - 1 into warp w's state: 16 keys a warp an iteration,
- * the warps of the block interleaved. */
-template <int DT, int ROWS, int NW>
-__device__ __forceinline__ void
-mma_range(struct mma_lane<DT, ROWS> &L, const struct decode_params &P,
-    int k0, int k1, int w, int lg, int lt)
-{
-	typedef typename dtype_of<DT>::T T;
-	constexpr int D = DECODE_D;
-	constexpr int KEYS = 16;		/* a warp's keys an iteration */
-	int i;
-
-	/* An iteration's bytes: K of keys lg and 8 + lg (chunks 4 jj + lt),
-	 * V of keys 2 lt, 2 lt + 1, 8 + 2 lt, 9 + 2 lt (chunks lg, lg + 8).
-	 * Keys past the range read its last key again; they are masked. */
-	struct kv16 {
-		uint4 k[2][4];
-		uint4 v[4][2];
-	};
-	auto load = [&](int base, kv16 &x) {
-#pragma unroll
-		for (int n = 0; n < 2; n++) {
-			const T *kr = L.kb + (size_t)min(base + 8 * n + lg, k1 - 1) * D;
-#pragma unroll
-			for (int j = 0; j < 4; j++)
-				x.k[n][j] = load_stream(kr + j * 32);
-		}
-#pragma unroll
-		for (int n = 0; n < 4; n++) {
-			const int key = base + (n >> 1) * 8 + 2 * lt + (n & 1);
-			const T *vr = L.vb + (size_t)min(key, k1 - 1) * D;
-			x.v[n][0] = load_stream(vr);
-			x.v[n][1] = load_stream(vr + 64);
-		}
-	};
-	auto step = [&](int base, const kv16 &x) {
-		float s[2][4];
-		int n, j;
-
-		/* the scores of row lg: s[n][0..1] keys 8 n + 2 lt + (0, 1) */
-#pragma unroll
-		for (n = 0; n < 2; n++) {
-			s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
-#pragma unroll
-			for (j = 0; j < 4; j++) {
-				mma16816<DT>(s[n], L.q[j].x, 0u, L.q[j].y, 0u,
-				    x.k[n][j].x, x.k[n][j].y);
-				mma16816<DT>(s[n], L.q[j].z, 0u, L.q[j].w, 0u,
-				    x.k[n][j].z, x.k[n][j].w);
-			}
-		}
-		float mx = -INFINITY;
-#pragma unroll
-		for (n = 0; n < 2; n++)
-#pragma unroll
-			for (j = 0; j < 2; j++) {
-				const int key = base + 8 * n + 2 * lt + j;
-				float x2 = s[n][j] * P.qscale;
-
-				if (!L.row_ok || key >= k1 || (P.causal &&
-				    (long)key > L.last_seen))
-					x2 = -INFINITY;
-				s[n][j] = x2;
-				mx = fmaxf(mx, x2);
-			}
-		mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-		mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-		const float m_new = fmaxf(L.m, mx);
-		const float m_use = m_new == -INFINITY ? 0.0f : m_new;
-		const float alpha = exp2f(L.m - m_use);
-		uint32_t pb[2];
-		float sum = 0.0f;
-
-#pragma unroll
-		for (n = 0; n < 2; n++) {
-			const float p0 = exp2f(s[n][0] - m_use);
-			const float p1 = exp2f(s[n][1] - m_use);
-
-			sum += p0 + p1;
-			pb[n] = pack2<DT>(p0, p1);
-		}
-		L.l = fmaf(alpha, L.l, sum);
-		L.m = m_new;
-		/* this lane's accumulators are rows 2 lt and 2 lt + 1 */
-		const float a0 = __shfl_sync(0xffffffffu, alpha, 8 * lt);
-		const float a1 = __shfl_sync(0xffffffffu, alpha, 8 * lt + 4);
-#pragma unroll
-		for (i = 0; i < 8; i++) {
-			L.acc[i][0] *= a0;
-			L.acc[i][1] *= a1;
-			L.acc[i][2] *= a0;
-			L.acc[i][3] *= a1;
-			mma16816<DT>(L.acc[i], pair_half(x.v[0][0], x.v[1][0], i),
-			    pair_half(x.v[0][1], x.v[1][1], i),
-			    pair_half(x.v[2][0], x.v[3][0], i),
-			    pair_half(x.v[2][1], x.v[3][1], i), pb[0], pb[1]);
-		}
-	};
-
-	const int first = k0 + w * KEYS, stride = NW * KEYS;
-	const int iters = first < k1 ? (k1 - first + stride - 1) / stride : 0;
-
-	for (int it = 0; it < iters; it++) {
-		kv16 x;
-
-		load(first + it * stride, x);
-		step(first + it * stride, x);
-	}
-}
-
-/* Warp w's state to shared memory for the block's merge: l over the four
- * lanes of a row, m in natural units. */
-template <int DT, int ROWS, int NW>
-__device__ __forceinline__ void
-mma_to_shared(struct mma_lane<DT, ROWS> &L, float (*sm_u)[ROWS][DECODE_D],
-    float (*sm_m)[ROWS], float (*sm_l)[ROWS], int w, int lg, int lt)
-{
-	float l = L.l;
-	int i;
-
-	l += __shfl_xor_sync(0xffffffffu, l, 1);
-	l += __shfl_xor_sync(0xffffffffu, l, 2);
-	if (lg < ROWS && lt == 0) {
-		sm_m[w][lg] = L.m * 0.6931471805599453f;
-		sm_l[w][lg] = l;
-	}
-#pragma unroll
-	for (int r = 0; r < 2; r++) {
-		const int row = 2 * lt + r;
-
-		if (row < ROWS)
-#pragma unroll
-			for (i = 0; i < 8; i++) {
-				sm_u[w][row][8 * lg + i] = L.acc[i][r];
-				sm_u[w][row][64 + 8 * lg + i] = L.acc[i][2 + r];
-			}
-	}
-}
-
 /*
- * A queue's next chunk, for warp 0 (all lanes): the first group from
- * `from` on (wrapping) with chunks left, 32 groups' counters read at a
- * time, and a chunk taken from it; out = { group, chunk }, or group -1
- * when every group's chunks are handed out.
- */
-__device__ __forceinline__ void
-queue_take(unsigned *taken, int groups, int chunks, int from, int *out)
-{
-	const int lane = threadIdx.x & 31;
-
-	for (int base = 0; base < groups; base += 32) {
-		const int g = (from + base + lane) % groups;
-		const bool left = base + lane < groups &&
-		    *(volatile unsigned *)&taken[g] < (unsigned)chunks;
-		unsigned mask = __ballot_sync(0xffffffffu, left);
-
-		while (mask != 0) {
-			const int src = __ffs(mask) - 1;
-			unsigned c = 0;
-
-			if (lane == src)
-				c = atomicAdd(&taken[g], 1u);
-			c = __shfl_sync(0xffffffffu, c, src);
-			if (c < (unsigned)chunks) {
-				if (lane == 0) {
-					out[0] = (from + base + src) % groups;
-					out[1] = (int)c;
-				}
-				return;
-			}
-			mask &= mask - 1;
-		}
-	}
-	if (lane == 0)
-		out[0] = -1;
-}
-
-/*
- * The end of a queue block's work on one group, `keys` of its keys seen,
- * the block's partial slot in sm_slot: O, when the block saw them all;
- * else its partial, and the block that brings the group's count of keys
- * done to Tk merges all the partials.  Leaves shared memory free.
- */
-template <int DT, int ROWS, int NW>
-__device__ __forceinline__ void
-decode_flush(const struct decode_params &P, const struct decode_block &B,
-    float (*sm_u)[ROWS][DECODE_D], float (*sm_m)[ROWS], float (*sm_l)[ROWS],
-    int keys, const int *sm_slot)
-{
-	unsigned *const done = P.tickets;
-	unsigned *const slots = P.tickets + 2 * DECODE_TICKETS;
-	const size_t first = (size_t)B.group_id * P.splits;
-	const bool whole = keys == P.tk;
-	__shared__ int sm_last;
-
-	decode_write_block<DT, ROWS, NW>(P, B, sm_u, sm_m, sm_l, whole,
-	    first + *sm_slot);
-	if (whole) {
-		if (threadIdx.x == 0)
-			slots[B.group_id] = 0;
-		__syncthreads();
-		return;
-	}
-	__threadfence();
-	__syncthreads();
-	if (threadIdx.x == 0)
-		sm_last = atomicAdd(&done[B.group_id], (unsigned)keys) +
-		    (unsigned)keys == (unsigned)P.tk;
-	__syncthreads();
-	if (sm_last) {
-		/* every block that took a slot took it before adding its
-		 * keys: the count is final */
-		__threadfence();
-		const int n = (int)*(volatile unsigned *)&slots[B.group_id];
-
-		decode_merge_parts<DT, ROWS, NW>(P, B, sm_u, sm_m, sm_l, first, n);
-		__syncthreads();
-		if (threadIdx.x == 0)
-			slots[B.group_id] = done[B.group_id] = 0;
-	}
-	__syncthreads();
-}
-
-/*
- * The packed rows on the tensor cores: ROWS (2 to 8) packed rows, NW
- * warps, 16 keys a warp an iteration.  With 4 packed rows the arithmetic
- * of the lane-per-8-dims kernel above (4 x 8 dot products and 4 x 8
- * updates a key, in float32, with shuffles to finish the sums) took long
- * enough that too few bytes were in flight; here each 16 keys cost 24
- * mma.sync and a few dozen instructions more.  An iteration's 16 loads
- * (8 KB a warp) are all issued before any is used, as in the kernel
- * above.  168 registers a thread: 8 warps make one block an SM (4 warps,
- * three), and the one block of 8 warps measured fastest
- * (gpu/bench/DECODE_NOTES.md): fewer, longer contiguous streams.
+ * The packed rows on the tensor cores: block (range, group row chunk,
+ * batch), ROWS (2 to 8) packed rows, NW warps, 16 keys a warp an
+ * iteration.  With 4 packed rows the arithmetic of the lane-per-8-dims
+ * kernel above (4 x 8 dot products and 4 x 8 updates a key, in float32,
+ * with shuffles to finish the sums) took long enough that too few bytes
+ * were in flight; here each 16 keys cost 24 mma.sync and a few dozen
+ * instructions more.  An iteration's 16 loads (8 KB a warp) are all
+ * issued before any is used, as in the kernel above.  168 registers a
+ * thread: 8 warps make one block an SM (4 warps, three), and the one
+ * block of 8 warps measured fastest (gpu/bench/DECODE_NOTES.md): fewer,
+ * longer contiguous streams.
  *
  * Lane (g, t) = (lane / 4, lane % 4), PTX's m16n8k16 layouts:
  * - S = Q K^T, 16 (query rows, 8 of them real, ROWS used) x 8 keys, two
@@ -1024,111 +716,165 @@ decode_flush(const struct decode_params &P, const struct decode_block &B,
  *   2t + 1.
  * P is rounded to the dtype for the tensor cores (as FlashAttention
  * does; l sums the float32 p).
- *
- * Which keys a block reads, two ways:
- * - static ranges (QUEUE false): block (range, group row chunk, batch)
- *   reads range blockIdx.x of its group, the ranges of equal length.
- * - a queue (QUEUE true): a group's keys are P.splits chunks of P.keys,
- *   and as many blocks as fit the GPU at once each take chunks until
- *   none is left: first from their own group (block i starts at group
- *   i groups / blocks, so about blocks / groups of them share each), then
- *   from any group with chunks left.  A block finishes a group when the
- *   next chunk it takes is another group's (decode_flush).  Which block
- *   took which chunk varies from call to call, and so do the partials
- *   and the order they merge in: O can differ in its last bits between
- *   two calls.  The measurements that chose it (gpu/bench/DECODE_NOTES.md)
- *   found blocks on some SMs streaming a few percent slower than on
- *   others, every block waiting for the slowest of its group at the end.
  */
-template <int DT, int ROWS, int NW, bool QUEUE>
+template <int DT, int ROWS, int NW>
 __global__ void __launch_bounds__(NW * 32, 12 / NW)
 decode_mma_kernel(const struct decode_params P)
 {
-	__shared__ float sm_u[NW][ROWS][DECODE_D];
+	typedef typename dtype_of<DT>::T T;
+	constexpr int D = DECODE_D;
+	constexpr int KEYS = 16;		/* a warp's keys an iteration */
+	__shared__ float sm_u[NW][ROWS][D];
 	__shared__ float sm_m[NW][ROWS], sm_l[NW][ROWS];
+
+	const struct decode_block B = decode_block_of(P, ROWS);
+	const int b = B.b, g = B.g, row0 = B.row0, k0 = B.k0, k1 = B.k1;
+	const size_t kv_off = B.kv_off;
 	const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
 	const int lg = lane >> 2, lt = lane & 3;
-	struct mma_lane<DT, ROWS> L;
+	const T *kb = (const T *)P.k + kv_off + lt * 8;
+	const T *vb = (const T *)P.v + kv_off + lg * 8;
+	const int R = row0 + lg;
+	const bool row_ok = lg < ROWS && R < P.rows;
+	const long last_seen = row_ok ? (long)(R / P.group) + P.tk - P.tq : -1;
+	uint4 q[4];
+	float acc[8][4], m = -INFINITY, l = 0.0f;
+	int i, jj;
 
-	if (!QUEUE) {
-		const struct decode_block B = decode_block_of(P, ROWS);
-
-		mma_begin(L, P, B, lg, lt);
-		mma_range<DT, ROWS, NW>(L, P, B.k0, B.k1, w, lg, lt);
-		mma_to_shared<DT, ROWS, NW>(L, sm_u, sm_m, sm_l, w, lg, lt);
-		__syncthreads();
-		decode_finish<DT, ROWS, NW>(P, B, sm_u, sm_m, sm_l);
-		return;
+	/* Query row lg's chunks 4 jj + lt (zero for rows past the group). */
+#pragma unroll
+	for (jj = 0; jj < 4; jj++)
+		q[jj] = make_uint4(0, 0, 0, 0);
+	if (row_ok) {
+		const int pos = R / P.group, h = g * P.group + R % P.group;
+		const T *qp = (const T *)P.q +
+		    (((size_t)b * P.heads + h) * P.tq + pos) * D + lt * 8;
+#pragma unroll
+		for (jj = 0; jj < 4; jj++)
+			q[jj] = *(const uint4 *)(qp + jj * 32);
 	}
+#pragma unroll
+	for (i = 0; i < 8; i++)
+		acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.0f;
 
-	unsigned *const taken = P.tickets + DECODE_TICKETS;
-	unsigned *const slots = P.tickets + 2 * DECODE_TICKETS;
-	unsigned *const exits = P.tickets + 3 * DECODE_TICKETS;
-	/* the chunk being read and the next, { group, chunk } each */
-	__shared__ int sm_item[2][2];
-	__shared__ int sm_slot, sm_exit;
-	struct decode_block B;
-	int cur = -1, keys = 0, at = 0;
-	unsigned slot = 0, next = 0;
-
-	if (w == 0)
-		queue_take(taken, P.groups, P.splits,
-		    (int)((long)blockIdx.x * P.groups / gridDim.x), sm_item[0]);
-	__syncthreads();
-	for (;;) {
-		const int g = sm_item[at][0], c = sm_item[at][1];
-
-		if (g != cur && cur >= 0) {
-			mma_to_shared<DT, ROWS, NW>(L, sm_u, sm_m, sm_l, w, lg, lt);
-			if (threadIdx.x == 0)
-				sm_slot = (int)slot;
-			__syncthreads();
-			decode_flush<DT, ROWS, NW>(P, B, sm_u, sm_m, sm_l, keys,
-			    &sm_slot);
+	/* An iteration's bytes: K of keys lg and 8 + lg (chunks 4 jj + lt),
+	 * V of keys 2 lt, 2 lt + 1, 8 + 2 lt, 9 + 2 lt (chunks lg, lg + 8).
+	 * Keys past the range read its last key again; they are masked. */
+	struct kv16 {
+		uint4 k[2][4];
+		uint4 v[4][2];
+	};
+	auto load = [&](int base, kv16 &x) {
+#pragma unroll
+		for (int n = 0; n < 2; n++) {
+			const T *kr = kb + (size_t)min(base + 8 * n + lg, k1 - 1) * D;
+#pragma unroll
+			for (int j = 0; j < 4; j++)
+				x.k[n][j] = load_stream(kr + j * 32);
 		}
-		if (g < 0)
-			break;
-		if (g != cur) {
-			cur = g;
-			keys = 0;
-			B = decode_block_at(P, ROWS, g, 0);
-			if (threadIdx.x == 0)
-				slot = atomicAdd(&slots[g], 1u);
-			mma_begin(L, P, B, lg, lt);
+#pragma unroll
+		for (int n = 0; n < 4; n++) {
+			const int key = base + (n >> 1) * 8 + 2 * lt + (n & 1);
+			const T *vr = vb + (size_t)min(key, k1 - 1) * D;
+			x.v[n][0] = load_stream(vr);
+			x.v[n][1] = load_stream(vr + 64);
 		}
-		/* most likely the next chunk is this group's: asked for
-		 * now, its answer waited for only after this chunk */
-		if (threadIdx.x == 0)
-			next = atomicAdd(&taken[g], 1u);
-		const int k0 = c * P.keys, k1 = min(P.tk, k0 + P.keys);
-		mma_range<DT, ROWS, NW>(L, P, k0, k1, w, lg, lt);
-		keys += k1 - k0;
-		if (w == 0) {
-			next = __shfl_sync(0xffffffffu, next, 0);
-			if (next < (unsigned)P.splits) {
-				if (lane == 0) {
-					sm_item[at ^ 1][0] = g;
-					sm_item[at ^ 1][1] = (int)next;
-				}
-			} else {
-				queue_take(taken, P.groups, P.splits, g + 1,
-				    sm_item[at ^ 1]);
+	};
+	auto step = [&](int base, const kv16 &x) {
+		float s[2][4];
+		int n, j;
+
+		/* the scores of row lg: s[n][0..1] keys 8 n + 2 lt + (0, 1) */
+#pragma unroll
+		for (n = 0; n < 2; n++) {
+			s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+#pragma unroll
+			for (j = 0; j < 4; j++) {
+				mma16816<DT>(s[n], q[j].x, 0u, q[j].y, 0u, x.k[n][j].x,
+				    x.k[n][j].y);
+				mma16816<DT>(s[n], q[j].z, 0u, q[j].w, 0u, x.k[n][j].z,
+				    x.k[n][j].w);
 			}
 		}
-		__syncthreads();
-		at ^= 1;
+		float mx = -INFINITY;
+#pragma unroll
+		for (n = 0; n < 2; n++)
+#pragma unroll
+			for (j = 0; j < 2; j++) {
+				const int key = base + 8 * n + 2 * lt + j;
+				float x2 = s[n][j] * P.qscale;
+
+				if (!row_ok || key >= k1 || (P.causal &&
+				    (long)key > last_seen))
+					x2 = -INFINITY;
+				s[n][j] = x2;
+				mx = fmaxf(mx, x2);
+			}
+		mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+		mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+		const float m_new = fmaxf(m, mx);
+		const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+		const float alpha = exp2f(m - m_use);
+		uint32_t pb[2];
+		float sum = 0.0f;
+
+#pragma unroll
+		for (n = 0; n < 2; n++) {
+			const float p0 = exp2f(s[n][0] - m_use);
+			const float p1 = exp2f(s[n][1] - m_use);
+
+			sum += p0 + p1;
+			pb[n] = pack2<DT>(p0, p1);
+		}
+		l = fmaf(alpha, l, sum);
+		m = m_new;
+		/* this lane's accumulators are rows 2 lt and 2 lt + 1 */
+		const float a0 = __shfl_sync(0xffffffffu, alpha, 8 * lt);
+		const float a1 = __shfl_sync(0xffffffffu, alpha, 8 * lt + 4);
+#pragma unroll
+		for (i = 0; i < 8; i++) {
+			acc[i][0] *= a0;
+			acc[i][1] *= a1;
+			acc[i][2] *= a0;
+			acc[i][3] *= a1;
+			mma16816<DT>(acc[i], pair_half(x.v[0][0], x.v[1][0], i),
+			    pair_half(x.v[0][1], x.v[1][1], i),
+			    pair_half(x.v[2][0], x.v[3][0], i),
+			    pair_half(x.v[2][1], x.v[3][1], i), pb[0], pb[1]);
+		}
+	};
+
+	const int first = k0 + w * KEYS, stride = NW * KEYS;
+	const int iters = first < k1 ? (k1 - first + stride - 1) / stride : 0;
+
+	for (int it = 0; it < iters; it++) {
+		kv16 x;
+
+		load(first + it * stride, x);
+		step(first + it * stride, x);
 	}
-	/* The last block out sets the chunk counters back for the next
-	 * call (every block has stopped taking chunks by then). */
-	if (threadIdx.x == 0)
-		sm_exit = atomicAdd(exits, 1u) == gridDim.x - 1;
+
+	/* l over the four lanes of a row; m in natural units; then each
+	 * warp's state to shared memory for decode_finish. */
+	l += __shfl_xor_sync(0xffffffffu, l, 1);
+	l += __shfl_xor_sync(0xffffffffu, l, 2);
+	if (lg < ROWS && lt == 0) {
+		sm_m[w][lg] = m * 0.6931471805599453f;
+		sm_l[w][lg] = l;
+	}
+#pragma unroll
+	for (int r = 0; r < 2; r++) {
+		const int row = 2 * lt + r;
+
+		if (row < ROWS)
+#pragma unroll
+			for (i = 0; i < 8; i++) {
+				sm_u[w][row][8 * lg + i] = acc[i][r];
+				sm_u[w][row][64 + 8 * lg + i] = acc[i][2 + r];
+			}
+	}
 	__syncthreads();
-	if (sm_exit) {
-		for (int g = threadIdx.x; g < P.groups; g += NW * 32)
-			taken[g] = 0;
-		if (threadIdx.x == 0)
-			*exits = 0;
-	}
+	decode_finish<DT, ROWS, NW>(P, B, sm_u, sm_m, sm_l);
 }
 
 typedef void (*decode_fn)(const struct decode_params);
@@ -1137,7 +883,7 @@ typedef void (*decode_fn)(const struct decode_params);
  * or registers and the tensor cores. */
 struct decode_variant {
 	int nw;
-	bool staged, mma, queue;
+	bool staged, mma;
 };
 
 static const struct decode_variant decode_variants[] = {
@@ -1148,9 +894,8 @@ static const struct decode_variant decode_variants[] = {
 	[4] = { .nw = 8, .staged = true, .mma = false },
 	[5] = { .nw = 4, .staged = false, .mma = true },
 	[6] = { .nw = 8, .staged = false, .mma = true },
-	[7] = { .nw = 8, .staged = false, .mma = true, .queue = true },
 };
-#define DECODE_VARIANTS 8
+#define DECODE_VARIANTS 7
 
 /* The default for `br` rows a block, measured on every shape of
  * gpu/bench/DECODE_NOTES.md: for one row, loads straight to registers, 8
@@ -1179,15 +924,15 @@ decode_pick_rows(int rows)
 	}
 }
 
-template <int DT, int NW, bool QUEUE>
+template <int DT, int NW>
 static decode_fn
 decode_pick_mma_rows(int rows)
 {
 	switch (rows) {
-	case 1: return decode_mma_kernel<DT, 1, NW, QUEUE>;
-	case 2: return decode_mma_kernel<DT, 2, NW, QUEUE>;
-	case 4: return decode_mma_kernel<DT, 4, NW, QUEUE>;
-	default: return decode_mma_kernel<DT, 8, NW, QUEUE>;
+	case 1: return decode_mma_kernel<DT, 1, NW>;
+	case 2: return decode_mma_kernel<DT, 2, NW>;
+	case 4: return decode_mma_kernel<DT, 4, NW>;
+	default: return decode_mma_kernel<DT, 8, NW>;
 	}
 }
 
@@ -1195,11 +940,9 @@ template <int DT>
 static decode_fn
 decode_pick_kernel(int rows, const struct decode_variant *v)
 {
-	if (v->queue)
-		return decode_pick_mma_rows<DT, 8, true>(rows);
 	if (v->mma)
-		return v->nw == 8 ? decode_pick_mma_rows<DT, 8, false>(rows) :
-		    decode_pick_mma_rows<DT, 4, false>(rows);
+		return v->nw == 8 ? decode_pick_mma_rows<DT, 8>(rows) :
+		    decode_pick_mma_rows<DT, 4>(rows);
 	if (v->nw == 8)
 		return v->staged ? decode_pick_rows<DT, 8, true>(rows) :
 		    decode_pick_rows<DT, 8, false>(rows);
@@ -1256,26 +999,7 @@ decode_pick_splits(int batch, int heads, int kv_heads, int tq, int tk,
 }
 
 /*
- * A queue's chunks a group: about 16 a block when the groups are fewer
- * than the blocks that fit at once (`slots`), at least 128 keys each and
- * at most DECODE_MAX_SPLITS of them; one (whole groups) otherwise.
- */
-static int
-decode_queue_chunks(long groups, int tk, long slots)
-{
-	long per, c;
-
-	if (groups >= slots)
-		return 1;
-	per = groups * tk / (slots * 16);
-	if (per < DECODE_MIN_KEYS)
-		per = DECODE_MIN_KEYS;
-	c = (tk + per - 1) / per;
-	return c > DECODE_MAX_SPLITS ? DECODE_MAX_SPLITS : c < 1 ? 1 : (int)c;
-}
-
-/*
- * The workspace: DECODE_COUNTERS counters first, at the same place for
+ * The workspace: DECODE_TICKETS counters first, at the same place for
  * every call (each call leaves the ones it used at 0, so calls of any
  * shape can share one workspace), then the partials.
  */
@@ -1289,7 +1013,7 @@ decode_workspace_bytes(int batch, int heads, int kv_heads, int tq, int tk,
 
 	if (splits <= 0)
 		splits = (int)(most < DECODE_MAX_SPLITS ? most : DECODE_MAX_SPLITS);
-	return DECODE_COUNTERS * sizeof(unsigned) +
+	return DECODE_TICKETS * sizeof(unsigned) +
 	    groups * (size_t)splits * rows * (DECODE_D + 2) * sizeof(float);
 }
 
@@ -1371,25 +1095,20 @@ decode_attention(const void *q, const void *k, const void *v, void *o,
 	}
 	groups = (size_t)batch * kv_heads * decode_chunks(heads, kv_heads, tq);
 	if (splits <= 0)
-		splits = var->queue ?
-		    decode_queue_chunks((long)groups, tk, (long)sms * *occ) :
-		    decode_pick_splits(batch, heads, kv_heads, tq, tk, sms, *occ);
+		splits = decode_pick_splits(batch, heads, kv_heads, tq, tk, sms, *occ);
 	if (splits > DECODE_MAX_SPLITS)
 		splits = DECODE_MAX_SPLITS;
 	memset(&P, 0, sizeof P);
 	P.keys = (tk + splits - 1) / splits;
-	if (var->queue)		/* whole iterations of a warp's 16 keys */
-		P.keys = (P.keys + 15) / 16 * 16;
 	splits = (tk + P.keys - 1) / P.keys;	/* no empty range */
 	rows_b = (size_t)br;
 	need = decode_workspace_bytes(batch, heads, kv_heads, tq, tk, splits);
-	if ((splits > 1 || var->queue) && groups > DECODE_TICKETS) {
+	if (splits > 1 && groups > DECODE_TICKETS) {
 		snprintf(err, errlen, "decode: %zu groups of rows are more than a "
 		    "split run counts (%d); use splits = 1", groups, DECODE_TICKETS);
 		return -1;
 	}
-	if ((splits > 1 || var->queue) &&
-	    (workspace == NULL || workspace_bytes < need)) {
+	if (splits > 1 && (workspace == NULL || workspace_bytes < need)) {
 		snprintf(err, errlen, "decode: %d ranges need %zu bytes of workspace, "
 		    "got %zu", splits, need, workspace_bytes);
 		return -1;
@@ -1407,27 +1126,16 @@ decode_attention(const void *q, const void *k, const void *v, void *o,
 	P.rows = rows;
 	P.chunks = decode_chunks(heads, kv_heads, tq);
 	P.splits = splits;
-	P.groups = (int)groups;
 	P.qscale = (scale > 0.0f ? scale : 1.0f / sqrtf((float)d)) *
 	    1.4426950408889634f;
 	P.causal = causal;
-	if (splits > 1 || var->queue) {
+	if (splits > 1) {
 		P.tickets = (unsigned *)workspace;
-		P.ws_u = (float *)(P.tickets + DECODE_COUNTERS);
+		P.ws_u = (float *)(P.tickets + DECODE_TICKETS);
 		P.ws_ml = P.ws_u + groups * splits * rows_b * DECODE_D;
 	}
-	if (var->queue) {
-		/* as many blocks as are resident at once, at most a chunk
-		 * each */
-		const size_t chunks = groups * (size_t)splits;
-		const size_t slots = (size_t)sms * *occ;
-
-		fn<<<(unsigned)(chunks < slots ? chunks : slots), var->nw * 32, 0,
-		    (cudaStream_t)stream>>>(P);
-	} else {
-		fn<<<dim3((unsigned)splits, (unsigned)(kv_heads * P.chunks),
-		    (unsigned)batch), var->nw * 32, ring, (cudaStream_t)stream>>>(P);
-	}
+	fn<<<dim3((unsigned)splits, (unsigned)(kv_heads * P.chunks),
+	    (unsigned)batch), var->nw * 32, ring, (cudaStream_t)stream>>>(P);
 	if ((e = cudaGetLastError()) != cudaSuccess) {
 		snprintf(err, errlen, "decode: launch: %s", cudaGetErrorString(e));
 		return -1;
