@@ -16,13 +16,24 @@ heads (enable_gqa), Tk in 4096, 32768, 131072, d = 128, fp16 and bf16,
 one query row.  Bandwidth counts the bytes of K and V read once,
 2 B G Tk d 2, against the H200's 4.8 TB/s.
 
-Timing: the median of --reps calls, each between two CUDA events, after
-three warm-up calls.  The calls are queued behind a sleep kernel so the
-GPU runs them back to back, not at the pace Python issues them (a decode
-call takes microseconds, Python's call overhead is about as long).  Each
-call reads another copy of K and V, cycling through up to 16 copies that
-together exceed 256 MB, four times the H200's 60 MB L2: no call finds its
-K and V in L2 from the calls before.  torch runs under the same scheme.
+Timing: each call between two CUDA events, queued behind a sleep kernel
+so the GPU runs the calls back to back, not at the pace Python issues
+them (a decode call takes microseconds, Python's call overhead is about
+as long); three warm-up calls first.  Each call reads another copy of K
+and V, cycling through up to 16 copies that together exceed 256 MB, four
+times the H200's 60 MB L2: no call finds its K and V in L2 from the calls
+before.  torch runs under the same scheme.
+
+Order: what ran just before a measurement changes it.  After a long
+heavy run (torch's unfused math path spends 0.4 to 1.7 s on one of the
+large shapes) the calls of the next tenth of a second or so ran up to
+12 % slower on the H200: one kernel timed twice in a row took 0.144,
+then 0.128 ms.  A fixed order favours whoever is timed last.  So a
+shape's contenders (our variants, torch's fused backends) are timed in
+--rounds rounds of --reps calls, each round starting one contender
+further on, and each contender's figure is the median of all its
+calls; the unfused math path, only a reference point, is timed in a
+pass of its own after every shape.
 
 Correctness: ||O - ref|| / ||ref|| over the whole tensor with the
 reference in float32 from the same 16-bit inputs (TF32 off), against
@@ -138,7 +149,7 @@ def lse_err(out, ref):
 
 
 def timeit(fn, copies, reps):
-    """Median GPU time of fn(copy) over reps calls queued back to back."""
+    """GPU times (ms) of reps calls of fn(copy) queued back to back."""
     for i in range(3):
         fn(copies[i % len(copies)])
     torch.cuda.synchronize()
@@ -149,8 +160,24 @@ def timeit(fn, copies, reps):
         fn(copies[i % len(copies)])
     ev[reps].record()
     torch.cuda.synchronize()
-    ts = sorted(ev[i].elapsed_time(ev[i + 1]) for i in range(reps))
+    return [ev[i].elapsed_time(ev[i + 1]) for i in range(reps)]
+
+
+def median(ts):
+    ts = sorted(ts)
     return ts[len(ts) // 2]
+
+
+def time_rounds(calls, copies, reps, rounds):
+    """calls: name -> fn(copy).  Round r times them all, starting at the
+    r-th; each name's median over all its calls."""
+    names = list(calls)
+    samples = {n: [] for n in names}
+    for r in range(rounds):
+        for i in range(len(names)):
+            n = names[(r + i) % len(names)]
+            samples[n] += timeit(calls[n], copies, reps)
+    return {n: median(samples[n]) for n in names}
 
 
 def edge_cases(dec):
@@ -227,9 +254,9 @@ def sweep(dec, args, dts):
         for variant in variants:
             cells = []
             for c in counts:
-                ms = timeit(lambda kv: dec(q, kv[0], kv[1], o, lse, False, c,
-                                           variant),
-                            copies, args.reps)
+                ms = median(timeit(lambda kv: dec(q, kv[0], kv[1], o, lse,
+                                                  False, c, variant),
+                                   copies, args.reps))
                 cells.append("%.2f (%d)" % (kv_bytes / (ms * 1e-3) / 1e12,
                                             dec.splits()))
             print("| %s | %d | %d | %d | v%d | %s |" % (
@@ -238,10 +265,34 @@ def sweep(dec, args, dts):
         del q, copies, o, lse
 
 
+def torch_call(q, gqa, backend):
+    """fn(copy): torch's SDPA on that copy of K and V with one backend."""
+    def call(kv):
+        with sdpa_kernel([backend]):
+            F.scaled_dot_product_attention(q, kv[0], kv[1], enable_gqa=gqa)
+    return call
+
+
+def time_math(rows, args, dts):
+    """The unfused path, after every shape's rounds: its long runs slow
+    the calls that follow them."""
+    shapes = {(r["dtype"], r["B"], r["G"], r["Tk"]): r for r in rows}
+    for dname, b, h, g, tk, kv_bytes, q, copies in timed_shapes(args, dts):
+        r = shapes[(dname, b, g, tk)]
+        if "rel" not in r["math"]:
+            continue
+        ms = median(timeit(torch_call(q, g != h, SDPBackend.MATH), copies,
+                           args.reps))
+        r["math"].update(ms=ms, tbs=kv_bytes / (ms * 1e-3) / 1e12)
+        del q, copies
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--lib", default="./libdecode.so")
-    ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--reps", type=int, default=30,
+                    help="calls a contender a round")
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--dtypes", default="fp16,bf16")
     ap.add_argument("--tk", default="4096,32768,131072")
     ap.add_argument("--batch", default="1,8")
@@ -283,6 +334,7 @@ def main():
         lse = torch.empty((b, h, 1), device="cuda")
         row = {"dtype": dname, "B": b, "H": h, "G": g, "Tk": tk,
                "kv_bytes": kv_bytes, "copies": len(copies)}
+        calls = {}
         for variant in variants:
             o.fill_(float("nan"))
             lse.fill_(float("nan"))
@@ -291,32 +343,29 @@ def main():
             e, le = rel_err(o, ro), lse_err(lse, rl)
             ok = e <= TOL[dt] and le <= LSE_TOL
             fails += not ok
-            ms = timeit(lambda kv: dec(q, kv[0], kv[1], o, lse,
-                                       False, 0, variant),
-                        copies, args.reps)
-            row["v%d" % variant] = {
-                "ms": ms, "splits": dec.splits(), "rel": e,
-                "lse": le, "ok": ok,
-                "tbs": kv_bytes / (ms * 1e-3) / 1e12}
+            row["v%d" % variant] = {"splits": dec.splits(), "rel": e,
+                                    "lse": le, "ok": ok}
+            calls["v%d" % variant] = (
+                lambda kv, variant=variant: dec(q, kv[0], kv[1], o, lse,
+                                                False, 0, variant))
         for name, bk in ([] if args.no_torch else BACKENDS):
             try:
                 with sdpa_kernel([bk]):
                     out = F.scaled_dot_product_attention(
                         q, k, v, enable_gqa=(g != h))
                 torch.cuda.synchronize()
-                e = rel_err(out, ro)
+                row[name] = {"rel": rel_err(out, ro)}
                 del out
-
-                def call(kv, bk=bk):
-                    with sdpa_kernel([bk]):
-                        F.scaled_dot_product_attention(
-                            q, kv[0], kv[1], enable_gqa=(g != h))
-                ms = timeit(call, copies, args.reps)
-                row[name] = {"ms": ms, "rel": e,
-                             "tbs": kv_bytes / (ms * 1e-3) / 1e12}
             except (RuntimeError, torch.OutOfMemoryError) as x:
                 row[name] = {"error": str(x).split("\n")[0][:90]}
                 torch.cuda.empty_cache()
+                continue
+            if name != "math":      # timed in a pass of its own
+                calls[name] = torch_call(q, g != h, bk)
+        for name, ms in time_rounds(calls, copies, args.reps,
+                                    args.rounds).items():
+            row[name]["ms"] = ms
+            row[name]["tbs"] = kv_bytes / (ms * 1e-3) / 1e12
         rows.append(row)
         v0 = row["v0"]
         print("%s B%d G%d Tk%d: ours %.4f ms %d splits %.2f TB/s "
@@ -330,6 +379,9 @@ def main():
                         for n, _ in BACKENDS if n in row)))
         sys.stdout.flush()
         del q, copies, k, v, ro, rl, o, lse
+
+    if not args.no_torch:
+        time_math(rows, args, dts)
 
     print("\n| dtype | B | G | Tk | ours ms | splits | TB/s | % of 4.8 | "
           "flash ms | cuDNN ms | eff. ms | math ms | flash/ours | "
