@@ -32,6 +32,15 @@
  *   update on the tensor cores (mma.sync), because the kernel above pays
  *   4 x 8 multiply-adds a key and lane per row in float32, and with 4
  *   rows that arithmetic left too few bytes in flight.
+ * - A head start (the packed rows' default): as a block starts, one
+ *   thread asks L2 for its first DECODE_HEAD_START iterations of K and V
+ *   (cp.async.bulk.prefetch.L2, no register or shared memory held), so
+ *   the memory system is full from the first microsecond instead of
+ *   after the warps' first round of loads.  It pays where a block's
+ *   range is short: at batch 1, 8 K/V heads, Tk = 32768 a block streams
+ *   1 MB in about 30 us, and there it was 3 to 4 % faster; asking for
+ *   more (4 or 8 iterations, or each iteration's keys some iterations
+ *   ahead) was slower: the prefetched lines then crowd L2.
  * - The end of a range: the two halves of a warp, then the warps of the
  *   block, merge their (m, l, u) with merge.h's rule (the simulator's
  *   combine), and the block writes its partial (m, l, u) in float32.  The
@@ -49,7 +58,7 @@
  *
  * Three ways to feed the loop, each with 4 or 8 warps a block (the
  * variants; decode_default picks registers, 8 warps, for one row and the
- * tensor cores, 8 warps, for more):
+ * tensor cores, 8 warps, with the head start, for more):
  *   registers  an iteration's 2 U loads are issued, then used: while a
  *              warp computes, it has nothing in flight, and other warps
  *              must cover
@@ -63,12 +72,13 @@
  *              FlashAttention).  For 4 packed rows 3 to 24 % faster than
  *              registers with 8 warps; for one row 1 to 4 % slower at 11
  *              of 12 shapes, so one row keeps the kernel without
- *              (gpu/bench/DECODE_NOTES.md).
+ *              (gpu/bench/DECODE_NOTES.md).  With 8 warps, with and
+ *              without the head start.
  *
  * version 2: the staged path; the split counters at a fixed place in the
  * workspace (version 1 kept them after the partials, where a call of
  * another shape could find its partials' bytes in them).  version 3: the
- * packed rows on the tensor cores.
+ * packed rows on the tensor cores.  version 4: their head start.
  */
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
@@ -188,7 +198,25 @@ copy_wait(void)
 	asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
 }
 
+/* Asks L2 for keys k .. k + n - 1 of K and of V at kv_off: one bulk
+ * prefetch each, holding no register and no shared memory while the
+ * bytes come.  sm_90 and on; a no-op before. */
+__device__ __forceinline__ void
+prefetch_kv(const struct decode_params &P, size_t kv_off, int k, int n)
+{
+#if __CUDA_ARCH__ >= 900
+	const size_t off = (kv_off + (size_t)k * DECODE_D) * 2;
+	const uint32_t bytes = (uint32_t)n * DECODE_D * 2;
+
+	asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;"
+	    :: "l"((const char *)P.k + off), "r"(bytes) : "memory");
+	asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;"
+	    :: "l"((const char *)P.v + off), "r"(bytes) : "memory");
+#endif
+}
+
 #define DECODE_STAGES 3		/* the staged path's ring: iterations in flight + 1 */
+#define DECODE_HEAD_START 2	/* iterations a block asks of L2 as it starts */
 
 __host__ __device__ constexpr int
 ilog2(int n)
@@ -717,7 +745,7 @@ pair_half(const uint4 &x, const uint4 &y, int i)
  * P is rounded to the dtype for the tensor cores (as FlashAttention
  * does; l sums the float32 p).
  */
-template <int DT, int ROWS, int NW>
+template <int DT, int ROWS, int NW, bool HEAD_START>
 __global__ void __launch_bounds__(NW * 32, 12 / NW)
 decode_mma_kernel(const struct decode_params P)
 {
@@ -847,6 +875,9 @@ decode_mma_kernel(const struct decode_params P)
 	const int first = k0 + w * KEYS, stride = NW * KEYS;
 	const int iters = first < k1 ? (k1 - first + stride - 1) / stride : 0;
 
+	if (HEAD_START && threadIdx.x == 0)
+		prefetch_kv(P, kv_off, k0,
+		    min(k1 - k0, DECODE_HEAD_START * stride));
 	for (int it = 0; it < iters; it++) {
 		kv16 x;
 
@@ -884,6 +915,7 @@ typedef void (*decode_fn)(const struct decode_params);
 struct decode_variant {
 	int nw;
 	bool staged, mma;
+	bool head_start;	/* tensor cores: DECODE_HEAD_START */
 };
 
 static const struct decode_variant decode_variants[] = {
@@ -894,21 +926,24 @@ static const struct decode_variant decode_variants[] = {
 	[4] = { .nw = 8, .staged = true, .mma = false },
 	[5] = { .nw = 4, .staged = false, .mma = true },
 	[6] = { .nw = 8, .staged = false, .mma = true },
+	[7] = { .nw = 8, .staged = false, .mma = true, .head_start = true },
 };
-#define DECODE_VARIANTS 7
+#define DECODE_VARIANTS 8
 
 /* The default for `br` rows a block, measured on every shape of
  * gpu/bench/DECODE_NOTES.md: for one row, loads straight to registers, 8
  * warps a block (the fastest of the four without tensor cores, or within
  * 1 % of it; 1 to 4 % ahead of the tensor cores at 11 of 12 shapes); for
  * packed rows, the tensor cores with 8 warps (timed at 4 rows; 2 and 8
- * rows cost it the same mma.sync).  The staged ring was expected to help
- * where several rows make each key's arithmetic long; it was 11 to 23 %
- * slower there and almost everywhere else. */
+ * rows cost it the same mma.sync) and the head start (as fast as without
+ * at 4 of 6 shapes a dtype, 1 to 4 % faster at the other two).  The
+ * staged ring was expected to help where several rows make each key's
+ * arithmetic long; it was 11 to 23 % slower there and almost everywhere
+ * else. */
 static int
 decode_default(int br)
 {
-	return br == 1 ? 2 : 6;
+	return br == 1 ? 2 : 7;
 }
 
 /* The instantiation for dtype, rows a block, warps and feed. */
@@ -924,15 +959,15 @@ decode_pick_rows(int rows)
 	}
 }
 
-template <int DT, int NW>
+template <int DT, int NW, bool HS>
 static decode_fn
 decode_pick_mma_rows(int rows)
 {
 	switch (rows) {
-	case 1: return decode_mma_kernel<DT, 1, NW>;
-	case 2: return decode_mma_kernel<DT, 2, NW>;
-	case 4: return decode_mma_kernel<DT, 4, NW>;
-	default: return decode_mma_kernel<DT, 8, NW>;
+	case 1: return decode_mma_kernel<DT, 1, NW, HS>;
+	case 2: return decode_mma_kernel<DT, 2, NW, HS>;
+	case 4: return decode_mma_kernel<DT, 4, NW, HS>;
+	default: return decode_mma_kernel<DT, 8, NW, HS>;
 	}
 }
 
@@ -940,9 +975,11 @@ template <int DT>
 static decode_fn
 decode_pick_kernel(int rows, const struct decode_variant *v)
 {
+	if (v->mma && v->nw == 4)
+		return decode_pick_mma_rows<DT, 4, false>(rows);
 	if (v->mma)
-		return v->nw == 8 ? decode_pick_mma_rows<DT, 8>(rows) :
-		    decode_pick_mma_rows<DT, 4>(rows);
+		return v->head_start ? decode_pick_mma_rows<DT, 8, true>(rows) :
+		    decode_pick_mma_rows<DT, 8, false>(rows);
 	if (v->nw == 8)
 		return v->staged ? decode_pick_rows<DT, 8, true>(rows) :
 		    decode_pick_rows<DT, 8, false>(rows);
