@@ -919,14 +919,15 @@ struct decode_variant {
 };
 
 static const struct decode_variant decode_variants[] = {
-	[0] = { 0, false, false },	/* the default: decode_default() */
-	[1] = { .nw = 4, .staged = false, .mma = false },
-	[2] = { .nw = 8, .staged = false, .mma = false },
-	[3] = { .nw = 4, .staged = true, .mma = false },
-	[4] = { .nw = 8, .staged = true, .mma = false },
-	[5] = { .nw = 4, .staged = false, .mma = true },
-	[6] = { .nw = 8, .staged = false, .mma = true },
-	[7] = { .nw = 8, .staged = false, .mma = true, .head_start = true },
+	/* nw, staged, mma, head_start */
+	[0] = { 0, false, false, false },	/* the default: decode_default() */
+	[1] = { 4, false, false, false },
+	[2] = { 8, false, false, false },
+	[3] = { 4, true, false, false },
+	[4] = { 8, true, false, false },
+	[5] = { 4, false, true, false },
+	[6] = { 8, false, true, false },
+	[7] = { 8, false, true, true },
 };
 #define DECODE_VARIANTS 8
 
