@@ -38,9 +38,10 @@
  *   the memory system is full from the first microsecond instead of
  *   after the warps' first round of loads.  It pays where a block's
  *   range is short: at batch 1, 8 K/V heads, Tk = 32768 a block streams
- *   1 MB in about 30 us, and there it was 3 to 4 % faster; asking for
- *   more (4 or 8 iterations, or each iteration's keys some iterations
- *   ahead) was slower: the prefetched lines then crowd L2.
+ *   1 MB in about 30 us, and there it was about 3 % faster (2.7 to 3.9 %
+ *   in the H200 runs); asking for more (4 or 8 iterations, or each
+ *   iteration's keys some iterations ahead) was slower: the prefetched
+ *   lines then crowd L2.
  * - The end of a range: the two halves of a warp, then the warps of the
  *   block, merge their (m, l, u) with merge.h's rule (the simulator's
  *   combine), and the block writes its partial (m, l, u) in float32.  The
@@ -936,8 +937,9 @@ static const struct decode_variant decode_variants[] = {
  * warps a block (the fastest of the four without tensor cores, or within
  * 1 % of it; 1 to 4 % ahead of the tensor cores at 11 of 12 shapes); for
  * packed rows, the tensor cores with 8 warps (timed at 4 rows; 2 and 8
- * rows cost it the same mma.sync) and the head start (as fast as without
- * at 4 of 6 shapes a dtype, 1 to 4 % faster at the other two).  The
+ * rows cost it the same mma.sync) and the head start (at 8 K/V heads 3
+ * to 4 % faster at batch 1, Tk = 32768 and batch 8, Tk = 4096, 1 % at
+ * batch 1, Tk = 131072, within 1 % at the other three).  The
  * staged ring was expected to help where several rows make each key's
  * arithmetic long; it was 11 to 23 % slower there and almost everywhere
  * else. */

@@ -59,7 +59,8 @@ size_t decode_workspace_bytes(int batch, int heads, int kv_heads, int tq,
  * shared memory, 4 warps; 4 the same, 8 warps; 5 loads to registers and
  * the scores and update on the tensor cores, 4 warps; 6 the same, 8
  * warps; 7 the same with L2 asked for a block's first keys as it starts.
- * The call is asynchronous on stream (a cudaStream_t; NULL the default stream).
+ * The call is asynchronous on stream (a cudaStream_t; NULL the default
+ * stream).
  * Returns 0, or -1 with one line in err (a bad size, too small a
  * workspace, a CUDA error at launch).
  */
