@@ -32,7 +32,7 @@
  *   update on the tensor cores (mma.sync), because the kernel above pays
  *   4 x 8 multiply-adds a key and lane per row in float32, and with 4
  *   rows that arithmetic left too few bytes in flight.
- * - A head start (the packed rows' default): as a block starts, one
+ * - A head start (the default on both paths): as a block starts, one
  *   thread asks L2 for its first DECODE_HEAD_START iterations of K and V
  *   (cp.async.bulk.prefetch.L2, no register or shared memory held), so
  *   the memory system is full from the first microsecond instead of
@@ -41,7 +41,8 @@
  *   1 MB in about 30 us, and there it was about 3 % faster (2.7 to 3.9 %
  *   in the H200 runs); asking for more (4 or 8 iterations, or each
  *   iteration's keys some iterations ahead) was slower: the prefetched
- *   lines then crowd L2.
+ *   lines then crowd L2.  With one row a block it was 4 % faster at batch
+ *   1, Tk = 4096 and 1 to 2 % at two more shapes.
  * - The end of a range: the two halves of a warp, then the warps of the
  *   block, merge their (m, l, u) with merge.h's rule (the simulator's
  *   combine), and the block writes its partial (m, l, u) in float32.  The
@@ -59,7 +60,7 @@
  *
  * Three ways to feed the loop, each with 4 or 8 warps a block (the
  * variants; decode_default picks registers, 8 warps, for one row and the
- * tensor cores, 8 warps, with the head start, for more):
+ * tensor cores, 8 warps, for more, both with the head start):
  *   registers  an iteration's 2 U loads are issued, then used: while a
  *              warp computes, it has nothing in flight, and other warps
  *              must cover
@@ -79,7 +80,7 @@
  * version 2: the staged path; the split counters at a fixed place in the
  * workspace (version 1 kept them after the partials, where a call of
  * another shape could find its partials' bytes in them).  version 3: the
- * packed rows on the tensor cores.  version 4: their head start.
+ * packed rows on the tensor cores.  version 4: the head start.
  */
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
@@ -413,7 +414,7 @@ decode_finish(const struct decode_params &P, const struct decode_block &B,
  * the 16 lanes of a half after the butterfly.  Up to 4 rows, 16 warps
  * an SM must fit (128 registers a thread), for loads in flight.
  */
-template <int DT, int ROWS, int NW, bool STAGED>
+template <int DT, int ROWS, int NW, bool STAGED, bool HEAD_START>
 __global__ void __launch_bounds__(NW * 32, ROWS <= 4 ? 16 / NW : 1)
 decode_kernel(const struct decode_params P)
 {
@@ -572,6 +573,9 @@ decode_kernel(const struct decode_params P)
 
 	const int first = k0 + w * KEYS, stride = NW * KEYS;
 	const int iters = first < k1 ? (k1 - first + stride - 1) / stride : 0;
+	if (HEAD_START && threadIdx.x == 0)
+		prefetch_kv(P, kv_off, k0,
+		    min(k1 - k0, DECODE_HEAD_START * stride));
 
 	if (!STAGED) {
 		/* Every load of an iteration first: 2 U of 16 bytes in flight
@@ -916,7 +920,7 @@ typedef void (*decode_fn)(const struct decode_params);
 struct decode_variant {
 	int nw;
 	bool staged, mma;
-	bool head_start;	/* tensor cores: DECODE_HEAD_START */
+	bool head_start;	/* DECODE_HEAD_START (registers, 8 warps, or mma) */
 };
 
 static const struct decode_variant decode_variants[] = {
@@ -929,13 +933,17 @@ static const struct decode_variant decode_variants[] = {
 	[5] = { 4, false, true, false },
 	[6] = { 8, false, true, false },
 	[7] = { 8, false, true, true },
+	[8] = { 8, false, false, true },
 };
-#define DECODE_VARIANTS 8
+#define DECODE_VARIANTS 9
 
 /* The default for `br` rows a block, measured on every shape of
  * gpu/bench/DECODE_NOTES.md: for one row, loads straight to registers, 8
  * warps a block (the fastest of the four without tensor cores, or within
- * 1 % of it; 1 to 4 % ahead of the tensor cores at 11 of 12 shapes); for
+ * 1 % of it; 1 to 4 % ahead of the tensor cores at 11 of 12 shapes),
+ * with the head start (at 32 K/V heads 4 % faster at batch 1, Tk = 4096,
+ * 1 to 2 % at batch 1, Tk = 32768 and batch 8, Tk = 4096, even at the
+ * other three); for
  * packed rows, the tensor cores with 8 warps (timed at 4 rows; 2 and 8
  * rows cost it the same mma.sync) and the head start (at 8 K/V heads 3
  * to 4 % faster at batch 1, Tk = 32768 and batch 8, Tk = 4096, 1 % at
@@ -946,19 +954,19 @@ static const struct decode_variant decode_variants[] = {
 static int
 decode_default(int br)
 {
-	return br == 1 ? 2 : 7;
+	return br == 1 ? 8 : 7;
 }
 
 /* The instantiation for dtype, rows a block, warps and feed. */
-template <int DT, int NW, bool ST>
+template <int DT, int NW, bool ST, bool HS>
 static decode_fn
 decode_pick_rows(int rows)
 {
 	switch (rows) {
-	case 1: return decode_kernel<DT, 1, NW, ST>;
-	case 2: return decode_kernel<DT, 2, NW, ST>;
-	case 4: return decode_kernel<DT, 4, NW, ST>;
-	default: return decode_kernel<DT, 8, NW, ST>;
+	case 1: return decode_kernel<DT, 1, NW, ST, HS>;
+	case 2: return decode_kernel<DT, 2, NW, ST, HS>;
+	case 4: return decode_kernel<DT, 4, NW, ST, HS>;
+	default: return decode_kernel<DT, 8, NW, ST, HS>;
 	}
 }
 
@@ -983,11 +991,13 @@ decode_pick_kernel(int rows, const struct decode_variant *v)
 	if (v->mma)
 		return v->head_start ? decode_pick_mma_rows<DT, 8, true>(rows) :
 		    decode_pick_mma_rows<DT, 8, false>(rows);
+	if (v->nw == 8 && v->staged)
+		return decode_pick_rows<DT, 8, true, false>(rows);
 	if (v->nw == 8)
-		return v->staged ? decode_pick_rows<DT, 8, true>(rows) :
-		    decode_pick_rows<DT, 8, false>(rows);
-	return v->staged ? decode_pick_rows<DT, 4, true>(rows) :
-	    decode_pick_rows<DT, 4, false>(rows);
+		return v->head_start ? decode_pick_rows<DT, 8, false, true>(rows) :
+		    decode_pick_rows<DT, 8, false, false>(rows);
+	return v->staged ? decode_pick_rows<DT, 4, true, false>(rows) :
+	    decode_pick_rows<DT, 4, false, false>(rows);
 }
 
 /* Bytes of the staged ring of a block. */

@@ -54,11 +54,12 @@ size_t decode_workspace_bytes(int batch, int heads, int kv_heads, int tq,
  * decode_workspace_bytes), zero-filled before its first use; the kernel
  * leaves it ready for the next call (the split counters back at 0), so
  * calls of any shape on one stream may share it.  variant: 0 the
- * default, or one of the seven (for measurements): 1 loads to
+ * default, or one of the eight (for measurements): 1 loads to
  * registers, 4 warps a block; 2 the same, 8 warps; 3 a cp.async ring in
  * shared memory, 4 warps; 4 the same, 8 warps; 5 loads to registers and
  * the scores and update on the tensor cores, 4 warps; 6 the same, 8
- * warps; 7 the same with L2 asked for a block's first keys as it starts.
+ * warps; 7 variant 6 with L2 asked for a block's first keys as it
+ * starts; 8 variant 2 with the same head start.
  * The call is asynchronous on stream (a cudaStream_t; NULL the default
  * stream).
  * Returns 0, or -1 with one line in err (a bad size, too small a
