@@ -58,16 +58,17 @@
  * keys has m = -inf: its exponent base is taken as 0 so p = 2^-inf = 0
  * and alpha = 0 times an l and u that are still 0.
  *
- * Three ways to feed the loop, each with 4 or 8 warps a block (the
- * variants; decode_default picks registers, 8 warps, for one row and the
- * tensor cores, 8 warps, for more, both with the head start):
+ * Four ways to feed the loop, with 4 or 8 warps a block (the variants;
+ * decode_default picks registers, 8 warps, for one row and the tensor
+ * cores, 8 warps, for more, both with the head start, and for packed
+ * rows in long ranges the tensor cores' ring):
  *   registers  an iteration's 2 U loads are issued, then used: while a
  *              warp computes, it has nothing in flight, and other warps
  *              must cover
  *   staged     a ring of DECODE_STAGES iterations in shared memory filled
  *              by cp.async: the next iterations' bytes are in flight while
- *              this one is computed, holding no registers.  Measured 11 to
- *              23 % slower (gpu/bench/DECODE_NOTES.md); kept to measure
+ *              this one is computed, holding no registers.  Measured 6 to
+ *              17 % slower (gpu/bench/DECODE_NOTES.md); kept to measure
  *              against.
  *   mma        registers, 16 keys a warp an iteration, on the tensor cores
  *              (decode_mma_kernel; P rounded to the dtype, as in
@@ -76,11 +77,17 @@
  *              of 12 shapes, so one row keeps the kernel without
  *              (gpu/bench/DECODE_NOTES.md).  With 8 warps, with and
  *              without the head start.
+ *   mma ring   the tensor cores fed by a cp.async ring of one iteration
+ *              ahead, read with ldmatrix (decode_ring_kernel): its copies
+ *              read whole keys, where the fragment-shaped loads above
+ *              read 64 bytes of each of eight keys.  The default for
+ *              packed rows in ranges of DECODE_RING_KEYS keys or more.
  *
  * version 2: the staged path; the split counters at a fixed place in the
  * workspace (version 1 kept them after the partials, where a call of
  * another shape could find its partials' bytes in them).  version 3: the
- * packed rows on the tensor cores.  version 4: the head start.
+ * packed rows on the tensor cores.  version 4: the head start.  version
+ * 5: the tensor cores' ring for long ranges, and cp.async through L1.
  */
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
@@ -175,16 +182,21 @@ load_stream(const void *p)
 	return r;
 }
 
-/* cp.async: 16 bytes from global to shared memory, past L1, without
- * holding a register while in flight. */
+/* cp.async: 16 bytes from global to shared memory, without holding a
+ * register while in flight.  .ca, not the .cg that skips L1: on the H200
+ * (Nsight Compute, gpu/bench/DECODE_NOTES.md) .cg asked L2 for every
+ * sector twice, 100.7 million requests for 4.3 GB at batch 8, 8 K/V
+ * heads, Tk = 131072, and streamed 15 % slower (3.98 against 4.66 TB/s
+ * there); .ca asks once a 128-byte line, 33.6 million requests. */
 __device__ __forceinline__ void
 copy_async(void *smem, const void *gmem)
 {
 	const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
 
-	asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
+	asm volatile("cp.async.ca.shared.global [%0], [%1], 16;"
 	    :: "r"(s), "l"(gmem) : "memory");
 }
+
 
 __device__ __forceinline__ void
 copy_commit(void)
@@ -218,6 +230,7 @@ prefetch_kv(const struct decode_params &P, size_t kv_off, int k, int n)
 }
 
 #define DECODE_STAGES 3		/* the staged path's ring: iterations in flight + 1 */
+#define DECODE_RING_STAGES 2	/* the tensor cores' ring: slots a warp */
 #define DECODE_HEAD_START 2	/* iterations a block asks of L2 as it starts */
 
 __host__ __device__ constexpr int
@@ -913,10 +926,224 @@ decode_mma_kernel(const struct decode_params P)
 	decode_finish<DT, ROWS, NW>(P, B, sm_u, sm_m, sm_l);
 }
 
+/* One ldmatrix.x4 (.trans: each 8 x 8 matrix transposed): four 8 x 8
+ * tiles of 16-bit values, lane l giving the address of row l % 8 of
+ * tile l / 8. */
+template <bool TRANS>
+__device__ __forceinline__ void
+ldmatrix4(uint32_t (&x)[4], const void *row)
+{
+	const unsigned s = (unsigned)__cvta_generic_to_shared(row);
+
+	if (TRANS)
+		asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 "
+		    "{%0, %1, %2, %3}, [%4];"
+		    : "=r"(x[0]), "=r"(x[1]), "=r"(x[2]), "=r"(x[3]) : "r"(s));
+	else
+		asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 "
+		    "{%0, %1, %2, %3}, [%4];"
+		    : "=r"(x[0]), "=r"(x[1]), "=r"(x[2]), "=r"(x[3]) : "r"(s));
+}
+
+/*
+ * The packed rows on the tensor cores, fed through shared memory as
+ * FlashAttention feeds them: the arithmetic of decode_mma_kernel, but
+ * each warp keeps a ring of DECODE_RING_STAGES slots (16 keys of K, then
+ * of V: 8 KB), filled by cp.async one iteration ahead and read back with
+ * ldmatrix.  The copies read whole keys: lane l takes 16-byte chunk l %
+ * 16 of key 2 c + l / 16 (c = 0 to 7), two keys' 512 contiguous bytes an
+ * instruction, where decode_mma_kernel's loads, shaped as its fragments,
+ * take 64 bytes of each of eight keys; and while a slot is computed the
+ * next one's bytes are in flight.  A key's 256 bytes lie in its slot
+ * with chunk c at c ^ (key % 8), so the eight rows an ldmatrix reads at
+ * once fall in eight different bank groups.  The ring (128 KB) holds
+ * one block of 8 warps an SM, and sm_u is laid over it at the end.
+ *
+ * Lane (g, t) = (lane / 4, lane % 4), dims in natural order:
+ * - S = Q K^T: k-step j is dims 16 j .. 16 j + 15; one ldmatrix.x4 of K
+ *   (keys 0-7 and 8-15, chunks 2 j and 2 j + 1) gives both 8-key tiles'
+ *   B fragments (key g, dims 2 t, 2 t + 1 and 8 + 2 t, 9 + 2 t).
+ * - O^T = V^T P^T: the same addresses in V with .trans give dim tile i's
+ *   A fragment (dims 16 i + g and 16 i + 8 + g, keys 2 t, 2 t + 1 and
+ *   8 + 2 t, 9 + 2 t).  The lane's accumulators are dims 16 i + g and
+ *   16 i + 8 + g of query rows 2 t and 2 t + 1.
+ * P^T's fragment is the lane's scores, as in decode_mma_kernel.
+ */
+template <int DT, int ROWS, int NW>
+__global__ void __launch_bounds__(NW * 32, 1)
+decode_ring_kernel(const struct decode_params P)
+{
+	typedef typename dtype_of<DT>::T T;
+	constexpr int D = DECODE_D;
+	constexpr int KEYS = 16;		/* a warp's keys an iteration */
+	constexpr int HALF = KEYS * D * 2;	/* bytes of K (or V) in a slot */
+	constexpr int STAGES = DECODE_RING_STAGES;
+	static_assert(STAGES * 2 * HALF >= ROWS * D * 4,
+	    "sm_u is laid over the ring at the end");
+	extern __shared__ uint4 ring[];
+	__shared__ float sm_m[NW][ROWS], sm_l[NW][ROWS];
+
+	const struct decode_block B = decode_block_of(P, ROWS);
+	const int b = B.b, g = B.g, row0 = B.row0, k0 = B.k0, k1 = B.k1;
+	const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+	const int lg = lane >> 2, lt = lane & 3;
+	char *const slots = (char *)ring + (size_t)w * STAGES * 2 * HALF;
+	const int ch = lane & 15;		/* the chunk this lane copies */
+	const T *kb = (const T *)P.k + B.kv_off + ch * 8;
+	const T *vb = (const T *)P.v + B.kv_off + ch * 8;
+	const int R = row0 + lg;
+	const bool row_ok = lg < ROWS && R < P.rows;
+	const long last_seen = row_ok ? (long)(R / P.group) + P.tk - P.tq : -1;
+	/* where this lane's ldmatrix row lies in a slot's K or V: key
+	 * (lane / 16) 8 + lane % 8, chunk 2 j + (lane / 8) % 2 */
+	const int mrow = (lane >> 4) * 8 + (lane & 7), mhalf = (lane >> 3) & 1;
+	uint32_t qa[8][2];
+	float acc[8][4], m = -INFINITY, l = 0.0f;
+	int i, j;
+
+	/* Query row lg, k-step j: dims 16 j + 2 lt (+ 1), 16 j + 8 + 2 lt. */
+#pragma unroll
+	for (j = 0; j < 8; j++)
+		qa[j][0] = qa[j][1] = 0u;
+	if (row_ok) {
+		const int pos = R / P.group, h = g * P.group + R % P.group;
+		const uint32_t *qp = (const uint32_t *)((const T *)P.q +
+		    (((size_t)b * P.heads + h) * P.tq + pos) * D);
+#pragma unroll
+		for (j = 0; j < 8; j++) {
+			qa[j][0] = qp[8 * j + lt];
+			qa[j][1] = qp[8 * j + 4 + lt];
+		}
+	}
+#pragma unroll
+	for (i = 0; i < 8; i++)
+		acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.0f;
+
+	const int first = k0 + w * KEYS, stride = NW * KEYS;
+	const int iters = first < k1 ? (k1 - first + stride - 1) / stride : 0;
+
+	/* Iteration it's copies into its slot (keys past the range read the
+	 * last key again; they are masked), and a commit either way so the
+	 * wait below counts groups alike. */
+	auto fill = [&](int it) {
+		if (it < iters) {
+			char *s = slots + (it % STAGES) * 2 * HALF;
+			const int base = first + it * stride;
+#pragma unroll
+			for (int c = 0; c < 8; c++) {
+				const int r = 2 * c + (lane >> 4);
+				const size_t key = (size_t)min(base + r, k1 - 1);
+				const int at = r * D * 2 + ((ch ^ (r & 7)) << 4);
+
+				copy_async(s + at, kb + key * D);
+				copy_async(s + HALF + at, vb + key * D);
+			}
+		}
+		copy_commit();
+	};
+	auto step = [&](int base, const char *s) {
+		float sc[2][4];
+		uint32_t x[4];
+		int n;
+
+		sc[0][0] = sc[0][1] = sc[0][2] = sc[0][3] = 0.0f;
+		sc[1][0] = sc[1][1] = sc[1][2] = sc[1][3] = 0.0f;
+#pragma unroll
+		for (j = 0; j < 8; j++) {
+			ldmatrix4<false>(x, s + mrow * D * 2 +
+			    (((2 * j + mhalf) ^ (mrow & 7)) << 4));
+			mma16816<DT>(sc[0], qa[j][0], 0u, qa[j][1], 0u, x[0], x[1]);
+			mma16816<DT>(sc[1], qa[j][0], 0u, qa[j][1], 0u, x[2], x[3]);
+		}
+		float mx = -INFINITY;
+#pragma unroll
+		for (n = 0; n < 2; n++)
+#pragma unroll
+			for (j = 0; j < 2; j++) {
+				const int key = base + 8 * n + 2 * lt + j;
+				float x2 = sc[n][j] * P.qscale;
+
+				if (!row_ok || key >= k1 || (P.causal &&
+				    (long)key > last_seen))
+					x2 = -INFINITY;
+				sc[n][j] = x2;
+				mx = fmaxf(mx, x2);
+			}
+		mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+		mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+		const float m_new = fmaxf(m, mx);
+		const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+		const float alpha = exp2f(m - m_use);
+		uint32_t pb[2];
+		float sum = 0.0f;
+
+#pragma unroll
+		for (n = 0; n < 2; n++) {
+			const float p0 = exp2f(sc[n][0] - m_use);
+			const float p1 = exp2f(sc[n][1] - m_use);
+
+			sum += p0 + p1;
+			pb[n] = pack2<DT>(p0, p1);
+		}
+		l = fmaf(alpha, l, sum);
+		m = m_new;
+		const float a0 = __shfl_sync(0xffffffffu, alpha, 8 * lt);
+		const float a1 = __shfl_sync(0xffffffffu, alpha, 8 * lt + 4);
+#pragma unroll
+		for (i = 0; i < 8; i++) {
+			acc[i][0] *= a0;
+			acc[i][1] *= a1;
+			acc[i][2] *= a0;
+			acc[i][3] *= a1;
+			ldmatrix4<true>(x, s + HALF + mrow * D * 2 +
+			    (((2 * i + mhalf) ^ (mrow & 7)) << 4));
+			mma16816<DT>(acc[i], x[0], x[1], x[2], x[3], pb[0], pb[1]);
+		}
+	};
+
+#pragma unroll
+	for (int it = 0; it < STAGES - 1; it++)
+		fill(it);
+	for (int it = 0; it < iters; it++) {
+		/* the slot filled here was read by the whole warp at it - 1 */
+		fill(it + STAGES - 1);
+		copy_wait<STAGES - 1>();
+		__syncwarp();		/* the other lanes' copies, seen */
+		step(first + it * stride, slots + (it % STAGES) * 2 * HALF);
+		__syncwarp();		/* the slot read before it is refilled */
+	}
+	copy_wait<0>();
+
+	/* As decode_mma_kernel's end, with sm_u laid over the ring once
+	 * every warp is done reading it. */
+	float (*sm_u)[ROWS][D] = (float (*)[ROWS][D])ring;
+
+	l += __shfl_xor_sync(0xffffffffu, l, 1);
+	l += __shfl_xor_sync(0xffffffffu, l, 2);
+	if (lg < ROWS && lt == 0) {
+		sm_m[w][lg] = m * 0.6931471805599453f;
+		sm_l[w][lg] = l;
+	}
+	__syncthreads();
+#pragma unroll
+	for (int r = 0; r < 2; r++) {
+		const int row = 2 * lt + r;
+
+		if (row < ROWS)
+#pragma unroll
+			for (i = 0; i < 8; i++) {
+				sm_u[w][row][16 * i + lg] = acc[i][r];
+				sm_u[w][row][16 * i + 8 + lg] = acc[i][2 + r];
+			}
+	}
+	__syncthreads();
+	decode_finish<DT, ROWS, NW>(P, B, sm_u, sm_m, sm_l);
+}
+
 typedef void (*decode_fn)(const struct decode_params);
 
 /* How a block streams its keys: warps, and registers, a cp.async ring,
- * or registers and the tensor cores. */
+ * or the tensor cores fed from registers or from a cp.async ring. */
 struct decode_variant {
 	int nw;
 	bool staged, mma;
@@ -934,27 +1161,36 @@ static const struct decode_variant decode_variants[] = {
 	[6] = { 8, false, true, false },
 	[7] = { 8, false, true, true },
 	[8] = { 8, false, false, true },
+	[9] = { 8, true, true, false },
 };
-#define DECODE_VARIANTS 9
+#define DECODE_VARIANTS 10
 
-/* The default for `br` rows a block, measured on every shape of
- * gpu/bench/DECODE_NOTES.md: for one row, loads straight to registers, 8
- * warps a block (the fastest of the four without tensor cores, or within
- * 1 % of it; 1 to 4 % ahead of the tensor cores at 11 of 12 shapes),
- * with the head start (at 32 K/V heads 4 % faster at batch 1, Tk = 4096,
- * 1 to 2 % at batch 1, Tk = 32768 and batch 8, Tk = 4096, even at the
- * other three); for
- * packed rows, the tensor cores with 8 warps (timed at 4 rows; 2 and 8
- * rows cost it the same mma.sync) and the head start (at 8 K/V heads 3
- * to 4 % faster at batch 1, Tk = 32768 and batch 8, Tk = 4096, 1 % at
- * batch 1, Tk = 131072, within 1 % at the other three).  The
- * staged ring was expected to help where several rows make each key's
- * arithmetic long; it was 11 to 23 % slower there and almost everywhere
- * else. */
+/*
+ * The default for `br` rows a block and ranges of `keys` keys (0: not
+ * known yet), measured on every shape of gpu/bench/DECODE_NOTES.md:
+ * - one row: loads straight to registers, 8 warps a block (the fastest of
+ *   the four without tensor cores, or within 1 % of it; 1 to 4 % ahead
+ *   of the tensor cores at 11 of 12 shapes), with the head start (at 32
+ *   K/V heads 4 % faster at batch 1, Tk = 4096, 1 to 2 % at batch 1,
+ *   Tk = 32768 and batch 8, Tk = 4096, even at the other three);
+ * - packed rows: the tensor cores with 8 warps (timed at 4 rows; 2 and 8
+ *   rows cost it the same mma.sync), fed from registers with the head
+ *   start (at 8 K/V heads 3 to 4 % faster than without at batch 1, Tk =
+ *   32768 and batch 8, Tk = 4096), and from the ring for ranges of
+ *   DECODE_RING_KEYS keys or more: at 65536 keys a range (batch 8, Tk =
+ *   131072) the ring was 0.3 to 2.9 % faster on three H200s, at 8192 and
+ *   16384 even (-1 to +2 %), at 2048 (batch 1, Tk = 32768; batch 8, Tk =
+ *   4096) 1 to 3 % slower.
+ * The staged ring without tensor cores, meant for the arithmetic of
+ * several rows, was 11 to 23 % slower than the registers with cp.async's
+ * .cg, and is 6 to 17 % slower with .ca.
+ */
 static int
-decode_default(int br)
+decode_default(int br, int keys)
 {
-	return br == 1 ? 8 : 7;
+	if (br == 1)
+		return 8;
+	return keys >= DECODE_RING_KEYS ? 9 : 7;
 }
 
 /* The instantiation for dtype, rows a block, warps and feed. */
@@ -984,8 +1220,22 @@ decode_pick_mma_rows(int rows)
 
 template <int DT>
 static decode_fn
+decode_pick_ring_rows(int rows)
+{
+	switch (rows) {
+	case 1: return decode_ring_kernel<DT, 1, 8>;
+	case 2: return decode_ring_kernel<DT, 2, 8>;
+	case 4: return decode_ring_kernel<DT, 4, 8>;
+	default: return decode_ring_kernel<DT, 8, 8>;
+	}
+}
+
+template <int DT>
+static decode_fn
 decode_pick_kernel(int rows, const struct decode_variant *v)
 {
+	if (v->mma && v->staged)
+		return decode_pick_ring_rows<DT>(rows);
 	if (v->mma && v->nw == 4)
 		return decode_pick_mma_rows<DT, 4, false>(rows);
 	if (v->mma)
@@ -1006,6 +1256,8 @@ decode_ring_bytes(int br, const struct decode_variant *v)
 {
 	const int u = br >= 8 ? 2 : 4;
 
+	if (v->mma && v->staged)
+		return (size_t)DECODE_RING_STAGES * v->nw * 2 * 16 * DECODE_D * 2;
 	return v->staged ? (size_t)DECODE_STAGES * 2 * u * v->nw * 32 * 16 : 0;
 }
 
@@ -1067,6 +1319,41 @@ decode_workspace_bytes(int batch, int heads, int kv_heads, int tq, int tk,
 	    groups * (size_t)splits * rows * (DECODE_D + 2) * sizeof(float);
 }
 
+/*
+ * Variant vi's kernel for br rows a block in dtype, the bytes of its ring
+ * and the blocks of it an SM holds (asked once a kernel, and a ring's
+ * shared-memory limit raised then).
+ */
+static int
+decode_resolve(int dtype, int br, int vi, decode_fn *fn, size_t *ring,
+    int *occ, char *err, size_t errlen)
+{
+	static int per_sm[2][DECODE_VARIANTS][4];
+	const struct decode_variant *var = &decode_variants[vi];
+	int *n = &per_sm[dtype][vi][ilog2(br)];
+	cudaError_t e;
+
+	*fn = dtype == DECODE_FP16 ? decode_pick_kernel<DECODE_FP16>(br, var) :
+	    decode_pick_kernel<DECODE_BF16>(br, var);
+	*ring = decode_ring_bytes(br, var);
+	if (*n == 0) {
+		if ((*ring > 0 && (e = cudaFuncSetAttribute(*fn,
+		    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)*ring)) !=
+		    cudaSuccess) ||
+		    (e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, *fn,
+		    var->nw * 32, *ring)) != cudaSuccess) {
+			snprintf(err, errlen, "decode: %s", cudaGetErrorString(e));
+			return -1;
+		}
+		if (*n == 0) {
+			snprintf(err, errlen, "decode: the kernel does not fit an SM");
+			return -1;
+		}
+	}
+	*occ = *n;
+	return 0;
+}
+
 static thread_local int decode_last;
 
 extern "C" int
@@ -1082,16 +1369,12 @@ decode_attention(const void *q, const void *k, const void *v, void *o,
     void *workspace, size_t workspace_bytes, void *stream, char *err,
     size_t errlen)
 {
-	/* SMs, and resident blocks per SM of each kernel, asked once (a
-	 * staged kernel's shared-memory limit is raised then too). */
-	static int sms;
-	static int per_sm[2][DECODE_VARIANTS][4];
-	const struct decode_variant *var;
+	static int sms;		/* asked once */
 	struct decode_params P;
 	decode_fn fn;
 	cudaError_t e;
 	size_t groups, rows_b, need, ring;
-	int dev, rows, br, ri, vi, *occ;
+	int dev, rows, br, vi, occ;
 
 	if (d != DECODE_D) {
 		snprintf(err, errlen, "decode: d must be %d, not %d", DECODE_D, d);
@@ -1114,13 +1397,9 @@ decode_attention(const void *q, const void *k, const void *v, void *o,
 	}
 	rows = heads / kv_heads * tq;
 	br = decode_block_rows(rows);
-	vi = variant == 0 ? decode_default(br) : variant;
-	var = &decode_variants[vi];
-	ri = ilog2(br);
-	fn = dtype == DECODE_FP16 ? decode_pick_kernel<DECODE_FP16>(br, var) :
-	    decode_pick_kernel<DECODE_BF16>(br, var);
-	ring = decode_ring_bytes(br, var);
-	occ = &per_sm[dtype][vi][ri];
+	vi = variant == 0 ? decode_default(br, 0) : variant;
+	if (decode_resolve(dtype, br, vi, &fn, &ring, &occ, err, errlen) != 0)
+		return -1;
 	if (sms == 0) {
 		if ((e = cudaGetDevice(&dev)) != cudaSuccess ||
 		    (e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
@@ -1129,28 +1408,22 @@ decode_attention(const void *q, const void *k, const void *v, void *o,
 			return -1;
 		}
 	}
-	if (*occ == 0) {
-		if ((ring > 0 && (e = cudaFuncSetAttribute(fn,
-		    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)ring)) !=
-		    cudaSuccess) ||
-		    (e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(occ, fn,
-		    var->nw * 32, ring)) != cudaSuccess) {
-			snprintf(err, errlen, "decode: %s", cudaGetErrorString(e));
-			return -1;
-		}
-		if (*occ == 0) {
-			snprintf(err, errlen, "decode: the kernel does not fit an SM");
-			return -1;
-		}
-	}
 	groups = (size_t)batch * kv_heads * decode_chunks(heads, kv_heads, tq);
 	if (splits <= 0)
-		splits = decode_pick_splits(batch, heads, kv_heads, tq, tk, sms, *occ);
+		splits = decode_pick_splits(batch, heads, kv_heads, tq, tk, sms, occ);
 	if (splits > DECODE_MAX_SPLITS)
 		splits = DECODE_MAX_SPLITS;
 	memset(&P, 0, sizeof P);
 	P.keys = (tk + splits - 1) / splits;
 	splits = (tk + P.keys - 1) / P.keys;	/* no empty range */
+	/* The default may take another kernel for ranges this long; both
+	 * hold one block an SM, so the ranges picked stand. */
+	if (variant == 0 && decode_default(br, P.keys) != vi) {
+		vi = decode_default(br, P.keys);
+		if (decode_resolve(dtype, br, vi, &fn, &ring, &occ, err,
+		    errlen) != 0)
+			return -1;
+	}
 	rows_b = (size_t)br;
 	need = decode_workspace_bytes(batch, heads, kv_heads, tq, tk, splits);
 	if (splits > 1 && groups > DECODE_TICKETS) {
@@ -1185,7 +1458,8 @@ decode_attention(const void *q, const void *k, const void *v, void *o,
 		P.ws_ml = P.ws_u + groups * splits * rows_b * DECODE_D;
 	}
 	fn<<<dim3((unsigned)splits, (unsigned)(kv_heads * P.chunks),
-	    (unsigned)batch), var->nw * 32, ring, (cudaStream_t)stream>>>(P);
+	    (unsigned)batch), decode_variants[vi].nw * 32, ring,
+	    (cudaStream_t)stream>>>(P);
 	if ((e = cudaGetLastError()) != cudaSuccess) {
 		snprintf(err, errlen, "decode: launch: %s", cudaGetErrorString(e));
 		return -1;

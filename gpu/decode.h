@@ -32,6 +32,7 @@ enum decode_dtype {
 #define DECODE_D 128		/* the head width this kernel is built for */
 #define DECODE_MAX_ROWS 8	/* packed rows one block holds */
 #define DECODE_MAX_SPLITS 256
+#define DECODE_RING_KEYS 32768	/* packed rows in ranges this long: the ring */
 
 /*
  * The key ranges a call with these sizes runs (what splits = 0 picks):
@@ -54,12 +55,15 @@ size_t decode_workspace_bytes(int batch, int heads, int kv_heads, int tq,
  * decode_workspace_bytes), zero-filled before its first use; the kernel
  * leaves it ready for the next call (the split counters back at 0), so
  * calls of any shape on one stream may share it.  variant: 0 the
- * default, or one of the eight (for measurements): 1 loads to
+ * default, or one of the nine (for measurements): 1 loads to
  * registers, 4 warps a block; 2 the same, 8 warps; 3 a cp.async ring in
  * shared memory, 4 warps; 4 the same, 8 warps; 5 loads to registers and
  * the scores and update on the tensor cores, 4 warps; 6 the same, 8
  * warps; 7 variant 6 with L2 asked for a block's first keys as it
- * starts; 8 variant 2 with the same head start.
+ * starts; 8 variant 2 with the same head start; 9 the tensor cores, 8
+ * warps, fed by a cp.async ring.  The default is 8 for one row a block,
+ * and for more 7, or 9 where a key range has DECODE_RING_KEYS keys or
+ * more.
  * The call is asynchronous on stream (a cudaStream_t; NULL the default
  * stream).
  * Returns 0, or -1 with one line in err (a bad size, too small a

@@ -38,6 +38,7 @@
 
 #include "testutil.h"
 #include "gpu/gpu.h"
+#include "gpu/decode.h"
 #include "gpu/gpucheck.h"
 #include "gpuprobe.h"
 #include "model/reference.h"
@@ -225,24 +226,35 @@ END_TEST
 
 /* Long ones, in fp16 (bf16 takes the same paths, checked above and once
  * here): many key ranges (one batch entry, 8 K/V heads), a ragged Tk,
- * the most ranges, and a batch whose groups fill the GPU unsplit. */
+ * the most ranges, and a batch whose groups fill the GPU unsplit; and
+ * packed rows in ranges of DECODE_RING_KEYS keys or more, which the
+ * default streams through the tensor cores' ring (one range, ragged;
+ * two, merged; causal, Tq = 3, two row chunks). */
 START_TEST(test_long)
 {
 	static const struct decode_shape shapes[] = {
 		{ 1, 32, 8, 1, 32768, 0, 0 }, { 1, 32, 8, 1, 65537, 0, 0 },
 		{ 2, 32, 8, 1, 20001, 1, 0 }, { 1, 32, 8, 1, 70000, 0, 256 },
 		{ 9, 32, 32, 1, 1000, 0, 0 },
+		{ 1, 32, 8, 1, 65537, 0, 1 }, { 1, 32, 8, 1, 70000, 0, 2 },
+		{ 2, 8, 2, 3, 40000, 1, 1 },
 	};
 	struct decode_seen seen;
-	int i, most = 0;
+	int i, most = 0, ring = 0;
 
 	for (i = 0; i < (int)(sizeof shapes / sizeof shapes[0]); i++) {
 		decode_check(&shapes[i], DTYPE_FP16, &seen);
 		most = seen.splits > most ? seen.splits : most;
+		ring += shapes[i].heads > shapes[i].kv_heads &&
+		    (shapes[i].tk + seen.splits - 1) / seen.splits >=
+		    DECODE_RING_KEYS;
 	}
 	decode_check(&shapes[0], DTYPE_BF16, &seen);
+	decode_check(&shapes[5], DTYPE_BF16, &seen);
 	ck_assert_msg(most >= 8, "the long shapes ran %d key ranges at most",
 	    most);
+	ck_assert_msg(ring >= 3, "%d runs of packed rows in ranges of %d keys "
+	    "or more", ring, DECODE_RING_KEYS);
 }
 END_TEST
 

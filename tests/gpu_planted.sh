@@ -27,9 +27,12 @@
 #   fma in scores    the score sum fused: s = fmaf(q, k, s)
 #   __expf           expf replaced by the fast approximation __expf
 #   alpha __expf     only alpha's expf replaced
-# and in gpu/decode.cu's tensor-core path (tests/check_gpu_decode):
+# and in gpu/decode.cu's tensor-core paths (tests/check_gpu_decode; the
+# first and last plants change both the registers' kernel and the ring's):
 #   mma no rescale   one of a lane's two rows is not rescaled by alpha
 #   mma V pairs      the byte permute pairs the wrong halves of V
+#   ring V tiles     two of V's four ldmatrix tiles swapped in P V (the
+#                    ring that feeds the tensor cores in long ranges)
 #   mma l one lane   l is not summed over the four lanes of a row
 set -u
 
@@ -127,12 +130,15 @@ plant "mma no rescale" 's/acc\[i\]\[1\] \*= a1;/;/' gpu/decode.cu \
     tests/check_gpu_decode
 plant "mma V pairs" 's/(i \& 1) ? 0x7632 : 0x5410/(i \& 1) ? 0x5410 : 0x7632/' \
     gpu/decode.cu tests/check_gpu_decode
+plant "ring V tiles" \
+    's/acc\[i\], x\[0\], x\[1\], x\[2\], x\[3\]/acc[i], x[0], x[2], x[1], x[3]/' \
+    gpu/decode.cu tests/check_gpu_decode
 plant "mma l one lane" 's/^\tl += __shfl_xor_sync(0xffffffffu, l, 2);$/;/' \
     gpu/decode.cu tests/check_gpu_decode
 
 if [ "$(grep -c '|passes$' "$work/verdicts")" -eq 2 ] &&
-    [ "$(grep -c '|caught$' "$work/verdicts")" -eq 7 ]; then
-	echo "gpu_planted: the tree passes both tests and all 7 plants are caught"
+    [ "$(grep -c '|caught$' "$work/verdicts")" -eq 8 ]; then
+	echo "gpu_planted: the tree passes both tests and all 8 plants are caught"
 	exit 0
 fi
 echo "gpu_planted: NOT SHOWN (see the table)"
