@@ -1178,9 +1178,9 @@ static const struct decode_variant decode_variants[] = {
  *   start (at 8 K/V heads 3 to 4 % faster than without at batch 1, Tk =
  *   32768 and batch 8, Tk = 4096), and from the ring for ranges of
  *   DECODE_RING_KEYS keys or more: at 65536 keys a range (batch 8, Tk =
- *   131072) the ring was 0.3 to 2.9 % faster on three H200s, at 8192 and
+ *   131072) the ring was 0.2 to 2.9 % faster on four H200s, at 8192 and
  *   16384 even (-1 to +2 %), at 2048 (batch 1, Tk = 32768; batch 8, Tk =
- *   4096) 1 to 3 % slower.
+ *   4096) 0.6 to 3 % slower.
  * The staged ring without tensor cores, meant for the arithmetic of
  * several rows, was 11 to 23 % slower than the registers with cp.async's
  * .cg, and is 6 to 17 % slower with .ca.

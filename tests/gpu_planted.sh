@@ -16,7 +16,8 @@
 # The script copies it once (sources and build, not .git or .gpu-deps:
 # about 25 MB under TMPDIR, removed at the end), then for each plant
 # copies that copy, changes one kernel with sed, rebuilds its test
-# (only that kernel and the links are redone: about 10 to 40 s each)
+# (only that kernel and the links are redone: 10 to 40 s for teach.cu,
+# a minute or more for decode.cu, whose test runs long shapes)
 # and runs it with FLASHSTEP_REQUIRE_GPU=1, so a missing GPU fails
 # rather than skips.  The tree as it is must pass; every plant must fail in its
 # tests (a plant that fails to apply or to build counts as not shown).
