@@ -731,6 +731,59 @@ pair_half(const uint4 &x, const uint4 &y, int i)
 }
 
 /*
+ * The online softmax of a warp's 16 keys on the tensor cores (for both
+ * kernels below): s[n][0..1] are lane (g, t)'s scores of query row g
+ * with keys base + 8 n + 2 t and one more, as the S tiles leave them.
+ * They are scaled for exp2 and masked (keys past the range, rows past the
+ * group, causal); m and l (the lane's share of row g's sum) move on; pb
+ * is P^T's fragment, p rounded to the dtype; a0 and a1 are alpha of
+ * query rows 2 t and 2 t + 1, the rows of the lane's accumulators.
+ * The sizes come by reference, as the kernels' lambdas see them: so
+ * both kernels compile to what they did with this code inline.
+ */
+template <int DT>
+__device__ __forceinline__ void
+mma_softmax(const struct decode_params &P, float (&s)[2][4], const int &base,
+    const int &k1, const int &lt, const bool &row_ok, const long &last_seen,
+    float &m, float &l, uint32_t (&pb)[2], float &a0, float &a1)
+{
+	float mx = -INFINITY, sum = 0.0f;
+	int n, j;
+
+#pragma unroll
+	for (n = 0; n < 2; n++)
+#pragma unroll
+		for (j = 0; j < 2; j++) {
+			const int key = base + 8 * n + 2 * lt + j;
+			float x2 = s[n][j] * P.qscale;
+
+			if (!row_ok || key >= k1 || (P.causal &&
+			    (long)key > last_seen))
+				x2 = -INFINITY;
+			s[n][j] = x2;
+			mx = fmaxf(mx, x2);
+		}
+	mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+	mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+	const float m_new = fmaxf(m, mx);
+	const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+	const float alpha = exp2f(m - m_use);
+
+#pragma unroll
+	for (n = 0; n < 2; n++) {
+		const float p0 = exp2f(s[n][0] - m_use);
+		const float p1 = exp2f(s[n][1] - m_use);
+
+		sum += p0 + p1;
+		pb[n] = pack2<DT>(p0, p1);
+	}
+	l = fmaf(alpha, l, sum);
+	m = m_new;
+	a0 = __shfl_sync(0xffffffffu, alpha, 8 * lt);
+	a1 = __shfl_sync(0xffffffffu, alpha, 8 * lt + 4);
+}
+
+/*
  * The packed rows on the tensor cores: block (range, group row chunk,
  * batch), ROWS (2 to 8) packed rows, NW warps, 16 keys a warp an
  * iteration.  With 4 packed rows the arithmetic of the lane-per-8-dims
@@ -842,41 +895,11 @@ decode_mma_kernel(const struct decode_params P)
 				    x.k[n][j].w);
 			}
 		}
-		float mx = -INFINITY;
-#pragma unroll
-		for (n = 0; n < 2; n++)
-#pragma unroll
-			for (j = 0; j < 2; j++) {
-				const int key = base + 8 * n + 2 * lt + j;
-				float x2 = s[n][j] * P.qscale;
-
-				if (!row_ok || key >= k1 || (P.causal &&
-				    (long)key > last_seen))
-					x2 = -INFINITY;
-				s[n][j] = x2;
-				mx = fmaxf(mx, x2);
-			}
-		mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-		mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-		const float m_new = fmaxf(m, mx);
-		const float m_use = m_new == -INFINITY ? 0.0f : m_new;
-		const float alpha = exp2f(m - m_use);
 		uint32_t pb[2];
-		float sum = 0.0f;
+		float a0, a1;
 
-#pragma unroll
-		for (n = 0; n < 2; n++) {
-			const float p0 = exp2f(s[n][0] - m_use);
-			const float p1 = exp2f(s[n][1] - m_use);
-
-			sum += p0 + p1;
-			pb[n] = pack2<DT>(p0, p1);
-		}
-		l = fmaf(alpha, l, sum);
-		m = m_new;
-		/* this lane's accumulators are rows 2 lt and 2 lt + 1 */
-		const float a0 = __shfl_sync(0xffffffffu, alpha, 8 * lt);
-		const float a1 = __shfl_sync(0xffffffffu, alpha, 8 * lt + 4);
+		mma_softmax<DT>(P, s, base, k1, lt, row_ok, last_seen, m, l, pb,
+		    a0, a1);
 #pragma unroll
 		for (i = 0; i < 8; i++) {
 			acc[i][0] *= a0;
@@ -1044,7 +1067,6 @@ decode_ring_kernel(const struct decode_params P)
 	auto step = [&](int base, const char *s) {
 		float sc[2][4];
 		uint32_t x[4];
-		int n;
 
 		sc[0][0] = sc[0][1] = sc[0][2] = sc[0][3] = 0.0f;
 		sc[1][0] = sc[1][1] = sc[1][2] = sc[1][3] = 0.0f;
@@ -1055,40 +1077,11 @@ decode_ring_kernel(const struct decode_params P)
 			mma16816<DT>(sc[0], qa[j][0], 0u, qa[j][1], 0u, x[0], x[1]);
 			mma16816<DT>(sc[1], qa[j][0], 0u, qa[j][1], 0u, x[2], x[3]);
 		}
-		float mx = -INFINITY;
-#pragma unroll
-		for (n = 0; n < 2; n++)
-#pragma unroll
-			for (j = 0; j < 2; j++) {
-				const int key = base + 8 * n + 2 * lt + j;
-				float x2 = sc[n][j] * P.qscale;
-
-				if (!row_ok || key >= k1 || (P.causal &&
-				    (long)key > last_seen))
-					x2 = -INFINITY;
-				sc[n][j] = x2;
-				mx = fmaxf(mx, x2);
-			}
-		mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-		mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-		const float m_new = fmaxf(m, mx);
-		const float m_use = m_new == -INFINITY ? 0.0f : m_new;
-		const float alpha = exp2f(m - m_use);
 		uint32_t pb[2];
-		float sum = 0.0f;
+		float a0, a1;
 
-#pragma unroll
-		for (n = 0; n < 2; n++) {
-			const float p0 = exp2f(sc[n][0] - m_use);
-			const float p1 = exp2f(sc[n][1] - m_use);
-
-			sum += p0 + p1;
-			pb[n] = pack2<DT>(p0, p1);
-		}
-		l = fmaf(alpha, l, sum);
-		m = m_new;
-		const float a0 = __shfl_sync(0xffffffffu, alpha, 8 * lt);
-		const float a1 = __shfl_sync(0xffffffffu, alpha, 8 * lt + 4);
+		mma_softmax<DT>(P, sc, base, k1, lt, row_ok, last_seen, m, l, pb,
+		    a0, a1);
 #pragma unroll
 		for (i = 0; i < 8; i++) {
 			acc[i][0] *= a0;
