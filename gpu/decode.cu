@@ -197,7 +197,6 @@ copy_async(void *smem, const void *gmem)
 	    :: "r"(s), "l"(gmem) : "memory");
 }
 
-
 __device__ __forceinline__ void
 copy_commit(void)
 {
