@@ -47,7 +47,8 @@ EXTRA_DIST += gpu/gpu_stub.c $(GPU_CU) gpu/wgmma.cu gpu/bench/bench.cuh \
 	gpu/bench/wgmma-h200-d913958.txt gpu/bench/wgmma-h200-8a0817c.txt \
 	gpu/bench/wgmma-h200-ec7e21f.txt gpu/bench/bench-h200-b18e150.txt
 # The decoding kernel's torch comparison, notes and raw figures.
-EXTRA_DIST += gpu/bench/decode_vs_torch.py gpu/bench/DECODE_NOTES.md \
+EXTRA_DIST += gpu/bench/decode_vs_torch.py gpu/bench/decode_profile.py \
+	gpu/bench/DECODE_NOTES.md \
 	gpu/bench/decode-h200-df8fa25.txt gpu/bench/split-check-h200-df8fa25.txt \
 	gpu/bench/decode-h200-6291fd3.txt gpu/bench/decode-h200-3de94a4.txt \
 	gpu/bench/decode-h200-f97dab6.txt gpu/bench/decode-h200-c2735ad.txt \
