@@ -224,8 +224,8 @@ START_TEST(test_small)
 }
 END_TEST
 
-/* Long ones, in fp16 (bf16 takes the same paths, checked above and once
- * here): many key ranges (one batch entry, 8 K/V heads), a ragged Tk,
+/* Long ones, in fp16 (bf16 takes the same paths, checked above, and
+ * here on one shape of each kernel): many key ranges (one batch entry, 8 K/V heads), a ragged Tk,
  * the most ranges, and a batch whose groups fill the GPU unsplit; and
  * packed rows in ranges of DECODE_RING_KEYS keys or more, which the
  * default streams through the tensor cores' ring (one range, ragged;
