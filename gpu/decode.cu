@@ -211,14 +211,22 @@ copy_wait(void)
 	asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
 }
 
-/* Asks L2 for keys k .. k + n - 1 of K and of V at kv_off: one bulk
- * prefetch each, holding no register and no shared memory while the
- * bytes come.  sm_90 and on; a no-op before. */
+#define DECODE_HEAD_START 2	/* iterations a block asks of L2 as it starts */
+
+/* The head start: as a block starts, its thread 0 asks L2 for the first
+ * DECODE_HEAD_START iterations (of `stride` keys) of its range k0 .. k1
+ * of K and of V at kv_off: one bulk prefetch each, holding no register
+ * and no shared memory while the bytes come.  sm_90 and on; a no-op
+ * before. */
 __device__ __forceinline__ void
-prefetch_kv(const struct decode_params &P, size_t kv_off, int k, int n)
+head_start(const struct decode_params &P, const size_t &kv_off,
+    const int &k0, const int &k1, const int &stride)
 {
 #if __CUDA_ARCH__ >= 900
-	const size_t off = (kv_off + (size_t)k * DECODE_D) * 2;
+	if (threadIdx.x != 0)
+		return;
+	const int n = min(k1 - k0, DECODE_HEAD_START * stride);
+	const size_t off = (kv_off + (size_t)k0 * DECODE_D) * 2;
 	const uint32_t bytes = (uint32_t)n * DECODE_D * 2;
 
 	asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;"
@@ -230,7 +238,6 @@ prefetch_kv(const struct decode_params &P, size_t kv_off, int k, int n)
 
 #define DECODE_STAGES 3		/* the staged path's ring: iterations in flight + 1 */
 #define DECODE_RING_STAGES 2	/* the tensor cores' ring: slots a warp */
-#define DECODE_HEAD_START 2	/* iterations a block asks of L2 as it starts */
 
 __host__ __device__ constexpr int
 ilog2(int n)
@@ -585,9 +592,8 @@ decode_kernel(const struct decode_params P)
 
 	const int first = k0 + w * KEYS, stride = NW * KEYS;
 	const int iters = first < k1 ? (k1 - first + stride - 1) / stride : 0;
-	if (HEAD_START && threadIdx.x == 0)
-		prefetch_kv(P, kv_off, k0,
-		    min(k1 - k0, DECODE_HEAD_START * stride));
+	if (HEAD_START)
+		head_start(P, kv_off, k0, k1, stride);
 
 	if (!STAGED) {
 		/* Every load of an iteration first: 2 U of 16 bytes in flight
@@ -782,6 +788,22 @@ mma_softmax(const struct decode_params &P, float (&s)[2][4], const int &base,
 	a1 = __shfl_sync(0xffffffffu, alpha, 8 * lt + 4);
 }
 
+/* The end of a warp's keys on the tensor cores (both kernels below): l
+ * summed over the four lanes of row lg, m in natural units, both to
+ * shared memory for decode_finish. */
+template <int ROWS, int NW>
+__device__ __forceinline__ void
+mma_m_l_out(const float &m, float &l, const int &lg, const int &lt,
+    const int &w, float (*sm_m)[ROWS], float (*sm_l)[ROWS])
+{
+	l += __shfl_xor_sync(0xffffffffu, l, 1);
+	l += __shfl_xor_sync(0xffffffffu, l, 2);
+	if (lg < ROWS && lt == 0) {
+		sm_m[w][lg] = m * 0.6931471805599453f;
+		sm_l[w][lg] = l;
+	}
+}
+
 /*
  * The packed rows on the tensor cores: block (range, group row chunk,
  * batch), ROWS (2 to 8) packed rows, NW warps, 16 keys a warp an
@@ -915,9 +937,8 @@ decode_mma_kernel(const struct decode_params P)
 	const int first = k0 + w * KEYS, stride = NW * KEYS;
 	const int iters = first < k1 ? (k1 - first + stride - 1) / stride : 0;
 
-	if (HEAD_START && threadIdx.x == 0)
-		prefetch_kv(P, kv_off, k0,
-		    min(k1 - k0, DECODE_HEAD_START * stride));
+	if (HEAD_START)
+		head_start(P, kv_off, k0, k1, stride);
 	for (int it = 0; it < iters; it++) {
 		kv16 x;
 
@@ -925,14 +946,8 @@ decode_mma_kernel(const struct decode_params P)
 		step(first + it * stride, x);
 	}
 
-	/* l over the four lanes of a row; m in natural units; then each
-	 * warp's state to shared memory for decode_finish. */
-	l += __shfl_xor_sync(0xffffffffu, l, 1);
-	l += __shfl_xor_sync(0xffffffffu, l, 2);
-	if (lg < ROWS && lt == 0) {
-		sm_m[w][lg] = m * 0.6931471805599453f;
-		sm_l[w][lg] = l;
-	}
+	/* Each warp's state to shared memory for decode_finish. */
+	mma_m_l_out<ROWS, NW>(m, l, lg, lt, w, sm_m, sm_l);
 #pragma unroll
 	for (int r = 0; r < 2; r++) {
 		const int row = 2 * lt + r;
@@ -1110,12 +1125,7 @@ decode_ring_kernel(const struct decode_params P)
 	 * every warp is done reading it. */
 	float (*sm_u)[ROWS][D] = (float (*)[ROWS][D])ring;
 
-	l += __shfl_xor_sync(0xffffffffu, l, 1);
-	l += __shfl_xor_sync(0xffffffffu, l, 2);
-	if (lg < ROWS && lt == 0) {
-		sm_m[w][lg] = m * 0.6931471805599453f;
-		sm_l[w][lg] = l;
-	}
+	mma_m_l_out<ROWS, NW>(m, l, lg, lt, w, sm_m, sm_l);
 	__syncthreads();
 #pragma unroll
 	for (int r = 0; r < 2; r++) {
