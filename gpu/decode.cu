@@ -60,8 +60,8 @@
  *
  * Four ways to feed the loop, with 4 or 8 warps a block (the variants;
  * decode_default picks registers, 8 warps, for one row and the tensor
- * cores, 8 warps, for more, both with the head start, and for packed
- * rows in long ranges the tensor cores' ring):
+ * cores, 8 warps, for more, both with the head start, and for long
+ * ranges the tensor cores' ring):
  *   registers  an iteration's 2 U loads are issued, then used: while a
  *              warp computes, it has nothing in flight, and other warps
  *              must cover
@@ -80,14 +80,17 @@
  *   mma ring   the tensor cores fed by a cp.async ring of one iteration
  *              ahead, read with ldmatrix (decode_ring_kernel): its copies
  *              read whole keys, where the fragment-shaped loads above
- *              read 64 bytes of each of eight keys.  The default for
- *              packed rows in ranges of DECODE_RING_KEYS keys or more.
+ *              read 64 bytes of each of eight keys.  The default, for
+ *              one row or packed rows, where the ranges that fill the
+ *              SMs have DECODE_RING_KEYS keys or more; then cut to
+ *              DECODE_RING_RANGE keys.
  *
  * version 2: the staged path; the split counters at a fixed place in the
  * workspace (version 1 kept them after the partials, where a call of
  * another shape could find its partials' bytes in them).  version 3: the
  * packed rows on the tensor cores.  version 4: the head start.  version
  * 5: the tensor cores' ring for long ranges, and cp.async through L1.
+ * version 6: the ring for one row too, in ranges of DECODE_RING_RANGE.
  */
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
@@ -1178,11 +1181,19 @@ static const struct decode_variant decode_variants[] = {
  * - packed rows: the tensor cores with 8 warps (timed at 4 rows; 2 and 8
  *   rows cost it the same mma.sync), fed from registers with the head
  *   start (at 8 K/V heads 3 to 4 % faster than without at batch 1, Tk =
- *   32768 and batch 8, Tk = 4096), and from the ring for ranges of
- *   DECODE_RING_KEYS keys or more: at 65536 keys a range (batch 8, Tk =
- *   131072) the ring was 0.2 to 2.9 % faster on four H200s, at 8192 and
- *   16384 even (-1 to +2 %), at 2048 (batch 1, Tk = 32768; batch 8, Tk =
- *   4096) 0.6 to 3 % slower.
+ *   32768 and batch 8, Tk = 4096);
+ * - either, where the ranges picked to fill the SMs have DECODE_RING_KEYS
+ *   keys or more: the tensor cores fed by the ring, in ranges cut to
+ *   DECODE_RING_RANGE keys (decode_ring_splits).  In one run at fabecb9
+ *   the ring in ranges of 16384 keys read 4.50 TB/s at batch 8, 8 K/V
+ *   heads, Tk = 131072, where it read 4.35 in the two ranges of 65536
+ *   keys that fill the SMs, and the kernel from registers 4.35 and 4.38
+ *   in 2 and 8; with one row at 32 K/V heads, batch 8, 4.58 against the
+ *   registers' 4.40 unsplit at Tk = 131072 and 4.50 against 4.37 at
+ *   32768.  Shorter ranges, picked to fill the SMs (packed rows at
+ *   16384 keys, one row at 4096 to 16384), keep the kernels above: the
+ *   ring was even or up to 1 % slower there, and 0.6 to 3 % slower at
+ *   2048.
  * The staged ring without tensor cores, meant for the arithmetic of
  * several rows, was 11 to 23 % slower than the registers with cp.async's
  * .cg, and is 6 to 17 % slower with .ca.
@@ -1190,9 +1201,19 @@ static const struct decode_variant decode_variants[] = {
 static int
 decode_default(int br, int keys)
 {
-	if (br == 1)
-		return 8;
-	return keys >= DECODE_RING_KEYS ? 9 : 7;
+	if (keys >= DECODE_RING_KEYS)
+		return 9;
+	return br == 1 ? 8 : 7;
+}
+
+extern "C" int
+decode_ring_splits(int tk, int splits)
+{
+	int cut = (int)(((long)tk + DECODE_RING_RANGE - 1) / DECODE_RING_RANGE);
+
+	if (cut > DECODE_MAX_SPLITS)
+		cut = DECODE_MAX_SPLITS;
+	return cut > splits ? cut : splits;
 }
 
 /* The instantiation for dtype, rows a block, warps and feed. */
@@ -1376,7 +1397,7 @@ decode_attention(const void *q, const void *k, const void *v, void *o,
 	decode_fn fn;
 	cudaError_t e;
 	size_t groups, rows_b, need, ring;
-	int dev, rows, br, vi, occ;
+	int dev, rows, br, vi, occ, asked;
 
 	if (d != DECODE_D) {
 		snprintf(err, errlen, "decode: d must be %d, not %d", DECODE_D, d);
@@ -1411,6 +1432,7 @@ decode_attention(const void *q, const void *k, const void *v, void *o,
 		}
 	}
 	groups = (size_t)batch * kv_heads * decode_chunks(heads, kv_heads, tq);
+	asked = splits;
 	if (splits <= 0)
 		splits = decode_pick_splits(batch, heads, kv_heads, tq, tk, sms, occ);
 	if (splits > DECODE_MAX_SPLITS)
@@ -1418,13 +1440,19 @@ decode_attention(const void *q, const void *k, const void *v, void *o,
 	memset(&P, 0, sizeof P);
 	P.keys = (tk + splits - 1) / splits;
 	splits = (tk + P.keys - 1) / P.keys;	/* no empty range */
-	/* The default may take another kernel for ranges this long; both
-	 * hold one block an SM, so the ranges picked stand. */
+	/* The default may take the ring for ranges this long, and the ring
+	 * its own ranges where the count is the kernel's to pick. */
 	if (variant == 0 && decode_default(br, P.keys) != vi) {
 		vi = decode_default(br, P.keys);
 		if (decode_resolve(dtype, br, vi, &fn, &ring, &occ, err,
 		    errlen) != 0)
 			return -1;
+	}
+	if (asked <= 0 && groups <= DECODE_TICKETS && decode_variants[vi].mma &&
+	    decode_variants[vi].staged) {
+		splits = decode_ring_splits(tk, splits);
+		P.keys = (tk + splits - 1) / splits;
+		splits = (tk + P.keys - 1) / P.keys;
 	}
 	rows_b = (size_t)br;
 	need = decode_workspace_bytes(batch, heads, kv_heads, tq, tk, splits);

@@ -32,16 +32,23 @@ enum decode_dtype {
 #define DECODE_D 128		/* the head width this kernel is built for */
 #define DECODE_MAX_ROWS 8	/* packed rows one block holds */
 #define DECODE_MAX_SPLITS 256
-#define DECODE_RING_KEYS 32768	/* packed rows in ranges this long: the ring */
+#define DECODE_RING_KEYS 32768	/* ranges this long take the ring */
+#define DECODE_RING_RANGE 16384	/* keys a range of the ring picks, at most */
 
 /*
- * The key ranges a call with these sizes runs (what splits = 0 picks):
+ * The key ranges a call with these sizes runs (what splits = 0 picks,
+ * then decode_ring_splits for the ring):
  * enough (row chunk, range) blocks to fill every SM of device `sms` with
  * `per_sm` resident blocks in one wave, no more ranges than leave each at
  * least 128 keys, and 1 when the groups alone fill the GPU.
  */
 int decode_pick_splits(int batch, int heads, int kv_heads, int tq, int tk,
     int sms, int per_sm);
+
+/* The ranges the ring (variant 9) runs where splits = 0 picked `splits`:
+ * as many more as leave none longer than DECODE_RING_RANGE keys (up to
+ * DECODE_MAX_SPLITS): it streams faster so (gpu/bench/DECODE_NOTES.md). */
+int decode_ring_splits(int tk, int splits);
 
 /* Bytes of workspace a call with these sizes needs for `splits` ranges
  * (0: the most any call with these sizes may pick). */
@@ -50,20 +57,21 @@ size_t decode_workspace_bytes(int batch, int heads, int kv_heads, int tq,
 
 /*
  * O (and lse) for every (batch, head, row).  scale <= 0 means 1/sqrt(d).
- * splits = 0 picks them (decode_pick_splits on this device); 1 runs no
- * combine.  workspace: device memory of workspace_bytes (at least
- * decode_workspace_bytes), zero-filled before its first use; the kernel
- * leaves it ready for the next call (the split counters back at 0), so
- * calls of any shape on one stream may share it.  variant: 0 the
+ * splits = 0 picks them (decode_pick_splits on this device, and
+ * decode_ring_splits); 1 runs no combine.  workspace: device memory of
+ * workspace_bytes (at least decode_workspace_bytes), zero-filled before
+ * its first use; the kernel leaves it ready for the next call (the split
+ * counters back at 0), so calls of any shape on one stream may share
+ * it.  variant: 0 the
  * default, or one of the nine (for measurements): 1 loads to
  * registers, 4 warps a block; 2 the same, 8 warps; 3 a cp.async ring in
  * shared memory, 4 warps; 4 the same, 8 warps; 5 loads to registers and
  * the scores and update on the tensor cores, 4 warps; 6 the same, 8
  * warps; 7 variant 6 with L2 asked for a block's first keys as it
  * starts; 8 variant 2 with the same head start; 9 the tensor cores, 8
- * warps, fed by a cp.async ring.  The default is 8 for one row a block,
- * and for more 7, or 9 where a key range has DECODE_RING_KEYS keys or
- * more.
+ * warps, fed by a cp.async ring.  The default is 9 where a key range
+ * has DECODE_RING_KEYS keys or more, else 8 for one row a block and 7
+ * for more.
  * The call is asynchronous on stream (a cudaStream_t; NULL the default
  * stream).
  * Returns 0, or -1 with one line in err (a bad size, too small a

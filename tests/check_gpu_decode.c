@@ -225,11 +225,12 @@ START_TEST(test_small)
 END_TEST
 
 /* Long ones, in fp16 (bf16 takes the same paths, checked above, and
- * here on one shape of each kernel): many key ranges (one batch entry, 8 K/V heads), a ragged Tk,
- * the most ranges, and a batch whose groups fill the GPU unsplit; and
- * packed rows in ranges of DECODE_RING_KEYS keys or more, which the
- * default streams through the tensor cores' ring (one range, ragged;
- * two, merged; causal, Tq = 3, two row chunks). */
+ * here on one shape of each kernel): many key ranges (one batch entry, 8
+ * K/V heads), a ragged Tk, the most ranges, and a batch whose groups fill
+ * the GPU unsplit; and ranges of DECODE_RING_KEYS keys or more, which the
+ * default streams through the tensor cores' ring (packed rows: one
+ * range, ragged; two, merged; causal, Tq = 3, two row chunks; and one
+ * row a block, one range). */
 START_TEST(test_long)
 {
 	static const struct decode_shape shapes[] = {
@@ -237,7 +238,7 @@ START_TEST(test_long)
 		{ 2, 32, 8, 1, 20001, 1, 0 }, { 1, 32, 8, 1, 70000, 0, 256 },
 		{ 9, 32, 32, 1, 1000, 0, 0 },
 		{ 1, 32, 8, 1, 65537, 0, 1 }, { 1, 32, 8, 1, 70000, 0, 2 },
-		{ 2, 8, 2, 3, 40000, 1, 1 },
+		{ 2, 8, 2, 3, 40000, 1, 1 }, { 1, 8, 8, 1, 33000, 0, 1 },
 	};
 	struct decode_seen seen;
 	int i, most = 0, ring = 0;
@@ -245,16 +246,34 @@ START_TEST(test_long)
 	for (i = 0; i < (int)(sizeof shapes / sizeof shapes[0]); i++) {
 		decode_check(&shapes[i], DTYPE_FP16, &seen);
 		most = seen.splits > most ? seen.splits : most;
-		ring += shapes[i].heads > shapes[i].kv_heads &&
-		    (shapes[i].tk + seen.splits - 1) / seen.splits >=
+		ring += (shapes[i].tk + seen.splits - 1) / seen.splits >=
 		    DECODE_RING_KEYS;
 	}
 	decode_check(&shapes[0], DTYPE_BF16, &seen);
 	decode_check(&shapes[5], DTYPE_BF16, &seen);
 	ck_assert_msg(most >= 8, "the long shapes ran %d key ranges at most",
 	    most);
-	ck_assert_msg(ring >= 3, "%d runs of packed rows in ranges of %d keys "
-	    "or more", ring, DECODE_RING_KEYS);
+	ck_assert_msg(ring >= 4, "%d runs in ranges of %d keys or more", ring,
+	    DECODE_RING_KEYS);
+}
+END_TEST
+
+/* The ring's own ranges: none longer than DECODE_RING_RANGE keys, never
+ * fewer than picked, no more than DECODE_MAX_SPLITS. */
+START_TEST(test_ring_ranges)
+{
+	static const int cases[][3] = {	/* Tk, ranges picked, the ring's */
+		{ 131072, 2, 8 }, { 131072, 1, 8 }, { 32768, 1, 2 },
+		{ 40000, 1, 3 }, { 16384, 1, 1 }, { 16385, 1, 2 },
+		{ 131072, 16, 16 }, { 300000, 4, 19 }, { 1 << 30, 1, 256 },
+	};
+	int i;
+
+	for (i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++)
+		ck_assert_msg(decode_ring_splits(cases[i][0], cases[i][1]) ==
+		    cases[i][2], "Tk %d, %d ranges picked: the ring ran %d, not %d",
+		    cases[i][0], cases[i][1], decode_ring_splits(cases[i][0],
+		    cases[i][1]), cases[i][2]);
 }
 END_TEST
 
@@ -268,6 +287,7 @@ test_suite(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_small);
 	tcase_add_test(tc, test_long);
+	tcase_add_test(tc, test_ring_ranges);
 	suite_add_tcase(s, tc);
 	return s;
 }
