@@ -1187,13 +1187,14 @@ static const struct decode_variant decode_variants[] = {
  *   DECODE_RING_RANGE keys (decode_ring_splits).  In one run at fabecb9
  *   the ring in ranges of 16384 keys read 4.50 TB/s at batch 8, 8 K/V
  *   heads, Tk = 131072, where it read 4.35 in the two ranges of 65536
- *   keys that fill the SMs, and the kernel from registers 4.35 and 4.38
- *   in 2 and 8; with one row at 32 K/V heads, batch 8, 4.58 against the
- *   registers' 4.40 unsplit at Tk = 131072 and 4.50 against 4.37 at
- *   32768.  Shorter ranges, picked to fill the SMs (packed rows at
- *   16384 keys, one row at 4096 to 16384), keep the kernels above: the
- *   ring was even or up to 1 % slower there, and 0.6 to 3 % slower at
- *   2048.
+ *   keys that fill the SMs, and variant 7 4.34 and 4.38 in 2 and 8;
+ *   with one row at 32 K/V heads, batch 8, 4.58 against variant 8's
+ *   4.40 unsplit at Tk = 131072 and 4.50 against 4.37 at 32768 (on two
+ *   other machines within 0.7 % of variant 8).  Shorter ranges, picked
+ *   to fill the SMs, keep the kernels above: at 16384 keys of packed
+ *   rows the ring ran from 1.2 % slower to 2.1 % faster than variant 7
+ *   from machine to machine, at 2048 0.6 to 3 % slower; with one row,
+ *   at 4096 keys 2 % slower than variant 8.
  * The staged ring without tensor cores, meant for the arithmetic of
  * several rows, was 11 to 23 % slower than the registers with cp.async's
  * .cg, and is 6 to 17 % slower with .ca.
