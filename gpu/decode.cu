@@ -105,9 +105,6 @@ extern "C" {
 #include "model/merge.h"
 }
 
-#define DECODE_MIN_KEYS 128	/* keys a range gets at least */
-#define DECODE_TICKETS 4096	/* groups a split run may have */
-
 struct decode_params {
 	const void *q, *k, *v;
 	void *o;
@@ -1207,16 +1204,6 @@ decode_default(int br, int keys)
 	return br == 1 ? 8 : 7;
 }
 
-extern "C" int
-decode_ring_splits(int tk, int splits)
-{
-	int cut = (int)(((long)tk + DECODE_RING_RANGE - 1) / DECODE_RING_RANGE);
-
-	if (cut > DECODE_MAX_SPLITS)
-		cut = DECODE_MAX_SPLITS;
-	return cut > splits ? cut : splits;
-}
-
 /* The instantiation for dtype, rows a block, warps and feed. */
 template <int DT, int NW, bool ST, bool HS>
 static decode_fn
@@ -1283,64 +1270,6 @@ decode_ring_bytes(int br, const struct decode_variant *v)
 	if (v->mma && v->staged)
 		return (size_t)DECODE_RING_STAGES * v->nw * 2 * 16 * DECODE_D * 2;
 	return v->staged ? (size_t)DECODE_STAGES * 2 * u * v->nw * 32 * 16 : 0;
-}
-
-/* Rows a block holds for a group of `rows` packed rows: the smallest
- * instantiation that takes them, DECODE_MAX_ROWS at most (then chunks). */
-static int
-decode_block_rows(int rows)
-{
-	int n = 1;
-
-	while (n < rows && n < DECODE_MAX_ROWS)
-		n *= 2;
-	return n;
-}
-
-static int
-decode_chunks(int heads, int kv_heads, int tq)
-{
-	int rows = heads / kv_heads * tq, br = decode_block_rows(rows);
-
-	return (rows + br - 1) / br;
-}
-
-extern "C" int
-decode_pick_splits(int batch, int heads, int kv_heads, int tq, int tk,
-    int sms, int per_sm)
-{
-	long groups = (long)batch * kv_heads * decode_chunks(heads, kv_heads, tq);
-	long slots = (long)sms * (per_sm > 0 ? per_sm : 1);
-	long most = (tk + DECODE_MIN_KEYS - 1) / DECODE_MIN_KEYS;
-	long s;
-
-	if (groups >= slots || groups > DECODE_TICKETS)
-		return 1;
-	s = slots / groups;
-	if (s > most)
-		s = most;
-	if (s > DECODE_MAX_SPLITS)
-		s = DECODE_MAX_SPLITS;
-	return s < 1 ? 1 : (int)s;
-}
-
-/*
- * The workspace: DECODE_TICKETS counters first, at the same place for
- * every call (each call leaves the ones it used at 0, so calls of any
- * shape can share one workspace), then the partials.
- */
-extern "C" size_t
-decode_workspace_bytes(int batch, int heads, int kv_heads, int tq, int tk,
-    int splits)
-{
-	size_t groups = (size_t)batch * kv_heads * decode_chunks(heads, kv_heads, tq);
-	size_t rows = (size_t)decode_block_rows(heads / kv_heads * tq);
-	size_t most = (size_t)(tk + DECODE_MIN_KEYS - 1) / DECODE_MIN_KEYS;
-
-	if (splits <= 0)
-		splits = (int)(most < DECODE_MAX_SPLITS ? most : DECODE_MAX_SPLITS);
-	return DECODE_TICKETS * sizeof(unsigned) +
-	    groups * (size_t)splits * rows * (DECODE_D + 2) * sizeof(float);
 }
 
 /*

@@ -1,8 +1,9 @@
 /*
- * decode.h - the decoding kernel (gpu/decode.cu): attention of a few new
- * query rows per head against a long K/V cache, fp16 or bf16, d = 128,
- * grouped heads, split-KV.  A plain C entry point with device pointers,
- * for C host code, standalone drivers and Python (ctypes).
+ * decode.h - the decoding kernel (gpu/decode.cu, its launch arithmetic
+ * in gpu/decode_ranges.c): attention of a few new query rows per head
+ * against a long K/V cache, fp16 or bf16, d = 128, grouped heads,
+ * split-KV.  A plain C entry point with device pointers, for C host
+ * code, standalone drivers and Python (ctypes).
  *
  * Shapes (row-major, contiguous, on the device):
  *   Q  (B, H, Tq, d)   K, V  (B, G, Tk, d)   O  (B, H, Tq, d)   of dtype
@@ -32,8 +33,17 @@ enum decode_dtype {
 #define DECODE_D 128		/* the head width this kernel is built for */
 #define DECODE_MAX_ROWS 8	/* packed rows one block holds */
 #define DECODE_MAX_SPLITS 256
+#define DECODE_MIN_KEYS 128	/* keys a range gets at least */
+#define DECODE_TICKETS 4096	/* groups of rows a split run may have */
 #define DECODE_RING_KEYS 32768	/* ranges this long take the ring */
 #define DECODE_RING_RANGE 16384	/* keys a range of the ring picks, at most */
+
+/* Rows a block holds for a group of `rows` packed rows: the smallest
+ * instantiation that takes them, DECODE_MAX_ROWS at most. */
+int decode_block_rows(int rows);
+
+/* The blocks of rows a group's H/G heads and Tq rows are cut into. */
+int decode_chunks(int heads, int kv_heads, int tq);
 
 /*
  * The key ranges a call with these sizes runs (what splits = 0 picks,

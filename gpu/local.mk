@@ -27,7 +27,7 @@ GPU_HDRS = gpu/gpu.h gpu/kernel.h gpu/kernels.h gpu/cudacheck.h \
 	gpu/timing.h gpu/fast.h gpu/wgmma.h gpu/gpucheck.h gpu/gpucheck_bwd.h \
 	gpu/teach_bwd.h gpu/gpucheck_split.h gpu/decode.h gpu/to16.h
 GPU_C = gpu/kernel.c gpu/gpu.c gpu/gpubwd.c gpu/gpusplit.c gpu/gpucheck.c \
-	gpu/gpucheck_bwd.c gpu/gpucheck_split.c gpu/ladder.c
+	gpu/gpucheck_bwd.c gpu/gpucheck_split.c gpu/ladder.c gpu/decode_ranges.c
 GPU_KERNELS = gpu/teach.cu gpu/naive.cu gpu/fast.cu gpu/tcrun.cu \
 	gpu/teach_bwd.cu gpu/teach_split.cu gpu/decode.cu gpu/decoderun.cu
 GPU_CU = gpu/device.cu gpu/timing.cu $(GPU_KERNELS)

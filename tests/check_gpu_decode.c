@@ -258,25 +258,6 @@ START_TEST(test_long)
 }
 END_TEST
 
-/* The ring's own ranges: none longer than DECODE_RING_RANGE keys, never
- * fewer than picked, no more than DECODE_MAX_SPLITS. */
-START_TEST(test_ring_ranges)
-{
-	static const int cases[][3] = {	/* Tk, ranges picked, the ring's */
-		{ 131072, 2, 8 }, { 131072, 1, 8 }, { 32768, 1, 2 },
-		{ 40000, 1, 3 }, { 16384, 1, 1 }, { 16385, 1, 2 },
-		{ 131072, 16, 16 }, { 300000, 4, 19 }, { 1 << 30, 1, 256 },
-	};
-	int i;
-
-	for (i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++)
-		ck_assert_msg(decode_ring_splits(cases[i][0], cases[i][1]) ==
-		    cases[i][2], "Tk %d, %d ranges picked: the ring ran %d, not %d",
-		    cases[i][0], cases[i][1], decode_ring_splits(cases[i][0],
-		    cases[i][1]), cases[i][2]);
-}
-END_TEST
-
 Suite *
 test_suite(void)
 {
@@ -287,7 +268,6 @@ test_suite(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_small);
 	tcase_add_test(tc, test_long);
-	tcase_add_test(tc, test_ring_ranges);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -3,13 +3,15 @@
  * the GPU half that need no GPU, so they run on every machine: names
  * find their entries, each entry refuses what it does not take with the
  * one message that names it, the fast kernel's tilings, --list-kernels'
- * lines, the closeness rule's numbers, and the skip rule of the GPU
- * tests (gpu_may_skip, FLASHSTEP_REQUIRE_GPU).
+ * lines, the closeness rule's numbers, the skip rule of the GPU tests
+ * (gpu_may_skip, FLASHSTEP_REQUIRE_GPU), and how the decoding kernel
+ * cuts a call into blocks, key ranges and workspace (decode_ranges.c).
  */
 #include "config.h"
 
 #include "testutil.h"
 #include "gpu/gpu.h"
+#include "gpu/decode.h"
 #include "gpu/gpucheck.h"
 #include "gpu/gpucheck_split.h"
 #include "model/combine.h"
@@ -597,6 +599,62 @@ START_TEST(test_result_diff)
 }
 END_TEST
 
+/*
+ * The decoding kernel's cut: the key ranges that fill the SMs (H200: 132
+ * SMs, one or two blocks each), those of the ring (none longer than
+ * DECODE_RING_RANGE, never fewer than picked), rows a block and chunks,
+ * and the workspace for them.
+ */
+START_TEST(test_decode_ranges)
+{
+	static const int pick[][8] = {	/* B, H, G, Tq, Tk, SMs, a SM: ranges */
+		{ 8, 32, 8, 1, 131072, 132, 1, 2 },
+		{ 1, 32, 8, 1, 32768, 132, 1, 16 },
+		{ 1, 32, 32, 1, 4096, 132, 2, 8 },
+		{ 8, 32, 32, 1, 4096, 132, 2, 1 },	/* 256 groups, 264 slots */
+		{ 9, 32, 32, 1, 1000, 132, 2, 1 },	/* the groups fill it */
+		{ 1, 1, 1, 1, 300, 132, 1, 3 },		/* 128 keys a range at least */
+		{ 1, 1, 1, 1, 1 << 20, 1000, 1, DECODE_MAX_SPLITS },
+		{ 1, 8192, 8192, 1, 100000, 100000, 1, 1 },	/* past the tickets */
+		{ 1, 32, 8, 16, 65536, 132, 1, 2 },	/* 64 rows: 8 chunks */
+	};
+	static const int ring[][3] = {	/* Tk, ranges picked: the ring's */
+		{ 131072, 2, 8 }, { 131072, 1, 8 }, { 32768, 1, 2 },
+		{ 40000, 1, 3 }, { 16384, 1, 1 }, { 16385, 1, 2 },
+		{ 131072, 16, 16 }, { 300000, 4, 19 }, { 1 << 30, 1, 256 },
+	};
+	const int *c;
+	int i, got;
+
+	for (i = 0; i < (int)(sizeof pick / sizeof pick[0]); i++) {
+		c = pick[i];
+		got = decode_pick_splits(c[0], c[1], c[2], c[3], c[4], c[5], c[6]);
+		ck_assert_msg(got == c[7], "B=%d H=%d G=%d Tq=%d Tk=%d on %d SMs x "
+		    "%d: %d ranges, not %d", c[0], c[1], c[2], c[3], c[4], c[5],
+		    c[6], got, c[7]);
+	}
+	for (i = 0; i < (int)(sizeof ring / sizeof ring[0]); i++) {
+		got = decode_ring_splits(ring[i][0], ring[i][1]);
+		ck_assert_msg(got == ring[i][2], "Tk %d, %d ranges picked: the ring "
+		    "ran %d, not %d", ring[i][0], ring[i][1], got, ring[i][2]);
+	}
+	ck_assert_int_eq(decode_block_rows(1), 1);
+	ck_assert_int_eq(decode_block_rows(3), 4);
+	ck_assert_int_eq(decode_block_rows(64), DECODE_MAX_ROWS);
+	ck_assert_int_eq(decode_chunks(32, 8, 1), 1);
+	ck_assert_int_eq(decode_chunks(32, 8, 3), 2);	/* 12 rows: 8 + 4 */
+	ck_assert_int_eq(decode_chunks(32, 8, 16), 8);
+	/* counters, then (m, l, u) of every row a block holds in every range
+	 * of every group; 0 ranges: the most a call may pick (here 256) */
+	ck_assert_uint_eq(decode_workspace_bytes(8, 32, 8, 1, 131072, 8),
+	    DECODE_TICKETS * sizeof(unsigned) + (size_t)64 * 8 * 4 *
+	    (DECODE_D + 2) * sizeof(float));
+	ck_assert_uint_eq(decode_workspace_bytes(2, 8, 2, 3, 40000, 0),
+	    DECODE_TICKETS * sizeof(unsigned) + (size_t)2 * 2 * 2 *
+	    DECODE_MAX_SPLITS * 8 * (DECODE_D + 2) * sizeof(float));
+}
+END_TEST
+
 Suite *
 test_suite(void)
 {
@@ -616,6 +674,7 @@ test_suite(void)
 	tcase_add_test(tc, test_may_skip);
 	tcase_add_test(tc, test_run_refusals);
 	tcase_add_test(tc, test_result_diff);
+	tcase_add_test(tc, test_decode_ranges);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """decode_vs_torch.py - the decoding kernel against torch's SDPA, side by side.
 
-Runs our decode kernel (libdecode.so, built from gpu/decode.cu, called
-through ctypes with torch tensors' device pointers) and torch's
-scaled_dot_product_attention with each backend that runs (flash, cuDNN,
-memory-efficient, math) on the same decode shapes in the same process,
-checks every output against a float32 reference, and prints one table.
+Runs our decode kernel (libdecode.so, built from gpu/decode.cu and its
+launch arithmetic gpu/decode_ranges.c, called through ctypes with torch
+tensors' device pointers) and torch's scaled_dot_product_attention with
+each backend that runs (flash, cuDNN, memory-efficient, math) on the
+same decode shapes in the same process, checks every output against a
+float32 reference, and prints one table.
 
   nvcc -O3 -std=c++17 -gencode arch=compute_90,code=sm_90 -shared \\
-      -Xcompiler -fPIC -Isrc -Igpu gpu/decode.cu -o libdecode.so
+      -Xcompiler -fPIC -Isrc -Igpu gpu/decode.cu gpu/decode_ranges.c \\
+      -o libdecode.so
   python3 gpu/bench/decode_vs_torch.py --lib ./libdecode.so
 
 Shapes: batch 1 and 8, 32 query heads on 32 and on 8 K/V

@@ -130,7 +130,8 @@ for ph in $phases; do
 		log "the decode kernel against torch (decode_vs_torch.py)"
 		nvcc -O3 -std=c++17 -gencode arch=compute_90,code=sm_90 -shared \
 		    -Xcompiler -fPIC -I src -I gpu gpu/decode.cu \
-		    -o /tmp/libdecode.so >"$out/decode_torch.log" 2>&1 &&
+		    gpu/decode_ranges.c -o /tmp/libdecode.so \
+		    >"$out/decode_torch.log" 2>&1 &&
 		timeout ${TORCH_LIMIT:-300} python3 gpu/bench/decode_vs_torch.py \
 		    --lib /tmp/libdecode.so >>"$out/decode_torch.log" 2>&1
 		log "decode_vs_torch rc $?"
