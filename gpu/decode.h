@@ -47,10 +47,11 @@ int decode_chunks(int heads, int kv_heads, int tq);
 
 /*
  * The key ranges a call with these sizes runs (what splits = 0 picks,
- * then decode_ring_splits for the ring):
- * enough (row chunk, range) blocks to fill every SM of device `sms` with
- * `per_sm` resident blocks in one wave, no more ranges than leave each at
- * least 128 keys, and 1 when the groups alone fill the GPU.
+ * then decode_ring_splits for the ring): enough (row chunk, range)
+ * blocks to fill every SM of device `sms` with `per_sm` resident blocks
+ * in one wave, no more ranges than leave each at least DECODE_MIN_KEYS
+ * keys, and 1 when the groups alone fill the GPU or are more than
+ * DECODE_TICKETS.
  */
 int decode_pick_splits(int batch, int heads, int kv_heads, int tq, int tk,
     int sms, int per_sm);
@@ -72,16 +73,15 @@ size_t decode_workspace_bytes(int batch, int heads, int kv_heads, int tq,
  * workspace_bytes (at least decode_workspace_bytes), zero-filled before
  * its first use; the kernel leaves it ready for the next call (the split
  * counters back at 0), so calls of any shape on one stream may share
- * it.  variant: 0 the
- * default, or one of the nine (for measurements): 1 loads to
- * registers, 4 warps a block; 2 the same, 8 warps; 3 a cp.async ring in
- * shared memory, 4 warps; 4 the same, 8 warps; 5 loads to registers and
- * the scores and update on the tensor cores, 4 warps; 6 the same, 8
- * warps; 7 variant 6 with L2 asked for a block's first keys as it
- * starts; 8 variant 2 with the same head start; 9 the tensor cores, 8
- * warps, fed by a cp.async ring.  The default is 9 where a key range
- * has DECODE_RING_KEYS keys or more, else 8 for one row a block and 7
- * for more.
+ * it.  variant: 0 the default, or one of the nine (for measurements): 1
+ * loads to registers, 4 warps a block; 2 the same, 8 warps; 3 a
+ * cp.async ring in shared memory, 4 warps; 4 the same, 8 warps; 5 loads
+ * to registers and the scores and update on the tensor cores, 4 warps; 6
+ * the same, 8 warps; 7 variant 6 with L2 asked for a block's first keys
+ * as it starts; 8 variant 2 with the same head start; 9 the tensor
+ * cores, 8 warps, fed by a cp.async ring.  The default is 9 where a key
+ * range has DECODE_RING_KEYS keys or more, else 8 for one row a block
+ * and 7 for more.
  * The call is asynchronous on stream (a cudaStream_t; NULL the default
  * stream).
  * Returns 0, or -1 with one line in err (a bad size, too small a
