@@ -23,10 +23,9 @@
 #
 # No arguments: all seven.  Run from the project's root.  On a host that
 # cannot install packages, carry the ncurses and check headers first
-# (.gpu-deps, see README).  On the H200 at 6949304, build and check took
-# 2.5 minutes, planted more than 5 (it hit a 300-s limit in its eighth
-# plant), split with its torch run about 4: where a session is limited
-# to 10 minutes, give planted one of its own.
+# (.gpu-deps, see README).  On the H200 at fabecb9, build and check took
+# 2.5 minutes, planted 6, split with its torch run 3: where a session is
+# limited to 10 minutes, give planted a call of its own.
 set -u
 out=${OUT:-./out}
 mkdir -p "$out"
