@@ -788,6 +788,18 @@ mma_softmax(const struct decode_params &P, float (&s)[2][4], const int &base,
 	a1 = __shfl_sync(0xffffffffu, alpha, 8 * lt + 4);
 }
 
+/* An O^T accumulator tile of the tensor cores (both kernels below)
+ * rescaled by alpha before the next P V: entries 0 and 2 are query row
+ * 2 t, 1 and 3 row 2 t + 1. */
+__device__ __forceinline__ void
+mma_rescale(float (&c)[4], const float &a0, const float &a1)
+{
+	c[0] *= a0;
+	c[1] *= a1;
+	c[2] *= a0;
+	c[3] *= a1;
+}
+
 /* The end of a warp's keys on the tensor cores (both kernels below): l
  * summed over the four lanes of row lg, m in natural units, both to
  * shared memory for decode_finish. */
@@ -923,10 +935,7 @@ decode_mma_kernel(const struct decode_params P)
 		    a0, a1);
 #pragma unroll
 		for (i = 0; i < 8; i++) {
-			acc[i][0] *= a0;
-			acc[i][1] *= a1;
-			acc[i][2] *= a0;
-			acc[i][3] *= a1;
+			mma_rescale(acc[i], a0, a1);
 			mma16816<DT>(acc[i], pair_half(x.v[0][0], x.v[1][0], i),
 			    pair_half(x.v[0][1], x.v[1][1], i),
 			    pair_half(x.v[2][0], x.v[3][0], i),
@@ -1098,10 +1107,7 @@ decode_ring_kernel(const struct decode_params P)
 		    a0, a1);
 #pragma unroll
 		for (i = 0; i < 8; i++) {
-			acc[i][0] *= a0;
-			acc[i][1] *= a1;
-			acc[i][2] *= a0;
-			acc[i][3] *= a1;
+			mma_rescale(acc[i], a0, a1);
 			ldmatrix4<true>(x, s + HALF + mrow * D * 2 +
 			    (((2 * i + mhalf) ^ (mrow & 7)) << 4));
 			mma16816<DT>(acc[i], x[0], x[1], x[2], x[3], pb[0], pb[1]);
