@@ -281,7 +281,7 @@ def time_math(rows, args, dts):
     shapes = {(r["dtype"], r["B"], r["G"], r["Tk"]): r for r in rows}
     for dname, b, h, g, tk, kv_bytes, q, copies in timed_shapes(args, dts):
         r = shapes[(dname, b, g, tk)]
-        if "rel" not in r["math"]:
+        if "rel" not in r.get("math", {}):
             continue
         ms = median(timeit(torch_call(q, g != h, SDPBackend.MATH), copies,
                            args.reps))
@@ -307,7 +307,12 @@ def main():
                     "counts (0 its own choice), the --variants given")
     ap.add_argument("--variants", default=",".join(map(str, VARIANTS)),
                     help="the variants timed (0, the default, always)")
+    ap.add_argument("--backends", default=",".join(n for n, _ in BACKENDS),
+                    help="torch's backends run (math's long runs take "
+                    "seconds at the large shapes)")
     args = ap.parse_args()
+    BACKENDS[:] = [(n, b) for n, b in BACKENDS
+                   if n in args.backends.split(",")]
 
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
@@ -385,11 +390,13 @@ def main():
     if not args.no_torch:
         time_math(rows, args, dts)
 
-    print("\n| dtype | B | G | Tk | ours ms | splits | TB/s | % of 4.8 | "
-          "flash ms | cuDNN ms | eff. ms | math ms | flash/ours | "
-          "cuDNN/ours | eff./ours | math/ours | rel err |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-          "---|")
+    label = {"flash": "flash", "cudnn": "cuDNN", "efficient": "eff.",
+             "math": "math"}
+    names = [label[n] for n, _ in BACKENDS]
+    print("\n| dtype | B | G | Tk | ours ms | splits | TB/s | % of 4.8 | " +
+          "".join("%s ms | " % n for n in names) +
+          "".join("%s/ours | " % n for n in names) + "rel err |")
+    print("|---" * (9 + 2 * len(names)) + "|")
     for r in rows:
         v0 = r["v0"]
         cells = []
@@ -397,7 +404,7 @@ def main():
         for n, _ in BACKENDS:
             t = r.get(n, {})
             cells.append("%.4f" % t["ms"] if "ms" in t else "-")
-            ratios.append("%.2f" % (t["ms"] / v0["ms"]) if "ms" in t else "-")
+            ratios.append("%.3f" % (t["ms"] / v0["ms"]) if "ms" in t else "-")
         print("| %s | %d | %d | %d | %.4f | %d | %.2f | %.0f%% | %s | %s | "
               "%.1e%s |" % (r["dtype"], r["B"], r["G"], r["Tk"], v0["ms"],
                             v0["splits"], v0["tbs"],
