@@ -82,7 +82,7 @@
  *              read whole keys, where the fragment-shaped loads above
  *              read 64 bytes of each of eight keys.  The default, for
  *              one row or packed rows, where the ranges that fill the
- *              SMs have DECODE_RING_KEYS keys or more; then cut to
+ *              SMs are long enough (decode_takes_ring); then cut to
  *              DECODE_RING_RANGE keys.
  *
  * version 2: the staged path; the split counters at a fixed place in the
@@ -91,6 +91,7 @@
  * packed rows on the tensor cores.  version 4: the head start.  version
  * 5: the tensor cores' ring for long ranges, and cp.async through L1.
  * version 6: the ring for one row too, in ranges of DECODE_RING_RANGE.
+ * version 7: the ring for packed rows from DECODE_RING_PACKED_KEYS.
  */
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
@@ -1185,19 +1186,23 @@ static const struct decode_variant decode_variants[] = {
  *   rows cost it the same mma.sync), fed from registers with the head
  *   start (at 8 K/V heads 3 to 4 % faster than without at batch 1, Tk =
  *   32768 and batch 8, Tk = 4096);
- * - either, where the ranges picked to fill the SMs have DECODE_RING_KEYS
- *   keys or more: the tensor cores fed by the ring, in ranges cut to
- *   DECODE_RING_RANGE keys (decode_ring_splits).  In one run at fabecb9
- *   the ring in ranges of 16384 keys read 4.50 TB/s at batch 8, 8 K/V
- *   heads, Tk = 131072, where it read 4.35 in the two ranges of 65536
- *   keys that fill the SMs, and variant 7 4.34 and 4.38 in 2 and 8;
- *   with one row at 32 K/V heads, batch 8, 4.58 against variant 8's
- *   4.40 unsplit at Tk = 131072 and 4.50 against 4.37 at 32768 (on two
- *   other machines within 0.7 % of variant 8).  Shorter ranges, picked
- *   to fill the SMs, keep the kernels above: at 16384 keys of packed
- *   rows the ring ran from 1.2 % slower to 2.1 % faster than variant 7
- *   from machine to machine, at 2048 0.6 to 3 % slower; with one row,
- *   at 4096 keys 2 % slower than variant 8.
+ * - either, where the ranges picked to fill the SMs are long enough
+ *   (decode_takes_ring: DECODE_RING_KEYS keys with one row,
+ *   DECODE_RING_PACKED_KEYS with packed rows): the tensor cores fed by
+ *   the ring, in ranges cut to DECODE_RING_RANGE keys
+ *   (decode_ring_splits).  In one run at fabecb9 the ring in ranges of
+ *   16384 keys read 4.50 TB/s at batch 8, 8 K/V heads, Tk = 131072,
+ *   where it read 4.35 in the two ranges of 65536 keys that fill the
+ *   SMs, and variant 7 4.34 and 4.38 in 2 and 8; with one row at 32 K/V
+ *   heads, batch 8, 4.58 against variant 8's 4.40 unsplit at Tk =
+ *   131072 and 4.50 against 4.37 at 32768 (on two other machines within
+ *   0.7 % of variant 8).  At 16384 keys of packed rows (batch 8, 8 K/V
+ *   heads, Tk = 32768) the ring ran from 1.2 % slower to 2.5 % faster
+ *   than variant 7 over 12 measurements on 9 machines, faster in 9 and
+ *   by 1.5 % in the median.  Shorter ranges keep the kernels above: at
+ *   2048 keys of packed rows the ring was 0.6 to 3 % slower; with one
+ *   row, at 4096 keys 2 % slower than variant 8, and at 16384 keys
+ *   within 0.3 % of it.
  * The staged ring without tensor cores, meant for the arithmetic of
  * several rows, was 11 to 23 % slower than the registers with cp.async's
  * .cg, and is 6 to 17 % slower with .ca.
@@ -1205,7 +1210,7 @@ static const struct decode_variant decode_variants[] = {
 static int
 decode_default(int br, int keys)
 {
-	if (keys >= DECODE_RING_KEYS)
+	if (decode_takes_ring(br, keys))
 		return 9;
 	return br == 1 ? 8 : 7;
 }

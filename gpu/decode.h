@@ -35,7 +35,8 @@ enum decode_dtype {
 #define DECODE_MAX_SPLITS 256
 #define DECODE_MIN_KEYS 128	/* keys a range gets at least */
 #define DECODE_TICKETS 4096	/* groups of rows a split run may have */
-#define DECODE_RING_KEYS 32768	/* ranges this long take the ring */
+#define DECODE_RING_KEYS 32768	/* ranges this long take the ring: one row */
+#define DECODE_RING_PACKED_KEYS 16384	/* and packed rows */
 #define DECODE_RING_RANGE 16384	/* keys a range of the ring picks, at most */
 
 /* Rows a block holds for a group of `rows` packed rows: the smallest
@@ -55,6 +56,12 @@ int decode_chunks(int heads, int kv_heads, int tq);
  */
 int decode_pick_splits(int batch, int heads, int kv_heads, int tq, int tk,
     int sms, int per_sm);
+
+/* Whether the default streams a block of `br` rows through the ring
+ * (variant 9) in ranges of `keys` keys: from DECODE_RING_KEYS keys with
+ * one row, from DECODE_RING_PACKED_KEYS with more (gpu/bench/
+ * DECODE_NOTES.md has the measurements). */
+int decode_takes_ring(int br, int keys);
 
 /* The ranges the ring (variant 9) runs where splits = 0 picked `splits`:
  * as many more as leave none longer than DECODE_RING_RANGE keys (up to
@@ -79,9 +86,9 @@ size_t decode_workspace_bytes(int batch, int heads, int kv_heads, int tq,
  * to registers and the scores and update on the tensor cores, 4 warps; 6
  * the same, 8 warps; 7 variant 6 with L2 asked for a block's first keys
  * as it starts; 8 variant 2 with the same head start; 9 the tensor
- * cores, 8 warps, fed by a cp.async ring.  The default is 9 where a key
- * range has DECODE_RING_KEYS keys or more, else 8 for one row a block
- * and 7 for more.
+ * cores, 8 warps, fed by a cp.async ring.  The default is 9 where
+ * decode_takes_ring says so, else 8 for one row a block and 7 for
+ * more.
  * The call is asynchronous on stream (a cudaStream_t; NULL the default
  * stream).
  * Returns 0, or -1 with one line in err (a bad size, too small a

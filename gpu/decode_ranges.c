@@ -1,7 +1,8 @@
 /*
  * decode_ranges.c - how a call of the decoding kernel (decode.cu) is cut
  * up, as plain C: the rows a block holds, the row chunks, the key ranges
- * (decode_pick_splits, and decode_ring_splits for the ring) and the
+ * (decode_pick_splits; decode_takes_ring, whether the default takes the
+ * ring for them, and decode_ring_splits, the ring's ranges) and the
  * workspace they need.  Host arithmetic only, kept out of the .cu file
  * so that it builds, and check_gpu_table tests it, on machines without
  * CUDA too.  It needs no config.h, so it builds with decode.cu alone
@@ -44,6 +45,12 @@ decode_pick_splits(int batch, int heads, int kv_heads, int tq, int tk,
 	if (s > DECODE_MAX_SPLITS)
 		s = DECODE_MAX_SPLITS;
 	return s < 1 ? 1 : (int)s;
+}
+
+int
+decode_takes_ring(int br, int keys)
+{
+	return keys >= (br == 1 ? DECODE_RING_KEYS : DECODE_RING_PACKED_KEYS);
 }
 
 int

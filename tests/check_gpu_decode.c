@@ -227,10 +227,11 @@ END_TEST
 /* Long ones, in fp16 (bf16 takes the same paths, checked above, and
  * here on one shape of each kernel): many key ranges (one batch entry, 8
  * K/V heads), a ragged Tk, the most ranges, and a batch whose groups fill
- * the GPU unsplit; and ranges of DECODE_RING_KEYS keys or more, which the
- * default streams through the tensor cores' ring (packed rows: one
- * range, ragged; two, merged; causal, Tq = 3, two row chunks; and one
- * row a block, one range). */
+ * the GPU unsplit; and ranges long enough that the default streams them
+ * through the tensor cores' ring (decode_takes_ring; packed rows: one
+ * range, ragged; two, merged; causal, Tq = 3, two row chunks; one range
+ * of 20000 keys; two of 16384, the least the ring takes; and one row a
+ * block, one range). */
 START_TEST(test_long)
 {
 	static const struct decode_shape shapes[] = {
@@ -239,6 +240,7 @@ START_TEST(test_long)
 		{ 9, 32, 32, 1, 1000, 0, 0 },
 		{ 1, 32, 8, 1, 65537, 0, 1 }, { 1, 32, 8, 1, 70000, 0, 2 },
 		{ 2, 8, 2, 3, 40000, 1, 1 }, { 1, 8, 8, 1, 33000, 0, 1 },
+		{ 1, 32, 8, 1, 20000, 0, 1 }, { 1, 32, 8, 1, 32768, 0, 2 },
 	};
 	struct decode_seen seen;
 	int i, most = 0, ring = 0;
@@ -246,15 +248,15 @@ START_TEST(test_long)
 	for (i = 0; i < (int)(sizeof shapes / sizeof shapes[0]); i++) {
 		decode_check(&shapes[i], DTYPE_FP16, &seen);
 		most = seen.splits > most ? seen.splits : most;
-		ring += (shapes[i].tk + seen.splits - 1) / seen.splits >=
-		    DECODE_RING_KEYS;
+		ring += decode_takes_ring(decode_block_rows(shapes[i].heads /
+		    shapes[i].kv_heads * shapes[i].tq),
+		    (shapes[i].tk + seen.splits - 1) / seen.splits);
 	}
 	decode_check(&shapes[0], DTYPE_BF16, &seen);
 	decode_check(&shapes[5], DTYPE_BF16, &seen);
 	ck_assert_msg(most >= 8, "the long shapes ran %d key ranges at most",
 	    most);
-	ck_assert_msg(ring >= 4, "%d runs in ranges of %d keys or more", ring,
-	    DECODE_RING_KEYS);
+	ck_assert_msg(ring >= 7, "%d runs through the ring", ring);
 }
 END_TEST
 

@@ -601,9 +601,9 @@ END_TEST
 
 /*
  * The decoding kernel's cut: the key ranges that fill the SMs (H200: 132
- * SMs, one or two blocks each), those of the ring (none longer than
- * DECODE_RING_RANGE, never fewer than picked), rows a block and chunks,
- * and the workspace for them.
+ * SMs, one or two blocks each), where the default takes the ring, the
+ * ring's ranges (none longer than DECODE_RING_RANGE, never fewer than
+ * picked), rows a block and chunks, and the workspace for them.
  */
 START_TEST(test_decode_ranges)
 {
@@ -633,6 +633,11 @@ START_TEST(test_decode_ranges)
 		    "%d: %d ranges, not %d", c[0], c[1], c[2], c[3], c[4], c[5],
 		    c[6], got, c[7]);
 	}
+	/* one row from 32768 keys, packed rows (2 to 8) from 16384 */
+	ck_assert(!decode_takes_ring(1, 32767) && decode_takes_ring(1, 32768));
+	ck_assert(!decode_takes_ring(2, 16383) && decode_takes_ring(2, 16384));
+	ck_assert(!decode_takes_ring(8, 16383) && decode_takes_ring(8, 16384));
+	ck_assert(!decode_takes_ring(4, 2048) && !decode_takes_ring(1, 16384));
 	for (i = 0; i < (int)(sizeof ring / sizeof ring[0]); i++) {
 		got = decode_ring_splits(ring[i][0], ring[i][1]);
 		ck_assert_msg(got == ring[i][2], "Tk %d, %d ranges picked: the ring "
