@@ -53,7 +53,7 @@ EXTRA_DIST += gpu/bench/decode_vs_torch.py gpu/bench/decode_profile.py \
 	gpu/bench/decode-h200-6291fd3.txt gpu/bench/decode-h200-3de94a4.txt \
 	gpu/bench/decode-h200-f97dab6.txt gpu/bench/decode-h200-c2735ad.txt \
 	gpu/bench/decode-h200-74c77d1.txt gpu/bench/decode-h200-6949304.txt \
-	gpu/bench/decode-h200-056df65.txt
+	gpu/bench/decode-h200-056df65.txt gpu/bench/decode-h200-dbee4cb.txt
 
 # Host code that nvcc compiles is C++ (guarded statics of the kernel
 # registration, an exception personality): it needs libstdc++ when gcc
