@@ -1198,9 +1198,9 @@ static const struct decode_variant decode_variants[] = {
  *   131072 and 4.50 against 4.37 at 32768 (on two other machines within
  *   0.7 % of variant 8).  At 16384 keys of packed rows (batch 8, 8 K/V
  *   heads, Tk = 32768) the ring ran from 1.2 % slower to 2.6 % faster
- *   than variant 7 over 34 measurements in 13 device calls, each on a
- *   machine started anew: faster in 31, by 1.1 to 2.6 % in all 25 of
- *   the last five calls.  Shorter ranges keep the kernels above: at
+ *   than variant 7 over 46 measurements in 15 device calls, each on a
+ *   machine started anew: faster in 43, by 0.3 to 2.6 % in all 37 of
+ *   the last seven calls.  Shorter ranges keep the kernels above: at
  *   2048 keys of packed rows the ring was 0.6 to 3 % slower; with one
  *   row, at 4096 keys 2 % slower than variant 8, and at 16384 keys
  *   within 0.3 % of it.
