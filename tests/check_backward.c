@@ -8,10 +8,10 @@
 
 #include "testutil.h"
 #include "model/backward.h"
-#include "model/bwdsetup.h"
+#include "app/fulltimeline.h"
 #include "model/compare.h"
 #include "model/gradref.h"
-#include "model/options.h"
+#include "app/options.h"
 #include "model/reference.h"
 #include "model/sim.h"
 
@@ -1169,7 +1169,7 @@ START_TEST(test_phase_counts)
 END_TEST
 
 /*
- * A split forward's backward (--splits, bwdsetup_build): it starts from
+ * A split forward's backward (--splits, fulltimeline_build): it starts from
  * the O and lse the combine merged, which lie within combine_bound (eps_o,
  * eps_l) of the unsplit run's.  Its gradients then lie within what
  * moving O by eps_o and lse by eps_l moves them, plus both runs' own
@@ -1305,7 +1305,7 @@ struct split_run {
 };
 
 /* p's backward after a forward split into n ranges (n = 1: unsplit),
- * built by bwdsetup_build as the commands and the view build it. */
+ * built by fulltimeline_build as the commands and the view build it. */
 static void
 split_run_open(const struct problem *p, const struct tiling *t, int n,
     enum merge_form form, const struct combine_rule *rule,
@@ -1314,7 +1314,7 @@ split_run_open(const struct problem *p, const struct tiling *t, int n,
 	struct online_rule fwd = { CONV_UNNORMALIZED, BUG_NONE };
 	struct split_plan plan = { n, form, 0 };
 	struct options o;
-	struct bwdsetup b;
+	struct fulltimeline b;
 	struct sim *sim;
 	size_t bytes = (size_t)p->tq * sizeof(float);
 	char err[256];
@@ -1327,7 +1327,7 @@ split_run_open(const struct problem *p, const struct tiling *t, int n,
 	o.spec.seed = 5;
 	sim = sim_new_split(p, t, &plan, &fwd, err, sizeof err);
 	ck_assert_msg(sim != NULL, "%s", err);
-	ck_assert_msg(bwdsetup_build(&o, p, sim, &b, err, sizeof err) == 0, "%s",
+	ck_assert_msg(fulltimeline_build(&o, p, sim, &b, err, sizeof err) == 0, "%s",
 	    err);
 	ck_assert((b.comb != NULL) == (n > 1));
 	ck_assert_int_eq(timeline_segments(b.tl), n > 1 ? 3 : 2);
@@ -1340,7 +1340,7 @@ split_run_open(const struct problem *p, const struct tiling *t, int n,
 	ck_assert(run->dout != NULL && run->lse != NULL);
 	memcpy(run->dout, b.dout, bytes * (size_t)p->dv);
 	memcpy(run->lse, b.lse, bytes);
-	bwdsetup_close(&b);
+	fulltimeline_close(&b);
 	sim_free(sim);
 }
 

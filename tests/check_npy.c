@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "testutil.h"
+#include "app/npyout.h"
 #include "model/npy.h"
 
 #include <dirent.h>

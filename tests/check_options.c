@@ -2,7 +2,7 @@
 #include "config.h"
 
 #include "testutil.h"
-#include "model/options.h"
+#include "app/options.h"
 
 #include <stdarg.h>
 #include <string.h>

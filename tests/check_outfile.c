@@ -3,7 +3,7 @@
 #include "config.h"
 
 #include "testutil.h"
-#include "model/outfile.h"
+#include "app/outfile.h"
 
 #include <dirent.h>
 #include <signal.h>

@@ -3,6 +3,7 @@
 
 #include "testutil.h"
 #include "model/memory.h"
+#include "app/npyout.h"
 #include "model/npy.h"
 #include "model/util.h"
 

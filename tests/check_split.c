@@ -9,7 +9,7 @@
 
 #include "testutil.h"
 #include "model/combine.h"
-#include "model/options.h"
+#include "app/options.h"
 #include "model/reference.h"
 #include "model/sim.h"
 

@@ -7,7 +7,7 @@
 
 #include "testutil.h"
 #include "model/backward.h"
-#include "model/bwdsetup.h"
+#include "app/fulltimeline.h"
 #include "model/combine.h"
 #include "model/sim.h"
 #include "model/timeline.h"
@@ -199,13 +199,13 @@ END_TEST
 
 /* ---- the combine between them (split-KV) ---- */
 
-/* A split problem's timeline as bwdsetup_build makes it: forward,
+/* A split problem's timeline as fulltimeline_build makes it: forward,
  * combine (3 ranges, tree order: two levels of merges), and the backward
  * when asked for. */
 struct split_fixture {
 	struct problem p;
 	struct sim *sim;
-	struct bwdsetup b;
+	struct fulltimeline b;
 };
 
 static void
@@ -230,14 +230,14 @@ split_open(struct split_fixture *f, int backward, enum combine_order order)
 	f->sim = sim_new_split(&f->p, &o.tiling, &o.split, &o.rule, err,
 	    sizeof err);
 	ck_assert_msg(f->sim != NULL, "%s", err);
-	ck_assert_msg(bwdsetup_build(&o, &f->p, f->sim, &f->b, err,
+	ck_assert_msg(fulltimeline_build(&o, &f->p, f->sim, &f->b, err,
 	    sizeof err) == 0, "%s", err);
 }
 
 static void
 split_close(struct split_fixture *f)
 {
-	bwdsetup_close(&f->b);
+	fulltimeline_close(&f->b);
 	sim_free(f->sim);
 	problem_free(&f->p);
 }

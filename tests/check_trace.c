@@ -3,7 +3,7 @@
 
 #include "testutil.h"
 #include "model/sim.h"
-#include "model/trace.h"
+#include "app/trace.h"
 
 #include <stdio.h>
 #include <stdlib.h>

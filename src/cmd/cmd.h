@@ -17,7 +17,7 @@
 #define CMD_NO_DRIVER	4
 #define CMD_NO_DEVICE	5
 
-#include "model/options.h"
+#include "app/options.h"
 
 int cmd_run(int argc, char **argv);
 int cmd_trace(int argc, char **argv);

@@ -13,7 +13,7 @@
 #include "cmd.h"
 #include "model/inputs.h"
 #include "model/memory.h"
-#include "model/options.h"
+#include "app/options.h"
 #include "model/reference.h"
 #include "model/sim.h"
 #include "model/util.h"

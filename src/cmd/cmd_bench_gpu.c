@@ -15,6 +15,7 @@
 #include "cmd.h"
 #include "gpucmd.h"
 #include "model/backward.h"
+#include "app/npyout.h"
 #include "model/npy.h"
 #include "model/reference.h"
 #include "model/util.h"

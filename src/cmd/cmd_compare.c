@@ -19,7 +19,7 @@
 #include "gpucmd.h"
 #include "model/backward.h"
 #include "model/combine.h"
-#include "model/setup.h"
+#include "app/setup.h"
 #include "model/sim.h"
 #include "model/util.h"
 

@@ -21,12 +21,12 @@
 
 #include "cmd.h"
 #include "gpucmd.h"
-#include "model/bwdsetup.h"
+#include "app/fulltimeline.h"
 #include "model/combine.h"
 #include "model/compare.h"
 #include "model/gradref.h"
 #include "model/reference.h"
-#include "model/setup.h"
+#include "app/setup.h"
 #include "model/sim.h"
 #include "model/util.h"
 
@@ -243,7 +243,7 @@ gpu_backward(const struct options *o, const struct gpu_args *a,
 	bg.dk = g.grad_k;
 	bg.dv = g.grad_v;
 	bg.ds = g.grad_s;
-	rc = bwdsetup_write(o, p, &bg, err, errlen);
+	rc = fulltimeline_write(o, p, &bg, err, errlen);
 out:
 	for (x = 0; x < 4; x++)
 		free(ref[x]);

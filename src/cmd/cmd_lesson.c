@@ -11,7 +11,7 @@
 #include "lesson/lesson_path.h"
 #include "lesson/lesson_plain.h"
 #include "lesson/lesson_tty.h"
-#include "model/options.h"
+#include "app/options.h"
 #include "model/util.h"
 
 #include <signal.h>

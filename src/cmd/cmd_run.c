@@ -6,13 +6,13 @@
 #include "config.h"
 
 #include "cmd.h"
-#include "model/bwdsetup.h"
+#include "app/fulltimeline.h"
 #include "model/combine.h"
 #include "model/compare.h"
 #include "model/gradref.h"
 #include "model/memory.h"
 #include "model/reference.h"
-#include "model/setup.h"
+#include "app/setup.h"
 #include "model/util.h"
 
 #include <math.h>
@@ -100,7 +100,7 @@ print_error(const char *name, const float *got, const double *ref, long n,
  */
 static int
 run_backward(const struct options *o, const struct sim *sim,
-    struct bwdsetup *b, char *err, size_t errlen)
+    struct fulltimeline *b, char *err, size_t errlen)
 {
 	const struct problem *p = backward_problem(b->bwd);
 	size_t nq = (size_t)p->tq * p->d, nk = (size_t)p->tk * p->d;
@@ -136,7 +136,7 @@ run_backward(const struct options *o, const struct sim *sim,
 		goto done;
 
 	printf("\n");
-	bwdsetup_describe(stdout, b);
+	fulltimeline_describe(stdout, b);
 	printf("gradients against the double reference (max rel is relative to "
 	    "the largest |gradient|):\n");
 	if (!p->scores_mode) {
@@ -168,7 +168,7 @@ run_backward(const struct options *o, const struct sim *sim,
 	    fwd > 0 ? (double)flash.flops / (double)fwd : 0.0, p->scores_mode ?
 	    "dV and dP per tile against P V: S is given" :
 	    "five products per tile against two");
-	rc = bwdsetup_write(o, p, &g, err, errlen);
+	rc = fulltimeline_write(o, p, &g, err, errlen);
 done:
 	free(g.dq);
 	free(g.dk);
@@ -376,7 +376,7 @@ cmd_run(int argc, char **argv)
 	struct run_args a = { RUN_DEFAULT_SMS };
 	struct options o;
 	struct setup s;
-	struct bwdsetup b;
+	struct fulltimeline b;
 	struct combine *comb = NULL;
 	struct compare_result co, cl;
 	struct traffic tiled, standard;
@@ -411,10 +411,10 @@ cmd_run(int argc, char **argv)
 	if (out == NULL || lse == NULL || ref == NULL || ref_lse == NULL)
 		goto fail;
 
-	/* With --backward the forward runs once, inside bwdsetup_open. */
+	/* With --backward the forward runs once, inside fulltimeline_open. */
 	t0 = util_now();
 	if (o.backward) {
-		if (bwdsetup_open(&o, &s, &b, err, sizeof err) != 0)
+		if (fulltimeline_open(&o, &s, &b, err, sizeof err) != 0)
 			goto fail;
 		memcpy(out, b.o, (size_t)p->tq * p->dv * sizeof *out);
 		memcpy(lse, b.lse, (size_t)p->tq * sizeof *lse);
@@ -486,7 +486,7 @@ done:
 	free(lse);
 	free(ref);
 	free(ref_lse);
-	bwdsetup_close(&b);
+	fulltimeline_close(&b);
 	combine_free(comb);
 	setup_close(&s);
 	options_free(&o);

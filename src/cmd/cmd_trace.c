@@ -2,10 +2,10 @@
 #include "config.h"
 
 #include "cmd.h"
-#include "model/bwdsetup.h"
+#include "app/fulltimeline.h"
 #include "model/memory.h"
-#include "model/setup.h"
-#include "model/trace.h"
+#include "app/setup.h"
+#include "app/trace.h"
 #include "model/util.h"
 
 #include <errno.h>
@@ -69,7 +69,7 @@ static const struct options_entry trace_entries[] = {
 };
 
 /*
- * trace --backward: the forward runs inside bwdsetup_open (its O and lse
+ * trace --backward: the forward runs inside fulltimeline_open (its O and lse
  * go to out and lse, for --output and --lse), then every backward step
  * is written, then the gradients, then the gradient files.
  */
@@ -79,10 +79,10 @@ trace_backward(const struct options *o, struct setup *s, struct trace *t,
 {
 	const struct problem *p = &s->problem;
 	struct backward_grads g = { 0 };
-	struct bwdsetup b;
+	struct fulltimeline b;
 	int rc = -1;
 
-	if (bwdsetup_open(o, s, &b, err, errlen) != 0)
+	if (fulltimeline_open(o, s, &b, err, errlen) != 0)
 		return -1;
 	memcpy(out, b.o, (size_t)p->tq * p->dv * sizeof *out);
 	memcpy(lse, b.lse, (size_t)p->tq * sizeof *lse);
@@ -109,13 +109,13 @@ trace_backward(const struct options *o, struct setup *s, struct trace *t,
 		util_error(err, errlen, "writing the trace failed");
 		goto done;
 	}
-	rc = bwdsetup_write(o, p, &g, err, errlen);
+	rc = fulltimeline_write(o, p, &g, err, errlen);
 done:
 	free(g.dq);
 	free(g.dk);
 	free(g.dv);
 	free(g.ds);
-	bwdsetup_close(&b);
+	fulltimeline_close(&b);
 	return rc;
 }
 

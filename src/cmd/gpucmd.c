@@ -3,7 +3,7 @@
 
 #include "cmd.h"
 #include "gpucmd.h"
-#include "model/setup.h"
+#include "app/setup.h"
 #include "model/util.h"
 
 #include <stdio.h>

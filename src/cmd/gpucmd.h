@@ -12,7 +12,7 @@
 #include <stddef.h>
 
 #include "gpu/gpu.h"
-#include "model/options.h"
+#include "app/options.h"
 
 /*
  * The options every GPU command has.  A command's own argument struct

@@ -35,7 +35,7 @@
 
 #include <stddef.h>
 
-#include "model/options.h"
+#include "app/options.h"
 
 struct lesson;
 struct lesson_cmd;

@@ -9,7 +9,7 @@
 #define FLASHSTEP_LESSON_DIRECTIVE_H
 
 #include "lesson.h"
-#include "model/options.h"
+#include "app/options.h"
 
 /* The groups, each in the file of its name: title and builds-on; say
  * and note; ask, choice, number and answer; step, phase, goto, label,

@@ -34,7 +34,7 @@ teardown(struct lesson_run *run)
 {
 	int i;
 
-	bwdsetup_close(&run->bwd);
+	fulltimeline_close(&run->bwd);
 	if (run->built)
 		setup_close(&run->setup);
 	sim_free(run->probe);
@@ -285,7 +285,7 @@ lesson_run_ready(struct lesson_run *run, const struct lesson_cmd *c)
 	/* The timeline: the forward, the combine of a split run, the
 	 * backward; the forward (and combine) run first when a later
 	 * segment needs what they give. */
-	if (bwdsetup_build(&run->opts, &run->setup.problem, run->setup.sim,
+	if (fulltimeline_build(&run->opts, &run->setup.problem, run->setup.sim,
 	    &run->bwd, msg, sizeof msg) != 0) {
 		lesson_parser_unflag(msg);
 		snprintf(run->err, sizeof run->err, "%s:%d: the problem cannot be "
@@ -755,7 +755,7 @@ lesson_run_describe(const struct lesson_run *run, FILE *f)
 
 	setup_describe(f, run->setup.sim);
 	if (run->bwd.bwd != NULL)
-		bwdsetup_describe(f, &run->bwd);
+		fulltimeline_describe(f, &run->bwd);
 	if (run->bwd.comb != NULL) {
 		cr = combine_rule(run->bwd.comb);
 		first = lesson_run_first(run, TIMELINE_COMBINE);

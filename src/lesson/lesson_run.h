@@ -26,7 +26,7 @@
  * command line into run->opts and builds the problem anew, standing
  * before the first step (step = -1).
  *
- * A problem is a timeline (model/timeline.h, built by bwdsetup_build):
+ * A problem is a timeline (model/timeline.h, built by fulltimeline_build):
  * the forward pass, then the combine of a split run (splits 2 or more),
  * then the backward pass (backward).  Positions are (step, phase) with step the timeline's
  * global step number; phase is the phase of that step in its own
@@ -44,10 +44,10 @@
 #include "gpu/gpucheck.h"
 #include "lesson.h"
 #include "lesson_parser.h"
-#include "model/bwdsetup.h"
+#include "app/fulltimeline.h"
 #include "model/combine.h"
-#include "model/options.h"
-#include "model/setup.h"
+#include "app/options.h"
+#include "app/setup.h"
 #include "model/sim.h"
 #include "model/timeline.h"
 #include "model/util.h"
@@ -120,7 +120,7 @@ struct lesson_run {
 	int problem_line;	/* the last line that changed the problem */
 	int built;
 	struct setup setup;	/* problem and sim, when built */
-	struct bwdsetup bwd;	/* the timeline (forward, then the combine of
+	struct fulltimeline bwd;	/* the timeline (forward, then the combine of
 				 * a split run, then the backward) and
 				 * their engines */
 	struct sim *probe;	/* reads rows outside the current tile */

@@ -1,6 +1,7 @@
-# src/model/local.mk - the model: problems, the schedule, the online
-# update, the simulator, traffic, the references, and the words that
-# describe a problem (options, setup).  No curses, no CUDA.
+# src/model/local.mk - the model: the engines (problems, the schedule,
+# the online update, the simulator, split-KV's combine, the backward, one
+# timeline over them), traffic and memory, the references.  No curses, no
+# CUDA, no options and no files written: that is src/app.
 
 noinst_LIBRARIES += src/model/libmodel.a
 src_model_libmodel_a_SOURCES = \
@@ -19,12 +20,7 @@ src_model_libmodel_a_SOURCES = \
 	src/model/reference.c src/model/reference.h \
 	src/model/compare.c src/model/compare.h \
 	src/model/heatmap.c src/model/heatmap.h \
-	src/model/trace.c src/model/trace.h \
-	src/model/options.c src/model/options.h \
-	src/model/setup.c src/model/setup.h \
 	src/model/backward.c src/model/backward.h \
 	src/model/gradref.c src/model/gradref.h \
 	src/model/timeline.c src/model/timeline.h \
-	src/model/bwdsetup.c src/model/bwdsetup.h \
-	src/model/outfile.c src/model/outfile.h \
 	src/model/memory.c src/model/memory.h

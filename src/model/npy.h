@@ -1,5 +1,6 @@
 /*
- * npy.h - NumPy .npy files: read float32/float64, write float32.
+ * npy.h - NumPy .npy files: read float32/float64 (app/npyout.h writes
+ * float32).
  *
  * Accepted: format versions 1.0, 2.0 and 3.0; dtype '<f4' or '<f8'
  * (little-endian); C order; 1-D or 2-D with no zero-length axis.
@@ -17,8 +18,6 @@
 #define FLASHSTEP_NPY_H
 
 #include <stddef.h>
-
-struct outfile_set;
 
 struct npy_array {
 	int ndim;		/* 1 or 2 */
@@ -57,18 +56,5 @@ int npy_parse(const unsigned char *buf, size_t len, const char *name,
     struct npy_array *out, char *err, size_t errlen);
 
 void npy_free(struct npy_array *a);
-
-/*
- * Writes a float32 array of ndim (1 or 2) axes as a version 1.0 file to
- * output i of a begun set (outfile.h), which the caller commits.
- * Returns 0 or -1 with err set.
- */
-int npy_write_to(struct outfile_set *set, int i, const float *data, int ndim,
-    const long *shape, char *err, size_t errlen);
-
-/* One file by itself: a set of one, written whole or not at all (see
- * outfile.h for what path may name).  Returns 0 or -1 with err set. */
-int npy_write(const char *path, const float *data, int ndim, const long *shape,
-    char *err, size_t errlen);
 
 #endif

@@ -12,7 +12,7 @@
  *                                              only, --splits 2 or more)
  *     backward    steps F+C .. F+C+B-1        (struct backward)
  *
- * Each segment is there only when the problem has it (bwdsetup_build
+ * Each segment is there only when the problem has it (fulltimeline_build
  * adds them); another engine is one more table of functions here and
  * one more timeline_add there.
  *

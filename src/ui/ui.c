@@ -140,14 +140,14 @@ ui_options_check(const struct options *o, char *err, size_t errlen)
  */
 static int
 ui_build(const struct options *o, struct problem *p, struct sim **sim,
-    struct bwdsetup *line, char *err, size_t errlen)
+    struct fulltimeline *line, char *err, size_t errlen)
 {
 	if (ui_options_check(o, err, errlen) != 0 ||
 	    problem_build(&o->spec, p, err, errlen) != 0)
 		return -1;
 	*sim = sim_new_split(p, &o->tiling, &o->split, &o->rule, err, errlen);
 	if (*sim != NULL &&
-	    bwdsetup_build(o, p, *sim, line, err, errlen) == 0)
+	    fulltimeline_build(o, p, *sim, line, err, errlen) == 0)
 		return 0;
 	sim_free(*sim);
 	*sim = NULL;
@@ -198,7 +198,7 @@ ui_free(struct ui *ui)
 {
 	if (ui == NULL)
 		return;
-	bwdsetup_close(&ui->line);
+	fulltimeline_close(&ui->line);
 	sim_free(ui->sim);
 	sim_free(ui->correct);
 	combine_free(ui->correct_comb);
@@ -289,8 +289,8 @@ ui_nearest_step(const struct schedule *s, int i, int j, long step)
  * end of the last segment before where it was.
  */
 static void
-ui_keep_position(const struct bwdsetup *old, struct sim *osim,
-    struct bwdsetup *line, struct sim *nsim)
+ui_keep_position(const struct fulltimeline *old, struct sim *osim,
+    struct fulltimeline *line, struct sim *nsim)
 {
 	struct timeline_pos pos;
 	enum timeline_kind kind;
@@ -340,7 +340,7 @@ ui_configure(struct ui *ui, const struct options *o, char *err, size_t errlen)
 {
 	int next = 1 - ui->cur, keep_heat;
 	struct problem *np = &ui->probs[next];
-	struct bwdsetup line;
+	struct fulltimeline line;
 	struct sim *ns;
 
 	problem_free(np);
@@ -356,7 +356,7 @@ ui_configure(struct ui *ui, const struct options *o, char *err, size_t errlen)
 	ui->correct = NULL;
 	ui->correct_comb = NULL;
 	ui->correct_bwd = NULL;
-	bwdsetup_close(&ui->line);
+	fulltimeline_close(&ui->line);
 	sim_free(ui->sim);
 	problem_free(UI_PROBLEM(ui));
 	ui->sim = ns;

@@ -39,7 +39,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model/options.h"
+#include "app/options.h"
 #include "model/sim.h"
 #include "model/util.h"
 
@@ -180,7 +180,7 @@ struct ui;
 /*
  * A view over the problem and tiling that o describes: builds the problem,
  * its sim and its timeline (as `flashstep run` would: the combine with
- * --splits, the backward with --backward, model/bwdsetup.h) and stands at
+ * --splits, the backward with --backward, model/fulltimeline.h) and stands at
  * step 0.  The
  * strings and inline data o's spec points to are borrowed: keep them
  * alive as long as the ui.  Returns NULL with err set (the problem's or

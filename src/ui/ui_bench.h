@@ -5,7 +5,7 @@
 #ifndef FLASHSTEP_UI_BENCH_H
 #define FLASHSTEP_UI_BENCH_H
 
-#include "model/options.h"
+#include "app/options.h"
 
 enum ui_bench_class {
 	UI_BENCH_STEP,

@@ -23,7 +23,7 @@
 
 #include "gpu/gpucheck.h"
 
-#include "model/bwdsetup.h"
+#include "app/fulltimeline.h"
 #include "model/heatmap.h"
 #include "model/traffic.h"
 
@@ -153,8 +153,8 @@ struct ui {
 	int cur;		/* probs[cur] is the sim's problem */
 	struct sim *sim;
 	/* The timeline over the sim, and its other engines: the combine
-	 * with --splits, the backward with --backward (bwdsetup.h). */
-	struct bwdsetup line;
+	 * with --splits, the backward with --backward (fulltimeline.h). */
+	struct fulltimeline line;
 	struct traffic standard;	/* standard attention, whole run */
 	struct traffic standard_bwd;	/* ... and its backward */
 

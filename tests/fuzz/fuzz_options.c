@@ -8,7 +8,7 @@
  */
 #include "config.h"
 
-#include "model/options.h"
+#include "app/options.h"
 #include "model/sim.h"
 
 #include <stdint.h>

@@ -13,8 +13,9 @@ out=${FUZZ_OUT:-$top/fuzz-build}
 mkdir -p "$out"
 [ -f "$top/config.h" ] || { echo "run.sh: no config.h here: run ./configure first" >&2; exit 2; }
 
-# Every harness links the whole model (it has no curses and no CUDA).
-model=$(cd "$src/src/model" && ls *.c | sed 's/\.c$//')
+# Every harness links the whole model and the application layer over it
+# (neither has curses or CUDA).
+model=$(cd "$src/src" && ls model/*.c app/*.c | sed 's/\.c$//')
 # Harnesses that need more than the model name it in a comment line
 # "/* fuzz-sources: src/x.c src/y.c */".
 
@@ -34,7 +35,7 @@ for name in $names; do
 	harness="$src/tests/fuzz/fuzz_$name.c"
 	[ -f "$harness" ] || { echo "run.sh: no harness for '$name'" >&2; exit 2; }
 	srcs=""
-	for m in $model; do srcs="$srcs $src/src/model/$m.c"; done
+	for m in $model; do srcs="$srcs $src/src/$m.c"; done
 	extra=$(sed -n 's|^/\* fuzz-sources: \(.*\) \*/$|\1|p' "$harness")
 	for f in $extra; do srcs="$srcs $src/$f"; done
 	# shellcheck disable=SC2086

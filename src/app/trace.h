@@ -34,9 +34,9 @@
 
 #include <stdio.h>
 
-#include "backward.h"
-#include "combine.h"
-#include "sim.h"
+#include "model/backward.h"
+#include "model/combine.h"
+#include "model/sim.h"
 
 struct trace;
 

@@ -13,11 +13,11 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "backward.h"
-#include "combine.h"
-#include "online.h"
-#include "problem.h"
-#include "schedule.h"
+#include "model/backward.h"
+#include "model/combine.h"
+#include "model/online.h"
+#include "model/problem.h"
+#include "model/schedule.h"
 
 /* Which shared groups a command accepts. */
 #define OPT_PROBLEM	0x1	/* --tq ... --dtype */

@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 #include "options.h"
-#include "sim.h"
+#include "model/sim.h"
 
 struct setup {
 	struct problem problem;

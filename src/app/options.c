@@ -2,7 +2,7 @@
 #include "config.h"
 
 #include "options.h"
-#include "util.h"
+#include "model/util.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -492,7 +492,7 @@ split_check(struct options *o, char *err, size_t errlen)
 	if (o->combine.bug == MERGE_BUG_UNWEIGHTED && !options_given(o, "partials"))
 		o->split.partials = MERGE_OLSE;
 	/* The backward of a split forward starts from the combine's O and
-	 * lse (bwdsetup.h); that of grouped heads is not modelled. */
+	 * lse (fulltimeline.h); that of grouped heads is not modelled. */
 	if (o->backward && o->spec.heads > 1)
 		return util_error(err, errlen, "--backward runs one head: the "
 		    "backward of grouped heads is not modelled (drop --heads)");

@@ -2,9 +2,10 @@
 #include "config.h"
 
 #include "setup.h"
-#include "npy.h"
+#include "model/npy.h"
+#include "npyout.h"
 #include "outfile.h"
-#include "util.h"
+#include "model/util.h"
 
 #include <string.h>
 

@@ -2,7 +2,7 @@
 #include "config.h"
 
 #include "outfile.h"
-#include "util.h"
+#include "model/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

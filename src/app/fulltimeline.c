@@ -1,10 +1,11 @@
-/* bwdsetup.c - dO, the forward's results, the backward, its files. */
+/* fulltimeline.c - dO, the forward's results, the backward, its files. */
 #include "config.h"
 
-#include "bwdsetup.h"
-#include "npy.h"
+#include "fulltimeline.h"
+#include "model/npy.h"
+#include "npyout.h"
 #include "outfile.h"
-#include "util.h"
+#include "model/util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -24,8 +25,8 @@ gradfiles(const struct options *o, struct gradfile f[4])
 }
 
 int
-bwdsetup_build(const struct options *o, const struct problem *p,
-    struct sim *sim, struct bwdsetup *b, char *err, size_t errlen)
+fulltimeline_build(const struct options *o, const struct problem *p,
+    struct sim *sim, struct fulltimeline *b, char *err, size_t errlen)
 {
 	struct backward_input in;
 	size_t rows = (size_t)problem_rows(p);
@@ -74,12 +75,12 @@ bwdsetup_build(const struct options *o, const struct problem *p,
 		goto fail;
 	return 0;
 fail:
-	bwdsetup_close(b);
+	fulltimeline_close(b);
 	return -1;
 }
 
 int
-bwdsetup_open(const struct options *o, struct setup *s, struct bwdsetup *b,
+fulltimeline_open(const struct options *o, struct setup *s, struct fulltimeline *b,
     char *err, size_t errlen)
 {
 	const struct problem *p = &s->problem;
@@ -97,11 +98,11 @@ bwdsetup_open(const struct options *o, struct setup *s, struct bwdsetup *b,
 			    f[i].option);
 	}
 	/* The paths themselves were checked by setup_open. */
-	return bwdsetup_build(o, p, s->sim, b, err, errlen);
+	return fulltimeline_build(o, p, s->sim, b, err, errlen);
 }
 
 void
-bwdsetup_close(struct bwdsetup *b)
+fulltimeline_close(struct fulltimeline *b)
 {
 	timeline_free(b->tl);
 	backward_free(b->bwd);
@@ -114,7 +115,7 @@ bwdsetup_close(struct bwdsetup *b)
 }
 
 void
-bwdsetup_describe(FILE *f, const struct bwdsetup *b)
+fulltimeline_describe(FILE *f, const struct fulltimeline *b)
 {
 	const struct schedule *s = backward_schedule(b->bwd);
 	long first = timeline_first(b->tl, timeline_find(b->tl, TIMELINE_BACKWARD));
@@ -127,7 +128,7 @@ bwdsetup_describe(FILE *f, const struct bwdsetup *b)
 
 /* The gradient files, all or none (outfile.h): one result, one commit. */
 int
-bwdsetup_write(const struct options *o, const struct problem *p,
+fulltimeline_write(const struct options *o, const struct problem *p,
     const struct backward_grads *g, char *err, size_t errlen)
 {
 	struct gradfile f[4];

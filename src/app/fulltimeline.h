@@ -1,22 +1,22 @@
 /*
- * bwdsetup.h - the timeline of a problem, and what commands that run the
+ * fulltimeline.h - the timeline of a problem, and what commands that run the
  * backward pass do first and last, after setup_open: check the gradient
  * files, read or draw dO, run the forward (and, with split-KV, the
  * combine) for its O, lse and row max, build the backward and one
  * timeline over them all, and write the gradient files.
  */
-#ifndef FLASHSTEP_BWDSETUP_H
-#define FLASHSTEP_BWDSETUP_H
+#ifndef FLASHSTEP_FULLTIMELINE_H
+#define FLASHSTEP_FULLTIMELINE_H
 
 #include <stdio.h>
 
-#include "backward.h"
-#include "combine.h"
+#include "model/backward.h"
+#include "model/combine.h"
 #include "options.h"
 #include "setup.h"
-#include "timeline.h"
+#include "model/timeline.h"
 
-struct bwdsetup {
+struct fulltimeline {
 	float *dout;		/* (Tq, dv) dO; NULL without the backward */
 	const char *dout_source;	/* where dO came from, for display */
 	float *o, *lse, *m;	/* the forward's output, lse and row max
@@ -37,25 +37,25 @@ struct bwdsetup {
  * their results: the sim is then at its last step, the timeline at its
  * first.  Returns 0, or -1 with err set (nothing to close).
  */
-int bwdsetup_build(const struct options *o, const struct problem *p,
-    struct sim *sim, struct bwdsetup *b, char *err, size_t errlen);
+int fulltimeline_build(const struct options *o, const struct problem *p,
+    struct sim *sim, struct fulltimeline *b, char *err, size_t errlen);
 
 /*
  * For a setup s that setup_open built from o with o->backward: refuses
  * gradient files that cannot be written or do not fit the problem (a
- * scores problem has no dQ or dK), then bwdsetup_build.  Returns 0, or
+ * scores problem has no dQ or dK), then fulltimeline_build.  Returns 0, or
  * -1 with err set (nothing to close).
  */
-int bwdsetup_open(const struct options *o, struct setup *s,
-    struct bwdsetup *b, char *err, size_t errlen);
-void bwdsetup_close(struct bwdsetup *b);
+int fulltimeline_open(const struct options *o, struct setup *s,
+    struct fulltimeline *b, char *err, size_t errlen);
+void fulltimeline_close(struct fulltimeline *b);
 
 /* One line: the backward's loop order, steps, bug and dO. */
-void bwdsetup_describe(FILE *f, const struct bwdsetup *b);
+void fulltimeline_describe(FILE *f, const struct fulltimeline *b);
 
 /* Writes --grad-q, --grad-k, --grad-v and --grad-scores when given, each
  * whole or not at all.  Returns 0 or -1 with err set. */
-int bwdsetup_write(const struct options *o, const struct problem *p,
+int fulltimeline_write(const struct options *o, const struct problem *p,
     const struct backward_grads *g, char *err, size_t errlen);
 
 #endif
