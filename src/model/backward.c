@@ -166,31 +166,8 @@ tile_grads(struct backward *b, struct tile_bufs *tb,
 	int rows = t->r1 - t->r0, cols = t->c1 - t->c0, r, c, x;
 	size_t n = (size_t)rows * cols, e;
 
-	/* S = scale Q_i K_j^T: each entry sums q[x] k[x] over x in order,
-	 * then scales (sim.c's tile_scores, so the same bits). */
-	for (r = 0; r < rows; r++) {
-		float *srow = tb->s + (size_t)r * cols;
-		int row = t->r0 + r;
-
-		if (p->scores_mode)
-			memcpy(srow, p->s + (size_t)row * p->tk + t->c0,
-			    (size_t)cols * sizeof *srow);
-		else {
-			const float *qr = p->q + (size_t)row * p->d;
-			memset(srow, 0, (size_t)cols * sizeof *srow);
-			for (x = 0; x < p->d; x++) {
-				const float qx = qr[x];
-				const float *kx = p->kt + (size_t)x * p->tk + t->c0;
-				for (c = 0; c < cols; c++)
-					srow[c] += qx * kx[c];
-			}
-			for (c = 0; c < cols; c++)
-				srow[c] *= p->scale;
-		}
-		for (c = 0; c < cols; c++)
-			if (!problem_visible(p, row, t->c0 + c))
-				srow[c] = -INFINITY;
-	}
+	/* S = scale Q_i K_j^T, recomputed as the forward computed it. */
+	sim_tile_scores(p, &b->sched, t, tb->s);
 
 	/* P = exp(S - lse): a row that sees no key (lse = -inf) gets 0, as
 	 * online_exp does while m = -inf; a masked entry gets exp(-inf). */

@@ -129,12 +129,12 @@ block_init(const struct sim *sim, float *b)
 #define SIM_HOT
 #endif
 
-/* S = scale Q_i K_j^T (or the given scores), masked entries -inf.  Each
- * entry sums q[x] k[x] over x = 0 .. d-1 in order, then scales. */
-SIM_HOT static void
-tile_scores(struct sim *sim, const struct schedule_tile *t)
+/* The one place a tile's S is computed (sim.h): the backward's
+ * recomputed S is the forward's, bit for bit. */
+SIM_HOT void
+sim_tile_scores(const struct problem *p, const struct schedule *sc,
+    const struct schedule_tile *t, float *s)
 {
-	const struct problem *p = sim->p;
 	int rows = t->r1 - t->r0, cols = t->c1 - t->c0, r, c, x;
 
 	/* A scores problem has no K^T (kt is NULL): no offset into it. */
@@ -142,9 +142,9 @@ tile_scores(struct sim *sim, const struct schedule_tile *t)
 	    p->kt + (size_t)t->kv_head * p->tk * p->d;
 
 	for (r = 0; r < rows; r++) {
-		float *srow = sim->s + (size_t)r * cols;
-		int row = schedule_row_pos(&sim->sched, t->r0 + r);
-		size_t qrow = (size_t)schedule_row_out(&sim->sched, t->r0 + r);
+		float *srow = s + (size_t)r * cols;
+		int row = schedule_row_pos(sc, t->r0 + r);
+		size_t qrow = (size_t)schedule_row_out(sc, t->r0 + r);
 
 		if (p->scores_mode)
 			memcpy(srow, p->s + qrow * p->tk + t->c0,
@@ -206,7 +206,7 @@ tile_apply(struct sim *sim, const struct schedule_tile *t, float *m, float *l,
 	memcpy(sim->l_old, l, (size_t)rows * sizeof *l);
 	memcpy(sim->acc_old, acc, accn * sizeof *acc);
 
-	tile_scores(sim, t);
+	sim_tile_scores(sim->p, &sim->sched, t, sim->s);
 	for (r = 0; r < rows; r++) {
 		const float *srow = sim->s + (size_t)r * cols;
 		float *prow = sim->pm + (size_t)r * cols;

@@ -165,4 +165,16 @@ int sim_run(struct sim *sim, sim_step_fn fn, void *ctx, float *o, float *lse);
 /* The partials of the last sim_run (splits > 1; empty before a run). */
 const struct sim_partials *sim_partials(const struct sim *sim);
 
+/*
+ * S = scale Q_i K_j^T for tile t of schedule sc over problem p (or the
+ * given scores), masked entries -inf, into s: (rows, cols), row stride
+ * cols, rows and keys as sc lays them out (schedule_row_out picks Q's
+ * row, t->kv_head the K head).  Each entry sums q[x] k[x] over x = 0 ..
+ * d-1 in order, then scales.  The forward's tiles and the backward's
+ * (backward.c, which recomputes S) both come from here, so they agree
+ * bit for bit.  Reads p and sc only; writes nothing but s.
+ */
+void sim_tile_scores(const struct problem *p, const struct schedule *sc,
+    const struct schedule_tile *t, float *s);
+
 #endif
