@@ -35,13 +35,20 @@ START_TEST(test_seed_example)
 }
 END_TEST
 
-/* 240 random problems of every shape, fp32: relative error < 1e-5. */
+/*
+ * 240 random problems of every shape, fp32: O within relative error
+ * 1e-5, and lse within the float32 bound tu_lse_check derives (a
+ * finalize that took a stale max, or lost a rescale of l, moves lse far
+ * beyond it).  The bound must not be vacuous: the worst row comes within
+ * a factor 1000 of it.
+ */
 START_TEST(test_random_fp32)
 {
 	struct inputs_rng rng;
 	struct tu_case c;
 	float *o, *lse;
-	double err;
+	double err, ratio, worst = 0.0;
+	char msg[256];
 	int n;
 
 	inputs_rng_seed(&rng, 2026);
@@ -52,10 +59,15 @@ START_TEST(test_random_fp32)
 		err = tu_rel_error(&c.p, o);
 		ck_assert_msg(err < 1e-5, "case %d (%s): relative error %g", n,
 		    c.what, err);
+		ck_assert_msg(tu_lse_check(&c.p, lse, &ratio, msg, sizeof msg) == 0,
+		    "case %d (%s): %s", n, c.what, msg);
+		worst = fmax(worst, ratio);
 		free(o);
 		free(lse);
 		tu_case_free(&c);
 	}
+	ck_assert_msg(worst > 1e-3, "lse's worst error only %g of its bound",
+	    worst);
 }
 END_TEST
 
@@ -63,6 +75,7 @@ END_TEST
  * fp16 and bf16 round P before P V: with |P| <= 1 the output moves by at
  * most about unit roundoff (2^-11, 2^-8) times max |V|.  The bounds below
  * are 4 times that; and the rounding must show (the error is not fp32's).
+ * lse, from the float32 row sums, stays within float32's bound.
  */
 START_TEST(test_random_narrow)
 {
@@ -71,6 +84,7 @@ START_TEST(test_random_narrow)
 	float *o, *lse;
 	double err, worst[2] = { 0, 0 };
 	const double bound[2] = { 4 * 0x1p-11, 4 * 0x1p-8 };
+	char msg[256];
 	int n, k;
 
 	inputs_rng_seed(&rng, 7);
@@ -82,6 +96,10 @@ START_TEST(test_random_narrow)
 			err = tu_rel_error(&c.p, o);
 			ck_assert_msg(err < bound[k], "case %d (%s): relative error "
 			    "%g over %g", n, c.what, err, bound[k]);
+			/* l sums P in float32, before P is rounded for P V:
+			 * lse keeps float32's bound in every dtype. */
+			ck_assert_msg(tu_lse_check(&c.p, lse, NULL, msg,
+			    sizeof msg) == 0, "case %d (%s): %s", n, c.what, msg);
 			worst[k] = err > worst[k] ? err : worst[k];
 			free(o);
 			free(lse);

@@ -138,3 +138,69 @@ tu_rel_error(const struct problem *p, const float *o)
 	free(lse);
 	return res.max_rel;
 }
+
+/*
+ * How far float32 may move lse = m + log l from the double reference's
+ * (u = 2^-24), to first order, each rounding counted once with the
+ * same sign:
+ *  - S: a score sums d products in order, then scales: |s^ - s| <= e_r
+ *    = (d + 1) u scale max_c sum_x |q_x k_x| over row r's keys (0 for a
+ *    scores problem, whose S is given).  lse is a soft maximum of S
+ *    (d lse / d s_c = p_c, summing to 1), so it moves by e_r at most;
+ *    the max m itself cancels (P and l are taken about the same m).
+ *  - l: each p = expf(s - m) is off by one unit of expf plus the
+ *    rounding of s - m, which moves p by u |s - m| p <= u / e: with
+ *    l >= 1 (the max's own term is 1), at most 2 u of l per key; the
+ *    sums add one u of l per key (Tk) and each tile's alpha l + rowsum
+ *    three more (alpha's expf, the product, the add: 3 Tc <= 3 Tk).
+ *    log l then carries l's relative error, plus one unit of logf
+ *    (|log l| <= log Tk <= Tk, so within the Tk terms).
+ *  - m + log l: one rounding, u |lse|.
+ * Together atol_r = e_r + (6 Tk + 4) u and rtol = u; the test allows
+ * twice both (the stale max the test guards against moves lse by the
+ * jump of m, orders of magnitude more).  A row the reference says sees
+ * no key must be -inf exactly (compare_close: equal infinities pass).
+ */
+int
+tu_lse_check(const struct problem *p, const float *lse, double *worst,
+    char *msg, size_t msglen)
+{
+	const double u = 0x1p-24;
+	double *ref, *o, es, dot, atol, rtol = 2 * u, ratio;
+	char err[256];
+	int r, c, x, bad = 0;
+
+	ref = malloc((size_t)p->tq * sizeof *ref);
+	o = malloc(((size_t)p->tq * p->dv + 1) * sizeof *o);
+	ck_assert(ref != NULL && o != NULL);
+	ck_assert_int_eq(reference_attention(p, o, ref, err, sizeof err), 0);
+	if (worst != NULL)
+		*worst = 0.0;
+	for (r = 0; r < p->tq; r++) {
+		es = 0.0;
+		for (c = 0; c < p->tk && !p->scores_mode; c++) {
+			dot = 0.0;
+			for (x = 0; x < p->d; x++)
+				dot += fabs((double)p->q[(size_t)r * p->d + x] *
+				    (double)p->k[(size_t)c * p->d + x]);
+			es = fmax(es, (p->d + 1) * u * p->scale * dot);
+		}
+		atol = 2 * (es + (6.0 * p->tk + 4) * u);
+		if (!compare_close(lse[r], ref[r], atol, rtol)) {
+			if (!bad)
+				snprintf(msg, msglen, "lse[%d] = %.9g, reference %.9g: "
+				    "off by %g, bound %g", r, (double)lse[r], ref[r],
+				    fabs((double)lse[r] - ref[r]),
+				    atol + rtol * fabs(ref[r]));
+			bad = 1;
+		}
+		if (worst != NULL && isfinite(ref[r]) && isfinite(lse[r])) {
+			ratio = fabs((double)lse[r] - ref[r]) /
+			    (atol + rtol * fabs(ref[r]));
+			*worst = fmax(*worst, ratio);
+		}
+	}
+	free(ref);
+	free(o);
+	return bad;
+}

@@ -48,4 +48,14 @@ void tu_run(const struct problem *p, const struct tiling *t,
 /* max |o - ref| / max |ref| against the double reference. */
 double tu_rel_error(const struct problem *p, const float *o);
 
+/*
+ * lse (Tq, one head) against the double reference, row by row, within
+ * the float32 bound tu_lse_check derives (testutil.c).  Returns 0 when
+ * every row is within it; 1 otherwise, with the first bad row in msg.
+ * *worst (may be NULL) gets the largest |lse - ref| / bound over the
+ * rows, so a caller can show the bound is not vacuous.
+ */
+int tu_lse_check(const struct problem *p, const float *lse, double *worst,
+    char *msg, size_t msglen);
+
 #endif
