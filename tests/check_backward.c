@@ -282,6 +282,168 @@ START_TEST(test_random_narrow)
 }
 END_TEST
 
+/* ---- the precision rule, entry by entry ---- */
+
+/* What rule_step checks against, and the first entry that broke it. */
+struct rule_ctx {
+	const struct problem *p;
+	const float *o, *dout;	/* the forward's O, and dO */
+	struct sim *fwd;	/* the forward, to compare S with */
+	long checked, p_rounds, ds_differs;
+	char bad[256];		/* empty while the rule holds */
+};
+
+/* Records the first broken entry: what, where, got and wanted. */
+static void
+rule_bad(struct rule_ctx *rc, const struct backward_view *v, const char *what,
+    long e, float got, float want)
+{
+	if (rc->bad[0] == '\0')
+		snprintf(rc->bad, sizeof rc->bad, "step %ld tile (%d, %d): %s[%ld] "
+		    "is %.9g, the rule gives %.9g", v->step, v->tile.i, v->tile.j,
+		    what, e, (double)got, (double)want);
+}
+
+/*
+ * One step against the rule of backward.h and doc/algorithm.md 11.5,
+ * bit for bit (every build has -ffp-contract=off, so these plain float
+ * expressions round as the engine's do): S is the forward's S; D sums
+ * dO o O with O rounded as the forward stores it; P = exp(S - lse) in
+ * float32, not rounded; dS = P o (dP - D) from that float32 P; the
+ * products read P and dS rounded to the dtype, each product summed from
+ * 0 in order and then added to its accumulator:
+ *   dV_j += P16^T dO   dQ_i += scale (dS16 K_j)   dK_j += scale (dS16^T Q_i)
+ * Counts the entries where the rounding of P shows (p_rounds) and where
+ * a dS from the rounded P would differ (ds_differs).
+ */
+static int
+rule_step(const struct backward_view *v, void *ctx)
+{
+	struct rule_ctx *rc = ctx;
+	const struct problem *p = rc->p;
+	const struct sim_view *fv = sim_view(rc->fwd);
+	const enum dtype t = p->dtype;
+	const int rows = v->rows, cols = v->cols, d = v->d, dv = v->dv;
+	const int r0 = v->tile.r0, c0 = v->tile.c0;
+	float want, sum, p16;
+	long e;
+	int r, c, x;
+
+	ck_assert_int_eq(sim_seek(rc->fwd, schedule_step_of(sim_schedule(rc->fwd),
+	    v->tile.i, v->tile.j), SIM_PHASE_LAST), 0);
+	ck_assert(fv->rows == rows && fv->cols == cols);
+	for (e = 0; e < (long)rows * cols; e++)
+		if (memcmp(&v->s[e], &fv->s[e], sizeof(float)) != 0)
+			rule_bad(rc, v, "S (against the forward's)", e, v->s[e],
+			    fv->s[e]);
+	for (r = 0; r < rows; r++) {
+		sum = 0.0f;
+		for (x = 0; x < dv; x++)
+			sum += rc->dout[(size_t)(r0 + r) * dv + x] *
+			    dtype_round(t, rc->o[(size_t)(r0 + r) * dv + x]);
+		if (v->dsum[r] != sum)
+			rule_bad(rc, v, "D", r, v->dsum[r], sum);
+	}
+	for (r = 0; r < rows; r++)
+		for (c = 0; c < cols; c++) {
+			e = (long)r * cols + c;
+			want = isinf(v->lse[r]) && v->lse[r] < 0 ? 0.0f :
+			    expf(v->s[e] - v->lse[r]);
+			if (v->p[e] != want)
+				rule_bad(rc, v, "P", e, v->p[e], want);
+			want = v->p[e] * (v->dp[e] - v->dsum[r]);
+			if (v->ds[e] != want)
+				rule_bad(rc, v, "dS", e, v->ds[e], want);
+			p16 = dtype_round(t, v->p[e]);
+			rc->p_rounds += p16 != v->p[e];
+			rc->ds_differs += p16 * (v->dp[e] - v->dsum[r]) != v->ds[e];
+			rc->checked++;
+		}
+	for (c = 0; c < cols; c++)
+		for (x = 0; x < dv; x++) {
+			sum = 0.0f;
+			for (r = 0; r < rows; r++)
+				sum += dtype_round(t, v->p[(size_t)r * cols + c]) *
+				    rc->dout[(size_t)(r0 + r) * dv + x];
+			e = (long)c * dv + x;
+			if (v->dv_new[e] != v->dv_old[e] + sum)
+				rule_bad(rc, v, "dV", e, v->dv_new[e],
+				    v->dv_old[e] + sum);
+		}
+	for (r = 0; r < rows && d > 0; r++)
+		for (x = 0; x < d; x++) {
+			sum = 0.0f;
+			for (c = 0; c < cols; c++)
+				sum += dtype_round(t, v->ds[(size_t)r * cols + c]) *
+				    p->k[(size_t)(c0 + c) * d + x];
+			e = (long)r * d + x;
+			if (v->dq_new[e] != v->dq_old[e] + p->scale * sum)
+				rule_bad(rc, v, "dQ", e, v->dq_new[e],
+				    v->dq_old[e] + p->scale * sum);
+		}
+	for (c = 0; c < cols && d > 0; c++)
+		for (x = 0; x < d; x++) {
+			sum = 0.0f;
+			for (r = 0; r < rows; r++)
+				sum += dtype_round(t, v->ds[(size_t)r * cols + c]) *
+				    p->q[(size_t)(r0 + r) * d + x];
+			e = (long)c * d + x;
+			if (v->dk_new[e] != v->dk_old[e] + p->scale * sum)
+				rule_bad(rc, v, "dK", e, v->dk_new[e],
+				    v->dk_old[e] + p->scale * sum);
+		}
+	return 0;
+}
+
+/*
+ * The rule holds at every step of random fp16 and bf16 problems (and
+ * fp32, where every rounding is the identity), and the cases exercise
+ * it: the rounding of P shows, and a dS computed from the rounded P
+ * would differ, in every narrow case with a key to see.  The gradient
+ * bounds above cannot tell: a dS from the 16-bit P stays within them.
+ */
+START_TEST(test_precision_rule)
+{
+	static const enum dtype types[3] = { DTYPE_FP16, DTYPE_BF16, DTYPE_FP32 };
+	struct inputs_rng rng;
+	struct tu_case c;
+	struct rule_ctx rc;
+	struct bw w;
+	long e;
+	int n, k, narrow;
+
+	inputs_rng_seed(&rng, 2028);
+	for (k = 0; k < 3; k++) {
+		for (n = 0; n < 30; n++) {
+			tu_random_case(&rng, 40, TU_SCORES | TU_CAUSAL |
+			    TU_MASKED_ROWS, types[k], &c);
+			bw_open(&w, &c.p, &c.t, BWD_BUG_NONE, NULL, (uint64_t)n);
+			memset(&rc, 0, sizeof rc);
+			rc.p = &c.p;
+			rc.o = w.o;
+			rc.dout = w.dout;
+			rc.fwd = w.sim;
+			for (e = 0; e < (long)c.p.tq * c.p.dv; e++)
+				ck_assert_msg(dtype_round(c.p.dtype, w.dout[e]) ==
+				    w.dout[e], "case %d (%s): dO[%ld] is not in "
+				    "the dtype", n, c.what, e);
+			ck_assert_int_eq(backward_run(w.b, rule_step, &rc, NULL), 0);
+			ck_assert_msg(rc.bad[0] == '\0', "case %d (%s): %s", n,
+			    c.what, rc.bad);
+			narrow = types[k] != DTYPE_FP32;
+			if (narrow && rc.checked > 0 && rc.p_rounds > 0)
+				ck_assert_msg(rc.ds_differs > 0, "case %d (%s): no "
+				    "dS entry tells float32 P from 16-bit P", n,
+				    c.what);
+			if (!narrow)
+				ck_assert_int_eq(rc.p_rounds, 0);
+			bw_close(&w);
+			tu_case_free(&c);
+		}
+	}
+}
+END_TEST
+
 /* ---- finite differences: the reference's gradients are the forward's ---- */
 
 /* L = sum(dO o O) of attention in double over double inputs (x is Q, K,
@@ -1503,6 +1665,7 @@ test_suite(void)
 	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, test_random_fp32);
 	tcase_add_test(tc, test_random_narrow);
+	tcase_add_test(tc, test_precision_rule);
 	tcase_add_test(tc, test_finite_differences);
 	tcase_add_test(tc, test_bugs_show);
 	tcase_add_test(tc, test_no_d_hides_when_do_orthogonal_to_o);
