@@ -25,6 +25,9 @@ HARDEN_TESTS = tests/outfile.test tests/adversarial.test tests/install.test \
 	tests/bootstrap.test
 TESTS += $(CORE_CHECKS) tests/cli.test tests/backward.test $(HARDEN_TESTS)
 EXTRA_DIST += tests/cli.test tests/backward.test $(HARDEN_TESTS)
+# planted.sh (not part of make check) shows the CPU tests failing on a
+# planted fault for each claim they guard.
+EXTRA_DIST += tests/planted.sh
 
 tests_check_backward_SOURCES = tests/check_backward.c $(TESTUTIL)
 tests_check_backward_LDADD = $(CHECK_LDADD)

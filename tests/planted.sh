@@ -1,0 +1,255 @@
+#!/bin/sh
+# planted.sh - shows that the CPU tests catch each fault they exist to
+# catch: for every claim below, one planted change to one source file,
+# and the tests that must then fail.  Not part of make check: it rebuilds
+# a test once per plant.  No GPU needed (a tree configured with CUDA
+# keeps it; only CPU tests are built and run).
+#
+#   tests/planted.sh [TREE]
+#
+# TREE (default: the tree this script is in) must be bootstrapped and
+# configured in place (./bootstrap, as for make check).  The script
+# copies it once (sources and build, not .git or .gpu-deps, under
+# TMPDIR, removed at the end), builds the tests it runs there, then for
+# each plant copies that copy, applies one sed command to one file,
+# rebuilds only the tests the plant names (one object, the library and
+# the links) and runs them.  The tree as it is must pass every test named
+# below; each plant must fail in every test it names, and in the named
+# test case where one is given (PROGRAM:CASE).  A sed that changes
+# nothing, one not listed below word for word, or a build that fails,
+# counts as not shown.  It prints a
+# verdict table and exits 0 only when the tree passes and every plant is
+# caught (1 otherwise, 2 when it cannot start).
+#
+# Plants (claim guarded; file; the command that plants it; what fails):
+#
+#   O vs reference      sim O matches the double reference (check_sim)
+#       src/model/sim.c
+#       sed '/^tile_pv(/,/^}/s/for (c = 0; c < cols; c++) {/for (c = 0; c < cols - 1; c++) {/'
+#       P V skips each tile's last key; O moves, lse does not
+#       -> tests/check_sim:test_random_fp32
+#   lse stale max       sim lse matches the double reference (check_sim)
+#       src/model/sim.c
+#       sed 's/online_finalize(sim->rule.convention, m\[r\]/online_finalize(sim->rule.convention, sim->m_old[r]/'
+#       the finalize takes the max from before the tile: lse = m_old + log l
+#       -> tests/check_sim:test_random_fp32
+#   dK no scale         the backward's gradients match the double
+#                       reference's (check_backward)
+#       src/model/backward.c
+#       sed 's/dk\[e\] = dk\[e\] + f \* tb->prod\[e\];/dk[e] = dk[e] + tb->prod[e];/'
+#       -> tests/check_backward:test_random_fp32
+#   dS from 16-bit P    the backward's precision rule: dS = P o (dP - D)
+#                       from the float32 P (backward.h, doc/algorithm.md
+#                       11.5), a change the gradients' bounds cannot see
+#       src/model/backward.c
+#       sed 's/tb->pm\[e\] \* (tb->dp\[e\] - dr)/dtype_round(p->dtype, tb->pm[e]) * (tb->dp[e] - dr)/'
+#       -> tests/check_backward:test_precision_rule
+#   dV from fp32 P      the same rule's other half: P^T dO reads P
+#                       rounded to the dtype
+#       src/model/backward.c
+#       sed 's/tb->pr\[e\] = dtype_round(p->dtype, tb->pm\[e\]);/tb->pr[e] = tb->pm[e];/'
+#       -> tests/check_backward:test_precision_rule
+#   D from fp32 O       and D = rowsum(dO o O) reads O as the forward
+#                       stores it (rounded)
+#       src/model/backward.c
+#       sed 's/dtype_round(p->dtype, in->o\[(size_t)r \* b->dv + x\])/in->o[(size_t)r * b->dv + x]/'
+#       -> tests/check_backward:test_precision_rule
+#   merge drops a       split-KV equals the unsplit run: the combine
+#   rescale             merges partials with both weights (check_split)
+#       src/model/combine.c
+#       sed 's/du\[(size_t)r \* dv + x\] = merge_mix(w, ua\[x\], ub\[x\]);/du[(size_t)r * dv + x] = ua[x] + w.w_b * ub[x];/'
+#       a's accumulator joins the merge without its factor w_a
+#       -> tests/check_split:test_split_matches_unsplit
+#   outfile in place    output atomicity: a target changes only by the
+#                       final rename (check_outfile).  The slot for the
+#                       outfile tests: whoever changes outfile.c or them
+#                       keeps this sed and its tests in step.
+#       src/app/outfile.c
+#       sed 's/if (found && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))) {/if (found) {/;s/O_WRONLY | O_NOCTTY | O_CLOEXEC/O_WRONLY | O_TRUNC | O_NOCTTY | O_CLOEXEC/'
+#       an existing regular file is opened, truncated and written in
+#       place, as a FIFO is, instead of a temporary renamed over it
+#       -> tests/check_outfile:test_abort_changes_nothing
+#
+# A plant names check programs (run as they are) or shell tests
+# (tests/NAME.test, run with the flashstep binary as make check runs
+# them).  On a 2-core machine the whole script takes about 15 s when TREE
+# is built (the copy then rebuilds only what each plant changes); when
+# TREE is not, the copy's first build comes first (minutes with nvcc).
+set -u
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+script="$here/tests/$(basename "$0")"
+src=$(cd "${1:-$here}" && pwd) || exit 2
+jobs=$(nproc 2>/dev/null || echo 2)
+if [ ! -f "$src/config.status" ] || [ ! -f "$src/src/model/sim.c" ]; then
+	echo "planted: $src is not a configured flashstep tree" \
+	    "(run ./bootstrap there first)" >&2
+	exit 2
+fi
+work=$(mktemp -d "${TMPDIR:-/tmp}/planted.XXXXXX") || exit 2
+trap 'rm -rf "$work"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# Every program some plant names: the base builds them once, and the
+# tree as it is must pass them all.
+ALL_TESTS="tests/check_sim tests/check_backward tests/check_split tests/check_outfile"
+
+# What make must build for a test: a check program is itself; a shell
+# test needs the binary.
+targets() {
+	for t in "$@"; do
+		case "$t" in
+		*.test) echo src/flashstep ;;
+		*) echo "$t" ;;
+		esac
+	done | sort -u
+}
+
+# A copy that keeps every file's time, to the nanosecond (posix format:
+# a source changed in the second its object was built stays newer), so
+# make rebuilds what changed and only that, and never reruns autotools.
+base="$work/base"
+mkdir "$base" && tar -C "$src" --format=posix --exclude=./.git \
+    --exclude=./.gpu-deps -cf - . |
+    tar -C "$base" -xf - || exit 2
+# shellcheck disable=SC2046,SC2086
+if ! (cd "$base" && make -j"$jobs" $(targets $ALL_TESTS)) \
+    >"$work/base.log" 2>&1; then
+	echo "planted: the tree does not build:" >&2
+	tail -20 "$work/base.log" >&2
+	exit 2
+fi
+
+# run_test DIR TEST LOG: runs one test in the copy DIR, appending its
+# output to LOG; returns its exit status.
+run_test() {
+	case "$2" in
+	*.test)
+		(cd "$1" && FLASHSTEP="$1/src/flashstep" top_srcdir="$1" \
+		    ${SHELL:-/bin/sh} "./$2") >>"$3" 2>&1 ;;
+	*)
+		(cd "$1" && "./$2") >>"$3" 2>&1 ;;
+	esac
+}
+
+# plant NAME FILE SED TESTS: the copy's FILE changed by SED (it must
+# change it; FILE and SED empty: the tree as it is), each of TESTS
+# (PROGRAM or PROGRAM:CASE, space-separated) rebuilt and run.
+plant() {
+	name=$1
+	file=$2
+	expr=$3
+	tests=$4
+	dir="$work/$(echo "$name" | tr -c 'a-zA-Z0-9\n' '_')"
+	log="$dir.log"
+	: >"$log"
+	cp -a "$base" "$dir"
+	verdict=
+	# The header is the list a reader trusts: a plant not in it, word
+	# for word, is not shown.
+	if [ -n "$expr" ] && ! sed -n 's/^#       //p' "$script" |
+	    grep -qxF "sed '$expr'"; then
+		verdict="NOT LISTED"
+	elif [ -n "$expr" ]; then
+		sed "$expr" "$base/$file" >"$dir/$file"
+		if cmp -s "$base/$file" "$dir/$file"; then
+			verdict="NOT APPLIED"
+		fi
+	fi
+	progs=$(for t in $tests; do echo "${t%%:*}"; done)
+	build=ok
+	# shellcheck disable=SC2046,SC2086
+	if [ -z "$verdict" ] && ! (cd "$dir" && make -j"$jobs" \
+	    $(targets $progs)) >>"$log" 2>&1; then
+		build=FAILED
+		verdict="NOT BUILT"
+	fi
+	failed=-
+	if [ -z "$verdict" ]; then
+		passed=0
+		missed=0
+		failed=
+		for t in $tests; do
+			prog=${t%%:*}
+			case "$t" in
+			*:*) want=${t#*:} ;;
+			*) want= ;;
+			esac
+			one="$dir.one.log"
+			: >"$one"
+			run_test "$dir" "$prog" "$one"
+			rc=$?
+			cat "$one" >>"$log"
+			# check's failure lines: file:line:F:case:test_name:0: message
+			cases=$(sed -n 's/^[^:]*:[0-9]*:[FE]:[^:]*:\([a-z_0-9]*\):.*/\1/p' \
+			    "$one" | sort -u | tr '\n' ' ')
+			failed="$failed${prog#tests/}(${rc}${cases:+: }${cases% }) "
+			if [ $rc -eq 0 ]; then
+				passed=$((passed + 1))
+				missed=$((missed + 1))
+			elif [ $rc -eq 77 ]; then
+				missed=$((missed + 1))	# skipped: shows nothing
+			elif [ -n "$want" ] &&
+			    ! echo " $cases" | grep -q " $want "; then
+				missed=$((missed + 1))
+			fi
+		done
+		if [ -z "$expr" ]; then
+			# shellcheck disable=SC2086
+			[ "$passed" -eq "$(echo $tests | wc -w)" ] &&
+			    verdict=passes || verdict=FAILS
+		elif [ "$missed" -eq 0 ]; then
+			verdict=caught
+		else
+			verdict=MISSED
+		fi
+	fi
+	printf '%-20s %-6s %-11s %s\n' "$name" "$build" "$verdict" "$failed"
+	echo "$name|$verdict" >>"$work/verdicts"
+	case "$verdict" in
+	passes | caught) ;;
+	*) sed 's/^/    | /' "$log" | tail -15 ;;
+	esac
+	rm -rf "$dir" "$dir.one.log"
+}
+
+start=$(date +%s)
+printf '%-20s %-6s %-11s %s\n' "plant" "build" "verdict" \
+    "tests run (exit status: failed cases)"
+plant "(none)" "" "" "$ALL_TESTS"
+plant "O vs reference" src/model/sim.c \
+    '/^tile_pv(/,/^}/s/for (c = 0; c < cols; c++) {/for (c = 0; c < cols - 1; c++) {/' \
+    tests/check_sim:test_random_fp32
+plant "lse stale max" src/model/sim.c \
+    's/online_finalize(sim->rule.convention, m\[r\]/online_finalize(sim->rule.convention, sim->m_old[r]/' \
+    tests/check_sim:test_random_fp32
+plant "dK no scale" src/model/backward.c \
+    's/dk\[e\] = dk\[e\] + f \* tb->prod\[e\];/dk[e] = dk[e] + tb->prod[e];/' \
+    tests/check_backward:test_random_fp32
+plant "dS from 16-bit P" src/model/backward.c \
+    's/tb->pm\[e\] \* (tb->dp\[e\] - dr)/dtype_round(p->dtype, tb->pm[e]) * (tb->dp[e] - dr)/' \
+    tests/check_backward:test_precision_rule
+plant "dV from fp32 P" src/model/backward.c \
+    's/tb->pr\[e\] = dtype_round(p->dtype, tb->pm\[e\]);/tb->pr[e] = tb->pm[e];/' \
+    tests/check_backward:test_precision_rule
+plant "D from fp32 O" src/model/backward.c \
+    's/dtype_round(p->dtype, in->o\[(size_t)r \* b->dv + x\])/in->o[(size_t)r * b->dv + x]/' \
+    tests/check_backward:test_precision_rule
+plant "merge drops rescale" src/model/combine.c \
+    's/du\[(size_t)r \* dv + x\] = merge_mix(w, ua\[x\], ub\[x\]);/du[(size_t)r * dv + x] = ua[x] + w.w_b * ub[x];/' \
+    tests/check_split:test_split_matches_unsplit
+# The output-atomicity slot (see the header).
+plant "outfile in place" src/app/outfile.c \
+    's/if (found && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))) {/if (found) {/;s/O_WRONLY | O_NOCTTY | O_CLOEXEC/O_WRONLY | O_TRUNC | O_NOCTTY | O_CLOEXEC/' \
+    tests/check_outfile:test_abort_changes_nothing
+
+nplants=$(($(wc -l <"$work/verdicts") - 1))
+echo "planted: $(($(date +%s) - start)) s after the base build"
+if [ "$(grep -c '|passes$' "$work/verdicts")" -eq 1 ] &&
+    [ "$(grep -c '|caught$' "$work/verdicts")" -eq "$nplants" ]; then
+	echo "planted: the tree passes and all $nplants plants are caught"
+	exit 0
+fi
+echo "planted: NOT SHOWN (see the table)"
+exit 1
