@@ -455,6 +455,99 @@ START_TEST(test_bug_cycle)
 }
 END_TEST
 
+/*
+ * b walks the whole bug table (online_rule.h) in its order, each row's
+ * name in the message and the header, a row that needs a convention
+ * switching to it; b's help names every row.  The view names no mode
+ * itself, so a new row passes this with no change to src/ui.
+ */
+START_TEST(test_bug_table_in_view)
+{
+	struct ui *ui = new_view(NULL, &utf8_style);
+	const struct online_bug_mode *m;
+	const struct ui_keydef *d;
+	struct ui_grid g = { 0 };
+	char help[600], word[80];
+	int i, want;
+
+	for (d = ui_keydefs; d->keys != NULL && strcmp(d->keys, "b") != 0; d++)
+		;
+	ck_assert_ptr_nonnull(d->keys);
+	ui_keys_help_of(d, help, sizeof help);
+	for (i = 1; i <= ONLINE_BUGS; i++) {
+		want = i % ONLINE_BUGS;
+		m = online_bug_mode((enum online_bug)want);
+		ck_assert_msg(strstr(help, m->name) != NULL, "b's help '%s' lacks "
+		    "%s", help, m->name);
+		press(ui, 'b');
+		ck_assert_int_eq((int)sim_rule(ui_sim(ui))->bug, want);
+		ck_assert_msg(strstr(ui->msg, m->name) != NULL, "'%s'", ui->msg);
+		if (m->needs != ONLINE_ANY_CONVENTION)
+			ck_assert_int_eq((int)sim_rule(ui_sim(ui))->convention,
+			    m->needs);
+		draw(ui, &g, 100, 30);
+		snprintf(word, sizeof word, "bug %s", m->name);
+		ck_assert_msg(want == BUG_NONE || screen_has(&g, word), "no '%s'",
+		    word);
+	}
+	ui_grid_free(&g);
+	ui_free(ui);
+}
+END_TEST
+
+/*
+ * The equations show what the table says the bug does: for every row and
+ * each convention it has, at the update of a tile where the max rose, a
+ * "not rescaled" or "no l" note exactly where its flags turn a factor
+ * off.
+ */
+START_TEST(test_eq_follows_bug_table)
+{
+	static const float sc[4] = { 1, 2, 1001, 1002 }, v[4] = { 2, -1, 4, 8 };
+	const struct online_bug_mode *m;
+	struct online_bug_flags f;
+	struct options o;
+	struct ui *ui;
+	struct ui_grid g = { 0 };
+	int b, c, unnorm;
+
+	for (b = 0; b < ONLINE_BUGS; b++)
+		for (c = 0; c < ONLINE_CONVENTIONS; c++) {
+			m = online_bug_mode((enum online_bug)b);
+			if (m->needs != ONLINE_ANY_CONVENTION && m->needs != c)
+				continue;
+			f = m->flags;
+			unnorm = c == CONV_UNNORMALIZED;
+			options_init(&o);
+			o.spec.s.data = sc;
+			o.spec.s.rows = 1;
+			o.spec.s.cols = 4;
+			o.spec.v.data = v;
+			o.spec.v.rows = 4;
+			o.spec.v.cols = 1;
+			o.tiling.br = 1;
+			o.tiling.bc = 2;
+			o.rule.bug = (enum online_bug)b;
+			o.rule.convention = (enum online_convention)c;
+			o.convention_set = 1;
+			ui = new_view(&o, &utf8_style);
+			ck_assert_int_eq(ui_seek(ui, 1, SIM_PHASE_UPDATE), 0);
+			draw(ui, &g, 100, 40);
+			ck_assert_msg(screen_has(&g, "(bug: \u2113 not rescaled)") ==
+			    !f.scale_l, "%s %d: l's note", m->name, c);
+			ck_assert_msg(screen_has(&g, "(bug: u not rescaled)") ==
+			    (unnorm && !f.scale_acc), "%s %d: u's note", m->name, c);
+			ck_assert_msg(screen_has(&g, "(bug: o not rescaled)") ==
+			    (!unnorm && f.keep_l && !f.scale_acc), "%s %d: o's note",
+			    m->name, c);
+			ck_assert_msg(screen_has(&g, "(bug: no \u2113)") ==
+			    (!unnorm && !f.keep_l), "%s %d: old l's note", m->name, c);
+			ui_free(ui);
+		}
+	ui_grid_free(&g);
+}
+END_TEST
+
 /* The form: bad values are refused with the command line's message and
  * change nothing; good ones rebuild. */
 START_TEST(test_form)
@@ -1931,6 +2024,8 @@ test_suite(void)
 	tcase_add_test(tc, test_heatmap_exact);
 	tcase_add_test(tc, test_rebuild_keeps_position);
 	tcase_add_test(tc, test_bug_cycle);
+	tcase_add_test(tc, test_bug_table_in_view);
+	tcase_add_test(tc, test_eq_follows_bug_table);
 	tcase_add_test(tc, test_form);
 	tcase_add_test(tc, test_goto_prompt_and_gpu);
 	tcase_add_test(tc, test_mouse);

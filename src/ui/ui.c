@@ -507,16 +507,19 @@ ui_cycle_convention(struct ui *ui)
 {
 	struct options o = ui->opts;
 	char what[200];
+	int needs;
 
 	o.rule.convention = o.rule.convention == CONV_UNNORMALIZED ?
 	    CONV_NORMALIZED : CONV_UNNORMALIZED;
 	o.convention_set = 1;
 	if (!online_rule_valid(&o.rule)) {
-		/* forget-old-denominator exists only for normalized o. */
-		o.rule.bug = BUG_NONE;
+		/* The bug belongs to the other convention (its row's needs). */
+		needs = online_bug_mode(o.rule.bug)->needs;
 		snprintf(what, sizeof what, "convention %s: bug set to none "
-		    "(forget-old-denominator needs normalized)",
-		    online_convention_name(o.rule.convention));
+		    "(%s needs %s)", online_convention_name(o.rule.convention),
+		    online_bug_name(o.rule.bug),
+		    online_convention_name((enum online_convention)needs));
+		o.rule.bug = BUG_NONE;
 	} else
 		snprintf(what, sizeof what, "convention %s: the accumulator "
 		    "holds %s", online_convention_name(o.rule.convention),
@@ -534,10 +537,12 @@ ui_cycle_update_bug(struct ui *ui)
 
 	o.rule.bug = (enum online_bug)(((int)o.rule.bug + 1) % ONLINE_BUGS);
 	if (!online_rule_valid(&o.rule)) {
-		o.rule.convention = CONV_NORMALIZED;
+		o.rule.convention = (enum online_convention)
+		    online_bug_mode(o.rule.bug)->needs;
 		o.convention_set = 1;
-		snprintf(what, sizeof what, "bug %s needs the normalized "
-		    "convention: switched to it", online_bug_name(o.rule.bug));
+		snprintf(what, sizeof what, "bug %s needs the %s convention: "
+		    "switched to it", online_bug_name(o.rule.bug),
+		    online_convention_name(o.rule.convention));
 	} else
 		snprintf(what, sizeof what, "bug %s%s", online_bug_name(o.rule.bug),
 		    o.rule.bug == BUG_NONE ? ": the correct update" : "");
