@@ -107,6 +107,7 @@ START_TEST(test_first_frame)
 	struct ui *ui = new_view(NULL, &utf8_style);
 	struct ui_grid g = { 0 };
 	struct ui_rect heat;
+	const struct ui_heat_geom *hg;
 	char buf[512];
 	int y, n;
 	const char *expect[] = {
@@ -124,9 +125,9 @@ START_TEST(test_first_frame)
 	/* The heatmap shows all 16 rows of S, 16 cells each. */
 	heat = ui->slot[UI_SLOT_HEAT];
 	ck_assert_int_gt(heat.w, 16);
+	hg = ui_pane_heat_last(ui);
 	for (y = 0; y < 16; y++) {
-		span(&g, ui->heat_geom.x0, ui->heat_geom.y0 + y * ui->heat_geom.sy,
-		    16, buf, sizeof buf);
+		span(&g, hg->x0, hg->y0 + y * hg->sy, 16, buf, sizeof buf);
 		n = ui_grid_width(buf);
 		ck_assert_msg(n == 16, "heatmap row %d is '%s'", y, buf);
 	}
@@ -548,6 +549,62 @@ START_TEST(test_eq_follows_bug_table)
 }
 END_TEST
 
+/* A pane with state, counting its hooks' calls; its init fails while
+ * fake_fail is set. */
+static int fake_inits, fake_frees, fake_fail;
+
+static void *
+fake_init(struct ui *ui)
+{
+	(void)ui;
+	if (fake_fail)
+		return NULL;
+	fake_inits++;
+	return calloc(1, 16);
+}
+
+static void
+fake_free(void *data)
+{
+	fake_frees++;
+	free(data);
+}
+
+static const struct ui_pane fake_pane = {
+	.name = "fake",
+	.init = fake_init,
+	.free = fake_free,
+};
+
+/* A pane's state is made once, on first asking (again after a failed
+ * init), kept across rebuilds and freed once with the view; a pane
+ * without hooks has none. */
+START_TEST(test_pane_state)
+{
+	struct ui *ui = new_view(NULL, &utf8_style);
+	static const struct ui_pane stateless = { .name = "stateless" };
+	struct ui_grid g = { 0 };
+	void *first;
+
+	fake_inits = fake_frees = 0;
+	fake_fail = 1;
+	ck_assert_ptr_null(ui_pane_data(ui, &fake_pane));
+	fake_fail = 0;
+	first = ui_pane_data(ui, &fake_pane);
+	ck_assert_ptr_nonnull(first);
+	ck_assert_int_eq(fake_inits, 1);
+	draw(ui, &g, 100, 40);
+	press(ui, 'o');		/* a rebuild */
+	ck_assert_ptr_eq(ui_pane_data(ui, &fake_pane), first);
+	ck_assert_int_eq(fake_inits, 1);
+	ck_assert_ptr_null(ui_pane_data(ui, &stateless));
+	ck_assert_int_eq(fake_frees, 0);
+	ui_free(ui);
+	ck_assert_int_eq(fake_frees, 1);
+	ui_grid_free(&g);
+}
+END_TEST
+
 /* The form: bad values are refused with the command line's message and
  * change nothing; good ones rebuild. */
 START_TEST(test_form)
@@ -718,11 +775,13 @@ START_TEST(test_mouse)
 	struct ui_grid g = { 0 };
 	const struct sim_view *v = sim_view(ui_sim(ui));
 	struct ui_key k = { UI_KEY_MOUSE, 0, 0 };
+	const struct ui_heat_geom *hg;
 
 	draw(ui, &g, 80, 24);
 	/* Entry (9, 14): tile (2, 3). */
-	k.x = ui->heat_geom.x0 + 14 * ui->heat_geom.sx;
-	k.y = ui->heat_geom.y0 + 9 * ui->heat_geom.sy;
+	hg = ui_pane_heat_last(ui);
+	k.x = hg->x0 + 14 * hg->sx;
+	k.y = hg->y0 + 9 * hg->sy;
 	ui_handle_key(ui, &k);
 	ck_assert_int_eq(v->tile.i, 2);
 	ck_assert_int_eq(v->tile.j, 3);
@@ -2026,6 +2085,7 @@ test_suite(void)
 	tcase_add_test(tc, test_bug_cycle);
 	tcase_add_test(tc, test_bug_table_in_view);
 	tcase_add_test(tc, test_eq_follows_bug_table);
+	tcase_add_test(tc, test_pane_state);
 	tcase_add_test(tc, test_form);
 	tcase_add_test(tc, test_goto_prompt_and_gpu);
 	tcase_add_test(tc, test_mouse);
