@@ -5,6 +5,7 @@
 #include "model/online.h"
 
 #include <math.h>
+#include <string.h>
 
 /* The seed's example: scores [1 2 1001 1002], values [2 -1 4 8], blocks
  * of two, answer (4 e^-1 + 8) / (e^-1 + 1) = 6.924234... */
@@ -115,6 +116,68 @@ START_TEST(test_rule_valid)
 }
 END_TEST
 
+/*
+ * Every row of the bug table is whole and read by every reader the same
+ * way: the host's row (online_bug_mode), the device's flags
+ * (online_bug_flags, which teach.cu reads), the name's parse, validity,
+ * and the update's arithmetic.
+ */
+START_TEST(test_bug_table)
+{
+	const struct online_bug_mode *m;
+	struct online_bug_flags f;
+	struct online_rule r;
+	enum online_bug b;
+	float acc, l, want_l, want_acc;
+	int i, j, c;
+
+	ck_assert_int_ge(ONLINE_BUGS, 2);
+	ck_assert_str_eq(online_bug_mode(BUG_NONE)->name, "none");
+	for (i = 0; i < ONLINE_BUGS; i++) {
+		m = online_bug_mode((enum online_bug)i);
+		ck_assert_int_eq((int)m->bug, i);
+		ck_assert_ptr_eq(online_bug_name((enum online_bug)i), m->name);
+		ck_assert_int_eq(online_bug_parse(m->name, &b), 0);
+		ck_assert_int_eq((int)b, i);
+		ck_assert_msg(m->breaks != NULL && strlen(m->breaks) > 5,
+		    "row %d says nothing of what it breaks", i);
+		for (j = 0; j < i; j++)
+			ck_assert_str_ne(online_bug_mode((enum online_bug)j)->name,
+			    m->name);
+		f = online_bug_flags(i);
+		ck_assert_int_eq(f.scale_l, m->flags.scale_l);
+		ck_assert_int_eq(f.scale_acc, m->flags.scale_acc);
+		ck_assert_int_eq(f.keep_l, m->flags.keep_l);
+		ck_assert_int_eq(f.normalized_only, (m->needs == CONV_NORMALIZED));
+		ck_assert(m->needs == ONLINE_ANY_CONVENTION ||
+		    (m->needs >= 0 && m->needs < ONLINE_CONVENTIONS));
+		/* BUG_NONE is the correct update; every other row breaks it. */
+		ck_assert_int_eq(f.scale_l && f.scale_acc && f.keep_l, i == BUG_NONE);
+		for (c = 0; c < ONLINE_CONVENTIONS; c++) {
+			r.convention = (enum online_convention)c;
+			r.bug = (enum online_bug)i;
+			ck_assert_int_eq(online_rule_valid(&r),
+			    m->needs == ONLINE_ANY_CONVENTION || m->needs == c);
+			/* The update does what the row says: a = 0.5, l = 2,
+			 * rowsum 1, acc = 3 (normalized: o = 3), pv = 4. */
+			acc = 3.0f;
+			l = online_update(&r, 0.5f, 2.0f, 1.0f, &acc,
+			    (const float[]){ 4.0f }, 1, &acc);
+			want_l = (f.scale_l ? 0.5f : 1.0f) * 2.0f + 1.0f;
+			if (c == CONV_UNNORMALIZED)
+				want_acc = (f.scale_acc ? 0.5f : 1.0f) * 3.0f + 4.0f;
+			else
+				want_acc = ((f.scale_acc ? 0.5f : 1.0f) *
+				    (f.keep_l ? 2.0f : 1.0f) * 3.0f + 4.0f) / want_l;
+			ck_assert_float_eq(l, want_l);
+			ck_assert_float_eq(acc, want_acc);
+		}
+	}
+	ck_assert_int_eq(online_bug_mode(BUG_FORGET_OLD_DENOMINATOR)->needs,
+	    CONV_NORMALIZED);
+}
+END_TEST
+
 Suite *
 test_suite(void)
 {
@@ -126,6 +189,7 @@ test_suite(void)
 	tcase_add_test(tc, test_nothing_seen);
 	tcase_add_test(tc, test_names);
 	tcase_add_test(tc, test_rule_valid);
+	tcase_add_test(tc, test_bug_table);
 	suite_add_tcase(s, tc);
 	return s;
 }

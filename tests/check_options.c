@@ -5,6 +5,8 @@
 #include "app/options.h"
 
 #include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int
@@ -174,6 +176,106 @@ START_TEST(test_unused_and_ranges)
 }
 END_TEST
 
+/* The text options_usage prints for the problem options. */
+static char *
+usage_text(void)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	ck_assert_ptr_nonnull(f);
+	options_usage(f, OPT_PROBLEM, NULL);
+	ck_assert_int_eq(fclose(f), 0);
+	return text;
+}
+
+/* The manual page, whole. */
+static char *
+manual_text(void)
+{
+	const char *top = getenv("top_srcdir");
+	char path[1024], *doc;
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/doc/flashstep.1", top ? top : ".");
+	f = fopen(path, "r");
+	ck_assert_msg(f != NULL, "cannot read %s", path);
+	doc = calloc(1, 1 << 17);
+	ck_assert_ptr_nonnull(doc);
+	ck_assert_int_gt((long)fread(doc, 1, (1 << 17) - 1, f), 100);
+	fclose(f);
+	return doc;
+}
+
+/*
+ * Every row of the bug table (online_rule.h) is a --bug word that parses
+ * to it and picks the convention it needs, is in the refusal of a bad
+ * word, in --help with what it breaks, and in the manual page: options.c
+ * names no mode itself.
+ */
+START_TEST(test_bug_table)
+{
+	const struct online_bug_mode *m;
+	struct options o;
+	char err[256], word[80], *help = usage_text(), *doc = manual_text();
+	const char *at;
+	size_t n;
+	int b;
+
+	ck_assert_int_eq(parse(&o, err, 2, "--bug", "no-such-bug"), -1);
+	for (b = 0; b < ONLINE_BUGS; b++) {
+		m = online_bug_mode((enum online_bug)b);
+		ck_assert_msg(strstr(err, m->name) != NULL, "'%s' lacks %s", err,
+		    m->name);
+		ck_assert_int_eq(parse(&o, err, 2, "--bug", m->name), 0);
+		ck_assert_int_eq((int)o.rule.bug, b);
+		ck_assert_int_eq((int)o.rule.convention, m->needs ==
+		    ONLINE_ANY_CONVENTION ? CONV_UNNORMALIZED : m->needs);
+		/* "NAME: what it breaks", on a line of its own. */
+		snprintf(word, sizeof word, " %s: %s", m->name, m->breaks);
+		ck_assert_msg(strstr(help, word) != NULL, "--help lacks '%s':\n%s",
+		    word, help);
+		/* roff spells '-' as '\-'. */
+		for (at = m->name, n = 0; *at != '\0' && n + 2 < sizeof word; at++) {
+			if (*at == '-')
+				word[n++] = '\\';
+			word[n++] = *at;
+		}
+		word[n] = '\0';
+		ck_assert_msg(strstr(doc, word) != NULL, "flashstep.1 lacks %s",
+		    word);
+		ck_assert_int_eq(parse(&o, err, 2, "--bug", "no-such-bug"), -1);
+	}
+	free(help);
+	free(doc);
+}
+END_TEST
+
+/* options_words joins a table's names. */
+static const char *
+test_word(int i)
+{
+	static const char *const w[] = { "a", "b", "c" };
+
+	return w[i];
+}
+
+START_TEST(test_words)
+{
+	char buf[32];
+
+	ck_assert_str_eq(options_words(buf, sizeof buf, test_word, 3, ", ",
+	    " or "), "a, b or c");
+	ck_assert_str_eq(options_words(buf, sizeof buf, test_word, 3, "|", NULL),
+	    "a|b|c");
+	ck_assert_str_eq(options_words(buf, sizeof buf, test_word, 1, ", ",
+	    " or "), "a");
+	ck_assert_str_eq(options_words(buf, 4, test_word, 3, ", ", " or "),
+	    "a, ");
+}
+END_TEST
+
 Suite *
 test_suite(void)
 {
@@ -185,6 +287,8 @@ test_suite(void)
 	tcase_add_test(tc, test_missing_value);
 	tcase_add_test(tc, test_extra_table);
 	tcase_add_test(tc, test_unused_and_ranges);
+	tcase_add_test(tc, test_bug_table);
+	tcase_add_test(tc, test_words);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -107,6 +107,7 @@ START_TEST(test_first_frame)
 	struct ui *ui = new_view(NULL, &utf8_style);
 	struct ui_grid g = { 0 };
 	struct ui_rect heat;
+	const struct ui_heat_geom *hg;
 	char buf[512];
 	int y, n;
 	const char *expect[] = {
@@ -124,9 +125,9 @@ START_TEST(test_first_frame)
 	/* The heatmap shows all 16 rows of S, 16 cells each. */
 	heat = ui->slot[UI_SLOT_HEAT];
 	ck_assert_int_gt(heat.w, 16);
+	hg = ui_pane_heat_last(ui);
 	for (y = 0; y < 16; y++) {
-		span(&g, ui->heat_geom.x0, ui->heat_geom.y0 + y * ui->heat_geom.sy,
-		    16, buf, sizeof buf);
+		span(&g, hg->x0, hg->y0 + y * hg->sy, 16, buf, sizeof buf);
 		n = ui_grid_width(buf);
 		ck_assert_msg(n == 16, "heatmap row %d is '%s'", y, buf);
 	}
@@ -455,6 +456,155 @@ START_TEST(test_bug_cycle)
 }
 END_TEST
 
+/*
+ * b walks the whole bug table (online_rule.h) in its order, each row's
+ * name in the message and the header, a row that needs a convention
+ * switching to it; b's help names every row.  The view names no mode
+ * itself, so a new row passes this with no change to src/ui.
+ */
+START_TEST(test_bug_table_in_view)
+{
+	struct ui *ui = new_view(NULL, &utf8_style);
+	const struct online_bug_mode *m;
+	const struct ui_keydef *d;
+	struct ui_grid g = { 0 };
+	char help[600], word[80];
+	int i, want;
+
+	for (d = ui_keydefs; d->keys != NULL && strcmp(d->keys, "b") != 0; d++)
+		;
+	ck_assert_ptr_nonnull(d->keys);
+	ui_keys_help_of(d, help, sizeof help);
+	for (i = 1; i <= ONLINE_BUGS; i++) {
+		want = i % ONLINE_BUGS;
+		m = online_bug_mode((enum online_bug)want);
+		ck_assert_msg(strstr(help, m->name) != NULL, "b's help '%s' lacks "
+		    "%s", help, m->name);
+		press(ui, 'b');
+		ck_assert_int_eq((int)sim_rule(ui_sim(ui))->bug, want);
+		ck_assert_msg(strstr(ui->msg, m->name) != NULL, "'%s'", ui->msg);
+		if (m->needs != ONLINE_ANY_CONVENTION)
+			ck_assert_int_eq((int)sim_rule(ui_sim(ui))->convention,
+			    m->needs);
+		draw(ui, &g, 100, 30);
+		snprintf(word, sizeof word, "bug %s", m->name);
+		ck_assert_msg(want == BUG_NONE || screen_has(&g, word), "no '%s'",
+		    word);
+	}
+	ui_grid_free(&g);
+	ui_free(ui);
+}
+END_TEST
+
+/*
+ * The equations show what the table says the bug does: for every row and
+ * each convention it has, at the update of a tile where the max rose, a
+ * "not rescaled" or "no l" note exactly where its flags turn a factor
+ * off.
+ */
+START_TEST(test_eq_follows_bug_table)
+{
+	static const float sc[4] = { 1, 2, 1001, 1002 }, v[4] = { 2, -1, 4, 8 };
+	const struct online_bug_mode *m;
+	struct online_bug_flags f;
+	struct options o;
+	struct ui *ui;
+	struct ui_grid g = { 0 };
+	int b, c, unnorm;
+
+	for (b = 0; b < ONLINE_BUGS; b++)
+		for (c = 0; c < ONLINE_CONVENTIONS; c++) {
+			m = online_bug_mode((enum online_bug)b);
+			if (m->needs != ONLINE_ANY_CONVENTION && m->needs != c)
+				continue;
+			f = m->flags;
+			unnorm = c == CONV_UNNORMALIZED;
+			options_init(&o);
+			o.spec.s.data = sc;
+			o.spec.s.rows = 1;
+			o.spec.s.cols = 4;
+			o.spec.v.data = v;
+			o.spec.v.rows = 4;
+			o.spec.v.cols = 1;
+			o.tiling.br = 1;
+			o.tiling.bc = 2;
+			o.rule.bug = (enum online_bug)b;
+			o.rule.convention = (enum online_convention)c;
+			o.convention_set = 1;
+			ui = new_view(&o, &utf8_style);
+			ck_assert_int_eq(ui_seek(ui, 1, SIM_PHASE_UPDATE), 0);
+			draw(ui, &g, 100, 40);
+			ck_assert_msg(screen_has(&g, "(bug: \u2113 not rescaled)") ==
+			    !f.scale_l, "%s %d: l's note", m->name, c);
+			ck_assert_msg(screen_has(&g, "(bug: u not rescaled)") ==
+			    (unnorm && !f.scale_acc), "%s %d: u's note", m->name, c);
+			ck_assert_msg(screen_has(&g, "(bug: o not rescaled)") ==
+			    (!unnorm && f.keep_l && !f.scale_acc), "%s %d: o's note",
+			    m->name, c);
+			ck_assert_msg(screen_has(&g, "(bug: no \u2113)") ==
+			    (!unnorm && !f.keep_l), "%s %d: old l's note", m->name, c);
+			ui_free(ui);
+		}
+	ui_grid_free(&g);
+}
+END_TEST
+
+/* A pane with state, counting its hooks' calls; its init fails while
+ * fake_fail is set. */
+static int fake_inits, fake_frees, fake_fail;
+
+static void *
+fake_init(struct ui *ui)
+{
+	(void)ui;
+	if (fake_fail)
+		return NULL;
+	fake_inits++;
+	return calloc(1, 16);
+}
+
+static void
+fake_free(void *data)
+{
+	fake_frees++;
+	free(data);
+}
+
+static const struct ui_pane fake_pane = {
+	.name = "fake",
+	.init = fake_init,
+	.free = fake_free,
+};
+
+/* A pane's state is made once, on first asking (again after a failed
+ * init), kept across rebuilds and freed once with the view; a pane
+ * without hooks has none. */
+START_TEST(test_pane_state)
+{
+	struct ui *ui = new_view(NULL, &utf8_style);
+	static const struct ui_pane stateless = { .name = "stateless" };
+	struct ui_grid g = { 0 };
+	void *first;
+
+	fake_inits = fake_frees = 0;
+	fake_fail = 1;
+	ck_assert_ptr_null(ui_pane_data(ui, &fake_pane));
+	fake_fail = 0;
+	first = ui_pane_data(ui, &fake_pane);
+	ck_assert_ptr_nonnull(first);
+	ck_assert_int_eq(fake_inits, 1);
+	draw(ui, &g, 100, 40);
+	press(ui, 'o');		/* a rebuild */
+	ck_assert_ptr_eq(ui_pane_data(ui, &fake_pane), first);
+	ck_assert_int_eq(fake_inits, 1);
+	ck_assert_ptr_null(ui_pane_data(ui, &stateless));
+	ck_assert_int_eq(fake_frees, 0);
+	ui_free(ui);
+	ck_assert_int_eq(fake_frees, 1);
+	ui_grid_free(&g);
+}
+END_TEST
+
 /* The form: bad values are refused with the command line's message and
  * change nothing; good ones rebuild. */
 START_TEST(test_form)
@@ -625,11 +775,13 @@ START_TEST(test_mouse)
 	struct ui_grid g = { 0 };
 	const struct sim_view *v = sim_view(ui_sim(ui));
 	struct ui_key k = { UI_KEY_MOUSE, 0, 0 };
+	const struct ui_heat_geom *hg;
 
 	draw(ui, &g, 80, 24);
 	/* Entry (9, 14): tile (2, 3). */
-	k.x = ui->heat_geom.x0 + 14 * ui->heat_geom.sx;
-	k.y = ui->heat_geom.y0 + 9 * ui->heat_geom.sy;
+	hg = ui_pane_heat_last(ui);
+	k.x = hg->x0 + 14 * hg->sx;
+	k.y = hg->y0 + 9 * hg->sy;
 	ui_handle_key(ui, &k);
 	ck_assert_int_eq(v->tile.i, 2);
 	ck_assert_int_eq(v->tile.j, 3);
@@ -1931,6 +2083,9 @@ test_suite(void)
 	tcase_add_test(tc, test_heatmap_exact);
 	tcase_add_test(tc, test_rebuild_keeps_position);
 	tcase_add_test(tc, test_bug_cycle);
+	tcase_add_test(tc, test_bug_table_in_view);
+	tcase_add_test(tc, test_eq_follows_bug_table);
+	tcase_add_test(tc, test_pane_state);
 	tcase_add_test(tc, test_form);
 	tcase_add_test(tc, test_goto_prompt_and_gpu);
 	tcase_add_test(tc, test_mouse);

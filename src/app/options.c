@@ -48,6 +48,106 @@ options_double(const char *name, const char *value, double *out, char *err,
 	return 0;
 }
 
+const char *
+options_words(char *buf, size_t len, const char *(*word)(int), int n,
+    const char *sep, const char *last)
+{
+	size_t at = 0;
+	int i, w;
+
+	if (len == 0)
+		return buf;
+	buf[0] = '\0';
+	for (i = 0; i < n && at < len; i++) {
+		w = snprintf(buf + at, len - at, "%s%s", i == 0 ? "" :
+		    i == n - 1 && last != NULL ? last : sep, word(i));
+		if (w < 0)
+			break;
+		at += (size_t)w;
+	}
+	return buf;
+}
+
+/* The names of the tables the options read, for options_words. */
+static const char *
+bug_word(int i)
+{
+	return online_bug_name((enum online_bug)i);
+}
+
+static const char *
+convention_word(int i)
+{
+	return online_convention_name((enum online_convention)i);
+}
+
+static const char *
+merge_bug_word(int i)
+{
+	return combine_bug_name((enum merge_bug)i);
+}
+
+static const char *
+grad_bug_word(int i)
+{
+	return backward_bug_name((enum backward_bug)i);
+}
+
+/* "--NAME must be a, b or c, not 'v'" for a table of n words. */
+static int
+not_one_of(char *err, size_t errlen, const char *name,
+    const char *(*word)(int), int n, const char *v)
+{
+	char words[400];
+
+	return util_error(err, errlen, "--%s must be %s, not '%s'", name,
+	    options_words(words, sizeof words, word, n, ", ", " or "), v);
+}
+
+/* --bug's help: the words, then what each mode breaks, from the table
+ * (online_rule.h). */
+static void
+bug_more(char *buf, size_t len)
+{
+	const struct online_bug_mode *m;
+	size_t at;
+	int b;
+
+	options_words(buf, len, bug_word, ONLINE_BUGS, "|", NULL);
+	for (b = 0; b < ONLINE_BUGS; b++) {
+		m = online_bug_mode((enum online_bug)b);
+		at = strlen(buf);
+		snprintf(buf + at, len - at, "\n%s: %s%s%s%s", m->name, m->breaks,
+		    m->needs == ONLINE_ANY_CONVENTION ? "" : " (",
+		    m->needs == ONLINE_ANY_CONVENTION ? "" :
+		    online_convention_name((enum online_convention)m->needs),
+		    m->needs == ONLINE_ANY_CONVENTION ? "" : " only)");
+	}
+}
+
+static void
+convention_more(char *buf, size_t len)
+{
+	size_t at;
+
+	options_words(buf, len, convention_word, ONLINE_CONVENTIONS, "|", NULL);
+	at = strlen(buf);
+	snprintf(buf + at, len - at, " (default %s)",
+	    online_convention_name(CONV_UNNORMALIZED));
+}
+
+static void
+merge_bug_more(char *buf, size_t len)
+{
+	options_words(buf, len, merge_bug_word, MERGE_BUGS, "|", NULL);
+}
+
+static void
+grad_bug_more(char *buf, size_t len)
+{
+	options_words(buf, len, grad_bug_word, BACKWARD_BUGS, "|", NULL);
+}
+
 int
 options_set_flag(void *ctx, const char *value, char *err, size_t errlen)
 {
@@ -212,8 +312,8 @@ set_grad_bug(void *ctx, const char *v, char *err, size_t errlen)
 	struct options *o = ctx;
 
 	if (backward_bug_parse(v, &o->grad_bug) != 0)
-		return util_error(err, errlen, "--grad-bug must be none, no-d, "
-		    "max-not-lse, no-scale or dq-overwrite, not '%s'", v);
+		return not_one_of(err, errlen, "grad-bug", grad_bug_word,
+		    BACKWARD_BUGS, v);
 	return 0;
 }
 
@@ -223,8 +323,8 @@ set_convention(void *ctx, const char *v, char *err, size_t errlen)
 	struct options *o = ctx;
 
 	if (online_convention_parse(v, &o->rule.convention) != 0)
-		return util_error(err, errlen, "--convention must be unnormalized "
-		    "or normalized, not '%s'", v);
+		return not_one_of(err, errlen, "convention", convention_word,
+		    ONLINE_CONVENTIONS, v);
 	o->convention_set = 1;
 	return 0;
 }
@@ -235,9 +335,7 @@ set_bug(void *ctx, const char *v, char *err, size_t errlen)
 	struct options *o = ctx;
 
 	if (online_bug_parse(v, &o->rule.bug) != 0)
-		return util_error(err, errlen, "--bug must be none, numerator-only, "
-		    "denominator-only, no-rescale or forget-old-denominator, "
-		    "not '%s'", v);
+		return not_one_of(err, errlen, "bug", bug_word, ONLINE_BUGS, v);
 	return 0;
 }
 
@@ -268,10 +366,8 @@ static const struct options_entry problem_entries[] = {
 	{ "k", "K.npy", "keys (Tk, d) from a file", set_k },
 	{ "v", "V.npy", "values (Tk, dv) from a file", set_v },
 	{ "scores", "S.npy", "scores (Tq, Tk) given directly; with --v", set_scores },
-	{ "convention", "NAME", "unnormalized|normalized (default unnormalized)",
-	    set_convention },
-	{ "bug", "NAME", "none|numerator-only|denominator-only|no-rescale|"
-	    "forget-old-denominator", set_bug },
+	{ "convention", "NAME", "", set_convention },
+	{ "bug", "NAME", "", set_bug },
 	{ "dtype", "TYPE", "fp32|fp16|bf16: storage type emulated (default fp32)",
 	    set_dtype },
 	{ NULL, NULL, NULL, NULL },
@@ -319,8 +415,8 @@ set_merge_bug(void *ctx, const char *v, char *err, size_t errlen)
 	struct options *o = ctx;
 
 	if (combine_bug_parse(v, &o->combine.bug) != 0)
-		return util_error(err, errlen, "--merge-bug must be none, "
-		    "no-rescale-one, unweighted or last-max, not '%s'", v);
+		return not_one_of(err, errlen, "merge-bug", merge_bug_word,
+		    MERGE_BUGS, v);
 	return 0;
 }
 
@@ -352,8 +448,7 @@ static const struct options_entry split_entries[] = {
 	    "(default mlu)", set_partials },
 	{ "merge-order", "ORDER", "ltr|tree|reverse: how partials merge "
 	    "(default ltr)", set_merge_order },
-	{ "merge-bug", "NAME", "none|no-rescale-one|unweighted|last-max",
-	    set_merge_bug },
+	{ "merge-bug", "NAME", "", set_merge_bug },
 	{ "heads", "H", "query heads (default 1)", set_heads },
 	{ "kv-heads", "G", "K/V heads, each shared by H/G query heads "
 	    "(default H)", set_kv_heads },
@@ -374,8 +469,7 @@ static const struct options_entry backward_entries[] = {
 	    set_backward },
 	{ "grad-output", "dO.npy", "the upstream gradient dO (Tq, dv) "
 	    "(default: N(0,1) from --seed)", set_grad_output },
-	{ "grad-bug", "NAME", "none|no-d|max-not-lse|no-scale|dq-overwrite",
-	    set_grad_bug },
+	{ "grad-bug", "NAME", "", set_grad_bug },
 	{ "grad-q", "dQ.npy", "write dQ (Tq, d)", set_grad_q },
 	{ "grad-k", "dK.npy", "write dK (Tk, d)", set_grad_k },
 	{ "grad-v", "dV.npy", "write dV (Tk, dv)", set_grad_v },
@@ -508,7 +602,7 @@ options_parse(int argc, char **argv, int first, unsigned groups,
 	const char *name, *eq, *value;
 	void *target;
 	size_t len;
-	int i;
+	int i, needs;
 
 	o->args = calloc((size_t)argc + 1, sizeof *o->args);
 	o->given = calloc((size_t)argc + 1, sizeof *o->given);
@@ -577,23 +671,54 @@ options_parse(int argc, char **argv, int first, unsigned groups,
 			    o->given[i]);
 	if ((groups & OPT_PROBLEM) && options_check_unused(o, err, errlen) != 0)
 		return -1;
-	/* forget-old-denominator is a bug of the normalized update: pick
-	 * that convention unless the user chose the other on purpose. */
-	if ((groups & OPT_PROBLEM) && o->rule.bug == BUG_FORGET_OLD_DENOMINATOR &&
+	/* A bug of one convention (forget-old-denominator: of the
+	 * normalized update) picks it unless the user chose the other on
+	 * purpose. */
+	needs = online_bug_mode(o->rule.bug)->needs;
+	if ((groups & OPT_PROBLEM) && needs != ONLINE_ANY_CONVENTION &&
 	    !o->convention_set)
-		o->rule.convention = CONV_NORMALIZED;
+		o->rule.convention = (enum online_convention)needs;
 	return (groups & OPT_SPLIT) ? split_check(o, err, errlen) : 0;
 }
 
+/* The help of the options whose values are a table's names: made from
+ * the table (the bug modes' is online_rule.h's), so a new row shows in
+ * --help with nothing written here.  Their entries' help is "". */
+static const struct {
+	int (*set)(void *ctx, const char *value, char *err, size_t errlen);
+	void (*more)(char *buf, size_t len);
+} generated_help[] = {
+	{ set_convention, convention_more },
+	{ set_bug, bug_more },
+	{ set_merge_bug, merge_bug_more },
+	{ set_grad_bug, grad_bug_more },
+};
+
+/* One option: its name and help, and the generated help's lines after
+ * the first indented under it. */
 static void
 usage_table(FILE *f, const struct options_entry *e)
 {
-	char left[40];
+	char left[40], more[1200];
+	const char *at, *nl;
+	size_t i;
 
 	for (; e->name != NULL; e++) {
 		snprintf(left, sizeof left, "--%s%s%s", e->name,
 		    e->metavar ? " " : "", e->metavar ? e->metavar : "");
-		fprintf(f, "  %-22s %s\n", left, e->help);
+		more[0] = '\0';
+		for (i = 0; i < sizeof generated_help / sizeof generated_help[0];
+		    i++)
+			if (generated_help[i].set == e->set)
+				generated_help[i].more(more, sizeof more);
+		nl = strchr(more, '\n');
+		fprintf(f, "  %-22s %s%.*s\n", left, e->help,
+		    nl != NULL ? (int)(nl - more) : (int)strlen(more), more);
+		for (at = nl; at != NULL; at = nl) {
+			nl = strchr(at + 1, '\n');
+			fprintf(f, "  %-22s   %.*s\n", "", nl != NULL ?
+			    (int)(nl - at - 1) : (int)strlen(at + 1), at + 1);
+		}
 	}
 }
 

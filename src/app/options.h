@@ -80,6 +80,14 @@ int options_int(const char *name, const char *value, long min, long max,
 int options_double(const char *name, const char *value, double *out,
     char *err, size_t errlen);
 
+/*
+ * Writes word(0) .. word(n - 1) into buf (len bytes, cut there), joined
+ * by sep and the last two by last: "a, b or c", "a|b|c".  Returns buf.
+ * For help and error messages made from a table of names.
+ */
+const char *options_words(char *buf, size_t len, const char *(*word)(int),
+    int n, const char *sep, const char *last);
+
 /* Ready-made setters for a ctx that is an int flag / a long / a string. */
 int options_set_flag(void *ctx, const char *value, char *err, size_t errlen);
 

@@ -4,20 +4,21 @@
 #include "online.h"
 #include "online_rule.h"
 
+#include <assert.h>
 #include <math.h>
 #include <string.h>
 
-static const char *convention_names[] = {
+static const char *convention_names[ONLINE_CONVENTIONS] = {
 	[CONV_UNNORMALIZED] = "unnormalized",
 	[CONV_NORMALIZED] = "normalized",
 };
 
-static const char *bug_names[] = {
-	[BUG_NONE] = "none",
-	[BUG_NUMERATOR_ONLY] = "numerator-only",
-	[BUG_DENOMINATOR_ONLY] = "denominator-only",
-	[BUG_NO_RESCALE] = "no-rescale",
-	[BUG_FORGET_OLD_DENOMINATOR] = "forget-old-denominator",
+/* The host's copy of the table: the device reads the flags alone. */
+static const struct online_bug_mode bug_modes[ONLINE_BUGS] = {
+#define ONLINE_BUG_MODE(id, name, needs, sl, sa, kl, breaks)		\
+	[id] = { id, name, breaks, needs, { sl, sa, kl, (needs) == CONV_NORMALIZED } },
+	ONLINE_BUG_TABLE(ONLINE_BUG_MODE)
+#undef ONLINE_BUG_MODE
 };
 
 const char *
@@ -31,7 +32,7 @@ online_convention_parse(const char *name, enum online_convention *out)
 {
 	int c;
 
-	for (c = 0; c < 2; c++) {
+	for (c = 0; c < ONLINE_CONVENTIONS; c++) {
 		if (strcmp(name, convention_names[c]) == 0) {
 			*out = (enum online_convention)c;
 			return 0;
@@ -40,10 +41,17 @@ online_convention_parse(const char *name, enum online_convention *out)
 	return -1;
 }
 
+const struct online_bug_mode *
+online_bug_mode(enum online_bug b)
+{
+	assert((int)b >= 0 && (int)b < ONLINE_BUGS);
+	return &bug_modes[b];
+}
+
 const char *
 online_bug_name(enum online_bug b)
 {
-	return bug_names[b];
+	return online_bug_mode(b)->name;
 }
 
 int
@@ -52,7 +60,7 @@ online_bug_parse(const char *name, enum online_bug *out)
 	int b;
 
 	for (b = 0; b < ONLINE_BUGS; b++) {
-		if (strcmp(name, bug_names[b]) == 0) {
+		if (strcmp(name, bug_modes[b].name) == 0) {
 			*out = (enum online_bug)b;
 			return 0;
 		}
@@ -63,8 +71,9 @@ online_bug_parse(const char *name, enum online_bug *out)
 int
 online_rule_valid(const struct online_rule *r)
 {
-	return !online_bug_flags(r->bug).normalized_only ||
-	    r->convention == CONV_NORMALIZED;
+	int needs = online_bug_mode(r->bug)->needs;
+
+	return needs == ONLINE_ANY_CONVENTION || (int)r->convention == needs;
 }
 
 float

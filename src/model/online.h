@@ -23,19 +23,8 @@
 #ifndef FLASHSTEP_ONLINE_H
 #define FLASHSTEP_ONLINE_H
 
-enum online_convention {
-	CONV_UNNORMALIZED,	/* keep u = sum p V (FlashAttention-2) */
-	CONV_NORMALIZED,	/* keep o = u / l (FlashAttention-1) */
-};
-
-enum online_bug {
-	BUG_NONE,
-	BUG_NUMERATOR_ONLY,	/* rescale the accumulator, not l */
-	BUG_DENOMINATOR_ONLY,	/* rescale l, not the accumulator */
-	BUG_NO_RESCALE,		/* rescale neither */
-	BUG_FORGET_OLD_DENOMINATOR, /* normalized: o' = (a o + p V) / l' */
-};
-#define ONLINE_BUGS 5
+/* The conventions and the bug modes' table. */
+#include "online_rule.h"
 
 struct online_rule {
 	enum online_convention convention;
@@ -44,11 +33,26 @@ struct online_rule {
 
 const char *online_convention_name(enum online_convention c);
 int online_convention_parse(const char *name, enum online_convention *out);
+
+/* One bug mode, as its row of ONLINE_BUG_TABLE (online_rule.h) says. */
+struct online_bug_mode {
+	enum online_bug bug;
+	const char *name;	/* the --bug word */
+	const char *breaks;	/* what it breaks, one line */
+	int needs;		/* the convention it needs (an enum
+				 * online_convention), or ONLINE_ANY_CONVENTION */
+	struct online_bug_flags flags;
+};
+
+/* The row of bug b (0 .. ONLINE_BUGS - 1: asserted). */
+const struct online_bug_mode *online_bug_mode(enum online_bug b);
 const char *online_bug_name(enum online_bug b);
+/* 0 with *out set, or -1 (*out untouched) for a word no row has. */
 int online_bug_parse(const char *name, enum online_bug *out);
 
-/* Is this bug meaningful under this convention?  forget-old-denominator
- * exists only for the normalized update. */
+/* Is this bug meaningful under this convention?  A mode whose row needs
+ * one convention (forget-old-denominator: the normalized) is not under
+ * the other. */
 int online_rule_valid(const struct online_rule *r);
 
 /* m' = max(m_old, max of s[0..n)); -inf entries are masked scores. */

@@ -9,7 +9,7 @@
 
 #include "ui_int.h"
 
-
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +22,7 @@ ui_heat_reset(struct ui *ui)
 	char err[160];
 
 	heatmap_free(&ui->heat);
-	ui->pool_bands = -1;	/* the pooled picture is stale */
+	ui->heat_gen++;		/* what the pane pooled from it is stale */
 	ui->heat_ok = heatmap_init(&ui->heat, UI_PROBLEM(ui), 0, err,
 	    sizeof err) == 0;
 	if (!ui->heat_ok)
@@ -196,6 +196,8 @@ fail:
 void
 ui_free(struct ui *ui)
 {
+	int i;
+
 	if (ui == NULL)
 		return;
 	fulltimeline_close(&ui->line);
@@ -206,15 +208,37 @@ ui_free(struct ui *ui)
 	problem_free(&ui->probs[0]);
 	problem_free(&ui->probs[1]);
 	heatmap_free(&ui->heat);
-	free(ui->pool);
-	free(ui->hist_m);
-	free(ui->hist_l);
-	free(ui->hist_ok);
+	for (i = ui->npane_own - 1; i >= 0; i--)
+		ui->pane_own[i].pane->free(ui->pane_own[i].data);
 	free(ui->gpu_m);
 	free(ui->gpu_alpha);
 	free(ui->gpu_l);
 	gpucheck_trace_free(ui->gpu_trace);
 	free(ui);
+}
+
+void *
+ui_pane_data(struct ui *ui, const struct ui_pane *p)
+{
+	struct ui_pane_own *own;
+	int i;
+
+	if (p->init == NULL)
+		return NULL;
+	for (i = 0; i < ui->npane_own; i++)
+		if (ui->pane_own[i].pane == p)
+			return ui->pane_own[i].data;
+	/* More panes with state than room: raise UI_PANE_OWN_MAX. */
+	assert(ui->npane_own < UI_PANE_OWN_MAX && p->free != NULL);
+	if (ui->npane_own == UI_PANE_OWN_MAX)
+		return NULL;
+	own = &ui->pane_own[ui->npane_own];
+	own->data = p->init(ui);
+	if (own->data == NULL)
+		return NULL;
+	own->pane = p;
+	ui->npane_own++;
+	return own->data;
 }
 
 struct sim *
@@ -507,16 +531,19 @@ ui_cycle_convention(struct ui *ui)
 {
 	struct options o = ui->opts;
 	char what[200];
+	int needs;
 
 	o.rule.convention = o.rule.convention == CONV_UNNORMALIZED ?
 	    CONV_NORMALIZED : CONV_UNNORMALIZED;
 	o.convention_set = 1;
 	if (!online_rule_valid(&o.rule)) {
-		/* forget-old-denominator exists only for normalized o. */
-		o.rule.bug = BUG_NONE;
+		/* The bug belongs to the other convention (its row's needs). */
+		needs = online_bug_mode(o.rule.bug)->needs;
 		snprintf(what, sizeof what, "convention %s: bug set to none "
-		    "(forget-old-denominator needs normalized)",
-		    online_convention_name(o.rule.convention));
+		    "(%s needs %s)", online_convention_name(o.rule.convention),
+		    online_bug_name(o.rule.bug),
+		    online_convention_name((enum online_convention)needs));
+		o.rule.bug = BUG_NONE;
 	} else
 		snprintf(what, sizeof what, "convention %s: the accumulator "
 		    "holds %s", online_convention_name(o.rule.convention),
@@ -534,10 +561,12 @@ ui_cycle_update_bug(struct ui *ui)
 
 	o.rule.bug = (enum online_bug)(((int)o.rule.bug + 1) % ONLINE_BUGS);
 	if (!online_rule_valid(&o.rule)) {
-		o.rule.convention = CONV_NORMALIZED;
+		o.rule.convention = (enum online_convention)
+		    online_bug_mode(o.rule.bug)->needs;
 		o.convention_set = 1;
-		snprintf(what, sizeof what, "bug %s needs the normalized "
-		    "convention: switched to it", online_bug_name(o.rule.bug));
+		snprintf(what, sizeof what, "bug %s needs the %s convention: "
+		    "switched to it", online_bug_name(o.rule.bug),
+		    online_convention_name(o.rule.convention));
 	} else
 		snprintf(what, sizeof what, "bug %s%s", online_bug_name(o.rule.bug),
 		    o.rule.bug == BUG_NONE ? ": the correct update" : "");

@@ -59,9 +59,20 @@ const struct ui_glyphs *ui_glyphs(int unicode);
  * size() gives the pane's minimum and wanted height for a width (for the
  * heatmap, its wanted width for a height); draw() fills its rectangle;
  * handle_key() sees mouse clicks inside it (NULL: none).
+ *
+ * A pane that keeps something between frames (a cache, where it last
+ * drew) owns it, as a tmux mode owns its data: its state struct lives in
+ * its own .c file, init() makes it (NULL: out of memory) and free()
+ * drops it.  struct ui holds only the pointer, made the first time the
+ * pane asks ui_pane_data for it and freed with the view.  A pane without
+ * state leaves both NULL.  So a new pane is its own file (listed in
+ * local.mk) and a row of the layout's table (ui_layout.c), nothing here
+ * nor in ui.c.
  */
 struct ui_pane {
 	const char *name;
+	void *(*init)(struct ui *ui);
+	void (*free)(void *data);
 	void (*size)(const struct ui *ui, int w, int h, int *minh, int *wanth,
 	    int *wantw);
 	void (*draw)(struct ui *ui, struct ui_grid *g, struct ui_rect r);
@@ -69,28 +80,8 @@ struct ui_pane {
 	    struct ui_rect r);
 };
 
-extern const struct ui_pane ui_pane_header;
-extern const struct ui_pane ui_pane_heat;
-extern const struct ui_pane ui_pane_count;
-extern const struct ui_pane ui_pane_status;
-extern const struct ui_pane ui_pane_keybar;
-/* the forward's */
-extern const struct ui_pane ui_pane_tile;
-extern const struct ui_pane ui_pane_state;
-extern const struct ui_pane ui_pane_eq;
-extern const struct ui_pane ui_pane_history;
-/* the combine's (split-KV) */
-extern const struct ui_pane ui_pane_parts;
-extern const struct ui_pane ui_pane_merge;
-extern const struct ui_pane ui_pane_merge_eq;
-/* the backward's */
-extern const struct ui_pane ui_pane_bwd_tile;
-extern const struct ui_pane ui_pane_bwd_rows;
-extern const struct ui_pane ui_pane_bwd_keys;
-extern const struct ui_pane ui_pane_bwd_eq;
-
 /* Where each pane went in the last frame (for mouse clicks): a pane
- * added to the layout gets a slot here.  A segment's panes take the
+ * added to the layout in a place no pane had gets a slot here.  A segment's panes take the
  * forward's slots by place: TILE the tile (the combine: its partials),
  * STATE the rows' state (the backward: its query rows), KEYS the
  * backward's key block, EQ its equations. */
@@ -115,6 +106,13 @@ struct ui_heat_geom {
 	int sx;			/* screen columns per cell (1, 2 ... when roomy) */
 	int sy;			/* screen lines per cell (1, more when roomy) */
 	int ny, nx;		/* screen cells used */
+};
+
+/* What one pane owns: the pointer its init gave (struct ui_pane). */
+#define UI_PANE_OWN_MAX 16
+struct ui_pane_own {
+	const struct ui_pane *pane;
+	void *data;
 };
 
 /* The edit form ('e'): fields as text, validated on Enter. */
@@ -160,12 +158,8 @@ struct ui {
 
 	struct heatmap heat;	/* pooled S: computed in ui_idle */
 	int heat_ok;		/* heat is laid out for this problem */
+	long heat_gen;		/* counts new layouts of heat */
 	double heat_drawn;	/* when a frame last showed its progress */
-	/* The heatmap as last drawn, one value per screen cell: pooling
-	 * reads many summary cells per screen cell, so it is done again
-	 * only when the pooling, the mask or the summary changes. */
-	float *pool;
-	int pool_ny, pool_nx, pool_fy, pool_fx, pool_causal, pool_bands;
 
 	/* Warming checkpoints in idle time: row block warm_i is replayed
 	 * up to tile warm_j so far; then the backward's key blocks and row
@@ -200,29 +194,27 @@ struct ui {
 	struct gpucheck_trace *gpu_trace;	/* the kernel's run of this
 						 * problem (NULL: none yet) */
 
-	/*
-	 * The running state of row block hist_i after each of its tiles:
-	 * hist_m and hist_l hold (Tc, Br) values, hist_ok says which tiles
-	 * are known.  Kept while the sim (gen) and the row block stay.
-	 */
 	long gen;		/* counts rebuilds of the sim */
-	long hist_gen;
-	int hist_i, hist_tc, hist_br;
-	float *hist_m, *hist_l;
-	unsigned char *hist_ok;
 
 	char msg[240];		/* the status line */
 	int msg_role;
 
 	unsigned hidden;	/* UI_HIDE_* */
 	int heat_max;		/* the heatmap's widest (0: as wide as it wants) */
+	/* The layout of the last frame. */
 	struct ui_rect slot[UI_SLOTS];
 	const struct ui_pane *slot_pane[UI_SLOTS];
-	struct ui_heat_geom heat_geom;
-	int state_first;	/* tile row shown first in the state pane */
-	int tile_first;		/* tile row shown first in the tile pane */
-	int keys_first;		/* key shown first in the key block's pane */
-	int parts_first;	/* key range shown first among the partials */
+	/* The row windows of the slots whose panes scroll (the first row
+	 * shown): they are the slot's, not one pane's, so the rows shown
+	 * stay put when a step crosses from the forward's tile to the
+	 * combine's partials or the backward's tile. */
+	int tile_first;		/* UI_SLOT_TILE */
+	int state_first;	/* UI_SLOT_STATE */
+	int keys_first;		/* UI_SLOT_KEYS */
+
+	/* Every pane's own state (ui_pane_data), in the order asked for. */
+	struct ui_pane_own pane_own[UI_PANE_OWN_MAX];
+	int npane_own;
 };
 
 /* The sim's problem. */
@@ -267,6 +259,11 @@ void ui_grid_blit(struct ui_grid *dst, int x, int y, const struct ui_grid *src,
     int sy, int h);
 
 /* ---- ui.c: the state and what moves it ---------------------------------- */
+
+/* The state of pane p (struct ui_pane's init), made the first time it is
+ * asked for; NULL when init fails (out of memory: asked again next
+ * time) or the pane has none. */
+void *ui_pane_data(struct ui *ui, const struct ui_pane *p);
 
 /* Where the reader is on the timeline, and the kind of its segment. */
 void ui_position(const struct ui *ui, struct timeline_pos *pos);
@@ -328,6 +325,10 @@ int ui_play_tick(struct ui *ui, int *wait_ms);
 /* Lays the panes out in r and draws them. */
 void ui_layout_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r);
 void ui_layout_min(const struct ui *ui, int *w, int *h);
+
+/* Where the heatmap pane last put the matrix (for clicks and tests;
+ * all zero before it drew). */
+const struct ui_heat_geom *ui_pane_heat_last(struct ui *ui);
 
 /* The first of n rows to show out of rows so that focus is among them,
  * moving as little as possible from first (ui_pane_tile.c). */

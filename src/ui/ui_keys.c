@@ -218,11 +218,7 @@ const struct ui_keydef ui_keydefs[] = {
 	    ui_keys_key_focus, { '[', ']' } },
 	{ "c", "convention: unnormalized u / normalized o", ui_keys_convention,
 	    { 'c' } },
-	{ "b", "bug mode of the segment shown: the forward's (none "
-	    "numerator-only denominator-only no-rescale forget-old-denominator), "
-	    "the merge's (none no-rescale-one unweighted last-max), the "
-	    "backward's (none no-d max-not-lse no-scale dq-overwrite)",
-	    ui_keys_bug, { 'b' } },
+	{ "b", "bug mode of the segment shown:", ui_keys_bug, { 'b' } },
 	{ "O", "merge order of the combine: ltr / tree / reverse",
 	    ui_keys_merge_order, { 'O' } },
 	{ "o", "loop order: fa2 / fa1", ui_keys_order, { 'o' } },
@@ -250,6 +246,63 @@ ui_keys_dispatch(struct ui *ui, const struct ui_key *k)
 	return 0;
 }
 
+/* The names of the bug tables b cycles through, for options_words. */
+static const char *
+ui_keys_bug_word(int i)
+{
+	return online_bug_name((enum online_bug)i);
+}
+
+static const char *
+ui_keys_merge_bug_word(int i)
+{
+	return combine_bug_name((enum merge_bug)i);
+}
+
+static const char *
+ui_keys_grad_bug_word(int i)
+{
+	return backward_bug_name((enum backward_bug)i);
+}
+
+/* b's help goes on with the modes it cycles through, from their tables
+ * (online_rule.h's for the forward), so a new mode shows here with
+ * nothing written in this file. */
+static void
+ui_keys_bug_more(char *buf, size_t len)
+{
+	char fwd[200], merge[200], grad[200];
+
+	snprintf(buf, len, " the forward's (%s), the merge's (%s), the "
+	    "backward's (%s)", options_words(fwd, sizeof fwd, ui_keys_bug_word,
+	    ONLINE_BUGS, " ", NULL), options_words(merge, sizeof merge,
+	    ui_keys_merge_bug_word, MERGE_BUGS, " ", NULL), options_words(grad,
+	    sizeof grad, ui_keys_grad_bug_word, BACKWARD_BUGS, " ", NULL));
+}
+
+/* The keys whose help goes on with text made from a table. */
+static const struct {
+	int (*fn)(struct ui *ui, const struct ui_key *k);
+	void (*more)(char *buf, size_t len);
+} ui_keys_generated[] = {
+	{ ui_keys_bug, ui_keys_bug_more },
+};
+
+const char *
+ui_keys_help_of(const struct ui_keydef *d, char *buf, size_t len)
+{
+	size_t i, n;
+
+	snprintf(buf, len, "%s", d->help);
+	for (i = 0; i < sizeof ui_keys_generated / sizeof ui_keys_generated[0];
+	    i++)
+		if (ui_keys_generated[i].fn == d->fn) {
+			n = strlen(buf);
+			ui_keys_generated[i].more(buf + n, len - n);
+		}
+	return buf;
+}
+
 /* Lines of the help screen after the key table. */
 static const char *ui_keys_more[] = {
 	"mouse: click a tile in the heatmap to go to it, a row to focus it",
@@ -267,13 +320,15 @@ ui_keys_help_text(struct ui_grid *g, int w)
 {
 	const struct ui_keydef *d;
 	int y = 0, kw = 18;
+	char help[600];
 	size_t i;
 
 	for (d = ui_keydefs; d->keys != NULL; d++) {
 		ui_grid_text(g, 2, y, kw, UI_ROLE_KEY, d->keys);
 		/* Long lines wrap under their text, not under the keys. */
 		y += ui_grid_wrap(g, (struct ui_rect){ 2 + kw, y, w - 3 - kw,
-		    g->h - y }, UI_ROLE_NORMAL, d->help);
+		    g->h - y }, UI_ROLE_NORMAL, ui_keys_help_of(d, help,
+		    sizeof help));
 	}
 	for (i = 0; i < sizeof ui_keys_more / sizeof ui_keys_more[0]; i++, y++)
 		ui_grid_text(g, 2, y, w - 3, UI_ROLE_LABEL, ui_keys_more[i]);

@@ -15,6 +15,11 @@ struct ui_keydef {
 };
 extern const struct ui_keydef ui_keydefs[];
 
+/* The key's help as the help screen shows it: its help, and for keys
+ * that cycle through a table (b: the bug modes) the table's names after
+ * it.  Returns buf. */
+const char *ui_keys_help_of(const struct ui_keydef *d, char *buf, size_t len);
+
 /* Runs the key's entry of the table.  Returns UI_* flags, 0 when no
  * entry has the key. */
 int ui_keys_dispatch(struct ui *ui, const struct ui_key *k);

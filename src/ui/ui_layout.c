@@ -24,14 +24,38 @@
  * a heading and six rows. */
 #define UI_LAYOUT_FEW 8
 
+/* The panes, each defined in its ui_pane_*.c with its state (ui_int.h's
+ * struct ui_pane): the layout is the only reader of these names. */
+extern const struct ui_pane ui_pane_header;
+extern const struct ui_pane ui_pane_heat;
+extern const struct ui_pane ui_pane_count;
+extern const struct ui_pane ui_pane_status;
+extern const struct ui_pane ui_pane_keybar;
+/* the forward's */
+extern const struct ui_pane ui_pane_tile;
+extern const struct ui_pane ui_pane_state;
+extern const struct ui_pane ui_pane_eq;
+extern const struct ui_pane ui_pane_history;
+/* the combine's (split-KV) */
+extern const struct ui_pane ui_pane_parts;
+extern const struct ui_pane ui_pane_merge;
+extern const struct ui_pane ui_pane_merge_eq;
+/* the backward's */
+extern const struct ui_pane ui_pane_bwd_tile;
+extern const struct ui_pane ui_pane_bwd_rows;
+extern const struct ui_pane ui_pane_bwd_keys;
+extern const struct ui_pane ui_pane_bwd_eq;
+
 /* The right-hand stacks, top to bottom, per kind of segment: a new pane
- * is a row here (and a slot in ui_int.h).  Tables come first. */
+ * is its file (src/ui/local.mk lists it), its name above and a row here;
+ * a slot in ui_int.h only when it takes a place no pane had.  Tables
+ * come first. */
 struct ui_layout_entry {
 	const struct ui_pane *pane;
 	enum ui_slot slot;
 	int table;		/* a line per row: grows with the others */
 };
-#define UI_LAYOUT_MAX 5
+#define UI_LAYOUT_MAX 8		/* rows a stack may have; room for more */
 
 static const struct ui_layout_entry ui_layout_stacks[TIMELINE_KINDS]
     [UI_LAYOUT_MAX] = {

@@ -100,9 +100,11 @@ ui_pane_eq_lines(struct ui *ui, int width, int digits, struct ui_eq_line *ln)
 	float l0 = v->l_old[row], l1 = v->l_new[row], sum = v->rowsum[row];
 	float u0 = v->acc_old[(size_t)row * v->dv];
 	float u1 = v->acc_new[(size_t)row * v->dv];
-	int lscaled = rule->bug != BUG_NUMERATOR_ONLY && rule->bug != BUG_NO_RESCALE;
-	int uscaled = rule->bug != BUG_DENOMINATOR_ONLY &&
-	    rule->bug != BUG_NO_RESCALE;
+	/* The lines show what the sim runs: the bug's row of the table
+	 * (online_rule.h) says which of l, the accumulator and l_old o get
+	 * alpha, as online_update reads it. */
+	const struct online_bug_flags f = online_bug_mode(rule->bug)->flags;
+	int lscaled = f.scale_l, uscaled = f.scale_acc;
 	float aa = uscaled ? a : 1.0f, keep, pv, worst, diff;
 	const struct sim_view *ok;
 	char n1[32], n2[32], n3[32], n4[32], n5[32], vec[160], pvs[40];
@@ -162,7 +164,7 @@ ui_pane_eq_lines(struct ui *ui, int width, int digits, struct ui_eq_line *ln)
 			else
 				snprintf(ln[n++].subst, sizeof ln[0].subst, "not formed: u "
 				    "kept as %s (bug)", NUM(n1, u0));
-		} else if (rule->bug == BUG_FORGET_OLD_DENOMINATOR) {
+		} else if (!f.keep_l) {
 			snprintf(ln[n].formula, sizeof ln[n].formula, "%s%so", A, M);
 			snprintf(ln[n++].subst, sizeof ln[0].subst, "= %s%s%s = %s  (bug: "
 			    "no %s)", NUM(n1, a), D, FAC(n2, u0), NUM(n3, a * u0), L);
@@ -219,9 +221,9 @@ ui_pane_eq_lines(struct ui *ui, int width, int digits, struct ui_eq_line *ln)
 			    NUM(n3, u1));
 		}
 	} else {
-		keep = rule->bug == BUG_FORGET_OLD_DENOMINATOR ? aa : aa * l0;
+		keep = f.keep_l ? aa * l0 : aa;
 		pv = u1 * l1 - keep * u0;
-		if (rule->bug == BUG_FORGET_OLD_DENOMINATOR) {
+		if (!f.keep_l) {
 			snprintf(ln[n].formula, sizeof ln[n].formula,
 			    "o%s = (%s%so + pV)/%s%s", P, A, M, L, P);
 			snprintf(ln[n++].subst, sizeof ln[0].subst, "= (%s%s%s %s)"

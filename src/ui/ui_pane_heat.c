@@ -17,6 +17,50 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+extern const struct ui_pane ui_pane_heat;	/* at the end */
+
+/* What the pane keeps between frames. */
+struct ui_pane_heat_data {
+	/* Where the last frame put the matrix: clicks are read with it. */
+	struct ui_heat_geom geom;
+	/* The heatmap as last drawn, one value per screen cell: pooling
+	 * reads many summary cells per screen cell, so it is done again
+	 * only when the pooling, the mask or the summary (its layout,
+	 * ui->heat_gen, or its progress) changes. */
+	float *pool;
+	int ny, nx, fy, fx, causal, bands;
+	long heat_gen;
+};
+
+static void *
+ui_pane_heat_init(struct ui *ui)
+{
+	struct ui_pane_heat_data *hs = calloc(1, sizeof *hs);
+
+	(void)ui;
+	if (hs != NULL)
+		hs->heat_gen = -1;	/* nothing pooled yet */
+	return hs;
+}
+
+static void
+ui_pane_heat_free(void *data)
+{
+	struct ui_pane_heat_data *hs = data;
+
+	free(hs->pool);
+	free(hs);
+}
+
+const struct ui_heat_geom *
+ui_pane_heat_last(struct ui *ui)
+{
+	static const struct ui_heat_geom none;
+	const struct ui_pane_heat_data *hs = ui_pane_data(ui, &ui_pane_heat);
+
+	return hs != NULL ? &hs->geom : &none;
+}
+
 /*
  * Entries per screen cell along an axis of n entries shown in avail
  * cells: a multiple of the summary's cell g, lined up with the tile when
@@ -162,20 +206,21 @@ ui_pane_heat_tiles(const struct ui_heat_cursor *cu, int r0, int r1, int c0,
  * computed yet), or NULL without memory.
  */
 static const float *
-ui_pane_heat_pooled(struct ui *ui, const struct ui_heat_geom *gm, int causal)
+ui_pane_heat_pooled(struct ui *ui, struct ui_pane_heat_data *hs,
+    const struct ui_heat_geom *gm, int causal)
 {
 	const struct problem *p = UI_PROBLEM(ui);
 	float *pool;
 	int a, b, r0, r1, c0, c1, known;
 
-	if (ui->pool != NULL && ui->pool_ny == gm->ny && ui->pool_nx == gm->nx &&
-	    ui->pool_fy == gm->fy && ui->pool_fx == gm->fx &&
-	    ui->pool_causal == causal && ui->pool_bands == ui->heat.bands_done)
-		return ui->pool;
-	pool = realloc(ui->pool, (size_t)gm->ny * gm->nx * sizeof *pool);
+	if (hs->pool != NULL && hs->ny == gm->ny && hs->nx == gm->nx &&
+	    hs->fy == gm->fy && hs->fx == gm->fx && hs->causal == causal &&
+	    hs->heat_gen == ui->heat_gen && hs->bands == ui->heat.bands_done)
+		return hs->pool;
+	pool = realloc(hs->pool, (size_t)gm->ny * gm->nx * sizeof *pool);
 	if (pool == NULL)
 		return NULL;
-	ui->pool = pool;
+	hs->pool = pool;
 	for (a = 0; a < gm->ny; a++) {
 		r0 = a * gm->fy;
 		r1 = r0 + gm->fy < p->tq ? r0 + gm->fy : p->tq;
@@ -188,12 +233,13 @@ ui_pane_heat_pooled(struct ui *ui, const struct ui_heat_geom *gm, int causal)
 				pool[(size_t)a * gm->nx + b] = NAN;
 		}
 	}
-	ui->pool_ny = gm->ny;
-	ui->pool_nx = gm->nx;
-	ui->pool_fy = gm->fy;
-	ui->pool_fx = gm->fx;
-	ui->pool_causal = causal;
-	ui->pool_bands = ui->heat.bands_done;
+	hs->ny = gm->ny;
+	hs->nx = gm->nx;
+	hs->fy = gm->fy;
+	hs->fx = gm->fx;
+	hs->causal = causal;
+	hs->heat_gen = ui->heat_gen;
+	hs->bands = ui->heat.bands_done;
 	return pool;
 }
 
@@ -223,7 +269,8 @@ ui_pane_heat_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 	const struct problem *p = UI_PROBLEM(ui);
 	const struct schedule *s = sim_schedule(ui->sim);
 	const struct ui_glyphs *gl = ui->gl;
-	struct ui_heat_geom *gm = &ui->heat_geom;
+	struct ui_pane_heat_data *hs = ui_pane_data(ui, &ui_pane_heat);
+	struct ui_heat_geom *gm;
 	struct ui_heat_cursor cu;
 	enum ui_pane_heat_state st;
 	const float *pool;
@@ -231,6 +278,12 @@ ui_pane_heat_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 	int a, b, r0, r1, c0, c1, x, y, level, focus_row, n, lw;
 	char buf[32];
 
+	if (hs == NULL) {
+		ui_grid_text(g, r.x, r.y, r.w, UI_ROLE_ERROR, "heatmap: out of "
+		    "memory");
+		return;
+	}
+	gm = &hs->geom;
 	ui_pane_heat_geom(ui, r.x, r.y, r.w, r.h, gm);
 	if (gm->ny * gm->sy > r.h - 2)
 		gm->ny = (r.h - 2) / gm->sy;
@@ -255,7 +308,7 @@ ui_pane_heat_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 	}
 	lo = p->causal ? ui->heat.lo_causal : ui->heat.lo_all;
 	hi = p->causal ? ui->heat.hi_causal : ui->heat.hi_all;
-	pool = ui_pane_heat_pooled(ui, gm, p->causal);
+	pool = ui_pane_heat_pooled(ui, hs, gm, p->causal);
 	if (pool == NULL) {
 		ui_grid_text(g, r.x, r.y + 2, r.w, UI_ROLE_DIM, "(out of memory)");
 		return;
@@ -339,7 +392,7 @@ ui_pane_heat_key(struct ui *ui, const struct ui_key *k, struct ui_rect r)
 {
 	const struct problem *p = UI_PROBLEM(ui);
 	const struct schedule *s = sim_schedule(ui->sim);
-	const struct ui_heat_geom *gm = &ui->heat_geom;
+	const struct ui_heat_geom *gm = ui_pane_heat_last(ui);
 	struct timeline_pos pos;
 	int a = k->y - gm->y0, b, row, col, i, j;
 	long step;
@@ -384,6 +437,8 @@ ui_pane_heat_key(struct ui *ui, const struct ui_key *k, struct ui_rect r)
 
 const struct ui_pane ui_pane_heat = {
 	.name = "heatmap",
+	.init = ui_pane_heat_init,
+	.free = ui_pane_heat_free,
 	.size = ui_pane_heat_size,
 	.draw = ui_pane_heat_draw,
 	.handle_key = ui_pane_heat_key,

@@ -16,6 +16,45 @@
 
 #define UI_HISTORY_NW 7
 
+extern const struct ui_pane ui_pane_history;	/* at the end */
+
+/*
+ * The running state of row block i after each of its tiles: m and l
+ * hold (Tc, Br) values, ok says which tiles are known.  Kept while the
+ * sim (ui->gen) and the row block stay.
+ */
+struct ui_pane_history_data {
+	long gen;
+	int i, tc, br;
+	float *m, *l;
+	unsigned char *ok;
+};
+
+static void *
+ui_pane_history_init(struct ui *ui)
+{
+	(void)ui;
+	return calloc(1, sizeof(struct ui_pane_history_data));
+}
+
+/* Drops the cache of states (a new sim, block or size). */
+static void
+ui_pane_history_forget(struct ui_pane_history_data *hs)
+{
+	free(hs->m);
+	free(hs->l);
+	free(hs->ok);
+	hs->m = hs->l = NULL;
+	hs->ok = NULL;
+}
+
+static void
+ui_pane_history_free(void *data)
+{
+	ui_pane_history_forget(data);
+	free(data);
+}
+
 static void
 ui_pane_history_size(const struct ui *ui, int w, int h, int *minh, int *wanth,
     int *wantw)
@@ -27,17 +66,6 @@ ui_pane_history_size(const struct ui *ui, int w, int h, int *minh, int *wanth,
 	*wantw = w;
 }
 
-/* Drops the cache of states (a new sim, block or size). */
-static void
-ui_pane_history_forget(struct ui *ui)
-{
-	free(ui->hist_m);
-	free(ui->hist_l);
-	free(ui->hist_ok);
-	ui->hist_m = ui->hist_l = NULL;
-	ui->hist_ok = NULL;
-}
-
 /*
  * m and l of every row of the current row block after each of its tiles
  * j0 .. j1: *m and *l point at (Tc, Br) arrays, entry [j * Br + row].
@@ -45,39 +73,41 @@ ui_pane_history_forget(struct ui *ui)
  * memory.
  */
 static int
-ui_pane_history_states(struct ui *ui, int j0, int j1, const float **m,
+ui_pane_history_datas(struct ui *ui, int j0, int j1, const float **m,
     const float **l)
 {
+	struct ui_pane_history_data *hs = ui_pane_data(ui, &ui_pane_history);
 	const struct schedule *s = sim_schedule(ui->sim);
 	int i = sim_view(ui->sim)->tile.i, j;
 	size_t n = (size_t)s->tc * (size_t)s->br;
 
-	if (ui->hist_m == NULL || ui->hist_gen != ui->gen ||
-	    ui->hist_tc != s->tc || ui->hist_br != s->br || ui->hist_i != i) {
-		ui_pane_history_forget(ui);
-		ui->hist_m = malloc(n * sizeof *ui->hist_m);
-		ui->hist_l = malloc(n * sizeof *ui->hist_l);
-		ui->hist_ok = calloc((size_t)s->tc, 1);
-		ui->hist_gen = ui->gen;
-		ui->hist_tc = s->tc;
-		ui->hist_br = s->br;
-		ui->hist_i = i;
-		if (ui->hist_m == NULL || ui->hist_l == NULL ||
-		    ui->hist_ok == NULL) {
-			ui_pane_history_forget(ui);
+	if (hs == NULL)
+		return -1;
+	if (hs->m == NULL || hs->gen != ui->gen || hs->tc != s->tc ||
+	    hs->br != s->br || hs->i != i) {
+		ui_pane_history_forget(hs);
+		hs->m = malloc(n * sizeof *hs->m);
+		hs->l = malloc(n * sizeof *hs->l);
+		hs->ok = calloc((size_t)s->tc, 1);
+		hs->gen = ui->gen;
+		hs->tc = s->tc;
+		hs->br = s->br;
+		hs->i = i;
+		if (hs->m == NULL || hs->l == NULL || hs->ok == NULL) {
+			ui_pane_history_forget(hs);
 			return -1;
 		}
 	}
 	for (j = j0 < 0 ? 0 : j0; j <= j1 && j < s->jend[i]; j++) {
-		if (ui->hist_ok[j])
+		if (hs->ok[j])
 			continue;
-		if (sim_block_state(ui->sim, i, j + 1, ui->hist_m +
-		    (size_t)j * s->br, ui->hist_l + (size_t)j * s->br, NULL) != 0)
+		if (sim_block_state(ui->sim, i, j + 1, hs->m + (size_t)j * s->br,
+		    hs->l + (size_t)j * s->br, NULL) != 0)
 			return -1;
-		ui->hist_ok[j] = 1;
+		hs->ok[j] = 1;
 	}
-	*m = ui->hist_m;
-	*l = ui->hist_l;
+	*m = hs->m;
+	*l = hs->l;
 	return 0;
 }
 
@@ -102,7 +132,7 @@ ui_pane_history_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 	 * for the tiles to come while there is room. */
 	j0 = cur - k + 1 > 0 ? cur - k + 1 : 0;
 	j1 = j0 + k - 1 < jend - 1 ? j0 + k - 1 : jend - 1;
-	if (ui_pane_history_states(ui, j0 > 0 ? j0 - 1 : 0, cur, &m, &l) != 0) {
+	if (ui_pane_history_datas(ui, j0 > 0 ? j0 - 1 : 0, cur, &m, &l) != 0) {
 		ui_grid_text(g, r.x, r.y, r.w, UI_ROLE_ERROR, "history: out of memory");
 		return;
 	}
@@ -151,6 +181,8 @@ ui_pane_history_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 
 const struct ui_pane ui_pane_history = {
 	.name = "history",
+	.init = ui_pane_history_init,
+	.free = ui_pane_history_free,
 	.size = ui_pane_history_size,
 	.draw = ui_pane_history_draw,
 };

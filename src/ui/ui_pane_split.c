@@ -14,9 +14,31 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #define UI_SPLIT_NW 6
 #define UI_SPLIT_CW (UI_SPLIT_NW + 1)
+
+extern const struct ui_pane ui_pane_parts;	/* at the end */
+
+/* The partials pane's own: its window over the key ranges (the rows'
+ * window is the slot's, ui->tile_first). */
+struct ui_pane_parts_data {
+	int first;		/* key range shown first */
+};
+
+static void *
+ui_pane_parts_init(struct ui *ui)
+{
+	(void)ui;
+	return calloc(1, sizeof(struct ui_pane_parts_data));
+}
+
+static void
+ui_pane_parts_free(void *data)
+{
+	free(data);
+}
 
 static void
 ui_pane_split_size(const struct ui *ui, int w, int h, int *minh, int *wanth,
@@ -61,11 +83,17 @@ ui_pane_parts_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 	const struct sim_partials *pt = sim_partials(ui->sim);
 	const struct schedule *sc = sim_schedule(ui->sim);
 	const struct ui_glyphs *gl = ui->gl;
+	struct ui_pane_parts_data *ps = ui_pane_data(ui, &ui_pane_parts);
 	int olse = pt->form == MERGE_OLSE, nv = olse ? 2 : 3;
 	int gw = nv * UI_SPLIT_CW + 1, lw = ui_digits(v->r1 - 1) + 1;
 	int ngroups, first, focus_s, s, x, y, row, j0, j1, st, role;
 	char b[48];
 
+	if (ps == NULL) {
+		ui_grid_text(g, r.x, r.y, r.w, UI_ROLE_ERROR, "partials: out of "
+		    "memory");
+		return;
+	}
 	if (olse)
 		ui_grid_printf(g, r.x, r.y, r.w, UI_ROLE_TITLE, "partials of row "
 		    "block %d, one per key range: (o, lse)", v->block);
@@ -79,8 +107,8 @@ ui_pane_parts_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 		ngroups = 1;
 	focus_s = v->op.b.source == COMBINE_PARTIAL ? v->op.b.index :
 	    v->op.a.source == COMBINE_PARTIAL ? v->op.a.index : 0;
-	first = ui_pane_tile_window(ui->parts_first, focus_s, pt->splits, ngroups);
-	ui->parts_first = first;
+	first = ui_pane_tile_window(ps->first, focus_s, pt->splits, ngroups);
+	ps->first = first;
 	for (s = first; s < pt->splits && s < first + ngroups; s++) {
 		x = r.x + lw + 1 + (s - first) * gw;
 		st = ui_pane_parts_state(ui->line.comb, v->merge, s);
@@ -261,6 +289,8 @@ ui_pane_merge_key(struct ui *ui, const struct ui_key *k, struct ui_rect r)
 
 const struct ui_pane ui_pane_parts = {
 	.name = "partials",
+	.init = ui_pane_parts_init,
+	.free = ui_pane_parts_free,
 	.size = ui_pane_split_size,
 	.draw = ui_pane_parts_draw,
 	.handle_key = ui_pane_parts_key,
