@@ -69,6 +69,23 @@
 #       an existing regular file is opened, truncated and written in
 #       place, as a FIFO is, instead of a temporary renamed over it
 #       -> tests/check_outfile:test_abort_changes_nothing
+#   eq pane bypasses    every reader of the bug modes goes through the
+#   the bug table       bug table (online_rule.h): the equation pane's
+#                       notes follow the row's flags (check_ui)
+#       src/ui/ui_pane_eq.c
+#       sed 's/int lscaled = f.scale_l, uscaled = f.scale_acc;/int lscaled = rule->bug != BUG_NUMERATOR_ONLY, uscaled = f.scale_acc;/'
+#       the pane decides from an enum value, not the row's flags
+#       -> tests/check_ui:test_eq_follows_bug_table
+#   b skips a mode      the view's b key cycles through every row of
+#                       the bug table (check_ui)
+#       src/ui/ui.c
+#       sed 's/% ONLINE_BUGS);/% (ONLINE_BUGS - 1));/'
+#       -> tests/check_ui:test_bug_table_in_view
+#   --help from the     --bug's help is generated from the table, one
+#   table               line per mode (check_options)
+#       src/app/options.c
+#       sed 's/^\t{ set_bug, bug_more },$//'
+#       -> tests/check_options:test_bug_table
 #
 # A plant names check programs (run as they are) or shell tests
 # (tests/NAME.test, run with the flashstep binary as make check runs
@@ -93,7 +110,8 @@ trap 'exit 143' TERM
 
 # Every program some plant names: the base builds them once, and the
 # tree as it is must pass them all.
-ALL_TESTS="tests/check_sim tests/check_backward tests/check_split tests/check_outfile"
+ALL_TESTS="tests/check_sim tests/check_backward tests/check_split tests/check_outfile
+    tests/check_ui tests/check_options"
 
 # What make must build for a test: a check program is itself; a shell
 # test needs the binary.
@@ -205,7 +223,7 @@ plant() {
 			verdict=MISSED
 		fi
 	fi
-	printf '%-20s %-6s %-11s %s\n' "$name" "$build" "$verdict" "$failed"
+	printf '%-31s %-6s %-11s %s\n' "$name" "$build" "$verdict" "$failed"
 	echo "$name|$verdict" >>"$work/verdicts"
 	case "$verdict" in
 	passes | caught) ;;
@@ -215,7 +233,7 @@ plant() {
 }
 
 start=$(date +%s)
-printf '%-20s %-6s %-11s %s\n' "plant" "build" "verdict" \
+printf '%-31s %-6s %-11s %s\n' "plant" "build" "verdict" \
     "tests run (exit status: failed cases)"
 plant "(none)" "" "" "$ALL_TESTS"
 plant "O vs reference" src/model/sim.c \
@@ -243,6 +261,15 @@ plant "merge drops rescale" src/model/combine.c \
 plant "outfile in place" src/app/outfile.c \
     's/if (found && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))) {/if (found) {/;s/O_WRONLY | O_NOCTTY | O_CLOEXEC/O_WRONLY | O_TRUNC | O_NOCTTY | O_CLOEXEC/' \
     tests/check_outfile:test_abort_changes_nothing
+plant "eq pane bypasses the bug table" src/ui/ui_pane_eq.c \
+    's/int lscaled = f.scale_l, uscaled = f.scale_acc;/int lscaled = rule->bug != BUG_NUMERATOR_ONLY, uscaled = f.scale_acc;/' \
+    tests/check_ui:test_eq_follows_bug_table
+plant "b skips a mode" src/ui/ui.c \
+    's/% ONLINE_BUGS);/% (ONLINE_BUGS - 1));/' \
+    tests/check_ui:test_bug_table_in_view
+plant "--help from the table" src/app/options.c \
+    's/^\t{ set_bug, bug_more },$//' \
+    tests/check_options:test_bug_table
 
 nplants=$(($(wc -l <"$work/verdicts") - 1))
 echo "planted: $(($(date +%s) - start)) s after the base build"
