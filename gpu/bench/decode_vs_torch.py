@@ -292,12 +292,12 @@ def main():
                             " | ".join(cells), " | ".join(ratios), v0["rel"],
                             "" if v0["ok"] else " FAIL"))
     if len(variants) > 1:
-        print("\nevery variant (TB/s; 1 registers 4 warps, 2 registers 8 warps, "
-              "3 staged 4 warps, 4 staged 8 warps, 5 tensor cores 4 warps, "
-              "6 tensor cores 8 warps, 7 that with the L2 head start, 8 variant "
-              "2 with it, 9 tensor cores fed by a ring):")
-        print("| dtype | B | G | Tk | " + " | ".join("v%d" % x for x in variants) +
-              " | splits v1.. |")
+        print("\nevery variant (TB/s; 1 registers 4 warps, 2 registers 8 "
+              "warps, 3 staged 4 warps, 4 staged 8 warps, 5 tensor cores 4 "
+              "warps, 6 tensor cores 8 warps, 7 that with the L2 head "
+              "start, 8 variant 2 with it, 9 tensor cores fed by a ring):")
+        print("| dtype | B | G | Tk | " +
+              " | ".join("v%d" % x for x in variants) + " | splits v1.. |")
         print("|---|---|---|---|" + "---|" * (len(variants) + 1))
         for r in rows:
             print("| %s | %d | %d | %d | %s | %s |" % (
