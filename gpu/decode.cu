@@ -400,7 +400,9 @@ decode_finish(const struct decode_params &P, const struct decode_block &B,
  * Block (range, group row chunk, batch).  ROWS packed rows, NW warps;
  * U keys per half-warp an iteration, so NV = ROWS U <= 16 scores fill
  * the 16 lanes of a half after the butterfly.  Up to 4 rows, 16 warps
- * an SM must fit (128 registers a thread), for loads in flight.
+ * an SM must fit (128 registers a thread), for loads in flight.  Built
+ * for one row only (decode_pick_kernel): packed rows run faster on the
+ * tensor cores, decode_mma_kernel.
  */
 template <int DT, int ROWS, int NW>
 __global__ void __launch_bounds__(NW * 32, ROWS <= 4 ? 16 / NW : 1)
