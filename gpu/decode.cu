@@ -14,35 +14,37 @@
  * - Split-KV: one block per (batch, K/V head, row chunk, key range), as
  *   many ranges as fill the SMs (decode_pick_splits): with B G groups
  *   alone, a batch of one would leave most of 132 SMs idle.
- * - The data path of one row a block (decode_kernel): no tensor cores,
- *   and (the default) no shared memory for K and V.  A warp reads 2 U
- *   consecutive keys an iteration (U = 4 for up to 4 rows): half-warp h
- *   takes keys base + 2u + h, and lane c of a half holds dims 8c .. 8c+7
- *   of them, one 16-byte load each of K and V, all 2 U loads issued
- *   before any is used: a warp streams 2 x 2 U x 256 contiguous bytes.
- *   The lane's q dims sit in registers (scaled by scale log2(e), so the
- *   exponent is one exp2); a row's dot product is 8 multiply-adds in the
- *   lane and a butterfly across the 16 lanes of the half that leaves each
- *   lane one finished (row, key) score: 15 shuffles for 16 scores instead
- *   of 4 each.  The online softmax then runs per half-warp (max over its
- *   keys, alpha = 2^(m - m'), p = 2^(s - m')), and every lane gathers the
- *   p of its half to update its 8 dims of each row.
- * - The data path of packed rows (decode_mma_kernel, the default for 2
- *   to 8 rows): the same loads straight to registers, the scores and the
- *   update on the tensor cores (mma.sync), because the kernel above pays
- *   4 x 8 multiply-adds a key and lane per row in float32, and with 4
- *   rows that arithmetic left too few bytes in flight.
- * - A head start (the default on both paths): as a block starts, one
- *   thread asks L2 for its first DECODE_HEAD_START iterations of K and V
- *   (cp.async.bulk.prefetch.L2, no register or shared memory held), so
- *   the memory system is full from the first microsecond instead of
- *   after the warps' first round of loads.  It pays where a block's
- *   range is short: at batch 1, 8 K/V heads, Tk = 32768 a block streams
- *   1 MB in about 30 us, and there it was about 3 % faster (2.7 to 3.9 %
- *   in the H200 runs); asking for more (4 or 8 iterations, or each
- *   iteration's keys some iterations ahead) was slower: the prefetched
- *   lines then crowd L2.  With one row a block it was 4 % faster at batch
- *   1, Tk = 4096 and 1 to 2 % at two more shapes.
+ * - One row a block (decode_kernel): no tensor cores and no shared
+ *   memory for K and V.  A warp reads 2 U consecutive keys an iteration
+ *   (U = 4 for up to 4 rows): half-warp h takes keys base + 2u + h, and
+ *   lane c of a half holds dims 8c .. 8c+7 of them, one 16-byte load
+ *   each of K and V, all 2 U loads issued before any is used: a warp
+ *   streams 2 x 2 U x 256 contiguous bytes.  The lane's q dims sit in
+ *   registers (scaled by scale log2(e), so the exponent is one exp2); a
+ *   row's dot product is 8 multiply-adds in the lane and a butterfly
+ *   across the 16 lanes of the half that leaves each lane one finished
+ *   (row, key) score: 15 shuffles for 16 scores instead of 4 each.  The
+ *   online softmax then runs per half-warp (max over its keys, alpha =
+ *   2^(m - m'), p = 2^(s - m')), and every lane gathers the p of its half
+ *   to update its 8 dims of each row.
+ * - Packed rows, 2 to 8 a block (decode_mma_kernel): the same loads
+ *   straight to registers, the scores and the update on the tensor cores
+ *   (mma.sync), because the kernel above pays 4 x 8 multiply-adds a key
+ *   and lane per row in float32, and with 4 rows that arithmetic left
+ *   too few bytes in flight (at 4 rows the tensor cores were 3 to 24 %
+ *   faster on the H200).
+ * - Long ranges, one row or packed (decode_ring_kernel, where
+ *   decode_takes_ring says so): the tensor cores fed by a cp.async ring
+ *   of one iteration ahead, read with ldmatrix; its copies read whole
+ *   keys, where the fragment-shaped loads above read 64 bytes of each of
+ *   eight keys.  The ranges are then cut to DECODE_RING_RANGE keys.
+ * - A head start (the two kernels without the ring): as a block starts,
+ *   one thread asks L2 for its first DECODE_HEAD_START iterations of K
+ *   and V (cp.async.bulk.prefetch.L2, no register or shared memory
+ *   held), so the memory system is full from the first microsecond
+ *   instead of after the warps' first round of loads.  It pays where a
+ *   block's range is short (about 3 % at batch 1, 8 K/V heads, Tk =
+ *   32768 on the H200); asking for more crowds L2 and was slower.
  * - The end of a range: the two halves of a warp, then the warps of the
  *   block, merge their (m, l, u) with merge.h's rule (the simulator's
  *   combine), and the block writes its partial (m, l, u) in float32.  The
@@ -58,40 +60,9 @@
  * keys has m = -inf: its exponent base is taken as 0 so p = 2^-inf = 0
  * and alpha = 0 times an l and u that are still 0.
  *
- * Four ways to feed the loop, with 4 or 8 warps a block (the variants;
- * decode_default picks registers, 8 warps, for one row and the tensor
- * cores, 8 warps, for more, both with the head start, and for long
- * ranges the tensor cores' ring):
- *   registers  an iteration's 2 U loads are issued, then used: while a
- *              warp computes, it has nothing in flight, and other warps
- *              must cover
- *   staged     a ring of DECODE_STAGES iterations in shared memory filled
- *              by cp.async: the next iterations' bytes are in flight while
- *              this one is computed, holding no registers.  Measured 6 to
- *              17 % slower (gpu/bench/DECODE_NOTES.md); kept to measure
- *              against.
- *   mma        registers, 16 keys a warp an iteration, on the tensor cores
- *              (decode_mma_kernel; P rounded to the dtype, as in
- *              FlashAttention).  For 4 packed rows 3 to 24 % faster than
- *              registers with 8 warps; for one row 1 to 4 % slower at 11
- *              of 12 shapes, so one row keeps the kernel without
- *              (gpu/bench/DECODE_NOTES.md).  With 8 warps, with and
- *              without the head start.
- *   mma ring   the tensor cores fed by a cp.async ring of one iteration
- *              ahead, read with ldmatrix (decode_ring_kernel): its copies
- *              read whole keys, where the fragment-shaped loads above
- *              read 64 bytes of each of eight keys.  The default, for
- *              one row or packed rows, where the ranges that fill the
- *              SMs are long enough (decode_takes_ring); then cut to
- *              DECODE_RING_RANGE keys.
- *
- * version 2: the staged path; the split counters at a fixed place in the
- * workspace (version 1 kept them after the partials, where a call of
- * another shape could find its partials' bytes in them).  version 3: the
- * packed rows on the tensor cores.  version 4: the head start.  version
- * 5: the tensor cores' ring for long ranges, and cp.async through L1.
- * version 6: the ring for one row too, in ranges of DECODE_RING_RANGE.
- * version 7: the ring for packed rows from DECODE_RING_PACKED_KEYS.
+ * The other ways to feed the loop that were measured against these (4
+ * warps a block, a cp.async ring without tensor cores, no head start)
+ * live in the repository's dev/cuda/decode/, outside the build.
  */
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
@@ -185,10 +156,8 @@ load_stream(const void *p)
 
 /* cp.async: 16 bytes from global to shared memory, without holding a
  * register while in flight.  .ca, not the .cg that skips L1: on the H200
- * (Nsight Compute, gpu/bench/DECODE_NOTES.md) .cg asked L2 for every
- * sector twice, 100.7 million requests for 4.3 GB at batch 8, 8 K/V
- * heads, Tk = 131072, and streamed 15 % slower (3.98 against 4.66 TB/s
- * there); .ca asks once a 128-byte line, 33.6 million requests. */
+ * .cg asked L2 for every sector twice and streamed 15 % slower (batch 8,
+ * 8 K/V heads, Tk = 131072: 3.98 against 4.66 TB/s). */
 __device__ __forceinline__ void
 copy_async(void *smem, const void *gmem)
 {
@@ -237,7 +206,6 @@ head_start(const struct decode_params &P, const size_t &kv_off,
 #endif
 }
 
-#define DECODE_STAGES 3		/* the staged path's ring: iterations in flight + 1 */
 #define DECODE_RING_STAGES 2	/* the tensor cores' ring: slots a warp */
 
 __host__ __device__ constexpr int
@@ -432,9 +400,11 @@ decode_finish(const struct decode_params &P, const struct decode_block &B,
  * Block (range, group row chunk, batch).  ROWS packed rows, NW warps;
  * U keys per half-warp an iteration, so NV = ROWS U <= 16 scores fill
  * the 16 lanes of a half after the butterfly.  Up to 4 rows, 16 warps
- * an SM must fit (128 registers a thread), for loads in flight.
+ * an SM must fit (128 registers a thread), for loads in flight.  Built
+ * for one row only (decode_pick_kernel): packed rows run faster on the
+ * tensor cores, decode_mma_kernel.
  */
-template <int DT, int ROWS, int NW, bool STAGED, bool HEAD_START>
+template <int DT, int ROWS, int NW>
 __global__ void __launch_bounds__(NW * 32, ROWS <= 4 ? 16 / NW : 1)
 decode_kernel(const struct decode_params P)
 {
@@ -593,70 +563,24 @@ decode_kernel(const struct decode_params P)
 
 	const int first = k0 + w * KEYS, stride = NW * KEYS;
 	const int iters = first < k1 ? (k1 - first + stride - 1) / stride : 0;
-	if (HEAD_START)
-		head_start(P, kv_off, k0, k1, stride);
+	head_start(P, kv_off, k0, k1, stride);
 
-	if (!STAGED) {
-		/* Every load of an iteration first: 2 U of 16 bytes in flight
-		 * per lane.  Keys past the range read its last key again;
-		 * they are masked. */
-		for (int it = 0; it < iters; it++) {
-			const int base = first + it * stride;
-			uint4 kr[U], vr[U];
+	/* Every load of an iteration first: 2 U of 16 bytes in flight per
+	 * lane.  Keys past the range read its last key again; they are
+	 * masked. */
+	for (int it = 0; it < iters; it++) {
+		const int base = first + it * stride;
+		uint4 kr[U], vr[U];
 
 #pragma unroll
-			for (u = 0; u < U; u++)
-				kr[u] = load_stream(kb + (size_t)min(base + 2 * u + half,
-				    k1 - 1) * D);
+		for (u = 0; u < U; u++)
+			kr[u] = load_stream(kb + (size_t)min(base + 2 * u + half,
+			    k1 - 1) * D);
 #pragma unroll
-			for (u = 0; u < U; u++)
-				vr[u] = load_stream(vb + (size_t)min(base + 2 * u + half,
-				    k1 - 1) * D);
-			step(base, kr, vr);
-		}
-	} else {
-		/* A ring of DECODE_STAGES iterations in shared memory, filled
-		 * by cp.async: while one is computed, the next ones are in
-		 * flight, and in flight they hold no registers.  Each lane
-		 * reads back only what it copied itself (slot [stage][j][w]
-		 * [lane], 16 bytes, consecutive lanes in consecutive banks),
-		 * so waiting for its own copies is all the sync it needs. */
-		extern __shared__ uint4 ring[];
-		auto slot = [&](int it, int j) {
-			return ring + (((it % DECODE_STAGES) * 2 * U + j) * NW + w) *
-			    32 + lane;
-		};
-		auto issue = [&](int it) {
-			const int base = first + it * stride;
-#pragma unroll
-			for (int uu = 0; uu < U; uu++) {
-				const size_t key = (size_t)min(base + 2 * uu + half, k1 - 1);
-				copy_async(slot(it, uu), kb + key * D);
-				copy_async(slot(it, U + uu), vb + key * D);
-			}
-		};
-#pragma unroll
-		for (int it = 0; it < DECODE_STAGES - 1; it++) {
-			if (it < iters)
-				issue(it);
-			copy_commit();
-		}
-		for (int it = 0; it < iters; it++) {
-			uint4 kr[U], vr[U];
-
-			/* the slot refilled here was read (into registers,
-			 * and used) by this lane at iteration it - 1 */
-			if (it + DECODE_STAGES - 1 < iters)
-				issue(it + DECODE_STAGES - 1);
-			copy_commit();
-			copy_wait<DECODE_STAGES - 1>();
-#pragma unroll
-			for (u = 0; u < U; u++) {
-				kr[u] = *slot(it, u);
-				vr[u] = *slot(it, U + u);
-			}
-			step(first + it * stride, kr, vr);
-		}
+		for (u = 0; u < U; u++)
+			vr[u] = load_stream(vb + (size_t)min(base + 2 * u + half,
+			    k1 - 1) * D);
+		step(base, kr, vr);
 	}
 
 	/* Natural units for the merges, then the two halves of the warp. */
@@ -827,8 +751,7 @@ mma_m_l_out(const float &m, float &l, const int &lg, const int &lt,
  * instructions more.  An iteration's 16 loads (8 KB a warp) are all
  * issued before any is used, as in the kernel above.  168 registers a
  * thread: 8 warps make one block an SM (4 warps, three), and the one
- * block of 8 warps measured fastest (gpu/bench/DECODE_NOTES.md): fewer,
- * longer contiguous streams.
+ * block of 8 warps measured fastest: fewer, longer contiguous streams.
  *
  * Lane (g, t) = (lane / 4, lane % 4), PTX's m16n8k16 layouts:
  * - S = Q K^T, 16 (query rows, 8 of them real, ROWS used) x 8 keys, two
@@ -850,7 +773,7 @@ mma_m_l_out(const float &m, float &l, const int &lg, const int &lt,
  * P is rounded to the dtype for the tensor cores (as FlashAttention
  * does; l sums the float32 p).
  */
-template <int DT, int ROWS, int NW, bool HEAD_START>
+template <int DT, int ROWS, int NW>
 __global__ void __launch_bounds__(NW * 32, 12 / NW)
 decode_mma_kernel(const struct decode_params P)
 {
@@ -947,8 +870,7 @@ decode_mma_kernel(const struct decode_params P)
 	const int first = k0 + w * KEYS, stride = NW * KEYS;
 	const int iters = first < k1 ? (k1 - first + stride - 1) / stride : 0;
 
-	if (HEAD_START)
-		head_start(P, kv_off, k0, k1, stride);
+	head_start(P, kv_off, k0, k1, stride);
 	for (int it = 0; it < iters; it++) {
 		kv16 x;
 
@@ -1151,162 +1073,113 @@ decode_ring_kernel(const struct decode_params P)
 
 typedef void (*decode_fn)(const struct decode_params);
 
-/* How a block streams its keys: warps, and registers, a cp.async ring,
- * or the tensor cores fed from registers or from a cp.async ring. */
-struct decode_variant {
-	int nw;
-	bool staged, mma;
-	bool head_start;	/* DECODE_HEAD_START (registers, 8 warps, or mma) */
-};
+#define DECODE_WARPS 8		/* a block's: fewer, longer streams measured fastest */
 
-static const struct decode_variant decode_variants[] = {
-	/* nw, staged, mma, head_start */
-	[0] = { 0, false, false, false },	/* the default: decode_default() */
-	[1] = { 4, false, false, false },
-	[2] = { 8, false, false, false },
-	[3] = { 4, true, false, false },
-	[4] = { 8, true, false, false },
-	[5] = { 4, false, true, false },
-	[6] = { 8, false, true, false },
-	[7] = { 8, false, true, true },
-	[8] = { 8, false, false, true },
-	[9] = { 8, true, true, false },
+/* The three kernels decode_attention picks from. */
+enum decode_path {
+	DECODE_PATH_ROW,	/* one row a block: decode_kernel */
+	DECODE_PATH_MMA,	/* packed rows: decode_mma_kernel */
+	DECODE_PATH_RING,	/* long ranges: decode_ring_kernel */
+	DECODE_PATHS
 };
-#define DECODE_VARIANTS 10
 
 /*
- * The default for `br` rows a block and ranges of `keys` keys (0: not
- * known yet), measured on every shape of gpu/bench/DECODE_NOTES.md:
- * - one row: loads straight to registers, 8 warps a block (the fastest of
- *   the four without tensor cores, or within 1 % of it; 1 to 4 % ahead
- *   of the tensor cores at 11 of 12 shapes), with the head start (at 32
- *   K/V heads 4 % faster at batch 1, Tk = 4096, 1 to 2 % at batch 1,
- *   Tk = 32768 and batch 8, Tk = 4096, even at the other three);
- * - packed rows: the tensor cores with 8 warps (timed at 4 rows; 2 and 8
- *   rows cost it the same mma.sync), fed from registers with the head
- *   start (at 8 K/V heads 3 to 4 % faster than without at batch 1, Tk =
- *   32768 and batch 8, Tk = 4096);
- * - either, where the ranges picked to fill the SMs are long enough
- *   (decode_takes_ring: DECODE_RING_KEYS keys with one row,
- *   DECODE_RING_PACKED_KEYS with packed rows): the tensor cores fed by
- *   the ring, in ranges cut to DECODE_RING_RANGE keys
- *   (decode_ring_splits).  In one run at fabecb9 the ring in ranges of
- *   16384 keys read 4.50 TB/s at batch 8, 8 K/V heads, Tk = 131072,
- *   where it read 4.35 in the two ranges of 65536 keys that fill the
- *   SMs, and variant 7 4.34 and 4.38 in 2 and 8; with one row at 32 K/V
- *   heads, batch 8, 4.58 against variant 8's 4.40 unsplit at Tk =
- *   131072 and 4.50 against 4.37 at 32768 (on two other machines within
- *   0.7 % of variant 8).  At 16384 keys of packed rows (batch 8, 8 K/V
- *   heads, Tk = 32768) the ring ran from 1.2 % slower to 2.6 % faster
- *   than variant 7 over 46 measurements in 15 device calls, each on a
- *   machine started anew: faster in 43, by 0.3 to 2.6 % in all 37 of
- *   the last seven calls.  Shorter ranges keep the kernels above: at
- *   2048 keys of packed rows the ring was 0.6 to 3 % slower; with one
- *   row, at 4096 keys 2 % slower than variant 8, and at 16384 keys
- *   within 0.3 % of it.
- * The staged ring without tensor cores, meant for the arithmetic of
- * several rows, was 11 to 23 % slower than the registers with cp.async's
- * .cg, and is 6 to 17 % slower with .ca.
+ * The kernel for `br` rows a block and ranges of `keys` keys (0: not
+ * known yet).  One row keeps the kernel without tensor cores (1 to 4 %
+ * ahead of them at 11 of 12 shapes on the H200); the ring from the
+ * range lengths of decode_takes_ring (at batch 8, 8 K/V heads, Tk =
+ * 131072 it read 4.50 TB/s in ranges of 16384 keys against 4.38 for
+ * the best without it: doc/performance.md).
  */
-static int
+static enum decode_path
 decode_default(int br, int keys)
 {
 	if (decode_takes_ring(br, keys))
-		return 9;
-	return br == 1 ? 8 : 7;
+		return DECODE_PATH_RING;
+	return br == 1 ? DECODE_PATH_ROW : DECODE_PATH_MMA;
 }
 
-/* The instantiation for dtype, rows a block, warps and feed. */
-template <int DT, int NW, bool ST, bool HS>
-static decode_fn
-decode_pick_rows(int rows)
-{
-	switch (rows) {
-	case 1: return decode_kernel<DT, 1, NW, ST, HS>;
-	case 2: return decode_kernel<DT, 2, NW, ST, HS>;
-	case 4: return decode_kernel<DT, 4, NW, ST, HS>;
-	default: return decode_kernel<DT, 8, NW, ST, HS>;
-	}
-}
-
-template <int DT, int NW, bool HS>
-static decode_fn
-decode_pick_mma_rows(int rows)
-{
-	switch (rows) {
-	case 1: return decode_mma_kernel<DT, 1, NW, HS>;
-	case 2: return decode_mma_kernel<DT, 2, NW, HS>;
-	case 4: return decode_mma_kernel<DT, 4, NW, HS>;
-	default: return decode_mma_kernel<DT, 8, NW, HS>;
-	}
-}
-
+/* The instantiation of path for dtype DT and br rows a block. */
 template <int DT>
 static decode_fn
-decode_pick_ring_rows(int rows)
+decode_pick_kernel(enum decode_path path, int br)
 {
-	switch (rows) {
-	case 1: return decode_ring_kernel<DT, 1, 8>;
-	case 2: return decode_ring_kernel<DT, 2, 8>;
-	case 4: return decode_ring_kernel<DT, 4, 8>;
-	default: return decode_ring_kernel<DT, 8, 8>;
+	if (path == DECODE_PATH_ROW)
+		return decode_kernel<DT, 1, DECODE_WARPS>;
+	if (path == DECODE_PATH_MMA)
+		switch (br) {
+		case 2: return decode_mma_kernel<DT, 2, DECODE_WARPS>;
+		case 4: return decode_mma_kernel<DT, 4, DECODE_WARPS>;
+		default: return decode_mma_kernel<DT, 8, DECODE_WARPS>;
+		}
+	switch (br) {
+	case 1: return decode_ring_kernel<DT, 1, DECODE_WARPS>;
+	case 2: return decode_ring_kernel<DT, 2, DECODE_WARPS>;
+	case 4: return decode_ring_kernel<DT, 4, DECODE_WARPS>;
+	default: return decode_ring_kernel<DT, 8, DECODE_WARPS>;
 	}
 }
 
-template <int DT>
-static decode_fn
-decode_pick_kernel(int rows, const struct decode_variant *v)
-{
-	if (v->mma && v->staged)
-		return decode_pick_ring_rows<DT>(rows);
-	if (v->mma && v->nw == 4)
-		return decode_pick_mma_rows<DT, 4, false>(rows);
-	if (v->mma)
-		return v->head_start ? decode_pick_mma_rows<DT, 8, true>(rows) :
-		    decode_pick_mma_rows<DT, 8, false>(rows);
-	if (v->nw == 8 && v->staged)
-		return decode_pick_rows<DT, 8, true, false>(rows);
-	if (v->nw == 8)
-		return v->head_start ? decode_pick_rows<DT, 8, false, true>(rows) :
-		    decode_pick_rows<DT, 8, false, false>(rows);
-	return v->staged ? decode_pick_rows<DT, 4, true, false>(rows) :
-	    decode_pick_rows<DT, 4, false, false>(rows);
-}
-
-/* Bytes of the staged ring of a block. */
+/* Bytes of shared memory a block of path takes at launch: the ring's. */
 static size_t
-decode_ring_bytes(int br, const struct decode_variant *v)
+decode_ring_bytes(enum decode_path path)
 {
-	const int u = br >= 8 ? 2 : 4;
-
-	if (v->mma && v->staged)
-		return (size_t)DECODE_RING_STAGES * v->nw * 2 * 16 * DECODE_D * 2;
-	return v->staged ? (size_t)DECODE_STAGES * 2 * u * v->nw * 32 * 16 : 0;
+	return path == DECODE_PATH_RING ? (size_t)DECODE_RING_STAGES *
+	    DECODE_WARPS * 2 * 16 * DECODE_D * 2 : 0;
 }
 
 /*
- * Variant vi's kernel for br rows a block in dtype, the bytes of its ring
- * and the blocks of it an SM holds (asked once a kernel, and a ring's
- * shared-memory limit raised then).
+ * What decode_attention asks of a device once: its SMs, and for each
+ * kernel the blocks an SM holds (after the ring's shared-memory limit
+ * is raised, which is a setting of the device's context).  0: not asked
+ * yet.  Devices past DECODE_DEVICES are asked at every call.
  */
+#define DECODE_DEVICES 64
+struct decode_device {
+	int sms;
+	int per_sm[2][DECODE_PATHS][4];	/* dtype, path, log2 of the rows */
+};
+static struct decode_device decode_devices[DECODE_DEVICES];
+
+/* The SMs of device dev, into *sms. */
 static int
-decode_resolve(int dtype, int br, int vi, decode_fn *fn, size_t *ring,
-    int *occ, char *err, size_t errlen)
+decode_sms(int dev, int *sms, char *err, size_t errlen)
 {
-	static int per_sm[2][DECODE_VARIANTS][4];
-	const struct decode_variant *var = &decode_variants[vi];
-	int *n = &per_sm[dtype][vi][ilog2(br)];
+	int *n = dev < DECODE_DEVICES ? &decode_devices[dev].sms : sms;
 	cudaError_t e;
 
-	*fn = dtype == DECODE_FP16 ? decode_pick_kernel<DECODE_FP16>(br, var) :
-	    decode_pick_kernel<DECODE_BF16>(br, var);
-	*ring = decode_ring_bytes(br, var);
-	if (*n == 0) {
+	if (dev >= DECODE_DEVICES || *n == 0) {
+		if ((e = cudaDeviceGetAttribute(n, cudaDevAttrMultiProcessorCount,
+		    dev)) != cudaSuccess) {
+			snprintf(err, errlen, "decode: %s", cudaGetErrorString(e));
+			return -1;
+		}
+	}
+	*sms = *n;
+	return 0;
+}
+
+/*
+ * Path's kernel for br rows a block in dtype on device dev, the bytes
+ * of its ring and the blocks of it an SM holds.
+ */
+static int
+decode_resolve(int dev, int dtype, int br, enum decode_path path,
+    decode_fn *fn, size_t *ring, int *occ, char *err, size_t errlen)
+{
+	int *n = dev < DECODE_DEVICES ?
+	    &decode_devices[dev].per_sm[dtype][path][ilog2(br)] : occ;
+	cudaError_t e;
+
+	*fn = dtype == DECODE_FP16 ? decode_pick_kernel<DECODE_FP16>(path, br) :
+	    decode_pick_kernel<DECODE_BF16>(path, br);
+	*ring = decode_ring_bytes(path);
+	if (dev >= DECODE_DEVICES || *n == 0) {
 		if ((*ring > 0 && (e = cudaFuncSetAttribute(*fn,
 		    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)*ring)) !=
 		    cudaSuccess) ||
 		    (e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, *fn,
-		    var->nw * 32, *ring)) != cudaSuccess) {
+		    DECODE_WARPS * 32, *ring)) != cudaSuccess) {
 			snprintf(err, errlen, "decode: %s", cudaGetErrorString(e));
 			return -1;
 		}
@@ -1319,28 +1192,22 @@ decode_resolve(int dtype, int br, int vi, decode_fn *fn, size_t *ring,
 	return 0;
 }
 
-static thread_local int decode_last;
-
-extern "C" int
-decode_last_splits(void)
-{
-	return decode_last;
-}
-
 extern "C" int
 decode_attention(const void *q, const void *k, const void *v, void *o,
     float *lse, int batch, int heads, int kv_heads, int tq, int tk, int d,
-    int dtype, int causal, float scale, int splits, int variant,
-    void *workspace, size_t workspace_bytes, void *stream, char *err,
-    size_t errlen)
+    int dtype, int causal, float scale, int splits, void *workspace,
+    size_t workspace_bytes, void *stream, struct decode_result *res,
+    char *err, size_t errlen)
 {
-	static int sms;		/* asked once */
 	struct decode_params P;
+	enum decode_path path;
 	decode_fn fn;
 	cudaError_t e;
 	size_t groups, rows_b, need, ring;
-	int dev, rows, br, vi, occ, asked;
+	int dev, sms, rows, br, occ, asked;
 
+	if (res != NULL)
+		memset(res, 0, sizeof *res);
 	if (d != DECODE_D) {
 		snprintf(err, errlen, "decode: d must be %d, not %d", DECODE_D, d);
 		return -1;
@@ -1355,24 +1222,16 @@ decode_attention(const void *q, const void *k, const void *v, void *o,
 		    "(G must divide H)", batch, heads, kv_heads, tq, tk);
 		return -1;
 	}
-	if (variant < 0 || variant >= DECODE_VARIANTS) {
-		snprintf(err, errlen, "decode: variant %d does not exist (0 to %d)",
-		    variant, DECODE_VARIANTS - 1);
+	if ((e = cudaGetDevice(&dev)) != cudaSuccess) {
+		snprintf(err, errlen, "decode: %s", cudaGetErrorString(e));
 		return -1;
 	}
 	rows = heads / kv_heads * tq;
 	br = decode_block_rows(rows);
-	vi = variant == 0 ? decode_default(br, 0) : variant;
-	if (decode_resolve(dtype, br, vi, &fn, &ring, &occ, err, errlen) != 0)
+	path = decode_default(br, 0);
+	if (decode_resolve(dev, dtype, br, path, &fn, &ring, &occ, err,
+	    errlen) != 0 || decode_sms(dev, &sms, err, errlen) != 0)
 		return -1;
-	if (sms == 0) {
-		if ((e = cudaGetDevice(&dev)) != cudaSuccess ||
-		    (e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
-		    dev)) != cudaSuccess) {
-			snprintf(err, errlen, "decode: %s", cudaGetErrorString(e));
-			return -1;
-		}
-	}
 	groups = (size_t)batch * kv_heads * decode_chunks(heads, kv_heads, tq);
 	asked = splits;
 	if (splits <= 0)
@@ -1382,16 +1241,15 @@ decode_attention(const void *q, const void *k, const void *v, void *o,
 	memset(&P, 0, sizeof P);
 	P.keys = (tk + splits - 1) / splits;
 	splits = (tk + P.keys - 1) / P.keys;	/* no empty range */
-	/* The default may take the ring for ranges this long, and the ring
-	 * its own ranges where the count is the kernel's to pick. */
-	if (variant == 0 && decode_default(br, P.keys) != vi) {
-		vi = decode_default(br, P.keys);
-		if (decode_resolve(dtype, br, vi, &fn, &ring, &occ, err,
+	/* Ranges this long take the ring, and the ring its own ranges where
+	 * the count is the kernel's to pick. */
+	if (decode_default(br, P.keys) != path) {
+		path = decode_default(br, P.keys);
+		if (decode_resolve(dev, dtype, br, path, &fn, &ring, &occ, err,
 		    errlen) != 0)
 			return -1;
 	}
-	if (asked <= 0 && groups <= DECODE_TICKETS && decode_variants[vi].mma &&
-	    decode_variants[vi].staged) {
+	if (asked <= 0 && groups <= DECODE_TICKETS && path == DECODE_PATH_RING) {
 		splits = decode_ring_splits(tk, splits);
 		P.keys = (tk + splits - 1) / splits;
 		splits = (tk + P.keys - 1) / P.keys;
@@ -1430,12 +1288,15 @@ decode_attention(const void *q, const void *k, const void *v, void *o,
 		P.ws_ml = P.ws_u + groups * splits * rows_b * DECODE_D;
 	}
 	fn<<<dim3((unsigned)splits, (unsigned)(kv_heads * P.chunks),
-	    (unsigned)batch), decode_variants[vi].nw * 32, ring,
+	    (unsigned)batch), DECODE_WARPS * 32, ring,
 	    (cudaStream_t)stream>>>(P);
 	if ((e = cudaGetLastError()) != cudaSuccess) {
 		snprintf(err, errlen, "decode: launch: %s", cudaGetErrorString(e));
 		return -1;
 	}
-	decode_last = splits;
+	if (res != NULL) {
+		res->splits = splits;
+		res->ring = path == DECODE_PATH_RING;
+	}
 	return 0;
 }

@@ -57,15 +57,15 @@ int decode_chunks(int heads, int kv_heads, int tq);
 int decode_pick_splits(int batch, int heads, int kv_heads, int tq, int tk,
     int sms, int per_sm);
 
-/* Whether the default streams a block of `br` rows through the ring
- * (variant 9) in ranges of `keys` keys: from DECODE_RING_KEYS keys with
- * one row, from DECODE_RING_PACKED_KEYS with more (gpu/bench/
- * DECODE_NOTES.md has the measurements). */
+/* Whether a block of `br` rows streams ranges of `keys` keys through
+ * the tensor cores' ring (decode.cu's decode_ring_kernel): from
+ * DECODE_RING_KEYS keys with one row, from DECODE_RING_PACKED_KEYS with
+ * more, where it measured faster on the H200 (doc/performance.md). */
 int decode_takes_ring(int br, int keys);
 
-/* The ranges the ring (variant 9) runs where splits = 0 picked `splits`:
- * as many more as leave none longer than DECODE_RING_RANGE keys (up to
- * DECODE_MAX_SPLITS): it streams faster so (gpu/bench/DECODE_NOTES.md). */
+/* The ranges the ring runs where splits = 0 picked `splits`: as many
+ * more as leave none longer than DECODE_RING_RANGE keys (up to
+ * DECODE_MAX_SPLITS): it streams faster so. */
 int decode_ring_splits(int tk, int splits);
 
 /* Bytes of workspace a call with these sizes needs for `splits` ranges
@@ -73,35 +73,30 @@ int decode_ring_splits(int tk, int splits);
 size_t decode_workspace_bytes(int batch, int heads, int kv_heads, int tq,
     int tk, int splits);
 
+/* What a decode_attention call ran. */
+struct decode_result {
+	int splits;		/* key ranges */
+	int ring;		/* 1: through the ring (decode_takes_ring) */
+};
+
 /*
  * O (and lse) for every (batch, head, row).  scale <= 0 means 1/sqrt(d).
- * splits = 0 picks them (decode_pick_splits on this device, and
- * decode_ring_splits); 1 runs no combine.  workspace: device memory of
+ * splits = 0 picks them (decode_pick_splits on the current device, and
+ * decode_ring_splits); 1 runs no combine; more are cut to
+ * DECODE_MAX_SPLITS and to no empty range.  workspace: device memory of
  * workspace_bytes (at least decode_workspace_bytes), zero-filled before
  * its first use; the kernel leaves it ready for the next call (the split
  * counters back at 0), so calls of any shape on one stream may share
- * it.  variant: 0 the default, or one of the nine (for measurements): 1
- * loads to registers, 4 warps a block; 2 the same, 8 warps; 3 a
- * cp.async ring in shared memory, 4 warps; 4 the same, 8 warps; 5 loads
- * to registers and the scores and update on the tensor cores, 4 warps; 6
- * the same, 8 warps; 7 variant 6 with L2 asked for a block's first keys
- * as it starts; 8 variant 2 with the same head start; 9 the tensor
- * cores, 8 warps, fed by a cp.async ring.  The default is 9 where
- * decode_takes_ring says so, else 8 for one row a block and 7 for
- * more.
- * The call is asynchronous on stream (a cudaStream_t; NULL the default
- * stream).
+ * it.  The call is asynchronous on stream (a cudaStream_t; NULL the
+ * default stream).  res (NULL: not wanted) gets what the call ran.
  * Returns 0, or -1 with one line in err (a bad size, too small a
- * workspace, a CUDA error at launch).
+ * workspace, a CUDA error at launch) and res zeroed.
  */
 int decode_attention(const void *q, const void *k, const void *v, void *o,
     float *lse, int batch, int heads, int kv_heads, int tq, int tk, int d,
-    int dtype, int causal, float scale, int splits, int variant,
-    void *workspace, size_t workspace_bytes, void *stream, char *err,
-    size_t errlen);
-
-/* The splits the last decode_attention call on this thread ran with. */
-int decode_last_splits(void);
+    int dtype, int causal, float scale, int splits, void *workspace,
+    size_t workspace_bytes, void *stream, struct decode_result *res,
+    char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

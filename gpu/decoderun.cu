@@ -50,6 +50,7 @@ struct decoderun_timed {
 	size_t ws_bytes;
 	int splits;		/* 0: the kernel's own choice */
 	unsigned ncopy, next;
+	struct decode_result ran;	/* the last call's */
 };
 
 static int
@@ -74,8 +75,8 @@ decoderun_enqueue(void *ctx, char *err, size_t errlen)
 
 	return decode_attention(r->q, k, k + r->nkv, r->o, r->lse, r->batch,
 	    r->heads, r->kv_heads, p->tq, p->tk, p->d, p->dtype == DTYPE_BF16 ?
-	    DECODE_BF16 : DECODE_FP16, p->causal, p->scale, r->splits, 0, r->ws,
-	    r->ws_bytes, NULL, err, errlen);
+	    DECODE_BF16 : DECODE_FP16, p->causal, p->scale, r->splits, r->ws,
+	    r->ws_bytes, NULL, &r->ran, err, errlen);
 }
 
 /* Copies of K and V the timed runs cycle through (1: no copy). */
@@ -176,7 +177,7 @@ decode_launch(const struct gpu_job *job, char *err, size_t errlen)
 	run.kv_heads = decoderun_kv_heads(p);
 	run.nkv = nk * n;
 	run.ncopy = decoderun_copies(2 * run.nkv * sizeof(uint16_t));
-	run.splits = GPU_TEST_SPLITS_OF(job->flags);
+	run.splits = job->splits;
 	run.ws_bytes = decode_workspace_bytes(job->n, run.heads, run.kv_heads,
 	    p->tq, p->tk, run.splits);
 	CUDA_CHECK(gpu_mem_alloc(&mem, (void **)&q, nq * n * sizeof *q,
@@ -207,7 +208,7 @@ decode_launch(const struct gpu_job *job, char *err, size_t errlen)
 	if (timing_median_ms(decoderun_enqueue, &run, job->repeat,
 	    &job->res->ms, err, errlen) != 0)
 		goto fail;
-	job->res->splits = decode_last_splits();
+	job->res->splits = run.ran.splits;
 
 	CUDA_CHECK(gpu_mem_floats(&mem, &of, nq * n, GPU_MEM_HELPER));
 	CUDA_CHECK(from16(o, of, nq * n, bf16));

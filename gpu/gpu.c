@@ -140,12 +140,28 @@ gpu_run(const struct gpu_kernel *k, const struct problem *ps, int n,
     const struct tiling *t, const struct online_rule *rule, unsigned flags,
     int repeat, struct gpu_result *res, char *err, size_t errlen)
 {
+	return gpu_run_ranges(k, ps, n, t, rule, flags, 0, repeat, res, err,
+	    errlen);
+}
+
+int
+gpu_run_ranges(const struct gpu_kernel *k, const struct problem *ps, int n,
+    const struct tiling *t, const struct online_rule *rule, unsigned flags,
+    int ranges, int repeat, struct gpu_result *res, char *err, size_t errlen)
+{
 	struct schedule sched;
 	struct gpu_job job;
 	int rc = -1;
 
 	memset(res, 0, sizeof *res);
 	memset(&sched, 0, sizeof sched);
+	if (ranges < 0)
+		return util_error(err, errlen, "%d key ranges asked of kernel %s "
+		    "(0: its own choice, or 1 or more)", ranges, k->name);
+	if (ranges > 0 && !(k->caps & GPU_CAP_OWN_SPLITS))
+		return util_error(err, errlen, "kernel %s cannot be asked for %d "
+		    "key ranges: only a kernel that picks its own takes a count",
+		    k->name, ranges);
 	if (flags & GPU_TRACE_ACC)
 		flags |= GPU_TRACE;
 	if ((flags & GPU_TEST_NO_RESCALE) && !(flags & GPU_TRACE))
@@ -179,6 +195,7 @@ gpu_run(const struct gpu_kernel *k, const struct problem *ps, int n,
 	job.sched = &sched;
 	job.rule = rule;
 	job.flags = flags;
+	job.splits = ranges;
 	job.repeat = repeat;
 	job.res = res;
 	if (k->launch(&job, err, errlen) != 0)

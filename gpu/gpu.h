@@ -91,11 +91,6 @@ int gpu_required(void);
  * comparison against a correct simulator must fail.  It exists to show
  * that the check can fail; it needs GPU_TRACE. */
 #define GPU_TEST_NO_RESCALE 0x100
-/* Test only: a kernel that picks its own key ranges (GPU_CAP_OWN_SPLITS)
- * is asked for n of them (1 to 511) instead, so a test can reach counts
- * and empty ranges the device's size would not pick; 0: its own. */
-#define GPU_TEST_SPLITS(n)	(((unsigned)(n) & 0x1ffu) << 20)
-#define GPU_TEST_SPLITS_OF(flags)	((int)(((flags) >> 20) & 0x1ffu))
 
 /*
  * What a run gives back; every array is malloc'd and belongs to the
@@ -141,6 +136,16 @@ gpu_trace_at(const struct gpu_result *res, int b, long step, int row)
 int gpu_run(const struct gpu_kernel *k, const struct problem *ps, int n,
     const struct tiling *t, const struct online_rule *rule, unsigned flags,
     int repeat, struct gpu_result *res, char *err, size_t errlen);
+
+/* gpu_run with `ranges` key ranges asked of a kernel that picks its own
+ * (GPU_CAP_OWN_SPLITS) instead of its choice, so a test can reach counts
+ * and empty ranges the device's size would not pick (0: its own; the
+ * kernel cuts more than it takes to its most).  A kernel without its own
+ * ranges refuses ranges > 0, as it does a negative count. */
+int gpu_run_ranges(const struct gpu_kernel *k, const struct problem *ps,
+    int n, const struct tiling *t, const struct online_rule *rule,
+    unsigned flags, int ranges, int repeat, struct gpu_result *res,
+    char *err, size_t errlen);
 
 void gpu_result_free(struct gpu_result *res);
 

@@ -39,6 +39,7 @@ struct gpu_job {
 	const struct schedule *sched;
 	const struct online_rule *rule;
 	unsigned flags;			/* GPU_TRACE_ACC, GPU_TEST_NO_RESCALE */
+	int splits;			/* key ranges asked (gpu_run_ranges); 0: own */
 	int repeat;			/* timed runs after the warm-up */
 	struct gpu_result *res;
 };

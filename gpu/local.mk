@@ -10,7 +10,8 @@
 # on (its exponent is one FFMA), as it was measured.  Without nvcc,
 # gpu_stub.c stands for device.cu and answers "built without CUDA
 # support".  Both sets of sources go into the tarball either way, with
-# the fast kernel's standalone driver and torch comparison (gpu/bench/).
+# the fast kernel's standalone driver and the torch comparisons
+# (gpu/bench/).
 # The Hopper kernel (wgmma.cu) is machine code for sm_90a alone (wgmma and
 # setmaxnreg exist nowhere else, so no PTX fallback), FMAs on as fast.o;
 # it is built only when configure found an nvcc that can target sm_90a
@@ -40,20 +41,14 @@ else
 gpu_libfsgpu_a_SOURCES = $(GPU_HDRS) $(GPU_C) gpu/gpu_stub.c
 endif
 EXTRA_DIST += gpu/gpu_stub.c $(GPU_CU) gpu/wgmma.cu gpu/bench/bench.cuh \
-	gpu/bench/bench_fast.cu \
+	gpu/bench/bench_fast.cu gpu/bench/benchlib.py \
 	gpu/bench/vs_torch.py gpu/bench/bwd_vs_torch.py \
 	gpu/bench/device_check.sh gpu/bench/bench_wgmma.cu \
-	gpu/bench/wgmma_device.sh gpu/bench/WGMMA_NOTES.md \
-	gpu/bench/wgmma-h200-d913958.txt gpu/bench/wgmma-h200-8a0817c.txt \
-	gpu/bench/wgmma-h200-ec7e21f.txt gpu/bench/bench-h200-b18e150.txt
-# The decoding kernel's torch comparison, notes and raw figures.
-EXTRA_DIST += gpu/bench/decode_vs_torch.py gpu/bench/decode_profile.py \
-	gpu/bench/DECODE_NOTES.md \
-	gpu/bench/decode-h200-df8fa25.txt gpu/bench/split-check-h200-df8fa25.txt \
-	gpu/bench/decode-h200-6291fd3.txt gpu/bench/decode-h200-3de94a4.txt \
-	gpu/bench/decode-h200-f97dab6.txt gpu/bench/decode-h200-c2735ad.txt \
-	gpu/bench/decode-h200-74c77d1.txt gpu/bench/decode-h200-6949304.txt \
-	gpu/bench/decode-h200-056df65.txt gpu/bench/decode-h200-dbee4cb.txt
+	gpu/bench/wgmma_device.sh gpu/bench/WGMMA_NOTES.md
+# The decoding kernel's torch comparison and profiling driver.  Its
+# variants, notes and the raw H200 logs live in the repository's dev/,
+# which neither the build nor the tarball takes (dev/README).
+EXTRA_DIST += gpu/bench/decode_vs_torch.py gpu/bench/decode_profile.py
 
 # Host code that nvcc compiles is C++ (guarded statics of the kernel
 # registration, an exception personality): it needs libstdc++ when gcc

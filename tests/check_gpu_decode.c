@@ -5,7 +5,7 @@
  * rows that see no key, packed rows past what a block holds, MQA and
  * grouped heads and none, ragged Tk, ranges that some rows see nothing
  * of), a few long ones (many key ranges, and none), both dtypes.  The
- * key ranges are the kernel's own choice, or asked for (GPU_TEST_SPLITS)
+ * key ranges are the kernel's own choice, or asked for (gpu_run_ranges)
  * where a count or an empty range must be reached on any GPU.  The
  * table's refusals are check_gpu_table's.
  *
@@ -55,7 +55,7 @@ decode(void)
 }
 
 /* A decoding shape, and the key ranges to ask for (0: the kernel's own
- * choice; else GPU_TEST_SPLITS). */
+ * choice; else asked through gpu_run_ranges). */
 struct decode_shape {
 	int batch, heads, kv_heads, tq, tk, causal, splits;
 };
@@ -124,9 +124,8 @@ decode_check(const struct decode_shape *sh, enum dtype dt,
 		ck_assert_msg(problem_build(&spec, &ps[b], err, sizeof err) == 0,
 		    "%s: %s", what, err);
 	}
-	ck_assert_msg(gpu_run(decode(), ps, sh->batch, &t, &rule,
-	    GPU_TEST_SPLITS(sh->splits), 0, &res, err, sizeof err) == 0, "%s: %s",
-	    what, err);
+	ck_assert_msg(gpu_run_ranges(decode(), ps, sh->batch, &t, &rule, 0,
+	    sh->splits, 0, &res, err, sizeof err) == 0, "%s: %s", what, err);
 	ck_assert_msg(res.splits >= 1, "%s: %d key ranges", what, res.splits);
 	seen->splits = res.splits;
 	seen->empty_rows = seen->empty_ranges = 0;

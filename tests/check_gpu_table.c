@@ -331,6 +331,7 @@ START_TEST(test_decode_refusals)
 	struct problem p;
 	struct tiling t = { 64, 64, ORDER_FA1 };
 	struct online_rule rule = { CONV_NORMALIZED, BUG_NONE };
+	struct gpu_result res;
 	char err[512];
 
 	problem_spec_init(&spec);
@@ -388,6 +389,21 @@ START_TEST(test_decode_refusals)
 	    -1);
 	ck_assert_msg(strstr(err, "--dtype fp32 (it takes fp16, bf16;") != NULL,
 	    "%s", err);
+	problem_free(&p);
+
+	/* A count of key ranges is for a kernel that picks its own, and
+	 * refused before any device is looked for. */
+	spec.dtype = DTYPE_FP16;
+	spec.heads = spec.kv_heads = 1;
+	build(&spec, &p);
+	ck_assert_int_eq(gpu_run_ranges(kernel("teaching"), &p, 1, &t, &rule, 0,
+	    4, 0, &res, err, sizeof err), -1);
+	ck_assert_str_eq(err, "kernel teaching cannot be asked for 4 key "
+	    "ranges: only a kernel that picks its own takes a count");
+	ck_assert_int_eq(gpu_run_ranges(k, &p, 1, &t, &rule, 0, -1, 0, &res,
+	    err, sizeof err), -1);
+	ck_assert_str_eq(err, "-1 key ranges asked of kernel decode (0: its "
+	    "own choice, or 1 or more)");
 	problem_free(&p);
 }
 END_TEST

@@ -168,12 +168,11 @@ def main():
     args = ap.parse_args()
 
     import torch
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
+    from benchlib import torch_setup
+    device = torch_setup()
     kern = Kernel(args.lib)
     gen = torch.Generator().manual_seed(args.seed)
-    print("device: %s, torch %s" % (torch.cuda.get_device_name(),
-                                    torch.__version__))
+    print(device)
 
     # n (= B*H), Tq, Tk, d, dv, causal, Br, Bc: ragged tiles, Tq != Tk,
     # dv != d, rows that see no key (causal, Tq > Tk), d = 128.

@@ -13,6 +13,11 @@ float32 reference, and prints one table.
       -o libdecode.so
   python3 gpu/bench/decode_vs_torch.py --lib ./libdecode.so
 
+With the variants' library (make -C dev/cuda/decode, in the repository
+and not the tarball: the ways of feeding the loop that the product's
+kernel was measured against) as --lib, every variant is timed and
+checked too, and one more table gives them all.
+
 Shapes: batch 1 and 8, 32 query heads on 32 and on 8 K/V
 heads (enable_gqa), Tk in 4096, 32768, 131072, d = 128, fp16 and bf16,
 one query row.  Bandwidth counts the bytes of K and V read once,
@@ -45,141 +50,22 @@ see no key, more packed rows than a block holds, every split count) are
 checked too.
 """
 import argparse
-import ctypes
 import json
-import math
 import sys
 
 import torch
-import torch.nn.functional as F
-from torch.nn.attention import SDPBackend, sdpa_kernel
+from torch.nn.attention import SDPBackend
 
-TOL = {torch.float16: 2e-3, torch.bfloat16: 1.2e-2}
-VARIANTS = tuple(range(10))     # 0 the default; decode.h says what each is
-LSE_TOL = 2e-3
+from benchlib import (LSE_TOL, TOL, DTYPES, Decode, median, reference,
+                      rel_err, lse_err, sdpa, time_queued, time_rounds,
+                      torch_setup)
+
 PEAK = 4.8e12
 L2_DEFEAT = 256 << 20
 BACKENDS = [("flash", SDPBackend.FLASH_ATTENTION),
             ("cudnn", SDPBackend.CUDNN_ATTENTION),
             ("efficient", SDPBackend.EFFICIENT_ATTENTION),
             ("math", SDPBackend.MATH)]
-
-
-class Decode:
-    """ctypes door to decode_attention (gpu/decode.h)."""
-
-    def __init__(self, path):
-        self.lib = ctypes.CDLL(path)
-        f = self.lib.decode_attention
-        f.restype = ctypes.c_int
-        f.argtypes = ([ctypes.c_void_p] * 4 + [ctypes.c_void_p] +
-                      [ctypes.c_int] * 8 + [ctypes.c_float] +
-                      [ctypes.c_int] * 2 + [ctypes.c_void_p, ctypes.c_size_t,
-                                            ctypes.c_void_p, ctypes.c_char_p,
-                                            ctypes.c_size_t])
-        self.lib.decode_workspace_bytes.restype = ctypes.c_size_t
-        self.lib.decode_workspace_bytes.argtypes = [ctypes.c_int] * 6
-        self.lib.decode_last_splits.restype = ctypes.c_int
-        self.err = ctypes.create_string_buffer(256)
-        self.ws = None
-
-    def workspace(self, b, h, g, tq, tk, splits):
-        n = self.lib.decode_workspace_bytes(b, h, g, tq, tk, splits)
-        if self.ws is None or self.ws.numel() < n:
-            self.ws = torch.zeros(n, dtype=torch.uint8, device="cuda")
-        return self.ws
-
-    def __call__(self, q, k, v, o, lse, causal=False, splits=0, variant=0):
-        b, h, tq, d = q.shape
-        g, tk = k.shape[1], k.shape[2]
-        ws = self.workspace(b, h, g, tq, tk, splits)
-        dt = {torch.float16: 0, torch.bfloat16: 1}[q.dtype]
-        rc = self.lib.decode_attention(
-            q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
-            lse.data_ptr() if lse is not None else None, b, h, g, tq, tk, d,
-            dt, int(causal), 0.0, splits, variant, ws.data_ptr(), ws.numel(),
-            torch.cuda.current_stream().cuda_stream, self.err,
-            len(self.err))
-        if rc != 0:
-            raise RuntimeError(self.err.value.decode())
-
-    def splits(self):
-        return self.lib.decode_last_splits()
-
-
-def reference(q, k, v, causal):
-    """O and lse in float32, grouped heads, bottom-right causal."""
-    b, h, tq, d = q.shape
-    g, tk = k.shape[1], k.shape[2]
-    grp = h // g
-    scale = 1.0 / math.sqrt(d)
-    o = torch.empty(q.shape, dtype=torch.float32, device=q.device)
-    lse = torch.empty((b, h, tq), dtype=torch.float32, device=q.device)
-    for bi in range(b):
-        # rows of a group: (hh, pos), hh major
-        qq = q[bi].float().reshape(g, grp * tq, d)
-        kk = k[bi].float()
-        s = torch.matmul(qq, kk.transpose(-1, -2)) * scale
-        if causal:
-            pos = torch.arange(grp * tq, device=q.device) % tq
-            c = torch.arange(tk, device=q.device)
-            s.masked_fill_(c[None, :] > pos[:, None] + (tk - tq),
-                           float("-inf"))
-        m = torch.logsumexp(s, dim=-1)
-        p = torch.nan_to_num(torch.exp(s - m[..., None]), nan=0.0)
-        oo = torch.matmul(p, v[bi].float())
-        o[bi] = oo.reshape(h, tq, d)
-        lse[bi] = m.reshape(h, tq)
-        del s, p, kk
-    return o, lse
-
-
-def rel_err(out, ref):
-    out = out.float()
-    if not torch.isfinite(out).all():
-        return float("inf")
-    return (torch.linalg.vector_norm(out - ref) /
-            torch.linalg.vector_norm(ref).clamp_min(1e-30)).item()
-
-
-def lse_err(out, ref):
-    same_inf = torch.isinf(ref) & (out == ref)
-    diff = torch.where(same_inf, torch.zeros_like(ref), (out - ref).abs())
-    if torch.isnan(diff).any():
-        return float("inf")
-    return diff.max().item()
-
-
-def timeit(fn, copies, reps):
-    """GPU times (ms) of reps calls of fn(copy) queued back to back."""
-    for i in range(3):
-        fn(copies[i % len(copies)])
-    torch.cuda.synchronize()
-    ev = [torch.cuda.Event(enable_timing=True) for _ in range(reps + 1)]
-    torch.cuda._sleep(40_000_000)       # about 20 ms: the queue fills
-    for i in range(reps):
-        ev[i].record()
-        fn(copies[i % len(copies)])
-    ev[reps].record()
-    torch.cuda.synchronize()
-    return [ev[i].elapsed_time(ev[i + 1]) for i in range(reps)]
-
-
-def median(ts):
-    ts = sorted(ts)
-    return ts[len(ts) // 2]
-
-
-def time_rounds(calls, copies, reps, rounds):
-    """calls: name -> fn(copy).  Round r times them all, starting at the
-    r-th; each name's median over all its calls."""
-    names = list(calls)
-    samples = {n: [] for n in names}
-    for r in range(rounds):
-        for i in range(len(names)):
-            n = names[(r + i) % len(names)]
-            samples[n] += timeit(calls[n], copies, reps)
-    return {n: median(samples[n]) for n in names}
 
 
 def edge_cases(dec):
@@ -196,7 +82,7 @@ def edge_cases(dec):
     fails, worst = 0, 0.0
     for dt in (torch.float16, torch.bfloat16):
         for (b, h, g, tq, tk, causal, splits) in shapes:
-            for variant in VARIANTS:
+            for variant in dec.variants:
                 q = torch.randn(b, h, tq, 128, dtype=dt, device="cuda")
                 k = torch.randn(b, g, tk, 128, dtype=dt, device="cuda")
                 v = torch.randn(b, g, tk, 128, dtype=dt, device="cuda")
@@ -256,9 +142,9 @@ def sweep(dec, args, dts):
         for variant in variants:
             cells = []
             for c in counts:
-                ms = median(timeit(lambda kv: dec(q, kv[0], kv[1], o, lse,
-                                                  False, c, variant),
-                                   copies, args.reps))
+                ms = median(time_queued(lambda kv: dec(q, kv[0], kv[1], o,
+                                                       lse, False, c, variant),
+                                        copies, args.reps))
                 cells.append("%.2f (%d)" % (kv_bytes / (ms * 1e-3) / 1e12,
                                             dec.splits()))
             print("| %s | %d | %d | %d | v%d | %s |" % (
@@ -269,10 +155,7 @@ def sweep(dec, args, dts):
 
 def torch_call(q, gqa, backend):
     """fn(copy): torch's SDPA on that copy of K and V with one backend."""
-    def call(kv):
-        with sdpa_kernel([backend]):
-            F.scaled_dot_product_attention(q, kv[0], kv[1], enable_gqa=gqa)
-    return call
+    return lambda kv: sdpa(backend, q, kv[0], kv[1], gqa=gqa)
 
 
 def time_math(rows, args, dts):
@@ -283,8 +166,8 @@ def time_math(rows, args, dts):
         r = shapes[(dname, b, g, tk)]
         if "rel" not in r.get("math", {}):
             continue
-        ms = median(timeit(torch_call(q, g != h, SDPBackend.MATH), copies,
-                           args.reps))
+        ms = median(time_queued(torch_call(q, g != h, SDPBackend.MATH),
+                                copies, args.reps))
         r["math"].update(ms=ms, tbs=kv_bytes / (ms * 1e-3) / 1e12)
         del q, copies
 
@@ -305,8 +188,10 @@ def main():
     ap.add_argument("--sweep", default=None, metavar="N,N,...",
                     help="instead: time our kernel alone at these key-range "
                     "counts (0 its own choice), the --variants given")
-    ap.add_argument("--variants", default=",".join(map(str, VARIANTS)),
-                    help="the variants timed (0, the default, always)")
+    ap.add_argument("--variants", default=None,
+                    help="the variants timed (0, the default, always; the "
+                    "others need dev/cuda/decode's library; default: every "
+                    "one the library has)")
     ap.add_argument("--backends", default=",".join(n for n, _ in BACKENDS),
                     help="torch's backends run (math's long runs take "
                     "seconds at the large shapes)")
@@ -314,18 +199,15 @@ def main():
     BACKENDS[:] = [(n, b) for n, b in BACKENDS
                    if n in args.backends.split(",")]
 
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
+    print(torch_setup())
     dec = Decode(args.lib)
-    props = torch.cuda.get_device_properties(0)
-    print("device: %s, %d SMs, torch %s" % (props.name,
-                                            props.multi_processor_count,
-                                            torch.__version__))
+    if args.variants is None:
+        args.variants = ",".join(map(str, dec.variants))
     sys.stdout.flush()
     fails = 0 if args.no_edge else edge_cases(dec)
     sys.stdout.flush()
 
-    dts = {"fp16": torch.float16, "bf16": torch.bfloat16}
+    dts = DTYPES
     if args.sweep:
         sweep(dec, args, dts)
         return 0
@@ -357,9 +239,7 @@ def main():
                                                 False, 0, variant))
         for name, bk in ([] if args.no_torch else BACKENDS):
             try:
-                with sdpa_kernel([bk]):
-                    out = F.scaled_dot_product_attention(
-                        q, k, v, enable_gqa=(g != h))
+                out = sdpa(bk, q, k, v, gqa=(g != h))
                 torch.cuda.synchronize()
                 row[name] = {"rel": rel_err(out, ro)}
                 del out
@@ -411,20 +291,21 @@ def main():
                             100 * v0["tbs"] * 1e12 / PEAK,
                             " | ".join(cells), " | ".join(ratios), v0["rel"],
                             "" if v0["ok"] else " FAIL"))
-    print("\nevery variant (TB/s; 1 registers 4 warps, 2 registers 8 warps, "
-          "3 staged 4 warps, 4 staged 8 warps, 5 tensor cores 4 warps, "
-          "6 tensor cores 8 warps, 7 that with the L2 head start, 8 variant "
-          "2 with it, 9 tensor cores fed by a ring):")
-    print("| dtype | B | G | Tk | " + " | ".join("v%d" % x for x in variants) +
-          " | splits v1.. |")
-    print("|---|---|---|---|" + "---|" * (len(variants) + 1))
-    for r in rows:
-        print("| %s | %d | %d | %d | %s | %s |" % (
-            r["dtype"], r["B"], r["G"], r["Tk"],
-            " | ".join("%.2f%s" % (r["v%d" % x]["tbs"],
-                                   "" if r["v%d" % x]["ok"] else " FAIL")
-                       for x in variants),
-            ",".join(str(r["v%d" % x]["splits"]) for x in variants[1:])))
+    if len(variants) > 1:
+        print("\nevery variant (TB/s; 1 registers 4 warps, 2 registers 8 "
+              "warps, 3 staged 4 warps, 4 staged 8 warps, 5 tensor cores 4 "
+              "warps, 6 tensor cores 8 warps, 7 that with the L2 head "
+              "start, 8 variant 2 with it, 9 tensor cores fed by a ring):")
+        print("| dtype | B | G | Tk | " +
+              " | ".join("v%d" % x for x in variants) + " | splits v1.. |")
+        print("|---|---|---|---|" + "---|" * (len(variants) + 1))
+        for r in rows:
+            print("| %s | %d | %d | %d | %s | %s |" % (
+                r["dtype"], r["B"], r["G"], r["Tk"],
+                " | ".join("%.2f%s" % (r["v%d" % x]["tbs"],
+                                       "" if r["v%d" % x]["ok"] else " FAIL")
+                           for x in variants),
+                ",".join(str(r["v%d" % x]["splits"]) for x in variants[1:])))
     for n, _ in BACKENDS:
         errs = set(r[n]["error"] for r in rows if "error" in r.get(n, {}))
         for x in errs:

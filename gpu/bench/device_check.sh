@@ -23,9 +23,9 @@
 #
 # No arguments: all seven.  Run from the project's root.  On a host that
 # cannot install packages, carry the ncurses and check headers first
-# (.gpu-deps, see README).  On the H200 at fabecb9, build and check took
-# 2.5 minutes, planted 6, split with its torch run 3: where a session is
-# limited to 10 minutes, give planted a call of its own.
+# (.gpu-deps, see README).  On the H200, build and check took 2.5
+# minutes, planted 6, split with its torch run 3: where one command may
+# run for 10 minutes at most, give planted a command of its own.
 set -u
 out=${OUT:-./out}
 mkdir -p "$out"

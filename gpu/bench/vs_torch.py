@@ -28,17 +28,13 @@ over the whole tensor, the reference in float32 (TF32 off) on the same
 """
 import argparse
 import ctypes
-import math
 import sys
 
 import torch
-import torch.nn.functional as F
-from torch.nn.attention import SDPBackend, sdpa_kernel
+from torch.nn.attention import SDPBackend
 
-# rel L2 of O that a correct kernel stays under: fp16 rounds P and O to
-# 11 significant bits (2^-11 = 4.9e-4 each), bf16 to 8 (3.9e-3).
-TOL = {torch.float16: 2e-3, torch.bfloat16: 1.2e-2}
-LSE_TOL = 2e-3
+from benchlib import (LSE_TOL, TOL, DTYPES, dtype_code, reference, rel_err,
+                      lse_err, sdpa, time_each, torch_setup)
 
 
 class Fast:
@@ -83,7 +79,7 @@ class Fast:
     def __call__(self, q, k, v, o, lse, causal, variant=-1):
         b, h, tq, d = q.shape
         tk = k.shape[2]
-        dt = {torch.float16: 0, torch.bfloat16: 1}[q.dtype]
+        dt = dtype_code(q.dtype)
         rc = self.lib.fast_attention_fwd(
             q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
             lse.data_ptr(), b, h, tq, tk, d, dt, int(causal), 0.0, variant,
@@ -138,7 +134,7 @@ class Wgmma:
     def __call__(self, q, k, v, o, lse, causal, variant=-1):
         b, h, tq, d = q.shape
         tk = k.shape[2]
-        dt = {torch.float16: 0, torch.bfloat16: 1}[q.dtype]
+        dt = dtype_code(q.dtype)
         rc = self.lib.wgmma_attention_fwd_variant(
             q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
             lse.data_ptr(), b, h, tq, tk, d, dt, int(causal), 0.0, variant,
@@ -157,71 +153,6 @@ def pick(kernel, sel):
         return allv
     idx = [int(x) for x in sel.split(",")]
     return {d: [x for x in allv[d] if x[0] in idx] for d in allv}
-
-
-def reference(q, k, v, causal, chunk_bytes=4 << 30):
-    """O and lse in float32, bottom-right causal, by head chunks."""
-    b, h, tq, d = q.shape
-    tk = k.shape[2]
-    scale = 1.0 / math.sqrt(d)
-    o = torch.empty(q.shape, dtype=torch.float32, device=q.device)
-    lse = torch.empty((b, h, tq), dtype=torch.float32, device=q.device)
-    per = max(1, chunk_bytes // (tq * tk * 4))
-    if causal:
-        r = torch.arange(tq, device=q.device)[:, None]
-        c = torch.arange(tk, device=q.device)[None, :]
-        hidden = c > r + (tk - tq)
-    for bi in range(b):
-        for h0 in range(0, h, per):
-            h1 = min(h, h0 + per)
-            s = torch.matmul(q[bi, h0:h1].float(),
-                             k[bi, h0:h1].float().transpose(-1, -2)) * scale
-            if causal:
-                s.masked_fill_(hidden, float("-inf"))
-            m = torch.logsumexp(s, dim=-1)
-            lse[bi, h0:h1] = m
-            p = torch.exp(s - m[..., None])
-            p = torch.nan_to_num(p, nan=0.0)  # rows that see no key
-            o[bi, h0:h1] = torch.matmul(p, v[bi, h0:h1].float())
-            del s, p
-    return o, lse
-
-
-def rel_err(out, ref):
-    """||out - ref|| / ||ref||, inf when out has a NaN or inf."""
-    out = out.float()
-    if not torch.isfinite(out).all():
-        return float("inf")
-    return (torch.linalg.vector_norm(out - ref) /
-            torch.linalg.vector_norm(ref).clamp_min(1e-30)).item()
-
-
-def lse_err(out, ref):
-    both_inf = torch.isinf(ref) & (out == ref)
-    d = (out - ref).abs()
-    d = torch.where(both_inf, torch.zeros_like(d), d)
-    if torch.isnan(d).any():
-        return float("inf")
-    return d.max().item()
-
-
-def timeit(fn, reps):
-    for _ in range(3):
-        fn()
-    ev = [(torch.cuda.Event(enable_timing=True),
-           torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
-    for e0, e1 in ev:
-        e0.record()
-        fn()
-        e1.record()
-    torch.cuda.synchronize()
-    ts = sorted(e0.elapsed_time(e1) for e0, e1 in ev)
-    return ts[len(ts) // 2]
-
-
-def torch_sdpa(backend, q, k, v, causal):
-    with sdpa_kernel([backend]):
-        return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
 
 def ragged(fast, variants, label="fast"):
@@ -274,7 +205,7 @@ def measure(kernel, vlist, label, q, k, v, ro, rl, causal, dt, reps, tf,
         kernel(q, k, v, o, lse, causal, vi)
         torch.cuda.synchronize()
         e, le = rel_err(o, ro), lse_err(lse, rl)
-        ms = timeit(lambda: kernel(q, k, v, o, lse, causal, vi), reps)
+        ms = time_each(lambda: kernel(q, k, v, o, lse, causal, vi), reps)
         ok = e <= TOL[dt] and le <= LSE_TOL
         fails += not ok
         vrows.append(key + (label, name, ms, tf(ms), e, le, ok))
@@ -300,14 +231,12 @@ def main():
     ap.add_argument("--no-torch", action="store_true")
     args = ap.parse_args()
 
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
+    device = torch_setup()
     fast = Fast(args.lib)
     variants = pick(fast, args.variants)
     wg = Wgmma(args.wgmma_lib) if args.wgmma_lib else None
     wvariants = pick(wg, args.wgmma_variants) if wg else None
-    print("device: %s, torch %s" % (torch.cuda.get_device_name(),
-                                    torch.__version__))
+    print(device)
     for d in (64, 128):
         print("d=%d fast variants: %s" % (d, ", ".join(
             "v%d=%s" % x for x in variants[d])))
@@ -321,7 +250,7 @@ def main():
         fails += ragged(fast, variants, "fast")
         if wg:
             fails += ragged(wg, wvariants, "wgmma")
-    dts = {"fp16": torch.float16, "bf16": torch.bfloat16}
+    dts = DTYPES
     rows, vrows = [], []
     for dname in args.dtypes.split(","):
         dt = dts[dname]
@@ -352,11 +281,11 @@ def main():
                         for bk in (SDPBackend.FLASH_ATTENTION,
                                    SDPBackend.CUDNN_ATTENTION):
                             try:
-                                out = torch_sdpa(bk, q, k, v, causal)
+                                out = sdpa(bk, q, k, v, causal)
                                 err = rel_err(out, ro)
-                                ms = timeit(lambda: torch_sdpa(bk, q, k, v,
-                                                               causal),
-                                            args.reps)
+                                ms = time_each(lambda: sdpa(bk, q, k, v,
+                                                            causal),
+                                               args.reps)
                             except RuntimeError as x:
                                 print("%s failed: %s" % (bk, str(x)[:100]))
                                 continue
