@@ -15,6 +15,7 @@
 #include "gpu/decode.h"
 #include "gpu/gpucheck.h"
 #include "gpu/gpucheck_split.h"
+#include "cmd/gpucmd.h"
 #include "model/combine.h"
 #include "model/sim.h"
 
@@ -698,6 +699,64 @@ START_TEST(test_rule)
 }
 END_TEST
 
+/*
+ * flashstep gpu's --check rule (cmd/gpucmd.h): auto is full up to
+ * GPUCMD_CHECK_FULL_MAX multiply-adds of the reference and sampled past
+ * it; the sample is evenly spaced rows from the first to the last.
+ */
+START_TEST(test_check_rule)
+{
+	struct problem p[2];
+	int rows[GPUCMD_CHECK_ROWS], n, i;
+
+	memset(p, 0, sizeof p);
+	/* 4096 x 4096 x (32 + 32) = 2^30 exactly */
+	p[0].tq = p[0].tk = 4096;
+	p[0].d = p[0].dv = 32;
+	p[0].heads = 1;
+	ck_assert(gpucmd_check_work(p, 1) == GPUCMD_CHECK_FULL_MAX);
+	ck_assert(gpucmd_check_resolve(GPUCMD_CHECK_AUTO, p, 1) ==
+	    GPUCMD_CHECK_FULL);
+	p[1] = p[0];
+	ck_assert(gpucmd_check_resolve(GPUCMD_CHECK_AUTO, p, 2) ==
+	    GPUCMD_CHECK_SAMPLED);
+	p[0].heads = 2;
+	ck_assert(gpucmd_check_resolve(GPUCMD_CHECK_AUTO, p, 1) ==
+	    GPUCMD_CHECK_SAMPLED);
+	ck_assert(gpucmd_check_resolve(GPUCMD_CHECK_FULL, p, 2) ==
+	    GPUCMD_CHECK_FULL);
+	ck_assert(gpucmd_check_resolve(GPUCMD_CHECK_NONE, p, 2) ==
+	    GPUCMD_CHECK_NONE);
+	/* a scores problem: P V only */
+	p[0].heads = 1;
+	p[0].scores_mode = 1;
+	ck_assert(gpucmd_check_work(p, 1) == 4096LL * 4096 * 32);
+	/* T = 4096, d = 128, 16 heads, batch 8 is sampled */
+	p[0].scores_mode = 0;
+	p[0].d = p[0].dv = 128;
+	p[0].heads = 16;
+	ck_assert(gpucmd_check_work(p, 1) * 8 > GPUCMD_CHECK_FULL_MAX);
+
+	n = gpucmd_check_rows(4096, rows);
+	ck_assert_int_eq(n, GPUCMD_CHECK_ROWS);
+	ck_assert_int_eq(rows[0], 0);
+	ck_assert_int_eq(rows[n - 1], 4095);
+	for (i = 1; i < n; i++)
+		ck_assert(rows[i] > rows[i - 1] && rows[i] - rows[i - 1] <=
+		    4095 / (n - 1) + 1);
+	n = gpucmd_check_rows(GPUCMD_CHECK_ROWS + 1, rows);
+	ck_assert_int_eq(rows[n - 1], GPUCMD_CHECK_ROWS);
+	for (i = 1; i < n; i++)
+		ck_assert(rows[i] > rows[i - 1]);
+	n = gpucmd_check_rows(5, rows);
+	ck_assert_int_eq(n, 5);
+	for (i = 0; i < n; i++)
+		ck_assert_int_eq(rows[i], i);
+	ck_assert_int_eq(gpucmd_check_rows(1, rows), 1);
+	ck_assert_int_eq(rows[0], 0);
+}
+END_TEST
+
 /* The GPU tests' skip rule. */
 START_TEST(test_may_skip)
 {
@@ -849,6 +908,7 @@ test_suite(void)
 	tcase_add_test(tc, test_split_refusals);
 	tcase_add_test(tc, test_split_depth);
 	tcase_add_test(tc, test_rule);
+	tcase_add_test(tc, test_check_rule);
 	tcase_add_test(tc, test_may_skip);
 	tcase_add_test(tc, test_run_refusals);
 	tcase_add_test(tc, test_result_diff);
