@@ -1,7 +1,8 @@
 /*
  * cmd_gpu.c - `flashstep gpu`: the problem through a kernel of the table
  * (--kernel NAME, default teaching): the output, its error against the
- * double reference, the kernel time.  --backward runs the kernel's
+ * double reference (--check: every row, or past a size a sample of each
+ * head's rows, on the CPU's threads; gpucmd.h's rule), the kernel time.  --backward runs the kernel's
  * backward pass after it, on the forward's O and lse: the gradients'
  * errors against the double reference and the backward's time.
  * --list-kernels prints the table and what each kernel takes.

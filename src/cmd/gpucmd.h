@@ -1,7 +1,8 @@
 /*
  * gpucmd.h - what the GPU commands (cmd_gpu.c, cmd_compare.c,
  * cmd_bench_gpu.c) share: the options they have in common, the device
- * check and its exit status, and the problems: B batch entries of H
+ * check and its exit status, the rule of gpu's check against the
+ * double reference (--check), and the problems: B batch entries of H
  * query heads on G K/V heads drawn from one spec (--batch, and the
  * model's --heads, --kv-heads), run whole by a kernel that takes grouped
  * heads and by the split-KV runs, or one head a problem by the others.
