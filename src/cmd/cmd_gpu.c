@@ -163,7 +163,7 @@ struct gpu_check {
 	int nrows;		/* rows checked a head; tq: all */
 	int tq;			/* rows a head */
 	int heads, done;	/* heads to check in all, checked so far */
-	double start;		/* util_now() when it began */
+	double start;		/* util_now() at its first head (0: before) */
 	int shown, tty;		/* the progress line is out; stderr a terminal */
 	double abs, rel, lse;	/* the worst errors */
 	const char *what;	/* "O", "the gradients": for the progress line */
@@ -183,7 +183,6 @@ gpu_check_init(struct gpu_check *c, enum gpucmd_check mode,
 	    gpucmd_check_rows(c->tq, c->rows) : c->tq;
 	for (b = 0; b < n; b++)
 		c->heads += ps[b].heads > 0 ? ps[b].heads : 1;
-	c->start = util_now();
 	c->tty = isatty(STDERR_FILENO);
 	c->what = "O";
 }
@@ -236,6 +235,10 @@ gpu_check_add(struct gpu_check *c, const struct problem *p, const float *o,
 
 	if (c->mode == GPUCMD_CHECK_NONE)
 		return 0;
+	/* From the first head, not from init: the kernel's run between is
+	 * not the check's time. */
+	if (c->start == 0.0)
+		c->start = util_now();
 	ref = util_calloc(no + 1, sizeof *ref, "reference", err, errlen);
 	ref_lse = util_calloc((size_t)c->nrows, sizeof *ref_lse, "reference",
 	    err, errlen);
@@ -352,6 +355,7 @@ gpu_backward(const struct options *o, const struct gpu_args *a,
 	gpu_check_init(&c, a->common.check == GPUCMD_CHECK_NONE ?
 	    GPUCMD_CHECK_NONE : GPUCMD_CHECK_FULL, ps, n);
 	c.what = "the gradients";
+	c.start = util_now();
 	for (b = 0; c.mode != GPUCMD_CHECK_NONE && b < n; b++) {
 		if (gradref_gradients(&ps[b], dout + b * no, ref[0], ref[1], ref[2],
 		    ref[3], err, errlen) != 0)
