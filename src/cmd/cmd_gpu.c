@@ -32,6 +32,7 @@
 #include "model/util.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -301,6 +302,136 @@ gpu_grad_error(struct gpu_grad_error *e, const float *got,
 }
 
 /*
+ * The gradients' check on threads: problem b on thread b mod threads,
+ * each with its own reference arrays and worst errors, merged by max
+ * after (so the result does not depend on the threads).  The progress
+ * line is the mutex's.
+ */
+struct gpu_grad_share {
+	const struct problem *ps;
+	const struct gpu_grads *g;
+	const float *dout;
+	int n, first, step;
+	struct gpu_grad_error e[4];
+	double *ref[4];
+	struct gpu_check *c;
+	pthread_mutex_t *lock;
+	pthread_t thread;
+	int started, rc;
+	char err[256];
+};
+
+static void *
+gpu_grad_share_run(void *arg)
+{
+	struct gpu_grad_share *sh = arg;
+	const struct problem *p = &sh->ps[0];
+	const size_t d = p->scores_mode ? 0 : (size_t)p->d;
+	const size_t no = (size_t)p->tq * p->dv, nq = (size_t)p->tq * d;
+	const size_t nk = (size_t)p->tk * d, nv = (size_t)p->tk * p->dv;
+	const size_t ns = (size_t)p->tq * p->tk;
+	int b;
+
+	for (b = sh->first; b < sh->n; b += sh->step) {
+		if (gradref_gradients(&sh->ps[b], sh->dout + b * no, sh->ref[0],
+		    sh->ref[1], sh->ref[2], sh->ref[3], sh->err,
+		    sizeof sh->err) != 0) {
+			sh->rc = -1;
+			break;
+		}
+		if (d > 0) {
+			gpu_grad_error(&sh->e[0], sh->g->grad_q + b * nq, sh->ref[0]);
+			gpu_grad_error(&sh->e[1], sh->g->grad_k + b * nk, sh->ref[1]);
+		}
+		gpu_grad_error(&sh->e[2], sh->g->grad_v + b * nv, sh->ref[2]);
+		if (sh->g->grad_s != NULL)
+			gpu_grad_error(&sh->e[3], sh->g->grad_s + b * ns, sh->ref[3]);
+		pthread_mutex_lock(sh->lock);
+		sh->c->done += p->heads > 0 ? p->heads : 1;
+		gpu_check_progress(sh->c);
+		pthread_mutex_unlock(sh->lock);
+	}
+	return NULL;
+}
+
+/* The reference memory a thread may hold: past it, fewer threads. */
+#define GPU_GRAD_THREAD_BYTES (2.0 * 1024 * 1024 * 1024)
+
+/*
+ * The n problems' gradients g against gradref's, into e (the worst over
+ * the problems), on up to reference_threads() threads, fewer where their
+ * arrays (and gradref's own S and P) would pass GPU_GRAD_THREAD_BYTES.
+ * 0, or -1 with err.
+ */
+static int
+gpu_grad_check(const struct problem *ps, int n, const float *dout,
+    const struct gpu_grads *g, struct gpu_check *c,
+    struct gpu_grad_error e[4], char *err, size_t errlen)
+{
+	const struct problem *p = &ps[0];
+	const size_t d = p->scores_mode ? 0 : (size_t)p->d;
+	const size_t sizes[4] = { (size_t)p->tq * d + 1, (size_t)p->tk * d + 1,
+	    (size_t)p->tk * p->dv, (size_t)p->tq * p->tk };
+	const double per = 8.0 * (sizes[0] + sizes[1] + sizes[2] +
+	    3.0 * sizes[3]);
+	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	struct gpu_grad_share *sh;
+	int threads = reference_threads(), t, x, rc = 0;
+
+	if (threads > n)
+		threads = n;
+	if (threads > 1 && threads * per > GPU_GRAD_THREAD_BYTES)
+		threads = per >= GPU_GRAD_THREAD_BYTES ? 1 :
+		    (int)(GPU_GRAD_THREAD_BYTES / per);
+	sh = util_calloc((size_t)threads, sizeof *sh, "gradient checks", err,
+	    errlen);
+	if (sh == NULL)
+		return -1;
+	for (t = 0; t < threads; t++) {
+		sh[t].ps = ps;
+		sh[t].g = g;
+		sh[t].dout = dout;
+		sh[t].n = n;
+		sh[t].first = t;
+		sh[t].step = threads;
+		memcpy(sh[t].e, e, sizeof sh[t].e);
+		sh[t].c = c;
+		sh[t].lock = &lock;
+		for (x = 0; x < 4; x++) {
+			sh[t].ref[x] = util_calloc(sizes[x], sizeof(double),
+			    "reference", err, errlen);
+			if (sh[t].ref[x] == NULL)
+				rc = -1;
+		}
+	}
+	/* A thread that cannot be started has its share run here. */
+	for (t = 1; rc == 0 && t < threads; t++)
+		sh[t].started = pthread_create(&sh[t].thread, NULL,
+		    gpu_grad_share_run, &sh[t]) == 0;
+	if (rc == 0)
+		gpu_grad_share_run(&sh[0]);
+	for (t = 1; rc == 0 && t < threads; t++) {
+		if (sh[t].started)
+			pthread_join(sh[t].thread, NULL);
+		else
+			gpu_grad_share_run(&sh[t]);
+	}
+	for (t = 0; t < threads; t++) {
+		if (rc == 0 && sh[t].rc != 0) {
+			rc = util_error(err, errlen, "%s", sh[t].err);
+		}
+		for (x = 0; x < 4; x++) {
+			e[x].max_abs = fmax(e[x].max_abs, sh[t].e[x].max_abs);
+			e[x].max_rel = fmax(e[x].max_rel, sh[t].e[x].max_rel);
+			free(sh[t].ref[x]);
+		}
+	}
+	free(sh);
+	pthread_mutex_destroy(&lock);
+	return rc;
+}
+
+/*
  * --backward: the kernel's backward on the forward's results res, the
  * gradients against the double reference, the time, the files.  0, or
  * -1 with err.
@@ -312,9 +443,6 @@ gpu_backward(const struct options *o, const struct gpu_args *a,
 {
 	const struct problem *p = &ps[0];
 	const size_t d = p->scores_mode ? 0 : (size_t)p->d;
-	const size_t no = (size_t)p->tq * p->dv, nq = (size_t)p->tq * d;
-	const size_t nk = (size_t)p->tk * d, nv = (size_t)p->tk * p->dv;
-	const size_t ns = (size_t)p->tq * p->tk;
 	const struct tiling bt = { o->tiling.br, o->tiling.bc, ORDER_FA1 };
 	struct gpu_grad_error e[4] = {
 		{ "dQ", p->tq, (int)d, 0, 0 }, { "dK", p->tk, (int)d, 0, 0 },
@@ -325,9 +453,8 @@ gpu_backward(const struct options *o, const struct gpu_args *a,
 	struct gpu_grads g;
 	struct gpu_check c;
 	struct schedule bs;
-	double *ref[4] = { NULL, NULL, NULL, NULL };
 	float *dout = NULL, *m = NULL;
-	int b, x, rc = -1;
+	int x, rc = -1;
 
 	memset(&g, 0, sizeof g);
 	memset(&bs, 0, sizeof bs);
@@ -344,31 +471,16 @@ gpu_backward(const struct options *o, const struct gpu_args *a,
 	    o->grad_bug, a->common.dq, 0, (int)a->common.repeat, &g, err,
 	    errlen) != 0)
 		goto out;
-	ref[0] = util_calloc(nq + 1, sizeof(double), "reference", err, errlen);
-	ref[1] = util_calloc(nk + 1, sizeof(double), "reference", err, errlen);
-	ref[2] = util_calloc(nv, sizeof(double), "reference", err, errlen);
-	ref[3] = util_calloc(ns, sizeof(double), "reference", err, errlen);
-	if (ref[0] == NULL || ref[1] == NULL || ref[2] == NULL || ref[3] == NULL)
-		goto out;
 	/* The gradients' reference has no sampled form: it checks every
 	 * head, or none. */
 	gpu_check_init(&c, a->common.check == GPUCMD_CHECK_NONE ?
 	    GPUCMD_CHECK_NONE : GPUCMD_CHECK_FULL, ps, n);
 	c.what = "the gradients";
 	c.start = util_now();
-	for (b = 0; c.mode != GPUCMD_CHECK_NONE && b < n; b++) {
-		if (gradref_gradients(&ps[b], dout + b * no, ref[0], ref[1], ref[2],
-		    ref[3], err, errlen) != 0)
-			goto out;
-		if (d > 0) {
-			gpu_grad_error(&e[0], g.grad_q + b * nq, ref[0]);
-			gpu_grad_error(&e[1], g.grad_k + b * nk, ref[1]);
-		}
-		gpu_grad_error(&e[2], g.grad_v + b * nv, ref[2]);
-		if (g.grad_s != NULL)
-			gpu_grad_error(&e[3], g.grad_s + b * ns, ref[3]);
-		c.done += p->heads > 0 ? p->heads : 1;
-		gpu_check_progress(&c);
+	if (c.mode != GPUCMD_CHECK_NONE && gpu_grad_check(ps, n, dout, &g, &c,
+	    e, err, errlen) != 0) {
+		gpu_check_end(&c);
+		goto out;
 	}
 	gpu_check_end(&c);
 
@@ -399,8 +511,6 @@ gpu_backward(const struct options *o, const struct gpu_args *a,
 	bg.ds = g.grad_s;
 	rc = fulltimeline_write(o, p, &bg, err, errlen);
 out:
-	for (x = 0; x < 4; x++)
-		free(ref[x]);
 	gpu_grads_free(&g);
 	schedule_free(&bs);
 	free(dout);
