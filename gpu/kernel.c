@@ -4,7 +4,8 @@
  * tiling, and its description for --list-kernels.
  *
  * A new kernel is a new entry here (after declaring the functions its .cu
- * file defines), its .cu file in gpu/local.mk, and its tests.
+ * file defines), its .cu file in gpu/local.mk, its tests, and its words
+ * in doc/flashstep.1 (kernel.h).
  */
 #include "config.h"
 
@@ -75,6 +76,7 @@ static const struct gpu_kernel gpu_kernel_naive = {
 	.caps = GPU_CAP_SCORES | GPU_CAP_CAUSAL | GPU_CAP_ANY_SCALE |
 	    GPU_CAP_NO_TILES,
 	.arith = GPU_ARITH_OWN,
+	.bench = GPU_BENCH_DEFAULT,
 	.bench_repeat = 3,
 	.launch = GPU_CUDA(naive_launch),
 	.device_bytes = GPU_CUDA(naive_device_bytes),
@@ -114,6 +116,7 @@ static const struct gpu_kernel gpu_kernel_teaching = {
 	.caps = GPU_CAP_SCORES | GPU_CAP_CAUSAL | GPU_CAP_ANY_SCALE |
 	    GPU_CAP_ANY_TILING | GPU_CAP_TRACE,
 	.arith = GPU_ARITH_SIM_ORDER,
+	.bench = GPU_BENCH_DEFAULT | GPU_BENCH_FA1,
 	.bench_repeat = 3,
 	.launch = GPU_CUDA(teach_launch),
 	.trace = GPU_CUDA(teach_trace),
@@ -135,6 +138,7 @@ static const struct gpu_kernel gpu_kernel_fast = {
 	.dims = gpu_tc_dims,
 	.caps = GPU_CAP_CAUSAL | GPU_CAP_TRACE,
 	.arith = GPU_ARITH_TENSOR_CORES,
+	.bench = GPU_BENCH_DEFAULT,
 	.bench_repeat = 0,
 	.tiling = GPU_CUDA(tcrun_fast_tiling),
 	.tilings = GPU_CUDA(tcrun_fast_tilings),
@@ -153,6 +157,7 @@ static const struct gpu_kernel gpu_kernel_wgmma = {
 	.dims = gpu_tc_dims,
 	.caps = GPU_CAP_CAUSAL | GPU_CAP_TRACE,
 	.arith = GPU_ARITH_TENSOR_CORES,
+	.bench = GPU_BENCH_DEFAULT,
 	.bench_repeat = 0,
 	.cc = 90,
 	.tiling = GPU_SM90A(tcrun_wgmma_tiling),
@@ -177,6 +182,7 @@ static const struct gpu_kernel gpu_kernel_decode = {
 	.caps = GPU_CAP_CAUSAL | GPU_CAP_NO_TILES | GPU_CAP_HEADS |
 	    GPU_CAP_OWN_SPLITS,
 	.arith = GPU_ARITH_OWN,
+	.bench = GPU_BENCH_DECODE,
 	.bench_repeat = 0,
 	.launch = GPU_CUDA(decode_launch),
 	.device_bytes = GPU_CUDA(decode_device_bytes),

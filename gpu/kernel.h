@@ -9,7 +9,10 @@
  *
  * Adding a kernel: its .cu file (a launch, and a trace if it has one:
  * kernels.h says what they get), its entry in kernel.c, its line in
- * gpu/local.mk, its tests.  doc/design.md walks through it.
+ * gpu/local.mk, its tests, and its paragraph under `gpu` in
+ * doc/flashstep.1 (check_gpu_table fails until the page names it).
+ * bench --gpu, --list-kernels and the help take it from the entry.
+ * doc/design.md walks through it.
  */
 #ifndef FLASHSTEP_KERNEL_H
 #define FLASHSTEP_KERNEL_H
@@ -52,6 +55,18 @@ enum gpu_arith {
 					 * commands run its heads apart) */
 #define GPU_CAP_OWN_SPLITS	0x80	/* cuts its keys into ranges of its own
 					 * choosing, merged in the kernel */
+
+/*
+ * What bench --gpu does with a kernel (struct gpu_kernel's bench): its
+ * default lists, the help that names them, and its special rows come
+ * from these, so a new kernel needs no line in cmd_bench_gpu.c.
+ */
+#define GPU_BENCH_DEFAULT	0x1	/* timed when --kernels is not given
+					 * (--backward: if it has one) */
+#define GPU_BENCH_FA1		0x2	/* a second row, "fa1", in the fa1 loop
+					 * order (one kernel of the table) */
+#define GPU_BENCH_DECODE	0x4	/* the kernel --decode times (one
+					 * kernel of the table) */
 
 /*
  * A kernel's backward pass (FlashAttention 2's Algorithm 2, on the
@@ -111,6 +126,7 @@ struct gpu_kernel {
 	int max_tq;		/* query rows a head it takes at most (0: any) */
 	unsigned caps;		/* GPU_CAP_... */
 	enum gpu_arith arith;
+	unsigned bench;		/* GPU_BENCH_... */
 	int bench_repeat;	/* bench --gpu times it at most this often
 				 * (0: as many as --repeat asks) */
 	int cc;			/* 0: any GPU; else the one compute

@@ -1,7 +1,8 @@
 /*
  * check_gpu_table.c - the kernel table (gpu/kernel.c) and the rules of
  * the GPU half that need no GPU, so they run on every machine: names
- * find their entries, each entry refuses what it does not take with the
+ * find their entries, every entry keeps the table's rules and has its
+ * paragraph in doc/flashstep.1, each entry refuses what it does not take with the
  * one message that names it, the fast kernel's tilings, --list-kernels'
  * lines, the closeness rule's numbers, the skip rule of the GPU tests
  * (gpu_may_skip, FLASHSTEP_REQUIRE_GPU), and how the decoding kernel
@@ -14,6 +15,7 @@
 #include "gpu/decode.h"
 #include "gpu/gpucheck.h"
 #include "gpu/gpucheck_split.h"
+#include "cmd/gpucmd.h"
 #include "model/combine.h"
 #include "model/sim.h"
 
@@ -40,12 +42,17 @@ build(struct problem_spec *spec, struct problem *p)
 
 START_TEST(test_find)
 {
+	char names[512];
+	size_t at = 0;
 	int i;
 
-	ck_assert_str_eq(gpu_kernel_names(), "naive, teaching, fast, wgmma, "
-	    "decode");
-	for (i = 0; gpu_kernels[i] != NULL; i++)
+	names[0] = '\0';
+	for (i = 0; gpu_kernels[i] != NULL; i++) {
 		ck_assert(gpu_kernel_find(gpu_kernels[i]->name) == gpu_kernels[i]);
+		at += (size_t)snprintf(names + at, sizeof names - at, "%s%s",
+		    i > 0 ? ", " : "", gpu_kernels[i]->name);
+	}
+	ck_assert_str_eq(gpu_kernel_names(), names);
 	ck_assert(gpu_kernel_find("slow") == NULL);
 	ck_assert(gpu_kernel_find("") == NULL);
 	/* Every kernel takes bug mode none and a tiling the simulator has. */
@@ -60,6 +67,171 @@ START_TEST(test_find)
 		    gpu_kernels[i]->trace != NULL ||
 		    gpu_kernels[i]->launch == NULL);
 	}
+}
+END_TEST
+
+/*
+ * What every entry must say, whatever kernel it is: so a new entry is
+ * held to the table's rules without a line here.  Each has a name of
+ * its own and a one-line summary, takes some dtype, loop order and
+ * convention, describes itself in every --list-kernels line, has the
+ * functions its caps promise, and its bench flags are consistent: the
+ * fa1 row's kernel takes any tiling and the fa1 order, the decode
+ * row's kernel takes grouped heads, one kernel each.
+ */
+START_TEST(test_every_entry)
+{
+	const struct gpu_kernel *k;
+	char line[512];
+	int i, j, what, fa1 = 0, decode = 0, bench = 0;
+
+	for (i = 0; gpu_kernels[i] != NULL; i++) {
+		k = gpu_kernels[i];
+		ck_assert_msg(k->name != NULL && k->name[0] != '\0' &&
+		    strlen(k->name) < 16 && strcspn(k->name, " ,") ==
+		    strlen(k->name), "entry %d's name", i);
+		ck_assert_msg(strcmp(k->name, "fa1") != 0, "fa1 is bench's row");
+		for (j = 0; j < i; j++)
+			ck_assert_msg(strcmp(gpu_kernels[j]->name, k->name) != 0,
+			    "two entries named %s", k->name);
+		ck_assert_msg(k->summary != NULL && k->summary[0] != '\0' &&
+		    strchr(k->summary, '\n') == NULL, "%s's summary", k->name);
+		ck_assert_msg(k->dtypes != 0 && k->orders != 0 &&
+		    k->conventions != 0, "%s takes nothing", k->name);
+		for (what = 0; gpu_kernel_describe(k, what, line, sizeof line) ==
+		    0; what++)
+			ck_assert_msg(strlen(line) > 13 && strchr(line, '\n') ==
+			    NULL, "%s's line %d: '%s'", k->name, what, line);
+		ck_assert_int_eq(what, 12);
+		/* Its own tilings need the functions that pick and list them
+		 * (where the build has its code). */
+		if (!(k->caps & (GPU_CAP_ANY_TILING | GPU_CAP_NO_TILES)))
+			ck_assert_msg(k->launch == NULL || (k->tiling != NULL &&
+			    k->tilings != NULL && k->dims != NULL), "%s's tilings",
+			    k->name);
+		ck_assert_msg(k->backward == NULL || k->launch == NULL ||
+		    k->backward->launch != NULL, "%s's backward", k->name);
+		ck_assert_msg(k->split == NULL || k->launch == NULL ||
+		    k->split->launch != NULL, "%s's split run", k->name);
+		ck_assert(k->bench_repeat >= 0);
+		if (k->bench & GPU_BENCH_FA1) {
+			fa1++;
+			ck_assert_msg((k->caps & GPU_CAP_ANY_TILING) &&
+			    (k->orders & (1u << ORDER_FA1)), "%s: the fa1 row "
+			    "needs any tiling in the fa1 order", k->name);
+		}
+		if (k->bench & GPU_BENCH_DECODE) {
+			decode++;
+			ck_assert_msg(k->caps & GPU_CAP_HEADS, "%s: --decode's "
+			    "shapes are grouped heads", k->name);
+		}
+		bench += (k->bench & GPU_BENCH_DEFAULT) != 0;
+	}
+	ck_assert_int_eq(fa1, 1);
+	ck_assert_int_eq(decode, 1);
+	ck_assert_int_gt(bench, 0);
+}
+END_TEST
+
+/* doc/flashstep.1 with every run of white space one space. */
+static char *
+manpage(void)
+{
+	const char *top = getenv("top_srcdir");
+	char path[1024], *text, *w;
+	const char *r;
+	FILE *f;
+	long n;
+
+	snprintf(path, sizeof path, "%s/doc/flashstep.1", top != NULL ? top :
+	    ".");
+	f = fopen(path, "rb");
+	ck_assert_msg(f != NULL, "cannot open %s", path);
+	ck_assert(fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0);
+	rewind(f);
+	text = malloc((size_t)n + 1);
+	ck_assert(text != NULL && fread(text, 1, (size_t)n, f) == (size_t)n);
+	fclose(f);
+	text[n] = '\0';
+	for (r = w = text; *r != '\0'; r++)
+		if (*r != ' ' && *r != '\t' && *r != '\n')
+			*w++ = *r;
+		else if (w > text && w[-1] != ' ')
+			*w++ = ' ';
+	*w = '\0';
+	return text;
+}
+
+/* "naive, teaching, fast and wgmma": the names of the kernels with a
+ * bench flag in flags (and with bwd a backward pass), as prose. */
+static void
+prose_names(unsigned flags, int bwd, char *buf, size_t len)
+{
+	const char *names[32];
+	size_t at = 0;
+	int i, n = 0;
+
+	for (i = 0; gpu_kernels[i] != NULL && n < 32; i++)
+		if ((gpu_kernels[i]->bench & flags) && (!bwd ||
+		    gpu_kernels[i]->backward != NULL))
+			names[n++] = gpu_kernels[i]->name;
+	buf[0] = '\0';
+	for (i = 0; i < n; i++)
+		at += (size_t)snprintf(buf + at, len - at, "%s%s", i == 0 ? "" :
+		    i == n - 1 ? " and " : ", ", names[i]);
+}
+
+/*
+ * The manual follows the table: the gpu command's entry has a paragraph
+ * for each kernel of the table (".BR name :") and for no other, and
+ * bench --gpu's defaults (all, --backward, --decode) are the kernels the
+ * table's bench flags name.  Adding a kernel fails here until the page
+ * says what it is.
+ */
+START_TEST(test_manpage)
+{
+	char *man = manpage(), *gpu, *end, *at, want[512], words[256];
+	int i, n = 0;
+
+	gpu = strstr(man, ".TP .B gpu Runs the problem");
+	ck_assert_msg(gpu != NULL, "flashstep.1 has no entry for gpu");
+	end = strstr(gpu + 4, ".TP ");
+	ck_assert(end != NULL);
+	*end = '\0';
+	for (i = 0; gpu_kernels[i] != NULL; i++) {
+		snprintf(want, sizeof want, ".BR %s :", gpu_kernels[i]->name);
+		ck_assert_msg(strstr(gpu, want) != NULL, "flashstep.1's gpu entry "
+		    "says nothing of kernel %s ('%s')", gpu_kernels[i]->name,
+		    want);
+	}
+	for (at = gpu; (at = strstr(at, ".BR ")) != NULL; at += 4) {
+		char name[32];
+
+		if (sscanf(at, ".BR %31[a-z0-9_-] :", name) != 1 ||
+		    strstr(at, " :") != at + 4 + strlen(name))
+			continue;
+		ck_assert_msg(gpu_kernel_find(name) != NULL, "flashstep.1's gpu "
+		    "entry describes kernel %s, which the table lacks", name);
+		n++;
+	}
+	for (i = 0; gpu_kernels[i] != NULL; i++)
+		;
+	ck_assert_int_eq(n, i);
+	*end = '.';
+
+	prose_names(GPU_BENCH_DEFAULT, 0, words, sizeof words);
+	snprintf(want, sizeof want, ".B \\-\\-gpu times the kernels of the "
+	    "table (by default %s),", words);
+	ck_assert_msg(strstr(man, want) != NULL, "flashstep.1 lacks '%s'", want);
+	prose_names(GPU_BENCH_DEFAULT, 1, words, sizeof words);
+	snprintf(want, sizeof want, "of each kernel with one (the %s kernel%s)",
+	    words, strstr(words, " and ") != NULL ? "s" : "");
+	ck_assert_msg(strstr(man, want) != NULL, "flashstep.1 lacks '%s'", want);
+	prose_names(GPU_BENCH_DECODE, 0, words, sizeof words);
+	snprintf(want, sizeof want, ".B \\-\\-gpu \\-\\-decode times the %s "
+	    "kernel on decoding shapes", words);
+	ck_assert_msg(strstr(man, want) != NULL, "flashstep.1 lacks '%s'", want);
+	free(man);
 }
 END_TEST
 
@@ -543,6 +715,64 @@ START_TEST(test_rule)
 }
 END_TEST
 
+/*
+ * flashstep gpu's --check rule (cmd/gpucmd.h): auto is full up to
+ * GPUCMD_CHECK_FULL_MAX multiply-adds of the reference and sampled past
+ * it; the sample is evenly spaced rows from the first to the last.
+ */
+START_TEST(test_check_rule)
+{
+	struct problem p[2];
+	int rows[GPUCMD_CHECK_ROWS], n, i;
+
+	memset(p, 0, sizeof p);
+	/* 4096 x 4096 x (32 + 32) = 2^30 exactly */
+	p[0].tq = p[0].tk = 4096;
+	p[0].d = p[0].dv = 32;
+	p[0].heads = 1;
+	ck_assert(gpucmd_check_work(p, 1) == GPUCMD_CHECK_FULL_MAX);
+	ck_assert(gpucmd_check_resolve(GPUCMD_CHECK_AUTO, p, 1) ==
+	    GPUCMD_CHECK_FULL);
+	p[1] = p[0];
+	ck_assert(gpucmd_check_resolve(GPUCMD_CHECK_AUTO, p, 2) ==
+	    GPUCMD_CHECK_SAMPLED);
+	p[0].heads = 2;
+	ck_assert(gpucmd_check_resolve(GPUCMD_CHECK_AUTO, p, 1) ==
+	    GPUCMD_CHECK_SAMPLED);
+	ck_assert(gpucmd_check_resolve(GPUCMD_CHECK_FULL, p, 2) ==
+	    GPUCMD_CHECK_FULL);
+	ck_assert(gpucmd_check_resolve(GPUCMD_CHECK_NONE, p, 2) ==
+	    GPUCMD_CHECK_NONE);
+	/* a scores problem: P V only */
+	p[0].heads = 1;
+	p[0].scores_mode = 1;
+	ck_assert(gpucmd_check_work(p, 1) == 4096LL * 4096 * 32);
+	/* T = 4096, d = 128, 16 heads, batch 8 is sampled */
+	p[0].scores_mode = 0;
+	p[0].d = p[0].dv = 128;
+	p[0].heads = 16;
+	ck_assert(gpucmd_check_work(p, 1) * 8 > GPUCMD_CHECK_FULL_MAX);
+
+	n = gpucmd_check_rows(4096, rows);
+	ck_assert_int_eq(n, GPUCMD_CHECK_ROWS);
+	ck_assert_int_eq(rows[0], 0);
+	ck_assert_int_eq(rows[n - 1], 4095);
+	for (i = 1; i < n; i++)
+		ck_assert(rows[i] > rows[i - 1] && rows[i] - rows[i - 1] <=
+		    4095 / (n - 1) + 1);
+	n = gpucmd_check_rows(GPUCMD_CHECK_ROWS + 1, rows);
+	ck_assert_int_eq(rows[n - 1], GPUCMD_CHECK_ROWS);
+	for (i = 1; i < n; i++)
+		ck_assert(rows[i] > rows[i - 1]);
+	n = gpucmd_check_rows(5, rows);
+	ck_assert_int_eq(n, 5);
+	for (i = 0; i < n; i++)
+		ck_assert_int_eq(rows[i], i);
+	ck_assert_int_eq(gpucmd_check_rows(1, rows), 1);
+	ck_assert_int_eq(rows[0], 0);
+}
+END_TEST
+
 /* The GPU tests' skip rule. */
 START_TEST(test_may_skip)
 {
@@ -683,6 +913,8 @@ test_suite(void)
 	TCase *tc = tcase_create("kernel table");
 
 	tcase_add_test(tc, test_find);
+	tcase_add_test(tc, test_every_entry);
+	tcase_add_test(tc, test_manpage);
 	tcase_add_test(tc, test_refusals);
 	tcase_add_test(tc, test_tilings);
 	tcase_add_test(tc, test_wgmma_tilings);
@@ -692,6 +924,7 @@ test_suite(void)
 	tcase_add_test(tc, test_split_refusals);
 	tcase_add_test(tc, test_split_depth);
 	tcase_add_test(tc, test_rule);
+	tcase_add_test(tc, test_check_rule);
 	tcase_add_test(tc, test_may_skip);
 	tcase_add_test(tc, test_run_refusals);
 	tcase_add_test(tc, test_result_diff);

@@ -14,6 +14,7 @@ CORE_CHECKS = \
 	tests/check_options \
 	tests/check_outfile \
 	tests/check_problem \
+	tests/check_reference \
 	tests/check_schedule \
 	tests/check_sim \
 	tests/check_split \
@@ -47,6 +48,8 @@ tests_check_options_SOURCES = tests/check_options.c $(TESTUTIL)
 tests_check_options_LDADD = $(CHECK_LDADD)
 tests_check_problem_SOURCES = tests/check_problem.c $(TESTUTIL)
 tests_check_problem_LDADD = $(CHECK_LDADD)
+tests_check_reference_SOURCES = tests/check_reference.c $(TESTUTIL)
+tests_check_reference_LDADD = $(CHECK_LDADD)
 tests_check_schedule_SOURCES = tests/check_schedule.c $(TESTUTIL)
 tests_check_schedule_LDADD = $(CHECK_LDADD)
 tests_check_sim_SOURCES = tests/check_sim.c $(TESTUTIL)

@@ -28,8 +28,8 @@
 /* Input sets per benchmark shape, repeated over the heads. */
 #define BENCH_GPU_INPUTS 4
 
-/* The --kernels row that is not a kernel of the table: the teaching
- * kernel in the fa1 loop order. */
+/* The --kernels row that is not a kernel of the table: the kernel with
+ * GPU_BENCH_FA1 (kernel.h) in the fa1 loop order. */
 #define BENCH_GPU_FA1 "fa1"
 
 struct bench_gpu_args {
@@ -119,6 +119,44 @@ bench_gpu_list_has(const char *list, const char *word)
 	}
 	return 0;
 }
+
+/*
+ * "naive,teaching,fast,wgmma": the names of the kernels whose bench
+ * flags (kernel.h) have one of flags, and with bwd only those with a
+ * backward pass, joined by sep.  The default lists and the help come
+ * from it, so they follow the table.
+ */
+static void
+bench_gpu_names(unsigned flags, int bwd, const char *sep, char *buf,
+    size_t len)
+{
+	size_t at = 0;
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; gpu_kernels[i] != NULL && at < len; i++)
+		if ((gpu_kernels[i]->bench & flags) && (!bwd ||
+		    gpu_kernels[i]->backward != NULL))
+			at += (size_t)snprintf(buf + at, len - at, "%s%s",
+			    at > 0 ? sep : "", gpu_kernels[i]->name);
+}
+
+/* The kernel with flag (GPU_BENCH_FA1, GPU_BENCH_DECODE), or NULL. */
+static const struct gpu_kernel *
+bench_gpu_flagged(unsigned flag)
+{
+	int i;
+
+	for (i = 0; gpu_kernels[i] != NULL; i++)
+		if (gpu_kernels[i]->bench & flag)
+			return gpu_kernels[i];
+	return NULL;
+}
+
+/* The help's words that name kernels, from the table (bench_gpu_help). */
+static char bench_gpu_help_backward[256], bench_gpu_help_decode[256],
+    bench_gpu_help_kernels[256], bench_gpu_help_repeat[160],
+    bench_gpu_usage[4096];
 
 static const char *const bench_gpu_dim_words[] = { "64", "128", NULL };
 static const char *const bench_gpu_dtype_words[] = { "fp32", "fp16", "bf16",
@@ -231,12 +269,8 @@ static const struct options_entry bench_gpu_entries[] = {
 	{ "ladder", NULL, "the kernel ladder on one shape (default fp16, "
 	    "d = 64, T = 4096, no mask): naive, teaching, fast, wgmma, each "
 	    "rung's speed-up and why", set_ladder },
-	{ "backward", NULL, "the forward and backward pass of each kernel "
-	    "with one (teaching), dQ atomic", set_backward },
-	{ "decode", NULL, "the decode kernel on decoding shapes: one query row "
-	    "a head, batch 1 and 8, H query heads on H and 8 K/V heads, Tk of "
-	    "--sizes (default 4096,32768,131072), d = 128: time and HBM "
-	    "bandwidth", set_decode },
+	{ "backward", NULL, bench_gpu_help_backward, set_backward },
+	{ "decode", NULL, bench_gpu_help_decode, set_decode },
 	{ "sizes", "LIST", "T = Tq = Tk values (default 1024,4096,16384)",
 	    set_sizes },
 	{ "tokens", "N", "B*T: B = N / T batch entries, at least 1 (default "
@@ -248,11 +282,8 @@ static const struct options_entry bench_gpu_entries[] = {
 	{ "dtypes", "LIST", "of fp16,bf16,fp32 (default fp16,bf16; a kernel "
 	    "skips the ones it does not take)", set_dtypes },
 	{ "masks", "LIST", "of none,causal (default none,causal)", set_masks },
-	{ "kernels", "LIST", "of the kernels (gpu --list-kernels) and fa1 "
-	    "(default naive,teaching,fast,wgmma; fa1: the teaching kernel in the "
-	    "fa1 order)", set_kernels },
-	{ "repeat", "N", "timed runs after a warm-up (default 20; naive and "
-	    "teaching at most 3)", gpucmd_set_repeat },
+	{ "kernels", "LIST", bench_gpu_help_kernels, set_kernels },
+	{ "repeat", "N", bench_gpu_help_repeat, gpucmd_set_repeat },
 	{ "br", "N", "query rows per tile of the kernels that take any tiling "
 	    "(default 64)", set_br },
 	{ "bc", "N", "keys per tile of the kernels that take any tiling "
@@ -262,14 +293,15 @@ static const struct options_entry bench_gpu_entries[] = {
 	{ NULL, NULL, NULL, NULL },
 };
 
-static const char bench_gpu_usage[] =
+/* The usage, its kernel names from the table (bench_gpu_help). */
+static const char bench_gpu_usage_fmt[] =
     "usage: flashstep bench --gpu [options]\n"
     "\n"
-    "Times the naive baseline (S and P in device memory, float32), the\n"
-    "teaching kernel (float32, Br x Bc tiles, fa2), the fast kernel\n"
-    "(tensor cores, mma.sync, its default tiling) and the wgmma kernel\n"
-    "(Hopper's tensor cores: H100 and H200 only, its default tiling) on\n"
-    "B*H problems of one shape; by default B*T = 32768, H = 16, T = Tq =\n"
+    "Times kernels of the table (gpu --list-kernels says what each is),\n"
+    "by default %s,\n"
+    "those that take any tiling in Br x Bc tiles, fa2, the others in\n"
+    "their default tiling, on B*H problems of one shape; by default\n"
+    "B*T = 32768, H = 16, T = Tq =\n"
     "Tk in 1024, 4096, 16384, d in 64, 128, fp16 and bf16, without and\n"
     "with the causal mask.  Each row:\n"
     "the median kernel time (CUDA events, runs back to back after a\n"
@@ -281,20 +313,20 @@ static const char bench_gpu_usage[] =
     "is skipped, with the reason, on a shape it does not take or where it\n"
     "would not fit in free device memory (the naive baseline's S and P).\n"
     "One fp32 head: --tokens 1 --heads 1 --dims 64 --dtypes fp32\n"
-    "--masks none --kernels naive,teaching,fa1.\n"
+    "--masks none --kernels %s.\n"
     "\n"
     "--ladder times the kernels in the order they were written on one\n"
     "shape (one value each of --sizes, --dims, --dtypes, --masks; by\n"
-    "default fp16, d = 64, T = 4096, no mask): naive, teaching (Br x Bc),\n"
-    "fast, wgmma, each row with its speed-up over the rung below that ran\n"
-    "and what that rung changes.  --backward times, for each shape, the\n"
-    "forward and the backward pass of each kernel of --kernels that has\n"
-    "one (the teaching kernel, Br x Bc, dQ atomic as FlashAttention 2):\n"
+    "default fp16, d = 64, T = 4096, no mask), each row with its speed-up\n"
+    "over the rung below that ran and what that rung changes.\n"
+    "--backward times, for each shape, the forward and the backward pass\n"
+    "of each kernel of --kernels that has\n"
+    "one (by default %s, Br x Bc, dQ atomic as FlashAttention 2):\n"
     "the backward's FLOPs are 2.5 times the forward's (five products per\n"
     "tile against two), so a kernel as good backward as forward takes\n"
     "2.5 times as long.\n"
     "\n"
-    "--decode times the decode kernel on the decoding shapes: one query\n"
+    "--decode times the %s kernel on the decoding shapes: one query\n"
     "row a head, batch 1 and 8, H = 32 query heads (--heads) on H and on 8\n"
     "K/V heads, Tk in --sizes (default 4096, 32768, 131072), d = 128,\n"
     "--dtypes (default fp16, bf16).  Each row: the median time, the key\n"
@@ -307,6 +339,47 @@ static const char bench_gpu_usage[] =
     "Exits 3 when built without CUDA, 4 without a usable CUDA driver, 5\n"
     "without a CUDA device.\n"
     "\n";
+
+/* The help's kernel names, from the table's bench flags. */
+static void
+bench_gpu_help(void)
+{
+	const struct gpu_kernel *fa1 = bench_gpu_flagged(GPU_BENCH_FA1);
+	const struct gpu_kernel *dec = bench_gpu_flagged(GPU_BENCH_DECODE);
+	char def[128], bwd[128], capped[128], one[128];
+	size_t at = 0;
+	int i;
+
+	bench_gpu_names(GPU_BENCH_DEFAULT, 0, ",", def, sizeof def);
+	bench_gpu_names(GPU_BENCH_DEFAULT, 1, ",", bwd, sizeof bwd);
+	snprintf(bench_gpu_help_backward, sizeof bench_gpu_help_backward,
+	    "the forward and backward pass of each kernel with one (default "
+	    "%s), dQ atomic", bwd);
+	snprintf(bench_gpu_help_decode, sizeof bench_gpu_help_decode,
+	    "the %s kernel on decoding shapes: one query row a head, batch 1 "
+	    "and 8, H query heads on H and 8 K/V heads, Tk of --sizes (default "
+	    "4096,32768,131072), d = 128: time and HBM bandwidth",
+	    dec != NULL ? dec->name : "(no decode)");
+	snprintf(bench_gpu_help_kernels, sizeof bench_gpu_help_kernels,
+	    "of the kernels (gpu --list-kernels) and %s (default %s; %s: the %s "
+	    "kernel in the fa1 order)", BENCH_GPU_FA1, def, BENCH_GPU_FA1,
+	    fa1 != NULL ? fa1->name : "(none)");
+	capped[0] = '\0';
+	for (i = 0; gpu_kernels[i] != NULL && at < sizeof capped; i++)
+		if (gpu_kernels[i]->bench_repeat > 0)
+			at += (size_t)snprintf(capped + at, sizeof capped - at,
+			    "%s%s %d", at > 0 ? ", " : "", gpu_kernels[i]->name,
+			    gpu_kernels[i]->bench_repeat);
+	snprintf(bench_gpu_help_repeat, sizeof bench_gpu_help_repeat,
+	    "timed runs after a warm-up (default 20%s%s)", at > 0 ?
+	    "; at most: " : "", capped);
+	bench_gpu_names(GPU_BENCH_DEFAULT, 0, ", ", def, sizeof def);
+	bench_gpu_names(GPU_BENCH_DEFAULT, 1, ", ", bwd, sizeof bwd);
+	snprintf(one, sizeof one, "%s%s%s", fa1 != NULL ? fa1->name : "",
+	    fa1 != NULL ? "," : "", BENCH_GPU_FA1);
+	snprintf(bench_gpu_usage, sizeof bench_gpu_usage, bench_gpu_usage_fmt,
+	    def, one, bwd, dec != NULL ? dec->name : "(no decode)");
+}
 
 /* ---- the shapes ---- */
 
@@ -509,7 +582,7 @@ bench_gpu_rows(const char *kernels, struct bench_gpu_rowdef *rows, int max)
 			rows[n].order = ORDER_FA2;
 			rows[n++].label = k->name;
 		}
-		if (strcmp(k->name, "teaching") == 0 &&
+		if ((k->bench & GPU_BENCH_FA1) &&
 		    bench_gpu_list_has(kernels, BENCH_GPU_FA1)) {
 			rows[n].k = k;
 			rows[n].order = ORDER_FA1;
@@ -794,7 +867,7 @@ static int
 bench_gpu_decode_shape(const struct bench_gpu_args *a, enum dtype dt, int g,
     int tk, char *err, size_t errlen)
 {
-	const struct gpu_kernel *k = gpu_kernel_find("decode");
+	const struct gpu_kernel *k = bench_gpu_flagged(GPU_BENCH_DECODE);
 	struct problem_spec spec;
 	struct problem p, ps[8];
 	struct gpu_result res;
@@ -895,7 +968,7 @@ cmd_bench_gpu(int argc, char **argv)
 	struct bench_gpu_args a;
 	struct options o;
 	const char *cd, *cdim;
-	char err[512], dev[64], item[32], capped[128];
+	char err[512], dev[64], item[32], capped[128], kernels[256];
 	int rc, i;
 
 	memset(&bs, 0, sizeof bs);
@@ -905,6 +978,7 @@ cmd_bench_gpu(int argc, char **argv)
 	a.tokens = 32768;
 	a.br = 64;
 	a.bc = 64;
+	bench_gpu_help();
 	rc = cmd_parse("bench --gpu", bench_gpu_usage, argc, argv, 0,
 	    bench_gpu_entries, &a, &o);
 	if (rc >= 0)
@@ -948,8 +1022,11 @@ cmd_bench_gpu(int argc, char **argv)
 		a.dtypes = a.ladder ? "fp16" : "fp16,bf16";
 	if (a.masks == NULL)
 		a.masks = a.ladder ? "none" : "none,causal";
-	if (a.kernels == NULL)
-		a.kernels = a.backward ? "teaching" : "naive,teaching,fast,wgmma";
+	if (a.kernels == NULL) {
+		bench_gpu_names(GPU_BENCH_DEFAULT, a.backward, ",", kernels,
+		    sizeof kernels);
+		a.kernels = kernels;
+	}
 	for (i = 0; a.backward && gpu_kernels[i] != NULL; i++)
 		if (gpu_kernels[i]->backward != NULL &&
 		    bench_gpu_list_has(a.kernels, gpu_kernels[i]->name))

@@ -1,7 +1,8 @@
 /*
  * cmd_gpu.c - `flashstep gpu`: the problem through a kernel of the table
  * (--kernel NAME, default teaching): the output, its error against the
- * double reference, the kernel time.  --backward runs the kernel's
+ * double reference (--check: every row, or past a size a sample of each
+ * head's rows, on the CPU's threads; gpucmd.h's rule), the kernel time.  --backward runs the kernel's
  * backward pass after it, on the forward's O and lse: the gradients'
  * errors against the double reference and the backward's time.
  * --list-kernels prints the table and what each kernel takes.
@@ -31,9 +32,11 @@
 #include "model/util.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct gpu_args {
 	struct gpucmd_args common;	/* first: the shared setters' ctx */
@@ -59,6 +62,11 @@ static const struct options_entry gpu_entries[] = {
 	{ "dq", "MODE", "with --backward: how the kernel gets dQ, atomic "
 	    "(default, FlashAttention 2's) or ordered (deterministic)",
 	    gpucmd_set_dq },
+	{ "check", "MODE", "O and lse against the double reference: full "
+	    "(every row), sampled (32 evenly spaced rows of each head), none, "
+	    "or auto (default: full up to 2^30 multiply-adds, B H Tq Tk "
+	    "(d + dv), else sampled); --backward's gradients: all or none",
+	    gpucmd_set_check },
 	{ NULL, NULL, NULL, NULL },
 };
 
@@ -68,12 +76,13 @@ static const char gpu_usage[] =
     "Runs the problem through a GPU kernel, by default the teaching kernel\n"
     "(float32, the simulator's tiles, loop order and update rule), and\n"
     "prints the output, its error against naive attention in double\n"
-    "precision, and the kernel time.  --kernel names another (fast: the\n"
-    "tensor-core kernel, --dtype fp16|bf16, --d 64|128, its own Br x Bc;\n"
-    "naive: S and P in device memory; wgmma: Hopper's tensor cores, H100\n"
-    "and H200 only; decode: a few query rows against a long K/V cache,\n"
-    "--dtype fp16|bf16, --d 128, grouped heads, key ranges of its own\n"
-    "choosing); --list-kernels says what each takes.\n"
+    "precision, and the kernel time.  --kernel names another kernel of the\n"
+    "table; --list-kernels prints each one and what it takes.\n"
+    "The check against the double reference runs on the CPU's threads;\n"
+    "past 2^30 multiply-adds (B H Tq Tk (d + dv)) it checks 32 evenly\n"
+    "spaced rows of every head and says so (--check full: every row;\n"
+    "--check none: no check), and past a second it says on stderr how far\n"
+    "it has got.\n"
     "--heads H --kv-heads G make H query heads share G K/V heads;\n"
     "--batch B makes B such problems, entry b drawn from seed + b.\n"
     "--splits N runs the teaching kernel's split-KV run: each row block's\n"
@@ -143,6 +152,136 @@ gpu_row_max(const struct gpu_result *res, const struct problem *p,
 	return 0;
 }
 
+/*
+ * --check: the heads of the problems against the double reference
+ * (reference_rows, on every CPU), all their rows or the sampled ones,
+ * with the worst errors so far and a progress line on stderr once the
+ * check has taken more than a second.
+ */
+struct gpu_check {
+	enum gpucmd_check mode;	/* full, sampled or none (auto resolved) */
+	int rows[GPUCMD_CHECK_ROWS];	/* sampled: the rows of a head */
+	int nrows;		/* rows checked a head; tq: all */
+	int tq;			/* rows a head */
+	int heads, done;	/* heads to check in all, checked so far */
+	double start;		/* util_now() at its first head (0: before) */
+	int shown, tty;		/* the progress line is out; stderr a terminal */
+	double abs, rel, lse;	/* the worst errors */
+	const char *what;	/* "O", "the gradients": for the progress line */
+};
+
+/* The check of the n problems ps (all of one shape). */
+static void
+gpu_check_init(struct gpu_check *c, enum gpucmd_check mode,
+    const struct problem *ps, int n)
+{
+	int b;
+
+	memset(c, 0, sizeof *c);
+	c->mode = gpucmd_check_resolve(mode, ps, n);
+	c->tq = ps[0].tq;
+	c->nrows = c->mode == GPUCMD_CHECK_SAMPLED ?
+	    gpucmd_check_rows(c->tq, c->rows) : c->tq;
+	for (b = 0; b < n; b++)
+		c->heads += ps[b].heads > 0 ? ps[b].heads : 1;
+	c->tty = isatty(STDERR_FILENO);
+	c->what = "O";
+}
+
+/* After a head: on a terminal a line that counts the heads, rewritten in
+ * place; elsewhere one line when it starts to take long. */
+static void
+gpu_check_progress(struct gpu_check *c)
+{
+	const double t = util_now() - c->start;
+
+	if (t < 1.0 || (c->shown && !c->tty))
+		return;
+	if (c->tty)
+		fprintf(stderr, "\rflashstep gpu: checking %s against the double "
+		    "reference (%s): head %d of %d, %.0f s", c->what,
+		    gpucmd_check_name(c->mode), c->done, c->heads, t);
+	else
+		fprintf(stderr, "flashstep gpu: checking %s against the double "
+		    "reference (%s, %d heads; --check none skips it)\n", c->what,
+		    gpucmd_check_name(c->mode), c->heads);
+	c->shown = 1;
+}
+
+/* The progress line's end (once; nothing when none was shown). */
+static void
+gpu_check_end(struct gpu_check *c)
+{
+	if (c->shown && c->tty)
+		fprintf(stderr, "\rflashstep gpu: checked %s against the double "
+		    "reference (%s): %d of %d heads in %.1f s\n", c->what,
+		    gpucmd_check_name(c->mode), c->done, c->heads,
+		    util_now() - c->start);
+	c->shown = 0;
+}
+
+/* Problem p's O (H Tq, dv) and lse (H Tq), head by head, the checked
+ * rows against the reference.  0, or -1 with err. */
+static int
+gpu_check_add(struct gpu_check *c, const struct problem *p, const float *o,
+    const float *lse, char *err, size_t errlen)
+{
+	const size_t no = (size_t)c->nrows * p->dv;
+	const int *rows = c->nrows < p->tq ? c->rows : NULL;
+	struct compare_result co, cl;
+	struct problem one;
+	double *ref, *ref_lse;
+	float *got = NULL, *got_lse = NULL;
+	int h, i, rc = -1;
+
+	if (c->mode == GPUCMD_CHECK_NONE)
+		return 0;
+	/* From the first head, not from init: the kernel's run between is
+	 * not the check's time. */
+	if (c->start == 0.0)
+		c->start = util_now();
+	ref = util_calloc(no + 1, sizeof *ref, "reference", err, errlen);
+	ref_lse = util_calloc((size_t)c->nrows, sizeof *ref_lse, "reference",
+	    err, errlen);
+	if (rows != NULL) {
+		got = util_calloc(no, sizeof *got, "checked rows", err, errlen);
+		got_lse = util_calloc((size_t)c->nrows, sizeof *got_lse,
+		    "checked rows", err, errlen);
+	}
+	if (ref == NULL || ref_lse == NULL || (rows != NULL && (got == NULL ||
+	    got_lse == NULL)))
+		goto out;
+	for (h = 0; h < (p->heads > 0 ? p->heads : 1); h++) {
+		const float *oh = o + h * (size_t)p->tq * p->dv;
+		const float *lh = lse + (size_t)h * p->tq;
+
+		problem_head(p, h, &one);
+		if (reference_rows(&one, rows, c->nrows, 0, ref, ref_lse, err,
+		    errlen) != 0)
+			goto out;
+		for (i = 0; rows != NULL && i < c->nrows; i++) {
+			memcpy(got + (size_t)i * p->dv, oh + (size_t)rows[i] * p->dv,
+			    (size_t)p->dv * sizeof *got);
+			got_lse[i] = lh[rows[i]];
+		}
+		compare_arrays(rows != NULL ? got : oh, ref, (long)no, 0, 0, &co);
+		compare_arrays(rows != NULL ? got_lse : lh, ref_lse, c->nrows, 0,
+		    0, &cl);
+		c->rel = fmax(c->rel, co.max_rel);
+		c->abs = fmax(c->abs, co.max_abs);
+		c->lse = fmax(c->lse, cl.max_abs);
+		c->done++;
+		gpu_check_progress(c);
+	}
+	rc = 0;
+out:
+	free(ref);
+	free(ref_lse);
+	free(got);
+	free(got_lse);
+	return rc;
+}
+
 /* One gradient's worst error over the problems, against the double
  * reference. */
 struct gpu_grad_error {
@@ -163,6 +302,136 @@ gpu_grad_error(struct gpu_grad_error *e, const float *got,
 }
 
 /*
+ * The gradients' check on threads: problem b on thread b mod threads,
+ * each with its own reference arrays and worst errors, merged by max
+ * after (so the result does not depend on the threads).  The progress
+ * line is the mutex's.
+ */
+struct gpu_grad_share {
+	const struct problem *ps;
+	const struct gpu_grads *g;
+	const float *dout;
+	int n, first, step;
+	struct gpu_grad_error e[4];
+	double *ref[4];
+	struct gpu_check *c;
+	pthread_mutex_t *lock;
+	pthread_t thread;
+	int started, rc;
+	char err[256];
+};
+
+static void *
+gpu_grad_share_run(void *arg)
+{
+	struct gpu_grad_share *sh = arg;
+	const struct problem *p = &sh->ps[0];
+	const size_t d = p->scores_mode ? 0 : (size_t)p->d;
+	const size_t no = (size_t)p->tq * p->dv, nq = (size_t)p->tq * d;
+	const size_t nk = (size_t)p->tk * d, nv = (size_t)p->tk * p->dv;
+	const size_t ns = (size_t)p->tq * p->tk;
+	int b;
+
+	for (b = sh->first; b < sh->n; b += sh->step) {
+		if (gradref_gradients(&sh->ps[b], sh->dout + b * no, sh->ref[0],
+		    sh->ref[1], sh->ref[2], sh->ref[3], sh->err,
+		    sizeof sh->err) != 0) {
+			sh->rc = -1;
+			break;
+		}
+		if (d > 0) {
+			gpu_grad_error(&sh->e[0], sh->g->grad_q + b * nq, sh->ref[0]);
+			gpu_grad_error(&sh->e[1], sh->g->grad_k + b * nk, sh->ref[1]);
+		}
+		gpu_grad_error(&sh->e[2], sh->g->grad_v + b * nv, sh->ref[2]);
+		if (sh->g->grad_s != NULL)
+			gpu_grad_error(&sh->e[3], sh->g->grad_s + b * ns, sh->ref[3]);
+		pthread_mutex_lock(sh->lock);
+		sh->c->done += p->heads > 0 ? p->heads : 1;
+		gpu_check_progress(sh->c);
+		pthread_mutex_unlock(sh->lock);
+	}
+	return NULL;
+}
+
+/* The reference memory a thread may hold: past it, fewer threads. */
+#define GPU_GRAD_THREAD_BYTES (2.0 * 1024 * 1024 * 1024)
+
+/*
+ * The n problems' gradients g against gradref's, into e (the worst over
+ * the problems), on up to reference_threads() threads, fewer where their
+ * arrays (and gradref's own S and P) would pass GPU_GRAD_THREAD_BYTES.
+ * 0, or -1 with err.
+ */
+static int
+gpu_grad_check(const struct problem *ps, int n, const float *dout,
+    const struct gpu_grads *g, struct gpu_check *c,
+    struct gpu_grad_error e[4], char *err, size_t errlen)
+{
+	const struct problem *p = &ps[0];
+	const size_t d = p->scores_mode ? 0 : (size_t)p->d;
+	const size_t sizes[4] = { (size_t)p->tq * d + 1, (size_t)p->tk * d + 1,
+	    (size_t)p->tk * p->dv, (size_t)p->tq * p->tk };
+	const double per = 8.0 * (sizes[0] + sizes[1] + sizes[2] +
+	    3.0 * sizes[3]);
+	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	struct gpu_grad_share *sh;
+	int threads = reference_threads(), t, x, rc = 0;
+
+	if (threads > n)
+		threads = n;
+	if (threads > 1 && threads * per > GPU_GRAD_THREAD_BYTES)
+		threads = per >= GPU_GRAD_THREAD_BYTES ? 1 :
+		    (int)(GPU_GRAD_THREAD_BYTES / per);
+	sh = util_calloc((size_t)threads, sizeof *sh, "gradient checks", err,
+	    errlen);
+	if (sh == NULL)
+		return -1;
+	for (t = 0; t < threads; t++) {
+		sh[t].ps = ps;
+		sh[t].g = g;
+		sh[t].dout = dout;
+		sh[t].n = n;
+		sh[t].first = t;
+		sh[t].step = threads;
+		memcpy(sh[t].e, e, sizeof sh[t].e);
+		sh[t].c = c;
+		sh[t].lock = &lock;
+		for (x = 0; x < 4; x++) {
+			sh[t].ref[x] = util_calloc(sizes[x], sizeof(double),
+			    "reference", err, errlen);
+			if (sh[t].ref[x] == NULL)
+				rc = -1;
+		}
+	}
+	/* A thread that cannot be started has its share run here. */
+	for (t = 1; rc == 0 && t < threads; t++)
+		sh[t].started = pthread_create(&sh[t].thread, NULL,
+		    gpu_grad_share_run, &sh[t]) == 0;
+	if (rc == 0)
+		gpu_grad_share_run(&sh[0]);
+	for (t = 1; rc == 0 && t < threads; t++) {
+		if (sh[t].started)
+			pthread_join(sh[t].thread, NULL);
+		else
+			gpu_grad_share_run(&sh[t]);
+	}
+	for (t = 0; t < threads; t++) {
+		if (rc == 0 && sh[t].rc != 0) {
+			rc = util_error(err, errlen, "%s", sh[t].err);
+		}
+		for (x = 0; x < 4; x++) {
+			e[x].max_abs = fmax(e[x].max_abs, sh[t].e[x].max_abs);
+			e[x].max_rel = fmax(e[x].max_rel, sh[t].e[x].max_rel);
+			free(sh[t].ref[x]);
+		}
+	}
+	free(sh);
+	pthread_mutex_destroy(&lock);
+	return rc;
+}
+
+/*
  * --backward: the kernel's backward on the forward's results res, the
  * gradients against the double reference, the time, the files.  0, or
  * -1 with err.
@@ -174,9 +443,6 @@ gpu_backward(const struct options *o, const struct gpu_args *a,
 {
 	const struct problem *p = &ps[0];
 	const size_t d = p->scores_mode ? 0 : (size_t)p->d;
-	const size_t no = (size_t)p->tq * p->dv, nq = (size_t)p->tq * d;
-	const size_t nk = (size_t)p->tk * d, nv = (size_t)p->tk * p->dv;
-	const size_t ns = (size_t)p->tq * p->tk;
 	const struct tiling bt = { o->tiling.br, o->tiling.bc, ORDER_FA1 };
 	struct gpu_grad_error e[4] = {
 		{ "dQ", p->tq, (int)d, 0, 0 }, { "dK", p->tk, (int)d, 0, 0 },
@@ -185,10 +451,10 @@ gpu_backward(const struct options *o, const struct gpu_args *a,
 	struct gpu_bwd_inputs in;
 	struct backward_grads bg;
 	struct gpu_grads g;
+	struct gpu_check c;
 	struct schedule bs;
-	double *ref[4] = { NULL, NULL, NULL, NULL };
 	float *dout = NULL, *m = NULL;
-	int b, x, rc = -1;
+	int x, rc = -1;
 
 	memset(&g, 0, sizeof g);
 	memset(&bs, 0, sizeof bs);
@@ -205,24 +471,18 @@ gpu_backward(const struct options *o, const struct gpu_args *a,
 	    o->grad_bug, a->common.dq, 0, (int)a->common.repeat, &g, err,
 	    errlen) != 0)
 		goto out;
-	ref[0] = util_calloc(nq + 1, sizeof(double), "reference", err, errlen);
-	ref[1] = util_calloc(nk + 1, sizeof(double), "reference", err, errlen);
-	ref[2] = util_calloc(nv, sizeof(double), "reference", err, errlen);
-	ref[3] = util_calloc(ns, sizeof(double), "reference", err, errlen);
-	if (ref[0] == NULL || ref[1] == NULL || ref[2] == NULL || ref[3] == NULL)
+	/* The gradients' reference has no sampled form: it checks every
+	 * head, or none. */
+	gpu_check_init(&c, a->common.check == GPUCMD_CHECK_NONE ?
+	    GPUCMD_CHECK_NONE : GPUCMD_CHECK_FULL, ps, n);
+	c.what = "the gradients";
+	c.start = util_now();
+	if (c.mode != GPUCMD_CHECK_NONE && gpu_grad_check(ps, n, dout, &g, &c,
+	    e, err, errlen) != 0) {
+		gpu_check_end(&c);
 		goto out;
-	for (b = 0; b < n; b++) {
-		if (gradref_gradients(&ps[b], dout + b * no, ref[0], ref[1], ref[2],
-		    ref[3], err, errlen) != 0)
-			goto out;
-		if (d > 0) {
-			gpu_grad_error(&e[0], g.grad_q + b * nq, ref[0]);
-			gpu_grad_error(&e[1], g.grad_k + b * nk, ref[1]);
-		}
-		gpu_grad_error(&e[2], g.grad_v + b * nv, ref[2]);
-		if (g.grad_s != NULL)
-			gpu_grad_error(&e[3], g.grad_s + b * ns, ref[3]);
 	}
+	gpu_check_end(&c);
 
 	printf("\nbackward: key blocks outside, query blocks inside: Tc=%d x "
 	    "Tr=%d tiles, %ld steps; bug=%s; dQ %s; dO %s\n", bs.tc, bs.tr,
@@ -231,9 +491,15 @@ gpu_backward(const struct options *o, const struct gpu_args *a,
 	    o->spec.dout.path : "N(0,1) from the seed");
 	printf("the forward's O and lse above are its input%s\n",
 	    m != NULL ? " (and the row max, from the forward's trace)" : "");
-	printf("gradients against the double reference%s (max rel is relative "
-	    "to the largest |gradient|):\n", n > 1 ? ", worst problem" : "");
-	for (x = d > 0 ? 0 : 2; x < (g.grad_s != NULL ? 4 : 3); x++)
+	if (c.mode == GPUCMD_CHECK_NONE)
+		printf("gradients against the double reference: not checked "
+		    "(--check none)\n");
+	else
+		printf("gradients against the double reference%s (max rel is "
+		    "relative to the largest |gradient|):\n", n > 1 ?
+		    ", worst problem" : "");
+	for (x = d > 0 ? 0 : 2; c.mode != GPUCMD_CHECK_NONE &&
+	    x < (g.grad_s != NULL ? 4 : 3); x++)
 		printf("  %-3s (%d x %d)  max abs %.3g, max rel %.3g\n", e[x].name,
 		    e[x].rows, e[x].cols, e[x].max_abs, e[x].max_rel);
 	printf("backward kernel time: %.3f ms (%s kernel, dQ %s, median of %ld "
@@ -245,8 +511,6 @@ gpu_backward(const struct options *o, const struct gpu_args *a,
 	bg.ds = g.grad_s;
 	rc = fulltimeline_write(o, p, &bg, err, errlen);
 out:
-	for (x = 0; x < 4; x++)
-		free(ref[x]);
 	gpu_grads_free(&g);
 	schedule_free(&bs);
 	free(dout);
@@ -254,43 +518,24 @@ out:
 	return rc;
 }
 
-/* The worst errors of O and lse against the double reference. */
-struct gpu_errors {
-	double abs, rel, lse;
-};
-
-/* Problem p's O (H Tq, dv) and lse (H Tq) against the double reference,
- * head by head, into e.  0, or -1 with err. */
-static int
-gpu_errors_add(struct gpu_errors *e, const struct problem *p, const float *o,
-    const float *lse, char *err, size_t errlen)
+/* The error line: what was checked, and the worst errors. */
+static void
+gpu_check_print(const struct gpu_check *c, int heads)
 {
-	const size_t no = (size_t)p->tq * p->dv;
-	struct compare_result co, cl;
-	struct problem one;
-	double *ref, *ref_lse;
-	int h, rc = -1;
-
-	ref = util_calloc(no + 1, sizeof *ref, "reference", err, errlen);
-	ref_lse = util_calloc((size_t)p->tq, sizeof *ref_lse, "reference", err,
-	    errlen);
-	if (ref == NULL || ref_lse == NULL)
-		goto out;
-	for (h = 0; h < p->heads; h++) {
-		problem_head(p, h, &one);
-		if (reference_attention(&one, ref, ref_lse, err, errlen) != 0)
-			goto out;
-		compare_arrays(o + h * no, ref, (long)no, 0, 0, &co);
-		compare_arrays(lse + (size_t)h * p->tq, ref_lse, p->tq, 0, 0, &cl);
-		e->rel = fmax(e->rel, co.max_rel);
-		e->abs = fmax(e->abs, co.max_abs);
-		e->lse = fmax(e->lse, cl.max_abs);
+	if (c->mode == GPUCMD_CHECK_NONE) {
+		printf("error of O against the double reference: not checked "
+		    "(--check none)\n");
+		return;
 	}
-	rc = 0;
-out:
-	free(ref);
-	free(ref_lse);
-	return rc;
+	if (c->mode == GPUCMD_CHECK_SAMPLED)
+		printf("checked:  %d of %d rows in each of %d head%s (sampled, "
+		    "evenly spaced from the first to the last; --check full "
+		    "checks every row)\n", c->nrows, c->tq, c->heads,
+		    c->heads == 1 ? "" : "s");
+	printf("error of O against the double reference%s: max abs %.3g, "
+	    "max rel %.3g (relative to max |O|%s); lse max abs %.3g\n",
+	    heads ? " (worst head)" : "", c->abs, c->rel,
+	    c->mode == GPUCMD_CHECK_SAMPLED ? " of those rows" : "", c->lse);
 }
 
 /*
@@ -301,7 +546,7 @@ out:
  */
 static int
 gpu_split(const struct options *o, const struct gpu_args *a,
-    const struct gpucmd_set *set, struct sim *sim, struct gpu_errors *e,
+    const struct gpucmd_set *set, struct sim *sim, struct gpu_check *e,
     struct gpu_split_result *first, char *err, size_t errlen)
 {
 	struct gpu_split_result sr;
@@ -323,7 +568,7 @@ gpu_split(const struct options *o, const struct gpu_args *a,
 			sim_free(one);
 		if (rc != 0)
 			return -1;
-		rc = gpu_errors_add(e, &set->entries[b], sr.out, sr.out_lse, err,
+		rc = gpu_check_add(e, &set->entries[b], sr.out, sr.out_lse, err,
 		    errlen);
 		if (b == 0 && rc == 0)
 			*first = sr;
@@ -344,7 +589,7 @@ cmd_gpu(int argc, char **argv)
 	struct sim *sim = NULL;
 	struct gpu_result res;
 	struct gpu_split_result sr;
-	struct gpu_errors e = { 0, 0, 0 };
+	struct gpu_check e;
 	const struct gpu_kernel *k;
 	const struct problem *p;
 	const float *out, *out_lse;
@@ -355,6 +600,7 @@ cmd_gpu(int argc, char **argv)
 	memset(&sr, 0, sizeof sr);
 	memset(&set, 0, sizeof set);
 	memset(&a, 0, sizeof a);
+	memset(&e, 0, sizeof e);
 	gpucmd_args_init(&a.common, 3);
 	rc = cmd_parse("gpu", gpu_usage, argc, argv, OPT_PROBLEM |
 	    OPT_OUTFILES | OPT_BACKWARD | OPT_SPLIT, gpu_entries, &a, &o);
@@ -385,6 +631,7 @@ cmd_gpu(int argc, char **argv)
 	    sizeof err);
 	if (sim == NULL)
 		goto fail;
+	gpu_check_init(&e, a.common.check, set.ps, set.n);
 	if (split) {
 		if (gpu_split(&o, &a, &set, sim, &e, &sr, err, sizeof err) != 0)
 			goto fail;
@@ -396,7 +643,7 @@ cmd_gpu(int argc, char **argv)
 		    (int)a.common.repeat, &res, err, sizeof err) != 0)
 			goto fail;
 		for (b = 0; b < set.n; b++)
-			if (gpu_errors_add(&e, &set.ps[b], res.o + (size_t)b *
+			if (gpu_check_add(&e, &set.ps[b], res.o + (size_t)b *
 			    res.tq * res.dv, res.lse + (size_t)b * res.tq, err,
 			    sizeof err) != 0)
 				goto fail;
@@ -404,6 +651,7 @@ cmd_gpu(int argc, char **argv)
 		out_lse = res.lse;
 	}
 
+	gpu_check_end(&e);
 	p = &set.entries[0];
 	setup_describe(stdout, sim);
 	if (split)
@@ -416,10 +664,7 @@ cmd_gpu(int argc, char **argv)
 	printf("device:   %s\n", split ? sr.device : res.device);
 	setup_print_matrix(set.batch > 1 ? "output O of batch entry 0" :
 	    "output O", out, problem_rows(p), p->dv);
-	printf("error of O against the double reference%s: max abs %.3g, "
-	    "max rel %.3g (relative to max |O|); lse max abs %.3g\n",
-	    set.n > 1 || p->heads > 1 ? " (worst head)" : "", e.abs, e.rel,
-	    e.lse);
+	gpu_check_print(&e, set.n > 1 || p->heads > 1);
 	if (split) {
 		snprintf(how, sizeof how, "%s kernel's split-KV run%s", k->name,
 		    set.batch > 1 ? ", batch entry 0" : "");
@@ -449,6 +694,7 @@ cmd_gpu(int argc, char **argv)
 	rc = CMD_OK;
 	goto done;
 fail:
+	gpu_check_end(&e);
 	fprintf(stderr, "flashstep gpu: %s\n", err);
 	rc = CMD_USAGE;
 done:

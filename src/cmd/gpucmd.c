@@ -18,6 +18,71 @@ gpucmd_args_init(struct gpucmd_args *a, long repeat)
 	a->batch = 1;
 	a->repeat = repeat;
 	a->dq = GPU_DQ_ATOMIC;
+	a->check = GPUCMD_CHECK_AUTO;
+}
+
+static const char *const gpucmd_check_names[] = {
+	[GPUCMD_CHECK_AUTO] = "auto",
+	[GPUCMD_CHECK_FULL] = "full",
+	[GPUCMD_CHECK_SAMPLED] = "sampled",
+	[GPUCMD_CHECK_NONE] = "none",
+};
+
+const char *
+gpucmd_check_name(enum gpucmd_check c)
+{
+	return gpucmd_check_names[c];
+}
+
+int
+gpucmd_set_check(void *ctx, const char *v, char *err, size_t errlen)
+{
+	int c;
+
+	for (c = 0; c < (int)(sizeof gpucmd_check_names /
+	    sizeof gpucmd_check_names[0]); c++)
+		if (strcmp(v, gpucmd_check_names[c]) == 0) {
+			((struct gpucmd_args *)ctx)->check = (enum gpucmd_check)c;
+			return 0;
+		}
+	return util_error(err, errlen, "--check must be auto, full, sampled or "
+	    "none, not '%s'", v);
+}
+
+long long
+gpucmd_check_work(const struct problem *ps, int n)
+{
+	long long work = 0;
+	int b;
+
+	/* A scores problem has S: only P V is left to do. */
+	for (b = 0; b < n; b++)
+		work += (long long)(ps[b].heads > 0 ? ps[b].heads : 1) *
+		    ps[b].tq * ps[b].tk * ((ps[b].scores_mode ? 0 : ps[b].d) +
+		    ps[b].dv);
+	return work;
+}
+
+enum gpucmd_check
+gpucmd_check_resolve(enum gpucmd_check mode, const struct problem *ps, int n)
+{
+	if (mode != GPUCMD_CHECK_AUTO)
+		return mode;
+	return gpucmd_check_work(ps, n) <= GPUCMD_CHECK_FULL_MAX ?
+	    GPUCMD_CHECK_FULL : GPUCMD_CHECK_SAMPLED;
+}
+
+int
+gpucmd_check_rows(int tq, int *rows)
+{
+	const int n = tq < GPUCMD_CHECK_ROWS ? tq : GPUCMD_CHECK_ROWS;
+	int i;
+
+	/* i (tq - 1) / (n - 1): 0 and tq - 1 exactly, strictly rising
+	 * since the step is at least 1 */
+	for (i = 0; i < n; i++)
+		rows[i] = n > 1 ? (int)((long long)i * (tq - 1) / (n - 1)) : 0;
+	return n;
 }
 
 int

@@ -1,7 +1,8 @@
 /*
  * gpucmd.h - what the GPU commands (cmd_gpu.c, cmd_compare.c,
  * cmd_bench_gpu.c) share: the options they have in common, the device
- * check and its exit status, and the problems: B batch entries of H
+ * check and its exit status, the rule of gpu's check against the
+ * double reference (--check), and the problems: B batch entries of H
  * query heads on G K/V heads drawn from one spec (--batch, and the
  * model's --heads, --kv-heads), run whole by a kernel that takes grouped
  * heads and by the split-KV runs, or one head a problem by the others.
@@ -15,6 +16,43 @@
 #include "app/options.h"
 
 /*
+ * How much of the kernel's results `flashstep gpu` holds against the
+ * double reference (--check).  The reference is plain attention in
+ * double on the CPU, B H Tq Tk (d + dv) multiply-adds: at T = 4096,
+ * d = 128, 16 heads, batch 8 that is minutes, so past a size the
+ * default checks a sample of every head's rows.
+ */
+enum gpucmd_check {
+	GPUCMD_CHECK_AUTO,	/* full up to GPUCMD_CHECK_FULL_MAX, else sampled */
+	GPUCMD_CHECK_FULL,	/* every row of every head */
+	GPUCMD_CHECK_SAMPLED,	/* GPUCMD_CHECK_ROWS rows of every head */
+	GPUCMD_CHECK_NONE,	/* none: the output and the time only */
+};
+
+/* The sampled check's rows a head, evenly spaced from the first to the
+ * last (every row of a head with fewer). */
+#define GPUCMD_CHECK_ROWS 32
+/* --check auto checks in full up to this many multiply-adds (2^30: a
+ * second or two on one core, less on the reference's threads). */
+#define GPUCMD_CHECK_FULL_MAX (1LL << 30)
+
+/* "auto", "full", "sampled", "none" */
+const char *gpucmd_check_name(enum gpucmd_check c);
+
+/* The multiply-adds of the full double reference of n problems. */
+long long gpucmd_check_work(const struct problem *ps, int n);
+
+/* What mode checks of the n problems ps: auto made full or sampled by
+ * gpucmd_check_work; sampled stays sampled even where it is every row. */
+enum gpucmd_check gpucmd_check_resolve(enum gpucmd_check mode,
+    const struct problem *ps, int n);
+
+/* The rows a head of tq rows the sampled check takes, in rows (room for
+ * GPUCMD_CHECK_ROWS): evenly spaced, the first and the last among them,
+ * ascending; returns how many (tq when tq <= GPUCMD_CHECK_ROWS). */
+int gpucmd_check_rows(int tq, int *rows);
+
+/*
  * The options every GPU command has.  A command's own argument struct
  * starts with one of these, so the setters below take that struct's
  * pointer as their ctx.
@@ -26,6 +64,7 @@ struct gpucmd_args {
 	long batch;		/* --batch */
 	long repeat;		/* --repeat: timed runs after a warm-up */
 	enum gpu_dq_mode dq;	/* --dq, with --backward */
+	enum gpucmd_check check;	/* --check */
 };
 
 void gpucmd_args_init(struct gpucmd_args *a, long repeat);
@@ -36,6 +75,7 @@ int gpucmd_set_heads(void *ctx, const char *v, char *err, size_t errlen);
 int gpucmd_set_batch(void *ctx, const char *v, char *err, size_t errlen);
 int gpucmd_set_repeat(void *ctx, const char *v, char *err, size_t errlen);
 int gpucmd_set_dq(void *ctx, const char *v, char *err, size_t errlen);
+int gpucmd_set_check(void *ctx, const char *v, char *err, size_t errlen);
 
 /*
  * The device's name in dev and 0, or the reason there is none printed in

@@ -1,68 +1,160 @@
-/* reference.c - plain attention in double, and in float32 (reference.h). */
+/*
+ * reference.c - plain attention in double, and in float32 (reference.h).
+ *
+ * The double reference is one function of one row, reference_row(): a
+ * row depends on nothing but p and its index, so rows may be computed in
+ * any order, by any thread, and come out the same bits.
+ */
 #include "config.h"
 
 #include "reference.h"
 #include "util.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+/*
+ * Row r of O (dv) and its lse, with s and pr scratch rows of Tk doubles:
+ * S's row (masked entries -inf), its max m, P = exp(S - m), l = sum P,
+ * O = P V / l, lse = m + log l.  A row that sees no key: O = 0, lse = -inf.
+ */
+static void
+reference_row(const struct problem *p, int r, double *s, double *pr,
+    double *orow, double *lse)
+{
+	double m, l;
+	int c, x;
+
+	m = -INFINITY;
+	for (c = 0; c < p->tk; c++) {
+		double dot = 0.0;
+		if (p->scores_mode)
+			dot = p->s[(size_t)r * p->tk + c];
+		else {
+			for (x = 0; x < p->d; x++)
+				dot += (double)p->q[(size_t)r * p->d + x] *
+				    (double)p->k[(size_t)c * p->d + x];
+			dot *= (double)p->scale;
+		}
+		s[c] = problem_visible(p, r, c) ? dot : -INFINITY;
+		if (s[c] > m)
+			m = s[c];
+	}
+	memset(orow, 0, (size_t)p->dv * sizeof *orow);
+	if (isinf(m)) {			/* the row sees no key */
+		*lse = -INFINITY;
+		return;
+	}
+	l = 0.0;
+	for (c = 0; c < p->tk; c++) {
+		pr[c] = exp(s[c] - m);
+		l += pr[c];
+	}
+	for (c = 0; c < p->tk; c++) {
+		if (pr[c] == 0.0)
+			continue;
+		for (x = 0; x < p->dv; x++)
+			orow[x] += pr[c] * (double)p->v[(size_t)c * p->dv + x];
+	}
+	for (x = 0; x < p->dv; x++)
+		orow[x] /= l;
+	*lse = m + log(l);
+}
+
+/* One thread's share of reference_rows: rows first, first + step, ...
+ * of the list (interleaved, so a causal problem's long late rows are
+ * shared out evenly). */
+struct reference_share {
+	const struct problem *p;
+	const int *rows;	/* NULL: row i is row i */
+	int nrows, first, step;
+	double *s, *pr;		/* its scratch, Tk each */
+	double *o, *lse;
+	pthread_t thread;
+	int started;
+};
+
+static void *
+reference_share_run(void *arg)
+{
+	struct reference_share *sh = arg;
+	int i;
+
+	for (i = sh->first; i < sh->nrows; i += sh->step)
+		reference_row(sh->p, sh->rows != NULL ? sh->rows[i] : i, sh->s,
+		    sh->pr, sh->o + (size_t)i * sh->p->dv, &sh->lse[i]);
+	return NULL;
+}
+
+int
+reference_threads(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (n < 1)
+		return 1;
+	return n > REFERENCE_MAX_THREADS ? REFERENCE_MAX_THREADS : (int)n;
+}
+
+int
+reference_rows(const struct problem *p, const int *rows, int nrows,
+    int threads, double *o, double *lse, char *err, size_t errlen)
+{
+	struct reference_share *sh;
+	double *scratch;
+	int t;
+
+	if (threads <= 0)
+		threads = reference_threads();
+	if (threads > REFERENCE_MAX_THREADS)
+		threads = REFERENCE_MAX_THREADS;
+	if (threads > nrows)
+		threads = nrows > 0 ? nrows : 1;
+	sh = util_calloc((size_t)threads, sizeof *sh, "reference threads", err,
+	    errlen);
+	scratch = util_calloc((size_t)threads * 2 * (size_t)(p->tk + 1),
+	    sizeof *scratch, "reference S and P rows", err, errlen);
+	if (sh == NULL || scratch == NULL) {
+		free(sh);
+		free(scratch);
+		return -1;
+	}
+	for (t = 0; t < threads; t++) {
+		sh[t].p = p;
+		sh[t].rows = rows;
+		sh[t].nrows = nrows;
+		sh[t].first = t;
+		sh[t].step = threads;
+		sh[t].s = scratch + (size_t)t * 2 * (size_t)(p->tk + 1);
+		sh[t].pr = sh[t].s + p->tk + 1;
+		sh[t].o = o;
+		sh[t].lse = lse;
+	}
+	/* A thread that cannot be started has its share run here: the rows
+	 * are the same either way. */
+	for (t = 1; t < threads; t++)
+		sh[t].started = pthread_create(&sh[t].thread, NULL,
+		    reference_share_run, &sh[t]) == 0;
+	reference_share_run(&sh[0]);
+	for (t = 1; t < threads; t++) {
+		if (sh[t].started)
+			pthread_join(sh[t].thread, NULL);
+		else
+			reference_share_run(&sh[t]);
+	}
+	free(sh);
+	free(scratch);
+	return 0;
+}
 
 int
 reference_attention(const struct problem *p, double *o, double *lse,
     char *err, size_t errlen)
 {
-	double *s, *pr, m, l;
-	int r, c, x;
-
-	s = util_calloc((size_t)p->tk, sizeof *s, "reference S row", err, errlen);
-	pr = util_calloc((size_t)p->tk, sizeof *pr, "reference P row", err, errlen);
-	if (s == NULL || pr == NULL) {
-		free(s);
-		free(pr);
-		return -1;
-	}
-	for (r = 0; r < p->tq; r++) {
-		double *orow = o + (size_t)r * p->dv;
-
-		m = -INFINITY;
-		for (c = 0; c < p->tk; c++) {
-			double dot = 0.0;
-			if (p->scores_mode)
-				dot = p->s[(size_t)r * p->tk + c];
-			else {
-				for (x = 0; x < p->d; x++)
-					dot += (double)p->q[(size_t)r * p->d + x] *
-					    (double)p->k[(size_t)c * p->d + x];
-				dot *= (double)p->scale;
-			}
-			s[c] = problem_visible(p, r, c) ? dot : -INFINITY;
-			if (s[c] > m)
-				m = s[c];
-		}
-		memset(orow, 0, (size_t)p->dv * sizeof *orow);
-		if (isinf(m)) {			/* the row sees no key */
-			lse[r] = -INFINITY;
-			continue;
-		}
-		l = 0.0;
-		for (c = 0; c < p->tk; c++) {
-			pr[c] = exp(s[c] - m);
-			l += pr[c];
-		}
-		for (c = 0; c < p->tk; c++) {
-			if (pr[c] == 0.0)
-				continue;
-			for (x = 0; x < p->dv; x++)
-				orow[x] += pr[c] * (double)p->v[(size_t)c * p->dv + x];
-		}
-		for (x = 0; x < p->dv; x++)
-			orow[x] /= l;
-		lse[r] = m + log(l);
-	}
-	free(s);
-	free(pr);
-	return 0;
+	return reference_rows(p, NULL, p->tq, 1, o, lse, err, errlen);
 }
 
 int

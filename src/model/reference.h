@@ -18,10 +18,28 @@
 
 #include "problem.h"
 
-/* O (Tq, dv) and lse (Tq) in double.  Rows that see no key get O = 0 and
- * lse = -inf.  Returns 0, or -1 when out of memory (err set). */
+/* O (Tq, dv) and lse (Tq) in double, on the calling thread.  Rows that
+ * see no key get O = 0 and lse = -inf.  Returns 0, or -1 when out of
+ * memory (err set). */
 int reference_attention(const struct problem *p, double *o, double *lse,
     char *err, size_t errlen);
+
+/* The most threads reference_rows starts. */
+#define REFERENCE_MAX_THREADS 64
+
+/* The CPUs online, 1 to REFERENCE_MAX_THREADS: reference_rows' default. */
+int reference_threads(void);
+
+/*
+ * Rows rows[0 .. nrows) of reference_attention's O and lse (rows NULL:
+ * rows 0 .. nrows), row i into o + i dv and lse[i], shared among threads
+ * threads (0: reference_threads()).  Each row is computed alone, the same
+ * way on any thread, so the result is the same bits for any threads.
+ * Returns 0, or -1 when out of memory (err set; o and lse then
+ * untouched).
+ */
+int reference_rows(const struct problem *p, const int *rows, int nrows,
+    int threads, double *o, double *lse, char *err, size_t errlen);
 
 /* O (Tq, dv) in float32 through a materialized S; returns 0 or -1. */
 int reference_naive_f32(const struct problem *p, float *o, char *err,
