@@ -107,6 +107,7 @@
 #include <string.h>
 
 #include "fast.h"
+#include "tc_args.h"
 
 struct fast_params {
 	const uint16_t *q, *k, *v;
@@ -750,39 +751,15 @@ fast_attention_trace(const void *q, const void *k, const void *v, void *o,
 	const char *call = "";
 	cudaError_t e;
 
-	if (q == NULL || k == NULL || v == NULL || o == NULL || lse == NULL) {
-		snprintf(err, errlen, "fast_attention_fwd: a tensor pointer "
-		    "is NULL");
+	if (tc_args_check("fast_attention_fwd", q, k, v, o, lse, batch, heads,
+	    tq, tk, dtype, 0, NULL, err, errlen) != 0)
 		return -1;
-	}
-	if (batch < 1 || batch > 65535 || heads < 1 || heads > 65535) {
-		snprintf(err, errlen, "fast_attention_fwd: batch %d or heads "
-		    "%d not in 1..65535", batch, heads);
+	if ((fv = fast_find(d, variant)) == NULL)
+		return tc_args_no_variant("fast_attention_fwd", variant, d, err,
+		    errlen);
+	if (tc_args_trace("fast_attention_trace", tr, err, errlen) != 0)
 		return -1;
-	}
-	if (tq < 1 || tk < 1) {
-		snprintf(err, errlen, "fast_attention_fwd: Tq %d and Tk %d "
-		    "must be at least 1", tq, tk);
-		return -1;
-	}
-	if (dtype != FAST_FP16 && dtype != FAST_BF16) {
-		snprintf(err, errlen, "fast_attention_fwd: dtype %d is neither "
-		    "fp16 (0) nor bf16 (1)", dtype);
-		return -1;
-	}
-	if ((fv = fast_find(d, variant)) == NULL) {
-		snprintf(err, errlen, "fast_attention_fwd: no variant %d for "
-		    "d = %d (d must be 64 or 128)", variant, d);
-		return -1;
-	}
-	if (tr != NULL && (tr->m == NULL || tr->alpha == NULL ||
-	    tr->l == NULL)) {
-		snprintf(err, errlen, "fast_attention_trace: the trace's m, "
-		    "alpha and l must all be given");
-		return -1;
-	}
-	if (!(scale > 0.f))
-		scale = 1.f / sqrtf((float)d);
+	scale = tc_args_scale(scale, d);
 
 	p.q = (const uint16_t *)q;
 	p.k = (const uint16_t *)k;

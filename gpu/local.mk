@@ -25,7 +25,8 @@
 noinst_LIBRARIES += gpu/libfsgpu.a
 GPU_HDRS = gpu/gpu.h gpu/kernel.h gpu/kernels.h gpu/cudacheck.h \
 	gpu/timing.h gpu/fast.h gpu/wgmma.h gpu/gpucheck.h gpu/gpucheck_bwd.h \
-	gpu/teach_bwd.h gpu/gpucheck_split.h gpu/decode.h gpu/to16.h
+	gpu/teach_bwd.h gpu/gpucheck_split.h gpu/decode.h gpu/to16.h \
+	gpu/tc_args.h
 GPU_C = gpu/kernel.c gpu/gpu.c gpu/gpubwd.c gpu/gpusplit.c gpu/gpucheck.c \
 	gpu/gpucheck_bwd.c gpu/gpucheck_split.c gpu/ladder.c gpu/decode_ranges.c
 GPU_KERNELS = gpu/teach.cu gpu/naive.cu gpu/fast.cu gpu/tcrun.cu \
@@ -78,7 +79,7 @@ am__v_NVCC_0 = @echo "  NVCC    " $@;
 am__v_NVCC_1 =
 .cu.o:
 	$(AM_V_NVCC)$(NVCC) $(GPU_NVCCFLAGS) $(NVCCFLAGS) -c -o $@ $<
-gpu/fast.o: gpu/fast.cu gpu/fast.h gpu/$(am__dirstamp)
+gpu/fast.o: gpu/fast.cu gpu/fast.h gpu/tc_args.h gpu/$(am__dirstamp)
 	$(AM_V_NVCC)$(NVCC) $(GPU_FAST_NVCCFLAGS) $(NVCCFLAGS) -c -o $@ \
 	    `test -f gpu/fast.cu || echo '$(srcdir)/'`gpu/fast.cu
 GPU_DECODE_NVCCFLAGS = $(GPU_NVCC_ARCH) -O3 -std=c++17 \
@@ -90,7 +91,7 @@ gpu/decode.o: gpu/decode.cu gpu/decode.h src/model/merge.h \
 GPU_WGMMA_NVCCFLAGS = -gencode=arch=compute_90a,code=sm_90a -O3 \
 	-std=c++17 -Xcompiler -Wall,-Wextra -I$(top_srcdir)/gpu
 gpu/wgmma.o: gpu/wgmma.cu gpu/wgmma.h gpu/fast.h gpu/cudacheck.h \
-	gpu/$(am__dirstamp)
+	gpu/tc_args.h gpu/$(am__dirstamp)
 	$(AM_V_NVCC)$(NVCC) $(GPU_WGMMA_NVCCFLAGS) $(NVCCFLAGS) -c -o $@ \
 	    `test -f gpu/wgmma.cu || echo '$(srcdir)/'`gpu/wgmma.cu
 
@@ -145,3 +146,9 @@ tests_check_gpu_decode_LDADD = $(CHECK_LDADD)
 # The kernel table and the rules that need no GPU: runs everywhere.
 tests_check_gpu_table_SOURCES = tests/check_gpu_table.c $(TESTUTIL)
 tests_check_gpu_table_LDADD = $(CHECK_LDADD)
+# The tensor-core kernels' shared argument checks (gpu/tc_args.h): host
+# code, runs everywhere.
+check_PROGRAMS += tests/check_tc_args
+TESTS += tests/check_tc_args
+tests_check_tc_args_SOURCES = tests/check_tc_args.c $(TESTUTIL)
+tests_check_tc_args_LDADD = $(CHECK_LDADD)

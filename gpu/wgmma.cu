@@ -215,6 +215,7 @@
 #include <string.h>
 
 #include "cudacheck.h"
+#include "tc_args.h"
 #include "wgmma.h"
 
 struct wgmma_params {
@@ -1334,45 +1335,16 @@ wgmma_attention_trace(const void *q, const void *k, const void *v, void *o,
 	cudaError_t e;
 	int bh, grid, dev, sms;
 
-	if (q == NULL || k == NULL || v == NULL || o == NULL || lse == NULL) {
-		snprintf(err, errlen, "wgmma_attention_fwd: a tensor pointer "
-		    "is NULL");
+	if (tc_args_check("wgmma_attention_fwd", q, k, v, o, lse, batch,
+	    heads, tq, tk, dtype, 16, "TMA and 16-byte stores", err,
+	    errlen) != 0)
 		return -1;
-	}
-	if (((uintptr_t)q | (uintptr_t)k | (uintptr_t)v | (uintptr_t)o) &
-	    15) {
-		snprintf(err, errlen, "wgmma_attention_fwd: Q, K, V and O "
-		    "must be 16-byte aligned (TMA and 16-byte stores)");
+	if ((wv = wgmma_find(d, variant)) == NULL)
+		return tc_args_no_variant("wgmma_attention_fwd", variant, d, err,
+		    errlen);
+	if (tc_args_trace("wgmma_attention_trace", tr, err, errlen) != 0)
 		return -1;
-	}
-	if (batch < 1 || batch > 65535 || heads < 1 || heads > 65535) {
-		snprintf(err, errlen, "wgmma_attention_fwd: batch %d or heads "
-		    "%d not in 1..65535", batch, heads);
-		return -1;
-	}
-	if (tq < 1 || tk < 1) {
-		snprintf(err, errlen, "wgmma_attention_fwd: Tq %d and Tk %d "
-		    "must be at least 1", tq, tk);
-		return -1;
-	}
-	if (dtype != FAST_FP16 && dtype != FAST_BF16) {
-		snprintf(err, errlen, "wgmma_attention_fwd: dtype %d is "
-		    "neither fp16 (0) nor bf16 (1)", dtype);
-		return -1;
-	}
-	if ((wv = wgmma_find(d, variant)) == NULL) {
-		snprintf(err, errlen, "wgmma_attention_fwd: no variant %d for "
-		    "d = %d (d must be 64 or 128)", variant, d);
-		return -1;
-	}
-	if (tr != NULL && (tr->m == NULL || tr->alpha == NULL ||
-	    tr->l == NULL)) {
-		snprintf(err, errlen, "wgmma_attention_trace: the trace's m, "
-		    "alpha and l must all be given");
-		return -1;
-	}
-	if (!(scale > 0.f))
-		scale = 1.f / sqrtf((float)d);
+	scale = tc_args_scale(scale, d);
 
 	bh = batch * heads;
 	if (wgmma_encoder(err, errlen) != 0 ||
