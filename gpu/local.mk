@@ -11,6 +11,9 @@
 # gpu_stub.c stands for device.cu and answers "built without CUDA
 # support".  Both sets of sources go into the tarball either way, with
 # the fast kernel's standalone driver and torch comparison (gpu/bench/).
+# The variants measured against the shipped ones, their notes and the
+# raw H200 logs live in dev/ (built by hand), which the tarball leaves
+# out.
 # The Hopper kernel (wgmma.cu) is machine code for sm_90a alone (wgmma and
 # setmaxnreg exist nowhere else, so no PTX fallback), FMAs on as fast.o;
 # it is built only when configure found an nvcc that can target sm_90a
@@ -44,9 +47,7 @@ EXTRA_DIST += gpu/gpu_stub.c $(GPU_CU) gpu/wgmma.cu gpu/bench/bench.cuh \
 	gpu/bench/bench_fast.cu \
 	gpu/bench/vs_torch.py gpu/bench/bwd_vs_torch.py \
 	gpu/bench/device_check.sh gpu/bench/bench_wgmma.cu \
-	gpu/bench/wgmma_device.sh gpu/bench/WGMMA_NOTES.md \
-	gpu/bench/wgmma-h200-d913958.txt gpu/bench/wgmma-h200-8a0817c.txt \
-	gpu/bench/wgmma-h200-ec7e21f.txt gpu/bench/bench-h200-b18e150.txt
+	gpu/bench/wgmma_device.sh
 # The decoding kernel's torch comparison, notes and raw figures.
 EXTRA_DIST += gpu/bench/decode_vs_torch.py gpu/bench/decode_profile.py \
 	gpu/bench/DECODE_NOTES.md \
