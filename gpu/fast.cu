@@ -75,7 +75,7 @@
  *   traffic per MMA; Q is then re-read from shared memory each tile
  *   (registers are full with O and S: 254 of 255 used at d = 128).
  *   MT = 1, each warp 16 rows with Q in registers (8 warps, or Br = 64),
- *   was up to 20 % slower at T >= 4096 and within 3 % at T = 1024.
+ *   was up to 20 % slower at T >= 4096 (the 8-warp build: dev/cuda/fast/).
  * - Bc = 64 at d = 64, Bc = 32 at d = 128: S (MT Bc / 8 x 4 floats) and O
  *   (MT d / 8 x 4) must share the registers; at d = 128 Bc = 64 spills a
  *   little and was no faster, Bc = 128 at d = 64 spills and was 5 to 8 %
@@ -83,8 +83,7 @@
  * - Two barriers a tile, cp.async one tile ahead.  A software-pipelined
  *   loop (S of tile j + 1 issued with tile j's softmax) was tried: ptxas
  *   still issues the MMAs in one run before the softmax, the second S
- *   costs registers (spills at d = 128), and it was 3 to 14 % slower
- *   (commit 52fa8f5 has it).
+ *   costs registers (spills at d = 128), and it was 3 to 14 % slower.
  * - Causal: key tiles past the block's last visible key are never loaded;
  *   only tiles that cross the diagonal (or the ragged end of K) pay for
  *   the mask.  Blocks start from the last row block (the one with the

@@ -157,45 +157,26 @@
  * of bank conflicts) and leaves as coalesced 16-byte stores; lse = m scale
  * + log l.
  *
- * Why these choices (H200, SM clock 1.64-1.71 GHz under this load as ncu
- * read it; figures from gpu/bench/WGMMA_NOTES.md, where every run is)
+ * Why these choices (the figures: doc/performance.md; how each was
+ * measured, and what was tried and dropped: dev/cuda/wgmma/NOTES.md)
  * ------------------
- * - What the steps are worth, fp16 d = 128 T = 4096 (B = 8, H = 16), one
- *   run each at ec7e21f: the plain loop (S, softmax, P V in turn, both
- *   consumers unsynchronised) 563 TFLOP/s; the overlap with FA3's
- *   rescale order and the ping-pong, the default, 642; fast.cu's
- *   mma.sync kernel 330; torch's FA2 328, cuDNN 667.  Runs of the same
- *   code differ by up to 9 % between calls (5 % within one), so closer
- *   variants are not told apart.
- * - Bc = 128: S = Q K^T is one m64n128k16 per 16 of d, a tile's two
- *   products 2 x 64 x 128 x d MACs a warpgroup, long enough to hide the
- *   other warpgroup's softmax; at d = 128 the registers hold S (64), P
- *   (32) and O (64) under 240 (184 used, no spills).  Bc = 176 (FA3's
- *   choice for d = 128, in 8a0817c) was no faster here (650 against 657).
- * - d = 64 takes three consumers (Br = 192): the exp is as costly as the
- *   products there (a score costs 4 d = 256 flops on the tensor core,
- *   1/16 clock, and one exp on MUFU, 1/16 clock too), so a third
- *   warpgroup's softmax has to hide as well; 495 against 443 TFLOP/s with
- *   two at T = 4096 (8a0817c), but slower at T = 1024 causal (238 against
- *   266: fewer, longer blocks).
+ * - The overlap with FA3's rescale order and the ping-pong: the fastest
+ *   schedule measured on the H200 (the plain loop is dev/cuda/wgmma/).
+ * - Bc = 128: a tile's two products are long enough to hide the other
+ *   warpgroup's softmax; at d = 128 S (64), P (32) and O (64) fit under
+ *   240 registers without spills.  Bc = 176 (FA3's) was no faster.
+ * - d = 64 takes three consumers (Br = 192): a score's exp costs as much
+ *   MUFU time as its products take on the tensor core, so a third
+ *   softmax has to hide; faster at long T, slower at T = 1024 causal.
  * - Two stages at d = 128 (Q 32 KB + 2 x (K 32 KB + V 32 KB) = 160 KB),
  *   four at d = 64: one block a multiprocessor either way (the register
- *   file is full).  A 3-stage d = 128 ring was no faster (d913958).
- * - A persistent variant (one block per multiprocessor taking work items
- *   t, t + 132, ...; Q double-buffered so the next item's Q and first K, V
- *   land during this one's last tiles) was within the noise of the
- *   default without the mask (648 against 642) and 0-10 % slower under
- *   it (the mask's items differ in length, so they get one block each
- *   there as in the default: why it still loses is not understood): kept
- *   as a variant, not the default.
- * - The limit, by ncu at the default: the tensor pipe busy 69-74 % of the
- *   time, the exp (XU) pipe the busiest by instruction count, L2 hit rate
- *   88 %, DRAM 6.5 % of its bandwidth.  What is left is the softmax not
- *   always hidden behind the other consumer's products, the prologue and
- *   epilogue of each block (31 waves of 132 blocks at T = 4096), and,
- *   we guess, the clock sinking under a long sustained load (one launch
- *   at T = 16384 ran at 680 TFLOP/s, twenty back to back at 582-615;
- *   cuDNN slows from T = 4096 to 16384 as we do).
+ *   file is full); a third stage at d = 128 was no faster.
+ * - One block per work item: the persistent grid (dev/cuda/wgmma/) was
+ *   no faster without the mask and slower under it.
+ * - The limit, by ncu: the tensor pipe busy about 70 % of the time, the
+ *   exp pipe the busiest by instructions; what is left is the softmax not
+ *   always hidden behind the other consumer's products and each block's
+ *   prologue and epilogue.
  *
  * The trace (wgmma_attention_trace): every variant is also built with
  * TRACE = true, which writes each row's m, alpha and l after each tile's
