@@ -75,7 +75,7 @@
  *   traffic per MMA; Q is then re-read from shared memory each tile
  *   (registers are full with O and S: 254 of 255 used at d = 128).
  *   MT = 1, each warp 16 rows with Q in registers (8 warps, or Br = 64),
- *   was up to 20 % slower at T >= 4096 and within 3 % at T = 1024.
+ *   was up to 20 % slower at T >= 4096 (the 8-warp build: dev/cuda/fast/).
  * - Bc = 64 at d = 64, Bc = 32 at d = 128: S (MT Bc / 8 x 4 floats) and O
  *   (MT d / 8 x 4) must share the registers; at d = 128 Bc = 64 spills a
  *   little and was no faster, Bc = 128 at d = 64 spills and was 5 to 8 %
@@ -83,8 +83,7 @@
  * - Two barriers a tile, cp.async one tile ahead.  A software-pipelined
  *   loop (S of tile j + 1 issued with tile j's softmax) was tried: ptxas
  *   still issues the MMAs in one run before the softmax, the second S
- *   costs registers (spills at d = 128), and it was 3 to 14 % slower
- *   (commit 52fa8f5 has it).
+ *   costs registers (spills at d = 128), and it was 3 to 14 % slower.
  * - Causal: key tiles past the block's last visible key are never loaded;
  *   only tiles that cross the diagonal (or the ragged end of K) pay for
  *   the mask.  Blocks start from the last row block (the one with the
@@ -107,6 +106,7 @@
 #include <string.h>
 
 #include "fast.h"
+#include "tc_args.h"
 
 struct fast_params {
 	const uint16_t *q, *k, *v;
@@ -684,18 +684,22 @@ struct fast_variant {
 	  fast_launch<D, BR, BC, W, QR, MB, true, true> } } }
 
 /*
- * Order matters only for the index; the defaults are named below.  Each
- * was timed on the H200 (doc/performance.md); kept are the default
- * and the runners-up worth re-timing on another chip.
+ * The variants a user can pick, per d the default first, then each other
+ * Br x Bc (tcrun.cu runs a tiling as the first variant with those
+ * tiles).  The defaults were the fastest on the H200
+ * (doc/performance.md); FA2's tilings and Q in registers at 64 x 64 stay
+ * for other chips.  dev/cuda/fast/ builds this file with its own
+ * FAST_VARIANTS, the variants measured against these.
  */
-static const struct fast_variant fast_variants[] = {
-	FAST_VARIANT(64, 128, 64, 4, false, 1),	/* default */
-	FAST_VARIANT(64, 128, 128, 4, false, 1),	/* FA2's tiling */
-	FAST_VARIANT(64, 64, 64, 4, true, 2),
-	FAST_VARIANT(128, 128, 32, 4, false, 1),	/* default */
-	FAST_VARIANT(128, 128, 64, 4, false, 1),	/* FA2's tiling */
-	FAST_VARIANT(128, 128, 64, 8, true, 1),
-};
+#ifndef FAST_VARIANTS
+#define FAST_VARIANTS							\
+	FAST_VARIANT(64, 128, 64, 4, false, 1),		/* default */	\
+	FAST_VARIANT(64, 128, 128, 4, false, 1),	/* FA2's */	\
+	FAST_VARIANT(64, 64, 64, 4, true, 2),				\
+	FAST_VARIANT(128, 128, 32, 4, false, 1),	/* default */	\
+	FAST_VARIANT(128, 128, 64, 4, false, 1),	/* FA2's */
+#endif
+static const struct fast_variant fast_variants[] = { FAST_VARIANTS };
 #define FAST_NVARIANTS ((int)(sizeof fast_variants / sizeof fast_variants[0]))
 
 /* The default for each d: i-th variant of that d (measured fastest). */
@@ -750,39 +754,15 @@ fast_attention_trace(const void *q, const void *k, const void *v, void *o,
 	const char *call = "";
 	cudaError_t e;
 
-	if (q == NULL || k == NULL || v == NULL || o == NULL || lse == NULL) {
-		snprintf(err, errlen, "fast_attention_fwd: a tensor pointer "
-		    "is NULL");
+	if (tc_args_check("fast_attention_fwd", q, k, v, o, lse, batch, heads,
+	    tq, tk, dtype, 0, NULL, err, errlen) != 0)
 		return -1;
-	}
-	if (batch < 1 || batch > 65535 || heads < 1 || heads > 65535) {
-		snprintf(err, errlen, "fast_attention_fwd: batch %d or heads "
-		    "%d not in 1..65535", batch, heads);
+	if ((fv = fast_find(d, variant)) == NULL)
+		return tc_args_no_variant("fast_attention_fwd", variant, d, err,
+		    errlen);
+	if (tc_args_trace("fast_attention_trace", tr, err, errlen) != 0)
 		return -1;
-	}
-	if (tq < 1 || tk < 1) {
-		snprintf(err, errlen, "fast_attention_fwd: Tq %d and Tk %d "
-		    "must be at least 1", tq, tk);
-		return -1;
-	}
-	if (dtype != FAST_FP16 && dtype != FAST_BF16) {
-		snprintf(err, errlen, "fast_attention_fwd: dtype %d is neither "
-		    "fp16 (0) nor bf16 (1)", dtype);
-		return -1;
-	}
-	if ((fv = fast_find(d, variant)) == NULL) {
-		snprintf(err, errlen, "fast_attention_fwd: no variant %d for "
-		    "d = %d (d must be 64 or 128)", variant, d);
-		return -1;
-	}
-	if (tr != NULL && (tr->m == NULL || tr->alpha == NULL ||
-	    tr->l == NULL)) {
-		snprintf(err, errlen, "fast_attention_trace: the trace's m, "
-		    "alpha and l must all be given");
-		return -1;
-	}
-	if (!(scale > 0.f))
-		scale = 1.f / sqrtf((float)d);
+	scale = tc_args_scale(scale, d);
 
 	p.q = (const uint16_t *)q;
 	p.k = (const uint16_t *)k;

@@ -10,8 +10,11 @@
 # on (its exponent is one FFMA), as it was measured.  Without nvcc,
 # gpu_stub.c stands for device.cu and answers "built without CUDA
 # support".  Both sets of sources go into the tarball either way, with
-# the fast kernel's standalone driver and the torch comparisons
+# the fast kernel's standalone driver and torch comparisons
 # (gpu/bench/).
+# The variants measured against the shipped ones, their notes and the
+# raw H200 logs live in dev/ (built by hand), which the tarball leaves
+# out.
 # The Hopper kernel (wgmma.cu) is machine code for sm_90a alone (wgmma and
 # setmaxnreg exist nowhere else, so no PTX fallback), FMAs on as fast.o;
 # it is built only when configure found an nvcc that can target sm_90a
@@ -26,7 +29,8 @@
 noinst_LIBRARIES += gpu/libfsgpu.a
 GPU_HDRS = gpu/gpu.h gpu/kernel.h gpu/kernels.h gpu/cudacheck.h \
 	gpu/timing.h gpu/fast.h gpu/wgmma.h gpu/gpucheck.h gpu/gpucheck_bwd.h \
-	gpu/teach_bwd.h gpu/gpucheck_split.h gpu/decode.h gpu/to16.h
+	gpu/teach_bwd.h gpu/gpucheck_split.h gpu/decode.h gpu/to16.h \
+	gpu/tc_args.h
 GPU_C = gpu/kernel.c gpu/gpu.c gpu/gpubwd.c gpu/gpusplit.c gpu/gpucheck.c \
 	gpu/gpucheck_bwd.c gpu/gpucheck_split.c gpu/ladder.c gpu/decode_ranges.c
 GPU_KERNELS = gpu/teach.cu gpu/naive.cu gpu/fast.cu gpu/tcrun.cu \
@@ -44,10 +48,8 @@ EXTRA_DIST += gpu/gpu_stub.c $(GPU_CU) gpu/wgmma.cu gpu/bench/bench.cuh \
 	gpu/bench/bench_fast.cu gpu/bench/benchlib.py \
 	gpu/bench/vs_torch.py gpu/bench/bwd_vs_torch.py \
 	gpu/bench/device_check.sh gpu/bench/bench_wgmma.cu \
-	gpu/bench/wgmma_device.sh gpu/bench/WGMMA_NOTES.md
-# The decoding kernel's torch comparison and profiling driver.  Its
-# variants, notes and the raw H200 logs live in the repository's dev/,
-# which neither the build nor the tarball takes (dev/README).
+	gpu/bench/wgmma_device.sh
+# The decoding kernel's torch comparison and profiling driver.
 EXTRA_DIST += gpu/bench/decode_vs_torch.py gpu/bench/decode_profile.py
 
 # Host code that nvcc compiles is C++ (guarded statics of the kernel
@@ -73,7 +75,7 @@ am__v_NVCC_0 = @echo "  NVCC    " $@;
 am__v_NVCC_1 =
 .cu.o:
 	$(AM_V_NVCC)$(NVCC) $(GPU_NVCCFLAGS) $(NVCCFLAGS) -c -o $@ $<
-gpu/fast.o: gpu/fast.cu gpu/fast.h gpu/$(am__dirstamp)
+gpu/fast.o: gpu/fast.cu gpu/fast.h gpu/tc_args.h gpu/$(am__dirstamp)
 	$(AM_V_NVCC)$(NVCC) $(GPU_FAST_NVCCFLAGS) $(NVCCFLAGS) -c -o $@ \
 	    `test -f gpu/fast.cu || echo '$(srcdir)/'`gpu/fast.cu
 GPU_DECODE_NVCCFLAGS = $(GPU_NVCC_ARCH) -O3 -std=c++17 \
@@ -85,7 +87,7 @@ gpu/decode.o: gpu/decode.cu gpu/decode.h src/model/merge.h \
 GPU_WGMMA_NVCCFLAGS = -gencode=arch=compute_90a,code=sm_90a -O3 \
 	-std=c++17 -Xcompiler -Wall,-Wextra -I$(top_srcdir)/gpu
 gpu/wgmma.o: gpu/wgmma.cu gpu/wgmma.h gpu/fast.h gpu/cudacheck.h \
-	gpu/$(am__dirstamp)
+	gpu/tc_args.h gpu/$(am__dirstamp)
 	$(AM_V_NVCC)$(NVCC) $(GPU_WGMMA_NVCCFLAGS) $(NVCCFLAGS) -c -o $@ \
 	    `test -f gpu/wgmma.cu || echo '$(srcdir)/'`gpu/wgmma.cu
 
@@ -140,3 +142,9 @@ tests_check_gpu_decode_LDADD = $(CHECK_LDADD)
 # The kernel table and the rules that need no GPU: runs everywhere.
 tests_check_gpu_table_SOURCES = tests/check_gpu_table.c $(TESTUTIL)
 tests_check_gpu_table_LDADD = $(CHECK_LDADD)
+# The tensor-core kernels' shared argument checks (gpu/tc_args.h): host
+# code, runs everywhere.
+check_PROGRAMS += tests/check_tc_args
+TESTS += tests/check_tc_args
+tests_check_tc_args_SOURCES = tests/check_tc_args.c $(TESTUTIL)
+tests_check_tc_args_LDADD = $(CHECK_LDADD)

@@ -15,12 +15,13 @@
  * reads, problem b at head b of a batch of one.
  *
  * A tiling is a variant of the kernel's own (a Br x Bc it was compiled
- * for; wgmma's variants also differ in schedule): the default when its
- * tiles are the ones asked for, else the first variant with them.  The
- * timed runs (launch) use the kernel as benchmarked; O and lse come from
- * them.  The trace is the same variant's trace build run once, whose
- * per-tile arrays (n, Tr, Tc, Br) are laid against the schedule: fa2
- * step first[i] + j for the j < jend[i] the kernel visits.  Its m is in
+ * for; each kernel ships one variant a tiling, the others measured are
+ * in dev/cuda/): the default when its tiles are the ones asked for, else
+ * the first variant with them.  The timed runs (launch) use the kernel
+ * as benchmarked; O and lse come from them.  The trace is the same
+ * variant's trace build run once, whose per-tile arrays (n, Tr, Tc, Br)
+ * are laid against the schedule: fa2 step first[i] + j for the
+ * j < jend[i] the kernel visits.  Its m is in
  * units of q.k and becomes scale m here; its alpha is 0 where the
  * simulator says 1 (a row that has seen nothing yet).  With
  * GPU_TEST_NO_RESCALE O and lse come from the faulty trace run instead,

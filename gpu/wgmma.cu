@@ -15,6 +15,9 @@
  *
  * Who does what: a block is 1 + C warpgroups (WG: 4 warps, 128 threads)
  * ----------------------------------------------------------------------
+ * (FA3's roles, one function each: wgmma_producer; the consumers' main
+ * loop, wgmma_consumer_overlap, with the softmax of wgmma_score_tile;
+ * wgmma_epilogue.  wgmma_fwd_kernel only sets up and dispatches.)
  *   WG 0, the producer: one thread issues every copy.  TMA
  *     (cp.async.bulk.tensor) copies a whole 2-D box of a tensor into
  *     shared memory from one instruction, zero-fills what lies past the
@@ -39,14 +42,17 @@
  * "has the phase with parity P completed?" (try_wait.parity), so a slot
  * used for the n-th time is waited on with parity n & 1.
  *
- *   full_k[s], full_v[s]   1 arrival (the producer's arrive.expect_tx,
+ * enum wgmma_barrier names them, one of each role per slot s:
+ *   WGMMA_FULL_K, _FULL_V  1 arrival (the producer's arrive.expect_tx,
  *                          which also announces Bc*d*2 bytes) + the TMA's
  *                          bytes.  Consumers wait on it before reading.
- *   empty_k[s], empty_v[s] 4 C arrivals: lane 0 of each consumer warp,
+ *   WGMMA_EMPTY_K, _EMPTY_V  4 C arrivals: lane 0 of each consumer warp,
  *                          once its wgmma reading the slot has completed.
  *                          The producer waits on it before overwriting.
- *   full_q, empty_q        Q_i, and its release after the epilogue (which
+ *   WGMMA_FULL_Q, _EMPTY_Q Q_i, and its release after the epilogue (which
  *                          stages O in Q's slot).
+ * struct wgmma_pipe counts a ring's uses and gives each its slot and
+ * parity.
  * A fresh barrier is in phase 0, so the producer's first wait on an empty
  * slot asks for parity 1, "the phase before", and passes at once.  K and V
  * have separate barriers so that S = Q K_j^T can start before V_j lands.
@@ -67,8 +73,9 @@
  *     softmax_j -> m, l, alpha_j, P_j       <- overlaps P_{j-1} V_{j-1}
  *     wait for P V (wait_group 0)
  *   O *= alpha_last; issue O += P_last V_last; wait
- * (FA3's order; the variants with schedule 1 rescale O right after the
- * wait instead, the plain ones do S, softmax, P V one after the other.)
+ * (FA3's order, SCHED 2; SCHED 1 rescales O right after the wait
+ * instead, and SCHED 0, wgmma_consumer_plain, does S, softmax, P V one
+ * after the other: dev/cuda/wgmma/ builds and times those.)
  * P_{j-1} is read from registers by the second wgmma while softmax_j
  * writes P_j into the S registers: S (Bc/2 floats), P (Bc/4 words) and O
  * (d/2 floats) are all live, 160 registers at d = 128.
@@ -150,45 +157,26 @@
  * of bank conflicts) and leaves as coalesced 16-byte stores; lse = m scale
  * + log l.
  *
- * Why these choices (H200, SM clock 1.64-1.71 GHz under this load as ncu
- * read it; figures from gpu/bench/WGMMA_NOTES.md, where every run is)
+ * Why these choices (the figures: doc/performance.md; how each was
+ * measured, and what was tried and dropped: dev/cuda/wgmma/NOTES.md)
  * ------------------
- * - What the steps are worth, fp16 d = 128 T = 4096 (B = 8, H = 16), one
- *   run each at ec7e21f: the plain loop (S, softmax, P V in turn, both
- *   consumers unsynchronised) 563 TFLOP/s; the overlap with FA3's
- *   rescale order and the ping-pong, the default, 642; fast.cu's
- *   mma.sync kernel 330; torch's FA2 328, cuDNN 667.  Runs of the same
- *   code differ by up to 9 % between calls (5 % within one), so closer
- *   variants are not told apart.
- * - Bc = 128: S = Q K^T is one m64n128k16 per 16 of d, a tile's two
- *   products 2 x 64 x 128 x d MACs a warpgroup, long enough to hide the
- *   other warpgroup's softmax; at d = 128 the registers hold S (64), P
- *   (32) and O (64) under 240 (184 used, no spills).  Bc = 176 (FA3's
- *   choice for d = 128, in 8a0817c) was no faster here (650 against 657).
- * - d = 64 takes three consumers (Br = 192): the exp is as costly as the
- *   products there (a score costs 4 d = 256 flops on the tensor core,
- *   1/16 clock, and one exp on MUFU, 1/16 clock too), so a third
- *   warpgroup's softmax has to hide as well; 495 against 443 TFLOP/s with
- *   two at T = 4096 (8a0817c), but slower at T = 1024 causal (238 against
- *   266: fewer, longer blocks).
+ * - The overlap with FA3's rescale order and the ping-pong: the fastest
+ *   schedule measured on the H200 (the plain loop is dev/cuda/wgmma/).
+ * - Bc = 128: a tile's two products are long enough to hide the other
+ *   warpgroup's softmax; at d = 128 S (64), P (32) and O (64) fit under
+ *   240 registers without spills.  Bc = 176 (FA3's) was no faster.
+ * - d = 64 takes three consumers (Br = 192): a score's exp costs as much
+ *   MUFU time as its products take on the tensor core, so a third
+ *   softmax has to hide; faster at long T, slower at T = 1024 causal.
  * - Two stages at d = 128 (Q 32 KB + 2 x (K 32 KB + V 32 KB) = 160 KB),
  *   four at d = 64: one block a multiprocessor either way (the register
- *   file is full).  A 3-stage d = 128 ring was no faster (d913958).
- * - A persistent variant (one block per multiprocessor taking work items
- *   t, t + 132, ...; Q double-buffered so the next item's Q and first K, V
- *   land during this one's last tiles) was within the noise of the
- *   default without the mask (648 against 642) and 0-10 % slower under
- *   it (the mask's items differ in length, so they get one block each
- *   there as in the default: why it still loses is not understood): kept
- *   as a variant, not the default.
- * - The limit, by ncu at the default: the tensor pipe busy 69-74 % of the
- *   time, the exp (XU) pipe the busiest by instruction count, L2 hit rate
- *   88 %, DRAM 6.5 % of its bandwidth.  What is left is the softmax not
- *   always hidden behind the other consumer's products, the prologue and
- *   epilogue of each block (31 waves of 132 blocks at T = 4096), and,
- *   we guess, the clock sinking under a long sustained load (one launch
- *   at T = 16384 ran at 680 TFLOP/s, twenty back to back at 582-615;
- *   cuDNN slows from T = 4096 to 16384 as we do).
+ *   file is full); a third stage at d = 128 was no faster.
+ * - One block per work item: the persistent grid (dev/cuda/wgmma/) was
+ *   no faster without the mask and slower under it.
+ * - The limit, by ncu: the tensor pipe busy about 70 % of the time, the
+ *   exp pipe the busiest by instructions; what is left is the softmax not
+ *   always hidden behind the other consumer's products and each block's
+ *   prologue and epilogue.
  *
  * The trace (wgmma_attention_trace): every variant is also built with
  * TRACE = true, which writes each row's m, alpha and l after each tile's
@@ -208,6 +196,7 @@
 #include <string.h>
 
 #include "cudacheck.h"
+#include "tc_args.h"
 #include "wgmma.h"
 
 struct wgmma_params {
@@ -652,39 +641,399 @@ wgmma_smem_bytes(int d, int br, int bc, int stages, int qbuf)
 }
 
 /*
- * Work item t (a row block of one head): its row block i (counted from
- * the last, so that under the causal mask the longest come first), its
- * (batch, head) bh, and nt, the key tiles it visits.  Row blocks of one
- * head are neighbours in t, so the blocks running at once share K and V
- * in L2.
+ * The block's mbarriers by role (the header's "The ring"), laid out
+ * after the tiles in this order, one per slot: QBUF of each Q role,
+ * STAGES of each K and V role.
  */
+enum wgmma_barrier {
+	WGMMA_FULL_Q,	/* Q_i has landed: the producer's expect_tx + bytes */
+	WGMMA_EMPTY_Q,	/* Q's slot is free: every consumer warp's epilogue */
+	WGMMA_FULL_K,	/* K_j has landed */
+	WGMMA_EMPTY_K,	/* every consumer warp's S = Q K_j^T has completed */
+	WGMMA_FULL_V,	/* V_j has landed */
+	WGMMA_EMPTY_V,	/* every consumer warp's P V_j has completed */
+};
+
+/* Named barriers (bar.sync ids; 0 is __syncthreads): consumer c's turn
+ * at the tensor core is WGMMA_TURN + c. */
+enum wgmma_named_barrier {
+	WGMMA_TURN = 1,
+};
+
+/*
+ * Where a block's tiles and barriers lie in shared memory: QBUF Q tiles
+ * (BR x D), then STAGES K tiles and STAGES V tiles (BC x D), each tile
+ * on a 1024-byte boundary (the swizzle's period), then the barriers.
+ */
+template <int D, int BR, int BC, int STAGES, int QBUF>
+struct wgmma_shared {
+	static constexpr uint32_t QB = BR * D * 2;	/* bytes of Q's tile */
+	static constexpr uint32_t TB = BC * D * 2;	/* of a K or V tile */
+	uint32_t q, k, v, bars;		/* shared addresses */
+	uint8_t *gq;			/* q as a generic pointer */
+
+	__device__ __forceinline__ uint32_t
+	bar(enum wgmma_barrier b, int s) const
+	{
+		const int base = b == WGMMA_FULL_Q ? 0 :
+		    b == WGMMA_EMPTY_Q ? QBUF :
+		    b == WGMMA_FULL_K ? 2 * QBUF :
+		    b == WGMMA_EMPTY_K ? 2 * QBUF + STAGES :
+		    b == WGMMA_FULL_V ? 2 * QBUF + 2 * STAGES :
+		    2 * QBUF + 3 * STAGES;
+		return bars + 8u * (base + s);
+	}
+};
+
+/*
+ * A position in a ring of SLOTS slots, counted in uses: the n-th use is
+ * slot n % SLOTS, its (n / SLOTS)-th time round, so its full barrier is
+ * waited on with parity (n / SLOTS) & 1 and its empty barrier, by the
+ * producer, with the parity before (a fresh barrier passes that at
+ * once).  The producer and the consumers count the same uses in the
+ * same order, so they agree on every slot and phase.
+ */
+template <int SLOTS>
+struct wgmma_pipe {
+	uint32_t n;
+
+	__device__ __forceinline__ int stage() const { return n % SLOTS; }
+	__device__ __forceinline__ uint32_t
+	phase() const { return (n / SLOTS) & 1; }
+	/* The position j uses on. */
+	__device__ __forceinline__ wgmma_pipe
+	at(int j) const { return { n + j }; }
+	__device__ __forceinline__ void advance(int uses = 1) { n += uses; }
+};
+
+/*
+ * A work item t: a row block of one head.  i counts from the last row
+ * block, so that under the causal mask the longest come first; bh is
+ * its (batch, head), nt the key tiles it visits.  Row blocks of one head
+ * are neighbours in t, so the blocks running at once share K and V in
+ * L2.
+ */
+struct wgmma_item {
+	int i, row0, bh, nt;
+};
+
 template <int BR, int BC>
-static __device__ __forceinline__ void
-wgmma_tile(const struct wgmma_params &p, int t, int &i, int &row0, int &bh,
-    int &nt)
+static __device__ __forceinline__ struct wgmma_item
+wgmma_tile(const struct wgmma_params &p, int t)
 {
-	i = p.tr - 1 - t % p.tr;
-	bh = t / p.tr;
-	row0 = i * BR;
+	struct wgmma_item it;
+
+	it.i = p.tr - 1 - t % p.tr;
+	it.bh = t / p.tr;
+	it.row0 = it.i * BR;
 	/* Query r sees key c when c <= r + Tk - Tq (bottom-right causal). */
 	int kend = p.tk;
 	if (p.causal)
-		kend = min(p.tk, min(row0 + BR, p.tq) + p.tk - p.tq);
-	nt = kend > 0 ? (kend + BC - 1) / BC : 0;
+		kend = min(p.tk, min(it.row0 + BR, p.tq) + p.tk - p.tq);
+	it.nt = kend > 0 ? (kend + BC - 1) / BC : 0;
+	return it;
+}
+
+/*
+ * The producer: one thread issues every copy, the work items' Q tiles
+ * into their QBUF slots and their K and V tiles into the ring, in the
+ * order the consumers use them.
+ */
+template <int D, int BR, int BC, int STAGES, int QBUF>
+static __device__ __forceinline__ void
+wgmma_producer(const struct wgmma_params &p, const CUtensorMap *tm_q,
+    const CUtensorMap *tm_k, const CUtensorMap *tm_v,
+    const wgmma_shared<D, BR, BC, STAGES, QBUF> &sm)
+{
+	constexpr int NBOX = D / 64;		/* 128-byte boxes a row */
+	typedef wgmma_shared<D, BR, BC, STAGES, QBUF> smem;
+	constexpr uint32_t QB = smem::QB, TB = smem::TB;
+	wgmma_pipe<QBUF> qp = { 0 };
+	wgmma_pipe<STAGES> kv = { 0 };
+
+	wgmma_tma_prefetch(tm_q);
+	wgmma_tma_prefetch(tm_k);
+	wgmma_tma_prefetch(tm_v);
+	for (int t = blockIdx.x; t < p.ntiles; t += gridDim.x) {
+		const struct wgmma_item it = wgmma_tile<BR, BC>(p, t);
+
+		if (it.nt == 0)
+			continue;
+		const int qs = qp.stage();
+		wgmma_bar_wait(sm.bar(WGMMA_EMPTY_Q, qs), qp.phase() ^ 1);
+		qp.advance();
+		wgmma_bar_expect(sm.bar(WGMMA_FULL_Q, qs), QB);
+		for (int b = 0; b < NBOX; b++)
+			wgmma_tma_load(sm.q + qs * QB + b * BR * 128, tm_q,
+			    64 * b, it.row0, it.bh, sm.bar(WGMMA_FULL_Q, qs));
+		for (int j = 0; j < it.nt; j++, kv.advance()) {
+			const int s = kv.stage();
+			const uint32_t ph = kv.phase();
+
+			wgmma_bar_wait(sm.bar(WGMMA_EMPTY_K, s), ph ^ 1);
+			wgmma_bar_expect(sm.bar(WGMMA_FULL_K, s), TB);
+			for (int b = 0; b < NBOX; b++)
+				wgmma_tma_load(sm.k + s * TB + b * BC * 128,
+				    tm_k, 64 * b, j * BC, it.bh,
+				    sm.bar(WGMMA_FULL_K, s));
+			wgmma_bar_wait(sm.bar(WGMMA_EMPTY_V, s), ph ^ 1);
+			wgmma_bar_expect(sm.bar(WGMMA_FULL_V, s), TB);
+			for (int b = 0; b < NBOX; b++)
+				wgmma_tma_load(sm.v + s * TB + b * BC * 128,
+				    tm_v, 64 * b, j * BC, it.bh,
+				    sm.bar(WGMMA_FULL_V, s));
+		}
+	}
+}
+
+/* Who a consumer thread is: warpgroup c, warp ww in it, lane = 4 g + t4;
+ * rb its first row (of two, rb and rb + 8) in the block. */
+struct wgmma_who {
+	int c, lane, ww, g, t4, rb;
+};
+
+/*
+ * A consumer thread's registers for its two rows: O's accumulator, S
+ * (then p in float32), P packed to 16 bits for P V, and the online
+ * softmax's m, l and alpha.
+ */
+template <int D, int BC>
+struct wgmma_frag {
+	float o[D / 2], s[BC / 2], m[2], l[2], al[2];
+	uint32_t pa[BC / 4];
+};
+
+/*
+ * S of tile j is in f.s: release K_j's slot, mask, softmax, and trace
+ * m, alpha and l.  The steps every schedule takes between the S and the
+ * P V of a tile.
+ */
+template <int BR, int BC, bool TRACE, int D>
+static __device__ __forceinline__ void
+wgmma_score_tile(const struct wgmma_params &p, const struct wgmma_item &it,
+    const struct wgmma_who &w, wgmma_frag<D, BC> &f, uint32_t empty_k,
+    int j)
+{
+	if (w.lane == 0)
+		wgmma_bar_arrive(empty_k);
+	/* Tile j needs the mask when it crosses Tk or these rows' diagonal. */
+	if ((j + 1) * BC > p.tk || (p.causal &&
+	    (j + 1) * BC - 1 > it.row0 + 64 * w.c + p.tk - p.tq))
+		wgmma_mask<BC>(f.s, j * BC + 2 * w.t4, it.row0 + w.rb, p.tk,
+		    p.causal, p.tk - p.tq);
+	wgmma_softmax<BC, TRACE>(f.s, f.m, f.l, f.al, p.scale_log2,
+	    p.no_rescale);
+	if constexpr (TRACE)
+		wgmma_trace_ml<BR>(p, f.m, f.al, f.l, it.bh, it.i, j, w.rb,
+		    it.row0, w.lane);
+}
+
+/*
+ * The consumer's main loop over one work item's nt tiles, overlapped
+ * (SCHED 1 or 2): the next tile's S is issued before this softmax, and
+ * P V runs under the next softmax (the header's pipeline).  SCHED 2
+ * rescales O between the issues of S and P V (FA3's order, off the path
+ * to the next turn), SCHED 1 once P V is done.  PINGPONG: the GEMMs are
+ * issued in this warpgroup's turn (named barrier me), handed to next.
+ */
+template <int D, int BR, int BC, int STAGES, int QBUF, bool PINGPONG,
+    int SCHED, bool BF16, bool TRACE>
+static __device__ __forceinline__ void
+wgmma_consumer_overlap(const struct wgmma_params &p,
+    const wgmma_shared<D, BR, BC, STAGES, QBUF> &sm,
+    const struct wgmma_item &it, const struct wgmma_who &w,
+    wgmma_pipe<STAGES> kv, uint32_t qa, int me, int next,
+    wgmma_frag<D, BC> &f)
+{
+	constexpr uint32_t TB = wgmma_shared<D, BR, BC, STAGES, QBUF>::TB;
+	const int nt = it.nt;
+
+	/* Tile 0: S alone. */
+	wgmma_bar_wait(sm.bar(WGMMA_FULL_K, kv.at(0).stage()),
+	    kv.at(0).phase());
+	if (PINGPONG)
+		wgmma_turn_wait(me);
+	wgmma_qk<D, BR, BC, BF16>(f.s, qa, sm.k + kv.at(0).stage() * TB);
+	if (PINGPONG)
+		wgmma_turn_pass(next);
+	wgmma_wait<0>();
+	wgmma_hold(f.s);
+	wgmma_score_tile<BR, BC, TRACE>(p, it, w, f,
+	    sm.bar(WGMMA_EMPTY_K, kv.at(0).stage()), 0);
+	wgmma_topack<BC, BF16>(f.pa, f.s);
+
+	for (int j = 1; j < nt; j++) {
+		const int sk = kv.at(j).stage(), sv = kv.at(j - 1).stage();
+
+		wgmma_bar_wait(sm.bar(WGMMA_FULL_K, sk), kv.at(j).phase());
+		if (PINGPONG)
+			wgmma_turn_wait(me);
+		wgmma_qk<D, BR, BC, BF16>(f.s, qa, sm.k + sk * TB);
+		if constexpr (SCHED == 2)	/* by alpha_{j-1} */
+			wgmma_rescale<D, TRACE>(f.o, f.al, p.no_rescale);
+		wgmma_bar_wait(sm.bar(WGMMA_FULL_V, sv), kv.at(j - 1).phase());
+		wgmma_pv<D, BC, BF16>(f.o, f.pa, sm.v + sv * TB);
+		if (PINGPONG)
+			wgmma_turn_pass(next);
+
+		wgmma_wait<1>();	/* S_j is here, P V may run */
+		wgmma_hold(f.s);
+		wgmma_score_tile<BR, BC, TRACE>(p, it, w, f,
+		    sm.bar(WGMMA_EMPTY_K, sk), j);
+
+		wgmma_wait<0>();	/* P_{j-1} V_{j-1} is in O */
+		wgmma_hold(f.o);
+		wgmma_hold(f.s);	/* and P_j is packed only now */
+		if (w.lane == 0)
+			wgmma_bar_arrive(sm.bar(WGMMA_EMPTY_V, sv));
+		if constexpr (TRACE)
+			wgmma_trace_acc<D, BR>(p, f.o, it.bh, it.i, j - 1, w.rb,
+			    it.row0, w.lane);
+		if constexpr (SCHED == 1)	/* by alpha_j */
+			wgmma_rescale<D, TRACE>(f.o, f.al, p.no_rescale);
+		wgmma_topack<BC, BF16>(f.pa, f.s);
+	}
+
+	/* The last P V alone. */
+	const int sv = kv.at(nt - 1).stage();
+	wgmma_bar_wait(sm.bar(WGMMA_FULL_V, sv), kv.at(nt - 1).phase());
+	if (PINGPONG)
+		wgmma_turn_wait(me);
+	if constexpr (SCHED == 2)
+		wgmma_rescale<D, TRACE>(f.o, f.al, p.no_rescale);
+	wgmma_pv<D, BC, BF16>(f.o, f.pa, sm.v + sv * TB);
+	if (PINGPONG)
+		wgmma_turn_pass(next);
+	wgmma_wait<0>();
+	wgmma_hold(f.o);
+	if (w.lane == 0)
+		wgmma_bar_arrive(sm.bar(WGMMA_EMPTY_V, sv));
+	if constexpr (TRACE)
+		wgmma_trace_acc<D, BR>(p, f.o, it.bh, it.i, nt - 1, w.rb,
+		    it.row0, w.lane);
+}
+
+/* The consumer's main loop without overlap (SCHED 0): S, softmax, P V,
+ * one after the other, tile after tile. */
+template <int D, int BR, int BC, int STAGES, int QBUF, bool BF16, bool TRACE>
+static __device__ __forceinline__ void
+wgmma_consumer_plain(const struct wgmma_params &p,
+    const wgmma_shared<D, BR, BC, STAGES, QBUF> &sm,
+    const struct wgmma_item &it, const struct wgmma_who &w,
+    wgmma_pipe<STAGES> kv, uint32_t qa, wgmma_frag<D, BC> &f)
+{
+	constexpr uint32_t TB = wgmma_shared<D, BR, BC, STAGES, QBUF>::TB;
+
+	for (int j = 0; j < it.nt; j++) {
+		const int st = kv.at(j).stage();
+		const uint32_t ph = kv.at(j).phase();
+
+		wgmma_bar_wait(sm.bar(WGMMA_FULL_K, st), ph);
+		wgmma_qk<D, BR, BC, BF16>(f.s, qa, sm.k + st * TB);
+		wgmma_wait<0>();
+		wgmma_hold(f.s);
+		wgmma_score_tile<BR, BC, TRACE>(p, it, w, f,
+		    sm.bar(WGMMA_EMPTY_K, st), j);
+		wgmma_rescale<D, TRACE>(f.o, f.al, p.no_rescale);
+		wgmma_topack<BC, BF16>(f.pa, f.s);
+
+		wgmma_bar_wait(sm.bar(WGMMA_FULL_V, st), ph);
+		wgmma_pv<D, BC, BF16>(f.o, f.pa, sm.v + st * TB);
+		wgmma_wait<0>();
+		wgmma_hold(f.o);
+		if (w.lane == 0)
+			wgmma_bar_arrive(sm.bar(WGMMA_EMPTY_V, st));
+		if constexpr (TRACE)
+			wgmma_trace_acc<D, BR>(p, f.o, it.bh, it.i, j, w.rb,
+			    it.row0, w.lane);
+	}
+}
+
+/* Rows of a work item that see no key: O = 0, lse = -inf. */
+template <int D>
+static __device__ __forceinline__ void
+wgmma_epilogue_empty(const struct wgmma_params &p,
+    const struct wgmma_item &it, const struct wgmma_who &w, size_t orow)
+{
+	constexpr int CPR = D / 8;		/* 16-byte chunks a row */
+
+	for (int x0 = 0; x0 < 16 * CPR / 32; x0++) {
+		const int x = x0 * 32 + w.lane;
+		const int r = 64 * w.c + 16 * w.ww + x / CPR;
+		if (it.row0 + r < p.tq)
+			*(uint4 *)(p.o + (orow + r) * D + (x % CPR) * 8) =
+			    make_uint4(0, 0, 0, 0);
+	}
+	for (int h = 0; h < 2; h++)
+		if (w.t4 == 0 && it.row0 + w.rb + 8 * h < p.tq)
+			p.lse[orow + w.rb + 8 * h] = -INFINITY;
+}
+
+/*
+ * The epilogue of one work item: lse = m scale + log l, and O / l
+ * rounded to 16 bits through this warp's own rows of Q's tile gq (its
+ * reads of them are complete: its last wgmma was waited for) out to
+ * global memory in coalesced 16-byte stores; then Q's slot goes back to
+ * the producer (empty_q).
+ */
+template <int D, int BR, int BC, bool BF16>
+static __device__ __forceinline__ void
+wgmma_epilogue(const struct wgmma_params &p, const struct wgmma_item &it,
+    const struct wgmma_who &w, size_t orow, uint8_t *gq, uint32_t empty_q,
+    wgmma_frag<D, BC> &f)
+{
+	constexpr int CPR = D / 8;		/* 16-byte chunks a row */
+	float inv[2];
+
+#pragma unroll
+	for (int h = 0; h < 2; h++) {
+		float lt = f.l[h];
+		lt += __shfl_xor_sync(0xffffffffu, lt, 1);
+		lt += __shfl_xor_sync(0xffffffffu, lt, 2);
+		inv[h] = lt > 0.f ? 1.f / lt : 0.f;
+		const int r = w.rb + 8 * h;
+		if (w.t4 == 0 && it.row0 + r < p.tq)
+			p.lse[orow + r] = lt > 0.f ?
+			    f.m[h] * p.scale + logf(lt) : -INFINITY;
+	}
+#pragma unroll
+	for (int db = 0; db < D / 8; db++)
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			const int r = w.rb + 8 * h;	/* r & 7 == g */
+			*(uint32_t *)(gq + (db / 8) * BR * 128 + r * 128 +
+			    (((db % 8) ^ w.g) << 4) + 4 * w.t4) =
+			    wgmma_pack<BF16>(f.o[4 * db + 2 * h] * inv[h],
+			    f.o[4 * db + 2 * h + 1] * inv[h]);
+		}
+	__syncwarp();
+#pragma unroll
+	for (int x0 = 0; x0 < 16 * CPR / 32; x0++) {
+		const int x = x0 * 32 + w.lane;
+		const int r = 64 * w.c + 16 * w.ww + x / CPR, ch = x % CPR;
+		if (it.row0 + r < p.tq)
+			*(uint4 *)(p.o + (orow + r) * D + ch * 8) =
+			    *(const uint4 *)(gq + (ch / 8) * BR * 128 +
+			    r * 128 + (((ch % 8) ^ (r & 7)) << 4));
+	}
+	/* The slot goes back to the producer, whose next TMA (the async
+	 * proxy) writes where these plain stores were. */
+	asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+	__syncwarp();
+	if (w.lane == 0)
+		wgmma_bar_arrive(empty_q);
 }
 
 /*
  * The kernel.  A block takes work items t = blockIdx.x, + gridDim.x, ...:
  * with one block per item (the default grid) that is one row block, as
- * in fast.cu; with one block per multiprocessor (a persistent variant)
- * the producer loads the next item's Q (QBUF = 2 slots) and first K, V
- * tiles while the consumers still work on this one.  D head width, BC
- * keys a tile, STAGES slots in the ring, NWG consumer warpgroups (Br =
- * 64 NWG), PINGPONG: consumers take turns at the tensor core, SCHED: 0 S,
- * softmax, P V one after the other; 1 the next S issued before this
- * softmax, O rescaled once P V is done; 2 the same with O rescaled between
- * the issues of S and P V (FA3's order, off the path to the next turn).
- * TRACE: write the trace.
+ * in fast.cu; with one block per multiprocessor (a persistent build) the
+ * producer loads the next item's Q (QBUF = 2 slots) and first K, V tiles
+ * while the consumers still work on this one.  D head width, BC keys a
+ * tile, STAGES slots in the ring, NWG consumer warpgroups (Br = 64 NWG),
+ * PINGPONG: consumers take turns at the tensor core, SCHED: 0
+ * wgmma_consumer_plain, 1 and 2 wgmma_consumer_overlap.  TRACE: write
+ * the trace.
  */
 template <int D, int BC, int STAGES, int NWG, bool PINGPONG, int SCHED,
     int QBUF, bool BF16, bool TRACE>
@@ -694,10 +1043,6 @@ wgmma_fwd_kernel(const __grid_constant__ CUtensorMap tm_q,
     const __grid_constant__ CUtensorMap tm_v, const struct wgmma_params p)
 {
 	constexpr int BR = 64 * NWG;
-	constexpr uint32_t QB = BR * D * 2;	/* bytes of Q's tile */
-	constexpr uint32_t TB = BC * D * 2;	/* bytes of a K or V tile */
-	constexpr int NBOX = D / 64;		/* 128-byte boxes a row */
-	constexpr int CPR = D / 8;		/* 16-byte chunks a row */
 	static_assert(D == 64 || D == 128, "d is 64 or 128");
 	static_assert(BC == 64 || BC == 128, "Bc is 64 or 128");
 	static_assert(!PINGPONG || SCHED > 0, "ping-pong needs the overlap");
@@ -706,33 +1051,25 @@ wgmma_fwd_kernel(const __grid_constant__ CUtensorMap tm_q,
 
 	extern __shared__ __align__(1024) uint8_t wgmma_smem[];
 	const uint32_t raw = wgmma_smem_addr(wgmma_smem);
-	const uint32_t sQ = (raw + 1023) & ~1023u;	/* QBUF slots */
-	uint8_t *const gQ = wgmma_smem + (sQ - raw);	/* generic pointer */
-	const uint32_t sK = sQ + QBUF * QB;
-	const uint32_t sV = sK + STAGES * TB;
-	const uint32_t bars = sV + STAGES * TB;
-	auto full_q = [&](int s) { return bars + 8u * s; };
-	auto empty_q = [&](int s) { return bars + 8u * (QBUF + s); };
-	auto full_k = [&](int s) { return bars + 8u * (2 * QBUF + s); };
-	auto empty_k = [&](int s) {
-		return bars + 8u * (2 * QBUF + STAGES + s); };
-	auto full_v = [&](int s) {
-		return bars + 8u * (2 * QBUF + 2 * STAGES + s); };
-	auto empty_v = [&](int s) {
-		return bars + 8u * (2 * QBUF + 3 * STAGES + s); };
+	wgmma_shared<D, BR, BC, STAGES, QBUF> sm;
+	sm.q = (raw + 1023) & ~1023u;
+	sm.gq = wgmma_smem + (sm.q - raw);
+	sm.k = sm.q + QBUF * sm.QB;
+	sm.v = sm.k + STAGES * sm.TB;
+	sm.bars = sm.v + STAGES * sm.TB;
 
 	const int tid = threadIdx.x, wg = tid / 128;
 
 	if (tid == 0) {
 		for (int s = 0; s < QBUF; s++) {
-			wgmma_bar_init(full_q(s), 1);
-			wgmma_bar_init(empty_q(s), 4 * NWG);
+			wgmma_bar_init(sm.bar(WGMMA_FULL_Q, s), 1);
+			wgmma_bar_init(sm.bar(WGMMA_EMPTY_Q, s), 4 * NWG);
 		}
 		for (int s = 0; s < STAGES; s++) {
-			wgmma_bar_init(full_k(s), 1);
-			wgmma_bar_init(full_v(s), 1);
-			wgmma_bar_init(empty_k(s), 4 * NWG);
-			wgmma_bar_init(empty_v(s), 4 * NWG);
+			wgmma_bar_init(sm.bar(WGMMA_FULL_K, s), 1);
+			wgmma_bar_init(sm.bar(WGMMA_FULL_V, s), 1);
+			wgmma_bar_init(sm.bar(WGMMA_EMPTY_K, s), 4 * NWG);
+			wgmma_bar_init(sm.bar(WGMMA_EMPTY_V, s), 4 * NWG);
 		}
 		/* Make the initialised barriers visible to the TMA unit. */
 		asm volatile("fence.mbarrier_init.release.cluster;\n"
@@ -741,49 +1078,11 @@ wgmma_fwd_kernel(const __grid_constant__ CUtensorMap tm_q,
 	}
 	__syncthreads();
 
-	/*
-	 * Both sides count the same things in the same order: kq, the work
-	 * items with tiles so far (Q slot kq % QBUF, its n-th use n = kq /
-	 * QBUF), and kv, the K/V tiles so far (ring slot kv % STAGES).
-	 */
 	if (wg == 0) {
-		/* The producer: one thread, the ring in order. */
 		wgmma_regs_dec<wgmma_regs<NWG>::producer>();
-		if (tid != 0)
-			return;
-		wgmma_tma_prefetch(&tm_q);
-		wgmma_tma_prefetch(&tm_k);
-		wgmma_tma_prefetch(&tm_v);
-		uint32_t kq = 0, kv = 0;
-		for (int t = blockIdx.x; t < p.ntiles; t += gridDim.x) {
-			int i, row0, bh, nt;
-
-			wgmma_tile<BR, BC>(p, t, i, row0, bh, nt);
-			if (nt == 0)
-				continue;
-			const int qs = kq % QBUF;
-			wgmma_bar_wait(empty_q(qs), ((kq / QBUF) & 1) ^ 1);
-			kq++;
-			wgmma_bar_expect(full_q(qs), QB);
-			for (int b = 0; b < NBOX; b++)
-				wgmma_tma_load(sQ + qs * QB + b * BR * 128, &tm_q,
-				    64 * b, row0, bh, full_q(qs));
-			for (int j = 0; j < nt; j++, kv++) {
-				const int s = kv % STAGES;
-				const uint32_t ph = (kv / STAGES) & 1;
-
-				wgmma_bar_wait(empty_k(s), ph ^ 1);
-				wgmma_bar_expect(full_k(s), TB);
-				for (int b = 0; b < NBOX; b++)
-					wgmma_tma_load(sK + s * TB + b * BC * 128,
-					    &tm_k, 64 * b, j * BC, bh, full_k(s));
-				wgmma_bar_wait(empty_v(s), ph ^ 1);
-				wgmma_bar_expect(full_v(s), TB);
-				for (int b = 0; b < NBOX; b++)
-					wgmma_tma_load(sV + s * TB + b * BC * 128,
-					    &tm_v, 64 * b, j * BC, bh, full_v(s));
-			}
-		}
+		if (tid == 0)
+			wgmma_producer<D, BR, BC, STAGES, QBUF>(p, &tm_q, &tm_k,
+			    &tm_v, sm);
 		return;
 	}
 
@@ -792,215 +1091,43 @@ wgmma_fwd_kernel(const __grid_constant__ CUtensorMap tm_q,
 	const int c = wg - 1;
 	const int lane = tid & 31, ww = (tid >> 5) & 3;
 	const int g = lane >> 2, t4 = lane & 3;
-	const int rb = 64 * c + 16 * ww + g;	/* its first row in the block */
-	const int me = 1 + c, next = 1 + (c + 1) % NWG;	/* turn barriers */
-	float o[D / 2], s[BC / 2], m[2], l[2], al[2];
-	uint32_t pa[BC / 4];
-	uint32_t kq = 0, kv = 0;
+	const struct wgmma_who w = { c, lane, ww, g, t4, 64 * c + 16 * ww + g };
+	const int me = WGMMA_TURN + c, next = WGMMA_TURN + (c + 1) % NWG;
+	wgmma_frag<D, BC> f;
+	wgmma_pipe<QBUF> qp = { 0 };
+	wgmma_pipe<STAGES> kv = { 0 };
 
 	if (PINGPONG && c == NWG - 1)
-		wgmma_turn_pass(1);	/* consumer 0 goes first */
+		wgmma_turn_pass(WGMMA_TURN);	/* consumer 0 goes first */
 	for (int t = blockIdx.x; t < p.ntiles; t += gridDim.x) {
-		int i, row0, bh, nt;
+		const struct wgmma_item it = wgmma_tile<BR, BC>(p, t);
+		const size_t orow = (size_t)it.bh * p.tq + it.row0;
 
-		wgmma_tile<BR, BC>(p, t, i, row0, bh, nt);
-		const size_t orow = (size_t)bh * p.tq + row0;
-		if (nt == 0) {
-			/* Rows that see no key: O = 0, lse = -inf. */
-			for (int it = 0; it < 16 * CPR / 32; it++) {
-				const int x = it * 32 + lane;
-				const int r = 64 * c + 16 * ww + x / CPR;
-				if (row0 + r < p.tq)
-					*(uint4 *)(p.o + (orow + r) * D +
-					    (x % CPR) * 8) = make_uint4(0, 0, 0, 0);
-			}
-			for (int h = 0; h < 2; h++)
-				if (t4 == 0 && row0 + rb + 8 * h < p.tq)
-					p.lse[orow + rb + 8 * h] = -INFINITY;
+		if (it.nt == 0) {
+			wgmma_epilogue_empty<D>(p, it, w, orow);
 			continue;
 		}
-		const int qs = kq % QBUF;
-		const uint32_t qa = sQ + qs * QB + 64 * c * 128;  /* its rows */
-		uint8_t *const gq = gQ + qs * QB;
+		const int qs = qp.stage();
+		const uint32_t qa = sm.q + qs * sm.QB + 64 * c * 128;  /* its rows */
+		uint8_t *const gq = sm.gq + qs * sm.QB;
 
 #pragma unroll
 		for (int x = 0; x < D / 2; x++)
-			o[x] = 0.f;
-		m[0] = m[1] = -INFINITY;
-		l[0] = l[1] = 0.f;
-		wgmma_bar_wait(full_q(qs), (kq / QBUF) & 1);
-		/* Tile j's ring slot and phase; whether it needs the mask:
-		 * it crosses Tk or this warpgroup's diagonal. */
-#define WGMMA_SLOT(j) ((kv + (j)) % STAGES)
-#define WGMMA_PHASE(j) (((kv + (j)) / STAGES) & 1)
-#define WGMMA_NEEDS_MASK(j) (((j) + 1) * BC > p.tk ||			\
-	    (p.causal && ((j) + 1) * BC - 1 > row0 + 64 * c + p.tk - p.tq))
-#define WGMMA_MASK(j) wgmma_mask<BC>(s, (j) * BC + 2 * t4, row0 + rb,	\
-	    p.tk, p.causal, p.tk - p.tq)
-
-		if constexpr (SCHED > 0) {
-			/* Tile 0: S alone. */
-			wgmma_bar_wait(full_k(WGMMA_SLOT(0)), WGMMA_PHASE(0));
-			if (PINGPONG)
-				wgmma_turn_wait(me);
-			wgmma_qk<D, BR, BC, BF16>(s, qa,
-			    sK + WGMMA_SLOT(0) * TB);
-			if (PINGPONG)
-				wgmma_turn_pass(next);
-			wgmma_wait<0>();
-			wgmma_hold(s);
-			if (lane == 0)
-				wgmma_bar_arrive(empty_k(WGMMA_SLOT(0)));
-			if (WGMMA_NEEDS_MASK(0))
-				WGMMA_MASK(0);
-			wgmma_softmax<BC, TRACE>(s, m, l, al, p.scale_log2,
-			    p.no_rescale);
-			if constexpr (TRACE)
-				wgmma_trace_ml<BR>(p, m, al, l, bh, i, 0, rb,
-				    row0, lane);
-			wgmma_topack<BC, BF16>(pa, s);
-
-			for (int j = 1; j < nt; j++) {
-				const int sk = WGMMA_SLOT(j), sv = WGMMA_SLOT(j - 1);
-
-				wgmma_bar_wait(full_k(sk), WGMMA_PHASE(j));
-				if (PINGPONG)
-					wgmma_turn_wait(me);
-				wgmma_qk<D, BR, BC, BF16>(s, qa, sK + sk * TB);
-				if constexpr (SCHED == 2)	/* by alpha_{j-1} */
-					wgmma_rescale<D, TRACE>(o, al,
-					    p.no_rescale);
-				wgmma_bar_wait(full_v(sv), WGMMA_PHASE(j - 1));
-				wgmma_pv<D, BC, BF16>(o, pa, sV + sv * TB);
-				if (PINGPONG)
-					wgmma_turn_pass(next);
-
-				wgmma_wait<1>();	/* S_j is here, P V may run */
-				wgmma_hold(s);
-				if (lane == 0)
-					wgmma_bar_arrive(empty_k(sk));
-				if (WGMMA_NEEDS_MASK(j))
-					WGMMA_MASK(j);
-				wgmma_softmax<BC, TRACE>(s, m, l, al,
-				    p.scale_log2, p.no_rescale);
-				if constexpr (TRACE)
-					wgmma_trace_ml<BR>(p, m, al, l, bh, i, j,
-					    rb, row0, lane);
-
-				wgmma_wait<0>();	/* P_{j-1} V_{j-1} is in O */
-				wgmma_hold(o);
-				wgmma_hold(s);	/* and P_j is packed only now */
-				if (lane == 0)
-					wgmma_bar_arrive(empty_v(sv));
-				if constexpr (TRACE)
-					wgmma_trace_acc<D, BR>(p, o, bh, i, j - 1,
-					    rb, row0, lane);
-				if constexpr (SCHED == 1)	/* by alpha_j */
-					wgmma_rescale<D, TRACE>(o, al,
-					    p.no_rescale);
-				wgmma_topack<BC, BF16>(pa, s);
-			}
-
-			/* The last P V alone. */
-			const int sv = WGMMA_SLOT(nt - 1);
-			wgmma_bar_wait(full_v(sv), WGMMA_PHASE(nt - 1));
-			if (PINGPONG)
-				wgmma_turn_wait(me);
-			if constexpr (SCHED == 2)
-				wgmma_rescale<D, TRACE>(o, al, p.no_rescale);
-			wgmma_pv<D, BC, BF16>(o, pa, sV + sv * TB);
-			if (PINGPONG)
-				wgmma_turn_pass(next);
-			wgmma_wait<0>();
-			wgmma_hold(o);
-			if (lane == 0)
-				wgmma_bar_arrive(empty_v(sv));
-			if constexpr (TRACE)
-				wgmma_trace_acc<D, BR>(p, o, bh, i, nt - 1, rb,
-				    row0, lane);
-		} else {
-			/* No overlap: S, softmax, P V, one after the other. */
-			for (int j = 0; j < nt; j++) {
-				const int st = WGMMA_SLOT(j);
-				const uint32_t ph = WGMMA_PHASE(j);
-
-				wgmma_bar_wait(full_k(st), ph);
-				wgmma_qk<D, BR, BC, BF16>(s, qa, sK + st * TB);
-				wgmma_wait<0>();
-				wgmma_hold(s);
-				if (lane == 0)
-					wgmma_bar_arrive(empty_k(st));
-				if (WGMMA_NEEDS_MASK(j))
-					WGMMA_MASK(j);
-				wgmma_softmax<BC, TRACE>(s, m, l, al,
-				    p.scale_log2, p.no_rescale);
-				if constexpr (TRACE)
-					wgmma_trace_ml<BR>(p, m, al, l, bh, i, j,
-					    rb, row0, lane);
-				wgmma_rescale<D, TRACE>(o, al, p.no_rescale);
-				wgmma_topack<BC, BF16>(pa, s);
-
-				wgmma_bar_wait(full_v(st), ph);
-				wgmma_pv<D, BC, BF16>(o, pa, sV + st * TB);
-				wgmma_wait<0>();
-				wgmma_hold(o);
-				if (lane == 0)
-					wgmma_bar_arrive(empty_v(st));
-				if constexpr (TRACE)
-					wgmma_trace_acc<D, BR>(p, o, bh, i, j, rb,
-					    row0, lane);
-			}
-		}
-#undef WGMMA_SLOT
-#undef WGMMA_PHASE
-#undef WGMMA_NEEDS_MASK
-#undef WGMMA_MASK
-		kv += nt;
-
-		/*
-		 * Epilogue.  This warpgroup's reads of its Q rows are complete
-		 * (its last wgmma was waited for), so its warps reuse them for
-		 * O; the other consumer's rows are elsewhere in the slot.
-		 */
-		float inv[2];
-#pragma unroll
-		for (int h = 0; h < 2; h++) {
-			float lt = l[h];
-			lt += __shfl_xor_sync(0xffffffffu, lt, 1);
-			lt += __shfl_xor_sync(0xffffffffu, lt, 2);
-			inv[h] = lt > 0.f ? 1.f / lt : 0.f;
-			const int r = rb + 8 * h;
-			if (t4 == 0 && row0 + r < p.tq)
-				p.lse[orow + r] = lt > 0.f ?
-				    m[h] * p.scale + logf(lt) : -INFINITY;
-		}
-#pragma unroll
-		for (int db = 0; db < D / 8; db++)
-#pragma unroll
-			for (int h = 0; h < 2; h++) {
-				const int r = rb + 8 * h;	/* r & 7 == g */
-				*(uint32_t *)(gq + (db / 8) * BR * 128 + r * 128 +
-				    (((db % 8) ^ g) << 4) + 4 * t4) =
-				    wgmma_pack<BF16>(o[4 * db + 2 * h] * inv[h],
-				    o[4 * db + 2 * h + 1] * inv[h]);
-			}
-		__syncwarp();
-#pragma unroll
-		for (int it = 0; it < 16 * CPR / 32; it++) {
-			const int x = it * 32 + lane;
-			const int r = 64 * c + 16 * ww + x / CPR, ch = x % CPR;
-			if (row0 + r < p.tq)
-				*(uint4 *)(p.o + (orow + r) * D + ch * 8) =
-				    *(const uint4 *)(gq + (ch / 8) * BR * 128 +
-				    r * 128 + (((ch % 8) ^ (r & 7)) << 4));
-		}
-		/* The slot goes back to the producer, whose next TMA (the
-		 * async proxy) writes where these plain stores were. */
-		asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-		__syncwarp();
-		if (lane == 0)
-			wgmma_bar_arrive(empty_q(qs));
-		kq++;
+			f.o[x] = 0.f;
+		f.m[0] = f.m[1] = -INFINITY;
+		f.l[0] = f.l[1] = 0.f;
+		wgmma_bar_wait(sm.bar(WGMMA_FULL_Q, qs), qp.phase());
+		if constexpr (SCHED > 0)
+			wgmma_consumer_overlap<D, BR, BC, STAGES, QBUF, PINGPONG,
+			    SCHED, BF16, TRACE>(p, sm, it, w, kv, qa, me, next,
+			    f);
+		else
+			wgmma_consumer_plain<D, BR, BC, STAGES, QBUF, BF16,
+			    TRACE>(p, sm, it, w, kv, qa, f);
+		kv.advance(it.nt);
+		wgmma_epilogue<D, BR, BC, BF16>(p, it, w, orow, gq,
+		    sm.bar(WGMMA_EMPTY_Q, qs), f);
+		qp.advance();
 	}
 	if (PINGPONG && c == 0)
 		wgmma_turn_wait(me);	/* take back the last pass */
@@ -1108,21 +1235,23 @@ struct wgmma_variant {
 	  wgmma_launch<D, BC, ST, NWG, PP, OV, 1 + PE, true, true> } } }
 
 /*
- * Per d: the default first; then the other consumer count or schedule,
- * the plain loop (no overlap, no ping-pong), and the persistent grid.
- * Measured (WGMMA_NOTES.md) and dropped: ping-pong off with the overlap
- * on, a 3-stage ring at d = 128, Bc = 176 at d = 128 (none faster).
+ * The variants a user can pick, per d the default first: tcrun.cu runs a
+ * Br x Bc as the first variant with those tiles, so only one variant a
+ * tiling can ever run.  At d = 64 three consumers (Br = 192) by default:
+ * the exp costs as much as the products there, so a third softmax has
+ * to hide; two (Br = 128) are the other tiling.  At d = 128 two consumers
+ * in ping-pong, FA3's rescale order: the fastest measured on the H200
+ * (doc/performance.md).  The schedules measured against them (the plain
+ * loop, the other rescale order, the persistent grid) are
+ * dev/cuda/wgmma/, which builds this file with its own WGMMA_VARIANTS.
  */
-static const struct wgmma_variant wgmma_variants[] = {
-	WGMMA_VARIANT(64, 128, 4, 3, true, 2, 0),	/* Br = 192 */
-	WGMMA_VARIANT(64, 128, 4, 2, true, 2, 0),
-	WGMMA_VARIANT(64, 128, 4, 2, false, 0, 0),
-	WGMMA_VARIANT(64, 128, 4, 3, true, 2, 1),
+#ifndef WGMMA_VARIANTS
+#define WGMMA_VARIANTS							\
+	WGMMA_VARIANT(64, 128, 4, 3, true, 2, 0),	/* Br = 192 */	\
+	WGMMA_VARIANT(64, 128, 4, 2, true, 2, 0),			\
 	WGMMA_VARIANT(128, 128, 2, 2, true, 2, 0),
-	WGMMA_VARIANT(128, 128, 2, 2, true, 1, 0),
-	WGMMA_VARIANT(128, 128, 2, 2, false, 0, 0),
-	WGMMA_VARIANT(128, 128, 2, 2, true, 2, 1),
-};
+#endif
+static const struct wgmma_variant wgmma_variants[] = { WGMMA_VARIANTS };
 #define WGMMA_NVARIANTS \
 	((int)(sizeof wgmma_variants / sizeof wgmma_variants[0]))
 
@@ -1189,45 +1318,16 @@ wgmma_attention_trace(const void *q, const void *k, const void *v, void *o,
 	cudaError_t e;
 	int bh, grid, dev, sms;
 
-	if (q == NULL || k == NULL || v == NULL || o == NULL || lse == NULL) {
-		snprintf(err, errlen, "wgmma_attention_fwd: a tensor pointer "
-		    "is NULL");
+	if (tc_args_check("wgmma_attention_fwd", q, k, v, o, lse, batch,
+	    heads, tq, tk, dtype, 16, "TMA and 16-byte stores", err,
+	    errlen) != 0)
 		return -1;
-	}
-	if (((uintptr_t)q | (uintptr_t)k | (uintptr_t)v | (uintptr_t)o) &
-	    15) {
-		snprintf(err, errlen, "wgmma_attention_fwd: Q, K, V and O "
-		    "must be 16-byte aligned (TMA and 16-byte stores)");
+	if ((wv = wgmma_find(d, variant)) == NULL)
+		return tc_args_no_variant("wgmma_attention_fwd", variant, d, err,
+		    errlen);
+	if (tc_args_trace("wgmma_attention_trace", tr, err, errlen) != 0)
 		return -1;
-	}
-	if (batch < 1 || batch > 65535 || heads < 1 || heads > 65535) {
-		snprintf(err, errlen, "wgmma_attention_fwd: batch %d or heads "
-		    "%d not in 1..65535", batch, heads);
-		return -1;
-	}
-	if (tq < 1 || tk < 1) {
-		snprintf(err, errlen, "wgmma_attention_fwd: Tq %d and Tk %d "
-		    "must be at least 1", tq, tk);
-		return -1;
-	}
-	if (dtype != FAST_FP16 && dtype != FAST_BF16) {
-		snprintf(err, errlen, "wgmma_attention_fwd: dtype %d is "
-		    "neither fp16 (0) nor bf16 (1)", dtype);
-		return -1;
-	}
-	if ((wv = wgmma_find(d, variant)) == NULL) {
-		snprintf(err, errlen, "wgmma_attention_fwd: no variant %d for "
-		    "d = %d (d must be 64 or 128)", variant, d);
-		return -1;
-	}
-	if (tr != NULL && (tr->m == NULL || tr->alpha == NULL ||
-	    tr->l == NULL)) {
-		snprintf(err, errlen, "wgmma_attention_trace: the trace's m, "
-		    "alpha and l must all be given");
-		return -1;
-	}
-	if (!(scale > 0.f))
-		scale = 1.f / sqrtf((float)d);
+	scale = tc_args_scale(scale, d);
 
 	bh = batch * heads;
 	if (wgmma_encoder(err, errlen) != 0 ||

@@ -5,6 +5,8 @@
  *   nvcc -O3 -std=c++17 -gencode arch=compute_90,code=sm_90 -I gpu \
  *       -I src gpu/fast.cu gpu/timing.cu gpu/bench/bench_fast.cu \
  *       -o bench_fast
+ * (the product's variants; dev/cuda/fast/build.sh builds it over every
+ * variant measured, dev/cuda/fast/variants.cu)
  *   ./bench_fast check            every variant, ragged and causal shapes,
  *                                 against a double-precision CPU reference
  *   ./bench_fast bench [V|all]    the shapes of `flashstep bench --gpu`:

@@ -6,6 +6,8 @@
  *   F="-O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I gpu"
  *   nvcc $F -Xcompiler -pthread gpu/wgmma.cu gpu/fast.cu \
  *       gpu/bench/bench_wgmma.cu -o bench_wgmma
+ * That is the product's variants; dev/cuda/wgmma/build.sh builds it over
+ * every variant measured (dev/cuda/wgmma/variants.cu).
  * V is a variant index, a list "0,2" or "all"; absent: the default.
  *   ./bench_wgmma check [V|all]   every variant (or V), ragged, causal,
  *                                 batched shapes, every element, against a

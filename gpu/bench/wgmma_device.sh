@@ -6,13 +6,16 @@
 #
 #   gpu/bench/wgmma_device.sh [check] [trace] [bench] [torch] [torch2] [ncu]
 #
-# Binaries (built on any machine with nvcc 13, no GPU needed):
+# Binaries (built on any machine with nvcc 13, no GPU needed), of the
+# product's variants:
 #   F="-O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I gpu"
 #   nvcc $F -Xcompiler -pthread gpu/wgmma.cu gpu/fast.cu \
 #       gpu/bench/bench_wgmma.cu -o bench_wgmma
 #   nvcc $F -shared -Xcompiler -fPIC gpu/wgmma.cu -o libwgmma.so
 #   nvcc -O3 -std=c++17 -gencode=arch=compute_90,code=sm_90 -I gpu \
 #       -shared -Xcompiler -fPIC gpu/fast.cu -o libfast.so
+# or, with LAB=1, of every variant measured (dev/cuda/wgmma/build.sh,
+# from dev/cuda/*/variants.cu).
 # check runs each variant in its own process (a hang costs one limit, not
 # the call); bench times only the variants whose check passed
 # (or BENCH_VARIANTS, a list like 0,2).
@@ -33,13 +36,17 @@ cd "$bin"
 ./bench_wgmma >/dev/null 2>&1
 if [ $? -ne 2 ] || [ ! -f libwgmma.so ] || [ ! -f libfast.so ]; then
 	log "carried binaries do not run here: building"
-	F="-O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I $src/gpu"
-	nvcc $F -Xcompiler -pthread $src/gpu/wgmma.cu $src/gpu/fast.cu \
-	    $src/gpu/bench/bench_wgmma.cu -o bench_wgmma &&
-	nvcc $F -shared -Xcompiler -fPIC $src/gpu/wgmma.cu -o libwgmma.so &&
-	nvcc -O3 -std=c++17 -gencode=arch=compute_90,code=sm_90 \
-	    -I $src/gpu -shared -Xcompiler -fPIC $src/gpu/fast.cu \
-	    -o libfast.so || { log "build failed"; exit 1; }
+	if [ "${LAB:-0}" = 1 ]; then
+		"$src/dev/cuda/wgmma/build.sh" . || { log "build failed"; exit 1; }
+	else
+		F="-O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I $src/gpu"
+		nvcc $F -Xcompiler -pthread $src/gpu/wgmma.cu $src/gpu/fast.cu \
+		    $src/gpu/bench/bench_wgmma.cu -o bench_wgmma &&
+		nvcc $F -shared -Xcompiler -fPIC $src/gpu/wgmma.cu -o libwgmma.so &&
+		nvcc -O3 -std=c++17 -gencode=arch=compute_90,code=sm_90 \
+		    -I $src/gpu -shared -Xcompiler -fPIC $src/gpu/fast.cu \
+		    -o libfast.so || { log "build failed"; exit 1; }
+	fi
 fi
 
 pass=""
@@ -47,7 +54,9 @@ for ph in $phases; do
 	case $ph in
 	check)
 		# simplest schedule first: if it fails too, suspect layouts
-		for v in ${CHECK_VARIANTS:-2 1 0 3}; do
+		# (the product has variants 0 and 1 at d = 64, 0 at d = 128)
+		[ "${LAB:-0}" = 1 ] && all="2 1 0 3" || all="1 0"
+		for v in ${CHECK_VARIANTS:-$all}; do
 			log "check v$v"
 			echo "######## check v$v" >>"$out/check.log"
 			timeout ${CHECK_LIMIT:-45} ./bench_wgmma check $v \
