@@ -92,7 +92,7 @@ tile_step(const struct teach_params &P, const struct teach_tile &T, int b,
 	struct teach_trace_rows tr;
 	size_t at;
 
-	R.s = P.s + (size_t)b * st.tq * st.tk;
+	R.s = st.scores ? P.s + (size_t)b * st.tq * st.tk : NULL;
 	R.s_rows = NULL;
 	R.pos = NULL;
 	R.r0 = i * st.br;

@@ -77,7 +77,9 @@ static const char compare_usage[] =
     "multiply-adds; the two differ only where CUDA's expf and logf differ\n"
     "from the C library's (a few units in the last place), carried through\n"
     "the sums.  It promises that order and is held to it: m the same bits\n"
-    "at every step, alpha within 3 units of 2^-23 |alpha|.\n"
+    "at every step, alpha within 3 units of 2^-23 |alpha|, and where every\n"
+    "p is exactly 0 or 1 (S given, one value a row) the numerator and O\n"
+    "the same bits.\n"
     "\n"
     "--kernel fast compares the tensor-core kernel (--dtype fp16|bf16,\n"
     "--d 64|128, fa2, unnormalized): the simulator replays its tiling (its\n"
@@ -204,14 +206,16 @@ compare_print_order(const struct gpucheck_report *rep)
 		return;
 	if (rep->order_kept)
 		printf("  order kept: m the same bits at every step, alpha "
-		    "within %.2g units of 2^-23 |alpha| (at most %g)\n",
-		    rep->alpha_units, GPUCHECK_ALPHA_UNITS);
+		    "within %.2g units of 2^-23 |alpha| (at most %g)%s\n",
+		    rep->alpha_units, GPUCHECK_ALPHA_UNITS, rep->u_compared > 0 ?
+		    "; every p 0 or 1: the numerator and O the same bits" : "");
 	else
 		printf("  ORDER BROKEN: %ld m values not the simulator's bits, "
-		    "alpha off by %.3g units of 2^-23 |alpha| (at most %g): the "
+		    "alpha off by %.3g units of 2^-23 |alpha| (at most %g), %ld "
+		    "of %ld numerator and O values held to the bits differ: the "
 		    "kernel does not do the simulator's operations in its "
 		    "order\n", rep->m_inexact, rep->alpha_units,
-		    GPUCHECK_ALPHA_UNITS);
+		    GPUCHECK_ALPHA_UNITS, rep->u_inexact, rep->u_compared);
 }
 
 /* One problem's lines: the summary, then the steps asked for. */
@@ -377,6 +381,10 @@ compare_print_bwd(const struct schedule *s,
 		printf("  DIFFER: %ld values of the final gradients beyond the "
 		    "tolerance; worst at %.3g of it\n", rep->failures,
 		    rep->worst_excess);
+	if (rep->bits_inexact > 0)
+		printf("  ORDER BROKEN: every p is 0 or 1, yet %ld of %ld gradient "
+		    "values are not the simulator's bits\n", rep->bits_inexact,
+		    rep->bits_compared);
 	if (rep->step == NULL)
 		return 0;
 	ctx.s = s;
@@ -549,12 +557,15 @@ compare_print_split(const struct gpucheck_split_report *rep,
 	    "tolerance\n", rep->max_o, rep->max_lse, rep->out_failures == 0 ?
 	    "agree" : "DIFFER", rep->out_excess);
 	if (rep->order_promised && rep->order_kept)
-		printf("  order kept: m the same bits in every partial%s\n",
-		    combine_form(comb) == MERGE_MLU ? " and every merge" : "");
+		printf("  order kept: m the same bits in every partial%s%s\n",
+		    combine_form(comb) == MERGE_MLU ? " and every merge" : "",
+		    rep->u_compared > 0 ? "; every p 0 or 1: the partials' u and "
+		    "o the same bits" : "");
 	else if (rep->order_promised)
-		printf("  ORDER BROKEN: %ld m values not the simulator's bits: the "
-		    "kernel does not do the simulator's operations in its order\n",
-		    rep->m_inexact);
+		printf("  ORDER BROKEN: %ld m values not the simulator's bits, %ld "
+		    "of %ld partial values held to the bits differ: the kernel "
+		    "does not do the simulator's operations in its order\n",
+		    rep->m_inexact, rep->u_inexact, rep->u_compared);
 	return 0;
 }
 
