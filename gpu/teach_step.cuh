@@ -269,9 +269,9 @@ teach_step(const struct teach_step_params &P, const struct teach_tile &T,
 	__syncthreads();
 }
 
-/* Finalize row r of the state into o (dv floats) and *lse: O = u / l (or
- * o itself), lse = m + log l; a row that saw no key gives O = 0 and
- * lse = -inf (online_finalize). */
+/* The finalize of one row's state (online_finalize): an entry of O is
+ * u / l (or o itself), lse = m + log l; a row that saw no key gives
+ * O = 0 and lse = -inf. */
 __device__ static inline float
 teach_step_final_o(const struct teach_step_params &P, float acc, float l)
 {
