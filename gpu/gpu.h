@@ -86,10 +86,12 @@ int gpu_required(void);
 /* Flags of gpu_run. */
 #define GPU_TRACE	0x1	/* record m_new, alpha, l_new per row per step */
 #define GPU_TRACE_ACC	0x2	/* and the accumulator row (u, or o) */
-/* Test only: the trace run leaves out the rescale (as bug no-rescale
- * does) while tracing the true alpha, and O and lse come from it, so a
- * comparison against a correct simulator must fail.  It exists to show
- * that the check can fail; it needs GPU_TRACE. */
+/* Test only, the tensor-core kernels: the trace run leaves out the
+ * rescale (as bug no-rescale does) while tracing the true alpha, and O
+ * and lse come from it, so a comparison against a correct simulator must
+ * fail.  It needs GPU_TRACE.  (The teaching kernels run the bug modes
+ * themselves: their tests show a check failing through those, with
+ * gpucheck.h's struct gpucheck_fault.) */
 #define GPU_TEST_NO_RESCALE 0x100
 
 /*
@@ -182,10 +184,6 @@ enum gpu_dq_mode {
 
 /* Flags of gpu_backward_run. */
 #define GPU_BWD_TRACE	0x1	/* dK, dV (and an ordered dQ) per step */
-/* Test only: dK's product leaves out each tile's first query row (an
- * off-by-one in a loop bound), so a comparison with the simulator must
- * fail. */
-#define GPU_BWD_TEST_FAULT 0x100
 
 /* What the backward takes from the forward, and dO: n problems' arrays
  * one after another. */
@@ -241,16 +239,6 @@ int gpu_dq_mode_parse(const char *name, enum gpu_dq_mode *out);
 struct sim;
 struct combine;
 
-/* Flags of gpu_split_run.  Test only: faults that a comparison with the
- * simulator must catch, to show that it can fail. */
-#define GPU_SPLIT_TEST_NO_RESCALE 0x200	/* the ranges leave out the rescale
-					 * of l and the accumulator: a range
-					 * of two tiles or more ends wrong */
-#define GPU_SPLIT_TEST_DROP_MERGE 0x400	/* the combine drops the second
-					 * operand of every row's last merge
-					 * (merges it as empty): the partials
-					 * are right, that merge and O are not */
-
 /*
  * What a split-KV run gives back; every array is malloc'd and belongs to
  * it (gpu_split_result_free).  Rows are the schedule's (rows = H Tq;
@@ -275,7 +263,8 @@ struct gpu_split_result {
  * comb describe (problem, tiling, split plan, update rule; merge order,
  * form, bug), which it only reads: neither needs to have run.  Refused
  * first (gpu_split_check), then a missing GPU.  repeat > 0 times that
- * many runs of each kernel after a warm-up; flags GPU_SPLIT_TEST_....
+ * many runs of each kernel after a warm-up; flags must be 0 (none are
+ * defined).
  * On error res is empty.
  */
 int gpu_split_run(const struct gpu_kernel *k, const struct sim *sim,

@@ -28,6 +28,11 @@
  * m the same bits at every step (S summed in the same order without
  * fused multiply-adds), and alpha within GPUCHECK_ALPHA_UNITS units of
  * 2^-23 |alpha| (one expf each: CUDA's within 2 units, glibc's within 1).
+ * And on a problem whose every p and alpha is exact (gpucheck_exact_p:
+ * 0 or 1 on both sides), the numerator u (or o) the same bits at every
+ * step, and O too: what is left is sums, products and quotients in the
+ * same order, each rounded once on both sides, so the order of P V's sum
+ * shows in u's last bits.
  */
 #ifndef FLASHSTEP_GPUCHECK_H
 #define FLASHSTEP_GPUCHECK_H
@@ -135,17 +140,44 @@ struct gpucheck_report {
 	long m_inexact;		/* m values not the simulator's bits */
 	double alpha_units;	/* largest |gpu - sim| of alpha in units of
 				 * 2^-23 max(|gpu|, |sim|) */
-	int order_kept;		/* m_inexact == 0, alpha_units <= the bound */
+	long u_compared;	/* numerator and O values held to the bits (on
+				 * a gpucheck_exact_p problem; else 0) */
+	long u_inexact;		/* ... that are not the simulator's bits */
+	int order_kept;		/* m_inexact == 0, alpha_units <= the bound,
+				 * u_inexact == 0 */
 
 	struct gpucheck_step *step;	/* steps entries, when asked for */
 };
 
+/*
+ * Test only: the kernel runs these bug modes in place of the ones the
+ * simulator it is held against runs, so the comparison must fail: how
+ * the tests show each check able to fail with no fault compiled into a
+ * kernel.  Every other caller passes NULL.
+ */
+struct gpucheck_fault {
+	int bug;		/* enum online_bug: the forward, split ranges */
+	int merge_bug;		/* enum merge_bug: the split combine */
+	int grad_bug;		/* enum backward_bug: the backward */
+};
+
 /* What gpucheck_run_many is asked to do beyond the plain comparison. */
 struct gpucheck_opts {
-	unsigned gpu_flags;	/* more kernel flags: GPU_TEST_NO_RESCALE */
+	unsigned gpu_flags;	/* more kernel flags: GPU_TEST_NO_RESCALE
+				 * (tensor-core kernels) */
 	int per_step;		/* fill rep->step (free with gpucheck_report_free) */
 	const struct gpu_kernel *kernel;	/* NULL: teaching */
+	const struct gpucheck_fault *fault;	/* NULL but in tests */
 };
+
+/*
+ * Is every p = exp(s - m_new) and every alpha of p exactly 0 or 1, in
+ * any tiling and split?  So when p is a scores problem each of whose
+ * rows has one finite value on every key it sees (the mask's, or -inf
+ * in S): m_new is that value once a key is seen, so s - m_new is 0 or
+ * -inf, and exp(0) = 1, exp(-inf) = 0 on both sides.
+ */
+int gpucheck_exact_p(const struct problem *p);
 
 /*
  * Returns 0 when both ran (rep->pass says whether they agree), or -1

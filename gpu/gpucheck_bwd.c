@@ -18,6 +18,16 @@
  * re-roundings of partial sums, still a few units of the same
  * magnitudes.  A fault moves an entry by a whole term (a row left out of
  * dK) or by a factor (a scale forgotten): thousands of times the bound.
+ *
+ * The bound cannot see the order of the score sum (S moved by a unit
+ * moves p by as little as expf does).  Where no p carries an expf
+ * difference it can be held to the bits: when every p of every step so
+ * far is exactly 0 or 1 on the simulator's side (each row's lse its one
+ * seen key's score, every other key masked or more than 104 below it,
+ * where both expf give 0), everything else is the same operations on
+ * the same floats in the same order, so dK, dV, the ordered dQ and dS
+ * must be the simulator's bits; a score summed in another order gives a
+ * p of exp(+-1 unit of S) != 1 and moves them.
  */
 #include "config.h"
 
@@ -43,8 +53,24 @@ struct gpucheck_bwd_walk {
 	double rtol;
 	double *mag_dq, *mag_dk, *mag_dv;	/* running magnitudes */
 	int steps;			/* compare every step */
+	int exact;			/* every p so far 0 or 1: hold the bits */
 	struct gpucheck_bwd_report *rep;
 };
+
+/* got against ref bit for bit, n values, while w->exact. */
+static void
+gpucheck_bwd_bits(struct gpucheck_bwd_walk *w, const float *got,
+    const float *ref, size_t n)
+{
+	size_t i;
+
+	if (!w->exact)
+		return;
+	for (i = 0; i < n; i++) {
+		w->rep->bits_compared++;
+		w->rep->bits_inexact += memcmp(&got[i], &ref[i], sizeof(float)) != 0;
+	}
+}
 
 /*
  * One value against the bound rtol * magnitude: records |got - ref| in
@@ -119,6 +145,9 @@ gpucheck_bwd_step_fn(const struct backward_view *v, void *ctx)
 	int r, x;
 
 	gpucheck_bwd_magnitudes(w, v);
+	for (x = 0; x < v->rows * v->cols; x++)
+		if (v->p[x] != 0.0f && v->p[x] != 1.0f)
+			w->exact = 0;
 	if (!w->steps)
 		return 0;
 	memset(&st, 0, sizeof st);
@@ -140,6 +169,15 @@ gpucheck_bwd_step_fn(const struct backward_view *v, void *ctx)
 			    g->trace_dq[(at * g->br + r) * d + x],
 			    v->dq_new[(size_t)r * d + x], w->rtol *
 			    w->mag_dq[(size_t)(r0 + r) * d + x], &st.dq));
+	for (r = 0; r < v->cols; r++) {
+		gpucheck_bwd_bits(w, &g->trace_dk[(at * g->bc + r) * d],
+		    &v->dk_new[(size_t)r * d], (size_t)d);
+		gpucheck_bwd_bits(w, &g->trace_dv[(at * g->bc + r) * dv],
+		    &v->dv_new[(size_t)r * dv], (size_t)dv);
+	}
+	for (r = 0; r < v->rows; r++)
+		gpucheck_bwd_bits(w, &g->trace_dq[(at * g->br + r) * d],
+		    &v->dq_new[(size_t)r * d], (size_t)d);
 	if (rep->failures > before && rep->first_failure < 0)
 		rep->first_failure = v->step;
 	if (!(st.excess <= rep->worst_excess)) {
@@ -202,8 +240,8 @@ gpucheck_bwd_forwards(const struct problem *ps, int n, const struct tiling *t,
 static int
 gpucheck_bwd_one(const struct problem *p, int b, const struct tiling *t,
     const struct gpu_bwd_inputs *in, const struct gpucheck_bwd_opts *opts,
-    const struct gpu_grads *g, double rtol, struct gpucheck_bwd_report *rep,
-    char *err, size_t errlen)
+    const struct gpu_grads *g, double rtol, int promised,
+    struct gpucheck_bwd_report *rep, char *err, size_t errlen)
 {
 	const size_t no = (size_t)p->tq * p->dv, nl = (size_t)p->tq;
 	const size_t d = p->scores_mode ? 0 : (size_t)p->d;
@@ -256,6 +294,7 @@ gpucheck_bwd_one(const struct problem *p, int b, const struct tiling *t,
 	w.f = opts->bug == BWD_BUG_NO_SCALE ? 1.0 : fabs((double)p->scale);
 	w.rtol = rtol;
 	w.steps = rep->steps_compared;
+	w.exact = promised;
 	w.rep = rep;
 	if (backward_run(bwd, gpucheck_bwd_step_fn, &w, &sg) != 0) {
 		util_error(err, errlen, "the simulator's backward: out of memory");
@@ -270,7 +309,15 @@ gpucheck_bwd_one(const struct problem *p, int b, const struct tiling *t,
 	if (p->scores_mode)
 		gpucheck_bwd_final(&w, g->grad_s + b * ns, sg.ds, NULL, ns,
 		    &rep->max_ds);
-	rep->pass = rep->failures == 0;
+	/* ATOMIC adds dQ's parts in another order: not its bits. */
+	if (opts->dq == GPU_DQ_ORDERED)
+		gpucheck_bwd_bits(&w, g->grad_q + b * nq, sg.dq, nq);
+	gpucheck_bwd_bits(&w, g->grad_k + b * nk, sg.dk, nk);
+	gpucheck_bwd_bits(&w, g->grad_v + b * nv, sg.dv, nv);
+	if (p->scores_mode)
+		gpucheck_bwd_bits(&w, g->grad_s + b * ns, sg.ds, ns);
+	rep->p_exact = w.exact;
+	rep->pass = rep->failures == 0 && rep->bits_inexact == 0;
 	rc = 0;
 out:
 	if (rc != 0)
@@ -300,7 +347,9 @@ gpucheck_bwd_run_many(const struct problem *ps, int n,
 	struct gpu_grads g;
 	struct schedule sched;
 	float *o = NULL, *lse = NULL, *m = NULL;
-	unsigned flags = opts->gpu_flags;
+	const int gpu_bug = opts->fault != NULL ? opts->fault->grad_bug :
+	    opts->bug;
+	unsigned flags = 0;
 	double trace;
 	int b, rc = -1;
 
@@ -335,12 +384,13 @@ gpucheck_bwd_run_many(const struct problem *ps, int n,
 	in.lse = lse;
 	in.m = m;
 	in.dout = dout;
-	if (gpu_backward_run(k, ps, n, t, &in, opts->bug, opts->dq, flags, 0,
+	if (gpu_backward_run(k, ps, n, t, &in, gpu_bug, opts->dq, flags, 0,
 	    &g, err, errlen) != 0)
 		goto out;
 	for (b = 0; b < n; b++)
 		if (gpucheck_bwd_one(&ps[b], b, t, &in, opts, &g,
-		    k->backward->rtol[p->dtype], &reps[b], err, errlen) != 0) {
+		    k->backward->rtol[p->dtype], k->arith == GPU_ARITH_SIM_ORDER,
+		    &reps[b], err, errlen) != 0) {
 			while (b-- > 0)
 				gpucheck_bwd_report_free(&reps[b]);
 			goto out;

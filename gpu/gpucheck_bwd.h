@@ -33,6 +33,7 @@
 #include <stddef.h>
 
 #include "gpu.h"
+#include "gpucheck.h"
 #include "model/online.h"
 #include "model/problem.h"
 #include "model/schedule.h"
@@ -42,7 +43,8 @@ struct gpucheck_bwd_opts {
 	const struct gpu_kernel *kernel;	/* NULL: teaching */
 	enum gpu_dq_mode dq;
 	int bug;			/* enum backward_bug, on both sides */
-	unsigned gpu_flags;		/* GPU_BWD_TEST_FAULT */
+	const struct gpucheck_fault *fault;	/* NULL but in tests: the
+					 * kernel runs fault->grad_bug */
 	int per_step;			/* fill rep->step (ordered) */
 };
 
@@ -64,7 +66,12 @@ struct gpucheck_bwd_report {
 	long worst_step;	/* its step, -1 for the final gradients */
 	long failures;		/* values beyond the tolerance */
 	long first_failure;	/* first step with one (-1: none, or final) */
-	int pass;
+	/* A kernel in the simulator's order, where every p is 0 or 1: the
+	 * gradients the simulator's bits (gpucheck_bwd.c says why). */
+	int p_exact;		/* every p of every step was 0 or 1 */
+	long bits_compared;	/* values held to the bits */
+	long bits_inexact;	/* ... that are not the simulator's bits */
+	int pass;		/* no failure, bits_inexact == 0 */
 	double kernel_ms;
 	char device[64];
 	struct gpucheck_bwd_step *step;	/* steps entries, when asked for */

@@ -129,7 +129,7 @@ gpucheck_split_note(double got, double ref, double atol, double rtol,
 static void
 gpucheck_split_partial(struct gpucheck_split_report *rep,
     const struct gpu_split_result *g, const struct sim_partials *pt,
-    int normalized, size_t e)
+    int normalized, int exact, size_t e)
 {
 	struct gpucheck_split_range *rg = &rep->range[e % (size_t)pt->splits];
 	const float *want = normalized ? pt->o : pt->u;
@@ -140,6 +140,14 @@ gpucheck_split_partial(struct gpucheck_split_report *rep,
 
 	if (rep->order_promised)
 		rep->m_inexact += memcmp(&g->m[e], &pt->m[e], sizeof(float)) != 0;
+	if (exact)
+		for (x = 0; x < dv; x++) {
+			rep->u_compared += 2;
+			rep->u_inexact += (memcmp(&g->acc[e * dv + x],
+			    &want[e * dv + x], sizeof(float)) != 0) +
+			    (memcmp(&g->o[e * dv + x], &pt->o[e * dv + x],
+			    sizeof(float)) != 0);
+		}
 	gpucheck_split_note(g->m[e], pt->m[e], rep->rtol, rep->rtol, &rg->m,
 	    &rg->excess, &rep->part_failures);
 	gpucheck_split_note(g->l[e], pt->l[e], rep->rtol, rep->rtol, &rg->l,
@@ -179,9 +187,37 @@ gpucheck_split_tol(const struct gpu_kernel *k, const struct problem *p,
 	rep->rtol_out = tol.rtol_acc + grow;
 }
 
+/* The kernel's run: of sim and comb, or under a test fault of a sim
+ * and combine of the same problem and plans with the fault's bugs. */
+static int
+gpucheck_split_gpu(const struct gpu_kernel *k, const struct sim *sim,
+    const struct combine *comb, const struct gpucheck_fault *fault,
+    struct gpu_split_result *g, char *err, size_t errlen)
+{
+	const struct schedule *sc = sim_schedule(sim);
+	const struct tiling t = { sc->br, sc->bc, sc->order };
+	const struct split_plan sp = { sc->splits, sc->partials, sc->pack };
+	struct online_rule rule = *sim_rule(sim);
+	struct combine_rule cr = *combine_rule(comb);
+	struct sim *fsim;
+	struct combine *fcomb = NULL;
+	int rc = -1;
+
+	if (fault == NULL)
+		return gpu_split_run(k, sim, comb, 0, 0, g, err, errlen);
+	rule.bug = (enum online_bug)fault->bug;
+	cr.bug = (enum merge_bug)fault->merge_bug;
+	fsim = sim_new_split(sim_problem(sim), &t, &sp, &rule, err, errlen);
+	if (fsim != NULL && (fcomb = combine_new(fsim, &cr, err, errlen)) != NULL)
+		rc = gpu_split_run(k, fsim, fcomb, 0, 0, g, err, errlen);
+	combine_free(fcomb);
+	sim_free(fsim);
+	return rc;
+}
+
 int
 gpucheck_split_run(const struct gpu_kernel *k, struct sim *sim,
-    struct combine *comb, unsigned gpu_flags,
+    struct combine *comb, const struct gpucheck_fault *fault,
     struct gpucheck_split_report *rep, char *err, size_t errlen)
 {
 	const struct problem *p = sim_problem(sim);
@@ -191,13 +227,13 @@ gpucheck_split_run(const struct gpu_kernel *k, struct sim *sim,
 	float *o = NULL, *lse = NULL;
 	size_t rows, e, x, n, dv = (size_t)p->dv;
 	int normalized = sim_rule(sim)->convention == CONV_NORMALIZED;
-	int mlu = combine_form(comb) == MERGE_MLU, rc = -1;
+	int mlu = combine_form(comb) == MERGE_MLU, exact, rc = -1;
 
 	if (k == NULL)
 		k = gpu_kernel_find("teaching");
 	memset(rep, 0, sizeof *rep);
 	memset(&ss, 0, sizeof ss);
-	if (gpu_split_run(k, sim, comb, gpu_flags, 0, &g, err, errlen) != 0)
+	if (gpucheck_split_gpu(k, sim, comb, fault, &g, err, errlen) != 0)
 		return -1;
 	rows = (size_t)g.rows;
 	ss.merges = g.merges;
@@ -231,9 +267,10 @@ gpucheck_split_run(const struct gpu_kernel *k, struct sim *sim,
 	gpucheck_split_tol(k, p, comb, pt, rep);
 
 	/* Every row of every range. */
+	exact = rep->order_promised && gpucheck_exact_p(p);
 	n = rows * (size_t)g.splits;
 	for (e = 0; e < n; e++)
-		gpucheck_split_partial(rep, &g, pt, normalized, e);
+		gpucheck_split_partial(rep, &g, pt, normalized, exact, e);
 	/* Every merge of every row. */
 	for (e = 0; e < rows * (size_t)g.merges; e++) {
 		struct gpucheck_split_merge *mg = &rep->merge[e % g.merges];
@@ -278,7 +315,7 @@ gpucheck_split_run(const struct gpu_kernel *k, struct sim *sim,
 		rep->merge_m = fmax(rep->merge_m, rep->merge[e].m);
 		rep->merge_l = fmax(rep->merge_l, rep->merge[e].l);
 	}
-	rep->order_kept = rep->m_inexact == 0;
+	rep->order_kept = rep->m_inexact == 0 && rep->u_inexact == 0;
 	rep->pass = rep->part_failures == 0 && rep->merge_failures == 0 &&
 	    rep->out_failures == 0 && rep->order_kept;
 	rc = 0;

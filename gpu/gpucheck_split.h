@@ -27,7 +27,8 @@
  * partial that is empty leaves m = -inf, so e^(m_a - m) overflows).
  * And a kernel in the simulator's order keeps its promise: every
  * partial's m, and in the mlu form every merge's m, the simulator's
- * bits.
+ * bits; on a problem whose every p and alpha is exact
+ * (gpucheck_exact_p), every partial's state and o too (gpucheck.h).
  */
 #ifndef FLASHSTEP_GPUCHECK_SPLIT_H
 #define FLASHSTEP_GPUCHECK_SPLIT_H
@@ -35,6 +36,7 @@
 #include <stddef.h>
 
 #include "gpu.h"
+#include "gpucheck.h"
 
 /* Units of 2^-24 a merge may add (gpucheck_split.c). */
 #define GPUCHECK_MERGE_UNITS 8.0
@@ -70,6 +72,8 @@ struct gpucheck_split_report {
 	/* The order promise (GPU_ARITH_SIM_ORDER kernels; else 0 and 1). */
 	int order_promised;
 	long m_inexact;		/* m values not the simulator's bits */
+	long u_compared;	/* partials' u and o held to the bits */
+	long u_inexact;		/* ... that are not the simulator's bits */
 	int order_kept;
 
 	int pass;
@@ -84,12 +88,13 @@ struct gpucheck_split_report {
 /*
  * Runs kernel k (NULL: teaching) on split sim sim with combine comb, and
  * the simulator's run and combine (sim_run, combine_run, with their
- * outputs), and compares.  gpu_flags: GPU_SPLIT_TEST_....  Returns 0
- * when both ran (rep->pass says whether they agree), or -1 when the
- * kernel could not run (err says why).
+ * outputs), and compares.  fault: NULL, but in tests (gpucheck.h: the
+ * kernel's ranges run fault->bug, its combine fault->merge_bug).
+ * Returns 0 when both ran (rep->pass says whether they agree), or -1
+ * when the kernel could not run (err says why).
  */
 int gpucheck_split_run(const struct gpu_kernel *k, struct sim *sim,
-    struct combine *comb, unsigned gpu_flags,
+    struct combine *comb, const struct gpucheck_fault *fault,
     struct gpucheck_split_report *rep, char *err, size_t errlen);
 
 /* D above: the most merges any value of comb's plan passes through. */

@@ -128,6 +128,9 @@ gpu_split_run(const struct gpu_kernel *k, const struct sim *sim,
 	int n, rc = -1;
 
 	memset(res, 0, sizeof *res);
+	if (flags != 0)
+		return util_error(err, errlen, "gpu_split_run: flags 0x%x mean "
+		    "nothing (none are defined)", flags);
 	if (gpu_split_check(k, p, &t, sim_rule(sim), &sp, combine_rule(comb),
 	    err, errlen) != 0)
 		return -1;
@@ -152,7 +155,6 @@ gpu_split_run(const struct gpu_kernel *k, const struct sim *sim,
 	for (n = 0; n < job.merges; n++)
 		if (plan[n].dst + 1 > job.slots)
 			job.slots = plan[n].dst + 1;
-	job.flags = flags;
 	job.repeat = repeat;
 	job.res = res;
 	if (gpusplit_result(res, sc, p->dv, job.merges, err, errlen) != 0 ||

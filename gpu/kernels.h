@@ -28,9 +28,9 @@
  * launch() writes res->o, res->lse (allocated, n Tq dv and n Tq floats),
  * res->ms and res->device_bytes.  trace() writes res->m_new, alpha,
  * l_new (allocated when flags has GPU_TRACE, NaN-filled) and res->acc
- * (when GPU_TRACE_ACC), laid out by gpu_trace_at(); with
- * GPU_TEST_NO_RESCALE it leaves the rescale out and writes its own O and
- * lse over the timed ones.
+ * (when GPU_TRACE_ACC), laid out by gpu_trace_at(); a tensor-core
+ * kernel with GPU_TEST_NO_RESCALE leaves the rescale out and writes its
+ * own O and lse over the timed ones.
  */
 struct gpu_job {
 	const struct problem *ps;
@@ -38,7 +38,8 @@ struct gpu_job {
 	const struct tiling *tiling;
 	const struct schedule *sched;
 	const struct online_rule *rule;
-	unsigned flags;			/* GPU_TRACE_ACC, GPU_TEST_NO_RESCALE */
+	unsigned flags;			/* GPU_TRACE_ACC; GPU_TEST_NO_RESCALE
+					 * (tensor-core kernels) */
 	int splits;			/* key ranges asked (gpu_run_ranges); 0: own */
 	int repeat;			/* timed runs after the warm-up */
 	struct gpu_result *res;
@@ -62,7 +63,7 @@ struct gpu_bwd_job {
 	struct gpu_bwd_inputs in;
 	int br, bc;			/* as asked (the kernel cuts them) */
 	enum gpu_dq_mode dq;
-	unsigned flags;			/* GPU_BWD_TRACE, GPU_BWD_TEST_FAULT */
+	unsigned flags;			/* GPU_BWD_TRACE */
 	int repeat;
 	struct gpu_grads *g;
 };
@@ -83,7 +84,7 @@ struct gpu_bwd_job {
  *               (schedule_row_pos)
  * and the combine's plan (combine_plan: merges entries, writing slots
  * 0 .. slots-1).  launch() fills every array of res (allocated by the
- * front end, NaN-filled) and its times; flags plant the test faults.
+ * front end, NaN-filled) and its times.
  */
 struct gpu_split_job {
 	const struct problem *p;
@@ -94,7 +95,6 @@ struct gpu_split_job {
 	enum merge_bug merge_bug;
 	const struct combine_merge *plan;
 	int merges, slots;
-	unsigned flags;			/* GPU_SPLIT_TEST_... */
 	int repeat;
 	struct gpu_split_result *res;
 };

@@ -30,7 +30,7 @@ noinst_LIBRARIES += gpu/libfsgpu.a
 GPU_HDRS = gpu/gpu.h gpu/kernel.h gpu/kernels.h gpu/cudacheck.h \
 	gpu/timing.h gpu/fast.h gpu/wgmma.h gpu/gpucheck.h gpu/gpucheck_bwd.h \
 	gpu/teach_bwd.h gpu/gpucheck_split.h gpu/decode.h gpu/to16.h \
-	gpu/tc_args.h
+	gpu/tc_args.h gpu/teach_step.cuh
 GPU_C = gpu/kernel.c gpu/gpu.c gpu/gpubwd.c gpu/gpusplit.c gpu/gpucheck.c \
 	gpu/gpucheck_bwd.c gpu/gpucheck_split.c gpu/ladder.c gpu/decode_ranges.c
 GPU_KERNELS = gpu/teach.cu gpu/naive.cu gpu/fast.cu gpu/tcrun.cu \
@@ -94,8 +94,8 @@ gpu/wgmma.o: gpu/wgmma.cu gpu/wgmma.h gpu/fast.h gpu/cudacheck.h \
 # nvcc tracks no dependencies here: name the headers the .cu files use.
 gpu/device.o gpu/timing.o gpu/teach.o gpu/naive.o gpu/tcrun.o \
 	gpu/teach_bwd.o gpu/teach_split.o gpu/decoderun.o: $(GPU_HDRS) \
-	src/model/online.h src/model/online_rule.h src/model/schedule.h \
-	src/model/problem.h src/model/dtype.h src/model/util.h \
+	src/model/online.h src/model/online_rule.h src/model/tile_rule.h \
+	src/model/schedule.h src/model/problem.h src/model/dtype.h src/model/util.h \
 	src/model/backward.h src/model/combine.h src/model/merge.h \
 	src/model/sim.h src/model/traffic.h config.h
 
@@ -108,8 +108,9 @@ gpu/device.o gpu/timing.o gpu/teach.o gpu/naive.o gpu/tcrun.o \
 # hardware is missing, and fail under FLASHSTEP_REQUIRE_GPU=1 (or
 # ./configure --enable-gpu-tests=required, which sets it for make
 # check); gpu_require.test shows both with the device hidden.
-# gpu_planted.sh (not part of make check) shows check_gpu failing on a
-# teaching kernel whose order of operations was changed.
+# gpu_planted.sh (not part of make check) shows check_gpu, check_gpu_split
+# and check_gpu_bwd failing on a teaching tile step (teach_step.cuh)
+# whose order of operations was changed.
 check_PROGRAMS += tests/check_gpu tests/check_gpu_fast \
 	tests/check_gpu_wgmma tests/check_gpu_bwd tests/check_gpu_table \
 	tests/check_gpu_split tests/check_gpu_decode

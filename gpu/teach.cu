@@ -1,20 +1,15 @@
 /*
  * teach.cu - the teaching kernel: FlashAttention's tiled loop in float32.
  *
- * Read it beside src/model/sim.c.  tile_step() below is the simulator's
- * tile_scores() and tile_apply(), phase by phase, with the same letters
- * (Tq, Tk, d, dv, Br, Bc; m, l, alpha, acc) and the same order in every
- * sum: each score sums q[x] k[x] over x = 0 .. d-1 and then scales, each
- * row sum and each entry of P V runs over the tile's keys in order.  The
- * file is built with -fmad=false (no fused multiply-adds), as the
- * simulator is with -ffp-contract=off, so a value can differ from the
- * simulator's only where CUDA's expf and logf differ from the C
- * library's.  gpu/gpucheck.c says how much that is.
+ * Read it beside src/model/sim.c.  The tile step itself, and why its
+ * values can differ from the simulator's only where CUDA's expf and logf
+ * differ from the C library's, is teach_step.cuh's, which the split-KV
+ * run (teach_split.cu) shares; gpu/gpucheck.c says how much that is.
  *
- * version 1 (the only one): clarity over speed.  One block of
- * TEACH_THREADS threads per (query tile i, problem b); each phase is a
- * loop of the block's threads over the tile's entries, rows, or (row,
- * column) pairs, and a barrier ends each phase.
+ * Clarity over speed: one block of TEACH_THREADS threads per (query tile
+ * i, problem b); each phase is a loop of the block's threads over the
+ * tile's entries, rows, or (row, column) pairs, and a barrier ends each
+ * phase.
  *
  *   fa2  teach_fa2: one launch.  The block loops over the key tiles j =
  *        0 .. jend(i)-1 of its row block; Q_i, m, l and acc stay in shared
@@ -27,16 +22,6 @@
  *        grid-wide barrier this order needs (step (i, j) must see what
  *        step (i, j-1) wrote) without cooperative launches, and it makes
  *        the round trip through global memory literal.
- *
- * Shared memory of one block, in floats (teach_smem_floats):
- *   Q_i   Br x d         K_j   Bc x (d + 1)      V_j   Bc x dv
- *   S, P  Br x (Bc + 1)  acc   Br x dv           m, l, m_new, alpha,
- *                                                rowsum, l_new: 6 x Br
- * K_j's and S's rows are padded by one float.  In the scores phase the 32
- * threads of a warp read 32 different keys at the same x, and in the row
- * phases 32 different rows at the same key: a row stride of d + 1 (Bc + 1)
- * puts them in 32 different banks, where a stride of 64 would put them all
- * in one and make the warp wait 32 times.
  *
  * Trace (GPU_TRACE): after each step the block writes m_new, alpha and
  * l_new of the tile's rows to entry (b, step, r) of three device arrays,
@@ -52,22 +37,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 extern "C" {
 #include "kernels.h"
-#include "model/dtype.h"
-#include "model/online.h"
-#include "model/online_rule.h"
 #include "model/schedule.h"
 #include "timing.h"
 }
+#include "teach_step.cuh"
 
 #define TEACH_THREADS 256
 
 /* Everything a block reads: passed by value to every launch. */
 struct teach_params {
+	struct teach_step_params st;	/* shape, tiles, rule */
 	const float *q, *k, *v, *s;	/* (n, Tq, d) (n, Tk, d) (n, Tk, dv) (n, Tq, Tk) */
 	float *o, *lse;			/* (n, Tq, dv) (n, Tq); fa1 keeps acc in o */
 	float *m, *l;			/* fa1: m and l between launches, (n, Tq) */
@@ -75,84 +56,14 @@ struct teach_params {
 	const int *jend, *ibegin;
 	const long *first;
 	long nsteps;
-	int tq, tk, d, dv, br, bc;
-	float scale;
-	int causal, scores, dtype, convention, bug, no_rescale;
 	int j;				/* fa1: this launch's key block */
 };
-
-/* One block's shared memory, carved into the arrays of the picture above. */
-struct teach_tile {
-	float *q, *k, *v, *s, *acc;
-	float *m, *l, *m_new, *alpha, *rowsum, *l_new;
-};
-
-__host__ __device__ static size_t
-teach_smem_floats(int br, int bc, int d, int dv)
-{
-	return (size_t)br * d + (size_t)bc * (d + 1) + (size_t)bc * dv +
-	    (size_t)br * (bc + 1) + (size_t)br * dv + 6 * (size_t)br;
-}
-
-__device__ static struct teach_tile
-tile_carve(const struct teach_params &P, float *base)
-{
-	struct teach_tile T;
-
-	T.q = base;
-	T.k = T.q + (size_t)P.br * P.d;
-	T.v = T.k + (size_t)P.bc * (P.d + 1);
-	T.s = T.v + (size_t)P.bc * P.dv;
-	T.acc = T.s + (size_t)P.br * (P.bc + 1);
-	T.m = T.acc + (size_t)P.br * P.dv;
-	T.l = T.m + P.br;
-	T.m_new = T.l + P.br;
-	T.alpha = T.m_new + P.br;
-	T.rowsum = T.alpha + P.br;
-	T.l_new = T.rowsum + P.br;
-	return T;
-}
-
-/* problem_visible(): query r sees key c unless the bottom-right causal
- * mask hides it (c > r + Tk - Tq). */
-__device__ static bool
-visible(const struct teach_params &P, int r, int c)
-{
-	return !P.causal || (long)c <= (long)r + P.tk - P.tq;
-}
-
-/* dtype_round(): P as the narrow type would store it, back in float32. */
-__device__ static float
-round_p(int dtype, float x)
-{
-	if (dtype == DTYPE_FP16)
-		return __half2float(__float2half_rn(x));
-	if (dtype == DTYPE_BF16)
-		return __bfloat162float(__float2bfloat16_rn(x));
-	return x;
-}
-
-/* online_update()'s two factors: which of l and acc get alpha.  The bug
- * modes (online_rule.h's table, the simulator's) and the test-only fault
- * leave one or both at 1. */
-__device__ static float
-factor_l(const struct teach_params &P, float alpha)
-{
-	return !P.no_rescale && online_bug_flags(P.bug).scale_l ? alpha : 1.0f;
-}
-
-__device__ static float
-factor_acc(const struct teach_params &P, float alpha)
-{
-	return !P.no_rescale && online_bug_flags(P.bug).scale_acc ? alpha :
-	    1.0f;
-}
 
 /* Trace slot of row r of step `step` of problem b (gpu_trace_at). */
 __device__ static size_t
 trace_at(const struct teach_params &P, int b, long step, int r)
 {
-	return ((size_t)b * (size_t)P.nsteps + (size_t)step) * (size_t)P.br +
+	return ((size_t)b * (size_t)P.nsteps + (size_t)step) * (size_t)P.st.br +
 	    (size_t)r;
 }
 
@@ -160,147 +71,43 @@ trace_at(const struct teach_params &P, int b, long step, int r)
 __device__ static void
 load_q(const struct teach_params &P, const struct teach_tile &T, int b, int i)
 {
-	const int r0 = i * P.br, rows = min(P.br, P.tq - r0);
-	const float *q = P.q + ((size_t)b * P.tq + r0) * P.d;
+	const int r0 = i * P.st.br, rows = min(P.st.br, P.st.tq - r0);
+	const float *q = P.q + ((size_t)b * P.st.tq + r0) * P.st.d;
 	int e;
 
-	if (P.scores)
+	if (P.st.scores)
 		return;
-	for (e = threadIdx.x; e < rows * P.d; e += blockDim.x)
+	for (e = threadIdx.x; e < rows * P.st.d; e += blockDim.x)
 		T.q[e] = q[e];
 }
 
-/*
- * One step: tile (i, j) applied to row block i's state m, l, acc, which
- * is in shared memory (and Q_i too) when this is called.  The phases are
- * sim.h's: load, scores, max, rescale, exp, update.
- */
+/* Step (i, j) of problem b, numbered `step`: teach_step() on the rows of
+ * row block i, K_j and V_j of problem b. */
 __device__ static void
 tile_step(const struct teach_params &P, const struct teach_tile &T, int b,
     int i, int j, long step)
 {
-	const int r0 = i * P.br, rows = min(P.br, P.tq - r0);
-	const int c0 = j * P.bc, cols = min(P.bc, P.tk - c0);
-	const int dk = P.d + 1;		/* K_j's padded row stride */
-	const int ds = P.bc + 1;	/* S's padded row stride */
-	const int tid = threadIdx.x, nt = blockDim.x;
-	const float *k = P.k + ((size_t)b * P.tk + c0) * P.d;
-	const float *v = P.v + ((size_t)b * P.tk + c0) * P.dv;
-	int e, r, c, x;
+	const struct teach_step_params &st = P.st;
+	struct teach_rows R;
+	struct teach_trace_rows tr;
+	size_t at;
 
-	/* Phase 1, load: K_j and V_j (a scores problem reads its S tile in
-	 * the next phase instead of computing it). */
-	if (!P.scores)
-		for (e = tid; e < cols * P.d; e += nt)
-			T.k[(e / P.d) * dk + e % P.d] = k[e];
-	for (e = tid; e < cols * P.dv; e += nt)
-		T.v[e] = v[e];
-	__syncthreads();
-
-	/* Phase 2, scores: S = scale Q_i K_j^T, each sum over x in order and
-	 * then scaled, as tile_scores() does; masked entries -inf. */
-	for (e = tid; e < rows * cols; e += nt) {
-		float s;
-
-		r = e / cols;
-		c = e % cols;
-		if (P.scores)
-			s = P.s[((size_t)b * P.tq + r0 + r) * P.tk + c0 + c];
-		else {
-			s = 0.0f;
-			for (x = 0; x < P.d; x++)
-				s += T.q[r * P.d + x] * T.k[c * dk + x];
-			s *= P.scale;
-		}
-		if (!visible(P, r0 + r, c0 + c))
-			s = -INFINITY;
-		T.s[r * ds + c] = s;
-	}
-	__syncthreads();
-
-	/* Phases 3 and 4, max and rescale, one thread per row:
-	 * m_new = max(m, rowmax S), alpha = exp(m - m_new), and alpha = 1
-	 * while m_new = -inf (nothing seen yet: exp(-inf + inf) is NaN). */
-	for (r = tid; r < rows; r += nt) {
-		float rowmax = -INFINITY, m_new;
-
-		for (c = 0; c < cols; c++) {
-			float s = T.s[r * ds + c];
-			rowmax = s > rowmax ? s : rowmax;
-		}
-		m_new = T.m[r] > rowmax ? T.m[r] : rowmax;
-		T.m_new[r] = m_new;
-		T.alpha[r] = m_new == -INFINITY ? 1.0f : expf(T.m[r] - m_new);
-	}
-	__syncthreads();
-
-	/* Phase 5, exp: P = exp(S - m_new) in place of S; 0 while m_new =
-	 * -inf, and exp(-inf) = 0 for a masked entry. */
-	for (e = tid; e < rows * cols; e += nt) {
-		float m_new;
-
-		r = e / cols;
-		c = e % cols;
-		m_new = T.m_new[r];
-		T.s[r * ds + c] = m_new == -INFINITY ? 0.0f :
-		    expf(T.s[r * ds + c] - m_new);
-	}
-	__syncthreads();
-
-	/* Phase 6, update, first half, one thread per row: the row sum of P
-	 * in float32 and l_new = alpha l + rowsum; only then P is rounded
-	 * to the storage type for P V, as a tensor-core kernel does. */
-	for (r = tid; r < rows; r += nt) {
-		float rowsum = 0.0f;
-
-		for (c = 0; c < cols; c++)
-			rowsum += T.s[r * ds + c];
-		T.rowsum[r] = rowsum;
-		T.l_new[r] = factor_l(P, T.alpha[r]) * T.l[r] + rowsum;
-		if (P.dtype != DTYPE_FP32)
-			for (c = 0; c < cols; c++)
-				T.s[r * ds + c] = round_p(P.dtype, T.s[r * ds + c]);
-	}
-	__syncthreads();
-
-	/* Phase 6, second half, one thread per (row, column): pv = P V_j
-	 * summed over the keys in order, then the accumulator.
-	 *   unnormalized: u' = alpha u + pv
-	 *   normalized:   o' = (alpha l o + pv) / l'  (forget-old-denominator
-	 *                 drops the l), and 0 while l' = 0 */
-	for (e = tid; e < rows * P.dv; e += nt) {
-		float pv = 0.0f, acc, aa, keep;
-
-		r = e / P.dv;
-		x = e % P.dv;
-		for (c = 0; c < cols; c++)
-			pv += T.s[r * ds + c] * T.v[c * P.dv + x];
-		aa = factor_acc(P, T.alpha[r]);
-		acc = T.acc[r * P.dv + x];
-		if (P.convention == CONV_UNNORMALIZED)
-			acc = aa * acc + pv;
-		else {
-			keep = online_bug_flags(P.bug).keep_l ? aa * T.l[r] : aa;
-			acc = T.l_new[r] > 0.0f ? (keep * acc + pv) / T.l_new[r] : 0.0f;
-		}
-		T.acc[r * P.dv + x] = acc;
+	R.s = st.scores ? P.s + (size_t)b * st.tq * st.tk : NULL;
+	R.s_rows = NULL;
+	R.pos = NULL;
+	R.r0 = i * st.br;
+	R.rows = min(st.br, st.tq - R.r0);
+	tr.m = tr.alpha = tr.l = tr.acc = NULL;
+	if (P.tr_m != NULL) {
+		at = trace_at(P, b, step, 0);
+		tr.m = P.tr_m + at;
+		tr.alpha = P.tr_alpha + at;
+		tr.l = P.tr_l + at;
 		if (P.tr_acc != NULL)
-			P.tr_acc[trace_at(P, b, step, r) * P.dv + x] = acc;
+			tr.acc = P.tr_acc + at * st.dv;
 	}
-	__syncthreads();
-
-	/* The step is done: the new state becomes the state, and the trace
-	 * gets this step's m_new, alpha, l_new. */
-	for (r = tid; r < rows; r += nt) {
-		if (P.tr_m != NULL) {
-			P.tr_m[trace_at(P, b, step, r)] = T.m_new[r];
-			P.tr_alpha[trace_at(P, b, step, r)] = T.alpha[r];
-			P.tr_l[trace_at(P, b, step, r)] = T.l_new[r];
-		}
-		T.m[r] = T.m_new[r];
-		T.l[r] = T.l_new[r];
-	}
-	__syncthreads();
+	teach_step(st, T, R, P.k + (size_t)b * st.tk * st.d,
+	    P.v + (size_t)b * st.tk * st.dv, j, tr);
 }
 
 /* Finalize, after the row block's last tile: O = u / l (or o itself),
@@ -309,18 +116,15 @@ __device__ static void
 tile_finalize(const struct teach_params &P, const struct teach_tile &T, int b,
     int i)
 {
-	const int r0 = i * P.br, rows = min(P.br, P.tq - r0);
-	float *o = P.o + ((size_t)b * P.tq + r0) * P.dv;
-	float *lse = P.lse + (size_t)b * P.tq + r0;
+	const int r0 = i * P.st.br, rows = min(P.st.br, P.st.tq - r0);
+	float *o = P.o + ((size_t)b * P.st.tq + r0) * P.st.dv;
+	float *lse = P.lse + (size_t)b * P.st.tq + r0;
 	int e, r;
 
-	for (e = threadIdx.x; e < rows * P.dv; e += blockDim.x) {
-		float l = T.l[e / P.dv];
-		o[e] = l > 0.0f ? (P.convention == CONV_UNNORMALIZED ?
-		    T.acc[e] / l : T.acc[e]) : 0.0f;
-	}
+	for (e = threadIdx.x; e < rows * P.st.dv; e += blockDim.x)
+		o[e] = teach_step_final_o(P.st, T.acc[e], T.l[e / P.st.dv]);
 	for (r = threadIdx.x; r < rows; r += blockDim.x)
-		lse[r] = T.l[r] > 0.0f ? T.m[r] + logf(T.l[r]) : -INFINITY;
+		lse[r] = teach_step_final_lse(T.m[r], T.l[r]);
 }
 
 /* fa2: block (i, b) runs row block i of problem b over all its key tiles. */
@@ -328,18 +132,11 @@ __global__ static void __launch_bounds__(TEACH_THREADS)
 teach_fa2(struct teach_params P)
 {
 	extern __shared__ float smem[];
-	const struct teach_tile T = tile_carve(P, smem);
+	const struct teach_tile T = teach_tile_carve(P.st, smem);
 	const int i = blockIdx.x, b = blockIdx.y;
-	const int rows = min(P.br, P.tq - i * P.br);
-	int e, j;
+	int j;
 
-	/* The row block's state starts empty: m = -inf, l = 0, acc = 0. */
-	for (e = threadIdx.x; e < rows; e += blockDim.x) {
-		T.m[e] = -INFINITY;
-		T.l[e] = 0.0f;
-	}
-	for (e = threadIdx.x; e < rows * P.dv; e += blockDim.x)
-		T.acc[e] = 0.0f;
+	teach_tile_empty(P.st, T, min(P.st.br, P.st.tq - i * P.st.br));
 	/* Q_i is read once and stays on chip for every key tile. */
 	load_q(P, T, b, i);
 	__syncthreads();
@@ -353,9 +150,9 @@ teach_fa2(struct teach_params P)
 __global__ static void
 teach_fa1_init(struct teach_params P, int n)
 {
-	size_t e, rows = (size_t)n * P.tq;
+	size_t e, rows = (size_t)n * P.st.tq;
 
-	for (e = (size_t)blockIdx.x * blockDim.x + threadIdx.x; e < rows * P.dv;
+	for (e = (size_t)blockIdx.x * blockDim.x + threadIdx.x; e < rows * P.st.dv;
 	    e += (size_t)gridDim.x * blockDim.x) {
 		P.o[e] = 0.0f;
 		if (e < rows) {
@@ -371,11 +168,13 @@ __global__ static void __launch_bounds__(TEACH_THREADS)
 teach_fa1(struct teach_params P)
 {
 	extern __shared__ float smem[];
-	const struct teach_tile T = tile_carve(P, smem);
+	const struct teach_tile T = teach_tile_carve(P.st, smem);
 	const int j = P.j, i = P.ibegin[j] + blockIdx.x, b = blockIdx.y;
-	const int r0 = i * P.br, rows = min(P.br, P.tq - r0);
-	float *acc = P.o + ((size_t)b * P.tq + r0) * P.dv;
-	float *m = P.m + (size_t)b * P.tq + r0, *l = P.l + (size_t)b * P.tq + r0;
+	const int r0 = i * P.st.br, rows = min(P.st.br, P.st.tq - r0);
+	const int dv = P.st.dv;
+	float *acc = P.o + ((size_t)b * P.st.tq + r0) * dv;
+	float *m = P.m + (size_t)b * P.st.tq + r0;
+	float *l = P.l + (size_t)b * P.st.tq + r0;
 	int e;
 
 	/* Phase 1, load, fa1's extra part: the row block's m, l and
@@ -384,7 +183,7 @@ teach_fa1(struct teach_params P)
 		T.m[e] = m[e];
 		T.l[e] = l[e];
 	}
-	for (e = threadIdx.x; e < rows * P.dv; e += blockDim.x)
+	for (e = threadIdx.x; e < rows * dv; e += blockDim.x)
 		T.acc[e] = acc[e];
 	load_q(P, T, b, i);
 	__syncthreads();
@@ -398,7 +197,7 @@ teach_fa1(struct teach_params P)
 		m[e] = T.m[e];
 		l[e] = T.l[e];
 	}
-	for (e = threadIdx.x; e < rows * P.dv; e += blockDim.x)
+	for (e = threadIdx.x; e < rows * dv; e += blockDim.x)
 		acc[e] = T.acc[e];
 }
 
@@ -443,7 +242,7 @@ fail:
 /*
  * Both of the teaching kernel's entry points: traced = 0 is launch()
  * (the timed runs, O and lse), traced = 1 is trace() (one run with the
- * trace on, and the test fault when asked).  The kernel is the same.
+ * trace on).  The kernel is the same.
  */
 static int
 teach_go(const struct gpu_job *job, int traced, char *err, size_t errlen)
@@ -462,6 +261,11 @@ teach_go(const struct gpu_job *job, int traced, char *err, size_t errlen)
 	int dev, optin, nouter, n = job->n, rc = -1;
 
 	memset(&run, 0, sizeof run);
+	if (job->flags & GPU_TEST_NO_RESCALE) {
+		snprintf(err, errlen, "the teaching kernel has no test fault: "
+		    "it runs the bug modes (no-rescale) itself");
+		return -1;
+	}
 	run.job = job;
 	run.smem = teach_smem_floats(sc->br, sc->bc, p->d, p->dv) *
 	    sizeof(float);
@@ -559,19 +363,18 @@ teach_go(const struct gpu_job *job, int traced, char *err, size_t errlen)
 	P.ibegin = ibegin;
 	P.first = first;
 	P.nsteps = sc->nsteps;
-	P.tq = p->tq;
-	P.tk = p->tk;
-	P.d = p->d;
-	P.dv = p->dv;
-	P.br = sc->br;
-	P.bc = sc->bc;
-	P.scale = p->scale;
-	P.causal = p->causal;
-	P.scores = p->scores_mode;
-	P.dtype = p->dtype;
-	P.convention = job->rule->convention;
-	P.bug = job->rule->bug;
-	P.no_rescale = traced && (job->flags & GPU_TEST_NO_RESCALE) != 0;
+	P.st.tq = p->tq;
+	P.st.tk = p->tk;
+	P.st.d = p->d;
+	P.st.dv = p->dv;
+	P.st.br = sc->br;
+	P.st.bc = sc->bc;
+	P.st.scale = p->scale;
+	P.st.causal = p->causal;
+	P.st.scores = p->scores_mode;
+	P.st.dtype = p->dtype;
+	P.st.convention = job->rule->convention;
+	P.st.bug = job->rule->bug;
 
 	/* Over 48 KiB of dynamic shared memory must be asked for. */
 	CUDA_CHECK(cudaFuncSetAttribute(teach_fa2,
@@ -598,9 +401,8 @@ teach_go(const struct gpu_job *job, int traced, char *err, size_t errlen)
 			CUDA_CHECK(cudaMemcpy(res->acc, tacc, trace * p->dv *
 			    sizeof(float), cudaMemcpyDeviceToHost));
 	}
-	/* The timed O and lse; the trace run's replace them only under the
-	 * test fault, which they must show. */
-	if (!traced || P.no_rescale) {
+	/* O and lse are the timed runs'. */
+	if (!traced) {
 		CUDA_CHECK(cudaMemcpy(res->o, o, no * sizeof(float),
 		    cudaMemcpyDeviceToHost));
 		CUDA_CHECK(cudaMemcpy(res->lse, lse, (size_t)p->tq * n *

@@ -12,7 +12,7 @@
  * simulator is with -ffp-contract=off, so S, dP and D are the same bits
  * on both sides.
  *
- * version 1 (the only one): clarity over speed.
+ * Clarity over speed.
  *   bwd_dsum      D = rowsum(dO o O), one thread per query row, O rounded
  *                 to the dtype as a kernel that stored it would have it
  *   bwd_kv        one block of BWD_THREADS threads per (key block j,
@@ -57,14 +57,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 extern "C" {
 #include "kernels.h"
 #include "model/backward.h"
 #include "model/dtype.h"
 }
+#include "teach_step.cuh"
 
 #define BWD_THREADS 256
 
@@ -81,7 +79,7 @@ struct bwd_params {
 	long nsteps;
 	int n, tq, tk, d, dv, br, bc, tr, tc;
 	float scale;
-	int causal, scores, dtype, bug, dq_mode, fault;
+	int causal, scores, dtype, bug, dq_mode;
 };
 
 /* One block's shared memory, carved as in the picture above. */
@@ -121,24 +119,6 @@ bwd_carve(const struct bwd_params &P, float *base)
 	return T;
 }
 
-/* problem_visible(): the bottom-right causal mask. */
-__device__ static bool
-visible(const struct bwd_params &P, int r, int c)
-{
-	return !P.causal || (long)c <= (long)r + P.tk - P.tq;
-}
-
-/* dtype_round(): x as the 16-bit type would store it, back in float32. */
-__device__ static float
-round_to(int dtype, float x)
-{
-	if (dtype == DTYPE_FP16)
-		return __half2float(__float2half_rn(x));
-	if (dtype == DTYPE_BF16)
-		return __bfloat162float(__float2bfloat16_rn(x));
-	return x;
-}
-
 /* The factor of dQ and dK: scale, or 1 under the bug no-scale. */
 __device__ static float
 grad_scale(const struct bwd_params &P)
@@ -158,7 +138,7 @@ bwd_dsum(struct bwd_params P)
 		float sum = 0.0f;
 		for (x = 0; x < P.dv; x++)
 			sum += P.dout[row * P.dv + x] *
-			    round_to(P.dtype, P.o[row * P.dv + x]);
+			    tile_rule_round(P.dtype, P.o[row * P.dv + x]);
 		P.dsum[row] = sum;
 	}
 }
@@ -193,8 +173,8 @@ bwd_tile(const struct bwd_params &P, const struct bwd_tile &T, int b, int i,
 	}
 	__syncthreads();
 
-	/* Phase 2, scores: S = scale Q_i K_j^T, summed over x in order and
-	 * then scaled; masked entries -inf. */
+	/* Phase 2, scores: S = scale Q_i K_j^T, the forward's score
+	 * (teach_step.cuh) and mask (tile_rule.h); masked entries -inf. */
 	for (e = tid; e < rows * cols; e += nt) {
 		float s;
 
@@ -202,13 +182,11 @@ bwd_tile(const struct bwd_params &P, const struct bwd_tile &T, int b, int i,
 		c = e % cols;
 		if (P.scores)
 			s = P.s[(row0 + r) * P.tk + c0 + c];
-		else {
-			s = 0.0f;
-			for (x = 0; x < P.d; x++)
-				s += T.q[r * P.d + x] * T.k[c * dk + x];
-			s *= P.scale;
-		}
-		T.p[r * ds + c] = visible(P, r0 + r, c0 + c) ? s : -INFINITY;
+		else
+			s = teach_step_score(&T.q[r * P.d], &T.k[c * dk], P.d,
+			    P.scale);
+		T.p[r * ds + c] = tile_rule_visible(P.causal, r0 + r, c0 + c,
+		    P.tq, P.tk) ? s : -INFINITY;
 	}
 	__syncthreads();
 
@@ -232,7 +210,7 @@ bwd_tile(const struct bwd_params &P, const struct bwd_tile &T, int b, int i,
 		c = e / P.dv;
 		x = e % P.dv;
 		for (r = 0; r < rows; r++)
-			t += round_to(P.dtype, T.p[r * ds + c]) * T.dout[r * P.dv + x];
+			t += tile_rule_round(P.dtype, T.p[r * ds + c]) * T.dout[r * P.dv + x];
 		T.dv[e] = T.dv[e] + t;
 	}
 	__syncthreads();
@@ -251,7 +229,7 @@ bwd_tile(const struct bwd_params &P, const struct bwd_tile &T, int b, int i,
 		    T.p[r * ds + c] * (dp - T.dsum[r]);
 		if (P.gs != NULL)
 			P.gs[(row0 + r) * P.tk + c0 + c] = g;
-		T.ds[r * ds + c] = round_to(P.dtype, g);
+		T.ds[r * ds + c] = tile_rule_round(P.dtype, g);
 	}
 	__syncthreads();
 
@@ -277,13 +255,13 @@ bwd_tile(const struct bwd_params &P, const struct bwd_tile &T, int b, int i,
 	}
 
 	/* Phase 8, dK_j += scale dS^T Q_i: entry (c, x) sums over the rows
-	 * in order.  The test fault starts at the second row. */
+	 * in order. */
 	for (e = tid; e < cols * P.d; e += nt) {
 		float t = 0.0f;
 
 		c = e / P.d;
 		x = e % P.d;
-		for (r = P.fault ? 1 : 0; r < rows; r++)
+		for (r = 0; r < rows; r++)
 			t += T.ds[r * ds + c] * T.q[r * P.d + x];
 		T.dk[e] = T.dk[e] + f * t;
 	}
@@ -628,7 +606,6 @@ teach_bwd(struct teach_bwd_job *job, char *err, size_t errlen)
 	P.dtype = job->dtype;
 	P.bug = job->bug;
 	P.dq_mode = job->dq_mode;
-	P.fault = (job->flags & TEACH_BWD_TEST_FAULT) != 0;
 
 	CUDA_CHECK(cudaFuncSetAttribute(bwd_kv,
 	    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
@@ -733,7 +710,6 @@ teach_bwd_launch(const struct gpu_bwd_job *job, char *err, size_t errlen)
 	t.bc = job->bc;
 	t.dq_mode = job->dq == GPU_DQ_ORDERED ? TEACH_BWD_DQ_ORDERED :
 	    TEACH_BWD_DQ_ATOMIC;
-	t.flags = job->flags & GPU_BWD_TEST_FAULT ? TEACH_BWD_TEST_FAULT : 0;
 	t.repeat = job->repeat;
 	t.grad_q = g->grad_q;
 	t.grad_k = g->grad_k;

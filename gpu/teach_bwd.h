@@ -60,10 +60,6 @@ enum teach_bwd_dq {
 	TEACH_BWD_DQ_ORDERED = 1,
 };
 
-/* Test only: dK's product leaves out each tile's first query row (an
- * off-by-one in a loop bound), so dK must disagree with the simulator. */
-#define TEACH_BWD_TEST_FAULT	0x1
-
 struct teach_bwd_job {
 	/* the problems */
 	int n, tq, tk, d, dv;		/* d = 0: scores problems */
@@ -78,7 +74,6 @@ struct teach_bwd_job {
 	/* how */
 	int br, bc;			/* tiles, as the simulator's */
 	int dq_mode;			/* enum teach_bwd_dq */
-	unsigned flags;			/* TEACH_BWD_TEST_FAULT */
 	int repeat;			/* timed runs after the first */
 
 	/* results: host arrays (NULL: not wanted) */

@@ -1,12 +1,11 @@
 /*
  * teach_split.cu - the teaching kernel with split-KV, and its combine.
  *
- * Read it beside gpu/teach.cu and src/model/sim.c.  split_step() below
- * is teach.cu's tile_step() phase by phase, in the same order in every
- * sum (scores over x = 0 .. d-1 then scaled; row sums and P V over the
- * tile's keys in order; no fused multiply-adds: built with -fmad=false),
- * so a partial can differ from the simulator's only where CUDA's expf
- * and logf differ from the C library's.  What split-KV changes:
+ * Read it beside gpu/teach.cu and src/model/sim.c.  Each range runs
+ * teach_step.cuh's tile step, the very one teach.cu runs (the same order
+ * in every sum, no fused multiply-adds: built with -fmad=false), so a
+ * partial can differ from the simulator's only where CUDA's expf and
+ * logf differ from the C library's.  What split-KV changes:
  *
  *   teach_split_ranges  one block of TEACH_SPLIT_THREADS threads per
  *       (row block i, key range s): grid (Tr, N).  The block starts from
@@ -29,12 +28,7 @@
  * teach_split_launch() gets the job gpusplit.c lays out from the
  * simulator's split schedule and the combine's plan (kernels.h), counts
  * its device memory through cudacheck.h and times each kernel through
- * timing.h; the test faults (gpu.h's GPU_SPLIT_TEST_...) leave out the
- * ranges' rescale, or the second operand of each row's last merge (it
- * merges as the empty state: that merge's m, l and O go wrong).
- *
- * version 2: through the kernel table (version 1 was a standalone entry
- * point with a driver of its own); clarity over speed, as teach.cu.
+ * timing.h.  Clarity over speed, as teach.cu.
  */
 #include "config.h"
 
@@ -44,230 +38,65 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 extern "C" {
 #include "kernels.h"
-#include "model/dtype.h"
-#include "model/online.h"
-#include "model/online_rule.h"
 }
+#include "teach_step.cuh"
 #include "timing.h"
 
 #define TEACH_SPLIT_THREADS 256
 
 struct split_params {
+	struct teach_step_params st;	/* shape, tiles, rule; d = 0 in a
+					 * scores problem */
 	const float *q, *k, *v, *s;
-	int tq, tk, d, dv, br, bc, splits;
-	float scale;
-	int causal, scores, dtype, convention, bug, no_rescale;
+	int splits;
 	const int *block_rows, *block_kv, *range, *row_out, *row_pos;
 	float *pm, *pl, *plse, *pacc, *po;	/* the partials */
 };
-
-/* One block's shared memory, as teach.cu carves it. */
-struct split_tile {
-	float *q, *k, *v, *s, *acc;
-	float *m, *l, *m_new, *alpha, *rowsum, *l_new;
-};
-
-static size_t
-split_smem_floats(int br, int bc, int d, int dv)
-{
-	return (size_t)br * d + (size_t)bc * (d + 1) + (size_t)bc * dv +
-	    (size_t)br * (bc + 1) + (size_t)br * dv + 6 * (size_t)br;
-}
-
-__device__ static struct split_tile
-split_carve(const struct split_params &P, float *base)
-{
-	struct split_tile T;
-
-	T.q = base;
-	T.k = T.q + (size_t)P.br * P.d;
-	T.v = T.k + (size_t)P.bc * (P.d + 1);
-	T.s = T.v + (size_t)P.bc * P.dv;
-	T.acc = T.s + (size_t)P.br * (P.bc + 1);
-	T.m = T.acc + (size_t)P.br * P.dv;
-	T.l = T.m + P.br;
-	T.m_new = T.l + P.br;
-	T.alpha = T.m_new + P.br;
-	T.rowsum = T.alpha + P.br;
-	T.l_new = T.rowsum + P.br;
-	return T;
-}
-
-__device__ static float
-split_round_p(int dtype, float x)
-{
-	if (dtype == DTYPE_FP16)
-		return __half2float(__float2half_rn(x));
-	if (dtype == DTYPE_BF16)
-		return __bfloat162float(__float2bfloat16_rn(x));
-	return x;
-}
-
-/*
- * Tile (i, j) applied to the block's state in shared memory: teach.cu's
- * tile_step() with rows through the schedule's maps.  r0 is the block's
- * first row (schedule order), kv its K/V head.
- */
-__device__ static void
-split_step(const struct split_params &P, const struct split_tile &T, int r0,
-    int rows, int kv, int j)
-{
-	const int c0 = j * P.bc, cols = min(P.bc, P.tk - c0);
-	const int dk = P.d + 1, ds = P.bc + 1;
-	const int tid = threadIdx.x, nt = blockDim.x;
-	const float *k = P.k + ((size_t)kv * P.tk + c0) * P.d;
-	const float *v = P.v + ((size_t)kv * P.tk + c0) * P.dv;
-	int e, r, c, x;
-
-	/* Phase 1, load: K_j and V_j of the block's K/V head. */
-	if (!P.scores)
-		for (e = tid; e < cols * P.d; e += nt)
-			T.k[(e / P.d) * dk + e % P.d] = k[e];
-	for (e = tid; e < cols * P.dv; e += nt)
-		T.v[e] = v[e];
-	__syncthreads();
-
-	/* Phase 2, scores: sum over x in order, then scale; the mask sees
-	 * the row's position. */
-	for (e = tid; e < rows * cols; e += nt) {
-		float s;
-		long pos;
-
-		r = e / cols;
-		c = e % cols;
-		if (P.scores)
-			s = P.s[(size_t)P.row_out[r0 + r] * P.tk + c0 + c];
-		else {
-			s = 0.0f;
-			for (x = 0; x < P.d; x++)
-				s += T.q[r * P.d + x] * T.k[c * dk + x];
-			s *= P.scale;
-		}
-		pos = P.row_pos[r0 + r];
-		if (P.causal && (long)(c0 + c) > pos + P.tk - P.tq)
-			s = -INFINITY;
-		T.s[r * ds + c] = s;
-	}
-	__syncthreads();
-
-	/* Phases 3 and 4, max and rescale (alpha = 1 while m_new = -inf). */
-	for (r = tid; r < rows; r += nt) {
-		float rowmax = -INFINITY, m_new;
-
-		for (c = 0; c < cols; c++) {
-			float s = T.s[r * ds + c];
-			rowmax = s > rowmax ? s : rowmax;
-		}
-		m_new = T.m[r] > rowmax ? T.m[r] : rowmax;
-		T.m_new[r] = m_new;
-		T.alpha[r] = m_new == -INFINITY ? 1.0f : expf(T.m[r] - m_new);
-	}
-	__syncthreads();
-
-	/* Phase 5, exp. */
-	for (e = tid; e < rows * cols; e += nt) {
-		float m_new;
-
-		r = e / cols;
-		c = e % cols;
-		m_new = T.m_new[r];
-		T.s[r * ds + c] = m_new == -INFINITY ? 0.0f :
-		    expf(T.s[r * ds + c] - m_new);
-	}
-	__syncthreads();
-
-	/* Phase 6, update, first half: row sums of the float32 P, l_new,
-	 * then P rounded to the storage type for P V. */
-	for (r = tid; r < rows; r += nt) {
-		float rowsum = 0.0f, la;
-
-		for (c = 0; c < cols; c++)
-			rowsum += T.s[r * ds + c];
-		T.rowsum[r] = rowsum;
-		la = !P.no_rescale && online_bug_flags(P.bug).scale_l ?
-		    T.alpha[r] : 1.0f;
-		T.l_new[r] = la * T.l[r] + rowsum;
-		if (P.dtype != DTYPE_FP32)
-			for (c = 0; c < cols; c++)
-				T.s[r * ds + c] = split_round_p(P.dtype, T.s[r * ds + c]);
-	}
-	__syncthreads();
-
-	/* Phase 6, second half: pv = P V_j over the keys in order, then the
-	 * accumulator in the convention's form. */
-	for (e = tid; e < rows * P.dv; e += nt) {
-		float pv = 0.0f, acc, aa, keep;
-
-		r = e / P.dv;
-		x = e % P.dv;
-		for (c = 0; c < cols; c++)
-			pv += T.s[r * ds + c] * T.v[c * P.dv + x];
-		aa = !P.no_rescale && online_bug_flags(P.bug).scale_acc ?
-		    T.alpha[r] : 1.0f;
-		acc = T.acc[r * P.dv + x];
-		if (P.convention == CONV_UNNORMALIZED)
-			acc = aa * acc + pv;
-		else {
-			keep = online_bug_flags(P.bug).keep_l ? aa * T.l[r] : aa;
-			acc = T.l_new[r] > 0.0f ? (keep * acc + pv) / T.l_new[r] : 0.0f;
-		}
-		T.acc[r * P.dv + x] = acc;
-	}
-	__syncthreads();
-
-	for (r = tid; r < rows; r += nt) {
-		T.m[r] = T.m_new[r];
-		T.l[r] = T.l_new[r];
-	}
-	__syncthreads();
-}
 
 /* Block (i, s): range s of row block i, from empty to its partial. */
 __global__ static void __launch_bounds__(TEACH_SPLIT_THREADS)
 teach_split_ranges(struct split_params P)
 {
 	extern __shared__ float smem[];
-	const struct split_tile T = split_carve(P, smem);
+	const struct teach_step_params &st = P.st;
+	const struct teach_tile T = teach_tile_carve(st, smem);
 	const int i = blockIdx.x, sp = blockIdx.y, N = P.splits;
 	const int r0 = P.block_rows[i], rows = P.block_rows[i + 1] - r0;
 	const int j0 = P.range[(i * N + sp) * 2], j1 = P.range[(i * N + sp) * 2 + 1];
+	const int kv = P.block_kv[i];
+	const struct teach_rows R = { P.s, P.row_out, P.row_pos, r0, rows };
+	const struct teach_trace_rows untraced = { NULL, NULL, NULL, NULL };
 	int e, r, j;
 
-	/* The range's state starts empty, at its own first key block. */
-	for (e = threadIdx.x; e < rows; e += blockDim.x) {
-		T.m[e] = -INFINITY;
-		T.l[e] = 0.0f;
-	}
-	for (e = threadIdx.x; e < rows * P.dv; e += blockDim.x)
-		T.acc[e] = 0.0f;
-	if (!P.scores)
-		for (e = threadIdx.x; e < rows * P.d; e += blockDim.x)
-			T.q[e] = P.q[(size_t)P.row_out[r0 + e / P.d] * P.d + e % P.d];
+	/* The range's state starts empty, at its own first key block; rows
+	 * read Q through the schedule's map. */
+	teach_tile_empty(st, T, rows);
+	if (!st.scores)
+		for (e = threadIdx.x; e < rows * st.d; e += blockDim.x)
+			T.q[e] = P.q[(size_t)P.row_out[r0 + e / st.d] * st.d +
+			    e % st.d];
 	__syncthreads();
 	for (j = j0; j < j1; j++)
-		split_step(P, T, r0, rows, P.block_kv[i], j);
+		teach_step(st, T, R, P.k + (size_t)kv * st.tk * st.d,
+		    P.v + (size_t)kv * st.tk * st.dv, j, untraced);
 
 	/* The partial: the state itself, and its finalize (online_finalize:
 	 * a row that saw none of the range's keys gives o = 0, lse = -inf). */
-	for (e = threadIdx.x; e < rows * P.dv; e += blockDim.x) {
-		size_t at = ((size_t)(r0 + e / P.dv) * N + sp) * P.dv + e % P.dv;
-		float l = T.l[e / P.dv];
+	for (e = threadIdx.x; e < rows * st.dv; e += blockDim.x) {
+		size_t at = ((size_t)(r0 + e / st.dv) * N + sp) * st.dv +
+		    e % st.dv;
 
 		P.pacc[at] = T.acc[e];
-		P.po[at] = l > 0.0f ? (P.convention == CONV_UNNORMALIZED ?
-		    T.acc[e] / l : T.acc[e]) : 0.0f;
+		P.po[at] = teach_step_final_o(st, T.acc[e], T.l[e / st.dv]);
 	}
 	for (r = threadIdx.x; r < rows; r += blockDim.x) {
 		size_t at = (size_t)(r0 + r) * N + sp;
 
 		P.pm[at] = T.m[r];
 		P.pl[at] = T.l[r];
-		P.plse[at] = T.l[r] > 0.0f ? T.m[r] + logf(T.l[r]) : -INFINITY;
+		P.plse[at] = teach_step_final_lse(T.m[r], T.l[r]);
 	}
 }
 
@@ -275,7 +104,6 @@ struct combine_params {
 	int rows, splits, dv, merges, slots, convention;
 	enum merge_form form;
 	enum merge_bug bug;
-	int fault_merge;
 	const struct combine_merge *plan;
 	const int *row_out;
 	const float *pm, *pl, *plse, *pacc, *po;
@@ -338,12 +166,6 @@ teach_split_combine(struct combine_params C)
 
 		combine_operand(C, slot, op.a, r, c, &ma, &la, &ua);
 		combine_operand(C, slot, op.b, r, c, &mb, &lb, &ub);
-		if (C.fault_merge && n == C.merges - 1) {
-			/* the test fault: the operand dropped, as if empty */
-			mb = -INFINITY;
-			lb = 0.0f;
-			ub = 0.0f;
-		}
 		w = merge_weigh(C.form, C.bug, ma, la, mb, lb);
 		dst[0] = w.m;
 		dst[1] = w.l;
@@ -457,7 +279,7 @@ teach_split_launch(const struct gpu_split_job *job, char *err, size_t errlen)
 	int dev, optin;
 
 	memset(&run, 0, sizeof run);
-	run.smem = split_smem_floats(sc->br, sc->bc, d, p->dv) * sizeof(float);
+	run.smem = teach_smem_floats(sc->br, sc->bc, d, p->dv) * sizeof(float);
 	CUDA_CHECK(cudaGetDevice(&dev));
 	CUDA_CHECK(cudaDeviceGetAttribute(&optin,
 	    cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
@@ -511,20 +333,19 @@ teach_split_launch(const struct gpu_split_job *job, char *err, size_t errlen)
 	P->k = k;
 	P->v = v;
 	P->s = s;
-	P->tq = p->tq;
-	P->tk = p->tk;
-	P->d = d;
-	P->dv = p->dv;
-	P->br = sc->br;
-	P->bc = sc->bc;
+	P->st.tq = p->tq;
+	P->st.tk = p->tk;
+	P->st.d = d;
+	P->st.dv = p->dv;
+	P->st.br = sc->br;
+	P->st.bc = sc->bc;
+	P->st.scale = p->scale;
+	P->st.causal = p->causal;
+	P->st.scores = p->scores_mode;
+	P->st.dtype = p->dtype;
+	P->st.convention = job->rule->convention;
+	P->st.bug = job->rule->bug;
 	P->splits = sc->splits;
-	P->scale = p->scale;
-	P->causal = p->causal;
-	P->scores = p->scores_mode;
-	P->dtype = p->dtype;
-	P->convention = job->rule->convention;
-	P->bug = job->rule->bug;
-	P->no_rescale = (job->flags & GPU_SPLIT_TEST_NO_RESCALE) != 0;
 	P->block_rows = block_rows;
 	P->block_kv = block_kv;
 	P->range = range;
@@ -544,7 +365,6 @@ teach_split_launch(const struct gpu_split_job *job, char *err, size_t errlen)
 	C->convention = job->rule->convention;
 	C->form = job->form;
 	C->bug = job->merge_bug;
-	C->fault_merge = (job->flags & GPU_SPLIT_TEST_DROP_MERGE) != 0;
 	C->plan = plan;
 	C->row_out = row_out;
 	C->pm = pm;

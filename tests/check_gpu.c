@@ -3,11 +3,12 @@
  * random problems of every kind agree in m, alpha, l, the numerator, O
  * and lse; several heads agree each with its own simulator; the bug modes
  * agree; the kernel keeps the simulator's order of operations (m the same
- * bits, alpha within 3 units, and in fp32 every difference a small
- * fraction of the tolerance); and a kernel with its rescale left out is
- * caught, so the check is shown able to fail.  tests/gpu_planted.sh
- * breaks the order in teach.cu on purpose and expects this program to
- * fail.
+ * bits, alpha within 3 units, the numerator and O the same bits where
+ * every p is exact, and in fp32 every difference a small fraction of the
+ * tolerance); and a kernel with its rescale left out is caught, so the
+ * check is shown able to fail.  tests/gpu_planted.sh breaks the order in
+ * the tile step (gpu/teach_step.cuh) on purpose and expects this
+ * program to fail.
  *
  * CUDA is never started in this process before check forks a test: the
  * probe (gpuprobe.c) runs in a child of its own.  Without a kernel to
@@ -20,6 +21,8 @@
 #include "gpu/gpu.h"
 #include "gpuprobe.h"
 #include "gpu/gpucheck.h"
+#include "model/backward.h"
+#include "model/merge.h"
 #include "model/reference.h"
 #include "model/sim.h"
 
@@ -76,6 +79,10 @@ check_agree(const struct gpucheck_report *rep, const char *what)
 	ck_assert_msg(rep->alpha_units <= GPUCHECK_ALPHA_UNITS, "%s: alpha "
 	    "off by %g units of 2^-23 |alpha|, more than expf's %g", what,
 	    rep->alpha_units, GPUCHECK_ALPHA_UNITS);
+	ck_assert_msg(rep->u_inexact == 0, "%s: %ld of %ld numerator and O "
+	    "values are not the simulator's bits where every p is exact (the "
+	    "order of P V's sum changed)", what, rep->u_inexact,
+	    rep->u_compared);
 	ck_assert_msg(rep->pass, "%s: not passed", what);
 }
 
@@ -253,11 +260,14 @@ ramp_problem(int tq, int tk, int d, struct problem *p)
 	ck_assert_msg(problem_build(&spec, p, err, sizeof err) == 0, "%s", err);
 }
 
-/* The injected fault: the kernel leaves the rescale out; the comparison
- * must say so, at a step, by far more than the tolerance. */
+/* The injected fault: the kernel leaves the rescale out (it runs bug
+ * no-rescale, the simulator none); the comparison must say so, at a
+ * step, by far more than the tolerance. */
 START_TEST(test_fault_caught)
 {
-	struct gpucheck_opts fault = { GPU_TEST_NO_RESCALE, 0, NULL };
+	static const struct gpucheck_fault no_rescale = { BUG_NO_RESCALE,
+	    MERGE_BUG_NONE, BWD_BUG_NONE };
+	struct gpucheck_opts fault = { 0, 0, NULL, &no_rescale };
 	struct gpucheck_report rep;
 	struct problem p;
 	struct tiling t = { 8, 8, ORDER_FA2 };
@@ -557,6 +567,46 @@ END_TEST
  * fusing them into FMAs, moves S and so m by a unit now and then.  Both
  * loop orders, both conventions.
  */
+/*
+ * A causal scores problem (Tq = 24, Tk = 64) whose row r is one value
+ * level(r) on every key, V of N(0, 1) (dv = 8): every p is exp(0) = 1
+ * or exp(-inf) = 0 and every alpha 0 or 1, exactly, on both sides
+ * (gpucheck_exact_p), so the numerator is a sum of V's entries, 16 a
+ * tile, in the order of the keys: the order the check holds to the bits.
+ */
+static void
+exact_p_problem(struct problem *p)
+{
+	enum { TQ = 24, TK = 64, DV = 8 };
+	struct problem_spec spec;
+	struct inputs_rng rng;
+	float *s, *v;
+	char err[256];
+	int r, c;
+
+	s = malloc((size_t)TQ * TK * sizeof *s);
+	v = malloc((size_t)TK * DV * sizeof *v);
+	ck_assert(s != NULL && v != NULL);
+	inputs_rng_seed(&rng, 2024);
+	for (r = 0; r < TQ; r++)
+		for (c = 0; c < TK; c++)
+			s[(size_t)r * TK + c] = (float)(r % 5) - 2.0f;
+	for (c = 0; c < TK * DV; c++)
+		v[c] = (float)inputs_rng_normal(&rng);
+	problem_spec_init(&spec);
+	spec.s.data = s;
+	spec.s.rows = TQ;
+	spec.s.cols = TK;
+	spec.v.data = v;
+	spec.v.rows = TK;
+	spec.v.cols = DV;
+	spec.causal = 1;
+	ck_assert_msg(problem_build(&spec, p, err, sizeof err) == 0, "%s", err);
+	ck_assert(gpucheck_exact_p(p));
+	free(s);
+	free(v);
+}
+
 START_TEST(test_order_promise)
 {
 	enum { TQ = 8, TK = 512, BC = 16 };
@@ -591,8 +641,11 @@ START_TEST(test_order_promise)
 	tu_scores_problem(s, TQ, TK, v, 4, &p);
 	free(s);
 	free(v);
-	for (qk = 0; qk < 2; qk++) {
-		if (qk) {
+	for (qk = 0; qk < 3; qk++) {
+		if (qk == 2) {
+			problem_free(&p);
+			exact_p_problem(&p);
+		} else if (qk) {
 			problem_free(&p);
 			problem_spec_init(&spec);
 			spec.tq = 64;
@@ -604,20 +657,26 @@ START_TEST(test_order_promise)
 			    0);
 		}
 		for (k = 0; k < 4; k++) {
-			t.br = qk ? 32 : TQ;
-			t.bc = qk ? 32 : BC;
+			t.br = qk == 1 ? 32 : qk == 2 ? 8 : TQ;
+			t.bc = qk == 1 ? 32 : BC;
 			t.order = k % 2 ? ORDER_FA1 : ORDER_FA2;
 			rule.convention = k / 2 ? CONV_NORMALIZED : CONV_UNNORMALIZED;
-			snprintf(what, sizeof what, "%s, %s %s", qk ? "Q K^T d=64" :
+			snprintf(what, sizeof what, "%s, %s %s", qk == 2 ?
+			    "causal scores, one value a row" : qk ? "Q K^T d=64" :
 			    "scores with jumps of 10 to 80",
 			    schedule_order_name(t.order),
 			    online_convention_name(rule.convention));
 			ck_assert_msg(gpucheck_run(&p, &t, &rule, &rep, err,
 			    sizeof err) == 0, "%s: %s", what, err);
 			check_agree_fp32(&rep, what);
+			/* Only where every p is exact is u held to the bits. */
+			ck_assert_msg(qk == 2 ? rep.u_compared > 0 :
+			    rep.u_compared == 0, "%s: %ld values held to the bits",
+			    what, rep.u_compared);
 			printf("order: %s: m the same bits, alpha within %.2g "
-			    "units, worst value at %.3g of the tolerance\n", what,
-			    rep.alpha_units, rep.worst_excess);
+			    "units, %ld numerator and O values the same bits, worst "
+			    "value at %.3g of the tolerance\n", what, rep.alpha_units,
+			    rep.u_compared, rep.worst_excess);
 			gpucheck_report_free(&rep);
 		}
 	}

@@ -22,8 +22,11 @@
  * fp32, 2^-10 in fp16, 2^-7 in bf16).  Random problems cover causal,
  * ragged tiles, Tq != Tk, dv != d, scores problems, rows that see no
  * key, all three dtypes and several heads; every backward bug mode runs
- * on both sides; the injected fault (dK leaves out each tile's first
- * query row) must be caught at a step (ordered) and at the end (atomic).
+ * on both sides; the injected fault (the kernel alone runs bug no-scale)
+ * must be caught at a step (ordered) and at the end (atomic).
+ * tests/gpu_planted.sh changes the score, the mask and the rounding the
+ * forward shares (gpu/teach_step.cuh, tile_rule.h's use) and expects
+ * this program to fail.
  *
  * Without a device that can run the kernel the program fails, or skips
  * (77) only where the hardware is missing and FLASHSTEP_REQUIRE_GPU is
@@ -37,6 +40,7 @@
 #include "gpuprobe.h"
 #include "model/backward.h"
 #include "model/dtype.h"
+#include "model/merge.h"
 #include "model/sim.h"
 
 #include <math.h>
@@ -341,12 +345,15 @@ START_TEST(test_bwd_bugs)
 END_TEST
 
 /*
- * The injected fault (dK leaves out each tile's first query row): caught
- * at a step with the ordered dQ, in the final dK with the atomic one, by
+ * The injected fault (the kernel runs --grad-bug no-scale, the simulator
+ * none: dK and dQ lose their factor scale, dV is untouched): caught at
+ * a step with the ordered dQ, in the final dK with the atomic one, by
  * far more than the tolerance; without it the same problem agrees.
  */
 START_TEST(test_bwd_fault_caught)
 {
+	static const struct gpucheck_fault no_scale = { BUG_NONE,
+	    MERGE_BUG_NONE, BWD_BUG_NO_SCALE };
 	struct gpucheck_bwd_opts o;
 	struct gpucheck_bwd_report rep;
 	struct problem_spec spec;
@@ -367,11 +374,11 @@ START_TEST(test_bwd_fault_caught)
 	memset(&o, 0, sizeof o);
 	o.kernel = teaching();
 	for (o.dq = GPU_DQ_ATOMIC; o.dq <= GPU_DQ_ORDERED; o.dq++) {
-		o.gpu_flags = 0;
+		o.fault = NULL;
 		ck_assert_int_eq(bwd_check(&p, 1, &t, &o, dout, &rep, "control"),
 		    1);
 		gpucheck_bwd_report_free(&rep);
-		o.gpu_flags = GPU_BWD_TEST_FAULT;
+		o.fault = &no_scale;
 		ck_assert_int_eq(bwd_check(&p, 1, &t, &o, dout, &rep, "fault"), 0);
 		ck_assert_int_gt(rep.failures, 0);
 		ck_assert_msg(rep.worst_excess > 100, "only %g of the tolerance",
@@ -384,6 +391,70 @@ START_TEST(test_bwd_fault_caught)
 		} else
 			ck_assert_int_eq(rep.first_failure, -1);
 		ck_assert(rep.max_dk > 0);
+		gpucheck_bwd_report_free(&rep);
+	}
+	free(dout);
+	problem_free(&p);
+}
+END_TEST
+
+/*
+ * Every p exact: key c is 8 e_c plus a little noise, and query r is 20
+ * times key r mod 16 plus noise, so each row has one key whose score
+ * (about 320) is its lse, and every other key lies more than 104 below
+ * it, where both expf give 0.  p is then 0 or 1 on both sides, and the
+ * gradients must be the simulator's bits (gpucheck_bwd.c): a score summed
+ * in another order gives p = exp(+-1 unit) != 1 and moves dV.
+ */
+START_TEST(test_bwd_exact_p)
+{
+	enum { TQ = 48, TK = 16, D = 16, DV = 8 };
+	struct gpucheck_bwd_opts o;
+	struct gpucheck_bwd_report rep;
+	struct problem_spec spec;
+	struct problem p;
+	struct inputs_rng rng;
+	struct tiling t = { 16, 8, ORDER_FA2 };
+	float q[TQ * D], k[TK * D], v[TK * DV], *dout;
+	char err[512];
+	int r, x;
+
+	inputs_rng_seed(&rng, 4242);
+	for (r = 0; r < TK; r++)
+		for (x = 0; x < D; x++)
+			k[r * D + x] = (float)((r == x ? 8.0 : 0.0) +
+			    0.25 * inputs_rng_normal(&rng));
+	for (r = 0; r < TQ; r++)
+		for (x = 0; x < D; x++)
+			q[r * D + x] = 20.0f * k[(r % TK) * D + x] +
+			    (float)(0.25 * inputs_rng_normal(&rng));
+	for (x = 0; x < TK * DV; x++)
+		v[x] = (float)inputs_rng_normal(&rng);
+	problem_spec_init(&spec);
+	spec.q.data = q;
+	spec.q.rows = TQ;
+	spec.q.cols = D;
+	spec.k.data = k;
+	spec.k.rows = TK;
+	spec.k.cols = D;
+	spec.v.data = v;
+	spec.v.rows = TK;
+	spec.v.cols = DV;
+	ck_assert_msg(problem_build(&spec, &p, err, sizeof err) == 0, "%s", err);
+	dout = bwd_douts(&p, 1, 5);
+	memset(&o, 0, sizeof o);
+	o.kernel = teaching();
+	for (o.dq = GPU_DQ_ATOMIC; o.dq <= GPU_DQ_ORDERED; o.dq++) {
+		ck_assert_int_eq(bwd_check(&p, 1, &t, &o, dout, &rep, "exact p"),
+		    1);
+		ck_assert_msg(rep.p_exact, "dq %s: a p is neither 0 nor 1",
+		    gpu_dq_mode_name(o.dq));
+		ck_assert_msg(rep.bits_compared > 0 && rep.bits_inexact == 0,
+		    "dq %s: %ld of %ld gradient values not the simulator's bits "
+		    "(the score's order changed?)", gpu_dq_mode_name(o.dq),
+		    rep.bits_inexact, rep.bits_compared);
+		printf("exact p: dq %s: %ld gradient values the same bits\n",
+		    gpu_dq_mode_name(o.dq), rep.bits_compared);
 		gpucheck_bwd_report_free(&rep);
 	}
 	free(dout);
@@ -441,6 +512,7 @@ test_suite(void)
 	tcase_add_test(tc, test_bwd_heads);
 	tcase_add_test(tc, test_bwd_bugs);
 	tcase_add_test(tc, test_bwd_fault_caught);
+	tcase_add_test(tc, test_bwd_exact_p);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -24,6 +24,7 @@
 #include "gpu/gpu.h"
 #include "gpu/gpucheck_split.h"
 #include "gpuprobe.h"
+#include "model/backward.h"
 #include "model/combine.h"
 #include "model/sim.h"
 
@@ -106,15 +107,16 @@ split_case_build(struct split_case *c, const struct problem_spec *spec,
 	split_case_open(c);
 }
 
-/* gpucheck_split of a case; asserts it ran. */
+/* gpucheck_split of a case (fault: NULL, or the kernel's bugs); asserts
+ * it ran. */
 static void
-split_case_check(struct split_case *c, unsigned flags,
+split_case_check(struct split_case *c, const struct gpucheck_fault *fault,
     struct gpucheck_split_report *rep)
 {
 	char err[512];
 
 	ck_assert_msg(gpucheck_split_run(gpu_kernel_find("teaching"), c->sim,
-	    c->comb, flags, rep, err, sizeof err) == 0, "%s: %s", c->what, err);
+	    c->comb, fault, rep, err, sizeof err) == 0, "%s: %s", c->what, err);
 }
 
 /* Fails the test with the case and the report's figures. */
@@ -132,8 +134,10 @@ split_case_agree(const struct gpucheck_split_report *rep, const char *what)
 	ck_assert_msg(rep->out_failures == 0, "%s: O or lse differ (O %g, lse "
 	    "%g, %g of the tolerance)", what, rep->max_o, rep->max_lse,
 	    rep->out_excess);
-	ck_assert_msg(rep->order_promised && rep->order_kept, "%s: %ld m values "
-	    "are not the simulator's bits", what, rep->m_inexact);
+	ck_assert_msg(rep->order_promised && rep->order_kept, "%s: %ld m values, "
+	    "%ld of %ld partials' u and o where every p is exact, are not the "
+	    "simulator's bits", what, rep->m_inexact, rep->u_inexact,
+	    rep->u_compared);
 	ck_assert_msg(rep->pass, "%s: not passed", what);
 }
 
@@ -201,7 +205,7 @@ START_TEST(test_random)
 		pack = spec.heads > 1 && draw(&rng, 0, 1);
 		split_case_build(&c, &spec, br, spec.bc, splits,
 		    (enum merge_form)form, pack, (enum combine_order)(n % 3));
-		split_case_check(&c, 0, &rep);
+		split_case_check(&c, NULL, &rep);
 		split_case_agree(&rep, c.what);
 		if (spec.dtype == DTYPE_FP32) {
 			worst = fmax(worst, fmax(rep.part_excess,
@@ -260,7 +264,7 @@ START_TEST(test_empty_partials)
 			 * see no key at all. */
 			split_case_build(&c, &spec, 4, 2, 7, (enum merge_form)f, 0,
 			    orders[o]);
-			split_case_check(&c, 0, &rep);
+			split_case_check(&c, NULL, &rep);
 			split_case_agree(&rep, c.what);
 			ck_assert(has_empty_partial(c.sim));
 			gpucheck_split_report_free(&rep);
@@ -306,7 +310,7 @@ START_TEST(test_scores)
 		snprintf(c.what, sizeof c.what, "scores, %s",
 		    combine_form_name(c.sp.partials));
 		split_case_open(&c);
-		split_case_check(&c, 0, &rep);
+		split_case_check(&c, NULL, &rep);
 		split_case_agree(&rep, c.what);
 		gpucheck_split_report_free(&rep);
 		split_case_close(&c);
@@ -373,7 +377,7 @@ START_TEST(test_bug_modes)
 		c.cr.bug = merges[i].bug;
 		split_case_build(&c, &spec, 8, 8, merges[i].splits, merges[i].form,
 		    0, merges[i].order);
-		split_case_check(&c, 0, &rep);
+		split_case_check(&c, NULL, &rep);
 		split_case_agree(&rep, c.what);
 		wrong = split_output(&c);
 		for (x = 0, differs = 0; x < 16 * 8; x++)
@@ -392,7 +396,7 @@ START_TEST(test_bug_modes)
 		c.rule.convention = i == BUG_FORGET_OLD_DENOMINATOR ?
 		    CONV_NORMALIZED : CONV_UNNORMALIZED;
 		split_case_build(&c, &spec, 8, 8, 3, MERGE_MLU, 0, COMBINE_TREE);
-		split_case_check(&c, 0, &rep);
+		split_case_check(&c, NULL, &rep);
 		split_case_agree(&rep, c.what);
 		gpucheck_split_report_free(&rep);
 		split_case_close(&c);
@@ -436,7 +440,7 @@ START_TEST(test_grouped_heads)
 				split_case_build(&c, &spec, 16, spec.bc, i == 3 ? 16 : 5,
 				    (enum merge_form)pack, pack,
 				    (enum combine_order)(i % 3));
-				split_case_check(&c, 0, &rep);
+				split_case_check(&c, NULL, &rep);
 				split_case_agree(&rep, c.what);
 				gpucheck_split_report_free(&rep);
 				/* the same partial form both times, for the bits */
@@ -460,13 +464,81 @@ START_TEST(test_grouped_heads)
 END_TEST
 
 /*
- * The test faults: a range without its rescale is caught in the
- * partials (where a range has two tiles or more); a merge that drops an
- * operand in the merges and O, with the partials still agreeing.  Every
- * order and form.
+ * Every p exact (gpucheck_exact_p: a causal scores problem whose row r is
+ * one value on every key, V of N(0, 1)): each range's u is a sum of V's
+ * entries in the order of the keys, so every partial's u and o must be
+ * the simulator's bits; each form and order, ranges of several tiles.
+ */
+START_TEST(test_exact_p)
+{
+	enum { TQ = 20, TK = 96, DV = 8 };
+	struct inputs_rng rng;
+	struct split_case c;
+	struct gpucheck_split_report rep;
+	float *s, *v;
+	int r, x, o, f;
+
+	s = malloc((size_t)TQ * TK * sizeof *s);
+	v = malloc((size_t)TK * DV * sizeof *v);
+	ck_assert(s != NULL && v != NULL);
+	inputs_rng_seed(&rng, 77);
+	for (r = 0; r < TQ * TK; r++)
+		s[r] = (float)(r / TK % 3) * 0.5f;
+	for (x = 0; x < TK * DV; x++)
+		v[x] = (float)inputs_rng_normal(&rng);
+	for (o = 0; o < 3; o++)
+		for (f = 0; f < 2; f++) {
+			struct problem_spec spec;
+			char err[256];
+
+			memset(&c, 0, sizeof c);
+			problem_spec_init(&spec);
+			spec.s.data = s;
+			spec.s.rows = TQ;
+			spec.s.cols = TK;
+			spec.v.data = v;
+			spec.v.rows = TK;
+			spec.v.cols = DV;
+			spec.causal = 1;
+			ck_assert_msg(problem_build(&spec, &c.p, err, sizeof err) == 0,
+			    "%s", err);
+			c.t.br = 4;
+			c.t.bc = 8;
+			c.sp.splits = 3;
+			c.sp.partials = (enum merge_form)f;
+			c.rule.convention = f ? CONV_NORMALIZED : CONV_UNNORMALIZED;
+			c.cr.order = (enum combine_order)o;
+			snprintf(c.what, sizeof c.what, "exact p, %s, %s",
+			    combine_form_name(c.sp.partials),
+			    combine_order_name(c.cr.order));
+			split_case_open(&c);
+			split_case_check(&c, NULL, &rep);
+			split_case_agree(&rep, c.what);
+			ck_assert_msg(rep.u_compared > 0, "%s: nothing held to the "
+			    "bits", c.what);
+			printf("exact p: %s: %ld partial values the same bits\n",
+			    c.what, rep.u_compared);
+			gpucheck_split_report_free(&rep);
+			split_case_close(&c);
+		}
+	free(s);
+	free(v);
+}
+END_TEST
+
+/*
+ * The test faults, the kernel running other bugs than the simulator: a
+ * range without its rescale (bug no-rescale) is caught in the partials
+ * (where a range has two tiles or more); a merge that forgets b's factor
+ * (merge bug no-rescale-one) in the merges and O, with the partials
+ * still agreeing.  Every order and form.
  */
 START_TEST(test_faults_caught)
 {
+	static const struct gpucheck_fault no_rescale = { BUG_NO_RESCALE,
+	    MERGE_BUG_NONE, BWD_BUG_NONE };
+	static const struct gpucheck_fault merge_one = { BUG_NONE,
+	    MERGE_BUG_NO_RESCALE_ONE, BWD_BUG_NONE };
 	struct problem_spec spec;
 	struct split_case c;
 	struct gpucheck_split_report rep;
@@ -486,22 +558,21 @@ START_TEST(test_faults_caught)
 			memset(&c, 0, sizeof c);
 			split_case_build(&c, &spec, 8, 8, 3, (enum merge_form)f, f,
 			    (enum combine_order)o);
-			split_case_check(&c, GPU_SPLIT_TEST_NO_RESCALE, &rep);
+			split_case_check(&c, &no_rescale, &rep);
 			ck_assert_msg(rep.part_failures > 0 && !rep.pass, "%s: the "
 			    "missing rescale was not caught in the partials",
 			    c.what);
 			rescale = rep.part_excess;
 			gpucheck_split_report_free(&rep);
-			split_case_check(&c, GPU_SPLIT_TEST_DROP_MERGE, &rep);
-			ck_assert_msg(rep.part_failures == 0, "%s: a dropped merge "
+			split_case_check(&c, &merge_one, &rep);
+			ck_assert_msg(rep.part_failures == 0, "%s: a merge fault "
 			    "showed in the partials", c.what);
 			ck_assert_msg(rep.merge_failures > 0 && rep.out_failures > 0 &&
-			    !rep.pass, "%s: the dropped merge was not caught in the "
+			    !rep.pass, "%s: the merge fault was not caught in the "
 			    "merges and O", c.what);
-			ck_assert_int_eq(rep.worst_merge, rep.merges - 1);
-			printf("faults: %s: rescale left out at %.3g, merge dropped at "
-			    "%.3g of the tolerance\n", c.what, rescale,
-			    fmax(rep.merge_excess, rep.out_excess));
+			printf("faults: %s: rescale left out at %.3g, b's merge "
+			    "factor forgotten at %.3g of the tolerance\n", c.what,
+			    rescale, fmax(rep.merge_excess, rep.out_excess));
 			gpucheck_split_report_free(&rep);
 			split_case_close(&c);
 		}
@@ -521,6 +592,7 @@ test_suite(void)
 	tcase_add_test(tc, test_scores);
 	tcase_add_test(tc, test_bug_modes);
 	tcase_add_test(tc, test_grouped_heads);
+	tcase_add_test(tc, test_exact_p);
 	tcase_add_test(tc, test_faults_caught);
 	suite_add_tcase(s, tc);
 	return s;

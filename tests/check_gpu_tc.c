@@ -163,7 +163,7 @@ END_TEST
 START_TEST(test_tc_refusals)
 {
 	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
-	struct gpucheck_opts naive = { 0, 0, NULL };
+	struct gpucheck_opts naive = { 0, 0, NULL, NULL };
 	struct gpucheck_report rep;
 	struct problem_spec spec;
 	struct problem p;
@@ -261,7 +261,7 @@ END_TEST
 START_TEST(test_tc_random)
 {
 	struct tiling tiles[2][TC_MAX_TILINGS];
-	struct gpucheck_opts opts = { 0, 0, NULL };
+	struct gpucheck_opts opts = { 0, 0, NULL, NULL };
 	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
 	struct gpucheck_report reps[TC_MAX_HEADS];
 	struct problem ps[TC_MAX_HEADS];
@@ -347,7 +347,7 @@ END_TEST
 /* Causal with Tq > Tk: rows 0 .. Tq - Tk - 1 see no key. */
 START_TEST(test_tc_rows_without_keys)
 {
-	struct gpucheck_opts opts = { 0, 0, NULL };
+	struct gpucheck_opts opts = { 0, 0, NULL, NULL };
 	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
 	struct gpucheck_report reps[2];
 	struct problem_spec spec;
@@ -402,7 +402,7 @@ END_TEST
  */
 START_TEST(test_tc_reference)
 {
-	struct gpucheck_opts opts = { 0, 0, NULL };
+	struct gpucheck_opts opts = { 0, 0, NULL, NULL };
 	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
 	struct gpucheck_report reps[2];
 	struct gpucheck_tol tol;
@@ -475,7 +475,7 @@ END_TEST
  * comparison must say so, at a step, by far more than the tolerance. */
 START_TEST(test_tc_fault_caught)
 {
-	struct gpucheck_opts opts = { 0, 0, NULL };
+	struct gpucheck_opts opts = { 0, 0, NULL, NULL };
 	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
 	struct gpucheck_report rep;
 	struct problem_spec spec;

@@ -1,9 +1,10 @@
 #!/bin/sh
-# gpu_planted.sh - shows that tests/check_gpu catches a teaching kernel
-# that no longer does the simulator's operations in its order, and that
-# tests/check_gpu_decode catches a decode kernel whose tensor-core path
-# lost a step of the online softmax.  Not part of make check: it needs a
-# GPU, and builds the kernel once per plant.
+# gpu_planted.sh - shows that the GPU tests catch a teaching kernel that
+# no longer does the simulator's operations in its order, in every
+# kernel that shares the changed code, and that tests/check_gpu_decode
+# catches a decode kernel whose tensor-core path lost a step of the
+# online softmax.  Not part of make check: it needs a GPU, and builds the
+# kernels once per plant.
 #
 #   tests/gpu_planted.sh [TREE]
 #
@@ -15,19 +16,35 @@
 # configured in place (./bootstrap, as for make check), with nvcc found.
 # The script copies it once (sources and build, not .git or .gpu-deps:
 # about 25 MB under TMPDIR, removed at the end), then for each plant
-# copies that copy, changes one kernel with sed, rebuilds its test
-# (only that kernel and the links are redone: 10 to 40 s for teach.cu,
-# a minute or more for decode.cu, whose test runs long shapes)
-# and runs it with FLASHSTEP_REQUIRE_GPU=1, so a missing GPU fails
-# rather than skips.  The tree as it is must pass; every plant must fail in its
-# tests (a plant that fails to apply or to build counts as not shown).
-# It prints a verdict table and exits 0 when every plant was caught.
+# copies that copy, changes one file with sed, rebuilds the plant's tests
+# (only the kernels that include the file and the links are redone) and
+# runs each with FLASHSTEP_REQUIRE_GPU=1, so a missing GPU fails rather
+# than skips.  The tree as it is must pass every test; every plant must
+# fail in every test listed for it (a plant that fails to apply or to
+# build counts as not shown).  It prints a verdict table, one row per
+# plant and test, and exits 0 when every plant was caught by each.
 #
-# Plants in gpu/teach.cu (tests/check_gpu):
+# The teaching kernels share one tile step (gpu/teach_step.cuh: teach.cu
+# and teach_split.cu run it, teach_bwd.cu its score) and one mask and
+# rounding (src/model/tile_rule.h, whose device branch only the kernels
+# run), so each plant below is made once and must be caught by the test
+# of every kernel it reaches: check_gpu (the forward), check_gpu_split
+# (its split-KV run), check_gpu_bwd (the backward, for the score, the
+# mask and the rounding).
 #   d-loop reversed  the score sum over x runs from d-1 down to 0
+#                    (forward, split: m's bits; backward: the gradients'
+#                    bits where every p is 0 or 1)
 #   fma in scores    the score sum fused: s = fmaf(q, k, s)
-#   __expf           expf replaced by the fast approximation __expf
-#   alpha __expf     only alpha's expf replaced
+#   __expf           the tile step's expf replaced by the fast
+#                    approximation __expf (alpha's units: check_gpu; the
+#                    split run's partials carry no alpha and the step is
+#                    the same code, and the backward's expf is its own)
+#   alpha __expf     only alpha's expf replaced (check_gpu)
+#   P V reversed     the sum of P V runs over the keys from the last
+#                    (the numerator's bits where every p is 0 or 1:
+#                    check_gpu, check_gpu_split)
+#   mask off by one  the device's mask hides the last key a query sees
+#   fp32 rounded     the device rounds fp32 values to bf16
 # and in gpu/decode.cu's tensor-core paths (tests/check_gpu_decode; the
 # first and last plants change both the registers' kernel and the ring's):
 #   mma no rescale   one of a lane's two rows is not rescaled by alpha
@@ -57,89 +74,105 @@ trap 'rm -rf "$work"' EXIT INT TERM
 base="$work/base"
 mkdir "$base" && tar -C "$src" --exclude=./.git --exclude=./.gpu-deps -cf - . |
     tar -C "$base" -xf - || exit 2
-if ! (cd "$base" && make -j"$jobs" tests/check_gpu tests/check_gpu_decode) \
+if ! (cd "$base" && make -j"$jobs" tests/check_gpu tests/check_gpu_split \
+    tests/check_gpu_bwd tests/check_gpu_decode) \
     >"$work/base.log" 2>&1; then
 	echo "gpu_planted: the tree does not build:" >&2
 	tail -20 "$work/base.log" >&2
 	exit 2
 fi
 
-# plant NAME SED [FILE TEST]: the copy's FILE (gpu/teach.cu) changed by
-# SED (must change it), TEST (tests/check_gpu) rebuilt and run.
+# plant NAME FILE "TESTS" SED: the copy's FILE changed by SED (which
+# must change it; SED "" runs the tree as it is), every test of TESTS
+# rebuilt and run.  One row per test: each must fail (pass when SED is "").
 plant() {
 	name=$1
-	expr=$2
-	file=${3:-gpu/teach.cu}
-	test=${4:-tests/check_gpu}
+	file=$2
+	tests=$3
+	expr=$4
 	dir="$work/$(echo "$name" | tr -c 'a-zA-Z0-9\n' '_')"
-	log="$dir.log"
 	cp -a "$base" "$dir"
-	verdict=
+	applied=yes
 	if [ -n "$expr" ]; then
 		sed "$expr" "$base/$file" >"$dir/$file"
-		if cmp -s "$base/$file" "$dir/$file"; then
+		cmp -s "$base/$file" "$dir/$file" && applied=no
+	fi
+	for test in $tests; do
+		log="$dir.$(basename "$test").log"
+		verdict=
+		build=ok
+		rc=-
+		failed=-
+		if [ $applied = no ]; then
 			verdict="NOT APPLIED"
-		fi
-	fi
-	build=ok
-	if [ -z "$verdict" ] &&
-	    ! (cd "$dir" && make -j"$jobs" "$test") >"$log" 2>&1; then
-		build=FAILED
-		verdict="NOT BUILT"
-	fi
-	rc=-
-	failed=-
-	if [ -z "$verdict" ]; then
-		(cd "$dir" && FLASHSTEP_REQUIRE_GPU=1 "./$test") \
-		    >>"$log" 2>&1
-		rc=$?
-		# check's failure lines: file:line:F:case:test_name:0: message
-		failed=$(sed -n 's/^[^:]*:[0-9]*:[FE]:[^:]*:\([a-z_0-9]*\):.*/\1/p' \
-		    "$log" | sort -u | tr '\n' ' ')
-		[ -n "$failed" ] || failed=-
-		if grep -q "no kernel can run" "$log"; then
-			verdict="NO GPU"
-		elif [ -z "$expr" ]; then
-			[ $rc -eq 0 ] && verdict=passes || verdict="FAILS"
-		elif [ $rc -ne 0 ] && [ "$failed" != - ]; then
-			verdict=caught
+			build=-
+		elif ! (cd "$dir" && make -j"$jobs" "$test") >"$log" 2>&1; then
+			build=FAILED
+			verdict="NOT BUILT"
 		else
-			verdict=MISSED
+			(cd "$dir" && FLASHSTEP_REQUIRE_GPU=1 "./$test") \
+			    >>"$log" 2>&1
+			rc=$?
+			# check's failure lines: file:line:F:case:test_name:0: message
+			failed=$(sed -n \
+			    's/^[^:]*:[0-9]*:[FE]:[^:]*:\([a-z_0-9]*\):.*/\1/p' \
+			    "$log" | sort -u | tr '\n' ' ')
+			[ -n "$failed" ] || failed=-
+			if grep -q "no kernel can run" "$log"; then
+				verdict="NO GPU"
+			elif [ -z "$expr" ]; then
+				[ $rc -eq 0 ] && verdict=passes || verdict="FAILS"
+			elif [ $rc -ne 0 ] && [ "$failed" != - ]; then
+				verdict=caught
+			else
+				verdict=MISSED
+			fi
 		fi
-	fi
-	printf '%-18s %-7s %-4s %-9s %s\n' "$name" "$build" "$rc" "$verdict" \
-	    "$failed"
-	echo "$name|$verdict" >>"$work/verdicts"
-	case "$verdict" in
-	passes | caught) ;;
-	*) sed 's/^/    | /' "$log" | tail -15 ;;
-	esac
-	rm -rf "$dir"
+		printf '%-16s %-22s %-7s %-4s %-11s %s\n' "$name" "${test#tests/}" \
+		    "$build" "$rc" "$verdict" "$failed"
+		echo "$name|$test|$verdict" >>"$work/verdicts"
+		case "$verdict" in
+		passes | caught) ;;
+		*) [ -f "$log" ] && sed 's/^/    | /' "$log" | tail -15 ;;
+		esac
+	done
+	rm -rf "$dir" "$dir".*.log
 }
 
-printf '%-18s %-7s %-4s %-9s %s\n' "plant" "build" "exit" "verdict" \
-    "failed tests"
-plant "(none)" ""
-plant "d-loop reversed" \
-    's/for (x = 0; x < P\.d; x++)$/for (x = P.d - 1; x >= 0; x--)/'
-plant "fma in scores" \
-    's/s += T\.q\[r \* P\.d + x\] \* T\.k\[c \* dk + x\];/s = fmaf(T.q[r * P.d + x], T.k[c * dk + x], s);/'
-plant "__expf" 's/\([^_a-z]\)expf(/\1__expf(/g'
-plant "alpha __expf" 's/expf(T\.m\[r\] - m_new)/__expf(T.m[r] - m_new)/'
-plant "(none)" "" gpu/decode.cu tests/check_gpu_decode
-plant "mma no rescale" 's/acc\[i\]\[1\] \*= a1;/;/' gpu/decode.cu \
-    tests/check_gpu_decode
-plant "mma V pairs" 's/(i \& 1) ? 0x7632 : 0x5410/(i \& 1) ? 0x5410 : 0x7632/' \
-    gpu/decode.cu tests/check_gpu_decode
-plant "ring V tiles" \
-    's/acc\[i\], x\[0\], x\[1\], x\[2\], x\[3\]/acc[i], x[0], x[2], x[1], x[3]/' \
-    gpu/decode.cu tests/check_gpu_decode
-plant "mma l one lane" 's/^\tl += __shfl_xor_sync(0xffffffffu, l, 2);$/;/' \
-    gpu/decode.cu tests/check_gpu_decode
+step=gpu/teach_step.cuh
+rule=src/model/tile_rule.h
+fwd="tests/check_gpu tests/check_gpu_split"
+all="tests/check_gpu tests/check_gpu_split tests/check_gpu_bwd"
+printf '%-16s %-22s %-7s %-4s %-11s %s\n' "plant" "test" "build" "exit" \
+    "verdict" "failed tests"
+plant "(none)" "$step" "$all tests/check_gpu_decode" ""
+plant "d-loop reversed" "$step" "$all" \
+    's/^\tfor (x = 0; x < d; x++)$/\tfor (x = d - 1; x >= 0; x--)/'
+plant "fma in scores" "$step" "$all" \
+    's/s += q\[x\] \* k\[x\];/s = fmaf(q[x], k[x], s);/'
+plant "__expf" "$step" tests/check_gpu 's/\([^_a-z]\)expf(/\1__expf(/g'
+plant "alpha __expf" "$step" tests/check_gpu \
+    's/expf(T\.m\[r\] - m_new)/__expf(T.m[r] - m_new)/'
+plant "P V reversed" "$step" "$fwd" \
+    '/float pv = 0\.0f/,/pv +=/s/for (c = 0; c < cols; c++)/for (c = cols - 1; c >= 0; c--)/'
+plant "mask off by one" "$rule" "$all" \
+    's/^\treturn !causal || c <= tile_rule_last_key(r, tq, tk);$/#ifdef __CUDA_ARCH__\n\treturn !causal || c < tile_rule_last_key(r, tq, tk);\n#else\n&\n#endif/'
+plant "fp32 rounded" "$rule" "$all" \
+    '/^#ifdef __CUDA_ARCH__$/,/^#else$/s/^\treturn x;$/\treturn __bfloat162float(__float2bfloat16_rn(x));/'
+plant "mma no rescale" gpu/decode.cu tests/check_gpu_decode \
+    's/^\tc\[1\] \*= a1;$/;/'
+plant "mma V pairs" gpu/decode.cu tests/check_gpu_decode \
+    's/(i \& 1) ? 0x7632 : 0x5410/(i \& 1) ? 0x5410 : 0x7632/'
+plant "ring V tiles" gpu/decode.cu tests/check_gpu_decode \
+    's/acc\[i\], x\[0\], x\[1\], x\[2\], x\[3\]/acc[i], x[0], x[2], x[1], x[3]/'
+plant "mma l one lane" gpu/decode.cu tests/check_gpu_decode \
+    's/^\tl += __shfl_xor_sync(0xffffffffu, l, 2);$/;/'
 
-if [ "$(grep -c '|passes$' "$work/verdicts")" -eq 2 ] &&
-    [ "$(grep -c '|caught$' "$work/verdicts")" -eq 8 ]; then
-	echo "gpu_planted: the tree passes both tests and all 8 plants are caught"
+# 4 controls; 16 rows of the teaching plants, 4 of the decode kernel's.
+if [ "$(grep -c '|passes$' "$work/verdicts")" -eq 4 ] &&
+    [ "$(grep -c '|caught$' "$work/verdicts")" -eq 20 ]; then
+	echo "gpu_planted: the tree passes its 4 tests and all 11 plants are" \
+	    "caught in each of their 20 tests"
 	exit 0
 fi
 echo "gpu_planted: NOT SHOWN (see the table)"

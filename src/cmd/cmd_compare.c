@@ -7,8 +7,8 @@
  * step, or the final gradients with an atomic dQ.  `--splits N` does it
  * for the split-KV run (gpu/gpucheck_split.c): every partial, every
  * merge, then O and lse.  `--heads H --batch B` hold each of B*H heads
- * (or, split, each batch entry of H heads) against its own simulator;
- * --test-fault shows the comparison failing.
+ * (or, split, each batch entry of H heads) against its own simulator.
+ * (The tests show each comparison failing: tests/check_gpu*.c.)
  */
 #include "config.h"
 
@@ -29,20 +29,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The faults --test-fault plants, one for each pass. */
-enum compare_fault {
-	COMPARE_NO_FAULT,
-	COMPARE_NO_RESCALE,	/* the forward (or its ranges) leaves out the
-				 * rescale */
-	COMPARE_DROP_MERGE,	/* the combine drops an operand */
-	COMPARE_DK_SKIP_ROW,	/* the backward's dK leaves out a row */
-};
-
 struct compare_args {
 	struct gpucmd_args common;	/* first: the shared setters' ctx */
 	long worst;			/* --worst N */
 	int steps;			/* --steps */
-	enum compare_fault fault;	/* --test-fault */
 };
 
 static int
@@ -59,24 +49,6 @@ set_steps(void *ctx, const char *v, char *err, size_t errlen)
 	    errlen);
 }
 
-static int
-set_fault(void *ctx, const char *v, char *err, size_t errlen)
-{
-	struct compare_args *a = ctx;
-
-	if (strcmp(v, "no-rescale") == 0)
-		a->fault = COMPARE_NO_RESCALE;
-	else if (strcmp(v, "drop-merge") == 0)
-		a->fault = COMPARE_DROP_MERGE;
-	else if (strcmp(v, "dk-skip-row") == 0)
-		a->fault = COMPARE_DK_SKIP_ROW;
-	else
-		return util_error(err, errlen, "--test-fault must be no-rescale "
-		    "(or drop-merge with --splits, dk-skip-row with --backward), "
-		    "not '%s'", v);
-	return 0;
-}
-
 static const struct options_entry compare_entries[] = {
 	{ "kernel", "NAME", "the kernel to compare (default teaching; a kernel "
 	    "with a trace, see gpu --list-kernels)", gpucmd_set_kernel },
@@ -88,12 +60,6 @@ static const struct options_entry compare_entries[] = {
 	{ "dq", "MODE", "with --backward: how the kernel gets dQ, ordered "
 	    "(default: compared after every step) or atomic (FlashAttention "
 	    "2's: compared at the end)", gpucmd_set_dq },
-	{ "test-fault", "NAME", "no-rescale: run the kernel (or its ranges) "
-	    "with the rescale left out; drop-merge (--splits): the combine "
-	    "merges the second operand of each row's last merge as empty; "
-	    "dk-skip-row "
-	    "(--backward): dK without each tile's first row; to see the "
-	    "comparison fail", set_fault },
 	{ NULL, NULL, NULL, NULL },
 };
 
@@ -111,7 +77,9 @@ static const char compare_usage[] =
     "multiply-adds; the two differ only where CUDA's expf and logf differ\n"
     "from the C library's (a few units in the last place), carried through\n"
     "the sums.  It promises that order and is held to it: m the same bits\n"
-    "at every step, alpha within 3 units of 2^-23 |alpha|.\n"
+    "at every step, alpha within 3 units of 2^-23 |alpha|, and where every\n"
+    "p is exactly 0 or 1 (S given, one value a row) the numerator and O\n"
+    "the same bits.\n"
     "\n"
     "--kernel fast compares the tensor-core kernel (--dtype fp16|bf16,\n"
     "--d 64|128, fa2, unnormalized): the simulator replays its tiling (its\n"
@@ -132,8 +100,7 @@ static const char compare_usage[] =
     "merges, O and lse get D times that more, D the most merges a value\n"
     "passes through (N for ltr and reverse, about log2 N for tree).  Each\n"
     "batch entry (--batch) runs whole, its H query heads on G K/V heads\n"
-    "(--heads, --kv-heads, --pack-gqa); --test-fault no-rescale or\n"
-    "drop-merge shows it failing.\n"
+    "(--heads, --kv-heads, --pack-gqa).\n"
     "\n"
     "--backward compares the kernel's backward pass with the simulator's,\n"
     "both given the simulator's O, lse and the same dO (--grad-output, or\n"
@@ -239,14 +206,16 @@ compare_print_order(const struct gpucheck_report *rep)
 		return;
 	if (rep->order_kept)
 		printf("  order kept: m the same bits at every step, alpha "
-		    "within %.2g units of 2^-23 |alpha| (at most %g)\n",
-		    rep->alpha_units, GPUCHECK_ALPHA_UNITS);
+		    "within %.2g units of 2^-23 |alpha| (at most %g)%s\n",
+		    rep->alpha_units, GPUCHECK_ALPHA_UNITS, rep->u_compared > 0 ?
+		    "; every p 0 or 1: the numerator and O the same bits" : "");
 	else
 		printf("  ORDER BROKEN: %ld m values not the simulator's bits, "
-		    "alpha off by %.3g units of 2^-23 |alpha| (at most %g): the "
+		    "alpha off by %.3g units of 2^-23 |alpha| (at most %g), %ld "
+		    "of %ld numerator and O values held to the bits differ: the "
 		    "kernel does not do the simulator's operations in its "
 		    "order\n", rep->m_inexact, rep->alpha_units,
-		    GPUCHECK_ALPHA_UNITS);
+		    GPUCHECK_ALPHA_UNITS, rep->u_inexact, rep->u_compared);
 }
 
 /* One problem's lines: the summary, then the steps asked for. */
@@ -315,8 +284,6 @@ compare_forward(const struct options *o, const struct compare_args *a,
 	memset(&copts, 0, sizeof copts);
 	copts.per_step = 1;
 	copts.kernel = a->common.kernel;
-	if (a->fault == COMPARE_NO_RESCALE)
-		copts.gpu_flags |= GPU_TEST_NO_RESCALE;
 	reps = util_calloc((size_t)n, sizeof *reps, "reports", err, errlen);
 	if (reps == NULL)
 		return -1;
@@ -327,9 +294,8 @@ compare_forward(const struct options *o, const struct compare_args *a,
 	}
 	setup_describe(stdout, sim);
 	gpucmd_print_set(o, set);
-	printf("device:   %s; %s kernel %.3f ms%s\n", reps[0].device,
-	    a->common.kernel->name, reps[0].kernel_ms,
-	    a->fault ? "; TEST FAULT: rescale left out" : "");
+	printf("device:   %s; %s kernel %.3f ms\n", reps[0].device,
+	    a->common.kernel->name, reps[0].kernel_ms);
 	printf("tolerance: |gpu - sim| <= atol + rtol |sim|, rtol = atol = %.3g "
 	    "for m, alpha, l, lse; rtol = %.3g for acc and O, with atol = rtol "
 	    "max|V| (times l for u)\n", reps[0].rtol, reps[0].rtol_acc);
@@ -415,6 +381,10 @@ compare_print_bwd(const struct schedule *s,
 		printf("  DIFFER: %ld values of the final gradients beyond the "
 		    "tolerance; worst at %.3g of it\n", rep->failures,
 		    rep->worst_excess);
+	if (rep->bits_inexact > 0)
+		printf("  ORDER BROKEN: every p is 0 or 1, yet %ld of %ld gradient "
+		    "values are not the simulator's bits\n", rep->bits_inexact,
+		    rep->bits_compared);
 	if (rep->step == NULL)
 		return 0;
 	ctx.s = s;
@@ -444,7 +414,6 @@ compare_backward(const struct options *o, const struct compare_args *a,
 	bo.kernel = a->common.kernel;
 	bo.dq = a->common.dq;
 	bo.bug = o->grad_bug;
-	bo.gpu_flags = a->fault == COMPARE_DK_SKIP_ROW ? GPU_BWD_TEST_FAULT : 0;
 	bo.per_step = 1;
 	reps = util_calloc((size_t)n, sizeof *reps, "reports", err, errlen);
 	if (reps == NULL || schedule_init(&bs, &ps[0], &bt, err, errlen) != 0 ||
@@ -460,9 +429,8 @@ compare_backward(const struct options *o, const struct compare_args *a,
 	    bs.nsteps, backward_bug_name(o->grad_bug),
 	    gpu_dq_mode_name(a->common.dq), o->spec.dout.path != NULL ?
 	    o->spec.dout.path : "N(0,1) from the seed");
-	printf("device:   %s; %s kernel's backward %.3f ms%s\n", reps[0].device,
-	    a->common.kernel->name, reps[0].kernel_ms, a->fault ?
-	    "; TEST FAULT: dK leaves out each tile's first row" : "");
+	printf("device:   %s; %s kernel's backward %.3f ms\n", reps[0].device,
+	    a->common.kernel->name, reps[0].kernel_ms);
 	printf("tolerance: |gpu - sim| <= %.3g x the sum of the magnitudes of "
 	    "the terms added so far, %s\n", reps[0].rtol,
 	    a->common.dq == GPU_DQ_ORDERED ? "after every step and at the end" :
@@ -589,12 +557,15 @@ compare_print_split(const struct gpucheck_split_report *rep,
 	    "tolerance\n", rep->max_o, rep->max_lse, rep->out_failures == 0 ?
 	    "agree" : "DIFFER", rep->out_excess);
 	if (rep->order_promised && rep->order_kept)
-		printf("  order kept: m the same bits in every partial%s\n",
-		    combine_form(comb) == MERGE_MLU ? " and every merge" : "");
+		printf("  order kept: m the same bits in every partial%s%s\n",
+		    combine_form(comb) == MERGE_MLU ? " and every merge" : "",
+		    rep->u_compared > 0 ? "; every p 0 or 1: the partials' u and "
+		    "o the same bits" : "");
 	else if (rep->order_promised)
-		printf("  ORDER BROKEN: %ld m values not the simulator's bits: the "
-		    "kernel does not do the simulator's operations in its order\n",
-		    rep->m_inexact);
+		printf("  ORDER BROKEN: %ld m values not the simulator's bits, %ld "
+		    "of %ld partial values held to the bits differ: the kernel "
+		    "does not do the simulator's operations in its order\n",
+		    rep->m_inexact, rep->u_inexact, rep->u_compared);
 	return 0;
 }
 
@@ -603,17 +574,6 @@ static int
 compare_split(const struct options *o, const struct compare_args *a,
     const struct gpucmd_set *set, struct sim *sim, char *err, size_t errlen)
 {
-	static const char *const faults[] = {
-		[COMPARE_NO_FAULT] = "",
-		[COMPARE_NO_RESCALE] = "; TEST FAULT: the ranges leave out the "
-		    "rescale",
-		[COMPARE_DROP_MERGE] = "; TEST FAULT: the combine merges the "
-		    "second operand of each row's last merge as empty",
-		[COMPARE_DK_SKIP_ROW] = "",
-	};
-	const unsigned flags = a->fault == COMPARE_NO_RESCALE ?
-	    GPU_SPLIT_TEST_NO_RESCALE : a->fault == COMPARE_DROP_MERGE ?
-	    GPU_SPLIT_TEST_DROP_MERGE : 0;
 	struct gpucheck_split_report rep;
 	struct combine *comb = NULL;
 	struct sim *one = NULL;
@@ -625,7 +585,7 @@ compare_split(const struct options *o, const struct compare_args *a,
 		    &o->split, &o->rule, err, errlen);
 		if (one == NULL ||
 		    (comb = combine_new(one, &o->combine, err, errlen)) == NULL ||
-		    gpucheck_split_run(a->common.kernel, one, comb, flags, &rep, err,
+		    gpucheck_split_run(a->common.kernel, one, comb, NULL, &rep, err,
 		    errlen) != 0)
 			goto fail;
 		if (b == 0) {
@@ -637,8 +597,8 @@ compare_split(const struct options *o, const struct compare_args *a,
 			    ", merge bug " : "", o->combine.bug != MERGE_BUG_NONE ?
 			    combine_bug_name(o->combine.bug) : "");
 			printf("device:   %s; %s kernel's split-KV run: ranges %.3f ms "
-			    "+ combine %.3f ms%s\n", rep.device, a->common.kernel->name,
-			    rep.ms_ranges, rep.ms_combine, faults[a->fault]);
+			    "+ combine %.3f ms\n", rep.device, a->common.kernel->name,
+			    rep.ms_ranges, rep.ms_combine);
 			printf("tolerance: |gpu - sim| <= atol + rtol |sim|; partials: "
 			    "rtol = atol = %.3g for m, l, lse, rtol = %.3g for acc and o "
 			    "with atol = rtol max|V| (times l for u);\n", rep.rtol,
@@ -692,21 +652,6 @@ cmd_compare(int argc, char **argv)
 	if (rc >= 0)
 		goto done;
 	split = o.split.splits > 1;
-	if (a.fault == COMPARE_DK_SKIP_ROW && !o.backward) {
-		snprintf(err, sizeof err, "--test-fault dk-skip-row is the "
-		    "backward's: it goes with --backward");
-		goto fail;
-	}
-	if (a.fault == COMPARE_NO_RESCALE && o.backward) {
-		snprintf(err, sizeof err, "--test-fault no-rescale is the "
-		    "forward's; the backward's is dk-skip-row");
-		goto fail;
-	}
-	if (a.fault == COMPARE_DROP_MERGE && !split) {
-		snprintf(err, sizeof err, "--test-fault drop-merge is the "
-		    "combine's: it goes with --splits 2 or more");
-		goto fail;
-	}
 	rc = gpucmd_device("compare", dev, sizeof dev);
 	if (rc != CMD_OK)
 		goto done;

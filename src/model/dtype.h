@@ -12,10 +12,12 @@
 
 #include <stddef.h>
 
+#include "tile_rule.h"
+
 enum dtype {
-	DTYPE_FP32,
-	DTYPE_FP16,
-	DTYPE_BF16,
+	DTYPE_FP32 = TILE_RULE_FP32,
+	DTYPE_FP16 = TILE_RULE_FP16,
+	DTYPE_BF16 = TILE_RULE_BF16,
 };
 
 /* "fp32", "fp16", "bf16". */

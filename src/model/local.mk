@@ -12,6 +12,7 @@ src_model_libmodel_a_SOURCES = \
 	src/model/problem.c src/model/problem.h \
 	src/model/schedule.c src/model/schedule.h \
 	src/model/online.c src/model/online.h src/model/online_rule.h \
+	src/model/tile_rule.h \
 	src/model/traffic.c src/model/traffic.h \
 	src/model/ckstore.c src/model/ckstore.h \
 	src/model/sim.c src/model/sim.h \

@@ -28,6 +28,7 @@
 
 #include "dtype.h"
 #include "inputs.h"
+#include "tile_rule.h"
 
 /* One input matrix: an .npy file, or numbers given inline (lessons). */
 struct problem_source {
@@ -112,7 +113,7 @@ problem_rows(const struct problem *p)
 static inline int
 problem_visible(const struct problem *p, int r, int c)
 {
-	return !p->causal || (long)c <= (long)r + p->tk - p->tq;
+	return tile_rule_visible(p->causal, r, c, p->tq, p->tk);
 }
 
 /*

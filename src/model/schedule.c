@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "schedule.h"
+#include "tile_rule.h"
 #include "util.h"
 
 #include <stdlib.h>
@@ -51,7 +52,6 @@ schedule_init_split(struct schedule *s, const struct problem *p,
     size_t errlen)
 {
 	static const struct split_plan none;
-	long shift = (long)p->tk - p->tq;	/* query r sees keys c <= r + shift */
 	int i, j, o, inner, r0, r1;
 
 	memset(s, 0, sizeof *s);
@@ -97,7 +97,8 @@ schedule_init_split(struct schedule *s, const struct problem *p,
 		long seen;
 
 		schedule_rows(s, i, &r0, &r1);
-		seen = schedule_row_pos(s, r1 - 1) + shift;	/* last key it sees */
+		seen = tile_rule_last_key(schedule_row_pos(s, r1 - 1), p->tq,
+		    p->tk);
 		if (!s->causal)
 			s->jend[i] = s->tc;
 		else if (seen < 0)
