@@ -16,9 +16,9 @@
 #   bwd      the backward kernel against torch autograd (bwd_vs_torch.py)
 #   fwd      libfast.so and libwgmma.so, vs_torch.py with the wgmma columns
 #   bench    bench --gpu --ladder, then bench --gpu --backward
-#   split    compare --splits on three problems (rc 0) and with each of its
-#            two faults (rc 1), bench --gpu --decode (its decode
-#            shapes), and the decode kernel against torch's backends
+#   split    compare --splits on three problems (rc 0), bench --gpu
+#            --decode (its decode shapes), and the decode kernel against
+#            torch's backends
 #            (libdecode.so, decode_vs_torch.py)
 #
 # No arguments: all seven.  Run from the project's root.  On a host that
