@@ -120,7 +120,7 @@ struct fast_params {
 	 * be NULL.  tc is Tc, the number of key tiles. */
 	float *tr_m, *tr_alpha, *tr_l, *tr_acc;
 	int tc;
-	int no_rescale;		/* TRACE builds, test only (fast.h) */
+	int no_rescale;		/* TRACE builds: bug no-rescale (fast.h) */
 };
 
 static __device__ __forceinline__ uint32_t
@@ -357,8 +357,8 @@ fast_mask(float (&s)[MT][BC / 8][4], int j, int r0, int lane, int tk,
  * and m, l and the row's o move on.  The exponent base ms = m_new scale
  * log2(e) is 0 while the row has seen only masked keys, so p = 2^-inf = 0
  * and alpha = 0 times an l and o that are still 0: never NaN.  Returns
- * alpha.  no_rescale (TRACE builds only; a test fault) leaves l and o
- * unscaled while alpha is still returned true.
+ * alpha.  no_rescale (TRACE builds only: bug no-rescale) leaves l and
+ * o unscaled while alpha is still returned true.
  */
 template <int D, int BC, bool TRACE>
 static __device__ __forceinline__ float
@@ -779,7 +779,7 @@ fast_attention_trace(const void *q, const void *k, const void *v, void *o,
 	p.tr_l = tr != NULL ? tr->l : NULL;
 	p.tr_acc = tr != NULL ? tr->acc : NULL;
 	p.tc = (tk + fv->cfg.bc - 1) / fv->cfg.bc;
-	p.no_rescale = tr != NULL && tr->test_no_rescale;
+	p.no_rescale = tr != NULL && tr->no_rescale;
 
 	e = fv->launch[tr != NULL][dtype](&p, batch, heads,
 	    (cudaStream_t)stream, &call);

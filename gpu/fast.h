@@ -70,9 +70,11 @@ int fast_attention_fwd(const void *q, const void *k, const void *v,
  */
 struct fast_trace {
 	float *m, *alpha, *l, *acc;
-	/* Test only: the kernel leaves out the rescale of l and O (alpha is
-	 * still traced true), so a comparison with the simulator must fail. */
-	int test_no_rescale;
+	/* Bug no-rescale (BUG_NO_RESCALE, src/model/online_rule.h): l and
+	 * the accumulator keep their old values, l' = l + sum p and u' = u +
+	 * p V, as the simulator's rule with that bug does; alpha is still
+	 * traced true, and the run's O and lse carry the bug.  0: correct. */
+	int no_rescale;
 };
 
 /* fast_attention_fwd with the trace written to tr (NULL: no trace, the

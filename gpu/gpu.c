@@ -164,9 +164,6 @@ gpu_run_ranges(const struct gpu_kernel *k, const struct problem *ps, int n,
 		    k->name, ranges);
 	if (flags & GPU_TRACE_ACC)
 		flags |= GPU_TRACE;
-	if ((flags & GPU_TEST_NO_RESCALE) && !(flags & GPU_TRACE))
-		return util_error(err, errlen, "the test fault lives in the "
-		    "trace run: ask for the trace too");
 	if (gpu_problems_alike(ps, n, err, errlen) != 0 ||
 	    gpu_kernel_check(k, &ps[0], t, rule, flags, err, errlen) != 0)
 		return -1;

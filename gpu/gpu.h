@@ -86,13 +86,6 @@ int gpu_required(void);
 /* Flags of gpu_run. */
 #define GPU_TRACE	0x1	/* record m_new, alpha, l_new per row per step */
 #define GPU_TRACE_ACC	0x2	/* and the accumulator row (u, or o) */
-/* Test only, the tensor-core kernels: the trace run leaves out the
- * rescale (as bug no-rescale does) while tracing the true alpha, and O
- * and lse come from it, so a comparison against a correct simulator must
- * fail.  It needs GPU_TRACE.  (The teaching kernels run the bug modes
- * themselves: their tests show a check failing through those, with
- * gpucheck.h's struct gpucheck_fault.) */
-#define GPU_TEST_NO_RESCALE 0x100
 
 /*
  * What a run gives back; every array is malloc'd and belongs to the

@@ -410,8 +410,6 @@ gpucheck_run_many(const struct problem *ps, int n, const struct tiling *t,
 		    (double)GPUCHECK_ACC_TRACE_MAX)
 			flags |= GPU_TRACE_ACC;
 	}
-	if (opts != NULL)
-		flags |= opts->gpu_flags;
 	if (fault != NULL)
 		gpu_rule.bug = (enum online_bug)fault->bug;
 	if (gpu_run(k, ps, n, t, &gpu_rule, flags, 0, &g, err, errlen) != 0)

@@ -163,8 +163,6 @@ struct gpucheck_fault {
 
 /* What gpucheck_run_many is asked to do beyond the plain comparison. */
 struct gpucheck_opts {
-	unsigned gpu_flags;	/* more kernel flags: GPU_TEST_NO_RESCALE
-				 * (tensor-core kernels) */
 	int per_step;		/* fill rep->step (free with gpucheck_report_free) */
 	const struct gpu_kernel *kernel;	/* NULL: teaching */
 	const struct gpucheck_fault *fault;	/* NULL but in tests */

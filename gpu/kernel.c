@@ -126,6 +126,9 @@ static const struct gpu_kernel gpu_kernel_teaching = {
 
 /* The head widths the tensor-core kernels are compiled for. */
 static const int gpu_tc_dims[] = { 64, 128, 0 };
+/* Their bug modes: no-rescale lives in the trace build (fast.h's
+ * struct fast_trace), which then gives O and lse (tcrun.cu). */
+#define GPU_TC_BUGS (BIT(BUG_NONE) | BIT(BUG_NO_RESCALE))
 
 static const struct gpu_kernel gpu_kernel_fast = {
 	.name = "fast",
@@ -134,7 +137,7 @@ static const struct gpu_kernel gpu_kernel_fast = {
 	.dtypes = BIT(DTYPE_FP16) | BIT(DTYPE_BF16),
 	.orders = BIT(ORDER_FA2),
 	.conventions = BIT(CONV_UNNORMALIZED),
-	.bugs = BIT(BUG_NONE),
+	.bugs = GPU_TC_BUGS,
 	.dims = gpu_tc_dims,
 	.caps = GPU_CAP_CAUSAL | GPU_CAP_TRACE,
 	.arith = GPU_ARITH_TENSOR_CORES,
@@ -153,7 +156,7 @@ static const struct gpu_kernel gpu_kernel_wgmma = {
 	.dtypes = BIT(DTYPE_FP16) | BIT(DTYPE_BF16),
 	.orders = BIT(ORDER_FA2),
 	.conventions = BIT(CONV_UNNORMALIZED),
-	.bugs = BIT(BUG_NONE),
+	.bugs = GPU_TC_BUGS,
 	.dims = gpu_tc_dims,
 	.caps = GPU_CAP_CAUSAL | GPU_CAP_TRACE,
 	.arith = GPU_ARITH_TENSOR_CORES,

@@ -28,9 +28,10 @@
  * launch() writes res->o, res->lse (allocated, n Tq dv and n Tq floats),
  * res->ms and res->device_bytes.  trace() writes res->m_new, alpha,
  * l_new (allocated when flags has GPU_TRACE, NaN-filled) and res->acc
- * (when GPU_TRACE_ACC), laid out by gpu_trace_at(); a tensor-core
- * kernel with GPU_TEST_NO_RESCALE leaves the rescale out and writes its
- * own O and lse over the timed ones.
+ * (when GPU_TRACE_ACC), laid out by gpu_trace_at().  A kernel whose
+ * timed code has no bug modes but whose trace build has one (the
+ * tensor-core kernels' no-rescale) writes that run's O and lse over the
+ * timed ones, in launch() when there is no trace to follow.
  */
 struct gpu_job {
 	const struct problem *ps;
@@ -38,8 +39,7 @@ struct gpu_job {
 	const struct tiling *tiling;
 	const struct schedule *sched;
 	const struct online_rule *rule;
-	unsigned flags;			/* GPU_TRACE_ACC; GPU_TEST_NO_RESCALE
-					 * (tensor-core kernels) */
+	unsigned flags;			/* GPU_TRACE, GPU_TRACE_ACC */
 	int splits;			/* key ranges asked (gpu_run_ranges); 0: own */
 	int repeat;			/* timed runs after the warm-up */
 	struct gpu_result *res;

@@ -23,9 +23,13 @@
  * are laid against the schedule: fa2 step first[i] + j for the
  * j < jend[i] the kernel visits.  Its m is in
  * units of q.k and becomes scale m here; its alpha is 0 where the
- * simulator says 1 (a row that has seen nothing yet).  With
- * GPU_TEST_NO_RESCALE O and lse come from the faulty trace run instead,
- * so the fault shows in them too.
+ * simulator says 1 (a row that has seen nothing yet).
+ *
+ * Bug no-rescale (the rule's, online_rule.h: neither l nor the
+ * accumulator gets alpha) lives in the trace build alone, so the timed
+ * code stays the code benchmarked: under it O and lse come from a trace
+ * run (the one the trace asks for, or one launch() makes when none is
+ * asked), and the time is still the timed kernel's.
  *
  * wgmma is compiled for sm_90a alone (gpu/local.mk), and only when
  * configure found an nvcc that can (HAVE_SM90A); without it the wgmma
@@ -268,6 +272,16 @@ fail:
 	return -1;
 }
 
+/* Does the job's rule need the trace build's O and lse? */
+static int
+tcrun_bugged(const struct gpu_job *job)
+{
+	return job->rule->bug == BUG_NO_RESCALE;
+}
+
+static int tcrun_trace(const struct tcrun_kernel *tk,
+    const struct gpu_job *job, int lay, char *err, size_t errlen);
+
 /* One timed run (timing.h). */
 struct tcrun_timed {
 	const struct tcrun_kernel *tk;
@@ -321,6 +335,11 @@ tcrun_launch(const struct tcrun_kernel *tk, const struct gpu_job *job,
 	job->res->device_bytes = mem.bytes;
 	if (tcrun_outputs(job, &mem, run.o, run.lse, in.bf16, err, errlen) != 0)
 		goto fail;
+	/* Under the bug the result is the trace build's: here, unless the
+	 * trace that follows (GPU_TRACE) writes it. */
+	if (tcrun_bugged(job) && !(job->flags & GPU_TRACE) &&
+	    tcrun_trace(tk, job, 0, err, errlen) != 0)
+		goto fail;
 	rc = 0;
 fail:
 	gpu_mem_free(&mem);
@@ -366,16 +385,62 @@ tcrun_lay_trace(const struct gpu_job *job, const float *hm, const float *ha,
 		}
 }
 
+/*
+ * The trace run's arrays (tr, on the device) to the host and laid on the
+ * simulator's steps (tcrun_lay_trace).  0, or -1 with err.
+ */
+static int
+tcrun_fetch_trace(const struct gpu_job *job, const struct fast_trace *tr,
+    size_t ntrace, int kbr, int ktr, int ktc, char *err, size_t errlen)
+{
+	const int d = job->ps[0].d;
+	float *hm, *ha, *hl, *hacc = NULL;
+	int rc = -1;
+
+	hm = (float *)malloc(ntrace * sizeof(float));
+	ha = (float *)malloc(ntrace * sizeof(float));
+	hl = (float *)malloc(ntrace * sizeof(float));
+	if (tr->acc != NULL)
+		hacc = (float *)malloc(ntrace * d * sizeof(float));
+	if (hm == NULL || ha == NULL || hl == NULL ||
+	    (tr->acc != NULL && hacc == NULL)) {
+		snprintf(err, errlen, "out of memory for the GPU trace");
+		goto fail;
+	}
+	CUDA_CHECK(cudaMemcpy(hm, tr->m, ntrace * sizeof(float),
+	    cudaMemcpyDeviceToHost));
+	CUDA_CHECK(cudaMemcpy(ha, tr->alpha, ntrace * sizeof(float),
+	    cudaMemcpyDeviceToHost));
+	CUDA_CHECK(cudaMemcpy(hl, tr->l, ntrace * sizeof(float),
+	    cudaMemcpyDeviceToHost));
+	if (hacc != NULL)
+		CUDA_CHECK(cudaMemcpy(hacc, tr->acc, ntrace * d *
+		    sizeof(float), cudaMemcpyDeviceToHost));
+	tcrun_lay_trace(job, hm, ha, hl, hacc, kbr, ktr, ktc);
+	rc = 0;
+fail:
+	free(hm);
+	free(ha);
+	free(hl);
+	free(hacc);
+	return rc;
+}
+
+/*
+ * The trace build run once: with lay, its trace laid on the simulator's
+ * steps (into job->res's trace arrays, which gpu.c allocated); under the
+ * rule's bug its O and lse become the result.  0, or -1 with err.
+ */
 static int
 tcrun_trace(const struct tcrun_kernel *tk, const struct gpu_job *job,
-    char *err, size_t errlen)
+    int lay, char *err, size_t errlen)
 {
 	const struct problem *p = &job->ps[0];
 	const size_t no = (size_t)p->tq * p->d * job->n;
 	struct gpu_mem mem = GPU_MEM_INIT;
 	struct tcrun_in in;
 	struct fast_trace tr;
-	float *hm = NULL, *ha = NULL, *hl = NULL, *hacc = NULL, *lse_t;
+	float *lse_t;
 	uint16_t *o_t;
 	size_t ntrace;
 	int kbr, kbc, ktr, ktc, rc = -1;
@@ -388,19 +453,20 @@ tcrun_trace(const struct tcrun_kernel *tk, const struct gpu_job *job,
 	ktr = (p->tq + kbr - 1) / kbr;
 	ktc = (p->tk + kbc - 1) / kbc;
 	ntrace = (size_t)job->n * ktr * ktc * kbr;
+	/* m, alpha and l even when not laid: the trace build writes them. */
 	CUDA_CHECK(gpu_mem_floats(&mem, &tr.m, ntrace, GPU_MEM_HELPER));
 	CUDA_CHECK(gpu_mem_floats(&mem, &tr.alpha, ntrace, GPU_MEM_HELPER));
 	CUDA_CHECK(gpu_mem_floats(&mem, &tr.l, ntrace, GPU_MEM_HELPER));
 	CUDA_CHECK(cudaMemset(tr.m, 0xff, ntrace * sizeof(float)));
 	CUDA_CHECK(cudaMemset(tr.alpha, 0xff, ntrace * sizeof(float)));
 	CUDA_CHECK(cudaMemset(tr.l, 0xff, ntrace * sizeof(float)));
-	if (job->res->acc != NULL) {
+	if (lay && job->res->acc != NULL) {
 		CUDA_CHECK(gpu_mem_floats(&mem, &tr.acc, ntrace * p->d,
 		    GPU_MEM_HELPER));
 		CUDA_CHECK(cudaMemset(tr.acc, 0xff, ntrace * p->d *
 		    sizeof(float)));
 	}
-	/* The trace run's own O and lse, kept only under the fault. */
+	/* The trace run's own O and lse, kept only under the bug. */
 	CUDA_CHECK(gpu_mem_alloc(&mem, (void **)&o_t, no * sizeof(uint16_t),
 	    GPU_MEM_HELPER));
 	CUDA_CHECK(gpu_mem_floats(&mem, &lse_t, (size_t)p->tq * job->n,
@@ -408,43 +474,21 @@ tcrun_trace(const struct tcrun_kernel *tk, const struct gpu_job *job,
 	CUDA_CHECK(cudaMemset(o_t, 0xff, no * sizeof(uint16_t)));
 	CUDA_CHECK(cudaMemset(lse_t, 0xff, (size_t)p->tq * job->n *
 	    sizeof(float)));
-	tr.test_no_rescale = (job->flags & GPU_TEST_NO_RESCALE) != 0;
+	tr.no_rescale = tcrun_bugged(job);
 	if (tk->trace(in.q, in.k, in.v, o_t, lse_t, 1, job->n, p->tq, p->tk,
 	    p->d, in.bf16 ? FAST_BF16 : FAST_FP16, p->causal, p->scale,
 	    in.variant, &tr, NULL, err, errlen) != 0)
 		goto fail;
 	CUDA_CHECK(cudaDeviceSynchronize());
-
-	hm = (float *)malloc(ntrace * sizeof(float));
-	ha = (float *)malloc(ntrace * sizeof(float));
-	hl = (float *)malloc(ntrace * sizeof(float));
-	if (tr.acc != NULL)
-		hacc = (float *)malloc(ntrace * p->d * sizeof(float));
-	if (hm == NULL || ha == NULL || hl == NULL ||
-	    (tr.acc != NULL && hacc == NULL)) {
-		snprintf(err, errlen, "out of memory for the GPU trace");
+	if (tr.no_rescale && tcrun_outputs(job, &mem, o_t, lse_t, in.bf16, err,
+	    errlen) != 0)
 		goto fail;
-	}
-	CUDA_CHECK(cudaMemcpy(hm, tr.m, ntrace * sizeof(float),
-	    cudaMemcpyDeviceToHost));
-	CUDA_CHECK(cudaMemcpy(ha, tr.alpha, ntrace * sizeof(float),
-	    cudaMemcpyDeviceToHost));
-	CUDA_CHECK(cudaMemcpy(hl, tr.l, ntrace * sizeof(float),
-	    cudaMemcpyDeviceToHost));
-	if (hacc != NULL)
-		CUDA_CHECK(cudaMemcpy(hacc, tr.acc, ntrace * p->d *
-		    sizeof(float), cudaMemcpyDeviceToHost));
-	tcrun_lay_trace(job, hm, ha, hl, hacc, kbr, ktr, ktc);
-	if (tr.test_no_rescale && tcrun_outputs(job, &mem, o_t, lse_t,
-	    in.bf16, err, errlen) != 0)
+	if (lay && tcrun_fetch_trace(job, &tr, ntrace, kbr, ktr, ktc, err,
+	    errlen) != 0)
 		goto fail;
 	rc = 0;
 fail:
 	gpu_mem_free(&mem);
-	free(hm);
-	free(ha);
-	free(hl);
-	free(hacc);
 	return rc;
 }
 
@@ -461,7 +505,7 @@ extern "C" int								\
 tcrun_##NAME##_trace(const struct gpu_job *job, char *err,		\
     size_t errlen)							\
 {									\
-	return tcrun_trace(&KERNEL, job, err, errlen);			\
+	return tcrun_trace(&KERNEL, job, 1, err, errlen);		\
 }									\
 extern "C" int								\
 tcrun_##NAME##_tiling(int d, int br, int bc, struct tiling *t,		\

@@ -261,11 +261,6 @@ teach_go(const struct gpu_job *job, int traced, char *err, size_t errlen)
 	int dev, optin, nouter, n = job->n, rc = -1;
 
 	memset(&run, 0, sizeof run);
-	if (job->flags & GPU_TEST_NO_RESCALE) {
-		snprintf(err, errlen, "the teaching kernel has no test fault: "
-		    "it runs the bug modes (no-rescale) itself");
-		return -1;
-	}
 	run.job = job;
 	run.smem = teach_smem_floats(sc->br, sc->bc, p->d, p->dv) *
 	    sizeof(float);

@@ -212,7 +212,7 @@ struct wgmma_params {
 	 * be NULL.  tc is Tc, the number of key tiles. */
 	float *tr_m, *tr_alpha, *tr_l, *tr_acc;
 	int tc;
-	int no_rescale;		/* TRACE builds, test only */
+	int no_rescale;		/* TRACE builds: bug no-rescale (fast.h) */
 };
 
 /* ---------------------------------------------------------------------
@@ -517,7 +517,8 @@ wgmma_mask(float (&s)[BC / 2], int c0, int r0, int tk, int causal, int diag)
  * Online softmax of the thread's two rows (h = 0, 1) over one tile: s
  * becomes p = exp(scale (s - m_new)), m and l move on, al gets alpha.
  * O is rescaled by the caller (it may still be in flight).  no_rescale
- * (TRACE builds only; a test fault) leaves l unscaled.
+ * (TRACE builds only: bug no-rescale) leaves l unscaled, and
+ * wgmma_rescale leaves O so.
  */
 template <int BC, bool TRACE>
 static __device__ __forceinline__ void
@@ -1352,7 +1353,7 @@ wgmma_attention_trace(const void *q, const void *k, const void *v, void *o,
 	p.tr_acc = tr != NULL ? tr->acc : NULL;
 	p.tc = (tk + wv->cfg.bc - 1) / wv->cfg.bc;
 	p.tr = (tq + wv->cfg.br - 1) / wv->cfg.br;
-	p.no_rescale = tr != NULL && tr->test_no_rescale;
+	p.no_rescale = tr != NULL && tr->no_rescale;
 	if ((long)p.tr * bh > 0x7fffffffL) {
 		snprintf(err, errlen, "wgmma_attention_fwd: %ld row blocks "
 		    "are too many for one grid", (long)p.tr * bh);

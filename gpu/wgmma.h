@@ -76,9 +76,9 @@ int wgmma_attention_fwd_variant(const void *q, const void *k,
  * of the float32 p, acc the unnormalized O row after the tile (or NULL).
  * Tiles a causal mask skips and rows past Tq are left as they were.  It
  * runs a separate build of variant i (-1: default) with the trace writes
- * in it (the timed kernels are not touched); tr->test_no_rescale leaves
- * out the rescale of l and O so that a comparison must fail.  tr = NULL
- * is wgmma_attention_fwd_variant.
+ * in it (the timed kernels are not touched); tr->no_rescale runs bug
+ * no-rescale (l and O not rescaled, as fast.h says).  tr = NULL is
+ * wgmma_attention_fwd_variant.
  */
 int wgmma_attention_trace(const void *q, const void *k, const void *v,
     void *o, float *lse, int batch, int heads, int tq, int tk, int d,

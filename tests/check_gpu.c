@@ -267,7 +267,7 @@ START_TEST(test_fault_caught)
 {
 	static const struct gpucheck_fault no_rescale = { BUG_NO_RESCALE,
 	    MERGE_BUG_NONE, BWD_BUG_NONE };
-	struct gpucheck_opts fault = { 0, 0, NULL, &no_rescale };
+	struct gpucheck_opts fault = { 0, NULL, &no_rescale };
 	struct gpucheck_report rep;
 	struct problem p;
 	struct tiling t = { 8, 8, ORDER_FA2 };

@@ -310,6 +310,18 @@ START_TEST(test_refusals)
 	ck_assert_msg(strstr(err, "--convention normalized (it takes "
 	    "unnormalized;") != NULL, "%s", err);
 	rule.convention = CONV_UNNORMALIZED;
+	/* The tensor-core kernels' trace builds run no-rescale, no other
+	 * bug mode. */
+	rule.bug = BUG_NO_RESCALE;
+	ck_assert_int_eq(gpu_kernel_check(kernel("fast"), &p, &t, &rule,
+	    GPU_TRACE, err, sizeof err), 0);
+	ck_assert_uint_eq(kernel("wgmma")->bugs, kernel("fast")->bugs);
+	rule.bug = BUG_NUMERATOR_ONLY;
+	ck_assert_int_eq(gpu_kernel_check(kernel("fast"), &p, &t, &rule, 0, err,
+	    sizeof err), -1);
+	ck_assert_msg(strstr(err, "--bug numerator-only (it takes none, "
+	    "no-rescale;") != NULL, "%s", err);
+	rule.bug = BUG_NONE;
 	problem_free(&p);
 
 	tu_scores_problem(s, 1, 4, v, 1, &p);
@@ -492,6 +504,9 @@ START_TEST(test_describe)
 	    sizeof line), 0);
 	ck_assert_str_eq(line, "bug modes    none, numerator-only, "
 	    "denominator-only, no-rescale, forget-old-denominator");
+	ck_assert_int_eq(gpu_kernel_describe(kernel("fast"), 7, line,
+	    sizeof line), 0);
+	ck_assert_str_eq(line, "bug modes    none, no-rescale");
 }
 END_TEST
 
@@ -809,9 +824,6 @@ START_TEST(test_run_refusals)
 	spec.d = spec.dv = 8;
 	spec.input = INPUTS_NORMAL;
 	build(&spec, &p);
-	ck_assert_int_eq(gpu_run(kernel("teaching"), &p, 1, &t, &rule,
-	    GPU_TEST_NO_RESCALE, 0, &res, err, sizeof err), -1);
-	ck_assert_msg(strstr(err, "ask for the trace too") != NULL, "%s", err);
 	ck_assert_int_eq(gpu_run(kernel("teaching"), &p, 0, &t, &rule, 0, 0,
 	    &res, err, sizeof err), -1);
 	ck_assert_msg(strstr(err, "one launch takes 1 to 65535") != NULL, "%s",

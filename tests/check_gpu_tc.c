@@ -12,8 +12,10 @@
  * causal rows that see no key give O = 0 and lse = -inf; O is within the
  * same rule of the double reference; what the kernel cannot take is
  * refused from its entry in the table, by name, and so is a device its
- * code is not for; and a trace build with its rescale left out is
- * caught, so the check is shown able to fail.
+ * code is not for; the kernel run with bug no-rescale against a correct
+ * simulator is caught, so the check is shown able to fail; and with
+ * no-rescale on both sides (the kernel's trace build runs it) they
+ * agree.
  *
  * As in check_gpu.c the device probe runs in a forked child (gpuprobe.c):
  * without a device that can run the kernel the program fails, or skips
@@ -27,6 +29,8 @@
 #include "gpu/gpu.h"
 #include "gpu/gpucheck.h"
 #include "gpuprobe.h"
+#include "model/backward.h"
+#include "model/merge.h"
 #include "model/reference.h"
 
 #include <math.h>
@@ -163,7 +167,7 @@ END_TEST
 START_TEST(test_tc_refusals)
 {
 	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
-	struct gpucheck_opts naive = { 0, 0, NULL, NULL };
+	struct gpucheck_opts naive = { 0, NULL, NULL };
 	struct gpucheck_report rep;
 	struct problem_spec spec;
 	struct problem p;
@@ -261,7 +265,7 @@ END_TEST
 START_TEST(test_tc_random)
 {
 	struct tiling tiles[2][TC_MAX_TILINGS];
-	struct gpucheck_opts opts = { 0, 0, NULL, NULL };
+	struct gpucheck_opts opts = { 0, NULL, NULL };
 	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
 	struct gpucheck_report reps[TC_MAX_HEADS];
 	struct problem ps[TC_MAX_HEADS];
@@ -347,7 +351,7 @@ END_TEST
 /* Causal with Tq > Tk: rows 0 .. Tq - Tk - 1 see no key. */
 START_TEST(test_tc_rows_without_keys)
 {
-	struct gpucheck_opts opts = { 0, 0, NULL, NULL };
+	struct gpucheck_opts opts = { 0, NULL, NULL };
 	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
 	struct gpucheck_report reps[2];
 	struct problem_spec spec;
@@ -402,7 +406,7 @@ END_TEST
  */
 START_TEST(test_tc_reference)
 {
-	struct gpucheck_opts opts = { 0, 0, NULL, NULL };
+	struct gpucheck_opts opts = { 0, NULL, NULL };
 	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
 	struct gpucheck_report reps[2];
 	struct gpucheck_tol tol;
@@ -471,14 +475,36 @@ START_TEST(test_tc_reference)
 }
 END_TEST
 
-/* The injected fault: the trace build leaves the rescale out; the
- * comparison must say so, at a step, by far more than the tolerance. */
+/* A ramp problem (the max rises tile after tile, so alpha < 1 at every
+ * step past the first) with the default tiling's Bc. */
+static void
+tc_ramp(int d, enum dtype dtype, int causal, struct tiling *t,
+    struct problem *p)
+{
+	struct problem_spec spec;
+
+	problem_spec_init(&spec);
+	spec.tq = 200;
+	spec.tk = 700;
+	spec.d = spec.dv = d;
+	spec.causal = causal;
+	spec.input = INPUTS_RAMP;
+	spec.dtype = dtype;
+	tc_tiling(d, 0, 0, t);
+	spec.bc = t->bc;
+	tc_problems(&spec, 1, p);
+}
+
+/* The injected fault: the kernel leaves the rescale out (it runs bug
+ * no-rescale, the simulator none); the comparison must say so, at a
+ * step, by far more than the tolerance. */
 START_TEST(test_tc_fault_caught)
 {
-	struct gpucheck_opts opts = { 0, 0, NULL, NULL };
+	static const struct gpucheck_fault no_rescale = { BUG_NO_RESCALE,
+	    MERGE_BUG_NONE, BWD_BUG_NONE };
+	struct gpucheck_opts opts = { 0, NULL, NULL };
 	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
 	struct gpucheck_report rep;
-	struct problem_spec spec;
 	struct problem p;
 	struct tiling t;
 	char err[512];
@@ -486,35 +512,95 @@ START_TEST(test_tc_fault_caught)
 
 	opts.kernel = tc();
 	for (d = 64; d <= 128; d += 64) {
-		problem_spec_init(&spec);
-		spec.tq = 200;
-		spec.tk = 700;
-		spec.d = spec.dv = d;
-		spec.input = INPUTS_RAMP;
-		spec.dtype = DTYPE_FP16;
-		tc_tiling(d, 0, 0, &t);
-		spec.bc = t.bc;
-		tc_problems(&spec, 1, &p);
+		tc_ramp(d, DTYPE_FP16, 0, &t, &p);
 		/* The control: without the fault they agree. */
-		opts.gpu_flags = 0;
-		ck_assert_int_eq(gpucheck_run_many(&p, 1, &t, &rule, &opts, &rep,
-		    err, sizeof err), 0);
+		opts.fault = NULL;
+		ck_assert_msg(gpucheck_run_many(&p, 1, &t, &rule, &opts, &rep,
+		    err, sizeof err) == 0, "%s", err);
 		ck_assert_msg(rep.pass, "d=%d without fault: %ld differ", d,
 		    rep.failures);
 		gpucheck_report_free(&rep);
 
-		opts.gpu_flags = GPU_TEST_NO_RESCALE;
-		ck_assert_int_eq(gpucheck_run_many(&p, 1, &t, &rule, &opts, &rep,
-		    err, sizeof err), 0);
+		opts.fault = &no_rescale;
+		ck_assert_msg(gpucheck_run_many(&p, 1, &t, &rule, &opts, &rep,
+		    err, sizeof err) == 0, "%s", err);
 		ck_assert_msg(!rep.pass, "d=%d: the fault went unnoticed", d);
 		ck_assert_int_gt(rep.failures, 0);
 		ck_assert_int_ge(rep.first_failure, 0);
+		ck_assert_msg(rep.max_l > 1e-2, "d=%d: l moved only %g", d,
+		    rep.max_l);
 		ck_assert_msg(rep.worst_excess > 100, "only %g of the tolerance",
 		    rep.worst_excess);
 		/* alpha itself is traced true: the fault is in its use. */
 		ck_assert_msg(rep.max_alpha <= rep.rtol * 2, "alpha %g",
 		    rep.max_alpha);
 		gpucheck_report_free(&rep);
+		problem_free(&p);
+	}
+}
+END_TEST
+
+/*
+ * Bug no-rescale on both sides: the kernel (its trace build) breaks as
+ * the simulator does, so they agree step by step and in O and lse.  The
+ * run without a trace (what flashstep gpu makes) gives the same O and
+ * lse bit for bit, and the bug does harm: that O is far outside the
+ * tolerance of the correct kernel's.
+ */
+START_TEST(test_tc_bug_no_rescale)
+{
+	struct gpucheck_opts opts = { 0, NULL, NULL };
+	struct online_rule bug = { CONV_UNNORMALIZED, BUG_NO_RESCALE };
+	struct online_rule none = { CONV_UNNORMALIZED, BUG_NONE };
+	struct gpucheck_report rep;
+	struct gpucheck_tol tol;
+	struct gpu_result traced, plain, right;
+	struct problem p;
+	struct tiling t;
+	char err[512], what[64];
+	double worst, allowed;
+	size_t no, i;
+	int d, dt;
+
+	opts.kernel = tc();
+	for (d = 64; d <= 128; d += 64)
+	for (dt = 0; dt < 2; dt++) {
+		/* fp16 without the mask, bf16 under it. */
+		tc_ramp(d, dt ? DTYPE_BF16 : DTYPE_FP16, dt, &t, &p);
+		snprintf(what, sizeof what, "d=%d %s%s", d,
+		    dtype_name(p.dtype), dt ? " causal" : "");
+		ck_assert_msg(gpucheck_run_many(&p, 1, &t, &bug, &opts, &rep,
+		    err, sizeof err) == 0, "%s: %s", what, err);
+		ck_assert_msg(rep.pass, "%s: %ld values differ from the "
+		    "simulator's no-rescale (first at step %ld, %g of the "
+		    "tolerance)", what, rep.failures, rep.first_failure,
+		    rep.worst_excess);
+		gpucheck_report_free(&rep);
+
+		ck_assert_msg(gpu_run(tc(), &p, 1, &t, &bug, GPU_TRACE, 0,
+		    &traced, err, sizeof err) == 0, "%s: %s", what, err);
+		ck_assert_msg(gpu_run(tc(), &p, 1, &t, &bug, 0, 1, &plain, err,
+		    sizeof err) == 0, "%s: %s", what, err);
+		ck_assert_msg(gpu_run(tc(), &p, 1, &t, &none, 0, 1, &right, err,
+		    sizeof err) == 0, "%s: %s", what, err);
+		no = (size_t)p.tq * p.dv;
+		ck_assert_msg(memcmp(plain.o, traced.o, no * sizeof *plain.o) ==
+		    0 && memcmp(plain.lse, traced.lse, (size_t)p.tq *
+		    sizeof *plain.lse) == 0, "%s: the run without a trace is "
+		    "not the traced run's no-rescale", what);
+		gpucheck_tolerance(tc(), &p, &tol);
+		worst = 0;
+		for (i = 0; i < no; i++) {
+			allowed = gpucheck_atol_acc(&tol, 1.0) + tol.rtol_acc *
+			    fabs(right.o[i]);
+			worst = fmax(worst, fabs(plain.o[i] - right.o[i]) /
+			    allowed);
+		}
+		ck_assert_msg(worst > 100, "%s: no-rescale did no harm (O at "
+		    "%g of the tolerance from the correct O)", what, worst);
+		gpu_result_free(&traced);
+		gpu_result_free(&plain);
+		gpu_result_free(&right);
 		problem_free(&p);
 	}
 }
@@ -540,6 +626,7 @@ test_suite(void)
 	tcase_add_test(tc_case, test_tc_rows_without_keys);
 	tcase_add_test(tc_case, test_tc_reference);
 	tcase_add_test(tc_case, test_tc_fault_caught);
+	tcase_add_test(tc_case, test_tc_bug_no_rescale);
 	suite_add_tcase(s, tc_case);
 	return s;
 }

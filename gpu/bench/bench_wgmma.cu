@@ -613,7 +613,7 @@ bench_trace_run(struct bench_bufs *b, const struct shape *s, int bf16,
 	tr.alpha = t->alpha;
 	tr.l = t->l;
 	tr.acc = t->acc;
-	tr.test_no_rescale = fault;
+	tr.no_rescale = fault;	/* bug no-rescale, against a correct replay */
 	CK(cudaMemset(b->do_, 0xff, (size_t)s->b * s->h * s->tq * s->d * 2));
 	if (kernel == 0)
 		rc = wgmma_attention_trace(b->dq, b->dk, b->dv, b->do_,
