@@ -7,6 +7,11 @@
 # kernels once per plant.
 #
 #   tests/gpu_planted.sh [TREE]
+#   GPU_PLANTS='REGEX' tests/gpu_planted.sh [TREE]
+#
+# GPU_PLANTS (an extended regular expression) keeps only the plants whose
+# names it matches, for a device call too short for all of them; the
+# tree as it is always runs first.
 #
 # On the GPU host, from the project's root:
 #   . .gpu-deps/env.sh && ./bootstrap && tests/gpu_planted.sh
@@ -52,6 +57,9 @@
 #   ring V tiles     two of V's four ldmatrix tiles swapped in P V (the
 #                    ring that feeds the tensor cores in long ranges)
 #   mma l one lane   l is not summed over the four lanes of a row
+# and in gpu/tcrun.cu (tests/check_gpu_fast):
+#   tc bug ignored   the tensor-core kernels' trace build no longer runs
+#                    bug no-rescale when the rule asks for it
 set -u
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -75,7 +83,7 @@ base="$work/base"
 mkdir "$base" && tar -C "$src" --exclude=./.git --exclude=./.gpu-deps -cf - . |
     tar -C "$base" -xf - || exit 2
 if ! (cd "$base" && make -j"$jobs" tests/check_gpu tests/check_gpu_split \
-    tests/check_gpu_bwd tests/check_gpu_decode) \
+    tests/check_gpu_bwd tests/check_gpu_decode tests/check_gpu_fast) \
     >"$work/base.log" 2>&1; then
 	echo "gpu_planted: the tree does not build:" >&2
 	tail -20 "$work/base.log" >&2
@@ -90,6 +98,10 @@ plant() {
 	file=$2
 	tests=$3
 	expr=$4
+	if [ -n "$expr" ] && [ -n "${GPU_PLANTS:-}" ] &&
+	    ! echo "$name" | grep -qE "$GPU_PLANTS"; then
+		return 0
+	fi
 	dir="$work/$(echo "$name" | tr -c 'a-zA-Z0-9\n' '_')"
 	cp -a "$base" "$dir"
 	applied=yes
@@ -145,7 +157,7 @@ fwd="tests/check_gpu tests/check_gpu_split"
 all="tests/check_gpu tests/check_gpu_split tests/check_gpu_bwd"
 printf '%-16s %-22s %-7s %-4s %-11s %s\n' "plant" "test" "build" "exit" \
     "verdict" "failed tests"
-plant "(none)" "$step" "$all tests/check_gpu_decode" ""
+plant "(none)" "$step" "$all tests/check_gpu_decode tests/check_gpu_fast" ""
 plant "d-loop reversed" "$step" "$all" \
     's/^\tfor (x = 0; x < d; x++)$/\tfor (x = d - 1; x >= 0; x--)/'
 plant "fma in scores" "$step" "$all" \
@@ -167,12 +179,16 @@ plant "ring V tiles" gpu/decode.cu tests/check_gpu_decode \
     's/acc\[i\], x\[0\], x\[1\], x\[2\], x\[3\]/acc[i], x[0], x[2], x[1], x[3]/'
 plant "mma l one lane" gpu/decode.cu tests/check_gpu_decode \
     's/^\tl += __shfl_xor_sync(0xffffffffu, l, 2);$/;/'
+plant "tc bug ignored" gpu/tcrun.cu tests/check_gpu_fast \
+    's/return job->rule->bug == BUG_NO_RESCALE;/return 0;/'
 
-# 4 controls; 16 rows of the teaching plants, 4 of the decode kernel's.
-if [ "$(grep -c '|passes$' "$work/verdicts")" -eq 4 ] &&
-    [ "$(grep -c '|caught$' "$work/verdicts")" -eq 20 ]; then
-	echo "gpu_planted: the tree passes its 4 tests and all 11 plants are" \
-	    "caught in each of their 20 tests"
+# The controls must pass; every other row, a plant in one test, be caught.
+rows=$(grep -vc '^(none)|' "$work/verdicts")
+plants=$(grep -v '^(none)|' "$work/verdicts" | cut -d'|' -f1 | sort -u | wc -l)
+if [ "$(grep -c '^(none)|.*|passes$' "$work/verdicts")" -eq 5 ] &&
+    [ "$(grep -c '|caught$' "$work/verdicts")" -eq "$rows" ]; then
+	echo "gpu_planted: the tree passes its 5 tests and all $plants plants" \
+	    "run are caught in each of their $rows tests"
 	exit 0
 fi
 echo "gpu_planted: NOT SHOWN (see the table)"
