@@ -24,7 +24,7 @@ check_PROGRAMS += $(CORE_CHECKS)
 HARDEN_TESTS = tests/outfile.test tests/adversarial.test tests/install.test \
 	tests/bootstrap.test
 TESTS += $(CORE_CHECKS) tests/cli.test tests/backward.test $(HARDEN_TESTS)
-EXTRA_DIST += tests/cli.test tests/backward.test $(HARDEN_TESTS)
+EXTRA_DIST += tests/cli.test tests/backward.test $(HARDEN_TESTS) tests/testlib.sh
 
 tests_check_backward_SOURCES = tests/check_backward.c $(TESTUTIL)
 tests_check_backward_LDADD = $(CHECK_LDADD)

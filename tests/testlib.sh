@@ -1,0 +1,52 @@
+# tests/testlib.sh - what the shell tests share so that each one runs
+# beside the others (make -j) on a loaded machine and fails only for the
+# reason it names.  Sourced, never run: `. "$top_srcdir/tests/testlib.sh"`.
+#
+# - A folder of the test's own ($tmp, from mktemp), removed on every way
+#   out: normal exit, INT, TERM or HUP.  No fixed names anywhere else.
+# - Waits poll, up to a deadline long enough for a machine running every
+#   other test at once; a wait that succeeds returns as soon as it can,
+#   so the deadline costs nothing when things work.
+# - A time limit is `timeout` (coreutils): it is the parent of what it
+#   limits and waits for it, so it never signals a process that is gone
+#   (a `(sleep N; kill $pid) &` watchdog can: $pid may be reaped and
+#   reused by then), and it runs the command in a process group of its
+#   own.  A signal sent to timeout's pid (our child, not yet waited for,
+#   so never reused) is passed on to the command, and timeout then exits
+#   as the command did.
+# - A background subshell that stays a shell (`( ... ) &`) first runs
+#   `trap - EXIT INT TERM HUP`, so that it can never run the test's
+#   cleanup and remove the folder under the test.
+
+# How long one wait may take, in seconds.
+: "${FLASHSTEP_TEST_WAIT:=120}"
+
+testlib_cleanup_hook=
+
+# testlib_init [HOOK]: makes $tmp; on exit HOOK (a command, if given)
+# runs and then $tmp is removed.
+testlib_init() {
+	testlib_cleanup_hook=${1:-}
+	tmp=$(mktemp -d) || { echo "FAIL: mktemp -d failed"; exit 1; }
+	trap testlib_exit EXIT
+	# A signal ends the test through exit, so the EXIT trap runs (dash
+	# runs it on exit, not on death by a signal it does not trap).  A
+	# signal the shell was started ignoring stays ignored (POSIX).
+	trap 'exit 1' INT TERM HUP
+}
+
+testlib_exit() {
+	[ -n "$testlib_cleanup_hook" ] && $testlib_cleanup_hook
+	rm -rf "$tmp"
+}
+
+# testlib_poll SECONDS COMMAND...: runs COMMAND until it succeeds (0) or
+# SECONDS pass (1, after one last try).
+testlib_poll() {
+	testlib_end=$(($(date +%s) + $1))
+	shift
+	while ! "$@"; do
+		[ "$(date +%s)" -ge "$testlib_end" ] && { "$@"; return; }
+		sleep 0.1
+	done
+}
