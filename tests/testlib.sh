@@ -50,3 +50,22 @@ testlib_poll() {
 		sleep 0.1
 	done
 }
+
+# testlib_drained TTY: the terminal TTY holds no input that its reader
+# has not read yet (FIONREAD, with perl; counts what a reader in
+# non-canonical mode, as curses is, would get).  Keys that must do
+# nothing are sent, then this is polled, then what could make them act
+# (a resize): so they cannot be read only after it.  Without perl: true
+# after a pause.
+testlib_drained() {
+	if command -v perl >/dev/null 2>&1; then
+		perl -e 'use Fcntl;
+			sysopen(my $t, $ARGV[0], O_RDONLY | O_NOCTTY | O_NONBLOCK) or exit 2;
+			my $n = pack("i", 0);
+			ioctl($t, 0x541B, $n) or exit 2;	# FIONREAD
+			exit(unpack("i", $n) == 0 ? 0 : 1)' "$1"
+		[ $? -ne 1 ]
+	else
+		sleep 1
+	fi
+}
