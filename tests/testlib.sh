@@ -14,9 +14,13 @@
 #   own.  A signal sent to timeout's pid (our child, not yet waited for,
 #   so never reused) is passed on to the command, and timeout then exits
 #   as the command did.
-# - A background subshell that stays a shell (`( ... ) &`) first runs
-#   `trap - EXIT INT TERM HUP`, so that it can never run the test's
-#   cleanup and remove the folder under the test.
+# - Nothing is sent a signal while it is a subshell of the test: bash
+#   (make check's shell) runs the EXIT trap in a subshell killed by
+#   SIGTERM, so `(sleep N; ...) & kill $!` removes the test's folder
+#   under it (95 times in 100 here, when the kill comes at once).  What
+#   runs in the background is a command (exec'd, no trap left) or
+#   timeout; a background subshell that must stay a shell starts with
+#   `trap - EXIT INT TERM HUP` and is never killed.
 
 # How long one wait may take, in seconds.
 : "${FLASHSTEP_TEST_WAIT:=120}"
