@@ -11,9 +11,10 @@
 #   limits and waits for it, so it never signals a process that is gone
 #   (a `(sleep N; kill $pid) &` watchdog can: $pid may be reaped and
 #   reused by then), and it runs the command in a process group of its
-#   own.  A signal sent to timeout's pid (our child, not yet waited for,
-#   so never reused) is passed on to the command, and timeout then exits
-#   as the command did.
+#   own; when the command dies of a signal, timeout exits as it did.
+# - A test signals a process only while that process cannot have ended:
+#   one blocked until the signal comes (bash reaps a background job as
+#   soon as it ends, so $! alone does not keep a pid from reuse).
 # - Nothing is sent a signal while it is a subshell of the test: bash
 #   (make check's shell) runs the EXIT trap in a subshell killed by
 #   SIGTERM, so `(sleep N; ...) & kill $!` removes the test's folder
