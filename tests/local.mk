@@ -25,7 +25,7 @@ check_PROGRAMS += $(CORE_CHECKS)
 HARDEN_TESTS = tests/outfile.test tests/adversarial.test tests/install.test \
 	tests/bootstrap.test
 TESTS += $(CORE_CHECKS) tests/cli.test tests/backward.test $(HARDEN_TESTS)
-EXTRA_DIST += tests/cli.test tests/backward.test $(HARDEN_TESTS)
+EXTRA_DIST += tests/cli.test tests/backward.test $(HARDEN_TESTS) tests/testlib.sh
 # planted.sh (not part of make check) shows the CPU tests failing on a
 # planted fault for each claim they guard.
 EXTRA_DIST += tests/planted.sh
