@@ -69,6 +69,12 @@
 #       an existing regular file is opened, truncated and written in
 #       place, as a FIFO is, instead of a temporary renamed over it
 #       -> tests/check_outfile:test_abort_changes_nothing
+#   outfile in place,   the same claim through the binary (outfile.test):
+#   no truncation       every output written straight to its target, no
+#                       temporary, the target not even truncated first
+#       src/app/outfile.c
+#       sed 's/^\t\tif (!set->f\[i\]\.straight)$/\t\tif ((set->f[i].straight = 1) == 0)/;s/open(f->target, O_WRONLY | O_NOCTTY | O_CLOEXEC)/open(f->target, O_WRONLY | O_CREAT | O_NOCTTY | O_CLOEXEC, 0644)/'
+#       -> tests/outfile.test
 #   eq pane bypasses    every reader of the bug modes goes through the
 #   the bug table       bug table (online_rule.h): the equation pane's
 #                       notes follow the row's flags (check_ui)
@@ -111,7 +117,7 @@ trap 'exit 143' TERM
 # Every program some plant names: the base builds them once, and the
 # tree as it is must pass them all.
 ALL_TESTS="tests/check_sim tests/check_backward tests/check_split tests/check_outfile
-    tests/check_ui tests/check_options"
+    tests/check_ui tests/check_options tests/outfile.test"
 
 # What make must build for a test: a check program is itself; a shell
 # test needs the binary.
@@ -144,8 +150,11 @@ fi
 run_test() {
 	case "$2" in
 	*.test)
+		# A plant makes the test's waits run out: 20 s each is
+		# plenty on a working tree and keeps a caught plant short.
 		(cd "$1" && FLASHSTEP="$1/src/flashstep" top_srcdir="$1" \
-		    ${SHELL:-/bin/sh} "./$2") >>"$3" 2>&1 ;;
+		    FLASHSTEP_TEST_WAIT=${FLASHSTEP_TEST_WAIT:-20} \
+		    bash "./$2") >>"$3" 2>&1 ;;
 	*)
 		(cd "$1" && "./$2") >>"$3" 2>&1 ;;
 	esac
@@ -261,6 +270,9 @@ plant "merge drops rescale" src/model/combine.c \
 plant "outfile in place" src/app/outfile.c \
     's/if (found && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))) {/if (found) {/;s/O_WRONLY | O_NOCTTY | O_CLOEXEC/O_WRONLY | O_TRUNC | O_NOCTTY | O_CLOEXEC/' \
     tests/check_outfile:test_abort_changes_nothing
+plant "outfile in place, no truncation" src/app/outfile.c \
+    's/^\t\tif (!set->f\[i\]\.straight)$/\t\tif ((set->f[i].straight = 1) == 0)/;s/open(f->target, O_WRONLY | O_NOCTTY | O_CLOEXEC)/open(f->target, O_WRONLY | O_CREAT | O_NOCTTY | O_CLOEXEC, 0644)/' \
+    tests/outfile.test
 plant "eq pane bypasses the bug table" src/ui/ui_pane_eq.c \
     's/int lscaled = f.scale_l, uscaled = f.scale_acc;/int lscaled = rule->bug != BUG_NUMERATOR_ONLY, uscaled = f.scale_acc;/' \
     tests/check_ui:test_eq_follows_bug_table
