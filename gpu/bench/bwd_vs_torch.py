@@ -26,9 +26,9 @@ ordered).  Besides the rule it checks that rows that see no key get dQ
 rows of exactly 0 and nothing is NaN; that the ordered dQ gives the same
 bits twice (the atomic one's differing entries are reported); that the
 trace agrees with the final gradients (dK, dV at each key block's last
-step, the ordered dQ at each row block's last); and that the planted
-fault (TEACH_BWD_TEST_FAULT: dK leaves out each tile's first row) breaks
-the rule, so the check can see a fault.  It prints one table and a
+step, the ordered dQ at each row block's last); and that a planted fault
+(the kernel run with the backward bug no-scale, dQ and dK without the
+factor scale) breaks the rule, so the check can see a fault.  It prints one table and a
 verdict, and exits 1 when anything failed.
 """
 import argparse
@@ -36,7 +36,9 @@ import ctypes
 import math
 import sys
 
-TEST_FAULT = 0x1
+# enum backward_bug (src/model/backward.h): the fault planted through
+# the bug-mode channel, as the GPU tests plant theirs.
+BWD_BUG_NO_SCALE = 3
 DQ_MODES = {"atomic": 0, "ordered": 1}
 
 
@@ -53,8 +55,7 @@ class Job(ctypes.Structure):
         ("o", ctypes.c_void_p), ("lse", ctypes.c_void_p),
         ("dout", ctypes.c_void_p), ("m", ctypes.c_void_p),
         ("br", ctypes.c_int), ("bc", ctypes.c_int),
-        ("dq_mode", ctypes.c_int), ("flags", ctypes.c_uint),
-        ("repeat", ctypes.c_int),
+        ("dq_mode", ctypes.c_int), ("repeat", ctypes.c_int),
         ("grad_q", ctypes.c_void_p), ("grad_k", ctypes.c_void_p),
         ("grad_v", ctypes.c_void_p), ("grad_s", ctypes.c_void_p),
         ("dsum", ctypes.c_void_p),
@@ -86,7 +87,7 @@ class Kernel:
         return self.lib.teach_bwd_step(tq, tk, br, bc, int(causal), i, j)
 
     def __call__(self, torch, q, k, v, o, lse, dout, scale, causal, br, bc,
-                 dq_mode, flags=0, trace=False, repeat=0):
+                 dq_mode, bug=0, trace=False, repeat=0):
         """Gradients (and the trace) as CPU float32 tensors."""
         n, tq, d = q.shape
         tk, dv = v.shape[1], v.shape[2]
@@ -102,12 +103,11 @@ class Kernel:
             out["tr_dv"] = torch.full((n, nsteps, bcc, dv), float("nan"))
             out["tr_dq"] = torch.full((n, nsteps, brc, d), float("nan"))
         job = Job(n=n, tq=tq, tk=tk, d=d, dv=dv, scale=scale,
-                  causal=int(causal), dtype=0, bug=0,
+                  causal=int(causal), dtype=0, bug=bug,
                   q=ins[0].data_ptr(), k=ins[1].data_ptr(),
                   v=ins[2].data_ptr(), s=None, o=ins[3].data_ptr(),
                   lse=ins[4].data_ptr(), dout=ins[5].data_ptr(), m=None,
-                  br=br, bc=bc, dq_mode=dq_mode, flags=flags,
-                  repeat=repeat, grad_q=out["dq"].data_ptr(),
+                  br=br, bc=bc, dq_mode=dq_mode, repeat=repeat, grad_q=out["dq"].data_ptr(),
                   grad_k=out["dk"].data_ptr(), grad_v=out["dv"].data_ptr(),
                   grad_s=None, dsum=None,
                   trace_dk=out["tr_dk"].data_ptr() if trace else None,
@@ -278,7 +278,7 @@ def main():
     ref, _, _ = grads(torch, q, k, v, dout, False, 0.125, torch.float64)
     pt, o32, lse32 = grads(torch, q, k, v, dout, False, 0.125, torch.float32)
     bad = kern(torch, q, k, v, o32, lse32, dout, 0.125, False, 64, 64,
-               DQ_MODES["ordered"], flags=TEST_FAULT)
+               DQ_MODES["ordered"], bug=BWD_BUG_NO_SCALE)
     e_bad = maxabs(torch, bad["dk"], ref[1])
     bound = 2 * maxabs(torch, pt[1], ref[1]) + rounding_floor(torch, ref[1])
     check(e_bad > bound, "the planted fault passed the rule (dK %.3g <= %.3g):"
