@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char lesson_usage[] =
@@ -188,6 +189,17 @@ modes_ok(const struct lesson_args *a, int named)
 	return 0;
 }
 
+/* Does out name the file in, by any path (a link, another name)?  A
+ * path that does not exist yet names no input. */
+static int
+same_file(const char *out, const char *in)
+{
+	struct stat so, si;
+
+	return stat(out, &so) == 0 && stat(in, &si) == 0 &&
+	    so.st_dev == si.st_dev && so.st_ino == si.st_ino;
+}
+
 int
 cmd_lesson(int argc, char **argv)
 {
@@ -224,6 +236,12 @@ cmd_lesson(int argc, char **argv)
 	path = lesson_path_find(o.args[0], NULL, err, sizeof err);
 	if (path == NULL) {
 		fprintf(stderr, "flashstep lesson: %s\n", err);
+		goto done;
+	}
+	/* The notes replace their file: never the lesson they come from. */
+	if (a.notes_to != NULL && same_file(a.notes_to, path)) {
+		fprintf(stderr, "flashstep lesson: --notes-to %s is the lesson %s "
+		    "itself; the notes would replace it\n", a.notes_to, path);
 		goto done;
 	}
 	l = lesson_parse_file(path, err, sizeof err);
