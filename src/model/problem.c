@@ -7,6 +7,7 @@
 #include "util.h"
 
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -409,7 +410,18 @@ problem_build(const struct problem_spec *spec, struct problem *p, char *err,
 	p->heads = heads;
 	p->kv_heads = kv_heads;
 
-	/* Every head's rows count: H Tq queries, G Tk keys. */
+	/* Every head's rows count: H Tq queries, G Tk keys.  Rows are
+	 * numbered in int everywhere, so their totals must fit one. */
+	if ((long long)heads * p->tq > INT_MAX ||
+	    (long long)kv_heads * p->tk > INT_MAX) {
+		int q = (long long)heads * p->tq > INT_MAX;
+		util_error(err, errlen, "%s %d x %s %d = %lld %s rows in all: at "
+		    "most %d", q ? "--heads" : "--kv-heads", q ? heads : kv_heads,
+		    q ? "--tq" : "--tk", q ? p->tq : p->tk,
+		    q ? (long long)heads * p->tq : (long long)kv_heads * p->tk,
+		    q ? "query" : "key", INT_MAX);
+		goto fail;
+	}
 	memset(&job, 0, sizeof job);
 	job.tq = heads * p->tq;
 	job.tk = kv_heads * p->tk;
