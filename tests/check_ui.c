@@ -496,15 +496,33 @@ START_TEST(test_bug_table_in_view)
 }
 END_TEST
 
+/* Options for the seed's scalar example (S = 1 2 1001 1002, V = 2 -1 4
+ * 8, tiles of 1 x 2), the problem whose max rises from 2 to 1002. */
+static void
+seed_options(struct options *o)
+{
+	static const float sc[4] = { 1, 2, 1001, 1002 }, v[4] = { 2, -1, 4, 8 };
+
+	options_init(o);
+	o->spec.s.data = sc;
+	o->spec.s.rows = 1;
+	o->spec.s.cols = 4;
+	o->spec.v.data = v;
+	o->spec.v.rows = 4;
+	o->spec.v.cols = 1;
+	o->tiling.br = 1;
+	o->tiling.bc = 2;
+}
+
 /*
  * The equations show what the table says the bug does: for every row and
  * each convention it has, at the update of a tile where the max rose, a
  * "not rescaled" or "no l" note exactly where its flags turn a factor
  * off.
  */
+
 START_TEST(test_eq_follows_bug_table)
 {
-	static const float sc[4] = { 1, 2, 1001, 1002 }, v[4] = { 2, -1, 4, 8 };
 	const struct online_bug_mode *m;
 	struct online_bug_flags f;
 	struct options o;
@@ -519,15 +537,7 @@ START_TEST(test_eq_follows_bug_table)
 				continue;
 			f = m->flags;
 			unnorm = c == CONV_UNNORMALIZED;
-			options_init(&o);
-			o.spec.s.data = sc;
-			o.spec.s.rows = 1;
-			o.spec.s.cols = 4;
-			o.spec.v.data = v;
-			o.spec.v.rows = 4;
-			o.spec.v.cols = 1;
-			o.tiling.br = 1;
-			o.tiling.bc = 2;
+			seed_options(&o);
 			o.rule.bug = (enum online_bug)b;
 			o.rule.convention = (enum online_convention)c;
 			o.convention_set = 1;
@@ -740,20 +750,11 @@ END_TEST
  * jumping to 1002, alpha = e^(2 - 1002) = 0 and O = 6.92423. */
 START_TEST(test_seed_example)
 {
-	static const float sc[4] = { 1, 2, 1001, 1002 }, v[4] = { 2, -1, 4, 8 };
 	struct options o;
 	struct ui *ui;
 	struct ui_grid g = { 0 };
 
-	options_init(&o);
-	o.spec.s.data = sc;
-	o.spec.s.rows = 1;
-	o.spec.s.cols = 4;
-	o.spec.v.data = v;
-	o.spec.v.rows = 4;
-	o.spec.v.cols = 1;
-	o.tiling.br = 1;
-	o.tiling.bc = 2;
+	seed_options(&o);
 	ui = new_view(&o, &utf8_style);
 	press(ui, 'n');
 	draw(ui, &g, 80, 24);
@@ -895,20 +896,11 @@ number_after(const struct ui_grid *g, const char *text, int last)
  * the correct run's 6.924 stands beside it with the error. */
 START_TEST(test_bug_shows_correct)
 {
-	static const float sc[4] = { 1, 2, 1001, 1002 }, v[4] = { 2, -1, 4, 8 };
 	struct options o;
 	struct ui *ui;
 	struct ui_grid g = { 0 };
 
-	options_init(&o);
-	o.spec.s.data = sc;
-	o.spec.s.rows = 1;
-	o.spec.s.cols = 4;
-	o.spec.v.data = v;
-	o.spec.v.rows = 4;
-	o.spec.v.cols = 1;
-	o.tiling.br = 1;
-	o.tiling.bc = 2;
+	seed_options(&o);
 	o.rule.bug = BUG_NUMERATOR_ONLY;
 	ui = new_view(&o, &utf8_style);
 	press(ui, 'n');
