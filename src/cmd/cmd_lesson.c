@@ -110,7 +110,7 @@ list_lessons(void)
 {
 	const char *folders[16];
 	struct lesson_entry *list;
-	char err[256];
+	char err[256], *clean;
 	int n, i, nf, width = 0;
 
 	if (lesson_path_list(&list, &n, err, sizeof err) != 0) {
@@ -129,8 +129,15 @@ list_lessons(void)
 		if ((int)strlen(list[i].name) > width)
 			width = (int)strlen(list[i].name);
 	printf("Lessons (flashstep lesson NAME; --plain prints one):\n");
-	for (i = 0; i < n; i++)
-		printf("  %-*s  %s\n", width, list[i].name, list[i].title);
+	for (i = 0; i < n; i++) {
+		/* Titles are read, not parsed: a control character in one
+		 * shows as \xHH, never reaches the terminal (--check names
+		 * its line). */
+		clean = lesson_escape_text(list[i].title);
+		printf("  %-*s  %s\n", width, list[i].name, clean != NULL ? clean :
+		    "?");
+		free(clean);
+	}
 	lesson_path_list_free(list, n);
 	return CMD_OK;
 }

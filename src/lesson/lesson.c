@@ -263,6 +263,130 @@ escape(const char *s, char *buf, size_t len)
 	buf[used] = '\0';
 }
 
+/* The name of a C0 control, for messages. */
+static const char *
+control_name(unsigned c)
+{
+	static const char *const names[32] = {
+		"NUL", "SOH", "STX", "ETX", "EOT", "ENQ", "ACK", "BEL", "BS", "TAB",
+		"LF", "VT", "FF", "CR", "SO", "SI", "DLE", "DC1", "DC2", "DC3",
+		"DC4", "NAK", "SYN", "ETB", "CAN", "EM", "SUB", "ESC", "FS", "GS",
+		"RS", "US",
+	};
+
+	return c < 32 ? names[c] : "DEL";
+}
+
+size_t
+lesson_bad_bytes(const char *s, size_t n, char *what, size_t whatlen)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	unsigned cp;
+	size_t len, k;
+
+	if (n == 0)
+		return 0;
+	/* C0 controls (a tab is a blank) and DEL: ESC starts the
+	 * terminal's escape sequences, BEL rings it, CR overwrites. */
+	if ((p[0] < 0x20 && p[0] != '\t') || p[0] == 0x7f) {
+		snprintf(what, whatlen, "the control character %s (\\x%02x)",
+		    control_name(p[0]), p[0]);
+		return 1;
+	}
+	if (p[0] < 0x80)
+		return 0;
+	/* UTF-8: the lead byte says how long the sequence is. */
+	len = p[0] >= 0xc2 && p[0] <= 0xdf ? 2 : p[0] >= 0xe0 && p[0] <= 0xef ?
+	    3 : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : 0;
+	for (k = 1; len > 0 && k < len; k++)
+		if (k >= n || (p[k] & 0xc0) != 0x80)
+			len = 0;
+	if (len == 0) {
+		snprintf(what, whatlen, "the byte \\x%02x, which is not UTF-8",
+		    p[0]);
+		return 1;
+	}
+	cp = len == 2 ? (p[0] & 0x1fu) << 6 | (p[1] & 0x3fu) :
+	    len == 3 ? (p[0] & 0x0fu) << 12 | (p[1] & 0x3fu) << 6 | (p[2] & 0x3fu) :
+	    (p[0] & 0x07u) << 18 | (p[1] & 0x3fu) << 12 | (p[2] & 0x3fu) << 6 |
+	    (p[3] & 0x3fu);
+	/* Overlong forms, surrogates and past U+10FFFF are not UTF-8. */
+	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 ||
+	    cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff)) {
+		snprintf(what, whatlen, "the byte \\x%02x, which is not UTF-8 "
+		    "here", p[0]);
+		return len;
+	}
+	/* C1 controls: a terminal may read U+009B as an escape sequence's
+	 * start, as it reads ESC [. */
+	if (cp >= 0x80 && cp <= 0x9f) {
+		snprintf(what, whatlen, "the control character U+%04X (\\x%02x"
+		    "\\x%02x)", cp, p[0], p[1]);
+		return len;
+	}
+	return 0;
+}
+
+char *
+lesson_escape_text(const char *s)
+{
+	size_t n = strlen(s), used = 0, bad, k;
+	char what[80], *out = malloc(4 * n + 1);
+
+	if (out == NULL)
+		return NULL;
+	while (*s != '\0') {
+		bad = lesson_bad_bytes(s, n, what, sizeof what);
+		if (bad == 0) {
+			out[used++] = *s++;
+			n--;
+			continue;
+		}
+		for (k = 0; k < bad; k++)
+			used += (size_t)sprintf(out + used, "\\x%02x",
+			    (unsigned char)s[k]);
+		s += bad;
+		n -= bad;
+	}
+	out[used] = '\0';
+	return out;
+}
+
+/*
+ * The whole text must be printable UTF-8 (a tab is a blank, a line may
+ * end in CR LF): a control character in a title or a narration would
+ * reach the student's terminal as it is, and ESC there starts a
+ * sequence that can clear the screen or retitle the window.  Returns 0,
+ * or -1 with "path:line: ..." in err.
+ */
+static int
+check_bytes(const char *path, const char *text, char *err, size_t errlen)
+{
+	const char *p = text;
+	char what[80];
+	size_t n = strlen(text), bad;
+	int line = 1, col = 1;
+
+	for (; *p != '\0'; p++, col++) {
+		if (*p == '\n') {
+			line++;
+			col = 0;
+			continue;
+		}
+		if (*p == '\r' && (p[1] == '\n' || p[1] == '\0'))
+			continue;	/* a CR LF line end */
+		bad = lesson_bad_bytes(p, n - (size_t)(p - text), what, sizeof what);
+		if (bad > 0)
+			return util_error(err, errlen, "%s:%d: column %d holds %s; "
+			    "lesson text is printable UTF-8 (tabs allowed)", path,
+			    line, col, what);
+		/* Step over a whole UTF-8 sequence: one column. */
+		while ((p[1] & 0xc0) == 0x80)
+			p++;
+	}
+	return 0;
+}
+
 /* Second pass, one logical line: find the directive, keep its name and
  * its text or words. */
 static int
@@ -340,6 +464,8 @@ parse(const char *path, const char *text, char *err, size_t errlen)
 	/* A byte-order mark at the start is the editor's, not the script's. */
 	if (strncmp(text, LESSON_BOM, 3) == 0)
 		text += 3;
+	if (check_bytes(path, text, err, errlen) != 0)
+		goto fail;
 	n = join_lines(path, text, &lines, err, errlen);
 	if (n < 0)
 		goto fail;
@@ -370,6 +496,7 @@ parse(const char *path, const char *text, char *err, size_t errlen)
 	}
 	free_logical(lines, n);
 	free(ps.folder);
+	lesson_parser_free(&ps);
 	return l;
 
 nomem:
@@ -378,6 +505,7 @@ fail:
 	if (lines != NULL)
 		free_logical(lines, n);
 	free(ps.folder);
+	lesson_parser_free(&ps);
 	lesson_free(l);
 	return NULL;
 }

@@ -200,4 +200,17 @@ struct lesson *lesson_parse_string(const char *path, const char *text,
 
 void lesson_free(struct lesson *l);
 
+/*
+ * Does the text at s (n bytes left) start with what a lesson may not
+ * hold: a control character (C0 but tab, DEL, C1 U+0080-U+009F) or bytes
+ * that are not UTF-8?  Returns how many bytes to name (what then says
+ * what they are, "the control character ESC (\x1b)"), or 0.  The parser
+ * refuses such text by file:line; whatever shows text a lesson did not
+ * parse (another lesson's title) escapes it with this.
+ */
+size_t lesson_bad_bytes(const char *s, size_t n, char *what, size_t whatlen);
+
+/* s with every such byte written \xHH, malloc'd (NULL: no memory). */
+char *lesson_escape_text(const char *s);
+
 #endif

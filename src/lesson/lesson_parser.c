@@ -81,19 +81,93 @@ lesson_parser_after(const struct lesson_parser *ps, const char *a,
 	    (b != NULL && strcmp(p->dir->name, b) == 0));
 }
 
+/* FNV-1a: names are short, and any spread will do. */
+static size_t
+label_hash(const char *name)
+{
+	size_t h = 2166136261u;
+
+	for (; *name != '\0'; name++)
+		h = (h ^ (unsigned char)*name) * 16777619u;
+	return h;
+}
+
+static const char *
+label_name(const struct lesson_parser *ps, int i)
+{
+	return ps->l->cmds[i].argv[0];
+}
+
+/* The slot of name in the index: where it is, or the empty slot where
+ * it would go. */
+static size_t
+label_slot(const struct lesson_parser *ps, const char *name)
+{
+	size_t mask = ps->labels_cap - 1, k = label_hash(name) & mask;
+
+	while (ps->labels[k] != 0 &&
+	    strcmp(label_name(ps, ps->labels[k] - 1), name) != 0)
+		k = (k + 1) & mask;
+	return k;
+}
+
+/* Doubles the index (at half full); 0 or -1 (no memory). */
+static int
+label_grow(struct lesson_parser *ps)
+{
+	size_t cap = ps->labels_cap ? 2 * ps->labels_cap : 64, i, k;
+	int *old = ps->labels, *grown;
+	size_t oldcap = ps->labels_cap;
+
+	grown = calloc(cap, sizeof *grown);
+	if (grown == NULL)
+		return -1;
+	ps->labels = grown;
+	ps->labels_cap = cap;
+	for (i = 0; i < oldcap; i++)
+		if (old[i] != 0) {
+			k = label_slot(ps, label_name(ps, old[i] - 1));
+			ps->labels[k] = old[i];
+		}
+	free(old);
+	return 0;
+}
+
 int
-lesson_parser_label(const struct lesson_parser *ps, const char *name)
+lesson_parser_label(struct lesson_parser *ps, const char *name)
 {
 	const struct lesson_cmd *c;
-	int i;
+	size_t k;
 
-	for (i = 0; i < ps->idx; i++) {
-		c = &ps->l->cmds[i];
-		if (strcmp(c->dir->name, "label") == 0 && c->argc > 0 &&
-		    strcmp(c->argv[0], name) == 0)
-			return i;
+	/* Index the directives parsed since the last lookup: every
+	 * directive is indexed once, so n lookups cost O(n) in all.  The
+	 * first of two labels of one name stays (the second is refused). */
+	for (; ps->labels_upto < ps->idx; ps->labels_upto++) {
+		c = &ps->l->cmds[ps->labels_upto];
+		if (strcmp(c->dir->name, "label") != 0 || c->argc < 1)
+			continue;
+		if (2 * (ps->labels_n + 1) > ps->labels_cap &&
+		    label_grow(ps) != 0)
+			return -1;
+		k = label_slot(ps, c->argv[0]);
+		if (ps->labels[k] == 0) {
+			ps->labels[k] = ps->labels_upto + 1;
+			ps->labels_n++;
+		}
 	}
-	return -1;
+	if (ps->labels_cap == 0)
+		return -1;
+	k = label_slot(ps, name);
+	return ps->labels[k] != 0 ? ps->labels[k] - 1 : -1;
+}
+
+void
+lesson_parser_free(struct lesson_parser *ps)
+{
+	free(ps->labels);
+	ps->labels = NULL;
+	ps->labels_cap = ps->labels_n = 0;
+	ps->labels_upto = 0;
 }
 
 int

@@ -19,7 +19,17 @@ struct lesson_parser {
 	char *folder;		/* where the lesson's files are found */
 	int idx;		/* the directive being parsed */
 	int open_q;		/* a question waiting for its answer, or -1 */
+	/* The labels of cmds[0 .. labels_upto), hashed by name, so that a
+	 * lookup costs the same with 80,000 labels as with 8 (a scan of
+	 * every earlier directive made a long script quadratic). */
+	int *labels;		/* a directive's index + 1; 0: an empty slot */
+	size_t labels_cap;	/* a power of two, or 0 */
+	size_t labels_n;
+	int labels_upto;
 };
+
+/* Frees what the parser's state holds (its label index). */
+void lesson_parser_free(struct lesson_parser *ps);
 
 /* Phase names, one number each across the segments of a run: the
  * forward's "load", "scores", "max", "rescale", "exp", "update",
@@ -34,8 +44,9 @@ int lesson_parser_phase(const char *name);
 int lesson_parser_after(const struct lesson_parser *ps, const char *a,
     const char *b);
 
-/* The index of an earlier `label NAME` directive, or -1. */
-int lesson_parser_label(const struct lesson_parser *ps, const char *name);
+/* The index of an earlier `label NAME` directive, or -1 (also when out
+ * of memory: the caller then reports the name as unknown). */
+int lesson_parser_label(struct lesson_parser *ps, const char *name);
 
 /* The index of an earlier `keep NAME`, or -1. */
 int lesson_parser_kept(const struct lesson_parser *ps, const char *name);

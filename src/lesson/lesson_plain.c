@@ -128,13 +128,19 @@ plain_begin(void *ctx, struct lesson_run *run)
 {
 	struct plain *pl = ctx;
 	const struct lesson *l = run->lesson;
-	char *path, *title, err[256];
+	char *path, *title, *clean, err[256];
 	int i;
 
 	pl->st->title(pl->f, l->title);
 	for (i = 0; i < l->nbuilds_on; i++) {
 		path = lesson_path_find(l->builds_on[i], l->path, err, sizeof err);
 		title = path != NULL ? lesson_path_title(path) : NULL;
+		/* Another lesson's title, read but not parsed: shown safe. */
+		if (title != NULL) {
+			clean = lesson_escape_text(title);
+			free(title);
+			title = clean;
+		}
 		fprintf(pl->f, "%s%s%s", i == 0 && pl->o->markdown ? "\n" : "",
 		    i == 0 ? "Builds on: " : "           ", l->builds_on[i]);
 		if (title != NULL) {
