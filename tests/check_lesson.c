@@ -1344,6 +1344,62 @@ START_TEST(test_odd_bytes)
 }
 END_TEST
 
+/* Control characters never reach a terminal: each is named by line. */
+START_TEST(test_control_bytes)
+{
+	struct lesson *l;
+	char *clean;
+
+	parse_fails("title T\x1b[2J\nsay hi\n", "t.lesson:1: column 8 holds the "
+	    "control character ESC (\\x1b)");
+	parse_fails("title t\nsay \x07\x1b]0;pwned\x07\n", "t.lesson:2: column 5 "
+	    "holds the control character BEL (\\x07)");
+	parse_fails("title t\nsay a\xc2\x9b" "2J\n", "t.lesson:2: column 6 holds "
+	    "the control character U+009B (\\xc2\\x9b)");
+	parse_fails("title t\nsay del\x7f\n", "t.lesson:2: column 8 holds the "
+	    "control character DEL (\\x7f)");
+	parse_fails("title t\nsay caf\xe9\n", "t.lesson:2: column 8 holds the "
+	    "byte \\xe9, which is not UTF-8");
+	parse_fails("title t\nsay over\xc0\xaflong\n", "which is not UTF-8");
+	parse_fails("title t\n# a comment\rhides this\n", "t.lesson:2: column 12 "
+	    "holds the control character CR (\\x0d)");
+	/* Text the course uses, tabs, and CR LF line ends stay fine. */
+	l = parse_ok("title t \xce\xb1 \xe2\x84\x93\r\nsay\ta\tb \xe2\x88\x98\r\n");
+	ck_assert_str_eq(l->title, "t \xce\xb1 \xe2\x84\x93");
+	lesson_free(l);
+	clean = lesson_escape_text("T\x1b[2J \xce\xb1\xc2\x9b");
+	ck_assert_str_eq(clean, "T\\x1b[2J \xce\xb1\\xc2\\x9b");
+	free(clean);
+}
+END_TEST
+
+/* 300,000 labels parse in linear time: a scan of every earlier line per
+ * label took minutes (80,000 labels: 16 s). */
+START_TEST(test_many_labels)
+{
+	enum { N = 300000 };
+	struct lesson *l;
+	size_t len = 0;
+	char *text = malloc((size_t)N * 24 + 64);
+	int i;
+
+	ck_assert(text != NULL);
+	len += (size_t)sprintf(text, "title t\n");
+	for (i = 0; i < N; i++)
+		len += (size_t)sprintf(text + len, "label l%d\n", i);
+	len += (size_t)sprintf(text + len, "goto label l0\ngoto label l%d\n",
+	    N - 1);
+	l = parse_ok(text);
+	ck_assert_int_eq(l->nlabels, N);
+	ck_assert_int_eq(l->cmds[l->ncmds - 1].ref, N - 1);
+	ck_assert_int_eq(l->cmds[l->ncmds - 2].ref, 0);
+	lesson_free(l);
+	sprintf(text + len, "label l%d\n", N / 2);
+	parse_fails(text, "label 'l150000' is already at line 150002");
+	free(text);
+}
+END_TEST
+
 /* ---- the fast kernel's arithmetic, the mask's tiles ---- */
 
 START_TEST(test_fast_quantities)
@@ -2236,6 +2292,15 @@ test_suite(void)
 	tcase_add_test(tc, test_problem_parse);
 	tcase_add_test(tc, test_files);
 	tcase_add_test(tc, test_unflag);
+	tcase_add_test(tc, test_control_bytes);
+	suite_add_tcase(s, tc);
+
+	/* Inputs large enough that a quadratic or worse parser misses the
+	 * deadline: the machine's wait, not check's 4 s. */
+	tc = tcase_create("scale");
+	tcase_set_timeout(tc, getenv("FLASHSTEP_TEST_WAIT") != NULL ?
+	    atof(getenv("FLASHSTEP_TEST_WAIT")) : 120);
+	tcase_add_test(tc, test_many_labels);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("run");

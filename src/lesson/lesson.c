@@ -338,8 +338,11 @@ lesson_escape_text(const char *s)
 	while (*s != '\0') {
 		bad = lesson_bad_bytes(s, n, what, sizeof what);
 		if (bad == 0) {
-			out[used++] = *s++;
-			n--;
+			/* a whole character: its continuation bytes with it */
+			do {
+				out[used++] = *s++;
+				n--;
+			} while ((*s & 0xc0) == 0x80);
 			continue;
 		}
 		for (k = 0; k < bad; k++)
