@@ -14,6 +14,8 @@
 #include "app/options.h"
 #include "model/util.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -207,6 +209,35 @@ same_file(const char *out, const char *in)
 	    so.st_dev == si.st_dev && so.st_ino == si.st_ino;
 }
 
+/*
+ * A closed stdout (>&-): --check writes nothing there, so it gets
+ * /dev/null in its place (the final flush then has somewhere to go, and
+ * no file this command opens can take descriptor 1 and receive output
+ * meant for stdout); the modes that print are refused before any work.
+ * 0, or -1 (said on stderr).
+ */
+static int
+stdout_closed(const struct lesson_args *a)
+{
+	int fd;
+
+	if (fcntl(STDOUT_FILENO, F_GETFD) >= 0 || errno != EBADF)
+		return 0;
+	if (a->plain || a->handout) {
+		fprintf(stderr, "flashstep lesson: writing %s output to stdout: %s\n",
+		    a->plain ? "--plain" : "--handout", strerror(EBADF));
+		return -1;
+	}
+	if (!a->check)
+		return 0;
+	fd = open("/dev/null", O_WRONLY | O_NOCTTY);
+	if (fd >= 0 && fd != STDOUT_FILENO) {
+		dup2(fd, STDOUT_FILENO);
+		close(fd);
+	}
+	return 0;
+}
+
 int
 cmd_lesson(int argc, char **argv)
 {
@@ -236,6 +267,8 @@ cmd_lesson(int argc, char **argv)
 	}
 	if (modes_ok(&a, o.nargs > 0) != 0)
 		goto done;
+	if (stdout_closed(&a) != 0)
+		goto done;
 	if (o.nargs == 0) {
 		rc = list_lessons();
 		goto done;
@@ -261,6 +294,7 @@ cmd_lesson(int argc, char **argv)
 		goto done;
 	}
 	if (a.plain || a.handout) {
+		po.output = "stdout";
 		po.markdown = a.handout;
 		po.presenter = a.presenter;
 		po.answers = !a.no_answers;
@@ -270,6 +304,9 @@ cmd_lesson(int argc, char **argv)
 			break;
 		case 1:
 			rc = CMD_FAILED;
+			break;
+		case -2:	/* writing failed: the command's, not a file:line */
+			fprintf(stderr, "flashstep lesson: %s\n", err);
 			break;
 		default:
 			fprintf(stderr, "%s\n", err);

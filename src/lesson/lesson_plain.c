@@ -10,6 +10,7 @@
 #include "lesson_run.h"
 #include "lesson_view.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,7 +40,18 @@ struct plain {
 	int nasked;
 	const struct lesson_question **asked;
 	int oom;
+	int werr;		/* the first write error's errno, or 0 */
 };
+
+/* Remembers why the stream first failed, while errno still says it
+ * (a write error is sticky; the final flush may fail for other reasons
+ * or not at all). */
+static void
+plain_watch(struct plain *pl)
+{
+	if (pl->werr == 0 && ferror(pl->f))
+		pl->werr = errno != 0 ? errno : EIO;
+}
 
 static void
 text_as_is(FILE *f, const char *text)
@@ -121,6 +133,7 @@ flush_lines(struct plain *pl, const char *indent, int text)
 	if (pl->lines.oom)
 		pl->oom = 1;
 	lesson_lines_clear(&pl->lines);
+	plain_watch(pl);
 }
 
 static void
@@ -181,6 +194,7 @@ plain_text(void *ctx, struct lesson_run *run, enum lesson_text_kind kind,
 		flush_lines(pl, "", 1);
 	}
 	fputc('\n', pl->f);
+	plain_watch(pl);
 }
 
 static void
@@ -354,6 +368,7 @@ lesson_plain_write(const struct lesson *l, FILE *f,
 	int rc = -1;
 
 	memset(&pl, 0, sizeof pl);
+	errno = 0;
 	pl.f = f;
 	pl.o = o;
 	pl.st = o->markdown ? &style_markdown : &style_text;
@@ -372,8 +387,14 @@ lesson_plain_write(const struct lesson *l, FILE *f,
 		util_error(err, errlen, "%s: out of memory", l->path);
 		goto done;
 	}
-	if (fflush(f) != 0 || ferror(f)) {
-		util_error(err, errlen, "writing the lesson failed");
+	if (fflush(f) != 0 && pl.werr == 0)
+		pl.werr = errno;
+	plain_watch(&pl);
+	if (pl.werr != 0) {
+		util_error(err, errlen, "writing %s output to %s: %s", o->markdown ?
+		    "--handout" : "--plain", o->output != NULL ? o->output :
+		    "its file", strerror(pl.werr));
+		rc = -2;
 		goto done;
 	}
 	rc = run->failures > 0 ? 1 : 0;

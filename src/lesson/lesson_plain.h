@@ -13,6 +13,7 @@
 #include "lesson.h"
 
 struct lesson_plain_opts {
+	const char *output;	/* where f goes, for messages ("stdout") */
 	int markdown;		/* the handout's Markdown, else plain text */
 	int presenter;		/* the speaker notes too */
 	int answers;		/* the answers at the end */
@@ -20,9 +21,11 @@ struct lesson_plain_opts {
 
 /*
  * Writes lesson l to f.  Returns 0 when every expectation held, 1 when
- * some failed (each is in the text, marked "!!"), or -1 with err set
- * when the lesson cannot run (a rehearsal catches that before anything
- * is written) or writing fails.
+ * some failed (each is in the text, marked "!!"), -1 with err set
+ * ("file:line: ...") when the lesson cannot run (a rehearsal catches
+ * that before anything is written), or -2 when writing f failed, with
+ * err "writing --plain output to stdout: No space left on device"
+ * (--handout for Markdown, o->output for where).
  */
 int lesson_plain_write(const struct lesson *l, FILE *f,
     const struct lesson_plain_opts *o, char *err, size_t errlen);
