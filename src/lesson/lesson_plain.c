@@ -36,6 +36,10 @@ struct plain {
 	const struct lesson_plain_opts *o;
 	int slides;		/* of the whole lesson */
 	struct lesson_lines lines;
+	/* The last frame printed and its slide (0: none since the problem
+	 * changed), so a slide that moves nothing does not print it again. */
+	struct lesson_lines frame;
+	int frame_slide;
 	/* the questions asked, for the answers at the end */
 	int nasked;
 	const struct lesson_question **asked;
@@ -202,6 +206,7 @@ plain_problem(void *ctx, struct lesson_run *run)
 {
 	struct plain *pl = ctx;
 
+	pl->frame_slide = 0;	/* a new problem: its first frame is shown */
 	fputs(pl->st->fence, pl->f);
 	lesson_run_describe(run, pl->f);
 	fputs(pl->st->fence_end, pl->f);
@@ -247,25 +252,56 @@ plain_ask(void *ctx, struct lesson_run *run, const struct lesson_question *q,
 	pl->asked[pl->nasked++] = q;
 }
 
-/* The frame: where the slide ends, as the view shows it. */
+/* Are the two frames the same, line for line? */
+static int
+same_frame(const struct lesson_lines *a, const struct lesson_lines *b)
+{
+	int i;
+
+	if (a->n != b->n)
+		return 0;
+	for (i = 0; i < a->n; i++)
+		if (strcmp(a->line[i], b->line[i]) != 0)
+			return 0;
+	return 1;
+}
+
+/* The frame: where the slide ends, as the view shows it; a frame the
+ * slide before already showed is named, not printed again. */
 static void
 plain_pause(void *ctx, struct lesson_run *run)
 {
 	struct plain *pl = ctx;
+	struct lesson_lines swap;
+	int i;
 
 	lesson_view_state(run, &pl->lines);
 	if (pl->lines.n == 0)
 		return;
 	fputs(pl->st->fence, pl->f);
-	fprintf(pl->f, "%s[slide %d of %d] %s\n", pl->st->frame_indent,
-	    run->npauses, pl->slides, pl->lines.line[0]);
-	free(pl->lines.line[0]);
-	memmove(pl->lines.line, pl->lines.line + 1,
-	    (size_t)(pl->lines.n - 1) * sizeof *pl->lines.line);
-	pl->lines.n--;
-	flush_lines(pl, pl->st->frame_indent, 0);
+	if (pl->frame_slide > 0 && same_frame(&pl->lines, &pl->frame)) {
+		fprintf(pl->f, "%s[slide %d of %d] the view is unchanged since slide "
+		    "%d\n", pl->st->frame_indent, run->npauses, pl->slides,
+		    pl->frame_slide);
+		lesson_lines_clear(&pl->lines);
+	} else {
+		fprintf(pl->f, "%s[slide %d of %d] %s\n", pl->st->frame_indent,
+		    run->npauses, pl->slides, pl->lines.line[0]);
+		for (i = 1; i < pl->lines.n; i++)
+			fprintf(pl->f, "%s%s\n", *pl->lines.line[i] ?
+			    pl->st->frame_indent : "", pl->lines.line[i]);
+		if (pl->lines.oom)
+			pl->oom = 1;
+		/* keep this frame; the old one's lines are reused */
+		swap = pl->frame;
+		pl->frame = pl->lines;
+		pl->lines = swap;
+		lesson_lines_clear(&pl->lines);
+		pl->frame_slide = run->npauses;
+	}
 	fputs(pl->st->fence_end, pl->f);
 	fputc('\n', pl->f);
+	plain_watch(pl);
 }
 
 static void
@@ -401,6 +437,7 @@ lesson_plain_write(const struct lesson *l, FILE *f,
 done:
 	lesson_run_free(run);
 	lesson_lines_free(&pl.lines);
+	lesson_lines_free(&pl.frame);
 	free(pl.asked);
 	return rc;
 }
