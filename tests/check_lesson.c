@@ -22,7 +22,9 @@
 #include "lesson/lesson_view.h"
 #include "model/sim.h"
 
+#include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1998,59 +2000,126 @@ END_TEST
 
 /* ---- the presenter's notes, elsewhere ---- */
 
+/* A page of two notes, slide 2 of 5, 65 s into the lesson. */
+static int
+show_page(struct lesson_notes *nt, int slide, int n, char *err, size_t len)
+{
+	static const char *notes[2] = { "first note", "second" };
+	struct lesson_notes_page pg = { .title = "T", .slide = slide,
+	    .slides = 5, .next = "The next slide's words.", .notes = notes,
+	    .n = n, .lesson_s = 65, .slide_s = 0, .prev_s = 12 };
+
+	return lesson_notes_show(nt, &pg, err, len);
+}
+
+static void
+read_back(const char *path, char *text, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	ck_assert(f != NULL);
+	n = fread(text, 1, len - 1, f);
+	text[n] = '\0';
+	fclose(f);
+}
+
 START_TEST(test_notes)
 {
 	struct lesson_notes *nt;
-	const char *notes[2] = { "first note", "second" };
 	char dir[64], path[128], link_path[128], text[4096], err[512];
 	struct stat st;
-	FILE *f;
-	size_t n;
+	mode_t mask;
+	int fds[2];
 
 	snprintf(dir, sizeof dir, "/tmp/check_lesson_n%ld", (long)getpid());
 	ck_assert_int_eq(mkdir(dir, 0700), 0);
 	snprintf(path, sizeof path, "%s/notes.txt", dir);
 
-	/* A file: written whole at each slide, its mode kept. */
+	/* A file: written whole at each slide, its mode kept; beside the
+	 * notes, the next slide's words and the time. */
 	write_file(path, "old");
-	ck_assert_int_eq(chmod(path, 0600), 0);
+	ck_assert_int_eq(chmod(path, 0640), 0);
 	nt = lesson_notes_open(path, err, sizeof err);
 	ck_assert_msg(nt != NULL, "%s", err);
-	ck_assert_int_eq(lesson_notes_show(nt, "T", 2, 5, notes, 2, err,
-	    sizeof err), 0);
+	ck_assert_int_eq(show_page(nt, 2, 2, err, sizeof err), 0);
 	lesson_notes_close(nt);
-	f = fopen(path, "r");
-	ck_assert(f != NULL);
-	n = fread(text, 1, sizeof text - 1, f);
-	text[n] = '\0';
-	fclose(f);
-	ck_assert_str_eq(text, "T\nslide 2 of 5: speaker notes\n\nfirst note\n\n"
-	    "second\n\n");
+	read_back(path, text, sizeof text);
+	ck_assert_str_eq(text, "T\nslide 2 of 5: speaker notes\nnext: The next "
+	    "slide's words.\ntime: 1:05 in the lesson when this slide began (the "
+	    "slide before took 0:12)\n\nfirst note\n\nsecond\n\n");
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0640);
+	unlink(path);
+
+	/* A new file honours the umask (it was 0644 whatever the umask). */
+	mask = umask(077);
+	nt = lesson_notes_open(path, err, sizeof err);
+	ck_assert_msg(nt != NULL, "%s", err);
+	ck_assert_int_eq(show_page(nt, 1, 0, err, sizeof err), 0);
 	ck_assert_int_eq(stat(path, &st), 0);
 	ck_assert_int_eq(st.st_mode & 0777, 0600);
+	/* and the next slide keeps what the first one made */
+	ck_assert_int_eq(chmod(path, 0604), 0);
+	ck_assert_int_eq(show_page(nt, 2, 0, err, sizeof err), 0);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0604);
+	lesson_notes_close(nt);
+	umask(mask);
 
 	/* A link: what it points to is replaced, the link stays a link. */
 	snprintf(link_path, sizeof link_path, "%s/link", dir);
 	ck_assert_int_eq(symlink(path, link_path), 0);
 	nt = lesson_notes_open(link_path, err, sizeof err);
 	ck_assert_msg(nt != NULL, "%s", err);
-	ck_assert_int_eq(lesson_notes_show(nt, "T", 3, 5, notes, 0, err,
-	    sizeof err), 0);
+	ck_assert_int_eq(show_page(nt, 3, 0, err, sizeof err), 0);
 	lesson_notes_close(nt);
 	ck_assert_int_eq(lstat(link_path, &st), 0);
 	ck_assert(S_ISLNK(st.st_mode));
-	f = fopen(path, "r");
-	n = fread(text, 1, sizeof text - 1, f);
-	text[n] = '\0';
-	fclose(f);
+	read_back(path, text, sizeof text);
 	ck_assert(strstr(text, "slide 3 of 5") != NULL);
 	ck_assert(strstr(text, "(no notes for this slide)") != NULL);
 	unlink(link_path);
+
+	/* A reader that goes away stops the notes, once, and nothing else:
+	 * the write fails with EPIPE (the runner ignores SIGPIPE). */
+	snprintf(link_path, sizeof link_path, "%s/fifo", dir);
+	ck_assert_int_eq(mkfifo(link_path, 0600), 0);
+	fds[0] = open(link_path, O_RDONLY | O_NONBLOCK);
+	ck_assert_int_ge(fds[0], 0);
+	nt = lesson_notes_open(link_path, err, sizeof err);
+	ck_assert_msg(nt != NULL, "%s", err);
+	ck_assert_int_eq(show_page(nt, 1, 2, err, sizeof err), 0);
+	close(fds[0]);
+	signal(SIGPIPE, SIG_IGN);
+	ck_assert_int_eq(show_page(nt, 2, 2, err, sizeof err), 1);
+	ck_assert_msg(strstr(err, "fifo: notes reader gone; the lesson goes on "
+	    "without notes") != NULL, "%s", err);
+	ck_assert(lesson_notes_stopped(nt));
+	err[0] = '\0';
+	ck_assert_int_eq(show_page(nt, 3, 2, err, sizeof err), 0);
+	ck_assert_int_eq(lesson_notes_tick(nt, 70, 5, err, sizeof err), 0);
+	ck_assert_str_eq(err, "");
+	signal(SIGPIPE, SIG_DFL);
+	lesson_notes_close(nt);
+	unlink(link_path);
+	/* A file that cannot be replaced stops them too. */
+	nt = lesson_notes_open(path, err, sizeof err);
+	ck_assert_msg(nt != NULL, "%s", err);
+	ck_assert_int_eq(chmod(dir, 0500), 0);
+	if (access(dir, W_OK) != 0) {	/* root writes anyway */
+		ck_assert_int_eq(show_page(nt, 1, 0, err, sizeof err), 1);
+		ck_assert_msg(strstr(err, "the lesson goes on without notes") !=
+		    NULL, "%s", err);
+	}
+	ck_assert_int_eq(chmod(dir, 0700), 0);
+	lesson_notes_close(nt);
 
 	/* What cannot take notes is refused, and left as it was. */
 	ck_assert_ptr_null(lesson_notes_open(dir, err, sizeof err));
 	ck_assert(strstr(err, ": a directory; --notes-to takes a terminal") !=
 	    NULL);
+	snprintf(link_path, sizeof link_path, "%s/link", dir);
 	ck_assert_int_eq(symlink("/nonexistent/x", link_path), 0);
 	ck_assert_ptr_null(lesson_notes_open(link_path, err, sizeof err));
 	ck_assert(strstr(err, "a symbolic link to nothing") != NULL);
@@ -2069,6 +2138,28 @@ START_TEST(test_notes)
 	    NULL);
 	unlink(path);
 	rmdir(dir);
+}
+END_TEST
+
+/* The presenter's heading of a slide: its first sentence, {...} as "…",
+ * cut at a word. */
+START_TEST(test_slide_heading)
+{
+	struct lesson *l = parse_ok(SEED "say The max is {m 2}. More text.\n"
+	    "pause\nstep\nsay A rather long sentence that goes on and on past "
+	    "the width\npause\npause\nask Which one?\nchoice a\nchoice b\n"
+	    "answer a\n");
+	char buf[160];
+
+	ck_assert_int_eq(lesson_slides_heading(l, 1, 60, buf, sizeof buf), 0);
+	ck_assert_str_eq(buf, "The max is \xe2\x80\xa6.");
+	ck_assert_int_eq(lesson_slides_heading(l, 2, 30, buf, sizeof buf), 0);
+	ck_assert_str_eq(buf, "A rather long sentence that\xe2\x80\xa6");
+	ck_assert_int_eq(lesson_slides_heading(l, 3, 60, buf, sizeof buf), -1);
+	ck_assert_int_eq(lesson_slides_heading(l, 4, 60, buf, sizeof buf), 0);
+	ck_assert_str_eq(buf, "Which one?");
+	ck_assert_int_eq(lesson_slides_heading(l, 5, 60, buf, sizeof buf), -1);
+	lesson_free(l);
 }
 END_TEST
 
@@ -2323,6 +2414,7 @@ test_suite(void)
 	tcase_add_test(tc, test_odd_bytes);
 	tcase_add_test(tc, test_fast_quantities);
 	tcase_add_test(tc, test_notes);
+	tcase_add_test(tc, test_slide_heading);
 	tcase_add_test(tc, test_handout);
 	tcase_add_test(tc, test_path);
 	tcase_add_test(tc, test_man_page);

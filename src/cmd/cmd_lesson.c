@@ -245,8 +245,8 @@ cmd_lesson(int argc, char **argv)
 	struct lesson_plain_opts po;
 	struct lesson *l = NULL;
 	struct options o;
-	char err[600], *path = NULL;
-	int rc = CMD_USAGE, sig;
+	char err[600], warn[600], *path = NULL;
+	int rc = CMD_USAGE, sig, r;
 
 	options_init(&o);
 	if (options_parse(argc, argv, 1, 0, lesson_entries, &a, &o, err,
@@ -320,13 +320,18 @@ cmd_lesson(int argc, char **argv)
 		    "Markdown)\n");
 		goto done;
 	}
-	if (lesson_tty_run(l, a.notes_to, &sig, err, sizeof err) != 0) {
+	r = lesson_tty_run(l, a.notes_to, &sig, warn, sizeof warn, err,
+	    sizeof err);
+	if (warn[0] != '\0')
+		fprintf(stderr, "flashstep lesson: %s\n", warn);
+	if (r != 0) {
 		fprintf(stderr, "flashstep lesson: %s\n", err);
 		goto done;
 	}
 	rc = CMD_OK;
 	if (sig > 0) {
-		/* SIGINT or SIGTERM: the terminal is back; die of it. */
+		/* SIGINT, SIGTERM, SIGHUP, SIGQUIT: the terminal is back;
+		 * die of it. */
 		lesson_free(l);
 		free(path);
 		free(a.notes_to);

@@ -267,3 +267,75 @@ lesson_slides_reveal(struct lesson_slides *s)
 	it->revealed = 1;
 	return 1;
 }
+
+/* The UTF-8 characters (columns) of s. */
+static int
+columns(const char *s)
+{
+	int n = 0;
+
+	for (; *s != '\0'; s++)
+		n += (*s & 0xc0) != 0x80;
+	return n;
+}
+
+int
+lesson_slides_heading(const struct lesson *l, int n, int width, char *buf,
+    size_t len)
+{
+	const struct lesson_cmd *c = NULL;
+	const char *text, *p;
+	char *out, *cut;
+	size_t used = 0, at;
+	int slide = 1, i, f, cols;
+
+	for (i = 0; i < l->ncmds && slide <= n; i++) {
+		if (strcmp(l->cmds[i].dir->name, "pause") == 0)
+			slide++;
+		else if (slide == n && l->cmds[i].text != NULL &&
+		    (strcmp(l->cmds[i].dir->name, "say") == 0 ||
+		    strcmp(l->cmds[i].dir->name, "ask") == 0)) {
+			c = &l->cmds[i];
+			break;
+		}
+	}
+	if (c == NULL || len < 8)
+		return -1;
+	out = malloc(strlen(c->text) * 3 + 8);
+	if (out == NULL)
+		return -1;
+	/* The text with each {...} as "…", to the end of its first sentence. */
+	text = c->text;
+	for (at = 0, f = 0; text[at] != '\0'; at++) {
+		if (f < c->nfills && at == c->fills[f].start) {
+			used += (size_t)sprintf(out + used, "\xe2\x80\xa6");
+			at = c->fills[f++].end - 1;
+			continue;
+		}
+		out[used++] = text[at];
+		if (strchr(".?!", text[at]) != NULL && (text[at + 1] == ' ' ||
+		    text[at + 1] == '\0'))
+			break;
+	}
+	out[used] = '\0';
+	cols = columns(out);
+	if (cols > width && width > 4) {
+		/* cut at the last blank that leaves room for the ellipsis */
+		for (p = out, i = 0, cut = NULL; *p != '\0'; p++) {
+			if ((*p & 0xc0) != 0x80)
+				i++;
+			if (*p == ' ' && i <= width - 1)
+				cut = (char *)p;
+			if (i > width - 1)
+				break;
+		}
+		if (cut == NULL)
+			cut = (char *)p;
+		while (cut > out && cut[-1] == ' ')
+			cut--;
+		strcpy(cut, "\xe2\x80\xa6");
+	}
+	snprintf(buf, len, "%s", out);
+	free(out);
+	return 0;
+}

@@ -76,4 +76,14 @@ int lesson_slides_reveal(struct lesson_slides *s);
 /* The slide's first question whose answer is hidden, or NULL. */
 struct lesson_item *lesson_slides_hidden(struct lesson_slides *s);
 
+/*
+ * Slide n's heading, for the presenter: the first sentence of its first
+ * narration or question, as the script writes it ({...} shown as "…"),
+ * cut at a word to at most width columns with "…".  Read from the script
+ * (every pause ends a slide), so it costs no run.  Returns 0 with buf
+ * set, or -1 when l has no slide n or the slide says nothing.
+ */
+int lesson_slides_heading(const struct lesson *l, int n, int width, char *buf,
+    size_t len);
+
 #endif

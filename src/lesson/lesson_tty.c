@@ -19,11 +19,14 @@
 #include "lesson_tty.h"
 #include "lesson_view.h"
 #include "ui/ui.h"
+#include "ui/ui_keys.h"		/* the view's key table, for the help */
 
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The narration pane: at least this wide beside the view, about this
  * share of a wide screen, and never so wide that the view gets fewer
@@ -56,10 +59,23 @@ struct tty {
 	int body;		/* narration lines the pane shows */
 	const struct lesson_item *follow;	/* scroll to show its end */
 	int failed;		/* a slide could not be reached: quit */
-	char message[200];	/* one line under the narration, until a key */
+	char message[400];	/* one line under the narration, until a key */
 	enum tty_prompt prompt;
 	char input[24];
 	char why[160];		/* the view refuses the problem: why */
+	int unicode;		/* the terminal shows "…"; else "..." */
+	/* The clock the notes show: when the lesson and the slide began,
+	 * how long the slide before took, the last whole second ticked. */
+	double t0, slide_t0, prev_s;
+	int clock_slide;	/* the slide slide_t0 belongs to */
+	long ticked;
+	char gone[400];		/* why the notes stopped, for after the screen */
+	/* The screen as last drawn, and the narration's title bar on it:
+	 * a busy mark goes there while a slide change computes. */
+	struct ui_grid *grid;
+	struct ui_rect bar;
+	int help;		/* ? is open: the lesson's keys, then the view's */
+	int help_first, help_lines, help_page;
 };
 
 /* The first row of the step the lesson stands at: of its tile, or of
@@ -114,18 +130,52 @@ sync_view(struct tty *t, char *err, size_t errlen)
 	return 0;
 }
 
+/* s in at most width columns: whole, or cut after a word with "…"
+ * ("..." without Unicode) rather than in the middle of one. */
+static const char *
+fit(const struct tty *t, const char *s, int width, char *buf, size_t len)
+{
+	const char *ell = t->unicode ? "\xe2\x80\xa6" : "...";
+	int ew = t->unicode ? 1 : 3, cols = 0, room;
+	const char *p, *cut = NULL;
+
+	for (p = s; *p != '\0'; p++)
+		cols += (*p & 0xc0) != 0x80;
+	if (cols <= width || width <= ew) {
+		snprintf(buf, len, "%s", s);
+		return buf;
+	}
+	room = width - ew;
+	for (p = s, cols = 0; *p != '\0'; p++) {
+		if ((*p & 0xc0) != 0x80 && ++cols > room)
+			break;
+		if (*p == ' ')
+			cut = p;
+	}
+	/* no blank in reach (one long word): cut where the room ends */
+	if (cut == NULL || cut == s)
+		cut = p;
+	while (cut > s && (cut[-1] == ' ' || cut[-1] == ',' || cut[-1] == ':' ||
+	    cut[-1] == ';'))
+		cut--;
+	snprintf(buf, len, "%.*s%s", (int)(cut - s), s, ell);
+	return buf;
+}
+
 /* The lesson's own frame (as --plain prints it) where the view cannot
  * show the problem, under a line that says why. */
 static void
 draw_frame(struct tty *t, struct ui_grid *g, struct ui_rect r)
 {
 	struct lesson_lines ls = { 0 };
+	char line[256], shown[256];
 	int i;
 
 	ui_grid_clear(g, r, UI_ROLE_NORMAL);
 	ui_grid_clear(g, (struct ui_rect){ r.x, r.y, r.w, 1 }, UI_ROLE_BAR);
-	ui_grid_printf(g, r.x + 1, r.y, r.w - 2, UI_ROLE_BAR, "%s; the lesson's "
-	    "frame instead", t->why);
+	snprintf(line, sizeof line, "%s; the lesson's frame instead", t->why);
+	ui_grid_text(g, r.x + 1, r.y, r.w - 2, UI_ROLE_BAR, fit(t, line, r.w - 2,
+	    shown, sizeof shown));
 	lesson_view_state(t->slides.run, &ls);
 	for (i = 0; i < ls.n && i + 2 < r.h; i++)
 		ui_grid_text(g, r.x + 1, r.y + 2 + i, r.w - 2, UI_ROLE_NORMAL,
@@ -133,21 +183,108 @@ draw_frame(struct tty *t, struct ui_grid *g, struct ui_rect r)
 	lesson_lines_free(&ls);
 }
 
-/* The slide's notes, to the presenter's terminal or file. */
+/* The notes stopped (their reader went away, the disk is full): said
+ * once on the status line, and again on stderr after the screen. */
+static void
+notes_stopped(struct tty *t, const char *why)
+{
+	snprintf(t->gone, sizeof t->gone, "%s", why);
+	snprintf(t->message, sizeof t->message, "%s", why);
+}
+
+/* The slide's notes, to the presenter's terminal or file, with the next
+ * slide's heading and the time. */
 static int
 send_notes(struct tty *t, char *err, size_t errlen)
 {
 	const struct lesson_slides *s = &t->slides;
+	struct lesson_notes_page pg = { 0 };
 	const char *notes[64];
-	int i, n = 0;
+	char next[160], why[400];
+	double now = util_now();
+	int i, n = 0, rc;
 
 	if (t->notes == NULL)
 		return 0;
 	for (i = 0; i < s->nitems && n < 64; i++)
 		if (s->items[i].kind == LESSON_ITEM_NOTE)
 			notes[n++] = s->items[i].text;
-	return lesson_notes_show(t->notes, s->lesson->title, s->index, s->count,
-	    notes, n, err, errlen);
+	pg.title = s->lesson->title;
+	pg.slide = s->index;
+	pg.slides = s->count;
+	if (!s->at_end && lesson_slides_heading(s->lesson, s->index + 1, 64, next,
+	    sizeof next) == 0)
+		pg.next = next;
+	else if (!s->at_end)
+		pg.next = "(a slide with no narration)";
+	pg.notes = notes;
+	pg.n = n;
+	pg.lesson_s = now - t->t0;
+	pg.slide_s = now - t->slide_t0;
+	pg.prev_s = t->prev_s;
+	t->ticked = (long)pg.lesson_s;
+	rc = lesson_notes_show(t->notes, &pg, why, sizeof why);
+	if (rc < 0)
+		return util_error(err, errlen, "%s", why);
+	if (rc == 1)
+		notes_stopped(t, why);
+	return 0;
+}
+
+/* The loop's timer: a terminal's notes clock, once a second. */
+static int
+idle(struct ui *ui, int *wait_ms, void *ctx)
+{
+	struct tty *t = ctx;
+	double now = util_now(), since = now - t->t0;
+	char why[400];
+	int ms;
+
+	(void)ui;
+	if (t->notes == NULL || lesson_notes_stopped(t->notes))
+		return 0;
+	if ((long)since > t->ticked) {
+		t->ticked = (long)since;
+		if (lesson_notes_tick(t->notes, since, now - t->slide_t0, why,
+		    sizeof why) == 1) {
+			notes_stopped(t, why);
+			return UI_REDRAW;
+		}
+	}
+	ms = (int)((t->ticked + 1 - since) * 1000.0) + 1;
+	if (*wait_ms < 0 || *wait_ms > ms)
+		*wait_ms = ms;
+	return 0;
+}
+
+/* Keys that arrived while a slide change computed were pressed at a
+ * screen that did not answer: they are dropped, not replayed as one
+ * slide each.  q still quits. */
+static int
+drain(void)
+{
+	struct ui_key k;
+	int quit = 0;
+
+	while (ui_term_key(0, &k) == 1)
+		if (k.code == 'q')
+			quit = 1;
+	return quit;
+}
+
+/* The busy mark, drawn at once over the last frame, before a slide
+ * change that may take a while (a long problem replayed). */
+static void
+busy(struct tty *t)
+{
+	const char *mark = t->unicode ? " working\xe2\x80\xa6 " : " working... ";
+	int w = (int)strlen(mark) - (t->unicode ? 2 : 0);
+
+	if (t->grid == NULL || t->bar.w < w + 2)
+		return;
+	ui_grid_text(t->grid, t->bar.x + t->bar.w - w - 1, t->bar.y, w,
+	    UI_ROLE_MESSAGE, mark);
+	ui_term_present(t->grid);
 }
 
 /* After the slide changed: a fresh pane, the view back, the notes out. */
@@ -155,7 +292,14 @@ static int
 arrived(struct tty *t)
 {
 	char err[512];
+	double now = util_now();
+	int quit;
 
+	if (t->slides.index != t->clock_slide) {
+		t->clock_slide = t->slides.index;
+		t->prev_s = now - t->slide_t0;
+		t->slide_t0 = now;
+	}
 	t->scroll = 0;
 	t->follow = NULL;
 	t->prompt = TTY_NO_PROMPT;
@@ -165,7 +309,9 @@ arrived(struct tty *t)
 		t->failed = 1;
 		return UI_HANDLED | UI_QUIT;
 	}
-	return UI_HANDLED | UI_REDRAW;
+	/* after all the change's work, the view's rebuild too */
+	quit = t->grid != NULL && drain();
+	return UI_HANDLED | UI_REDRAW | (quit ? UI_QUIT : 0);
 }
 
 static int
@@ -274,7 +420,7 @@ draw_narration(struct tty *t, struct ui_grid *g, struct ui_rect r)
 {
 	const struct lesson_slides *s = &t->slides;
 	struct lesson_lines text = { 0 };
-	char where[160];
+	char where[160], shown[600];
 	int *roles, i, y, n, follow_end;
 
 	ui_grid_clear(g, r, UI_ROLE_NORMAL);
@@ -290,9 +436,11 @@ draw_narration(struct tty *t, struct ui_grid *g, struct ui_rect r)
 	else
 		snprintf(where, sizeof where, "slide %d of %d", s->index, s->count);
 	n = (int)strlen(where);
-	ui_grid_printf(g, r.x + 1, r.y, r.w - n - 4, UI_ROLE_BAR, "%s",
-	    s->lesson->title);
+	ui_grid_text(g, r.x + 1, r.y, r.w - n - 4, UI_ROLE_BAR, fit(t,
+	    s->lesson->title, r.w - n - 4, shown, sizeof shown));
 	ui_grid_text(g, r.x + r.w - n - 1, r.y, n, UI_ROLE_BAR, where);
+	t->grid = g;
+	t->bar = (struct ui_rect){ r.x, r.y, r.w, 1 };
 
 	/* Lines 1 .. h-3 for the narration, then the message and the keys. */
 	t->body = r.h - 3;
@@ -317,13 +465,167 @@ draw_narration(struct tty *t, struct ui_grid *g, struct ui_rect r)
 		    UI_ROLE_INPUT, "%s_", t->input);
 	} else if (t->message[0] != '\0')
 		ui_grid_text(g, r.x + 1, r.y + r.h - 2, r.w - 14, UI_ROLE_MESSAGE,
-		    t->message);
+		    fit(t, t->message, r.w - 14, shown, sizeof shown));
 	ui_grid_clear(g, (struct ui_rect){ r.x, r.y + r.h - 1, r.w, 1 },
 	    UI_ROLE_BAR);
 	ui_grid_text(g, r.x + 1, r.y + r.h - 1, r.w - 2, UI_ROLE_BAR,
-	    key_help(t));
+	    fit(t, key_help(t), r.w - 2, shown, sizeof shown));
 	free(roles);
 	lesson_lines_free(&text);
+}
+
+/* The keys the lesson takes before the view sees them (key()). */
+static const int tty_lesson_codes[] = {
+	'q', ' ', UI_KEY_ENTER, UI_KEY_RIGHT, UI_KEY_LEFT, UI_KEY_PGUP,
+	UI_KEY_PGDN, 'a', '=', 'j', '?', 0,
+};
+
+static const struct {
+	const char *keys, *help;
+} tty_lesson_keys[] = {
+	{ "Space", "read on: the rest of the narration, then the next hidden "
+	    "answer, then the next slide" },
+	{ "Right Enter", "the next hidden answer, then the next slide" },
+	{ "Left", "the slide before" },
+	{ "PgUp PgDn", "scroll the narration a page" },
+	{ "a", "show the next hidden answer" },
+	{ "=", "type the answer of a number question" },
+	{ "j", "go to a slide by its number" },
+	{ "?", "this help (Up, Down, PgUp, PgDn scroll it; any other key "
+	    "closes it)" },
+	{ "q", "quit the lesson" },
+};
+
+static int
+lesson_takes(int code)
+{
+	int i;
+
+	for (i = 0; tty_lesson_codes[i] != 0; i++)
+		if (tty_lesson_codes[i] == code)
+			return 1;
+	return 0;
+}
+
+/* A key's name as the help shows it. */
+static const char *
+code_name(int code, char *buf, size_t len)
+{
+	static const struct { int code; const char *name; } names[] = {
+		{ ' ', "Space" }, { UI_KEY_TAB, "Tab" }, { UI_KEY_BTAB, "S-Tab" },
+		{ UI_KEY_ENTER, "Enter" }, { UI_KEY_ESC, "Esc" },
+		{ UI_KEY_UP, "Up" }, { UI_KEY_DOWN, "Down" },
+		{ UI_KEY_LEFT, "Left" }, { UI_KEY_RIGHT, "Right" },
+		{ UI_KEY_HOME, "Home" }, { UI_KEY_END, "End" },
+		{ UI_KEY_PGUP, "PgUp" }, { UI_KEY_PGDN, "PgDn" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (names[i].code == code)
+			return names[i].name;
+	snprintf(buf, len, "%c", code > 32 && code < 127 ? code : '?');
+	return buf;
+}
+
+/* The help: the lesson's keys, then those of the view's (its own table,
+ * so the two cannot disagree) that the lesson leaves to it. */
+static void
+help_lines(const struct tty *t, int width, struct lesson_lines *ls)
+{
+	const struct ui_keydef *d;
+	char keys[64], first[80], one[8], help[600];
+	size_t used;
+	int c, i;
+
+	lesson_lines_add(ls, "The lesson's keys");
+	for (i = 0; i < (int)(sizeof tty_lesson_keys / sizeof tty_lesson_keys[0]);
+	    i++) {
+		snprintf(first, sizeof first, "  %-13s ", tty_lesson_keys[i].keys);
+		lesson_lines_wrap(ls, tty_lesson_keys[i].help, width, first,
+		    "                ");
+	}
+	lesson_lines_add(ls, "%s", "");
+	if (t->why[0] != '\0') {
+		lesson_lines_wrap(ls, "The view is not shown for this problem, so "
+		    "its keys do nothing here.", width, "", "");
+		return;
+	}
+	lesson_lines_wrap(ls, "The view's keys that still work (they look around "
+	    "until the next slide, which puts the view back)", width, "", "");
+	for (d = ui_keydefs; d->keys != NULL; d++) {
+		used = 0;
+		keys[0] = '\0';
+		for (c = 0; c < 6 && d->codes[c] != 0; c++)
+			if (!lesson_takes(d->codes[c]) && used < sizeof keys)
+				used += (size_t)snprintf(keys + used, sizeof keys - used,
+				    "%s%s", used ? " " : "", code_name(d->codes[c], one,
+				    sizeof one));
+		if (used == 0)
+			continue;	/* every key of it is the lesson's */
+		snprintf(first, sizeof first, "  %-13s ", keys);
+		lesson_lines_wrap(ls, ui_keys_help_of(d, help, sizeof help), width,
+		    first, "                ");
+	}
+}
+
+/* The help over the whole screen, scrolled to help_first. */
+static void
+draw_help(struct tty *t, struct ui_grid *g)
+{
+	struct lesson_lines ls = { 0 };
+	struct ui_rect all = { 0, 0, g->w, g->h };
+	char shown[160];
+	int i, y, rows = g->h - 2;
+
+	ui_grid_clear(g, all, UI_ROLE_NORMAL);
+	ui_grid_clear(g, (struct ui_rect){ 0, 0, g->w, 1 }, UI_ROLE_BAR);
+	ui_grid_text(g, 1, 0, g->w - 2, UI_ROLE_BAR, fit(t, "Help: the keys of "
+	    "the lesson, and of the view beside it", g->w - 2, shown,
+	    sizeof shown));
+	help_lines(t, g->w - 2, &ls);
+	t->help_lines = ls.n;
+	t->help_page = rows > 1 ? rows - 1 : 1;
+	if (t->help_first > ls.n - rows)
+		t->help_first = ls.n - rows;
+	if (t->help_first < 0)
+		t->help_first = 0;
+	for (i = t->help_first, y = 1; i < ls.n && y < g->h - 1; i++, y++)
+		ui_grid_text(g, 1, y, g->w - 2, i == 0 || (i > 0 && ls.line[i][0] !=
+		    ' ' && ls.line[i][0] != '\0') ? UI_ROLE_LABEL : UI_ROLE_NORMAL,
+		    ls.line[i]);
+	ui_grid_clear(g, (struct ui_rect){ 0, g->h - 1, g->w, 1 }, UI_ROLE_BAR);
+	snprintf(shown, sizeof shown, "%s any other key closes the help",
+	    ls.n > rows ? "Up/Down/PgUp/PgDn scroll," : "");
+	ui_grid_text(g, 1, g->h - 1, g->w - 2, UI_ROLE_BAR, shown);
+	lesson_lines_free(&ls);
+}
+
+static int
+help_key(struct tty *t, const struct ui_key *k)
+{
+	switch (k->code) {
+	case UI_KEY_DOWN:
+		t->help_first++;
+		break;
+	case UI_KEY_UP:
+		t->help_first--;
+		break;
+	case UI_KEY_PGDN:
+		t->help_first += t->help_page;
+		break;
+	case UI_KEY_PGUP:
+		t->help_first -= t->help_page;
+		break;
+	case UI_KEY_RESIZE:
+		break;
+	default:
+		t->help = 0;	/* the key that closes it does nothing else */
+		break;
+	}
+	if (t->help_first < 0)
+		t->help_first = 0;
+	return UI_HANDLED | UI_REDRAW;
 }
 
 /* The lines the narration pane needs to show the whole slide at width. */
@@ -350,6 +652,11 @@ frame(struct ui *ui, struct ui_grid *g, void *ctx)
 	struct ui_rect all = { 0, 0, g->w, g->h };
 	int mw, mh, nw, nh;
 
+	if (t->help && g->w >= 20 && g->h >= 4) {
+		t->grid = NULL;	/* no narration bar to mark busy on */
+		draw_help(t, g);
+		return;
+	}
 	ui_set_hidden(ui, 0);
 	ui_min_size(ui, &mw, &mh);
 	nw = (int)(g->w * TTY_NARRATION_SHARE);
@@ -385,6 +692,7 @@ frame(struct ui *ui, struct ui_grid *g, void *ctx)
 	}
 	/* Keys are not taken while the lesson cannot be seen (key()). */
 	t->body = 0;
+	t->grid = NULL;
 	ui_draw_too_small(g, all, mw, mh + TTY_NARRATION_LINES);
 }
 
@@ -448,6 +756,7 @@ prompt_key(struct tty *t, const struct ui_key *k)
 	case UI_KEY_ENTER:
 		t->prompt = TTY_NO_PROMPT;
 		if (p == TTY_JUMP) {
+			busy(t);
 			jump(t);
 			return t->failed ? UI_HANDLED | UI_QUIT : arrived(t);
 		}
@@ -484,6 +793,8 @@ key(struct ui *ui, const struct ui_key *k, void *ctx)
 	 * unseen, and none goes to the view either. */
 	if (t->body <= 0)
 		return k->code == 'q' ? UI_HANDLED | UI_QUIT : UI_HANDLED;
+	if (t->help)
+		return help_key(t, k);
 	if (t->prompt != TTY_NO_PROMPT)
 		return prompt_key(t, k);
 	t->message[0] = '\0';
@@ -505,6 +816,8 @@ key(struct ui *ui, const struct ui_key *k, void *ctx)
 			t->follow = hidden;
 			return UI_HANDLED | UI_REDRAW;
 		}
+		if (!s->at_end)
+			busy(t);
 		rc = lesson_slides_forward(s);
 		if (rc == 1) {
 			snprintf(t->message, sizeof t->message, "The end of the lesson: "
@@ -513,6 +826,8 @@ key(struct ui *ui, const struct ui_key *k, void *ctx)
 		}
 		break;
 	case UI_KEY_LEFT:
+		if (s->index > 1)
+			busy(t);
 		rc = lesson_slides_back(s);
 		if (rc == 1) {
 			snprintf(t->message, sizeof t->message, "This is the first "
@@ -545,6 +860,10 @@ key(struct ui *ui, const struct ui_key *k, void *ctx)
 		t->prompt = TTY_JUMP;
 		t->input[0] = '\0';
 		return UI_HANDLED | UI_REDRAW;
+	case '?':
+		t->help = 1;
+		t->help_first = 0;
+		return UI_HANDLED | UI_REDRAW;
 	case UI_KEY_PGUP:
 		t->scroll = t->scroll > page(t) ? t->scroll - page(t) : 0;
 		return UI_HANDLED | UI_REDRAW;
@@ -563,27 +882,55 @@ key(struct ui *ui, const struct ui_key *k, void *ctx)
 	return arrived(t);
 }
 
+/* SIGHUP and SIGQUIT (the terminal closed, Ctrl-\\) end the lesson as
+ * SIGTERM does, through the view's handler, so the terminal is given
+ * back; which one came is kept, for the caller to die of it. */
+static volatile sig_atomic_t tty_other_signal;
+
+static void
+tty_on_signal(int sig)
+{
+	tty_other_signal = sig;
+	kill(getpid(), SIGTERM);
+}
+
 int
 lesson_tty_run(const struct lesson *l, const char *notes_to, int *sig,
-    char *err, size_t errlen)
+    char *warn, size_t warnlen, char *err, size_t errlen)
 {
-	struct ui_hooks hooks = { .frame = frame, .key = key };
+	struct ui_hooks hooks = { .frame = frame, .key = key, .idle = idle };
+	struct sigaction ign, on, old_pipe, old_hup, old_quit;
 	struct ui_style st;
 	struct options defaults;
 	struct tty t;
 	int rc = -1, r;
 
 	*sig = 0;
+	if (warnlen > 0)
+		warn[0] = '\0';
 	memset(&t, 0, sizeof t);
+	/* A notes FIFO whose reader went away is a failed write (EPIPE),
+	 * which stops the notes; the lesson goes on. */
+	memset(&ign, 0, sizeof ign);
+	ign.sa_handler = SIG_IGN;
+	sigemptyset(&ign.sa_mask);
+	sigaction(SIGPIPE, &ign, &old_pipe);
+	memset(&on, 0, sizeof on);
+	on.sa_handler = tty_on_signal;
+	sigemptyset(&on.sa_mask);
+	tty_other_signal = 0;
+	sigaction(SIGHUP, &on, &old_hup);
+	sigaction(SIGQUIT, &on, &old_quit);
+	t.t0 = t.slide_t0 = util_now();
+	t.prev_s = -1;
 	if (notes_to != NULL) {
 		t.notes = lesson_notes_open(notes_to, err, errlen);
 		if (t.notes == NULL)
-			return -1;
+			goto done;
 	}
-	if (lesson_slides_open(&t.slides, l, err, errlen) != 0) {
-		lesson_notes_close(t.notes);
-		return -1;
-	}
+	if (lesson_slides_open(&t.slides, l, err, errlen) != 0)
+		goto done;
+	t.clock_slide = t.slides.index;
 	/* The view starts on the lesson's first problem (or run's default
 	 * problem, before a script builds one). */
 	ui_style_detect(&st);
@@ -596,6 +943,7 @@ lesson_tty_run(const struct lesson *l, const char *notes_to, int *sig,
 		goto done;
 	if (ui_term_open(&st, err, errlen) != 0)
 		goto done;
+	t.unicode = st.unicode;
 	hooks.ctx = &t;
 	t.body = 1;
 	r = ui_loop(t.ui, &hooks, err, errlen);
@@ -606,11 +954,17 @@ lesson_tty_run(const struct lesson *l, const char *notes_to, int *sig,
 		util_error(err, errlen, "%s", t.slides.err);
 		goto done;
 	}
-	*sig = r;
+	*sig = r == SIGTERM && tty_other_signal != 0 ? tty_other_signal : r;
 	rc = 0;
 done:
+	if (t.gone[0] != '\0' && warnlen > 0)
+		snprintf(warn, warnlen, "%s", t.gone);
 	ui_free(t.ui);
-	lesson_slides_close(&t.slides);
+	if (t.slides.lesson != NULL)
+		lesson_slides_close(&t.slides);
 	lesson_notes_close(t.notes);
+	sigaction(SIGHUP, &old_hup, NULL);
+	sigaction(SIGQUIT, &old_quit, NULL);
+	sigaction(SIGPIPE, &old_pipe, NULL);
 	return rc;
 }
