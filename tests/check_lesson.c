@@ -2067,6 +2067,20 @@ START_TEST(test_notes)
 	lesson_notes_close(nt);
 	umask(mask);
 
+	/* Replacing another's file keeps its owner, where we may set it
+	 * (as root): a new file renamed over it was ours. */
+	if (geteuid() == 0) {
+		ck_assert_int_eq(chown(path, 65534, 65534), 0);
+		nt = lesson_notes_open(path, err, sizeof err);
+		ck_assert_msg(nt != NULL, "%s", err);
+		ck_assert_int_eq(show_page(nt, 1, 0, err, sizeof err), 0);
+		lesson_notes_close(nt);
+		ck_assert_int_eq(stat(path, &st), 0);
+		ck_assert_int_eq(st.st_uid, 65534);
+		ck_assert_int_eq(st.st_gid, 65534);
+		ck_assert_int_eq(st.st_mode & 0777, 0604);
+	}
+
 	/* A link: what it points to is replaced, the link stays a link. */
 	snprintf(link_path, sizeof link_path, "%s/link", dir);
 	ck_assert_int_eq(symlink(path, link_path), 0);
