@@ -25,7 +25,15 @@
  *   - a FIFO or a character device (/dev/null, a terminal): written
  *     straight, as a shell's `>` would (such a target gets its bytes as
  *     they are written, so the all-or-nothing promise is the regular
- *     files');
+ *     files'); opened by outfile_add without waiting, so that a FIFO no
+ *     one reads yet is refused before any work instead of hanging after
+ *     it, and kept open until written (a reader that saw it closed
+ *     between the check and the write would take that for the end);
+ *   - a name in /proc (/dev/stdout, /dev/fd/N, /proc/self/fd/N) means
+ *     what it reaches: a pipe behind it is written straight, a file by
+ *     the path the link gives; one with no path (deleted) is refused;
+ *   - the standard output or the standard error, by any name (the
+ *     report and the messages go there), is refused; /dev/null is not;
  *   - anything else (a folder, a block device, a socket) is refused.
  * Two outputs may not name the same file (compared by device and inode,
  * so a link or "./" does not hide it).
@@ -74,8 +82,7 @@ void outfile_init(struct outfile_set *set);
 int outfile_add(struct outfile_set *set, const char *path, char *err,
     size_t errlen);
 
-/* Creates the temporaries and opens the straight targets (a FIFO waits
- * for its reader here).  Returns 0, or -1 with err set after removing
+/* Creates the temporaries (the straight targets are open already).  Returns 0, or -1 with err set after removing
  * whatever it made (the set is then released as by outfile_abort). */
 int outfile_begin(struct outfile_set *set, char *err, size_t errlen);
 
