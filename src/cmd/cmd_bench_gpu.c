@@ -204,8 +204,22 @@ set_kernels(void *ctx, const char *v, char *err, size_t errlen)
 static int
 set_sizes(void *ctx, const char *v, char *err, size_t errlen)
 {
+	const char *c;
+	char item[32];
+	long t;
+
 	((struct bench_gpu_args *)ctx)->sizes = v;
-	return bench_gpu_check_list("sizes", v, NULL, err, errlen);
+	if (bench_gpu_check_list("sizes", v, NULL, err, errlen) != 0)
+		return -1;
+	/* The range too, here: a size no table takes is a usage error,
+	 * said before the device is looked for (exit 2, not 4). */
+	for (c = v; *c != '\0';) {
+		c = bench_gpu_list_next(c, item, sizeof item);
+		if (options_int("sizes", item, 1, 1000000, &t, err, errlen) != 0)
+			return util_error(err, errlen, "--sizes: %s is not from 1 "
+			    "to 1000000", item);
+	}
+	return 0;
 }
 
 static int
