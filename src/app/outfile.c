@@ -103,6 +103,20 @@ outfile_init(struct outfile_set *set)
 	memset(set, 0, sizeof *set);
 }
 
+const char *
+outfile_shorten(const char *path, char *buf, size_t len)
+{
+	size_t n = strlen(path), head, tail;
+
+	if (n < len || len < 16)
+		return path;
+	/* The end names the file; the start says where it is. */
+	head = (len - 4) / 4;
+	tail = len - 4 - head;
+	snprintf(buf, len, "%.*s...%s", (int)head, path, path + n - tail);
+	return buf;
+}
+
 /* The folder part of path ("." for a bare name), malloc'd. */
 static char *
 outfile_dirname(const char *path)
@@ -131,8 +145,8 @@ outfile_basename(const char *path)
  * NULL with err set.
  */
 static char *
-outfile_resolve(const char *path, struct stat *st, int *found, char *err,
-    size_t errlen)
+outfile_resolve(const char *path, const char *name, struct stat *st,
+    int *found, char *err, size_t errlen)
 {
 	char *cur = strdup(path), *next, *dir, link[PATH_MAX];
 	ssize_t n;
@@ -144,7 +158,7 @@ outfile_resolve(const char *path, struct stat *st, int *found, char *err,
 				*found = 0;
 				return cur;
 			}
-			util_error(err, errlen, "%s: %s", path, strerror(errno));
+			util_error(err, errlen, "%s: %s", name, strerror(errno));
 			free(cur);
 			return NULL;
 		}
@@ -153,13 +167,13 @@ outfile_resolve(const char *path, struct stat *st, int *found, char *err,
 			return cur;
 		}
 		if (hops == OUTFILE_MAX_LINKS) {
-			util_error(err, errlen, "%s: %s", path, strerror(ELOOP));
+			util_error(err, errlen, "%s: %s", name, strerror(ELOOP));
 			free(cur);
 			return NULL;
 		}
 		n = readlink(cur, link, sizeof link - 1);
 		if (n < 0) {
-			util_error(err, errlen, "%s: %s", path, strerror(errno));
+			util_error(err, errlen, "%s: %s", name, strerror(errno));
 			free(cur);
 			return NULL;
 		}
@@ -177,7 +191,7 @@ outfile_resolve(const char *path, struct stat *st, int *found, char *err,
 		free(cur);
 		cur = next;
 	}
-	util_error(err, errlen, "%s: out of memory", path);
+	util_error(err, errlen, "%s: out of memory", name);
 	return NULL;
 }
 
@@ -200,16 +214,19 @@ outfile_check_dir(const char *path, const char *target, struct stat *dst,
     char *err, size_t errlen)
 {
 	char *dir = outfile_dirname(target);
+	char shown[OUTFILE_SHOWN / 2];
+	const char *d;
 	int rc = 0;
 
 	if (dir == NULL)
 		return util_error(err, errlen, "%s: out of memory", path);
+	d = outfile_shorten(dir, shown, sizeof shown);
 	if (stat(dir, dst) != 0)
-		rc = util_error(err, errlen, "%s: %s: %s", path, dir, strerror(errno));
+		rc = util_error(err, errlen, "%s: %s: %s", path, d, strerror(errno));
 	else if (!S_ISDIR(dst->st_mode))
-		rc = util_error(err, errlen, "%s: %s is not a directory", path, dir);
+		rc = util_error(err, errlen, "%s: %s is not a directory", path, d);
 	else if (access(dir, W_OK | X_OK) != 0)
-		rc = util_error(err, errlen, "%s: cannot write in %s: %s", path, dir,
+		rc = util_error(err, errlen, "%s: cannot write in %s: %s", path, d,
 		    strerror(errno));
 	free(dir);
 	return rc;
@@ -321,9 +338,13 @@ outfile_std_stream(const struct stat *st)
 }
 
 int
-outfile_add(struct outfile_set *set, const char *path, char *err, size_t errlen)
+outfile_add(struct outfile_set *set, const char *given, char *err, size_t errlen)
 {
 	struct outfile f;
+	/* given is the path; path, what messages call it (shortened, so
+	 * that a long one leaves room for the reason). */
+	char shown[OUTFILE_SHOWN];
+	const char *path = outfile_shorten(given, shown, sizeof shown);
 	struct stat st, dst, real;
 	const char *stream;
 	mode_t mask;
@@ -333,16 +354,16 @@ outfile_add(struct outfile_set *set, const char *path, char *err, size_t errlen)
 		return util_error(err, errlen, "%s: too many output files", path);
 	memset(&f, 0, sizeof f);
 	f.fd = -1;
-	if (*path == '\0')
+	if (*given == '\0')
 		return util_error(err, errlen, "an output file name is empty");
-	f.target = outfile_resolve(path, &st, &found, err, errlen);
+	f.target = outfile_resolve(given, path, &st, &found, err, errlen);
 	if (f.target == NULL)
 		return -1;
 	/* A link in /proc (/dev/stdout, /dev/fd/N, /proc/self/fd/N) names
 	 * what a descriptor holds, and that may have no path to follow: a
 	 * pipe ("pipe:[N]"), a socket, a file since deleted.  What stat
 	 * reaches through the name is then what the name means. */
-	if (stat(path, &real) == 0 && (!found || real.st_dev != st.st_dev ||
+	if (stat(given, &real) == 0 && (!found || real.st_dev != st.st_dev ||
 	    real.st_ino != st.st_ino)) {
 		if (S_ISREG(real.st_mode)) {
 			util_error(err, errlen, "%s: names an open file that has no "
@@ -351,7 +372,7 @@ outfile_add(struct outfile_set *set, const char *path, char *err, size_t errlen)
 			goto fail;
 		}
 		free(f.target);
-		if ((f.target = strdup(path)) == NULL)
+		if ((f.target = strdup(given)) == NULL)
 			return util_error(err, errlen, "%s: out of memory", path);
 		st = real;
 		found = 1;

@@ -77,6 +77,14 @@ struct outfile_set {
 
 void outfile_init(struct outfile_set *set);
 
+/* How long a path messages quote: a longer one is cut in its middle, so
+ * that the reason after it fits a message of 512 bytes. */
+#define OUTFILE_SHOWN 200
+
+/* path, or (when it is len bytes or longer) its start and end joined by
+ * "..." in buf.  For messages that quote a path before their reason. */
+const char *outfile_shorten(const char *path, char *buf, size_t len);
+
 /* Checks path as the rules above say and adds it.  Returns its index,
  * or -1 with "path: what is wrong" in err (the set is unchanged). */
 int outfile_add(struct outfile_set *set, const char *path, char *err,

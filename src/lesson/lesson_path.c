@@ -281,16 +281,32 @@ lesson_path_list(struct lesson_entry **out, int *n, char *err, size_t errlen)
 	return 0;
 }
 
+/* At most the last 200 bytes of path, for a message that quotes it
+ * before its reason: a long path must leave room for the reason in a
+ * message of 512 bytes (the end names the file). */
+static const char *
+shown(const char *path, char *buf, size_t len)
+{
+	size_t n = strlen(path);
+
+	if (n < 200)
+		return path;
+	snprintf(buf, len, "...%s", path + n - 196);
+	return buf;
+}
+
 /* Why path, which is not a regular file, is no lesson: stat alone, so a
  * device is never read. */
 static void
-not_a_lesson(const char *path, char *err, size_t errlen)
+not_a_lesson(const char *given, char *err, size_t errlen)
 {
+	char buf[204];
+	const char *path = shown(given, buf, sizeof buf);
 	struct stat st;
 
-	if (stat(path, &st) != 0 && errno == ENOENT)
+	if (stat(given, &st) != 0 && errno == ENOENT)
 		util_error(err, errlen, "%s: no such lesson file", path);
-	else if (stat(path, &st) != 0)	/* a folder we may not search, ... */
+	else if (stat(given, &st) != 0)	/* a folder we may not search, ... */
 		util_error(err, errlen, "%s: %s", path, strerror(errno));
 	else if (S_ISDIR(st.st_mode))
 		util_error(err, errlen, "%s: a directory, not a lesson file", path);

@@ -168,6 +168,33 @@ ui_term_exit(void)
 	ui_term_close();
 }
 
+/*
+ * curses takes the screen's size from LINES and COLUMNS when they are
+ * set; past a short's range (32767) newterm fails, which would read as
+ * a bad TERM.  Such a value is named instead.  0, or -1 with err.
+ */
+static int
+ui_term_check_size_env(char *err, size_t errlen)
+{
+	static const char *const names[] = { "LINES", "COLUMNS" };
+	const char *v;
+	char *end;
+	long x;
+	size_t i;
+
+	for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+		if ((v = getenv(names[i])) == NULL || *v == '\0')
+			continue;
+		errno = 0;
+		x = strtol(v, &end, 10);
+		if (*end == '\0' && (x > 32767 || errno == ERANGE))
+			return util_error(err, errlen, "%s=%s: curses takes a "
+			    "terminal size up to 32767 (unset %s to use the "
+			    "terminal's own)", names[i], v, names[i]);
+	}
+	return 0;
+}
+
 int
 ui_term_open(struct ui_style *st, char *err, size_t errlen)
 {
@@ -180,6 +207,8 @@ ui_term_open(struct ui_style *st, char *err, size_t errlen)
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
 		return util_error(err, errlen, "the view needs a terminal on stdin "
 		    "and stdout (for text output use `flashstep trace`)");
+	if (ui_term_check_size_env(err, errlen) != 0)
+		return -1;
 	ui_style_detect(st);
 	ui_term_screen = newterm(NULL, stdout, stdin);
 	if (ui_term_screen != NULL && !ui_term_addressable()) {
