@@ -22,10 +22,12 @@ options_int(const char *name, const char *value, long min, long max, long *out,
 	errno = 0;
 	v = strtol(value, &end, 10);
 	if (*value == '\0' || *end != '\0' || errno != 0 || v < min || v > max) {
-		/* An integer past the top (or past long) is told its limit:
+		/* An integer past the top (or past long) is told the limit:
 		 * "must be a positive integer" would be wrong of 2147483648. */
-		if (*value != '\0' && *end == '\0' && (v > max ||
-		    (errno == ERANGE && v == LONG_MAX)))
+		int over = *value != '\0' && *end == '\0' && (v > max ||
+		    (errno == ERANGE && v == LONG_MAX));
+
+		if (min == 1 && max == INT_MAX && over)
 			return util_error(err, errlen, "--%s must be at most %ld, "
 			    "not '%s'", name, max, value);
 		if (min == 1 && max == INT_MAX)
