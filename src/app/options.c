@@ -613,8 +613,8 @@ split_check(struct options *o, char *err, size_t errlen)
 		if (options_given(o, "heads"))
 			return util_error(err, errlen, "--backward runs one head: "
 			    "the backward of grouped heads is not modelled (drop "
-			    "--heads %d%s)", o->spec.heads, options_given(o,
-			    "kv-heads") ? " and --kv-heads" : "");
+			    "--heads%s)", options_given(o, "kv-heads") ?
+			    " and --kv-heads" : "");
 		return util_error(err, errlen, "--backward runs one head, and "
 		    "--kv-heads %d makes %d query heads: the backward of grouped "
 		    "heads is not modelled (drop --kv-heads)", o->spec.kv_heads,
