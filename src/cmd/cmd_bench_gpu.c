@@ -20,10 +20,13 @@
 #include "model/reference.h"
 #include "model/util.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* Input sets per benchmark shape, repeated over the heads. */
 #define BENCH_GPU_INPUTS 4
@@ -225,8 +228,18 @@ set_sizes(void *ctx, const char *v, char *err, size_t errlen)
 static int
 set_save(void *ctx, const char *v, char *err, size_t errlen)
 {
+	struct stat st;
+
 	if (*v == '\0')
 		return util_error(err, errlen, "--save needs a directory");
+	/* The folder is checked now, before the device and the timing
+	 * runs; each file in it is checked as it is written (outfile.h). */
+	if (stat(v, &st) != 0)
+		return util_error(err, errlen, "--save %s: %s", v, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return util_error(err, errlen, "--save %s: not a directory", v);
+	if (access(v, W_OK | X_OK) != 0)
+		return util_error(err, errlen, "--save %s: %s", v, strerror(errno));
 	((struct bench_gpu_args *)ctx)->save = v;
 	return 0;
 }
