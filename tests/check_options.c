@@ -76,6 +76,12 @@ static const struct {
 	{ "--frobnicate", "1", "unknown option '--frobnicate'" },
 	{ "-x", "1", "unknown option '-x'" },
 	{ "--causal=yes", "1", "--causal takes no value" },
+	/* A number past the top is told the top, not "positive". */
+	{ "--tq", "2147483648", "--tq must be at most 2147483647" },
+	{ "--tk", "99999999999999999999999", "--tk must be at most 2147483647" },
+	/* A number out of double's range is said to be one. */
+	{ "--scale", "1e-400", "--scale is out of range: '1e-400' underflows" },
+	{ "--scale", "-1e999", "--scale is out of range: '-1e999' overflows" },
 };
 
 START_TEST(test_bad)
@@ -97,6 +103,51 @@ START_TEST(test_missing_value)
 
 	ck_assert_int_eq(parse(&o, err, 1, "--tq"), -1);
 	ck_assert_msg(strstr(err, "--tq needs a value"), "%s", err);
+}
+END_TEST
+
+/* A value option given twice is refused by name (one value would be
+ * dropped); a flag twice is the flag once. */
+START_TEST(test_repeated)
+{
+	struct options o;
+	char err[256];
+
+	ck_assert_int_eq(parse(&o, err, 4, "--output", "a.npy", "--output",
+	    "b.npy"), -1);
+	ck_assert_msg(strstr(err, "--output is given twice") != NULL, "%s", err);
+	ck_assert_int_eq(parse(&o, err, 2, "--tq=4", "--tq=4"), -1);
+	ck_assert_msg(strstr(err, "--tq is given twice") != NULL, "%s", err);
+	ck_assert_int_eq(parse(&o, err, 2, "--causal", "--causal"), 0);
+	ck_assert(o.spec.causal);
+	/* A struct options parsed before (the view's edit form copies one)
+	 * starts counting afresh. */
+	ck_assert_int_eq(parse(&o, err, 2, "--tq", "4"), 0);
+	options_init(&o);
+	o.ngiven = 3;
+	{
+		char *argv[] = { "cmd", "--tq", "5", NULL };
+		ck_assert_int_eq(options_parse(3, argv, 1, OPT_PROBLEM, NULL, NULL,
+		    &o, err, sizeof err), 0);
+		ck_assert_int_eq(o.ngiven, 1);
+		options_free(&o);
+	}
+}
+END_TEST
+
+/* --kv-heads alone makes as many query heads: the refusal of the
+ * backward names it, not the --heads that was never given. */
+START_TEST(test_backward_heads)
+{
+	struct options o;
+	char err[256], *argv[] = { "cmd", "--kv-heads", "2", "--backward", NULL };
+
+	options_init(&o);
+	ck_assert_int_eq(options_parse(4, argv, 1, OPT_PROBLEM | OPT_BACKWARD |
+	    OPT_SPLIT, NULL, NULL, &o, err, sizeof err), -1);
+	options_free(&o);
+	ck_assert_msg(strstr(err, "--kv-heads 2 makes 2 query heads") != NULL &&
+	    strstr(err, "drop --heads") == NULL, "%s", err);
 }
 END_TEST
 
@@ -285,6 +336,8 @@ test_suite(void)
 	tcase_add_test(tc, test_values);
 	tcase_add_loop_test(tc, test_bad, 0, (int)(sizeof bad / sizeof bad[0]));
 	tcase_add_test(tc, test_missing_value);
+	tcase_add_test(tc, test_repeated);
+	tcase_add_test(tc, test_backward_heads);
 	tcase_add_test(tc, test_extra_table);
 	tcase_add_test(tc, test_unused_and_ranges);
 	tcase_add_test(tc, test_bug_table);

@@ -6,6 +6,8 @@
 #include "app/outfile.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -234,6 +236,98 @@ START_TEST(test_refusals)
 }
 END_TEST
 
+/* A FIFO no one reads is refused when added, not waited for at the
+ * write; one with a reader is kept open from the check to the write, so
+ * the reader never sees an end between them, and closed once written. */
+START_TEST(test_fifo_reader)
+{
+	struct outfile_set set;
+	char err[256], buf[8];
+	int r;
+
+	ck_assert_int_eq(mkfifo(at("fifo"), 0600), 0);
+	outfile_init(&set);
+	ck_assert_int_eq(outfile_add(&set, at("fifo"), err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "no one reads this FIFO yet") != NULL, "%s", err);
+	r = open(at("fifo"), O_RDONLY | O_NONBLOCK);
+	ck_assert(r >= 0);
+	/* The check before the work: added, then let go. */
+	ck_assert_int_eq(outfile_add(&set, at("fifo"), err, sizeof err), 0);
+	outfile_abort(&set);
+	/* A writer is still there: no data yet, but no end either. */
+	ck_assert_int_eq(read(r, buf, sizeof buf), -1);
+	ck_assert_int_eq(errno, EAGAIN);
+	/* The write after it. */
+	ck_assert_int_eq(outfile_add(&set, at("fifo"), err, sizeof err), 0);
+	ck_assert_int_eq(outfile_begin(&set, err, sizeof err), 0);
+	ck_assert_int_eq(outfile_write(&set, 0, "hi", 2, err, sizeof err), 0);
+	ck_assert_int_eq(outfile_commit(&set, err, sizeof err), 0);
+	ck_assert_int_eq(read(r, buf, sizeof buf), 2);
+	ck_assert(memcmp(buf, "hi", 2) == 0);
+	ck_assert_int_eq(read(r, buf, sizeof buf), 0);	/* the end, now */
+	close(r);
+}
+END_TEST
+
+/* The standard output (and error), by any name, is refused: the report
+ * goes there.  /dev/null is not. */
+START_TEST(test_std_streams)
+{
+	struct outfile_set set;
+	char err[256];
+	int saved = dup(STDOUT_FILENO), fd;
+
+	ck_assert(saved >= 0);
+	put("o", "old");
+	fd = open(at("o"), O_WRONLY);
+	ck_assert(fd >= 0);
+	ck_assert(dup2(fd, STDOUT_FILENO) == STDOUT_FILENO);
+	close(fd);
+	outfile_init(&set);
+	ck_assert_int_eq(outfile_add(&set, at("o"), err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "is the standard output") != NULL, "%s", err);
+	ck_assert_int_eq(outfile_add(&set, "/dev/stdout", err, sizeof err), -1);
+	ck_assert_int_eq(outfile_add(&set, "/proc/self/fd/1", err, sizeof err),
+	    -1);
+	fd = open("/dev/null", O_WRONLY);
+	ck_assert(fd >= 0);
+	ck_assert(dup2(fd, STDOUT_FILENO) == STDOUT_FILENO);
+	close(fd);
+	ck_assert_int_eq(outfile_add(&set, "/dev/stdout", err, sizeof err), 0);
+	outfile_abort(&set);
+	ck_assert(dup2(saved, STDOUT_FILENO) == STDOUT_FILENO);
+	close(saved);
+	ck_assert(holds("o", "old"));
+}
+END_TEST
+
+/* A long path is cut in its middle in messages, so the reason after it
+ * survives a 512-byte message. */
+START_TEST(test_long_path)
+{
+	struct outfile_set set;
+	char path[700], buf[OUTFILE_SHOWN], err[512];
+	const char *s;
+	size_t n;
+
+	memset(path, 'a', sizeof path - 1);
+	path[0] = '/';
+	path[200] = path[400] = '/';
+	path[sizeof path - 1] = '\0';
+	memcpy(path + sizeof path - 7, "/x.npy", 6);
+	s = outfile_shorten(path, buf, sizeof buf);
+	n = strlen(s);
+	ck_assert(n < sizeof buf);
+	ck_assert(strstr(s, "...") != NULL);
+	ck_assert(strncmp(s, path, 20) == 0);
+	ck_assert_str_eq(s + n - 6, "/x.npy");
+	ck_assert(outfile_shorten("short", buf, sizeof buf)[0] == 's');
+	outfile_init(&set);
+	ck_assert_int_eq(outfile_add(&set, path, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "No such file or directory") != NULL, "%s", err);
+}
+END_TEST
+
 Suite *
 test_suite(void)
 {
@@ -247,6 +341,9 @@ test_suite(void)
 	tcase_add_test(tc, test_ignored_signal_stays_ignored);
 	tcase_add_test(tc, test_target_changed_before_commit);
 	tcase_add_test(tc, test_refusals);
+	tcase_add_test(tc, test_fifo_reader);
+	tcase_add_test(tc, test_std_streams);
+	tcase_add_test(tc, test_long_path);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -22,6 +22,14 @@ options_int(const char *name, const char *value, long min, long max, long *out,
 	errno = 0;
 	v = strtol(value, &end, 10);
 	if (*value == '\0' || *end != '\0' || errno != 0 || v < min || v > max) {
+		/* An integer past the top (or past long) is told the limit:
+		 * "must be a positive integer" would be wrong of 2147483648. */
+		int over = *value != '\0' && *end == '\0' && (v > max ||
+		    (errno == ERANGE && v == LONG_MAX));
+
+		if (min == 1 && max == INT_MAX && over)
+			return util_error(err, errlen, "--%s must be at most %ld, "
+			    "not '%s'", name, max, value);
 		if (min == 1 && max == INT_MAX)
 			return util_error(err, errlen, "--%s must be a positive "
 			    "integer, not '%s'", name, value);
@@ -41,6 +49,17 @@ options_double(const char *name, const char *value, double *out, char *err,
 
 	errno = 0;
 	v = strtod(value, &end);
+	/* A number out of double's range is a number: say which end. */
+	if (*value != '\0' && *end == '\0' && errno == ERANGE) {
+		if (v == 0.0)
+			return util_error(err, errlen, "--%s is out of range: '%s' "
+			    "underflows to 0 (smallest %g)", name, value,
+			    DBL_TRUE_MIN);
+		if (!isfinite(v))
+			return util_error(err, errlen, "--%s is out of range: '%s' "
+			    "overflows (largest %g)", name, value, DBL_MAX);
+		errno = 0;	/* a subnormal double: held, if not exactly */
+	}
 	if (*value == '\0' || *end != '\0' || errno != 0 || !isfinite(v))
 		return util_error(err, errlen, "--%s must be a number, not '%s'",
 		    name, value);
@@ -587,9 +606,20 @@ split_check(struct options *o, char *err, size_t errlen)
 		o->split.partials = MERGE_OLSE;
 	/* The backward of a split forward starts from the combine's O and
 	 * lse (fulltimeline.h); that of grouped heads is not modelled. */
-	if (o->backward && o->spec.heads > 1)
-		return util_error(err, errlen, "--backward runs one head: the "
-		    "backward of grouped heads is not modelled (drop --heads)");
+	if (o->backward && o->spec.heads > 1) {
+		/* Name what made the heads: --kv-heads alone makes as many
+		 * query heads (above), and "drop --heads" would name an option
+		 * that is not there. */
+		if (options_given(o, "heads"))
+			return util_error(err, errlen, "--backward runs one head: "
+			    "the backward of grouped heads is not modelled (drop "
+			    "--heads%s)", options_given(o, "kv-heads") ?
+			    " and --kv-heads" : "");
+		return util_error(err, errlen, "--backward runs one head, and "
+		    "--kv-heads %d makes %d query heads: the backward of grouped "
+		    "heads is not modelled (drop --kv-heads)", o->spec.kv_heads,
+		    o->spec.heads);
+	}
 	return 0;
 }
 
@@ -606,6 +636,10 @@ options_parse(int argc, char **argv, int first, unsigned groups,
 
 	o->args = calloc((size_t)argc + 1, sizeof *o->args);
 	o->given = calloc((size_t)argc + 1, sizeof *o->given);
+	/* The counts go with the arrays (a copied struct options brings
+	 * its own). */
+	o->nargs = 0;
+	o->ngiven = 0;
 	if (o->args == NULL || o->given == NULL)
 		return util_error(err, errlen, "out of memory");
 	for (i = first; i < argc; i++) {
@@ -661,6 +695,12 @@ options_parse(int argc, char **argv, int first, unsigned groups,
 		else
 			return util_error(err, errlen, "--%s needs a value (%s)",
 			    e->name, e->metavar);
+		/* Given twice, one value would be dropped without a word
+		 * (`--output a --output b` wrote only b): refused.  A flag
+		 * given twice means what it means once. */
+		if (value != NULL && options_given(o, e->name))
+			return util_error(err, errlen, "--%s is given twice; give it "
+			    "once", e->name);
 		if (e->set(target, value, err, errlen) != 0)
 			return -1;
 		o->given[o->ngiven++] = e->name;

@@ -25,6 +25,19 @@ static struct outfile_set *volatile outfile_active;
 static struct sigaction outfile_saved[OUTFILE_NSIGNALS];
 static int outfile_handled[OUTFILE_NSIGNALS];
 
+/*
+ * The straight targets opened so far, kept open from the check before
+ * the work to the write after it: a FIFO's reader that saw us close it
+ * in between would take that for the end of its input and go, and the
+ * write would then find no reader.  Closed once written (outfile_commit).
+ */
+static struct outfile_kept {
+	dev_t dev;
+	ino_t ino;
+	int fd;			/* -1: a free slot */
+} outfile_kept[OUTFILE_MAX * 4];
+static int outfile_nkept;
+
 /* Async-signal-safe: unlink, signal and raise only. */
 static void
 outfile_on_signal(int sig)
@@ -90,6 +103,20 @@ outfile_init(struct outfile_set *set)
 	memset(set, 0, sizeof *set);
 }
 
+const char *
+outfile_shorten(const char *path, char *buf, size_t len)
+{
+	size_t n = strlen(path), head, tail;
+
+	if (n < len || len < 16)
+		return path;
+	/* The end names the file; the start says where it is. */
+	head = (len - 4) / 4;
+	tail = len - 4 - head;
+	snprintf(buf, len, "%.*s...%s", (int)head, path, path + n - tail);
+	return buf;
+}
+
 /* The folder part of path ("." for a bare name), malloc'd. */
 static char *
 outfile_dirname(const char *path)
@@ -118,8 +145,8 @@ outfile_basename(const char *path)
  * NULL with err set.
  */
 static char *
-outfile_resolve(const char *path, struct stat *st, int *found, char *err,
-    size_t errlen)
+outfile_resolve(const char *path, const char *name, struct stat *st,
+    int *found, char *err, size_t errlen)
 {
 	char *cur = strdup(path), *next, *dir, link[PATH_MAX];
 	ssize_t n;
@@ -131,7 +158,7 @@ outfile_resolve(const char *path, struct stat *st, int *found, char *err,
 				*found = 0;
 				return cur;
 			}
-			util_error(err, errlen, "%s: %s", path, strerror(errno));
+			util_error(err, errlen, "%s: %s", name, strerror(errno));
 			free(cur);
 			return NULL;
 		}
@@ -140,13 +167,13 @@ outfile_resolve(const char *path, struct stat *st, int *found, char *err,
 			return cur;
 		}
 		if (hops == OUTFILE_MAX_LINKS) {
-			util_error(err, errlen, "%s: %s", path, strerror(ELOOP));
+			util_error(err, errlen, "%s: %s", name, strerror(ELOOP));
 			free(cur);
 			return NULL;
 		}
 		n = readlink(cur, link, sizeof link - 1);
 		if (n < 0) {
-			util_error(err, errlen, "%s: %s", path, strerror(errno));
+			util_error(err, errlen, "%s: %s", name, strerror(errno));
 			free(cur);
 			return NULL;
 		}
@@ -164,7 +191,7 @@ outfile_resolve(const char *path, struct stat *st, int *found, char *err,
 		free(cur);
 		cur = next;
 	}
-	util_error(err, errlen, "%s: out of memory", path);
+	util_error(err, errlen, "%s: out of memory", name);
 	return NULL;
 }
 
@@ -187,16 +214,19 @@ outfile_check_dir(const char *path, const char *target, struct stat *dst,
     char *err, size_t errlen)
 {
 	char *dir = outfile_dirname(target);
+	char shown[OUTFILE_SHOWN / 2];
+	const char *d;
 	int rc = 0;
 
 	if (dir == NULL)
 		return util_error(err, errlen, "%s: out of memory", path);
+	d = outfile_shorten(dir, shown, sizeof shown);
 	if (stat(dir, dst) != 0)
-		rc = util_error(err, errlen, "%s: %s: %s", path, dir, strerror(errno));
+		rc = util_error(err, errlen, "%s: %s: %s", path, d, strerror(errno));
 	else if (!S_ISDIR(dst->st_mode))
-		rc = util_error(err, errlen, "%s: %s is not a directory", path, dir);
+		rc = util_error(err, errlen, "%s: %s is not a directory", path, d);
 	else if (access(dir, W_OK | X_OK) != 0)
-		rc = util_error(err, errlen, "%s: cannot write in %s: %s", path, dir,
+		rc = util_error(err, errlen, "%s: cannot write in %s: %s", path, d,
 		    strerror(errno));
 	free(dir);
 	return rc;
@@ -210,11 +240,113 @@ outfile_new_name(const struct outfile *f)
 	return f->exists || f->straight ? "" : outfile_basename(f->target);
 }
 
+/* The kept descriptor of the node st names, or -1. */
+static int
+outfile_kept_fd(const struct stat *st)
+{
+	int i;
+
+	for (i = 0; i < outfile_nkept; i++)
+		if (outfile_kept[i].fd >= 0 && outfile_kept[i].dev == st->st_dev &&
+		    outfile_kept[i].ino == st->st_ino)
+			return outfile_kept[i].fd;
+	return -1;
+}
+
+/* Closes fd and forgets it, if it is a kept one. */
+static void
+outfile_unkeep(int fd)
+{
+	int i;
+
+	for (i = 0; i < outfile_nkept; i++)
+		if (outfile_kept[i].fd == fd) {
+			close(fd);
+			outfile_kept[i].fd = -1;
+		}
+	while (outfile_nkept > 0 && outfile_kept[outfile_nkept - 1].fd < 0)
+		outfile_nkept--;
+}
+
+/*
+ * Opens a FIFO or character device for writing, without waiting: a FIFO
+ * that no one reads yet is refused now, before any work, instead of
+ * hanging after it.  The descriptor is kept (see outfile_kept).  Returns
+ * it, or -1 with err set.
+ */
+static int
+outfile_open_straight(const char *path, const char *target,
+    const struct stat *st, char *err, size_t errlen)
+{
+	int fd = outfile_kept_fd(st), fl, slot;
+
+	if (fd >= 0)
+		return fd;
+	for (slot = 0; slot < outfile_nkept && outfile_kept[slot].fd >= 0; slot++)
+		;
+	if (slot == (int)(sizeof outfile_kept / sizeof outfile_kept[0]))
+		return util_error(err, errlen, "%s: too many output files", path);
+	fd = open(target, O_WRONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		if (errno == ENXIO && S_ISFIFO(st->st_mode))
+			return util_error(err, errlen, "%s: no one reads this FIFO "
+			    "yet (start its reader first)", path);
+		return util_error(err, errlen, "%s: %s", path, strerror(errno));
+	}
+	/* Blocking from here: a slow reader slows the write, never cuts it. */
+	if ((fl = fcntl(fd, F_GETFL)) < 0 ||
+	    fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+		util_error(err, errlen, "%s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	outfile_kept[slot].dev = st->st_dev;
+	outfile_kept[slot].ino = st->st_ino;
+	outfile_kept[slot].fd = fd;
+	if (slot == outfile_nkept)
+		outfile_nkept++;
+	return fd;
+}
+
+/*
+ * Is st the standard output or the standard error?  Each command's
+ * report goes to the one and its messages to the other, so an output
+ * there (/dev/stdout, /dev/fd/1, /proc/self/fd/2, or the file that
+ * `> o.npy` opened, by any name) would be a .npy with text in it, or
+ * text lost inside a replaced .npy.  /dev/null takes both harmlessly.
+ * Returns the name of the stream, or NULL.
+ */
+static const char *
+outfile_std_stream(const struct stat *st)
+{
+	static const int fds[2] = { STDOUT_FILENO, STDERR_FILENO };
+	static const char *const names[2] = {
+		"the standard output, where the report goes",
+		"the standard error, where the messages go",
+	};
+	struct stat s, null;
+	int i;
+
+	if (stat("/dev/null", &null) == 0 && st->st_dev == null.st_dev &&
+	    st->st_ino == null.st_ino)
+		return NULL;
+	for (i = 0; i < 2; i++)
+		if (fstat(fds[i], &s) == 0 && s.st_dev == st->st_dev &&
+		    s.st_ino == st->st_ino)
+			return names[i];
+	return NULL;
+}
+
 int
-outfile_add(struct outfile_set *set, const char *path, char *err, size_t errlen)
+outfile_add(struct outfile_set *set, const char *given, char *err, size_t errlen)
 {
 	struct outfile f;
-	struct stat st, dst;
+	/* given is the path; path, what messages call it (shortened, so
+	 * that a long one leaves room for the reason). */
+	char shown[OUTFILE_SHOWN];
+	const char *path = outfile_shorten(given, shown, sizeof shown);
+	struct stat st, dst, real;
+	const char *stream;
 	mode_t mask;
 	int found, i;
 
@@ -222,11 +354,34 @@ outfile_add(struct outfile_set *set, const char *path, char *err, size_t errlen)
 		return util_error(err, errlen, "%s: too many output files", path);
 	memset(&f, 0, sizeof f);
 	f.fd = -1;
-	if (*path == '\0')
+	if (*given == '\0')
 		return util_error(err, errlen, "an output file name is empty");
-	f.target = outfile_resolve(path, &st, &found, err, errlen);
+	f.target = outfile_resolve(given, path, &st, &found, err, errlen);
 	if (f.target == NULL)
 		return -1;
+	/* A link in /proc (/dev/stdout, /dev/fd/N, /proc/self/fd/N) names
+	 * what a descriptor holds, and that may have no path to follow: a
+	 * pipe ("pipe:[N]"), a socket, a file since deleted.  What stat
+	 * reaches through the name is then what the name means. */
+	if (stat(given, &real) == 0 && (!found || real.st_dev != st.st_dev ||
+	    real.st_ino != st.st_ino)) {
+		if (S_ISREG(real.st_mode)) {
+			util_error(err, errlen, "%s: names an open file that has no "
+			    "path of its own (deleted?); it cannot be replaced whole",
+			    path);
+			goto fail;
+		}
+		free(f.target);
+		if ((f.target = strdup(given)) == NULL)
+			return util_error(err, errlen, "%s: out of memory", path);
+		st = real;
+		found = 1;
+	}
+	if (found && (stream = outfile_std_stream(&st)) != NULL) {
+		util_error(err, errlen, "%s: is %s; give the output a file of its "
+		    "own", path, stream);
+		goto fail;
+	}
 	if (found && S_ISDIR(st.st_mode)) {
 		util_error(err, errlen, "%s: is a directory", path);
 		goto fail;
@@ -237,10 +392,6 @@ outfile_add(struct outfile_set *set, const char *path, char *err, size_t errlen)
 	}
 	if (found && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))) {
 		f.straight = 1;
-		if (access(f.target, W_OK) != 0) {
-			util_error(err, errlen, "%s: %s", path, strerror(errno));
-			goto fail;
-		}
 		f.dev = st.st_dev;
 		f.ino = st.st_ino;
 	} else if (found && !S_ISREG(st.st_mode)) {
@@ -278,6 +429,9 @@ outfile_add(struct outfile_set *set, const char *path, char *err, size_t errlen)
 			    "each output its own", set->f[i].path, path);
 			goto fail;
 		}
+	if (f.straight &&
+	    (f.fd = outfile_open_straight(path, f.target, &st, err, errlen)) < 0)
+		goto fail;
 	f.path = strdup(path);
 	if (f.path == NULL) {
 		util_error(err, errlen, "%s: out of memory", path);
@@ -298,7 +452,8 @@ outfile_release(struct outfile_set *set)
 	int i;
 
 	for (i = 0; i < set->n; i++) {
-		if (set->f[i].fd >= 0)
+		/* A straight target stays open for the next set (kept). */
+		if (set->f[i].fd >= 0 && !set->f[i].straight)
 			close(set->f[i].fd);
 		free(set->f[i].path);
 		free(set->f[i].target);
@@ -374,15 +529,6 @@ outfile_begin(struct outfile_set *set, char *err, size_t errlen)
 		if (!set->f[i].straight)
 			rc = outfile_make_tmp(&set->f[i], err, errlen);
 	sigprocmask(SIG_SETMASK, &old, NULL);
-	/* A FIFO's open waits for a reader: signals are caught by then. */
-	for (i = 0; i < set->n && rc == 0; i++) {
-		struct outfile *f = &set->f[i];
-		if (!f->straight)
-			continue;
-		f->fd = open(f->target, O_WRONLY | O_NOCTTY | O_CLOEXEC);
-		if (f->fd < 0)
-			rc = util_error(err, errlen, "%s: %s", f->path, strerror(errno));
-	}
 	if (rc != 0)
 		outfile_abort(set);
 	return rc;
@@ -424,7 +570,9 @@ outfile_commit(struct outfile_set *set, char *err, size_t errlen)
 			    strerror(errno));
 		fd = f->fd;
 		f->fd = -1;
-		if (close(fd) != 0 && rc == 0)
+		if (f->straight)	/* written: its reader may see the end now */
+			outfile_unkeep(fd);
+		else if (close(fd) != 0 && rc == 0)
 			rc = util_error(err, errlen, "%s: write failed: %s", f->path,
 			    strerror(errno));
 	}

@@ -25,7 +25,15 @@
  *   - a FIFO or a character device (/dev/null, a terminal): written
  *     straight, as a shell's `>` would (such a target gets its bytes as
  *     they are written, so the all-or-nothing promise is the regular
- *     files');
+ *     files'); opened by outfile_add without waiting, so that a FIFO no
+ *     one reads yet is refused before any work instead of hanging after
+ *     it, and kept open until written (a reader that saw it closed
+ *     between the check and the write would take that for the end);
+ *   - a name in /proc (/dev/stdout, /dev/fd/N, /proc/self/fd/N) means
+ *     what it reaches: a pipe behind it is written straight, a file by
+ *     the path the link gives; one with no path (deleted) is refused;
+ *   - the standard output or the standard error, by any name (the
+ *     report and the messages go there), is refused; /dev/null is not;
  *   - anything else (a folder, a block device, a socket) is refused.
  * Two outputs may not name the same file (compared by device and inode,
  * so a link or "./" does not hide it).
@@ -69,13 +77,20 @@ struct outfile_set {
 
 void outfile_init(struct outfile_set *set);
 
+/* How long a path messages quote: a longer one is cut in its middle, so
+ * that the reason after it fits a message of 512 bytes. */
+#define OUTFILE_SHOWN 200
+
+/* path, or (when it is len bytes or longer) its start and end joined by
+ * "..." in buf.  For messages that quote a path before their reason. */
+const char *outfile_shorten(const char *path, char *buf, size_t len);
+
 /* Checks path as the rules above say and adds it.  Returns its index,
  * or -1 with "path: what is wrong" in err (the set is unchanged). */
 int outfile_add(struct outfile_set *set, const char *path, char *err,
     size_t errlen);
 
-/* Creates the temporaries and opens the straight targets (a FIFO waits
- * for its reader here).  Returns 0, or -1 with err set after removing
+/* Creates the temporaries (the straight targets are open already).  Returns 0, or -1 with err set after removing
  * whatever it made (the set is then released as by outfile_abort). */
 int outfile_begin(struct outfile_set *set, char *err, size_t errlen);
 

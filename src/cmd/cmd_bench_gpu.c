@@ -20,10 +20,13 @@
 #include "model/reference.h"
 #include "model/util.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* Input sets per benchmark shape, repeated over the heads. */
 #define BENCH_GPU_INPUTS 4
@@ -204,15 +207,39 @@ set_kernels(void *ctx, const char *v, char *err, size_t errlen)
 static int
 set_sizes(void *ctx, const char *v, char *err, size_t errlen)
 {
+	const char *c;
+	char item[32];
+	long t;
+
 	((struct bench_gpu_args *)ctx)->sizes = v;
-	return bench_gpu_check_list("sizes", v, NULL, err, errlen);
+	if (bench_gpu_check_list("sizes", v, NULL, err, errlen) != 0)
+		return -1;
+	/* The range too, here: a size no table takes is a usage error,
+	 * said before the device is looked for (exit 2, not 4). */
+	for (c = v; *c != '\0';) {
+		c = bench_gpu_list_next(c, item, sizeof item);
+		if (options_int("sizes", item, 1, 1000000, &t, err, errlen) != 0)
+			return util_error(err, errlen, "--sizes: %s is not from 1 "
+			    "to 1000000", item);
+	}
+	return 0;
 }
 
 static int
 set_save(void *ctx, const char *v, char *err, size_t errlen)
 {
+	struct stat st;
+
 	if (*v == '\0')
 		return util_error(err, errlen, "--save needs a directory");
+	/* The folder is checked now, before the device and the timing
+	 * runs; each file in it is checked as it is written (outfile.h). */
+	if (stat(v, &st) != 0)
+		return util_error(err, errlen, "--save %s: %s", v, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return util_error(err, errlen, "--save %s: not a directory", v);
+	if (access(v, W_OK | X_OK) != 0)
+		return util_error(err, errlen, "--save %s: %s", v, strerror(errno));
 	((struct bench_gpu_args *)ctx)->save = v;
 	return 0;
 }

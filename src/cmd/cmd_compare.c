@@ -652,9 +652,8 @@ cmd_compare(int argc, char **argv)
 	if (rc >= 0)
 		goto done;
 	split = o.split.splits > 1;
-	rc = gpucmd_device("compare", dev, sizeof dev);
-	if (rc != CMD_OK)
-		goto done;
+	/* The inputs first, the device after them: a bad command line is a
+	 * usage error (2) on any machine. */
 	if (gpucmd_setup(&o, &a.common, &set, err, sizeof err) != 0 ||
 	    gpucmd_backward_args(&o, &a.common, set.ps, set.n, 0, err,
 	    sizeof err) != 0)
@@ -663,6 +662,9 @@ cmd_compare(int argc, char **argv)
 	    sizeof err);
 	if (sim == NULL)
 		goto fail;
+	rc = gpucmd_device("compare", dev, sizeof dev);
+	if (rc != CMD_OK)
+		goto done;
 	rc = split ? compare_split(&o, &a, &set, sim, err, sizeof err) :
 	    o.backward ? compare_backward(&o, &a, &set, sim, err, sizeof err) :
 	    compare_forward(&o, &a, &set, sim, err, sizeof err);

@@ -613,17 +613,16 @@ cmd_gpu(int argc, char **argv)
 	}
 	k = a.common.kernel;
 	split = o.split.splits > 1;
-	rc = gpucmd_device("gpu", dev, sizeof dev);
-	if (rc != CMD_OK)
-		goto done;
 	if (a.common.batch > 1 && (o.output != NULL || o.lse != NULL)) {
 		snprintf(err, sizeof err, "--output and --lse take one problem, "
 		    "not a batch of %ld", a.common.batch);
 		goto fail;
 	}
+	/* The inputs and the outputs first, the device after them: a bad
+	 * command line is a usage error (2) on any machine. */
 	if (gpucmd_setup(&o, &a.common, &set, err, sizeof err) != 0 ||
 	    gpucmd_backward_args(&o, &a.common, set.ps, set.n, 1, err,
-	    sizeof err) != 0)
+	    sizeof err) != 0 || setup_check_outputs(&o, err, sizeof err) != 0)
 		goto fail;
 	/* The simulator refuses what no kernel takes (tiles, rules, splits),
 	 * and describes the problem in the words every command uses. */
@@ -631,6 +630,9 @@ cmd_gpu(int argc, char **argv)
 	    sizeof err);
 	if (sim == NULL)
 		goto fail;
+	rc = gpucmd_device("gpu", dev, sizeof dev);
+	if (rc != CMD_OK)
+		goto done;
 	gpu_check_init(&e, a.common.check, set.ps, set.n);
 	if (split) {
 		if (gpu_split(&o, &a, &set, sim, &e, &sr, err, sizeof err) != 0)

@@ -331,8 +331,8 @@ cmd_lesson(int argc, char **argv)
 	}
 	rc = CMD_OK;
 	if (sig > 0) {
-		/* SIGINT, SIGTERM, SIGHUP, SIGQUIT: the terminal is back;
-		 * die of it. */
+		/* SIGINT, SIGTERM, SIGHUP or SIGQUIT: the terminal is back; die
+		 * of it. */
 		lesson_free(l);
 		free(path);
 		free(a.notes_to);

@@ -165,7 +165,8 @@ cmd_view(int argc, char **argv)
 		goto done;
 	}
 	if (r > 0) {
-		/* SIGINT or SIGTERM: the terminal is back; die of it. */
+		/* SIGINT, SIGTERM, SIGHUP or SIGQUIT: the terminal is back; die
+		 * of it. */
 		ui_free(ui);
 		options_free(&o);
 		signal(r, SIG_DFL);

@@ -5,6 +5,7 @@
 #include "model/util.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,20 +105,38 @@ lesson_path_folders(const char **folders, int max)
 	char *p, *next;
 	int n = 0;
 
+	/* The built-in folder always has the last place: a long
+	 * FLASHSTEP_LESSONS that filled every place would hide the
+	 * built-in lessons without a word, so it is refused instead. */
+	if (max < 1)
+		return -1;
 	if (env != NULL && *env != '\0') {
+		if (strlen(env) >= sizeof folder_env)
+			return -1;
 		snprintf(folder_env, sizeof folder_env, "%s", env);
-		for (p = folder_env; p != NULL && n < max; p = next) {
+		for (p = folder_env; p != NULL; p = next) {
 			next = strchr(p, ':');
 			if (next != NULL)
 				*next++ = '\0';
-			if (*p != '\0')
-				folders[n++] = p;
+			if (*p == '\0')
+				continue;
+			if (n == max - 1)
+				return -1;
+			folders[n++] = p;
 		}
 	}
 	own = own_folder();
-	if (n < max)
-		folders[n++] = own != NULL ? own : LESSONS_DIR;
+	folders[n++] = own != NULL ? own : LESSONS_DIR;
 	return n;
+}
+
+/* Why lesson_path_folders refused, in err; -1. */
+static int
+folders_refused(char *err, size_t errlen)
+{
+	return util_error(err, errlen, "FLASHSTEP_LESSONS names more than %d "
+	    "folders or is longer than %zu bytes (the built-in lessons are "
+	    "searched after them)", MAX_FOLDERS - 1, sizeof folder_env - 1);
 }
 
 static int
@@ -247,6 +266,8 @@ lesson_path_list(struct lesson_entry **out, int *n, char *err, size_t errlen)
 	*out = NULL;
 	*n = 0;
 	nf = lesson_path_folders(folders, MAX_FOLDERS);
+	if (nf < 0)
+		return folders_refused(err, errlen);
 	for (i = 0; i < nf; i++) {
 		if (list_folder(folders[i], &list, n, &cap) != 0) {
 			lesson_path_list_free(list, *n);
@@ -260,15 +281,33 @@ lesson_path_list(struct lesson_entry **out, int *n, char *err, size_t errlen)
 	return 0;
 }
 
+/* At most the last 200 bytes of path, for a message that quotes it
+ * before its reason: a long path must leave room for the reason in a
+ * message of 512 bytes (the end names the file). */
+static const char *
+shown(const char *path, char *buf, size_t len)
+{
+	size_t n = strlen(path);
+
+	if (n < 200)
+		return path;
+	snprintf(buf, len, "...%s", path + n - 196);
+	return buf;
+}
+
 /* Why path, which is not a regular file, is no lesson: stat alone, so a
  * device is never read. */
 static void
-not_a_lesson(const char *path, char *err, size_t errlen)
+not_a_lesson(const char *given, char *err, size_t errlen)
 {
+	char buf[204];
+	const char *path = shown(given, buf, sizeof buf);
 	struct stat st;
 
-	if (stat(path, &st) != 0)
+	if (stat(given, &st) != 0 && errno == ENOENT)
 		util_error(err, errlen, "%s: no such lesson file", path);
+	else if (stat(given, &st) != 0)	/* a folder we may not search, ... */
+		util_error(err, errlen, "%s: %s", path, strerror(errno));
 	else if (S_ISDIR(st.st_mode))
 		util_error(err, errlen, "%s: a directory, not a lesson file", path);
 	else
@@ -276,18 +315,22 @@ not_a_lesson(const char *path, char *err, size_t errlen)
 		    "socket), not a lesson", path);
 }
 
-/* folder/name.lesson when it is a file (malloc'd), else NULL. */
+/* folder/name.lesson when it is a file (malloc'd), else NULL; *denied
+ * set when the folder may not be searched (the lesson may be there). */
 static char *
-in_folder(const char *folder, const char *name)
+in_folder(const char *folder, const char *name, int *denied)
 {
 	char *path = malloc(strlen(folder) + strlen(name) + sizeof SUFFIX + 2);
+	struct stat st;
 
+	*denied = 0;
 	if (path == NULL)
 		return NULL;
 	sprintf(path, "%s%s%s%s", folder, *folder && folder[strlen(folder) - 1]
 	    != '/' ? "/" : "", name, SUFFIX);
-	if (is_file(path))
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
 		return path;
+	*denied = errno == EACCES;
 	free(path);
 	return NULL;
 }
@@ -297,9 +340,10 @@ lesson_path_find(const char *name, const char *near, char *err, size_t errlen)
 {
 	const char *folders[MAX_FOLDERS + 1];
 	struct lesson_entry *list;
+	const char *deny = NULL;
 	char *path = NULL, searched[1024], first[1024], *slash;
 	size_t len = strlen(name), used = 0;
-	int nf = 0, i, n, hit = -1, hits = 0;
+	int nf = 0, i, n, hit = -1, hits = 0, denied;
 
 	if (*name == '\0') {
 		util_error(err, errlen, "a lesson name is empty");
@@ -321,11 +365,17 @@ lesson_path_find(const char *name, const char *near, char *err, size_t errlen)
 		} else
 			folders[nf++] = ".";
 	}
-	nf += lesson_path_folders(folders + nf, MAX_FOLDERS);
+	if ((n = lesson_path_folders(folders + nf, MAX_FOLDERS)) < 0) {
+		folders_refused(err, errlen);
+		return NULL;
+	}
+	nf += n;
 	searched[0] = '\0';
 	for (i = 0; i < nf; i++) {
-		if ((path = in_folder(folders[i], name)) != NULL)
+		if ((path = in_folder(folders[i], name, &denied)) != NULL)
 			return path;
+		if (denied && deny == NULL)
+			deny = folders[i];
 		if (*folders[i] != '\0' && used < sizeof searched)
 			used += (size_t)snprintf(searched + used, sizeof searched - used,
 			    "%s%s", used ? ", " : "", folders[i]);
@@ -345,6 +395,9 @@ lesson_path_find(const char *name, const char *near, char *err, size_t errlen)
 	else if (hits > 1)
 		util_error(err, errlen, "lesson name '%s' is ambiguous: %s, %s%s",
 		    name, list[hit].name, list[hit + 1].name, hits > 2 ? ", ..." : "");
+	else if (deny != NULL)
+		util_error(err, errlen, "no lesson named '%s' found: %s: %s (looked "
+		    "in %s)", name, deny, strerror(EACCES), searched);
 	else
 		util_error(err, errlen, "no lesson named '%s' (looked in %s; "
 		    "'flashstep lesson' lists them)", name, searched);

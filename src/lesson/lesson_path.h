@@ -24,7 +24,9 @@ struct lesson_entry {
 };
 
 /* The folders to search, in order (at most max; the strings live until
- * the next call).  Returns their number. */
+ * the next call), the built-in one always last.  Returns their number,
+ * or -1 when $FLASHSTEP_LESSONS would leave it no place (max - 1
+ * folders or more, or 4096 bytes or more). */
 int lesson_path_folders(const char **folders, int max);
 
 /*

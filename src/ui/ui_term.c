@@ -5,9 +5,10 @@
  * colour pair, or to bold / reverse / underline / dim in the monochrome
  * scheme (NO_COLOR set, or a terminal without colours); it reads keys
  * and mouse clicks as struct ui_key; and it gives the terminal back on
- * every way out: ui_term_close, exit() (atexit), SIGINT and SIGTERM (the
- * handler only records the signal; ui_term_key returns -1 and the loop
- * unwinds through ui_term_close).
+ * every way out: ui_term_close, exit() (atexit), SIGINT, SIGTERM, SIGHUP
+ * (the terminal went away) and SIGQUIT (the handler only records the
+ * signal; ui_term_key returns -1 and the loop unwinds through
+ * ui_term_close).
  *
  *   closed --ui_term_open / ui_term_open_null--> open --ui_term_close--> closed
  */
@@ -31,11 +32,17 @@
 static SCREEN *ui_term_screen;
 static FILE *ui_term_null_out, *ui_term_null_in;
 static int ui_term_active;
-static int ui_term_handlers;	/* our SIGINT/SIGTERM handlers are in place */
+static int ui_term_handlers;	/* our signal handlers are in place */
 static int ui_term_exit_hook;
 static int ui_term_unicode;
 static volatile sig_atomic_t ui_term_caught;
-static struct sigaction ui_term_old_int, ui_term_old_term;
+
+/* The signals after which the terminal is given back before dying: any
+ * of them left to its default would leave it raw, keys unechoed. */
+static const int ui_term_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+#define UI_TERM_NSIGNALS (int)(sizeof ui_term_signals / sizeof ui_term_signals[0])
+static struct sigaction ui_term_old[UI_TERM_NSIGNALS];
+static int ui_term_took[UI_TERM_NSIGNALS];
 
 /* What each role looks like: attributes, and a colour pair (0: none). */
 static attr_t ui_term_attr[UI_ROLES];
@@ -161,17 +168,47 @@ ui_term_exit(void)
 	ui_term_close();
 }
 
+/*
+ * curses takes the screen's size from LINES and COLUMNS when they are
+ * set; past a short's range (32767) newterm fails, which would read as
+ * a bad TERM.  Such a value is named instead.  0, or -1 with err.
+ */
+static int
+ui_term_check_size_env(char *err, size_t errlen)
+{
+	static const char *const names[] = { "LINES", "COLUMNS" };
+	const char *v;
+	char *end;
+	long x;
+	size_t i;
+
+	for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+		if ((v = getenv(names[i])) == NULL || *v == '\0')
+			continue;
+		errno = 0;
+		x = strtol(v, &end, 10);
+		if (*end == '\0' && (x > 32767 || errno == ERANGE))
+			return util_error(err, errlen, "%s=%s: curses takes a "
+			    "terminal size up to 32767 (unset %s to use the "
+			    "terminal's own)", names[i], v, names[i]);
+	}
+	return 0;
+}
+
 int
 ui_term_open(struct ui_style *st, char *err, size_t errlen)
 {
 	struct sigaction sa;
 	const char *term = getenv("TERM");
+	int i;
 
 	if (ui_term_active)
 		return util_error(err, errlen, "the terminal is already open");
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
 		return util_error(err, errlen, "the view needs a terminal on stdin "
 		    "and stdout (for text output use `flashstep trace`)");
+	if (ui_term_check_size_env(err, errlen) != 0)
+		return -1;
 	ui_style_detect(st);
 	ui_term_screen = newterm(NULL, stdout, stdin);
 	if (ui_term_screen != NULL && !ui_term_addressable()) {
@@ -195,8 +232,12 @@ ui_term_open(struct ui_style *st, char *err, size_t errlen)
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = ui_term_on_signal;
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &ui_term_old_int);
-	sigaction(SIGTERM, &sa, &ui_term_old_term);
+	for (i = 0; i < UI_TERM_NSIGNALS; i++) {
+		/* One the user chose to ignore (nohup) stays ignored. */
+		ui_term_took[i] = sigaction(ui_term_signals[i], NULL,
+		    &ui_term_old[i]) == 0 && ui_term_old[i].sa_handler != SIG_IGN &&
+		    sigaction(ui_term_signals[i], &sa, NULL) == 0;
+	}
 	ui_term_handlers = 1;
 	if (!ui_term_exit_hook) {
 		atexit(ui_term_exit);
@@ -251,6 +292,8 @@ fail:
 void
 ui_term_close(void)
 {
+	int i;
+
 	if (!ui_term_active)
 		return;
 	ui_term_active = 0;
@@ -260,8 +303,9 @@ ui_term_close(void)
 	delscreen(ui_term_screen);
 	ui_term_screen = NULL;
 	if (ui_term_handlers) {
-		sigaction(SIGINT, &ui_term_old_int, NULL);
-		sigaction(SIGTERM, &ui_term_old_term, NULL);
+		for (i = 0; i < UI_TERM_NSIGNALS; i++)
+			if (ui_term_took[i])
+				sigaction(ui_term_signals[i], &ui_term_old[i], NULL);
 		ui_term_handlers = 0;
 	}
 	if (ui_term_null_out != NULL)
