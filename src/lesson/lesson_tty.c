@@ -26,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* The narration pane: at least this wide beside the view, about this
  * share of a wide screen, and never so wide that the view gets fewer
@@ -882,24 +881,12 @@ key(struct ui *ui, const struct ui_key *k, void *ctx)
 	return arrived(t);
 }
 
-/* SIGHUP and SIGQUIT (the terminal closed, Ctrl-\\) end the lesson as
- * SIGTERM does, through the view's handler, so the terminal is given
- * back; which one came is kept, for the caller to die of it. */
-static volatile sig_atomic_t tty_other_signal;
-
-static void
-tty_on_signal(int sig)
-{
-	tty_other_signal = sig;
-	kill(getpid(), SIGTERM);
-}
-
 int
 lesson_tty_run(const struct lesson *l, const char *notes_to, int *sig,
     char *warn, size_t warnlen, char *err, size_t errlen)
 {
 	struct ui_hooks hooks = { .frame = frame, .key = key, .idle = idle };
-	struct sigaction ign, on, old_pipe, old_hup, old_quit;
+	struct sigaction ign, old_pipe;
 	struct ui_style st;
 	struct options defaults;
 	struct tty t;
@@ -915,12 +902,6 @@ lesson_tty_run(const struct lesson *l, const char *notes_to, int *sig,
 	ign.sa_handler = SIG_IGN;
 	sigemptyset(&ign.sa_mask);
 	sigaction(SIGPIPE, &ign, &old_pipe);
-	memset(&on, 0, sizeof on);
-	on.sa_handler = tty_on_signal;
-	sigemptyset(&on.sa_mask);
-	tty_other_signal = 0;
-	sigaction(SIGHUP, &on, &old_hup);
-	sigaction(SIGQUIT, &on, &old_quit);
 	t.t0 = t.slide_t0 = util_now();
 	t.prev_s = -1;
 	if (notes_to != NULL) {
@@ -954,7 +935,7 @@ lesson_tty_run(const struct lesson *l, const char *notes_to, int *sig,
 		util_error(err, errlen, "%s", t.slides.err);
 		goto done;
 	}
-	*sig = r == SIGTERM && tty_other_signal != 0 ? tty_other_signal : r;
+	*sig = r;
 	rc = 0;
 done:
 	if (t.gone[0] != '\0' && warnlen > 0)
@@ -963,8 +944,6 @@ done:
 	if (t.slides.lesson != NULL)
 		lesson_slides_close(&t.slides);
 	lesson_notes_close(t.notes);
-	sigaction(SIGHUP, &old_hup, NULL);
-	sigaction(SIGQUIT, &old_quit, NULL);
 	sigaction(SIGPIPE, &old_pipe, NULL);
 	return rc;
 }
