@@ -162,6 +162,10 @@ gpucmd_tiling(const struct gpu_kernel *k, int d, struct options *o,
 
 	if (k->caps & (GPU_CAP_ANY_TILING | GPU_CAP_NO_TILES))
 		return 0;
+	/* Without CUDA no kernel has its tilings: the device check, after
+	 * the usage checks, says so with its own exit status. */
+	if (!gpu_built())
+		return 0;
 	if (gpu_kernel_tiling(k, d, given ? o->tiling.br : 0,
 	    given ? o->tiling.bc : 0, &t, err, errlen) != 0)
 		return -1;
