@@ -1238,6 +1238,160 @@ START_TEST(test_draw_in_rect)
 }
 END_TEST
 
+/* The number before glyph in a pane's title line ("+3↓": 3), 0 when the
+ * title has no such mark. */
+static int
+cut_count(const struct ui_grid *g, struct ui_rect r, const char *glyph)
+{
+	char buf[1024], *p, *q;
+
+	span(g, r.x, r.y, r.w, buf, sizeof buf);
+	for (p = buf; (p = strchr(p, '+')) != NULL; p++) {
+		long n = strtol(p + 1, &q, 10);
+
+		if (q > p + 1 && strncmp(q, glyph, strlen(glyph)) == 0)
+			return (int)n;
+	}
+	return 0;
+}
+
+/* Lines of a pane from its line y0 down that show a row (not blank). */
+static int
+rows_shown(const struct ui_grid *g, struct ui_rect r, int y0)
+{
+	char buf[1024];
+	int y, n = 0;
+
+	for (y = r.y + y0; y < r.y + r.h; y++)
+		n += span(g, r.x, y, r.w, buf, sizeof buf)[0] != '\0';
+	return n;
+}
+
+/* Times text occurs in line y of a pane. */
+static int
+count_in_line(const struct ui_grid *g, struct ui_rect r, int y,
+    const char *text)
+{
+	char buf[1024], *p;
+	int n = 0;
+
+	span(g, r.x, r.y + y, r.w, buf, sizeof buf);
+	for (p = buf; (p = strstr(p, text)) != NULL; p += strlen(text))
+		n++;
+	return n;
+}
+
+/*
+ * At 80x24 the backward's panes cannot show every row, key and entry of
+ * a 4x4 tile with d = 4: each says on its title line how many it left
+ * out ("+N↓" rows, "+N→" entries), and the shown and the counted add up
+ * to the tile's.  Also in ASCII ("+Nv", "+N->").
+ */
+START_TEST(test_cuts_marked)
+{
+	static const struct ui_style *const styles[] = { &utf8_style,
+	    &ascii_style };
+	struct options o;
+	struct ui *ui;
+	struct ui_grid g = { 0 };
+	const struct backward_view *v;
+	struct ui_rect r;
+	const char *down, *right;
+	size_t s;
+
+	for (s = 0; s < 2; s++) {
+		options_init(&o);
+		o.backward = 1;
+		ui = new_view(&o, styles[s]);
+		down = s == 0 ? "\u2193" : "v";
+		right = s == 0 ? "\u2192" : "->";
+		press(ui, UI_KEY_END);
+		ck_assert_int_eq(ui_kind(ui), TIMELINE_BACKWARD);
+		draw(ui, &g, 80, 24);
+		v = ui_bwd_view(ui);
+		ck_assert_int_eq(v->rows, 4);
+		ck_assert_int_eq(v->cols, 4);
+		/* the tile: rows below its heading */
+		r = ui->slot[UI_SLOT_TILE];
+		ck_assert_msg(rows_shown(&g, r, 2) < v->rows, "the tile shows "
+		    "every row at 80x24: nothing to mark");
+		ck_assert_int_eq(rows_shown(&g, r, 2) + cut_count(&g, r, down),
+		    v->rows);
+		/* the query rows, and dQ's entries */
+		r = ui->slot[UI_SLOT_STATE];
+		ck_assert_int_eq(rows_shown(&g, r, 2) + cut_count(&g, r, down),
+		    v->rows);
+		ck_assert_int_eq(count_in_line(&g, r, 1, "[") - 1 +
+		    cut_count(&g, r, right), v->d);
+		/* the key block: keys, and dV's and dK's entries */
+		r = ui->slot[UI_SLOT_KEYS];
+		ck_assert_int_eq(rows_shown(&g, r, 2) + cut_count(&g, r, down),
+		    v->cols);
+		ck_assert_int_eq(count_in_line(&g, r, 1, "[") +
+		    cut_count(&g, r, right), v->d + v->dv);
+		ui_free(ui);
+	}
+	ui_grid_free(&g);
+}
+END_TEST
+
+static struct ui *split_view(int backward, int splits, enum merge_form form);
+
+/* The backward after split-KV, the largest stack, fits 80x24 with a
+ * lesson's narration above it: the runner hides the key bar and keeps
+ * 6 lines (TTY_NARRATION_LINES in lesson_tty.c) for the narration. */
+START_TEST(test_fits_under_narration)
+{
+	struct ui *ui = split_view(1, 2, MERGE_MLU);
+	int w, h;
+
+	ui_set_hidden(ui, UI_HIDE_KEYBAR);
+	ui_min_size(ui, &w, &h);
+	ck_assert_int_le(w, 80);
+	ck_assert_int_le(h + 6, 24);
+	ui_free(ui);
+}
+END_TEST
+
+/* A status line longer than the screen is cut at a word break and ends
+ * in an ellipsis, in UTF-8 and ASCII; one that fits is whole. */
+START_TEST(test_status_cut_at_word)
+{
+	static const char msg[] = "merge order tree: pairs, then pairs of "
+	    "pairs, then the pairs of those pairs (3 merges a row block) and "
+	    "more words";
+	struct ui *ui;
+	struct ui_grid g = { 0 };
+	struct ui_rect r;
+	char line[1024];
+	size_t n;
+	int s;
+
+	for (s = 0; s < 2; s++) {
+		const char *ell = s == 0 ? "\u2026" : "...";
+
+		ui = new_view(NULL, s == 0 ? &utf8_style : &ascii_style);
+		ui_message(ui, UI_ROLE_MESSAGE, "%s", msg);
+		draw(ui, &g, 80, 24);
+		r = ui->slot[UI_SLOT_STATUS];
+		span(&g, r.x, r.y, r.w, line, sizeof line);
+		n = strlen(line);
+		ck_assert_msg(n > strlen(ell) && strcmp(line + n - strlen(ell),
+		    ell) == 0, "no ellipsis: '%s'", line);
+		n -= strlen(ell);
+		line[n] = '\0';
+		ck_assert_msg(strncmp(msg, line, n) == 0 && msg[n] == ' ',
+		    "not cut at a word break: '%s'", line);
+		ui_message(ui, UI_ROLE_MESSAGE, "short");
+		draw(ui, &g, 80, 24);
+		ck_assert_str_eq(span(&g, r.x, r.y, r.w, line, sizeof line),
+		    "short");
+		ui_free(ui);
+	}
+	ui_grid_free(&g);
+}
+END_TEST
+
 START_TEST(test_grid_text)
 {
 	struct ui_grid g = { 0 };
@@ -2093,6 +2247,9 @@ test_suite(void)
 	tcase_add_test(tc, test_help_and_doc_list_every_key);
 	tcase_add_test(tc, test_draw_in_rect);
 	tcase_add_test(tc, test_grid_text);
+	tcase_add_test(tc, test_cuts_marked);
+	tcase_add_test(tc, test_status_cut_at_word);
+	tcase_add_test(tc, test_fits_under_narration);
 	tcase_add_test(tc, test_random_keys);
 	tcase_add_test(tc, test_backward_panes);
 	tcase_add_test(tc, test_combine_panes);

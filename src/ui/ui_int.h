@@ -30,6 +30,7 @@
 /* Characters that differ between UTF-8 and ASCII terminals. */
 struct ui_glyphs {
 	const char *arrow;	/* "→" */
+	const char *up, *down;	/* "↑", "↓": rows a window leaves out */
 	const char *alpha;	/* "α" */
 	const char *ell;	/* "ℓ" */
 	const char *sum;	/* "Σ" */
@@ -242,6 +243,12 @@ int ui_digits(int n);
 /* Display columns of a UTF-8 string. */
 int ui_grid_width(const char *utf8);
 
+/* Writes text in at most w columns at (x, y); a text that is wider is
+ * cut at a word break where one keeps most of it, and ends in the
+ * ellipsis.  Returns the cells used. */
+int ui_grid_fit(struct ui_grid *g, int x, int y, int w, int role,
+    const char *utf8, const char *ellipsis);
+
 /* Writes text right-aligned in w columns at (x, y).  Returns w. */
 int ui_grid_right(struct ui_grid *g, int x, int y, int w, int role,
     const char *utf8);
@@ -333,6 +340,14 @@ const struct ui_heat_geom *ui_pane_heat_last(struct ui *ui);
 /* The first of n rows to show out of rows so that focus is among them,
  * moving as little as possible from first (ui_pane_tile.c). */
 int ui_pane_tile_window(int first, int focus, int rows, int n);
+
+/* Marks what a pane leaves out, at the right end of its title line
+ * (r.y): "+A↑" rows above the window, "+B↓" rows (or lines) below or
+ * left out, "+C→" columns (keys, entries) not shown; a title that runs
+ * into the mark ends in an ellipsis.  Nothing when all three are 0.
+ * Returns the mark's width; with g NULL it only measures. */
+int ui_pane_cut_mark(struct ui *ui, struct ui_grid *g, struct ui_rect r,
+    int above, int below, int right);
 
 /*
  * The live equations (ui_pane_eq.c), shared by the segments' equation

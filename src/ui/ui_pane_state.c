@@ -179,6 +179,7 @@ ui_pane_state_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 			    ui_num(ui, ui->gpu_l[row], UI_STATE_NW, b, sizeof b));
 		}
 	}
+	ui_pane_cut_mark(ui, g, r, ui->state_first, v->rows - row, v->dv - ne);
 }
 
 static int

@@ -40,6 +40,46 @@ ui_pane_tile_window(int first, int focus, int rows, int n)
 	return first < 0 ? 0 : first;
 }
 
+int
+ui_pane_cut_mark(struct ui *ui, struct ui_grid *g, struct ui_rect r,
+    int above, int below, int right)
+{
+	const struct ui_glyphs *gl = ui->gl;
+	char b[64];
+	int n = 0, w, x, ew, i, cut = 0;
+	uint32_t ch;
+
+	b[0] = '\0';
+	if (above > 0)
+		n += snprintf(b + n, sizeof b - (size_t)n, " +%d%s", above, gl->up);
+	if (below > 0 && n < (int)sizeof b)
+		n += snprintf(b + n, sizeof b - (size_t)n, " +%d%s", below,
+		    gl->down);
+	if (right > 0 && n < (int)sizeof b)
+		n += snprintf(b + n, sizeof b - (size_t)n, " +%d%s", right,
+		    gl->arrow);
+	if (n == 0 || r.h < 1)
+		return 0;
+	w = ui_grid_width(b);
+	if (w > r.w)
+		w = r.w;
+	if (g == NULL)
+		return w;
+	x = r.x + r.w - w;
+	/* A title that reaches the mark is cut: say so where it stops. */
+	ew = ui_grid_width(gl->ellipsis);
+	for (i = x - 1; i < r.x + r.w && r.y >= 0 && r.y < g->h; i++)
+		if (i >= r.x && i < g->w) {
+			ch = g->cells[(size_t)r.y * g->w + i].ch;
+			cut |= ch != ' ' && ch != 0;
+		}
+	if (cut && x - ew >= r.x)
+		ui_grid_text(g, x - ew, r.y, ew, UI_ROLE_DIM, gl->ellipsis);
+	ui_grid_clear(g, (struct ui_rect){ x, r.y, w, 1 }, UI_ROLE_NORMAL);
+	ui_grid_text(g, x, r.y, w, UI_ROLE_LABEL, b);
+	return w;
+}
+
 static void
 ui_pane_tile_load(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 {
@@ -159,6 +199,8 @@ ui_pane_tile_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 		else
 			ui_grid_right(g, x + 2, y, UI_TILE_NW, UI_ROLE_DIM, "?");
 	}
+	ui_pane_cut_mark(ui, g, r, ui->tile_first, v->rows - row,
+	    v->cols > ncols ? v->cols - ncols : 0);
 }
 
 /* A click on a row focuses it. */
