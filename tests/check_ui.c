@@ -2131,6 +2131,118 @@ START_TEST(test_bugs_beside_correct)
 }
 END_TEST
 
+/* The line of the screen that holds text ("" when none), into buf. */
+static const char *
+screen_line_with(const struct ui_grid *g, const char *text, char *buf,
+    size_t len)
+{
+	int y;
+
+	for (y = 0; y < g->h; y++)
+		if (strstr(ui_grid_line(g, y, buf, len), text) != NULL)
+			return buf;
+	buf[0] = '\0';
+	return buf;
+}
+
+/* End lands on the last phase of the last step, and r plays whole
+ * steps, whatever phase , left n and p at (there, every value showed as
+ * "?"); p then steps back whole steps too. */
+START_TEST(test_end_and_play_show_whole_steps)
+{
+	struct options o;
+	struct ui *ui;
+	struct timeline_pos pos;
+	long n;
+	int i, wait;
+
+	options_init(&o);
+	o.backward = 1;
+	ui = new_view(&o, &utf8_style);
+	n = timeline_steps(ui->line.tl);
+	/* the backward's phase moved to load, and a step back there */
+	ck_assert_int_eq(ui_seek(ui, n - 3, -1), 0);
+	for (i = 0; i < 20; i++) {
+		ui_position(ui, &pos);
+		if (pos.phase == 0)
+			break;
+		press(ui, ',');
+	}
+	ck_assert_int_eq(pos.phase, 0);
+	press(ui, 'n');
+	ui_position(ui, &pos);
+	ck_assert_int_eq(pos.global, n - 2);
+	ck_assert_int_eq(pos.phase, 0);
+	press(ui, UI_KEY_END);
+	ui_position(ui, &pos);
+	ck_assert_int_eq(pos.global, n - 1);
+	ck_assert_int_eq(ui_bwd_view(ui)->phase, BWD_PHASE_WRITE);
+	press(ui, 'p');
+	ui_position(ui, &pos);
+	ck_assert_int_eq(pos.global, n - 2);
+	ck_assert_int_eq(pos.phase, ui_bwd_view(ui)->nphases - 1);
+
+	/* r from a step's load phase */
+	press(ui, UI_KEY_HOME);
+	for (i = 0; i < 20; i++)
+		press(ui, ',');
+	ui_position(ui, &pos);
+	ck_assert_int_eq(pos.phase, 0);
+	press(ui, 'r');
+	ck_assert(ui->play.on);
+	ui->play.next_tick = 0;
+	ui_play_tick(ui, &wait);
+	ui_position(ui, &pos);
+	ck_assert_int_ge(pos.global, 1);
+	ck_assert_int_eq(pos.phase, sim_view(ui_sim(ui))->phase);
+	ck_assert_int_ge(sim_view(ui_sim(ui))->phase, SIM_PHASE_UPDATE);
+	ui_free(ui);
+}
+END_TEST
+
+/* Under a gradient bug the correct backward's line holds only what the
+ * phase shown has computed: p from the P phase, ds from dS, dQ from dQ,
+ * dK from dK. */
+START_TEST(test_correct_line_follows_phase)
+{
+	static const struct {
+		int phase;
+		const char *has[4], *not[4];
+	} at[] = {
+		{ BWD_PHASE_P, { "p = " }, { "ds =", "dQ", "dK" } },
+		{ BWD_PHASE_DS, { "p = ", "ds = " }, { "dQ", "dK" } },
+		{ BWD_PHASE_DQ, { "ds = ", "dQ\u2032[0]" }, { "dK" } },
+		{ BWD_PHASE_DK, { "ds = ", "dQ\u2032[0]", "dK\u2032[0]" }, { NULL } },
+	};
+	struct ui *ui = split_view(1, 0, MERGE_MLU);
+	struct ui_grid g = { 0 };
+	long F = sim_steps(ui_sim(ui));
+	char line[1024];
+	size_t a, i;
+
+	ck_assert_int_eq(ui_seek(ui, F + 2, BWD_PHASE_DS), 0);
+	press(ui, 'b');
+	ck_assert_int_ne(ui->opts.grad_bug, BWD_BUG_NONE);
+	for (a = 0; a < sizeof at / sizeof at[0]; a++) {
+		ck_assert_int_eq(ui_seek(ui, F + 2, at[a].phase), 0);
+		draw(ui, &g, 120, 40);
+		screen_line_with(&g, "correct backward:", line, sizeof line);
+		ck_assert_msg(line[0] != '\0', "phase %d: no correct line",
+		    at[a].phase);
+		for (i = 0; i < 4 && at[a].has[i] != NULL; i++)
+			ck_assert_msg(strstr(strstr(line, "correct backward:"),
+			    at[a].has[i]) != NULL, "phase %d: no '%s' in '%s'",
+			    at[a].phase, at[a].has[i], line);
+		for (i = 0; i < 4 && at[a].not[i] != NULL; i++)
+			ck_assert_msg(strstr(strstr(line, "correct backward:"),
+			    at[a].not[i]) == NULL, "phase %d: '%s' ahead of its "
+			    "phase in '%s'", at[a].phase, at[a].not[i], line);
+	}
+	ui_grid_free(&g);
+	ui_free(ui);
+}
+END_TEST
+
 /* The e form turns the backward and the splits on and off; bad values
  * are refused with one line. */
 START_TEST(test_form_timeline)
@@ -2248,6 +2360,8 @@ test_suite(void)
 	tcase_add_test(tc, test_draw_in_rect);
 	tcase_add_test(tc, test_grid_text);
 	tcase_add_test(tc, test_cuts_marked);
+	tcase_add_test(tc, test_end_and_play_show_whole_steps);
+	tcase_add_test(tc, test_correct_line_follows_phase);
 	tcase_add_test(tc, test_status_cut_at_word);
 	tcase_add_test(tc, test_fits_under_narration);
 	tcase_add_test(tc, test_random_keys);

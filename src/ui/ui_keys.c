@@ -53,11 +53,21 @@ ui_keys_goto(struct ui *ui, const struct ui_key *k)
 }
 
 /* Home and End: the timeline's first and last steps (the first
- * forward step, the last step of the last segment). */
+ * forward step, the last step of the last segment).  End shows the end:
+ * the last step whole, at its last phase, whatever phase . and , left
+ * n and p at (they step whole steps again from there). */
 static int
 ui_keys_ends(struct ui *ui, const struct ui_key *k)
 {
-	ui_goto(ui, k->code == UI_KEY_HOME ? 0 : timeline_steps(ui->line.tl) - 1);
+	int kind;
+
+	if (k->code == UI_KEY_HOME) {
+		ui_goto(ui, 0);
+		return UI_HANDLED;
+	}
+	for (kind = 0; kind < TIMELINE_KINDS; kind++)
+		ui->want_phase[kind] = -1;
+	ui_seek(ui, timeline_steps(ui->line.tl) - 1, -1);
 	return UI_HANDLED;
 }
 
