@@ -311,6 +311,53 @@ START_TEST(test_ascii_and_too_small)
 }
 END_TEST
 
+/*
+ * In ASCII the view spells alpha and the entrywise product so that they
+ * cannot be read as the letters the panes use (the merge's operands a
+ * and b, the output o, the state's m, l, u): "alpha" and "(*)", in the
+ * equations, the state's heading and the backward's dS.
+ */
+START_TEST(test_ascii_no_letter_clash)
+{
+	static const char *const letters[] = { "a", "b", "o", "u", "l", "m",
+	    "p", "s", "v", "x" };
+	const struct ui_glyphs *gl = ui_glyphs(0);
+	const char *glyph[] = { gl->alpha, gl->circ, gl->ell, gl->prime };
+	struct options o;
+	struct ui *ui;
+	struct ui_grid g = { 0 };
+	char t[32], *p;
+	size_t i, j;
+
+	/* alpha and the product: not a letter the panes use */
+	for (i = 0; i < 2; i++) {
+		snprintf(t, sizeof t, "%s", glyph[i]);
+		for (p = t; *p == ' '; p++)
+			;
+		p[strcspn(p, " ")] = '\0';
+		for (j = 0; j < sizeof letters / sizeof letters[0]; j++)
+			ck_assert_msg(strcmp(p, letters[j]) != 0, "ASCII glyph '%s' "
+			    "is the letter %s", glyph[i], letters[j]);
+	}
+	ui = new_view(NULL, &ascii_style);
+	ui_seek(ui, 1, SIM_PHASE_LAST);
+	draw(ui, &g, 80, 24);
+	ck_assert(screen_has(&g, "alpha  = e^(m - m')"));
+	ck_assert(screen_has(&g, "  alpha "));
+	ui_free(ui);
+	options_init(&o);
+	o.backward = 1;
+	ui = new_view(&o, &ascii_style);
+	ui_seek(ui, timeline_steps(ui->line.tl) - 1, BWD_PHASE_DS);
+	draw(ui, &g, 100, 40);
+	ck_assert(screen_has(&g, "dS = P (*) (dP-D)"));
+	ck_assert(screen_has(&g, "rowsum(dO (*) O)"));
+	ck_assert(!screen_has(&g, "P o (") && !screen_has(&g, "dO o O"));
+	ui_free(ui);
+	ui_grid_free(&g);
+}
+END_TEST
+
 /* Unpooled, the summary is the simulator's S bit for bit; pooled, each
  * cell is the max of its entries; both masks at once. */
 START_TEST(test_heatmap_exact)
@@ -2338,6 +2385,7 @@ test_suite(void)
 	tcase_add_test(tc, test_equations_follow_focus);
 	tcase_add_test(tc, test_phases);
 	tcase_add_test(tc, test_ascii_and_too_small);
+	tcase_add_test(tc, test_ascii_no_letter_clash);
 	tcase_add_test(tc, test_heatmap_exact);
 	tcase_add_test(tc, test_rebuild_keeps_position);
 	tcase_add_test(tc, test_bug_cycle);
