@@ -1439,6 +1439,180 @@ START_TEST(test_status_cut_at_word)
 }
 END_TEST
 
+/* A progress callback that records what it saw and stops at stop_at. */
+struct progress_log {
+	long calls, last_done, last_total, stop_at;
+	int backwards;		/* done went down */
+	char what[200];
+};
+
+static int
+progress_record(void *ctx, const char *what, long done, long total)
+{
+	struct progress_log *l = ctx;
+
+	if (total > 0) {
+		if (done < l->last_done)
+			l->backwards = 1;
+		l->last_done = done;
+		l->last_total = total;
+	}
+	l->calls++;
+	snprintf(l->what, sizeof l->what, "%s", what);
+	return l->stop_at > 0 && done >= l->stop_at;
+}
+
+/*
+ * The timeline's build reports its progress: every forward step and
+ * merge, done rising to the total (the forward's steps and the
+ * combine's), and the timeline it builds is the one built without; a
+ * callback that says stop stops it (-1, "stopped", nothing built).
+ */
+START_TEST(test_build_progress)
+{
+	struct options o;
+	struct problem p;
+	struct sim *sim;
+	struct fulltimeline a, b;
+	struct fulltimeline_progress pr;
+	struct progress_log log;
+	char err[300];
+	size_t i, n;
+	int splits;
+
+	for (splits = 1; splits <= 3; splits += 2) {
+		options_init(&o);
+		o.spec.tq = 11;
+		o.spec.tk = 9;
+		o.spec.d = 3;
+		o.tiling.br = 3;
+		o.tiling.bc = 2;
+		o.backward = 1;
+		o.split.splits = splits;
+		ck_assert_msg(problem_build(&o.spec, &p, err, sizeof err) == 0, "%s",
+		    err);
+		sim = sim_new_split(&p, &o.tiling, &o.split, &o.rule, err, sizeof err);
+		ck_assert_msg(sim != NULL, "%s", err);
+		ck_assert(fulltimeline_build(&o, &p, sim, &a, err, sizeof err) == 0);
+		memset(&log, 0, sizeof log);
+		pr.fn = progress_record;
+		pr.ctx = &log;
+		ck_assert_msg(fulltimeline_build_progress(&o, &p, sim, &b, &pr, err,
+		    sizeof err) == 0, "%s", err);
+		ck_assert_int_eq(log.last_total, sim_steps(sim) +
+		    (b.comb != NULL ? combine_steps(b.comb) : 0));
+		ck_assert_int_eq(log.last_done, log.last_total);
+		ck_assert(!log.backwards);
+		ck_assert_int_ge(log.calls, log.last_total);
+		n = (size_t)p.tq * (size_t)p.dv;
+		for (i = 0; i < n; i++)
+			ck_assert(a.o[i] == b.o[i]);
+		ck_assert_int_eq(timeline_steps(a.tl), timeline_steps(b.tl));
+		fulltimeline_close(&b);
+		/* stopped half way */
+		memset(&log, 0, sizeof log);
+		log.stop_at = sim_steps(sim) / 2;
+		ck_assert_int_eq(fulltimeline_build_progress(&o, &p, sim, &b, &pr,
+		    err, sizeof err), -1);
+		ck_assert_msg(strstr(err, "stopped") != NULL, "%s", err);
+		ck_assert_int_eq(log.last_done, log.stop_at);
+		ck_assert_ptr_null(b.tl);
+		fulltimeline_close(&a);
+		sim_free(sim);
+		problem_free(&p);
+	}
+}
+END_TEST
+
+/* The busy frame: what is being built, a bar and the percentage, the
+ * step count and q's meaning, in 80x24 and down to 20x8. */
+START_TEST(test_busy_frame)
+{
+	struct ui_grid g = { 0 };
+	char err[100];
+
+	ck_assert(ui_grid_resize(&g, 80, 24, err, sizeof err) == 0);
+	ui_busy_draw(&g, ui_glyphs(1), "the forward, run to its end", 37, 100,
+	    12.0, "q quits");
+	ck_assert(screen_has(&g, "building the timeline"));
+	ck_assert(screen_has(&g, "the forward, run to its end"));
+	ck_assert(screen_has(&g, " 37%"));
+	ck_assert(screen_has(&g, "step 37 of 100, 12 s so far, about 20 s more"));
+	ck_assert(screen_has(&g, "q quits"));
+	ck_assert(ui_grid_resize(&g, 20, 8, err, sizeof err) == 0);
+	ui_busy_draw(&g, ui_glyphs(0), "the forward, run to its end", 37, 100,
+	    12.0, "q quits");
+	ck_assert(screen_has(&g, "q quits"));
+	ck_assert(screen_has(&g, "37%"));
+	ui_grid_free(&g);
+}
+END_TEST
+
+/*
+ * A projector's layout: z zooms one pane of the stack over the whole
+ * view (the heatmap hidden), the next on each press, then every pane
+ * again; h hides the heatmap, so the stack starts at the left edge.
+ * On a large screen the tables use the room: more digits than at 80x24.
+ */
+START_TEST(test_zoom_hide_and_room)
+{
+	struct ui *ui = new_view(NULL, &utf8_style);
+	struct ui_grid g = { 0 };
+	struct ui_rect r;
+	int i, n, w0, h0, w, h;
+	char buf[64];
+
+	ui_seek(ui, 1, SIM_PHASE_LAST);
+	ui_min_size(ui, &w0, &h0);
+	n = ui_layout_panes(ui);
+	ck_assert_int_ge(n, 4);
+	for (i = 1; i <= n; i++) {
+		press(ui, 'z');
+		ck_assert_int_eq(ui->zoom, i);
+		draw(ui, &g, 120, 40);
+		ck_assert_int_eq(ui->slot[UI_SLOT_HEAT].w, 0);
+		snprintf(buf, sizeof buf, "zoom: the %s pane",
+		    ui_layout_pane_name(ui, i - 1));
+		ck_assert_msg(screen_has(&g, buf), "no '%s'", buf);
+		ui_min_size(ui, &w, &h);
+		ck_assert_int_lt(w, w0);
+		ck_assert_int_le(h, h0);
+	}
+	/* the tile zoomed takes the whole width and the lines between the
+	 * header and the status line */
+	ui->zoom = 1;
+	draw(ui, &g, 120, 40);
+	r = ui->slot[UI_SLOT_TILE];
+	ck_assert_int_eq(r.x, 0);
+	ck_assert_int_eq(r.w, 120);
+	ck_assert_int_eq(r.h, 40 - 3);
+	ck_assert_int_eq(ui->slot[UI_SLOT_STATE].w, 0);
+	ui->zoom = n;
+	press(ui, 'z');
+	ck_assert_int_eq(ui->zoom, 0);
+	draw(ui, &g, 120, 40);
+	ck_assert_int_gt(ui->slot[UI_SLOT_HEAT].w, 0);
+	ck_assert_int_gt(ui->slot[UI_SLOT_STATE].w, 0);
+	/* h */
+	press(ui, 'h');
+	draw(ui, &g, 120, 40);
+	ck_assert_int_eq(ui->slot[UI_SLOT_HEAT].w, 0);
+	ck_assert_int_eq(ui->slot[UI_SLOT_TILE].x, 0);
+	ck_assert(screen_has(&g, "heatmap hidden"));
+	press(ui, 'h');
+	draw(ui, &g, 120, 40);
+	ck_assert_int_gt(ui->slot[UI_SLOT_HEAT].w, 0);
+	/* the room of a large screen: the state's m' with more digits */
+	ui_num_prec(ui, sim_view(ui_sim(ui))->m_new[0], 20, 7, buf, sizeof buf);
+	draw(ui, &g, 80, 24);
+	ck_assert_msg(!screen_has(&g, buf), "'%s' at 80x24", buf);
+	draw(ui, &g, 240, 67);
+	ck_assert_msg(screen_has(&g, buf), "no '%s' at 240x67", buf);
+	ui_grid_free(&g);
+	ui_free(ui);
+}
+END_TEST
+
 START_TEST(test_grid_text)
 {
 	struct ui_grid g = { 0 };
@@ -2408,6 +2582,9 @@ test_suite(void)
 	tcase_add_test(tc, test_draw_in_rect);
 	tcase_add_test(tc, test_grid_text);
 	tcase_add_test(tc, test_cuts_marked);
+	tcase_add_test(tc, test_zoom_hide_and_room);
+	tcase_add_test(tc, test_build_progress);
+	tcase_add_test(tc, test_busy_frame);
 	tcase_add_test(tc, test_end_and_play_show_whole_steps);
 	tcase_add_test(tc, test_correct_line_follows_phase);
 	tcase_add_test(tc, test_status_cut_at_word);

@@ -200,7 +200,13 @@ struct ui {
 	char msg[240];		/* the status line */
 	int msg_role;
 
-	unsigned hidden;	/* UI_HIDE_* */
+	unsigned hidden;	/* UI_HIDE_* (the caller's) */
+	/* The reader's layout, for a projector: z zooms one pane of the
+	 * segment's stack over the whole view (zoom: its index + 1 in the
+	 * stack, 0 none), h hides the heatmap so the stack takes its
+	 * width. */
+	int zoom;
+	int heat_off;
 	int heat_max;		/* the heatmap's widest (0: as wide as it wants) */
 	/* The layout of the last frame. */
 	struct ui_rect slot[UI_SLOTS];
@@ -227,7 +233,9 @@ const struct ui_glyphs *ui_glyphs(int unicode);
 
 /* ---- ui_format.c: numbers ---------------------------------------------- */
 
-/* A number in at most width columns: %.*g with fewer digits as needed,
+/* A number in at most width columns: %.*g with fewer digits as needed
+ * (5 significant digits at most in 7 columns, one more a column wider,
+ * up to 7),
  * and -inf / inf / nan spelt with the glyphs.  Returns buf. */
 const char *ui_num(const struct ui *ui, float x, int width, char *buf,
     size_t len);
@@ -331,6 +339,9 @@ int ui_play_tick(struct ui *ui, int *wait_ms);
 
 /* Lays the panes out in r and draws them. */
 void ui_layout_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r);
+/* The panes of the current segment's stack, and the name of pane i. */
+int ui_layout_panes(const struct ui *ui);
+const char *ui_layout_pane_name(const struct ui *ui, int i);
 void ui_layout_min(const struct ui *ui, int *w, int *h);
 
 /* Where the heatmap pane last put the matrix (for clicks and tests;
@@ -386,10 +397,33 @@ const char *ui_eq_term(const struct ui *ui, float x, int digits, char *buf,
 int ui_state_num(struct ui *ui, struct ui_grid *g, int x, int y, int w,
     int shown, float val, int changed);
 
+/* ---- ui_busy.c: a long build's progress, q read meanwhile ------------- */
+
+struct ui_busy {
+	const struct ui_glyphs *gl;
+	const char *keys;	/* what q does, in words */
+	double started, drawn;	/* util_now() of the start, the last frame */
+	int stopped;		/* q, Esc or a signal stopped the build */
+	struct ui_grid g;
+};
+void ui_busy_begin(struct ui_busy *b, const struct ui_glyphs *gl,
+    const char *keys);
+void ui_busy_end(struct ui_busy *b);
+/* A fulltimeline_progress function over a struct ui_busy (needs the
+ * terminal open): draws a frame a few times a second, after a quarter
+ * second of quiet, and returns 1 once q, Esc or a signal came. */
+int ui_busy_step(void *ctx, const char *what, long done, long total);
+/* The frame itself, into the whole of g. */
+void ui_busy_draw(struct ui_grid *g, const struct ui_glyphs *gl,
+    const char *what, long done, long total, double secs, const char *keys);
+
 /* ---- ui_term.c --------------------------------------------------------- */
 
 /* For the benchmark: a terminal that writes to /dev/null. */
 int ui_term_open_null(int w, int h, struct ui_style *st, char *err,
     size_t errlen);
+/* A real terminal is open (not the benchmark's): frames can be shown
+ * and keys read. */
+int ui_term_is_open(void);
 
 #endif

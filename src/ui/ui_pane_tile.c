@@ -114,7 +114,7 @@ ui_pane_tile_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 	const struct ui_glyphs *gl = ui->gl;
 	int showp = v->phase >= SIM_PHASE_EXP, showmax = v->phase >= SIM_PHASE_MAX;
 	int lw = ui_digits(v->tile.r1 - 1) + 1, ncols, nrows, row, c;
-	int x, y, role, n, cut;
+	int x, y, role, n, cut, nw;
 	const float *m = showp ? v->p : v->s;
 	float s, val;
 	char b[32];
@@ -140,8 +140,12 @@ ui_pane_tile_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 		return;
 	}
 
+	/* Wider numbers, more digits, when every key fits at more than
+	 * the least width (a large terminal, a zoomed pane). */
+	nw = (r.w - lw - 3) / (v->cols + 1) - 1;
+	nw = nw < UI_TILE_NW ? UI_TILE_NW : nw > 11 ? 11 : nw;
 	/* Keys that fit beside the row labels and the max / sum column. */
-	ncols = (r.w - lw - UI_TILE_CW - 2) / UI_TILE_CW;
+	ncols = (r.w - lw - (nw + 1) - 2) / (nw + 1);
 	cut = ncols < v->cols;
 	if (cut)
 		ncols--;
@@ -153,16 +157,16 @@ ui_pane_tile_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 
 	y = r.y + 1;
 	x = r.x + lw;
-	for (c = 0; c < ncols && c < v->cols; c++, x += UI_TILE_CW)
-		ui_grid_printf(g, x, y, UI_TILE_CW, UI_ROLE_LABEL, "%*s%d",
-		    UI_TILE_CW - ui_digits(v->tile.c0 + c) - 1, "k",
+	for (c = 0; c < ncols && c < v->cols; c++, x += (nw + 1))
+		ui_grid_printf(g, x, y, (nw + 1), UI_ROLE_LABEL, "%*s%d",
+		    (nw + 1) - ui_digits(v->tile.c0 + c) - 1, "k",
 		    v->tile.c0 + c);
 	if (cut)
 		x += ui_grid_printf(g, x + 1, y, -1, UI_ROLE_LABEL, "%s",
 		    gl->ellipsis) + 1;
 	ui_grid_text(g, x + 1, y, 1, UI_ROLE_LABEL, gl->vline);
 	snprintf(b, sizeof b, "%sp", gl->sum);
-	ui_grid_right(g, x + 2, y, UI_TILE_NW, UI_ROLE_LABEL, showp ? b : "max");
+	ui_grid_right(g, x + 2, y, nw, UI_ROLE_LABEL, showp ? b : "max");
 
 	for (row = ui->tile_first; row < v->rows && y + 1 < r.y + r.h; row++) {
 		y++;
@@ -172,32 +176,32 @@ ui_pane_tile_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 		ui_grid_printf(g, r.x + 1, y, lw - 1, role, "%*d", lw - 1,
 		    v->tile.r0 + row);
 		x = r.x + lw;
-		for (c = 0; c < ncols && c < v->cols; c++, x += UI_TILE_CW) {
+		for (c = 0; c < ncols && c < v->cols; c++, x += (nw + 1)) {
 			s = v->s[(size_t)row * v->cols + c];
 			val = m[(size_t)row * v->cols + c];
 			/* Masked: S = -inf, so P = 0. */
 			if (isinf(s) && s < 0) {
-				ui_grid_right(g, x, y, UI_TILE_CW, UI_ROLE_MASKED,
+				ui_grid_right(g, x, y, (nw + 1), UI_ROLE_MASKED,
 				    showp ? "0" : gl->ninf);
 				continue;
 			}
 			role = showmax && s == v->rowmax[row] ? UI_ROLE_ROW_MAX :
 			    UI_ROLE_NORMAL;
-			ui_grid_right(g, x, y, UI_TILE_CW, role,
-			    ui_num(ui, val, UI_TILE_NW, b, sizeof b));
+			ui_grid_right(g, x, y, (nw + 1), role,
+			    ui_num(ui, val, nw, b, sizeof b));
 		}
 		if (cut)
 			x += ui_grid_printf(g, x + 1, y, -1, UI_ROLE_DIM, "%s",
 			    gl->ellipsis) + 1;
 		ui_grid_text(g, x + 1, y, 1, UI_ROLE_LABEL, gl->vline);
 		if (showp)
-			ui_grid_right(g, x + 2, y, UI_TILE_NW, UI_ROLE_NORMAL,
-			    ui_num(ui, v->rowsum[row], UI_TILE_NW, b, sizeof b));
+			ui_grid_right(g, x + 2, y, nw, UI_ROLE_NORMAL,
+			    ui_num(ui, v->rowsum[row], nw, b, sizeof b));
 		else if (showmax)
-			ui_grid_right(g, x + 2, y, UI_TILE_NW, UI_ROLE_ROW_MAX,
-			    ui_num(ui, v->rowmax[row], UI_TILE_NW, b, sizeof b));
+			ui_grid_right(g, x + 2, y, nw, UI_ROLE_ROW_MAX,
+			    ui_num(ui, v->rowmax[row], nw, b, sizeof b));
 		else
-			ui_grid_right(g, x + 2, y, UI_TILE_NW, UI_ROLE_DIM, "?");
+			ui_grid_right(g, x + 2, y, nw, UI_ROLE_DIM, "?");
 	}
 	ui_pane_cut_mark(ui, g, r, ui->tile_first, v->rows - row,
 	    v->cols > ncols ? v->cols - ncols : 0);
