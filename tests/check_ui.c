@@ -1378,6 +1378,29 @@ START_TEST(test_cuts_marked)
 		    cut_count(&g, r, right), v->d + v->dv);
 		ui_free(ui);
 	}
+	/* the history of a row block of 32 tiles: the tiles shown and the
+	 * ones counted make the row block's */
+	options_init(&o);
+	o.spec.tk = 128;
+	ui = new_view(&o, &utf8_style);
+	ck_assert_int_eq(ui_seek(ui, 20, -1), 0);
+	draw(ui, &g, 100, 40);
+	r = ui->slot[UI_SLOT_HISTORY];
+	ck_assert_int_gt(r.h, 3);
+	{
+		char line[1024], *p, *save = NULL;
+		int shown = 0;
+
+		span(&g, r.x, r.y + 1, r.w, line, sizeof line);
+		for (p = strtok_r(line, " ", &save); p != NULL;
+		    p = strtok_r(NULL, " ", &save))
+			shown++;
+		shown--;	/* the "j" label */
+		ck_assert_int_lt(shown, sim_schedule(ui_sim(ui))->tc);
+		ck_assert_int_eq(shown + cut_count(&g, r, "\u2192"),
+		    sim_schedule(ui_sim(ui))->tc);
+	}
+	ui_free(ui);
 	ui_grid_free(&g);
 }
 END_TEST
