@@ -243,6 +243,10 @@ const char *ui_num(const struct ui *ui, float x, int width, char *buf,
 const char *ui_num_prec(const struct ui *ui, float x, int width, int digits,
     char *buf, size_t len);
 
+/* A pane at least this wide (a large terminal, a zoomed pane) widens
+ * its number columns to the room, for more digits. */
+#define UI_WIDE_W 100
+
 /* Decimal digits of n >= 0: the width of a row or column label. */
 int ui_digits(int n);
 

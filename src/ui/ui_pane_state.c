@@ -80,8 +80,8 @@ ui_pane_state_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 	char b[48], range[48] = "";
 	/* Wider numbers, more digits, when the pane has the room (a large
 	 * terminal, a zoomed pane): every column at up to 11 columns. */
-	int nw = (r.w - lw - 2 * aw - 6 - (gpu ? 3 : 0)) / (5 + v->dv +
-	    (gpu ? 3 : 0)) - 1;
+	int nw = r.w < UI_WIDE_W ? UI_STATE_NW : (r.w - lw - 2 * aw - 6 -
+	    (gpu ? 3 : 0)) / (5 + v->dv + (gpu ? 3 : 0)) - 1;
 
 	nw = nw < UI_STATE_NW ? UI_STATE_NW : nw > 11 ? 11 : nw;
 

@@ -140,9 +140,10 @@ ui_pane_tile_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 		return;
 	}
 
-	/* Wider numbers, more digits, when every key fits at more than
-	 * the least width (a large terminal, a zoomed pane). */
-	nw = (r.w - lw - 3) / (v->cols + 1) - 1;
+	/* Wider numbers, more digits, on a large terminal or a zoomed pane
+	 * (UI_WIDE_W columns or more) when every key fits wider; at 80
+	 * columns the tile keeps the state's five digits. */
+	nw = r.w < UI_WIDE_W ? UI_TILE_NW : (r.w - lw - 3) / (v->cols + 1) - 1;
 	nw = nw < UI_TILE_NW ? UI_TILE_NW : nw > 11 ? 11 : nw;
 	/* Keys that fit beside the row labels and the max / sum column. */
 	ncols = (r.w - lw - (nw + 1) - 2) / (nw + 1);
