@@ -311,6 +311,53 @@ START_TEST(test_ascii_and_too_small)
 }
 END_TEST
 
+/*
+ * In ASCII the view spells alpha and the entrywise product so that they
+ * cannot be read as the letters the panes use (the merge's operands a
+ * and b, the output o, the state's m, l, u): "alpha" and "(*)", in the
+ * equations, the state's heading and the backward's dS.
+ */
+START_TEST(test_ascii_no_letter_clash)
+{
+	static const char *const letters[] = { "a", "b", "o", "u", "l", "m",
+	    "p", "s", "v", "x" };
+	const struct ui_glyphs *gl = ui_glyphs(0);
+	const char *glyph[] = { gl->alpha, gl->circ, gl->ell, gl->prime };
+	struct options o;
+	struct ui *ui;
+	struct ui_grid g = { 0 };
+	char t[32], *p;
+	size_t i, j;
+
+	/* alpha and the product: not a letter the panes use */
+	for (i = 0; i < 2; i++) {
+		snprintf(t, sizeof t, "%s", glyph[i]);
+		for (p = t; *p == ' '; p++)
+			;
+		p[strcspn(p, " ")] = '\0';
+		for (j = 0; j < sizeof letters / sizeof letters[0]; j++)
+			ck_assert_msg(strcmp(p, letters[j]) != 0, "ASCII glyph '%s' "
+			    "is the letter %s", glyph[i], letters[j]);
+	}
+	ui = new_view(NULL, &ascii_style);
+	ui_seek(ui, 1, SIM_PHASE_LAST);
+	draw(ui, &g, 80, 24);
+	ck_assert(screen_has(&g, "alpha  = e^(m - m')"));
+	ck_assert(screen_has(&g, "  alpha "));
+	ui_free(ui);
+	options_init(&o);
+	o.backward = 1;
+	ui = new_view(&o, &ascii_style);
+	ui_seek(ui, timeline_steps(ui->line.tl) - 1, BWD_PHASE_DS);
+	draw(ui, &g, 100, 40);
+	ck_assert(screen_has(&g, "dS = P (*) (dP-D)"));
+	ck_assert(screen_has(&g, "rowsum(dO (*) O)"));
+	ck_assert(!screen_has(&g, "P o (") && !screen_has(&g, "dO o O"));
+	ui_free(ui);
+	ui_grid_free(&g);
+}
+END_TEST
+
 /* Unpooled, the summary is the simulator's S bit for bit; pooled, each
  * cell is the max of its entries; both masks at once. */
 START_TEST(test_heatmap_exact)
@@ -1238,6 +1285,357 @@ START_TEST(test_draw_in_rect)
 }
 END_TEST
 
+/* The number before glyph in a pane's title line ("+3↓": 3), 0 when the
+ * title has no such mark. */
+static int
+cut_count(const struct ui_grid *g, struct ui_rect r, const char *glyph)
+{
+	char buf[1024], *p, *q;
+
+	span(g, r.x, r.y, r.w, buf, sizeof buf);
+	for (p = buf; (p = strchr(p, '+')) != NULL; p++) {
+		long n = strtol(p + 1, &q, 10);
+
+		if (q > p + 1 && strncmp(q, glyph, strlen(glyph)) == 0)
+			return (int)n;
+	}
+	return 0;
+}
+
+/* Lines of a pane from its line y0 down that show a row (not blank). */
+static int
+rows_shown(const struct ui_grid *g, struct ui_rect r, int y0)
+{
+	char buf[1024];
+	int y, n = 0;
+
+	for (y = r.y + y0; y < r.y + r.h; y++)
+		n += span(g, r.x, y, r.w, buf, sizeof buf)[0] != '\0';
+	return n;
+}
+
+/* Times text occurs in line y of a pane. */
+static int
+count_in_line(const struct ui_grid *g, struct ui_rect r, int y,
+    const char *text)
+{
+	char buf[1024], *p;
+	int n = 0;
+
+	span(g, r.x, r.y + y, r.w, buf, sizeof buf);
+	for (p = buf; (p = strstr(p, text)) != NULL; p += strlen(text))
+		n++;
+	return n;
+}
+
+/*
+ * At 80x24 the backward's panes cannot show every row, key and entry of
+ * a 4x4 tile with d = 4: each says on its title line how many it left
+ * out ("+N↓" rows, "+N→" entries), and the shown and the counted add up
+ * to the tile's.  Also in ASCII ("+Nv", "+N->").
+ */
+START_TEST(test_cuts_marked)
+{
+	static const struct ui_style *const styles[] = { &utf8_style,
+	    &ascii_style };
+	struct options o;
+	struct ui *ui;
+	struct ui_grid g = { 0 };
+	const struct backward_view *v;
+	struct ui_rect r;
+	const char *down, *right;
+	size_t s;
+
+	for (s = 0; s < 2; s++) {
+		options_init(&o);
+		o.backward = 1;
+		ui = new_view(&o, styles[s]);
+		down = s == 0 ? "\u2193" : "v";
+		right = s == 0 ? "\u2192" : "->";
+		press(ui, UI_KEY_END);
+		ck_assert_int_eq(ui_kind(ui), TIMELINE_BACKWARD);
+		draw(ui, &g, 80, 24);
+		v = ui_bwd_view(ui);
+		ck_assert_int_eq(v->rows, 4);
+		ck_assert_int_eq(v->cols, 4);
+		/* the tile: rows below its heading */
+		r = ui->slot[UI_SLOT_TILE];
+		ck_assert_msg(rows_shown(&g, r, 2) < v->rows, "the tile shows "
+		    "every row at 80x24: nothing to mark");
+		ck_assert_int_eq(rows_shown(&g, r, 2) + cut_count(&g, r, down),
+		    v->rows);
+		/* the query rows, and dQ's entries */
+		r = ui->slot[UI_SLOT_STATE];
+		ck_assert_int_eq(rows_shown(&g, r, 2) + cut_count(&g, r, down),
+		    v->rows);
+		ck_assert_int_eq(count_in_line(&g, r, 1, "[") - 1 +
+		    cut_count(&g, r, right), v->d);
+		/* the key block: keys, and dV's and dK's entries */
+		r = ui->slot[UI_SLOT_KEYS];
+		ck_assert_int_eq(rows_shown(&g, r, 2) + cut_count(&g, r, down),
+		    v->cols);
+		ck_assert_int_eq(count_in_line(&g, r, 1, "[") +
+		    cut_count(&g, r, right), v->d + v->dv);
+		ui_free(ui);
+	}
+	/* the history of a row block of 32 tiles: the tiles shown and the
+	 * ones counted make the row block's */
+	options_init(&o);
+	o.spec.tk = 128;
+	ui = new_view(&o, &utf8_style);
+	ck_assert_int_eq(ui_seek(ui, 20, -1), 0);
+	draw(ui, &g, 100, 40);
+	r = ui->slot[UI_SLOT_HISTORY];
+	ck_assert_int_gt(r.h, 3);
+	{
+		char line[1024], *p, *save = NULL;
+		int shown = 0;
+
+		span(&g, r.x, r.y + 1, r.w, line, sizeof line);
+		for (p = strtok_r(line, " ", &save); p != NULL;
+		    p = strtok_r(NULL, " ", &save))
+			shown++;
+		shown--;	/* the "j" label */
+		ck_assert_int_lt(shown, sim_schedule(ui_sim(ui))->tc);
+		ck_assert_int_eq(shown + cut_count(&g, r, "\u2192"),
+		    sim_schedule(ui_sim(ui))->tc);
+	}
+	ui_free(ui);
+	ui_grid_free(&g);
+}
+END_TEST
+
+static struct ui *split_view(int backward, int splits, enum merge_form form);
+
+/* The backward after split-KV, the largest stack, fits 80x24 with a
+ * lesson's narration above it: the runner hides the key bar and keeps
+ * 6 lines (TTY_NARRATION_LINES in lesson_tty.c) for the narration. */
+START_TEST(test_fits_under_narration)
+{
+	struct ui *ui = split_view(1, 2, MERGE_MLU);
+	int w, h;
+
+	ui_set_hidden(ui, UI_HIDE_KEYBAR);
+	ui_min_size(ui, &w, &h);
+	ck_assert_int_le(w, 80);
+	ck_assert_int_le(h + 6, 24);
+	ui_free(ui);
+}
+END_TEST
+
+/* A status line longer than the screen is cut at a word break and ends
+ * in an ellipsis, in UTF-8 and ASCII; one that fits is whole. */
+START_TEST(test_status_cut_at_word)
+{
+	static const char msg[] = "merge order tree: pairs, then pairs of "
+	    "pairs, then the pairs of those pairs (3 merges a row block) and "
+	    "more words";
+	struct ui *ui;
+	struct ui_grid g = { 0 };
+	struct ui_rect r;
+	char line[1024];
+	size_t n;
+	int s;
+
+	for (s = 0; s < 2; s++) {
+		const char *ell = s == 0 ? "\u2026" : "...";
+
+		ui = new_view(NULL, s == 0 ? &utf8_style : &ascii_style);
+		ui_message(ui, UI_ROLE_MESSAGE, "%s", msg);
+		draw(ui, &g, 80, 24);
+		r = ui->slot[UI_SLOT_STATUS];
+		span(&g, r.x, r.y, r.w, line, sizeof line);
+		n = strlen(line);
+		ck_assert_msg(n > strlen(ell) && strcmp(line + n - strlen(ell),
+		    ell) == 0, "no ellipsis: '%s'", line);
+		n -= strlen(ell);
+		line[n] = '\0';
+		ck_assert_msg(strncmp(msg, line, n) == 0 && msg[n] == ' ',
+		    "not cut at a word break: '%s'", line);
+		ui_message(ui, UI_ROLE_MESSAGE, "short");
+		draw(ui, &g, 80, 24);
+		ck_assert_str_eq(span(&g, r.x, r.y, r.w, line, sizeof line),
+		    "short");
+		ui_free(ui);
+	}
+	ui_grid_free(&g);
+}
+END_TEST
+
+/* A progress callback that records what it saw and stops at stop_at. */
+struct progress_log {
+	long calls, last_done, last_total, stop_at;
+	int backwards;		/* done went down */
+	char what[200];
+};
+
+static int
+progress_record(void *ctx, const char *what, long done, long total)
+{
+	struct progress_log *l = ctx;
+
+	if (total > 0) {
+		if (done < l->last_done)
+			l->backwards = 1;
+		l->last_done = done;
+		l->last_total = total;
+	}
+	l->calls++;
+	snprintf(l->what, sizeof l->what, "%s", what);
+	return l->stop_at > 0 && done >= l->stop_at;
+}
+
+/*
+ * The timeline's build reports its progress: every forward step and
+ * merge, done rising to the total (the forward's steps and the
+ * combine's), and the timeline it builds is the one built without; a
+ * callback that says stop stops it (-1, "stopped", nothing built).
+ */
+START_TEST(test_build_progress)
+{
+	struct options o;
+	struct problem p;
+	struct sim *sim;
+	struct fulltimeline a, b;
+	struct fulltimeline_progress pr;
+	struct progress_log log;
+	char err[300];
+	size_t i, n;
+	int splits;
+
+	for (splits = 1; splits <= 3; splits += 2) {
+		options_init(&o);
+		o.spec.tq = 11;
+		o.spec.tk = 9;
+		o.spec.d = 3;
+		o.tiling.br = 3;
+		o.tiling.bc = 2;
+		o.backward = 1;
+		o.split.splits = splits;
+		ck_assert_msg(problem_build(&o.spec, &p, err, sizeof err) == 0, "%s",
+		    err);
+		sim = sim_new_split(&p, &o.tiling, &o.split, &o.rule, err, sizeof err);
+		ck_assert_msg(sim != NULL, "%s", err);
+		ck_assert(fulltimeline_build(&o, &p, sim, &a, err, sizeof err) == 0);
+		memset(&log, 0, sizeof log);
+		pr.fn = progress_record;
+		pr.ctx = &log;
+		ck_assert_msg(fulltimeline_build_progress(&o, &p, sim, &b, &pr, err,
+		    sizeof err) == 0, "%s", err);
+		ck_assert_int_eq(log.last_total, sim_steps(sim) +
+		    (b.comb != NULL ? combine_steps(b.comb) : 0));
+		ck_assert_int_eq(log.last_done, log.last_total);
+		ck_assert(!log.backwards);
+		ck_assert_int_ge(log.calls, log.last_total);
+		n = (size_t)p.tq * (size_t)p.dv;
+		for (i = 0; i < n; i++)
+			ck_assert(a.o[i] == b.o[i]);
+		ck_assert_int_eq(timeline_steps(a.tl), timeline_steps(b.tl));
+		fulltimeline_close(&b);
+		/* stopped half way */
+		memset(&log, 0, sizeof log);
+		log.stop_at = sim_steps(sim) / 2;
+		ck_assert_int_eq(fulltimeline_build_progress(&o, &p, sim, &b, &pr,
+		    err, sizeof err), -1);
+		ck_assert_msg(strstr(err, "stopped") != NULL, "%s", err);
+		ck_assert_int_eq(log.last_done, log.stop_at);
+		ck_assert_ptr_null(b.tl);
+		fulltimeline_close(&a);
+		sim_free(sim);
+		problem_free(&p);
+	}
+}
+END_TEST
+
+/* The busy frame: what is being built, a bar and the percentage, the
+ * step count and q's meaning, in 80x24 and down to 20x8. */
+START_TEST(test_busy_frame)
+{
+	struct ui_grid g = { 0 };
+	char err[100];
+
+	ck_assert(ui_grid_resize(&g, 80, 24, err, sizeof err) == 0);
+	ui_busy_draw(&g, ui_glyphs(1), "the forward, run to its end", 37, 100,
+	    12.0, "q quits");
+	ck_assert(screen_has(&g, "building the timeline"));
+	ck_assert(screen_has(&g, "the forward, run to its end"));
+	ck_assert(screen_has(&g, " 37%"));
+	ck_assert(screen_has(&g, "step 37 of 100, 12 s so far, about 20 s more"));
+	ck_assert(screen_has(&g, "q quits"));
+	ck_assert(ui_grid_resize(&g, 20, 8, err, sizeof err) == 0);
+	ui_busy_draw(&g, ui_glyphs(0), "the forward, run to its end", 37, 100,
+	    12.0, "q quits");
+	ck_assert(screen_has(&g, "q quits"));
+	ck_assert(screen_has(&g, "37%"));
+	ui_grid_free(&g);
+}
+END_TEST
+
+/*
+ * A projector's layout: z zooms one pane of the stack over the whole
+ * view (the heatmap hidden), the next on each press, then every pane
+ * again; h hides the heatmap, so the stack starts at the left edge.
+ * On a large screen the tables use the room: more digits than at 80x24.
+ */
+START_TEST(test_zoom_hide_and_room)
+{
+	struct ui *ui = new_view(NULL, &utf8_style);
+	struct ui_grid g = { 0 };
+	struct ui_rect r;
+	int i, n, w0, h0, w, h;
+	char buf[64];
+
+	ui_seek(ui, 1, SIM_PHASE_LAST);
+	ui_min_size(ui, &w0, &h0);
+	n = ui_layout_panes(ui);
+	ck_assert_int_ge(n, 4);
+	for (i = 1; i <= n; i++) {
+		press(ui, 'z');
+		ck_assert_int_eq(ui->zoom, i);
+		draw(ui, &g, 120, 40);
+		ck_assert_int_eq(ui->slot[UI_SLOT_HEAT].w, 0);
+		snprintf(buf, sizeof buf, "zoom: the %s pane",
+		    ui_layout_pane_name(ui, i - 1));
+		ck_assert_msg(screen_has(&g, buf), "no '%s'", buf);
+		ui_min_size(ui, &w, &h);
+		ck_assert_int_lt(w, w0);
+		ck_assert_int_le(h, h0);
+	}
+	/* the tile zoomed takes the whole width and the lines between the
+	 * header and the status line */
+	ui->zoom = 1;
+	draw(ui, &g, 120, 40);
+	r = ui->slot[UI_SLOT_TILE];
+	ck_assert_int_eq(r.x, 0);
+	ck_assert_int_eq(r.w, 120);
+	ck_assert_int_eq(r.h, 40 - 3);
+	ck_assert_int_eq(ui->slot[UI_SLOT_STATE].w, 0);
+	ui->zoom = n;
+	press(ui, 'z');
+	ck_assert_int_eq(ui->zoom, 0);
+	draw(ui, &g, 120, 40);
+	ck_assert_int_gt(ui->slot[UI_SLOT_HEAT].w, 0);
+	ck_assert_int_gt(ui->slot[UI_SLOT_STATE].w, 0);
+	/* h */
+	press(ui, 'h');
+	draw(ui, &g, 120, 40);
+	ck_assert_int_eq(ui->slot[UI_SLOT_HEAT].w, 0);
+	ck_assert_int_eq(ui->slot[UI_SLOT_TILE].x, 0);
+	ck_assert(screen_has(&g, "heatmap hidden"));
+	press(ui, 'h');
+	draw(ui, &g, 120, 40);
+	ck_assert_int_gt(ui->slot[UI_SLOT_HEAT].w, 0);
+	/* the room of a large screen: the state's m' with more digits */
+	ui_num_prec(ui, sim_view(ui_sim(ui))->m_new[0], 20, 7, buf, sizeof buf);
+	draw(ui, &g, 80, 24);
+	ck_assert_msg(!screen_has(&g, buf), "'%s' at 80x24", buf);
+	draw(ui, &g, 240, 67);
+	ck_assert_msg(screen_has(&g, buf), "no '%s' at 240x67", buf);
+	ui_grid_free(&g);
+	ui_free(ui);
+}
+END_TEST
+
 START_TEST(test_grid_text)
 {
 	struct ui_grid g = { 0 };
@@ -1977,6 +2375,118 @@ START_TEST(test_bugs_beside_correct)
 }
 END_TEST
 
+/* The line of the screen that holds text ("" when none), into buf. */
+static const char *
+screen_line_with(const struct ui_grid *g, const char *text, char *buf,
+    size_t len)
+{
+	int y;
+
+	for (y = 0; y < g->h; y++)
+		if (strstr(ui_grid_line(g, y, buf, len), text) != NULL)
+			return buf;
+	buf[0] = '\0';
+	return buf;
+}
+
+/* End lands on the last phase of the last step, and r plays whole
+ * steps, whatever phase , left n and p at (there, every value showed as
+ * "?"); p then steps back whole steps too. */
+START_TEST(test_end_and_play_show_whole_steps)
+{
+	struct options o;
+	struct ui *ui;
+	struct timeline_pos pos;
+	long n;
+	int i, wait;
+
+	options_init(&o);
+	o.backward = 1;
+	ui = new_view(&o, &utf8_style);
+	n = timeline_steps(ui->line.tl);
+	/* the backward's phase moved to load, and a step back there */
+	ck_assert_int_eq(ui_seek(ui, n - 3, -1), 0);
+	for (i = 0; i < 20; i++) {
+		ui_position(ui, &pos);
+		if (pos.phase == 0)
+			break;
+		press(ui, ',');
+	}
+	ck_assert_int_eq(pos.phase, 0);
+	press(ui, 'n');
+	ui_position(ui, &pos);
+	ck_assert_int_eq(pos.global, n - 2);
+	ck_assert_int_eq(pos.phase, 0);
+	press(ui, UI_KEY_END);
+	ui_position(ui, &pos);
+	ck_assert_int_eq(pos.global, n - 1);
+	ck_assert_int_eq(ui_bwd_view(ui)->phase, BWD_PHASE_WRITE);
+	press(ui, 'p');
+	ui_position(ui, &pos);
+	ck_assert_int_eq(pos.global, n - 2);
+	ck_assert_int_eq(pos.phase, ui_bwd_view(ui)->nphases - 1);
+
+	/* r from a step's load phase */
+	press(ui, UI_KEY_HOME);
+	for (i = 0; i < 20; i++)
+		press(ui, ',');
+	ui_position(ui, &pos);
+	ck_assert_int_eq(pos.phase, 0);
+	press(ui, 'r');
+	ck_assert(ui->play.on);
+	ui->play.next_tick = 0;
+	ui_play_tick(ui, &wait);
+	ui_position(ui, &pos);
+	ck_assert_int_ge(pos.global, 1);
+	ck_assert_int_eq(pos.phase, sim_view(ui_sim(ui))->phase);
+	ck_assert_int_ge(sim_view(ui_sim(ui))->phase, SIM_PHASE_UPDATE);
+	ui_free(ui);
+}
+END_TEST
+
+/* Under a gradient bug the correct backward's line holds only what the
+ * phase shown has computed: p from the P phase, ds from dS, dQ from dQ,
+ * dK from dK. */
+START_TEST(test_correct_line_follows_phase)
+{
+	static const struct {
+		int phase;
+		const char *has[4], *not[4];
+	} at[] = {
+		{ BWD_PHASE_P, { "p = " }, { "ds =", "dQ", "dK" } },
+		{ BWD_PHASE_DS, { "p = ", "ds = " }, { "dQ", "dK" } },
+		{ BWD_PHASE_DQ, { "ds = ", "dQ\u2032[0]" }, { "dK" } },
+		{ BWD_PHASE_DK, { "ds = ", "dQ\u2032[0]", "dK\u2032[0]" }, { NULL } },
+	};
+	struct ui *ui = split_view(1, 0, MERGE_MLU);
+	struct ui_grid g = { 0 };
+	long F = sim_steps(ui_sim(ui));
+	char line[1024];
+	size_t a, i;
+
+	ck_assert_int_eq(ui_seek(ui, F + 2, BWD_PHASE_DS), 0);
+	press(ui, 'b');
+	ck_assert_int_ne(ui->opts.grad_bug, BWD_BUG_NONE);
+	for (a = 0; a < sizeof at / sizeof at[0]; a++) {
+		ck_assert_int_eq(ui_seek(ui, F + 2, at[a].phase), 0);
+		draw(ui, &g, 120, 40);
+		screen_line_with(&g, "correct backward:", line, sizeof line);
+		ck_assert_msg(line[0] != '\0', "phase %d: no correct line",
+		    at[a].phase);
+		for (i = 0; i < 4 && at[a].has[i] != NULL; i++)
+			ck_assert_msg(strstr(strstr(line, "correct backward:"),
+			    at[a].has[i]) != NULL, "phase %d: no '%s' in '%s'",
+			    at[a].phase, at[a].has[i], line);
+		for (i = 0; i < 4 && at[a].not[i] != NULL; i++)
+			ck_assert_msg(strstr(strstr(line, "correct backward:"),
+			    at[a].not[i]) == NULL, "phase %d: '%s' ahead of its "
+			    "phase in '%s'", at[a].phase, at[a].not[i], line);
+	}
+	ui_grid_free(&g);
+	ui_free(ui);
+}
+END_TEST
+
 /* The e form turns the backward and the splits on and off; bad values
  * are refused with one line. */
 START_TEST(test_form_timeline)
@@ -2072,6 +2582,7 @@ test_suite(void)
 	tcase_add_test(tc, test_equations_follow_focus);
 	tcase_add_test(tc, test_phases);
 	tcase_add_test(tc, test_ascii_and_too_small);
+	tcase_add_test(tc, test_ascii_no_letter_clash);
 	tcase_add_test(tc, test_heatmap_exact);
 	tcase_add_test(tc, test_rebuild_keeps_position);
 	tcase_add_test(tc, test_bug_cycle);
@@ -2093,6 +2604,14 @@ test_suite(void)
 	tcase_add_test(tc, test_help_and_doc_list_every_key);
 	tcase_add_test(tc, test_draw_in_rect);
 	tcase_add_test(tc, test_grid_text);
+	tcase_add_test(tc, test_cuts_marked);
+	tcase_add_test(tc, test_zoom_hide_and_room);
+	tcase_add_test(tc, test_build_progress);
+	tcase_add_test(tc, test_busy_frame);
+	tcase_add_test(tc, test_end_and_play_show_whole_steps);
+	tcase_add_test(tc, test_correct_line_follows_phase);
+	tcase_add_test(tc, test_status_cut_at_word);
+	tcase_add_test(tc, test_fits_under_narration);
 	tcase_add_test(tc, test_random_keys);
 	tcase_add_test(tc, test_backward_panes);
 	tcase_add_test(tc, test_combine_panes);

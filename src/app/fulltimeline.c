@@ -24,12 +24,36 @@ gradfiles(const struct options *o, struct gradfile f[4])
 	f[3] = (struct gradfile){ "--grad-scores", o->grad_s };
 }
 
+/* The forward's run, as progress: what it is for, in words. */
+struct forward_progress {
+	const struct fulltimeline_progress *pr;
+	const char *what;
+};
+
+static int
+forward_progress(void *ctx, long done, long total)
+{
+	const struct forward_progress *f = ctx;
+
+	return f->pr->fn(f->pr->ctx, f->what, done, total) != 0;
+}
+
 int
 fulltimeline_build(const struct options *o, const struct problem *p,
     struct sim *sim, struct fulltimeline *b, char *err, size_t errlen)
 {
+	return fulltimeline_build_progress(o, p, sim, b, NULL, err, errlen);
+}
+
+int
+fulltimeline_build_progress(const struct options *o, const struct problem *p,
+    struct sim *sim, struct fulltimeline *b,
+    const struct fulltimeline_progress *pr, char *err, size_t errlen)
+{
 	struct backward_input in;
+	struct forward_progress fp;
 	size_t rows = (size_t)problem_rows(p);
+	int r;
 
 	memset(b, 0, sizeof *b);
 	if (o->backward && rows != (size_t)p->tq)
@@ -47,7 +71,20 @@ fulltimeline_build(const struct options *o, const struct problem *p,
 		b->m = util_calloc(rows, sizeof(float), "m", err, errlen);
 		if (b->o == NULL || b->lse == NULL || b->m == NULL)
 			goto fail;
-		if (backward_forward(sim, b->comb, b->o, b->lse, b->m) != 0) {
+		fp.pr = pr;
+		fp.what = o->backward ? b->comb != NULL ? "the forward and its "
+		    "combine, run to their ends: the backward starts from their O "
+		    "and lse" : "the forward, run to its end: the backward starts "
+		    "from its O and lse" : "the forward, run to its end: the "
+		    "combine merges the partials it leaves";
+		r = backward_forward_progress(sim, b->comb, b->o, b->lse, b->m,
+		    pr != NULL ? forward_progress : NULL, &fp);
+		if (r > 0) {
+			util_error(err, errlen, "stopped while building the "
+			    "timeline (running %s)", fp.what);
+			goto fail;
+		}
+		if (r != 0) {
 			util_error(err, errlen, "the forward pass: out of memory");
 			goto fail;
 		}
@@ -62,6 +99,12 @@ fulltimeline_build(const struct options *o, const struct problem *p,
 		in.lse = b->lse;
 		in.m = b->m;
 		in.dout = b->dout;
+		if (pr != NULL && pr->fn(pr->ctx, "the backward: its schedule, "
+		    "D for every row and its counters", 0, 0) != 0) {
+			util_error(err, errlen, "stopped while building the "
+			    "timeline (the backward)");
+			goto fail;
+		}
 		b->bwd = backward_new(p, &o->tiling, &in, o->grad_bug, err, errlen);
 		if (b->bwd == NULL)
 			goto fail;

@@ -41,6 +41,24 @@ int fulltimeline_build(const struct options *o, const struct problem *p,
     struct sim *sim, struct fulltimeline *b, char *err, size_t errlen);
 
 /*
+ * What a build that takes long tells its caller (a view that draws its
+ * progress and reads q meanwhile): fn is called now and then, often
+ * (after every forward step and merge), with what the build is doing in
+ * words and how far it is (done of total, in steps; total 0 when it
+ * cannot say).  A non-zero return stops the build.
+ */
+struct fulltimeline_progress {
+	int (*fn)(void *ctx, const char *what, long done, long total);
+	void *ctx;
+};
+
+/* fulltimeline_build with progress (pr NULL: none).  Stopped by pr, it
+ * returns -1 with err saying so and nothing built. */
+int fulltimeline_build_progress(const struct options *o,
+    const struct problem *p, struct sim *sim, struct fulltimeline *b,
+    const struct fulltimeline_progress *pr, char *err, size_t errlen);
+
+/*
  * For a setup s that setup_open built from o with o->backward: refuses
  * gradient files that cannot be written or do not fit the problem (a
  * scores problem has no dQ or dK), then fulltimeline_build.  Returns 0, or

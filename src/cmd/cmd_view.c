@@ -147,15 +147,27 @@ cmd_view(int argc, char **argv)
 		    "stdout; for text output use `flashstep trace`\n");
 		goto done;
 	}
-	/* The problem first: its errors go to a terminal still in order. */
+	/* The terminal first, so that a long build (the forward run for the
+	 * backward or the combine) shows its progress and answers q; the
+	 * problem's errors are printed once the terminal is given back. */
 	ui_style_detect(&st);
-	ui = ui_new(&o, &st, err, sizeof err);
-	if (ui == NULL) {
+	if (ui_term_open(&st, err, sizeof err) != 0) {
 		fprintf(stderr, "flashstep view: %s\n", err);
 		goto done;
 	}
-	if (ui_term_open(&st, err, sizeof err) != 0) {
-		fprintf(stderr, "flashstep view: %s\n", err);
+	ui = ui_new(&o, &st, err, sizeof err);
+	if (ui == NULL) {
+		ui_term_close();
+		if ((r = ui_term_signal()) != 0) {
+			options_free(&o);
+			signal(r, SIG_DFL);
+			raise(r);
+			return 128 + r;
+		}
+		if (err[0] == '\0')
+			rc = CMD_OK;	/* q while it was building */
+		else
+			fprintf(stderr, "flashstep view: %s\n", err);
 		goto done;
 	}
 	r = ui_loop(ui, NULL, err, sizeof err);

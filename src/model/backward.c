@@ -334,6 +334,9 @@ view_set(struct backward *b, const struct schedule_tile *t, int phase)
 
 struct capture {
 	float *m;
+	backward_progress_fn fn;	/* NULL: no progress asked for */
+	void *ctx;
+	long base, total;		/* the merges count after the steps */
 };
 
 /* Keeps each row's final max: what its row block's last tile leaves, or
@@ -349,21 +352,39 @@ capture_m(const struct sim_view *v, void *ctx)
 		for (r = 0; r < v->rows; r++)
 			if (v->m_new[r] > c->m[v->tile.r0 + r])
 				c->m[v->tile.r0 + r] = v->m_new[r];
-	return 0;
+	return c->fn != NULL ? c->fn(c->ctx, v->step + 1, c->total) : 0;
+}
+
+static int
+capture_merge(const struct combine_view *v, void *ctx)
+{
+	struct capture *c = ctx;
+
+	return c->fn(c->ctx, c->base + v->step + 1, c->total);
 }
 
 int
 backward_forward(struct sim *sim, struct combine *comb, float *o, float *lse,
     float *m)
 {
-	struct capture c = { m };
+	return backward_forward_progress(sim, comb, o, lse, m, NULL, NULL);
+}
+
+int
+backward_forward_progress(struct sim *sim, struct combine *comb, float *o,
+    float *lse, float *m, backward_progress_fn fn, void *ctx)
+{
+	struct capture c = { m, fn, ctx, sim_steps(sim), sim_steps(sim) };
 	int r;
 
+	if (comb != NULL)
+		c.total += combine_steps(comb);
 	for (r = 0; r < problem_rows(sim_problem(sim)); r++)
 		m[r] = -INFINITY;	/* rows no tile reaches */
-	if (sim_run(sim, capture_m, &c, o, lse) != 0)
-		return -1;
-	return comb != NULL ? combine_run(comb, NULL, NULL, o, lse) : 0;
+	if ((r = sim_run(sim, capture_m, &c, o, lse)) != 0)
+		return r;
+	return comb != NULL ? combine_run(comb, fn != NULL ? capture_merge :
+	    NULL, &c, o, lse) : 0;
 }
 
 /* Both stores of b laid out for budget bytes, half each, and the seeks

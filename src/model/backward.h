@@ -151,6 +151,14 @@ struct combine;
 int backward_forward(struct sim *sim, struct combine *comb, float *o,
     float *lse, float *m);
 
+/* The same, calling fn (when not NULL) after each forward step and each
+ * merge with the steps done of all of them (a view's progress): a
+ * non-zero return stops the run, and backward_forward_progress returns
+ * it.  Returns 0, -1 when out of memory, or fn's value. */
+typedef int (*backward_progress_fn)(void *ctx, long done, long total);
+int backward_forward_progress(struct sim *sim, struct combine *comb, float *o,
+    float *lse, float *m, backward_progress_fn fn, void *ctx);
+
 /*
  * A backward over problem p (borrowed: keep it alive and unchanged) with
  * Br, Bc from t.  The input arrays are copied (D is computed here).

@@ -28,6 +28,7 @@ src_ui_libui_a_SOURCES = \
 	src/ui/ui_pane_bwd_eq.c \
 	src/ui/ui_term.c \
 	src/ui/ui_loop.c \
+	src/ui/ui_busy.c \
 	src/ui/ui_bench.c src/ui/ui_bench.h
 src_ui_libui_a_CFLAGS = $(AM_CFLAGS) $(CURSES_CFLAGS)
 

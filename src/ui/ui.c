@@ -135,20 +135,35 @@ ui_options_check(const struct options *o, char *err, size_t errlen)
 }
 
 /*
- * The problem (into *p), its sim and its timeline from o.  Returns 0, or
- * -1 with err set and nothing built.
+ * The problem (into *p), its sim and its timeline from o.  With the
+ * terminal open, a build that takes long (the forward run to its end for
+ * the backward or the combine) shows its progress and stops on q: keys
+ * says what q does then.  Returns 0, or -1 with err set and nothing
+ * built; *stopped says whether q (or a signal) stopped it.
  */
 static int
-ui_build(const struct options *o, struct problem *p, struct sim **sim,
-    struct fulltimeline *line, char *err, size_t errlen)
+ui_build(const struct options *o, const struct ui_glyphs *gl,
+    const char *keys, struct problem *p, struct sim **sim,
+    struct fulltimeline *line, int *stopped, char *err, size_t errlen)
 {
+	struct ui_busy busy;
+	struct fulltimeline_progress pr = { ui_busy_step, &busy };
+	int r;
+
+	*stopped = 0;
 	if (ui_options_check(o, err, errlen) != 0 ||
 	    problem_build(&o->spec, p, err, errlen) != 0)
 		return -1;
 	*sim = sim_new_split(p, &o->tiling, &o->split, &o->rule, err, errlen);
-	if (*sim != NULL &&
-	    fulltimeline_build(o, p, *sim, line, err, errlen) == 0)
-		return 0;
+	if (*sim != NULL) {
+		ui_busy_begin(&busy, gl, keys);
+		r = fulltimeline_build_progress(o, p, *sim, line,
+		    ui_term_is_open() ? &pr : NULL, err, errlen);
+		*stopped = busy.stopped;
+		ui_busy_end(&busy);
+		if (r == 0)
+			return 0;
+	}
 	sim_free(*sim);
 	*sim = NULL;
 	problem_free(p);
@@ -168,7 +183,7 @@ ui_new(const struct options *o, const struct ui_style *st, char *err,
     size_t errlen)
 {
 	struct ui *ui;
-	int k;
+	int k, stopped;
 
 	ui = util_calloc(1, sizeof *ui, "view", err, errlen);
 	if (ui == NULL)
@@ -180,8 +195,12 @@ ui_new(const struct options *o, const struct ui_style *st, char *err,
 	ui->play.until = -1;
 	for (k = 0; k < TIMELINE_KINDS; k++)
 		ui->want_phase[k] = -1;
-	if (ui_build(o, &ui->probs[0], &ui->sim, &ui->line, err, errlen) != 0)
+	if (ui_build(o, ui->gl, "q quits", &ui->probs[0], &ui->sim, &ui->line,
+	    &stopped, err, errlen) != 0) {
+		if (stopped && errlen > 0)
+			err[0] = '\0';		/* not an error: the reader quit */
 		goto fail;
+	}
 	ui_standards(ui);
 	ui_heat_reset(ui);
 	ui_correct_reset(ui);
@@ -362,14 +381,19 @@ ui_keep_position(const struct fulltimeline *old, struct sim *osim,
 int
 ui_configure(struct ui *ui, const struct options *o, char *err, size_t errlen)
 {
-	int next = 1 - ui->cur, keep_heat;
+	int next = 1 - ui->cur, keep_heat, stopped;
 	struct problem *np = &ui->probs[next];
 	struct fulltimeline line;
 	struct sim *ns;
 
 	problem_free(np);
-	if (ui_build(o, np, &ns, &line, err, errlen) != 0)
+	if (ui_build(o, ui->gl, "q stops this and keeps the view as it was", np,
+	    &ns, &line, &stopped, err, errlen) != 0) {
+		if (stopped)
+			util_error(err, errlen, "stopped (q): the view shows the "
+			    "problem it had");
 		return -1;
+	}
 	ui_keep_position(&ui->line, ui->sim, &line, ns);
 	keep_heat = ui->heat_ok && heatmap_same_scores(UI_PROBLEM(ui), np);
 

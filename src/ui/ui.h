@@ -184,7 +184,11 @@ struct ui;
  * step 0.  The
  * strings and inline data o's spec points to are borrowed: keep them
  * alive as long as the ui.  Returns NULL with err set (the problem's or
- * the sim's one-line message).
+ * the sim's one-line message).  With the terminal open (ui_term_open
+ * first), a build that takes long (the forward run to its end for the
+ * backward or the combine) draws its progress and reads keys; q stops
+ * it: then NULL with err empty (the reader quit; after a signal,
+ * ui_term_signal says which).
  */
 struct ui *ui_new(const struct options *o, const struct ui_style *st,
     char *err, size_t errlen);
@@ -203,7 +207,8 @@ struct sim *ui_sim(struct ui *ui);
 /*
  * Rebuilds the problem and sim from o, keeping the position: the same
  * tile (i, j) and phase if it still exists, else the nearest step.
- * Returns 0, or -1 with err set and nothing changed.
+ * Returns 0, or -1 with err set and nothing changed (also when q stopped
+ * a long build, which shows its progress as ui_new's does).
  */
 int ui_configure(struct ui *ui, const struct options *o, char *err,
     size_t errlen);

@@ -13,7 +13,12 @@
 const char *
 ui_num(const struct ui *ui, float x, int width, char *buf, size_t len)
 {
-	return ui_num_prec(ui, x, width, 5, buf, len);
+	/* Five significant digits in the usual 7 columns; a wider column
+	 * (a large terminal, a zoomed pane) shows more, up to 7: about what
+	 * float32 holds. */
+	int digits = width - 2 < 5 ? 5 : width - 2 > 7 ? 7 : width - 2;
+
+	return ui_num_prec(ui, x, width, digits, buf, len);
 }
 
 int

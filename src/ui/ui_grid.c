@@ -210,6 +210,50 @@ ui_grid_text(struct ui_grid *g, int x, int y, int maxw, int role,
 }
 
 int
+ui_grid_fit(struct ui_grid *g, int x, int y, int w, int role,
+    const char *utf8, const char *ellipsis)
+{
+	const unsigned char *s = (const unsigned char *)utf8;
+	int ew = ui_grid_width(ellipsis), avail, col = 0, cut, space = -1, len;
+
+	if (w <= 0)
+		return 0;
+	if (ui_grid_width(utf8) <= w || ew >= w)
+		return ui_grid_text(g, x, y, w, role, utf8);
+	avail = w - ew;
+	/* The last word break within avail columns, when it keeps most of
+	 * the line; else the cut falls inside a word, marked all the same. */
+	while (*s != '\0' && col < avail) {
+		if (*s == ' ')
+			space = col;
+		ui_grid_decode(s, &len);
+		s += len;
+		col++;
+	}
+	if (*s == ' ')
+		space = col;
+	cut = space >= avail * 2 / 3 ? space : avail;
+	while (cut > 0 && utf8[0] != '\0') {
+		/* no trailing blanks before the ellipsis */
+		const unsigned char *t = (const unsigned char *)utf8;
+		int c = 0, last = ' ';
+
+		while (*t != '\0' && c < cut) {
+			last = *t;
+			ui_grid_decode(t, &len);
+			t += len;
+			c++;
+		}
+		if (last != ' ')
+			break;
+		cut--;
+	}
+	ui_grid_text(g, x, y, cut, role, utf8);
+	ui_grid_text(g, x + cut, y, ew, UI_ROLE_DIM, ellipsis);
+	return cut + ew;
+}
+
+int
 ui_grid_right(struct ui_grid *g, int x, int y, int w, int role,
     const char *utf8)
 {

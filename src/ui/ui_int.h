@@ -30,6 +30,7 @@
 /* Characters that differ between UTF-8 and ASCII terminals. */
 struct ui_glyphs {
 	const char *arrow;	/* "→" */
+	const char *up, *down;	/* "↑", "↓": rows a window leaves out */
 	const char *alpha;	/* "α" */
 	const char *ell;	/* "ℓ" */
 	const char *sum;	/* "Σ" */
@@ -199,7 +200,13 @@ struct ui {
 	char msg[240];		/* the status line */
 	int msg_role;
 
-	unsigned hidden;	/* UI_HIDE_* */
+	unsigned hidden;	/* UI_HIDE_* (the caller's) */
+	/* The reader's layout, for a projector: z zooms one pane of the
+	 * segment's stack over the whole view (zoom: its index + 1 in the
+	 * stack, 0 none), h hides the heatmap so the stack takes its
+	 * width. */
+	int zoom;
+	int heat_off;
 	int heat_max;		/* the heatmap's widest (0: as wide as it wants) */
 	/* The layout of the last frame. */
 	struct ui_rect slot[UI_SLOTS];
@@ -226,13 +233,19 @@ const struct ui_glyphs *ui_glyphs(int unicode);
 
 /* ---- ui_format.c: numbers ---------------------------------------------- */
 
-/* A number in at most width columns: %.*g with fewer digits as needed,
+/* A number in at most width columns: %.*g with fewer digits as needed
+ * (5 significant digits at most in 7 columns, one more a column wider,
+ * up to 7),
  * and -inf / inf / nan spelt with the glyphs.  Returns buf. */
 const char *ui_num(const struct ui *ui, float x, int width, char *buf,
     size_t len);
 /* The same with at most digits significant digits. */
 const char *ui_num_prec(const struct ui *ui, float x, int width, int digits,
     char *buf, size_t len);
+
+/* A pane at least this wide (a large terminal, a zoomed pane) widens
+ * its number columns to the room, for more digits. */
+#define UI_WIDE_W 100
 
 /* Decimal digits of n >= 0: the width of a row or column label. */
 int ui_digits(int n);
@@ -241,6 +254,12 @@ int ui_digits(int n);
 
 /* Display columns of a UTF-8 string. */
 int ui_grid_width(const char *utf8);
+
+/* Writes text in at most w columns at (x, y); a text that is wider is
+ * cut at a word break where one keeps most of it, and ends in the
+ * ellipsis.  Returns the cells used. */
+int ui_grid_fit(struct ui_grid *g, int x, int y, int w, int role,
+    const char *utf8, const char *ellipsis);
 
 /* Writes text right-aligned in w columns at (x, y).  Returns w. */
 int ui_grid_right(struct ui_grid *g, int x, int y, int w, int role,
@@ -324,6 +343,9 @@ int ui_play_tick(struct ui *ui, int *wait_ms);
 
 /* Lays the panes out in r and draws them. */
 void ui_layout_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r);
+/* The panes of the current segment's stack, and the name of pane i. */
+int ui_layout_panes(const struct ui *ui);
+const char *ui_layout_pane_name(const struct ui *ui, int i);
 void ui_layout_min(const struct ui *ui, int *w, int *h);
 
 /* Where the heatmap pane last put the matrix (for clicks and tests;
@@ -333,6 +355,14 @@ const struct ui_heat_geom *ui_pane_heat_last(struct ui *ui);
 /* The first of n rows to show out of rows so that focus is among them,
  * moving as little as possible from first (ui_pane_tile.c). */
 int ui_pane_tile_window(int first, int focus, int rows, int n);
+
+/* Marks what a pane leaves out, at the right end of its title line
+ * (r.y): "+A↑" rows above the window, "+B↓" rows (or lines) below or
+ * left out, "+C→" columns (keys, entries) not shown; a title that runs
+ * into the mark ends in an ellipsis.  Nothing when all three are 0.
+ * Returns the mark's width; with g NULL it only measures. */
+int ui_pane_cut_mark(struct ui *ui, struct ui_grid *g, struct ui_rect r,
+    int above, int below, int right);
 
 /*
  * The live equations (ui_pane_eq.c), shared by the segments' equation
@@ -371,10 +401,33 @@ const char *ui_eq_term(const struct ui *ui, float x, int digits, char *buf,
 int ui_state_num(struct ui *ui, struct ui_grid *g, int x, int y, int w,
     int shown, float val, int changed);
 
+/* ---- ui_busy.c: a long build's progress, q read meanwhile ------------- */
+
+struct ui_busy {
+	const struct ui_glyphs *gl;
+	const char *keys;	/* what q does, in words */
+	double started, drawn;	/* util_now() of the start, the last frame */
+	int stopped;		/* q, Esc or a signal stopped the build */
+	struct ui_grid g;
+};
+void ui_busy_begin(struct ui_busy *b, const struct ui_glyphs *gl,
+    const char *keys);
+void ui_busy_end(struct ui_busy *b);
+/* A fulltimeline_progress function over a struct ui_busy (needs the
+ * terminal open): draws a frame a few times a second, after a quarter
+ * second of quiet, and returns 1 once q, Esc or a signal came. */
+int ui_busy_step(void *ctx, const char *what, long done, long total);
+/* The frame itself, into the whole of g. */
+void ui_busy_draw(struct ui_grid *g, const struct ui_glyphs *gl,
+    const char *what, long done, long total, double secs, const char *keys);
+
 /* ---- ui_term.c --------------------------------------------------------- */
 
 /* For the benchmark: a terminal that writes to /dev/null. */
 int ui_term_open_null(int w, int h, struct ui_style *st, char *err,
     size_t errlen);
+/* A real terminal is open (not the benchmark's): frames can be shown
+ * and keys read. */
+int ui_term_is_open(void);
 
 #endif

@@ -53,11 +53,21 @@ ui_keys_goto(struct ui *ui, const struct ui_key *k)
 }
 
 /* Home and End: the timeline's first and last steps (the first
- * forward step, the last step of the last segment). */
+ * forward step, the last step of the last segment).  End shows the end:
+ * the last step whole, at its last phase, whatever phase . and , left
+ * n and p at (they step whole steps again from there). */
 static int
 ui_keys_ends(struct ui *ui, const struct ui_key *k)
 {
-	ui_goto(ui, k->code == UI_KEY_HOME ? 0 : timeline_steps(ui->line.tl) - 1);
+	int kind;
+
+	if (k->code == UI_KEY_HOME) {
+		ui_goto(ui, 0);
+		return UI_HANDLED;
+	}
+	for (kind = 0; kind < TIMELINE_KINDS; kind++)
+		ui->want_phase[kind] = -1;
+	ui_seek(ui, timeline_steps(ui->line.tl) - 1, -1);
 	return UI_HANDLED;
 }
 
@@ -174,6 +184,35 @@ ui_keys_gpu(struct ui *ui, const struct ui_key *k)
 	return UI_HANDLED;
 }
 
+/* z: one pane of the segment's stack over the whole view, the next on
+ * each press, then all of them again (a projector's big picture). */
+static int
+ui_keys_zoom(struct ui *ui, const struct ui_key *k)
+{
+	int n = ui_layout_panes(ui);
+
+	(void)k;
+	ui->zoom = ui->zoom >= n ? 0 : ui->zoom + 1;
+	if (ui->zoom == 0)
+		ui_message(ui, UI_ROLE_MESSAGE, "zoom off: every pane");
+	else
+		ui_message(ui, UI_ROLE_MESSAGE, "zoom: the %s pane, %d of %d (z: "
+		    "the next, then every pane again)",
+		    ui_layout_pane_name(ui, ui->zoom - 1), ui->zoom, n);
+	return UI_HANDLED;
+}
+
+/* h: the heatmap hidden, so the tables take its width. */
+static int
+ui_keys_heat(struct ui *ui, const struct ui_key *k)
+{
+	(void)k;
+	ui->heat_off = !ui->heat_off;
+	ui_message(ui, UI_ROLE_MESSAGE, "%s", ui->heat_off ? "heatmap hidden: "
+	    "the tables take its width (h shows it again)" : "heatmap shown");
+	return UI_HANDLED;
+}
+
 static int
 ui_keys_help(struct ui *ui, const struct ui_key *k)
 {
@@ -227,6 +266,10 @@ const struct ui_keydef ui_keydefs[] = {
 	    ui_keys_edit, { 'e' } },
 	{ "G", "the GPU kernel's m', alpha, l' beside the simulator's",
 	    ui_keys_gpu, { 'G' } },
+	{ "z", "zoom: one pane of the stack over the whole view, the next on "
+	    "each press, then every pane again", ui_keys_zoom, { 'z' } },
+	{ "h", "hide / show the heatmap: the tables take its width",
+	    ui_keys_heat, { 'h' } },
 	{ "?", "this help (arrows, PgUp, PgDn, Space scroll it)", ui_keys_help,
 	    { '?' } },
 	{ "q", "quit", ui_keys_quit, { 'q' } },

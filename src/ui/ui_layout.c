@@ -92,8 +92,35 @@ ui_layout_stack(enum timeline_kind k, int *n)
 	return st;
 }
 
+int
+ui_layout_panes(const struct ui *ui)
+{
+	int n;
+
+	ui_layout_stack(ui_kind(ui), &n);
+	return n;
+}
+
+const char *
+ui_layout_pane_name(const struct ui *ui, int i)
+{
+	int n;
+	const struct ui_layout_entry *st = ui_layout_stack(ui_kind(ui), &n);
+
+	return i >= 0 && i < n ? st[i].pane->name : "";
+}
+
+/* The heatmap is drawn: the caller has not hidden it, nor the reader
+ * (h), and no pane is zoomed. */
+static int
+ui_layout_heat_shown(const struct ui *ui)
+{
+	return !(ui->hidden & UI_HIDE_HEATMAP) && !ui->heat_off && ui->zoom == 0;
+}
+
 /* The largest of the stacks the timeline has: a step from one segment
- * to the next never needs a larger terminal. */
+ * to the next never needs a larger terminal.  A zoomed pane needs only
+ * its own minimum. */
 void
 ui_layout_min(const struct ui *ui, int *w, int *h)
 {
@@ -103,6 +130,8 @@ ui_layout_min(const struct ui *ui, int *w, int *h)
 	for (s = 0; s < timeline_segments(ui->line.tl); s++) {
 		st = ui_layout_stack(timeline_segment(ui->line.tl, s)->kind, &n);
 		for (sum = 0, i = 0; i < n; i++) {
+			if (ui->zoom > 0 && i != (ui->zoom - 1) % n)
+				continue;
 			st[i].pane->size(ui, UI_LAYOUT_RIGHT_MIN_W, 0, &minh, &wanth,
 			    &wantw);
 			sum += minh;
@@ -110,7 +139,7 @@ ui_layout_min(const struct ui *ui, int *w, int *h)
 		most = sum > most ? sum : most;
 	}
 	*w = UI_LAYOUT_RIGHT_MIN_W;
-	if (!(ui->hidden & UI_HIDE_HEATMAP))
+	if (ui_layout_heat_shown(ui))
 		*w += UI_LAYOUT_HEAT_MIN_W + 1;
 	*h = most + !(ui->hidden & UI_HIDE_HEADER) +
 	    !(ui->hidden & UI_HIDE_STATUS) + !(ui->hidden & UI_HIDE_KEYBAR);
@@ -173,7 +202,7 @@ ui_layout_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 	}
 
 	right = mid;
-	if (!(ui->hidden & UI_HIDE_HEATMAP)) {
+	if (ui_layout_heat_shown(ui)) {
 		maxw = mid.w - UI_LAYOUT_RIGHT_MIN_W - 1;
 		if (ui->heat_max > 0 && maxw > ui->heat_max)
 			maxw = ui->heat_max;
@@ -191,6 +220,13 @@ ui_layout_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 		right.w -= wantw + 1;
 	}
 	st = ui_layout_stack(ui_kind(ui), &n);
+	if (ui->zoom > 0) {
+		/* One pane over the whole view: every row and key it has
+		 * room for, the equations whole. */
+		i = (ui->zoom - 1) % n;
+		ui_layout_pane(ui, g, st[i].pane, st[i].slot, right);
+		return;
+	}
 	left = right.h;
 	for (ntab = 0, i = 0; i < n; i++) {
 		st[i].pane->size(ui, right.w, right.h, &minh[i], &wanth[i], &wantw);

@@ -140,25 +140,29 @@ ui_pane_bars_header(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 static void
 ui_pane_bars_status(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 {
+	char b[300];
+
 	if (ui->prompt.open) {
 		ui_keys_draw_prompt(ui, g, r);
 		return;
 	}
 	if (ui->msg[0] != '\0') {
-		ui_grid_text(g, r.x, r.y, r.w, ui->msg_role, ui->msg);
+		ui_grid_fit(g, r.x, r.y, r.w, ui->msg_role, ui->msg,
+		    ui->gl->ellipsis);
 		return;
 	}
 	/* A large problem's heatmap takes seconds: say so on every frame,
 	 * whatever room the heatmap pane has. */
 	if (ui->heat_ok && !heatmap_complete(&ui->heat)) {
-		ui_grid_printf(g, r.x, r.y, r.w, UI_ROLE_MESSAGE, "computing S for "
-		    "the heatmap: %d%% %s keys work meanwhile, q quits",
+		snprintf(b, sizeof b, "computing S for the heatmap: %d%% %s keys "
+		    "work meanwhile, q quits",
 		    100 * ui->heat.bands_done / ui->heat.ny, ui->gl->dot);
+		ui_grid_fit(g, r.x, r.y, r.w, UI_ROLE_MESSAGE, b, ui->gl->ellipsis);
 		return;
 	}
-	ui_grid_printf(g, r.x, r.y, r.w, UI_ROLE_DIM, "Tab: next row %s . and , "
-	    "walk the phases %s click a tile %s ? every key", ui->gl->dot,
-	    ui->gl->dot, ui->gl->dot);
+	snprintf(b, sizeof b, "Tab: next row %s . and , walk the phases %s "
+	    "click a tile %s ? every key", ui->gl->dot, ui->gl->dot, ui->gl->dot);
+	ui_grid_fit(g, r.x, r.y, r.w, UI_ROLE_DIM, b, ui->gl->ellipsis);
 }
 
 /* The key bar's entries, most useful first; ? and q always fit.  The

@@ -184,6 +184,9 @@ ui_pane_bwd_tile_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 		ui_grid_right(g, x + 2, y, UI_BWD_NW, UI_ROLE_NORMAL,
 		    ui_num(ui, side[row], UI_BWD_NW, b, sizeof b));
 	}
+	ui_pane_cut_mark(ui, g, r, ui->tile_first, v->rows - row,
+	    v->cols - (first + ncols < v->cols ? first + ncols : v->cols) +
+	    first);
 }
 
 /* A click on a row focuses it, on a key's column that key. */
@@ -232,6 +235,8 @@ ui_pane_bwd_rows_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 	ne = v->d > 0 ? (r.x + r.w - x - aw - UI_BWD_CW) / UI_BWD_CW : 0;
 	if (ne > v->d)
 		ne = v->d;
+	if (ne < 0)
+		ne = 0;
 	if (v->d > 0) {
 		ui_grid_right(g, x, y, UI_BWD_NW, UI_ROLE_LABEL, "dQ[0]");
 		ui_grid_text(g, x + UI_BWD_CW, y, -1, UI_ROLE_LABEL, gl->arrow);
@@ -262,6 +267,8 @@ ui_pane_bwd_rows_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 			    UI_BWD_NW, has, dq[at], v->dq_new[at] != v->dq_old[at]);
 		}
 	}
+	ui_pane_cut_mark(ui, g, r, ui->state_first, v->rows - row,
+	    v->d > ne ? v->d - ne : 0);
 }
 
 static int
@@ -328,6 +335,8 @@ ui_pane_bwd_keys_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 			    v->dk_new[at] != v->dk_old[at]);
 		}
 	}
+	ui_pane_cut_mark(ui, g, r, ui->keys_first, v->cols - c,
+	    (v->dv - nv) + (v->d - nk));
 }
 
 static int

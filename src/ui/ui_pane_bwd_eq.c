@@ -29,7 +29,9 @@ ui_pane_bwd_eq_size(const struct ui *ui, int w, int h, int *minh, int *wanth,
 {
 	(void)ui;
 	(void)h;
-	*minh = 6;
+	/* Five lines: the backward's stack fits 80x24 under a lesson's
+	 * narration (the pane drops the lines that matter least). */
+	*minh = 5;
 	*wanth = 11;
 	*wantw = w;
 }
@@ -182,18 +184,30 @@ ui_pane_bwd_eq_lines(struct ui *ui, int width, int digits,
 	ln[n].keep = 3;
 	if (bug != BWD_BUG_NONE && v->phase >= BWD_PHASE_P &&
 	    (ok = ui_correct_bwd(ui)) != NULL) {
+		char *at = ln[n].subst;
+		size_t left = sizeof ln[0].subst;
+		int w;
+
+		/* Only what the phase shown has computed: the panes show "?"
+		 * for the rest, and so does this line, by leaving it out. */
 		ln[n].keep = 9;
-		if (grads)
-			snprintf(ln[n++].subst, sizeof ln[0].subst, "correct backward: "
-			    "p = %s, ds = %s, dQ%s[0] = %s, dK%s[0] = %s",
-			    NUM(n1, ok->p[rc]), NUM(n2, ok->ds[rc]), P,
-			    NUM(n3, ok->dq_new[(size_t)r * v->d]), P,
-			    NUM(n4, ok->dk_new[(size_t)c * v->d]));
-		else
-			snprintf(ln[n++].subst, sizeof ln[0].subst, "correct backward: "
-			    "p = %s, ds = %s, dV%s[0] = %s", NUM(n1, ok->p[rc]),
-			    NUM(n2, ok->ds[rc]), P,
-			    NUM(n3, ok->dv_new[(size_t)c * v->dv]));
+		w = snprintf(at, left, "correct backward: p = %s",
+		    NUM(n1, ok->p[rc]));
+#define MORE(cond, ...) \
+		if ((cond) && w > 0 && (size_t)w < left) { \
+			at += w; \
+			left -= (size_t)w; \
+			w = snprintf(at, left, __VA_ARGS__); \
+		}
+		MORE(!grads && v->phase >= BWD_PHASE_DV, ", dV%s[0] = %s", P,
+		    NUM(n3, ok->dv_new[(size_t)c * v->dv]))
+		MORE(v->phase >= BWD_PHASE_DS, ", ds = %s", NUM(n2, ok->ds[rc]))
+		MORE(grads && v->phase >= BWD_PHASE_DQ, ", dQ%s[0] = %s", P,
+		    NUM(n3, ok->dq_new[(size_t)r * v->d]))
+		MORE(grads && v->phase >= BWD_PHASE_DK, ", dK%s[0] = %s", P,
+		    NUM(n4, ok->dk_new[(size_t)c * v->d]))
+#undef MORE
+		n++;
 	} else
 		ui_pane_bwd_eq_where(ui, v, digits, ln[n++].subst,
 		    sizeof ln[0].subst);

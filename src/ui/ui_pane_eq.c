@@ -351,7 +351,6 @@ ui_eq_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r,
 	int rows[UI_EQ_LINES], subst[UI_EQ_LINES];
 	int digits, wide, fw, avail, total;
 
-	ui_grid_text(g, r.x, r.y, r.w, UI_ROLE_TITLE, title);
 	/* Four significant digits, or three when a line would not fit. */
 	for (digits = 4; ; digits--) {
 		memset(ln, 0, sizeof ln);
@@ -388,6 +387,12 @@ ui_eq_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r,
 		show[low] = 0;
 		total -= rows[low];
 	}
+	for (low = 0, i = 0; i < n; i++)
+		low += !show[i];
+	/* The lines left out are counted on the title line. */
+	ui_grid_fit(g, r.x, r.y, r.w - ui_pane_cut_mark(ui, NULL, r, 0, low, 0),
+	    UI_ROLE_TITLE, title, ui->gl->ellipsis);
+	ui_pane_cut_mark(ui, g, r, 0, low, 0);
 	y = r.y + 1;
 	for (i = 0; i < n && y < r.y + r.h; i++) {
 		if (!show[i])

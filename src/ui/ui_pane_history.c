@@ -177,6 +177,9 @@ ui_pane_history_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 			    ui_num(ui, l[(size_t)j * s->br + row], UI_HISTORY_NW, b,
 			    sizeof b));
 	}
+	/* The tiles before and after the window, and l's line when the
+	 * pane has no room for it. */
+	ui_pane_cut_mark(ui, g, r, 0, r.h > 3 ? 0 : 1, j0 + (jend - 1 - j1));
 }
 
 const struct ui_pane ui_pane_history = {

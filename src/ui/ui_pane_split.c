@@ -168,6 +168,9 @@ ui_pane_parts_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 			ui_grid_text(g, x + gw - 1, y, 1, UI_ROLE_DIM, gl->vline);
 		}
 	}
+	ui_pane_cut_mark(ui, g, r, ui->tile_first, v->rows - row,
+	    pt->splits - (first + ngroups < pt->splits ? first + ngroups :
+	    pt->splits) + first);
 }
 
 /* An operand in words: "empty", "P2", "s0". */
@@ -261,6 +264,7 @@ ui_pane_merge_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 		}
 		ui_state_num(ui, g, x, y, UI_SPLIT_NW, has_u, v->u[at], 1);
 	}
+	ui_pane_cut_mark(ui, g, r, ui->state_first, v->rows - row, 0);
 }
 
 /* A click on a row focuses it. */

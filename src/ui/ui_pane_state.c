@@ -37,12 +37,12 @@ ui_state_num(struct ui *ui, struct ui_grid *g, int x, int y, int w, int shown,
 	    UI_ROLE_NORMAL, ui_num(ui, val, w, b, sizeof b));
 }
 
-/* One number right-aligned in UI_STATE_NW columns. */
+/* One number right-aligned in nw columns. */
 static int
-ui_pane_state_num(struct ui *ui, struct ui_grid *g, int x, int y, int shown,
-    float val, int changed)
+ui_pane_state_num(struct ui *ui, struct ui_grid *g, int nw, int x, int y,
+    int shown, float val, int changed)
 {
-	return ui_state_num(ui, g, x, y, UI_STATE_NW, shown, val, changed);
+	return ui_state_num(ui, g, x, y, nw, shown, val, changed);
 }
 
 /* Same value, or both NaN or infinite alike. */
@@ -78,6 +78,12 @@ ui_pane_state_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 	const char *acc = fin ? (split ? "o" : "O") : normalized ? "o" : "u";
 	const float *av;
 	char b[48], range[48] = "";
+	/* Wider numbers, more digits, when the pane has the room (a large
+	 * terminal, a zoomed pane): every column at up to 11 columns. */
+	int nw = r.w < UI_WIDE_W ? UI_STATE_NW : (r.w - lw - 2 * aw - 6 -
+	    (gpu ? 3 : 0)) / (5 + v->dv + (gpu ? 3 : 0)) - 1;
+
+	nw = nw < UI_STATE_NW ? UI_STATE_NW : nw > 11 ? 11 : nw;
 
 	/* With split-KV the state is the key range's, and its end a partial. */
 	if (split)
@@ -90,23 +96,23 @@ ui_pane_state_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 	/* Columns: row | m -> m' | alpha | l -> l' | acc entries | gpu */
 	y = r.y + 1;
 	x = r.x + lw + 1;
-	ui_grid_right(g, x, y, UI_STATE_NW, UI_ROLE_LABEL, "m");
-	ui_grid_printf(g, x + UI_STATE_NW + 1, y, -1, UI_ROLE_LABEL, "%s",
+	ui_grid_right(g, x, y, nw, UI_ROLE_LABEL, "m");
+	ui_grid_printf(g, x + nw + 1, y, -1, UI_ROLE_LABEL, "%s",
 	    gl->arrow);
 	snprintf(b, sizeof b, "m%s", gl->prime);
-	ui_grid_right(g, x + UI_STATE_NW + aw, y, UI_STATE_NW, UI_ROLE_LABEL, b);
-	x += 2 * UI_STATE_NW + aw + 1;
-	ui_grid_right(g, x, y, UI_STATE_NW, UI_ROLE_LABEL, gl->alpha);
-	x += UI_STATE_NW + 1;
-	ui_grid_right(g, x, y, UI_STATE_NW, UI_ROLE_LABEL, gl->ell);
-	ui_grid_printf(g, x + UI_STATE_NW + 1, y, -1, UI_ROLE_LABEL, "%s",
+	ui_grid_right(g, x + nw + aw, y, nw, UI_ROLE_LABEL, b);
+	x += 2 * nw + aw + 1;
+	ui_grid_right(g, x, y, nw, UI_ROLE_LABEL, gl->alpha);
+	x += nw + 1;
+	ui_grid_right(g, x, y, nw, UI_ROLE_LABEL, gl->ell);
+	ui_grid_printf(g, x + nw + 1, y, -1, UI_ROLE_LABEL, "%s",
 	    gl->arrow);
 	snprintf(b, sizeof b, "%s%s", gl->ell, gl->prime);
-	ui_grid_right(g, x + UI_STATE_NW + aw, y, UI_STATE_NW, UI_ROLE_LABEL, b);
-	x += 2 * UI_STATE_NW + aw + 1;
+	ui_grid_right(g, x + nw + aw, y, nw, UI_ROLE_LABEL, b);
+	x += 2 * nw + aw + 1;
 	/* The GPU's three numbers take the place of accumulator entries. */
-	ne = (r.x + r.w - x - (gpu ? 3 * (UI_STATE_NW + 1) + 4 : 0)) /
-	    (UI_STATE_NW + 1);
+	ne = (r.x + r.w - x - (gpu ? 3 * (nw + 1) + 4 : 0)) /
+	    (nw + 1);
 	if (ne > v->dv)
 		ne = v->dv;
 	if (ne < 0)
@@ -114,18 +120,18 @@ ui_pane_state_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 	for (e = 0; e < ne; e++) {
 		snprintf(b, sizeof b, "%s%s[%d]", acc, !fin && has_l ? gl->prime :
 		    "", e);
-		ui_grid_right(g, x + e * (UI_STATE_NW + 1), y, UI_STATE_NW + 1,
+		ui_grid_right(g, x + e * (nw + 1), y, nw + 1,
 		    UI_ROLE_LABEL, b);
 	}
 	if (gpu) {
-		x += ne * (UI_STATE_NW + 1) + 2;
+		x += ne * (nw + 1) + 2;
 		ui_grid_text(g, x, y, -1, UI_ROLE_GPU, "gpu:");
 		snprintf(b, sizeof b, "m%s", gl->prime);
-		ui_grid_right(g, x + 2, y, UI_STATE_NW + 1, UI_ROLE_GPU, b);
-		ui_grid_right(g, x + 2 + UI_STATE_NW + 1, y, UI_STATE_NW + 1,
+		ui_grid_right(g, x + 2, y, nw + 1, UI_ROLE_GPU, b);
+		ui_grid_right(g, x + 2 + nw + 1, y, nw + 1,
 		    UI_ROLE_GPU, gl->alpha);
 		snprintf(b, sizeof b, "%s%s", gl->ell, gl->prime);
-		ui_grid_right(g, x + 2 + 2 * (UI_STATE_NW + 1), y, UI_STATE_NW + 1,
+		ui_grid_right(g, x + 2 + 2 * (nw + 1), y, nw + 1,
 		    UI_ROLE_GPU, b);
 	}
 
@@ -140,45 +146,46 @@ ui_pane_state_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 		ui_grid_printf(g, r.x + 1, y, lw - 1, role, "%*d", lw - 1,
 		    v->tile.r0 + row);
 		x = r.x + lw + 1;
-		ui_pane_state_num(ui, g, x, y, 1, v->m_old[row], 0);
-		ui_grid_text(g, x + UI_STATE_NW + 1, y, -1, UI_ROLE_LABEL,
+		ui_pane_state_num(ui, g, nw, x, y, 1, v->m_old[row], 0);
+		ui_grid_text(g, x + nw + 1, y, -1, UI_ROLE_LABEL,
 		    gl->arrow);
-		ui_pane_state_num(ui, g, x + UI_STATE_NW + aw, y, has_m,
+		ui_pane_state_num(ui, g, nw, x + nw + aw, y, has_m,
 		    v->m_new[row], !ui_pane_state_same(v->m_new[row], v->m_old[row]));
-		x += 2 * UI_STATE_NW + aw + 1;
-		ui_pane_state_num(ui, g, x, y, has_a, v->alpha[row],
+		x += 2 * nw + aw + 1;
+		ui_pane_state_num(ui, g, nw, x, y, has_a, v->alpha[row],
 		    v->alpha[row] != 1.0f);
-		x += UI_STATE_NW + 1;
-		ui_pane_state_num(ui, g, x, y, 1, v->l_old[row], 0);
-		ui_grid_text(g, x + UI_STATE_NW + 1, y, -1, UI_ROLE_LABEL,
+		x += nw + 1;
+		ui_pane_state_num(ui, g, nw, x, y, 1, v->l_old[row], 0);
+		ui_grid_text(g, x + nw + 1, y, -1, UI_ROLE_LABEL,
 		    gl->arrow);
-		ui_pane_state_num(ui, g, x + UI_STATE_NW + aw, y, has_l,
+		ui_pane_state_num(ui, g, nw, x + nw + aw, y, has_l,
 		    v->l_new[row], !ui_pane_state_same(v->l_new[row], v->l_old[row]));
-		x += 2 * UI_STATE_NW + aw + 1;
+		x += 2 * nw + aw + 1;
 		/* Before the update the accumulator shown is the old one. */
 		av = fin ? v->o : has_l ? v->acc_new : v->acc_old;
 		for (e = 0; e < ne; e++) {
 			size_t at = (size_t)row * v->dv + e;
-			ui_pane_state_num(ui, g, x + e * (UI_STATE_NW + 1) + 1, y, 1,
+			ui_pane_state_num(ui, g, nw, x + e * (nw + 1) + 1, y, 1,
 			    av[at], has_l && !fin &&
 			    !ui_pane_state_same(v->acc_new[at], v->acc_old[at]));
 		}
 		if (gpu) {
-			x += ne * (UI_STATE_NW + 1) + 4;
-			ui_grid_right(g, x, y, UI_STATE_NW + 1,
+			x += ne * (nw + 1) + 4;
+			ui_grid_right(g, x, y, nw + 1,
 			    ui_pane_state_differs(ui, ui->gpu_m[row], v->m_new[row]) ?
 			    UI_ROLE_ERROR : UI_ROLE_GPU,
-			    ui_num(ui, ui->gpu_m[row], UI_STATE_NW, b, sizeof b));
-			ui_grid_right(g, x + UI_STATE_NW + 1, y, UI_STATE_NW + 1,
+			    ui_num(ui, ui->gpu_m[row], nw, b, sizeof b));
+			ui_grid_right(g, x + nw + 1, y, nw + 1,
 			    ui_pane_state_differs(ui, ui->gpu_alpha[row], v->alpha[row]) ?
 			    UI_ROLE_ERROR : UI_ROLE_GPU,
-			    ui_num(ui, ui->gpu_alpha[row], UI_STATE_NW, b, sizeof b));
-			ui_grid_right(g, x + 2 * (UI_STATE_NW + 1), y, UI_STATE_NW + 1,
+			    ui_num(ui, ui->gpu_alpha[row], nw, b, sizeof b));
+			ui_grid_right(g, x + 2 * (nw + 1), y, nw + 1,
 			    ui_pane_state_differs(ui, ui->gpu_l[row], v->l_new[row]) ?
 			    UI_ROLE_ERROR : UI_ROLE_GPU,
-			    ui_num(ui, ui->gpu_l[row], UI_STATE_NW, b, sizeof b));
+			    ui_num(ui, ui->gpu_l[row], nw, b, sizeof b));
 		}
 	}
+	ui_pane_cut_mark(ui, g, r, ui->state_first, v->rows - row, v->dv - ne);
 }
 
 static int

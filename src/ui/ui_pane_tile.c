@@ -40,6 +40,46 @@ ui_pane_tile_window(int first, int focus, int rows, int n)
 	return first < 0 ? 0 : first;
 }
 
+int
+ui_pane_cut_mark(struct ui *ui, struct ui_grid *g, struct ui_rect r,
+    int above, int below, int right)
+{
+	const struct ui_glyphs *gl = ui->gl;
+	char b[64];
+	int n = 0, w, x, ew, i, cut = 0;
+	uint32_t ch;
+
+	b[0] = '\0';
+	if (above > 0)
+		n += snprintf(b + n, sizeof b - (size_t)n, " +%d%s", above, gl->up);
+	if (below > 0 && n < (int)sizeof b)
+		n += snprintf(b + n, sizeof b - (size_t)n, " +%d%s", below,
+		    gl->down);
+	if (right > 0 && n < (int)sizeof b)
+		n += snprintf(b + n, sizeof b - (size_t)n, " +%d%s", right,
+		    gl->arrow);
+	if (n == 0 || r.h < 1)
+		return 0;
+	w = ui_grid_width(b);
+	if (w > r.w)
+		w = r.w;
+	if (g == NULL)
+		return w;
+	x = r.x + r.w - w;
+	/* A title that reaches the mark is cut: say so where it stops. */
+	ew = ui_grid_width(gl->ellipsis);
+	for (i = x - 1; i < r.x + r.w && r.y >= 0 && r.y < g->h; i++)
+		if (i >= r.x && i < g->w) {
+			ch = g->cells[(size_t)r.y * g->w + i].ch;
+			cut |= ch != ' ' && ch != 0;
+		}
+	if (cut && x - ew >= r.x)
+		ui_grid_text(g, x - ew, r.y, ew, UI_ROLE_DIM, gl->ellipsis);
+	ui_grid_clear(g, (struct ui_rect){ x, r.y, w, 1 }, UI_ROLE_NORMAL);
+	ui_grid_text(g, x, r.y, w, UI_ROLE_LABEL, b);
+	return w;
+}
+
 static void
 ui_pane_tile_load(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 {
@@ -74,7 +114,7 @@ ui_pane_tile_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 	const struct ui_glyphs *gl = ui->gl;
 	int showp = v->phase >= SIM_PHASE_EXP, showmax = v->phase >= SIM_PHASE_MAX;
 	int lw = ui_digits(v->tile.r1 - 1) + 1, ncols, nrows, row, c;
-	int x, y, role, n, cut;
+	int x, y, role, n, cut, nw;
 	const float *m = showp ? v->p : v->s;
 	float s, val;
 	char b[32];
@@ -100,8 +140,13 @@ ui_pane_tile_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 		return;
 	}
 
+	/* Wider numbers, more digits, on a large terminal or a zoomed pane
+	 * (UI_WIDE_W columns or more) when every key fits wider; at 80
+	 * columns the tile keeps the state's five digits. */
+	nw = r.w < UI_WIDE_W ? UI_TILE_NW : (r.w - lw - 3) / (v->cols + 1) - 1;
+	nw = nw < UI_TILE_NW ? UI_TILE_NW : nw > 11 ? 11 : nw;
 	/* Keys that fit beside the row labels and the max / sum column. */
-	ncols = (r.w - lw - UI_TILE_CW - 2) / UI_TILE_CW;
+	ncols = (r.w - lw - (nw + 1) - 2) / (nw + 1);
 	cut = ncols < v->cols;
 	if (cut)
 		ncols--;
@@ -113,16 +158,16 @@ ui_pane_tile_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 
 	y = r.y + 1;
 	x = r.x + lw;
-	for (c = 0; c < ncols && c < v->cols; c++, x += UI_TILE_CW)
-		ui_grid_printf(g, x, y, UI_TILE_CW, UI_ROLE_LABEL, "%*s%d",
-		    UI_TILE_CW - ui_digits(v->tile.c0 + c) - 1, "k",
+	for (c = 0; c < ncols && c < v->cols; c++, x += (nw + 1))
+		ui_grid_printf(g, x, y, (nw + 1), UI_ROLE_LABEL, "%*s%d",
+		    (nw + 1) - ui_digits(v->tile.c0 + c) - 1, "k",
 		    v->tile.c0 + c);
 	if (cut)
 		x += ui_grid_printf(g, x + 1, y, -1, UI_ROLE_LABEL, "%s",
 		    gl->ellipsis) + 1;
 	ui_grid_text(g, x + 1, y, 1, UI_ROLE_LABEL, gl->vline);
 	snprintf(b, sizeof b, "%sp", gl->sum);
-	ui_grid_right(g, x + 2, y, UI_TILE_NW, UI_ROLE_LABEL, showp ? b : "max");
+	ui_grid_right(g, x + 2, y, nw, UI_ROLE_LABEL, showp ? b : "max");
 
 	for (row = ui->tile_first; row < v->rows && y + 1 < r.y + r.h; row++) {
 		y++;
@@ -132,33 +177,35 @@ ui_pane_tile_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 		ui_grid_printf(g, r.x + 1, y, lw - 1, role, "%*d", lw - 1,
 		    v->tile.r0 + row);
 		x = r.x + lw;
-		for (c = 0; c < ncols && c < v->cols; c++, x += UI_TILE_CW) {
+		for (c = 0; c < ncols && c < v->cols; c++, x += (nw + 1)) {
 			s = v->s[(size_t)row * v->cols + c];
 			val = m[(size_t)row * v->cols + c];
 			/* Masked: S = -inf, so P = 0. */
 			if (isinf(s) && s < 0) {
-				ui_grid_right(g, x, y, UI_TILE_CW, UI_ROLE_MASKED,
+				ui_grid_right(g, x, y, (nw + 1), UI_ROLE_MASKED,
 				    showp ? "0" : gl->ninf);
 				continue;
 			}
 			role = showmax && s == v->rowmax[row] ? UI_ROLE_ROW_MAX :
 			    UI_ROLE_NORMAL;
-			ui_grid_right(g, x, y, UI_TILE_CW, role,
-			    ui_num(ui, val, UI_TILE_NW, b, sizeof b));
+			ui_grid_right(g, x, y, (nw + 1), role,
+			    ui_num(ui, val, nw, b, sizeof b));
 		}
 		if (cut)
 			x += ui_grid_printf(g, x + 1, y, -1, UI_ROLE_DIM, "%s",
 			    gl->ellipsis) + 1;
 		ui_grid_text(g, x + 1, y, 1, UI_ROLE_LABEL, gl->vline);
 		if (showp)
-			ui_grid_right(g, x + 2, y, UI_TILE_NW, UI_ROLE_NORMAL,
-			    ui_num(ui, v->rowsum[row], UI_TILE_NW, b, sizeof b));
+			ui_grid_right(g, x + 2, y, nw, UI_ROLE_NORMAL,
+			    ui_num(ui, v->rowsum[row], nw, b, sizeof b));
 		else if (showmax)
-			ui_grid_right(g, x + 2, y, UI_TILE_NW, UI_ROLE_ROW_MAX,
-			    ui_num(ui, v->rowmax[row], UI_TILE_NW, b, sizeof b));
+			ui_grid_right(g, x + 2, y, nw, UI_ROLE_ROW_MAX,
+			    ui_num(ui, v->rowmax[row], nw, b, sizeof b));
 		else
-			ui_grid_right(g, x + 2, y, UI_TILE_NW, UI_ROLE_DIM, "?");
+			ui_grid_right(g, x + 2, y, nw, UI_ROLE_DIM, "?");
 	}
+	ui_pane_cut_mark(ui, g, r, ui->tile_first, v->rows - row,
+	    v->cols > ncols ? v->cols - ncols : 0);
 }
 
 /* A click on a row focuses it. */

@@ -48,12 +48,17 @@ void
 ui_play_toggle(struct ui *ui)
 {
 	struct timeline_pos pos;
+	int kind;
 
 	if (ui->play.on) {
 		ui_play_stop(ui, "paused");
 		return;
 	}
-	/* Play from the start when there is nothing left to play. */
+	/* Play shows whole steps, each at its last phase, whatever phase
+	 * . and , left n and p at: a step played at its load phase would
+	 * show only "?".  From the start when nothing is left to play. */
+	for (kind = 0; kind < TIMELINE_KINDS; kind++)
+		ui->want_phase[kind] = -1;
 	ui_position(ui, &pos);
 	if (pos.global + 1 >= timeline_steps(ui->line.tl))
 		ui_goto(ui, 0);

@@ -13,7 +13,7 @@
 #include <strings.h>
 
 static const struct ui_glyphs ui_glyphs_utf8 = {
-	.arrow = "\u2192", .alpha = "\u03b1", .ell = "\u2113",
+	.arrow = "\u2192", .up = "\u2191", .down = "\u2193", .alpha = "\u03b1", .ell = "\u2113",
 	.sum = "\u03a3", .dot = "\u00b7", .imul = "", .prime = "\u2032",
 	.transp = "\u1d40", .times = "\u00d7", .circ = "\u2218",
 	.ninf = "-\u221e",
@@ -24,9 +24,12 @@ static const struct ui_glyphs ui_glyphs_utf8 = {
 	.masked = " ", .skipped = "\u2571", .unknown = "?",
 };
 
+/* ASCII stand-ins that no pane uses as a letter of its own: the merge's
+ * operands are a and b and the output is o, so alpha is spelt out and
+ * the entrywise product is (*), never "a" or "o". */
 static const struct ui_glyphs ui_glyphs_ascii = {
-	.arrow = "->", .alpha = "a", .ell = "l", .sum = "sum ", .dot = "*",
-	.imul = "*", .prime = "'", .transp = "^T", .times = "x", .circ = " o ",
+	.arrow = "->", .up = "^", .down = "v", .alpha = "alpha", .ell = "l", .sum = "sum ", .dot = "*",
+	.imul = "*", .prime = "'", .transp = "^T", .times = "x", .circ = " (*) ",
 	.ninf = "-inf", .ellipsis = "...", .vline = "|", .hline = "-",
 	.corner = { "+", "+", "+", "+" }, .focus = ">", .colmark = "v",
 	.heat = { ".", ":", "+", "#", "@" },

@@ -329,6 +329,12 @@ ui_term_size(int *w, int *h)
 	*h = getmaxy(stdscr);
 }
 
+int
+ui_term_is_open(void)
+{
+	return ui_term_active && ui_term_null_out == NULL;
+}
+
 /* One run of cells of the same look, written at (x, y). */
 static void
 ui_term_run(const struct ui_cell *c, int n, int x, int y)
