@@ -16,6 +16,7 @@
 #include "lesson_check.h"
 #include "lesson_lint.h"
 #include "lesson_path.h"
+#include "lesson_plain.h"
 #include "lesson_quantity.h"
 #include "lesson_run.h"
 #include "lesson_value.h"
@@ -36,8 +37,6 @@
 #define CHECK_TARGETS 16
 /* Entries of a quote compared at the pause. */
 #define CHECK_QUOTE_VALUES 8
-/* Questions a lesson asks, at most, for the worksheet's rule. */
-#define CHECK_ASKED 64
 
 /* A {...} read on the current slide. */
 struct quote {
@@ -48,26 +47,12 @@ struct quote {
 	double x[CHECK_QUOTE_VALUES];
 };
 
-/* A question, and where its text is among everything shown. */
-struct asked {
-	const struct lesson_question *q;
-	int number;
-	int line;		/* its text's index in check.all */
-	int slide;
-};
-
 struct check {
 	struct lesson_lines text;	/* the slide's narration and problem */
-	struct lesson_lines all;	/* every slide's text and frame */
-	int *slide_of;		/* all's lines: the slide each is on */
-	int slide_cap;
 	const struct lesson_question *q;	/* asked on this slide */
 	int number;
-	int slide;		/* from 0 */
 	struct quote *quotes;
 	int nquotes, quote_cap;
-	struct asked asked[CHECK_ASKED];
-	int nasked;
 	int oom;
 };
 
@@ -120,10 +105,11 @@ is_unit(const char *w)
 
 /* The next number written in s from *p as a token of its own: 12, -0.5,
  * 1.7e-5, not the 16 of fp16 or 16x16, the 1 of Q1 or the 11 of 2^-11.
- * Returns 1 with the number, half a unit in its last digit and the unit
- * that follows it, or 0 at the end. */
+ * Returns 1 with where it starts (*at), the number, half a unit in its
+ * last digit and the unit that follows it, or 0 at the end. */
 static int
-next_number(const char **p, double *x, double *half, char *unit, size_t ulen)
+next_number(const char **p, const char **at, double *x, double *half,
+    char *unit, size_t ulen)
 {
 	const char *s = *p, *start, *end;
 	int decimals;
@@ -163,6 +149,7 @@ next_number(const char **p, double *x, double *half, char *unit, size_t ulen)
 		/* "Tc=4" is a name's value: read with its name, not as a count */
 		if (start > *p && start[-1] == '=' && ulen > 1)
 			snprintf(unit, ulen, "=");
+		*at = start;
 		*p = end;
 		return 1;
 	}
@@ -180,22 +167,27 @@ struct target {
 /* Does text hold t?  A whole number must come with t's unit, or with no
  * unit when t has none: the 4 of "4 FLOPs" answers no "how many times". */
 static int
+matches(double y, const char *unit, const struct target *t)
+{
+	if (fabs(y - t->x) > t->tol)
+		return 0;
+	if (t->x != floor(t->x))
+		return 1;
+	if (strcmp(unit, "=") == 0)
+		return 0;
+	return t->unit[0] != '\0' ? strcmp(unit, t->unit) == 0 : !is_unit(unit);
+}
+
+static int
 holds(const char *text, const struct target *t)
 {
-	const char *p = text;
+	const char *p = text, *at;
 	char unit[16];
 	double y, half;
 
-	while (next_number(&p, &y, &half, unit, sizeof unit)) {
-		if (fabs(y - t->x) > t->tol)
-			continue;
-		if (t->x != floor(t->x))
+	while (next_number(&p, &at, &y, &half, unit, sizeof unit))
+		if (matches(y, unit, t))
 			return 1;
-		if (strcmp(unit, "=") == 0)
-			continue;
-		if (t->unit[0] != '\0' ? strcmp(unit, t->unit) == 0 : !is_unit(unit))
-			return 1;
-	}
 	return 0;
 }
 
@@ -227,14 +219,14 @@ asked_unit(const char *text, char *unit, size_t len)
 static int
 targets(const struct lesson_question *q, struct target *t)
 {
-	const char *p;
+	const char *p, *at;
 	double y, half;
 	int n = 0, k, other;
 	struct target one;
 
 	if (q->numeric) {
 		p = q->number_text;
-		if (next_number(&p, &y, &half, one.unit, sizeof one.unit)) {
+		if (next_number(&p, &at, &y, &half, one.unit, sizeof one.unit)) {
 			t[0].x = q->number;
 			t[0].tol = half;
 			asked_unit(q->text, t[0].unit, sizeof t[0].unit);
@@ -245,12 +237,14 @@ targets(const struct lesson_question *q, struct target *t)
 	if (q->answer < 0)
 		return 0;
 	p = q->choices[q->answer];
-	while (n < CHECK_TARGETS && next_number(&p, &y, &half, one.unit,
+	while (n < CHECK_TARGETS && next_number(&p, &at, &y, &half, one.unit,
 	    sizeof one.unit)) {
 		one.x = y;
 		one.tol = half;
 		/* a digit alone (the 2 of "e^(2 - m)") is on every slide */
 		other = y == floor(y) && fabs(y) < 10;
+		/* a number the question gives is its setting, not its answer */
+		other = other || holds(q->text, &one);
 		for (k = 0; k < q->nchoices && !other; k++)
 			other = k != q->answer && holds(q->choices[k], &one);
 		if (!other)
@@ -275,26 +269,31 @@ lesson_check_gives_away(const struct lesson_question *q, const char *text,
 	return 0;
 }
 
-/* ---- the sink ---- */
-
-static void
-remember(struct check *ck, const char *line)
+void
+lesson_check_withhold(const struct lesson_question *const *qs, int nq,
+    struct lesson_lines *ls)
 {
-	int *grown;
+	struct target t[CHECK_TARGETS];
+	const char *p, *at;
+	char unit[16];
+	double y, half;
+	int i, k, j, n;
 
-	lesson_lines_add(&ck->all, "%s", line);
-	if (ck->all.n > ck->slide_cap) {
-		grown = realloc(ck->slide_of, (size_t)(ck->all.n + 64) * sizeof *grown);
-		if (grown == NULL) {
-			ck->oom = 1;
-			return;
-		}
-		ck->slide_of = grown;
-		ck->slide_cap = ck->all.n + 64;
+	for (i = 0; i < nq; i++) {
+		n = targets(qs[i], t);
+		for (j = 0; j < ls->n; j++)
+			for (p = ls->line[j]; next_number(&p, &at, &y, &half, unit,
+			    sizeof unit); )
+				for (k = 0; k < n; k++)
+					if (matches(y, unit, &t[k])) {
+						memset(ls->line[j] + (at - ls->line[j]), '.',
+						    (size_t)(p - at));
+						break;
+					}
 	}
-	if (ck->all.n > 0 && !ck->all.oom)
-		ck->slide_of[ck->all.n - 1] = ck->slide;
 }
+
+/* ---- the sink ---- */
 
 /* The {...} of the directive that just ran, read again here with the
  * focus they were read at (the run stands where they were filled). */
@@ -425,8 +424,6 @@ look(struct check *ck, struct lesson_run *run)
 	int i, a;
 
 	lesson_view_state(run, &state);
-	for (i = 0; i < state.n; i++)
-		remember(ck, state.line[i]);
 	if (ck->q == NULL)
 		goto done;
 	for (a = 0; a < 2; a++)
@@ -457,7 +454,6 @@ check_text(void *ctx, struct lesson_run *run, enum lesson_text_kind kind,
 	if (kind != LESSON_SAY)
 		return;
 	lesson_lines_add(&ck->text, "%s", text);
-	remember(ck, text);
 	note_quotes(ck, run);
 }
 
@@ -474,10 +470,9 @@ check_problem(void *ctx, struct lesson_run *run)
 		return;
 	}
 	lesson_run_describe(run, f);
-	if (fclose(f) == 0 && text != NULL) {
+	if (fclose(f) == 0 && text != NULL)
 		lesson_lines_add(&ck->text, "%s", text);
-		remember(ck, text);
-	} else
+	else
 		ck->oom = 1;
 	free(text);
 }
@@ -487,20 +482,11 @@ check_ask(void *ctx, struct lesson_run *run, const struct lesson_question *q,
     const char *text, int number)
 {
 	struct check *ck = ctx;
-	struct asked *a;
 
 	ck->q = q;
 	ck->number = number;
 	/* the question's own words may give it away too */
 	lesson_lines_add(&ck->text, "%s", text);
-	if (ck->nasked < CHECK_ASKED) {
-		a = &ck->asked[ck->nasked++];
-		a->q = q;
-		a->number = number;
-		a->slide = ck->slide;
-		a->line = ck->all.n;
-	}
-	remember(ck, text);
 	note_quotes(ck, run);
 }
 
@@ -525,7 +511,6 @@ check_slide_end(void *ctx, struct lesson_run *run)
 	problem_shown(ck, run);
 	quotes_hold(ck, run);
 	look(ck, run);
-	ck->slide++;
 }
 
 static const struct lesson_sink check_sink = {
@@ -536,39 +521,70 @@ static const struct lesson_sink check_sink = {
 	.end = check_slide_end,
 };
 
-/* A worksheet (the lesson without its answers) holds every slide's
- * narration, questions and frames: none may hold a value that answers
- * one of its questions, but the question itself. */
-static int
-worksheet_rule(const struct lesson *l, struct check *ck, char *msg,
-    size_t len)
+/* Where question k's own lines end in the worksheet w: its block runs
+ * from "Qk. " to the first blank line. */
+static const char *
+question_end(const char *q)
 {
-	const struct asked *a;
-	char which[32];
-	int i, k;
+	const char *e = strstr(q, "\n\n");
 
-	for (i = 0; i < ck->nasked; i++) {
-		a = &ck->asked[i];
-		if (lesson_check_gives_away(a->q, l->title, which, sizeof which)) {
-			snprintf(msg, len, "%s:%d: Q%d's answer (%s) is in the lesson's "
-			    "title", l->path, a->q->line, a->number, which);
-			return 1;
-		}
-		for (k = 0; k < ck->all.n; k++) {
-			if (k == a->line || !lesson_check_gives_away(a->q,
-			    ck->all.line[k], which, sizeof which))
+	return e != NULL ? e : q + strlen(q);
+}
+
+/* A worksheet (the lesson without its answers, as --plain --no-answers
+ * writes it: each value a question answers is withheld after the
+ * question) holds no value that answers one of its questions but in the
+ * question itself: not in the title, not before the question, and not
+ * where the withholding missed it. */
+static int
+worksheet_rule(const struct lesson *l, char *msg, size_t len)
+{
+	struct lesson_plain_opts o = { .markdown = 0, .presenter = 0,
+	    .answers = 0 };
+	const struct lesson_question *q;
+	char *text = NULL, head[24], which[32], *line, *nl, err[512];
+	const char *own, *end;
+	size_t size = 0;
+	FILE *f;
+	int k, rc = 0, r;
+
+	f = open_memstream(&text, &size);
+	if (f == NULL) {
+		snprintf(msg, len, "%s: out of memory", l->path);
+		return -1;
+	}
+	r = lesson_plain_write(l, f, &o, err, sizeof err);
+	if (fclose(f) != 0 || text == NULL || r < 0) {
+		snprintf(msg, len, "%s", r < 0 ? err : "out of memory");
+		free(text);
+		return -1;
+	}
+	for (k = 0; k < l->nquestions && rc == 0; k++) {
+		q = &l->questions[k];
+		snprintf(head, sizeof head, "\nQ%d. ", k + 1);
+		own = strstr(text, head);
+		end = own != NULL ? question_end(own + 1) : NULL;
+		for (line = text; line != NULL && *line != '\0' && rc == 0;
+		    line = nl != NULL ? nl + 1 : NULL) {
+			nl = strchr(line, '\n');
+			if (own != NULL && line > own && line < end)
 				continue;
-			snprintf(msg, len, "%s:%d: Q%d's answer (%s) is in the worksheet, "
-			    "on slide %d %s it: '%.60s'; a worksheet must not answer "
-			    "its questions (tell it in the answer, check it with "
-			    "expect)", l->path, a->q->line, a->number, which,
-			    ck->slide_of[k] + 1, ck->slide_of[k] < a->slide ? "before" :
-			    ck->slide_of[k] == a->slide ? "with" : "after",
-			    ck->all.line[k]);
-			return 1;
+			if (nl != NULL)
+				*nl = '\0';
+			if (lesson_check_gives_away(q, line, which, sizeof which)) {
+				snprintf(msg, len, "%s:%d: Q%d's answer (%s) is in the "
+				    "worksheet %s the question: '%.60s'; ask before telling, "
+				    "and tell it in the answer", l->path, q->line, k + 1,
+				    which, own == NULL || line < own ? "before" : "after",
+				    line);
+				rc = 1;
+			}
+			if (nl != NULL)
+				*nl = '\n';
 		}
 	}
-	return 0;
+	free(text);
+	return rc;
 }
 
 int
@@ -590,19 +606,17 @@ lesson_check(const struct lesson *l, char *msg, size_t len)
 	if (rc == LESSON_ERROR) {
 		snprintf(msg, len, "%s", run->err);
 		rc = -1;
-	} else if (ck.oom || ck.all.oom) {
+	} else if (ck.oom) {
 		snprintf(msg, len, "%s: out of memory", l->path);
 		rc = -1;
 	} else if (rc == LESSON_FAILED || run->failures > 0) {
 		snprintf(msg, len, "%s", run->failure);
 		rc = 1;
 	} else
-		rc = worksheet_rule(l, &ck, msg, len) != 0 ||
-		    lesson_lint_told_before(l, msg, len) != 0;
+		rc = lesson_lint_told_before(l, msg, len) != 0 ? 1 :
+		    worksheet_rule(l, msg, len);
 	lesson_run_free(run);
 	lesson_lines_free(&ck.text);
-	lesson_lines_free(&ck.all);
-	free(ck.slide_of);
 	free(ck.quotes);
 	return rc;
 }

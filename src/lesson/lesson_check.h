@@ -8,9 +8,11 @@
  *     question, or a number that only the right choice holds, is not on
  *     the slide that asks it, in its narration, in the question's own
  *     words, nor in what the view shows where the slide ends;
- *   - the worksheet (the lesson without its answers: every slide's
- *     narration, questions and frames, and the title) holds no value
- *     that answers one of its questions, before it or after;
+ *   - the worksheet (--plain --no-answers: every slide's narration,
+ *     questions and frames, and the title) holds no value that answers
+ *     one of its questions but in the question itself; it withholds
+ *     (blanks) such values after the question, so what remains is told
+ *     before the question is asked;
  *   - a value a slide quotes with {...} is what the view shows where the
  *     slide ends: it reads the same there, for a row the frame shows;
  *   - a slide that changes the problem builds it before it ends, so the
@@ -27,6 +29,7 @@
 #include <stdio.h>
 
 #include "lesson.h"
+#include "lesson_view.h"
 
 /* 0 when the lesson holds; 1 when a check failed, or -1 when it cannot
  * run, with the first "path:line: ..." in msg. */
@@ -36,6 +39,12 @@ int lesson_check(const struct lesson *l, char *msg, size_t len);
  * right choice holds)?  1 with the value written in which, else 0. */
 int lesson_check_gives_away(const struct lesson_question *q, const char *text,
     char *which, size_t len);
+
+/* Blanks (with '.', the same width) every number in ls that answers
+ * one of the questions qs[0..n): a worksheet's lines after the questions
+ * were asked, so that what tells an answer does not give it. */
+void lesson_check_withhold(const struct lesson_question *const *qs, int n,
+    struct lesson_lines *ls);
 
 /*
  * Checks the lessons names[0..n): each a lesson's name or file, or a
