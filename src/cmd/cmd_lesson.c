@@ -223,7 +223,9 @@ cmd_lesson(int argc, char **argv)
 		goto done;
 	}
 	/* --check takes several lessons, or a folder: a course at once. */
-	if (a.check && modes_ok(&a, o.nargs > 0) == 0 && o.nargs > 0) {
+	if (modes_ok(&a, o.nargs > 0) != 0)
+		goto done;
+	if (a.check && o.nargs > 0) {
 		r = lesson_check_all(o.args, o.nargs, stderr);
 		rc = r == 0 ? CMD_OK : r > 0 ? CMD_FAILED : CMD_USAGE;
 		goto done;
@@ -233,8 +235,6 @@ cmd_lesson(int argc, char **argv)
 		    "one too many)\n", o.args[1]);
 		goto done;
 	}
-	if (modes_ok(&a, o.nargs > 0) != 0)
-		goto done;
 	if (o.nargs == 0) {
 		rc = list_lessons();
 		goto done;

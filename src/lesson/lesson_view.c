@@ -564,7 +564,7 @@ lesson_view_source(const struct lesson_run *run, char *why, size_t len)
 	char head[64];
 
 	why[0] = '\0';
-	if (run->dirty && run->problem_line > 0) {
+	if (run->built && run->dirty && run->problem_line > 0) {
 		snprintf(why, len, "the problem changed here, but the slide ends "
 		    "before anything builds it: the view would show the problem "
 		    "before it while the narration speaks of this one; show it on "
