@@ -2367,6 +2367,20 @@ START_TEST(test_check_folder)
 	ck_assert_int_eq(lesson_check_all(names, 2, f), -1);
 	fclose(f);
 	free(text);
+	/* planted: two lessons that hold alone, but not as a course */
+	snprintf(p, sizeof p, "%s/02-bad.lesson", dir);
+	write_file(p, SEED "ask q?\nchoice no\nchoice yes, and at length\n"
+	    "choice maybe\nanswer b\n");
+	snprintf(p, sizeof p, "%s/01-good.lesson", dir);
+	write_file(p, SEED "ask q?\nchoice no\nchoice yes, and at length\n"
+	    "choice maybe\nanswer b\n");
+	names[0] = dir;
+	f = open_memstream(&text, &size);
+	ck_assert_int_eq(lesson_check_all(names, 1, f), 1);
+	fclose(f);
+	ck_assert_msg(strstr(text, "the course (2 lessons): the right choice is "
+	    "the longest in 2") != NULL, "%s", text);
+	free(text);
 	unlink(p);
 	snprintf(p, sizeof p, "%s/02-bad.lesson", dir);
 	unlink(p);
