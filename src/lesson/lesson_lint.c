@@ -343,7 +343,7 @@ lesson_lint_course(const struct lesson *const *ls, int n, char *err,
 	for (k = 2; k <= 26; k++) {
 		if (nk[k] == 0)
 			continue;
-		most = (nk[k] + k - 1) / k + (nk[k] >= 2 * k);
+		most = (nk[k] + k - 1) / k + (nk[k] >= k);
 		least = nk[k] >= 2 * k ? nk[k] / k - 1 : 0;
 		for (j = 0; j < k; j++)
 			if (count[k][j] > most || count[k][j] < least)

@@ -44,8 +44,9 @@ int lesson_lint_told(const struct lesson_question *q, const char *text,
  * lesson_lint_told_before; the right choice is the longest in no more
  * questions than chance gives (the sum of 1/k over questions of k
  * choices), and one more; among the questions of k choices, each letter
- * is right in about 1/k of them (at most ceil(n/k), one more from 2k
- * questions on; at least n/k - 1 from 2k on).  0, or -1 with a sentence
+ * is right in about 1/k of them (at most ceil(n/k), one more from k
+ * questions on; at least n/k - 1 from 2k on: two questions of four
+ * choices are not both c).  0, or -1 with a sentence
  * in err.
  */
 int lesson_lint_course(const struct lesson *const *ls, int n, char *err,
