@@ -68,8 +68,9 @@ word_char(char c)
 static const char *const units[] = {
 	"flop", "byte", "tile", "step", "key", "row", "head", "sm", "percent",
 	"time", "merge", "block", "column", "entry", "entrie", "bit", "gib",
-	"mib", "kib", "exp", "range", "warp", "thread", "query", "quer",
+	"mib", "kib", "exp", "range", "warp", "thread", "query",
 	"value", "score", "digit", "lesson", "slide", "wave", "run", "pass",
+	"querie", "partial", "bucket",
 };
 
 /* The word after s, lower case and without a plural s, in unit (empty
@@ -313,7 +314,7 @@ note_quotes(struct check *ck, struct lesson_run *run)
 	}
 	for (i = 0; i < c->nfills; i++) {
 		if (lesson_value_read(run, &c->fills[i].expect.value, got,
-		    lesson_quantity_max(run), &n, err, sizeof err) != 0)
+		    lesson_quantity_max(run), &n, err, sizeof err) != 0 || n == 0)
 			continue;	/* the fill itself failed: reported there */
 		if (ck->nquotes == ck->quote_cap) {
 			grown = realloc(ck->quotes, (size_t)(ck->quote_cap + 16) *
@@ -371,8 +372,10 @@ quotes_hold(struct check *ck, struct lesson_run *run)
 	char err[256], was[32], now[32];
 	int i, k, n, focus = run->focus, key = run->focus_key, ok;
 
-	if (ck->nquotes == 0 || run->failures > 0)
+	if (ck->nquotes == 0 || run->failures > 0) {
+		ck->nquotes = 0;	/* the first failure is the one said */
 		return;
+	}
 	got = calloc((size_t)lesson_quantity_max(run), sizeof *got);
 	if (got == NULL) {
 		ck->oom = 1;
