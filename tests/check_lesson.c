@@ -2406,8 +2406,8 @@ START_TEST(test_check_heads_named)
 	    why);
 	lesson_view_state(run, &ls);
 	for (i = 0; i < ls.n; i++)
-		found |= strstr(ls.line[i], "head 3 of 4 (kv head 1 of 2), row 1 "
-		    "of its 4") != NULL;
+		found |= strstr(ls.line[i], "head 3 of 4 (kv head 1 of 2), the head's "
+		    "row 1 of 4 (focus row 13)") != NULL;
 	ck_assert(found);
 	lesson_lines_free(&ls);
 	lesson_run_free(run);

@@ -596,7 +596,7 @@ lesson_view_state(struct lesson_run *run, struct lesson_lines *out)
 	/* Several heads: the frame is one head's, and says which. */
 	focus_head(run, head, sizeof head);
 	if (head[0] != '\0')
-		lesson_lines_add(out, "%s, row %d of its %d (focus row %d)", head,
+		lesson_lines_add(out, "%s, the head's row %d of %d (focus row %d)", head,
 		    lesson_run_out_row(run, run->focus) % run->setup.problem.tq,
 		    run->setup.problem.tq, run->focus);
 	switch (run->step < 0 ? TIMELINE_FORWARD : lesson_run_kind(run)) {
