@@ -3,13 +3,17 @@
  * a run that stops at the first failure, with a sink that reads each
  * slide as a student would see it:
  *
- *   text, ask  -> the slide's lines (and the lesson's, for the worksheet);
- *                 each {...} remembered with the focus it was read at
+ *   text, ask  -> the slide's lines (the ask's own words too); each
+ *                 {...} remembered with the focus it was read at
  *   pause, end -> the problem shown is the one built; every quote still
- *                 reads the same where the slide ends; the slide's
- *                 question's answer is not on it
- *   after      -> no question's answer anywhere in the worksheet (every
- *                 slide's text and frame), no choice's words before it
+ *                 reads the same where the slide ends, for a row the
+ *                 frame shows; the slide's question's answer is not on it
+ *   after      -> no choice's words told before it is asked; the
+ *                 worksheet (--plain --no-answers, which withholds what
+ *                 answers a question already asked) gives no answer
+ *
+ * Several lessons, or a folder, are checked one by one and then as a
+ * course (lesson_check_all).
  */
 #include "config.h"
 
