@@ -3,14 +3,18 @@
  * under --check (its checks, its rules, no answer on a question's
  * slide); across the course no answer letter is right in more than half
  * of the multiple-choice questions and the right choice is the longest
- * in at most half of them; and every lesson's handout holds each
- * question and each frame, with no answer's text before its answers.
+ * in at most half of them, and the course keeps lesson_lint_course (the
+ * longest choice right no more often than chance, right letters spread,
+ * no choice told before it is asked); every lesson's handout holds each
+ * question and each frame, with no answer's text before its answers,
+ * and its worksheet withholds the numbers its questions ask.
  */
 #include "config.h"
 
 #include "testutil.h"
 #include "lesson/lesson.h"
 #include "lesson/lesson_check.h"
+#include "lesson/lesson_lint.h"
 #include "lesson/lesson_plain.h"
 
 #include <dirent.h>
@@ -128,6 +132,47 @@ START_TEST(test_answer_letters)
 }
 END_TEST
 
+/* The course's quiz rules (lesson_lint_course): length and position say
+ * nothing of the right choice, and no lesson tells a choice before it
+ * asks; and every lesson's worksheet withholds what its questions ask. */
+START_TEST(test_course_lint)
+{
+	struct lesson_plain_opts o = { .markdown = 1, .answers = 0 };
+	const struct lesson *ls[MAX_LESSONS];
+	struct lesson *l;
+	char err[600], *text, which[32], *q1;
+	size_t size;
+	FILE *f;
+	int i, k;
+
+	find_lessons();
+	for (i = 0; i < npaths; i++)
+		ls[i] = load(paths[i]);
+	ck_assert_msg(lesson_lint_course(ls, npaths, err, sizeof err) == 0, "%s",
+	    err);
+	/* a worksheet gives no question's answer after the question */
+	for (i = 0; i < npaths; i++) {
+		l = (struct lesson *)ls[i];
+		text = NULL;
+		f = open_memstream(&text, &size);
+		ck_assert(f != NULL);
+		ck_assert_msg(lesson_plain_write(l, f, &o, err, sizeof err) == 0,
+		    "%s: %s", paths[i], err);
+		fclose(f);
+		q1 = strstr(text, "**Q1.**");
+		for (k = 0; q1 != NULL && k < l->nquestions; k++)
+			ck_assert_msg(!lesson_check_gives_away(&l->questions[k],
+			    strstr(q1, "\n\n") != NULL ? strstr(q1, "\n\n") : q1,
+			    which, sizeof which) || l->questions[k].numeric == 0,
+			    "%s: the worksheet gives Q%d's %s", paths[i], k + 1, which);
+		free(text);
+	}
+	for (i = 0; i < npaths; i++)
+		lesson_free((struct lesson *)ls[i]);
+	free_lessons();
+}
+END_TEST
+
 /* text with every run of blanks and newlines as one space: a wrapped
  * paragraph reads as the line it was written as. */
 static char *
@@ -218,6 +263,7 @@ test_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_every_lesson_holds);
 	tcase_add_test(tc, test_answer_letters);
+	tcase_add_test(tc, test_course_lint);
 	tcase_add_test(tc, test_handouts);
 	suite_add_tcase(s, tc);
 	return s;

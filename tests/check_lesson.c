@@ -2377,6 +2377,205 @@ START_TEST(test_man_page)
 }
 END_TEST
 
+/* ---- what --check proves of what a slide shows ---- */
+
+/* A quoted value is what the view shows where its slide ends. */
+START_TEST(test_check_quotes_shown)
+{
+	char msg[512];
+
+	/* planted: the slide quotes step 1's m, then moves to step 2 */
+	check_fails(SEED "step\nsay m is {m 2}.\nstep\npause\n",
+	    "t.lesson:7: {m} quotes 2, but the slide moves on before its pause");
+	/* the same slide ended where it quotes holds */
+	ck_assert_int_eq(check_script(SEED "step\nsay m is {m 2}.\npause\nstep\n"
+	    "pause\n", msg, sizeof msg), 0);
+	/* a value that does not change as the slide moves on is still shown */
+	ck_assert_int_eq(check_script(SEED "step\nsay {steps 2} steps.\nstep\n"
+	    "pause\n", msg, sizeof msg), 0);
+	/* a kept value is a number remembered for a comparison */
+	ck_assert_msg(check_script(SEED "goto end\nkeep h2 hbm\nbc 1\ngoto end\n"
+	    "say {hbm / h2} as many bytes as the {h2} before.\npause\n", msg,
+	    sizeof msg) == 0, "%s", msg);
+	/* planted: row 0's output quoted, then the frame shows row 1 alone */
+	check_fails("title t\nscores 1 2 ; 3 4\nvalues 1 ; 2\nbr 1\nbc 2\n"
+	    "goto end\nfocus row 0\nsay o = {o}.\nfocus row 1\npause\n",
+	    "{o} quotes row 0, but where the slide ends the view shows row 1");
+	/* planted: a problem changed after the last build, never shown */
+	check_fails(SEED "step\nsay m = {m 2}.\nbc 1\n",
+	    "t.lesson:8: the problem changed here, but the slide ends before");
+}
+END_TEST
+
+/* A question's own words, and numbers read as tokens with their units. */
+START_TEST(test_check_answer_tokens)
+{
+	char msg[512];
+
+	/* planted: the ask itself holds its answer */
+	check_fails(SEED "step\npause\nask m rises to 1002 at the next tile. "
+	    "What is m then?\nnumber 1002 tol 0.5\nanswer x\npause\nstep\n"
+	    "expect m 1002\n", "Q1's answer (1002) is on its own slide");
+	/* "4 FLOPs" does not answer "how many times" ... */
+	ck_assert_int_eq(check_script(SEED "step\nsay It did 4 FLOPs.\npause\n"
+	    "say The next tile does 4 FLOPs more.\nask How many times the "
+	    "first tile's FLOPs are done after both?\nnumber 2\nanswer x\npause\n"
+	    "step\nexpect flops / flops 1\nexpect steps 2\n", msg, sizeof msg), 0);
+	/* ... but "4 times" does (planted, on the question's slide) */
+	check_fails(SEED "step\npause\nsay Four tiles of this size are 4 times "
+	    "the work.\nask How many times the work of one tile?\nnumber 4\n"
+	    "answer x\npause\nexpect steps * steps 4\n",
+	    "Q1's answer (4) is on its own slide");
+	/* the 16 of fp16 or 16x16, the 2 of 2^-11, are no numbers of their own */
+	ck_assert_int_eq(check_script(SEED "step\npause\nsay fp16 and a 16x16 "
+	    "grid, 2^-11.\nask How many keys has the row?\nnumber 16\nanswer x\n"
+	    "pause\ntk 16\nnew-problem\nscores 1 2 3 4 5 6 7 8 9 10 11 12 13 14 "
+	    "15 16\nvalues 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1\nbc 4\nbr 1\n"
+	    "goto end\nexpect steps * steps 16\n", msg, sizeof msg), 0);
+	msg[0] = '\0';
+}
+END_TEST
+
+/* A worksheet holds no value that answers one of its questions. */
+START_TEST(test_check_worksheet)
+{
+	char out[16384], err[512];
+
+	/* planted: slide 1 tells what slide 2 asks */
+	check_fails(SEED "step\nstep\nsay The max ends at 1002.\npause\ngoto "
+	    "start\nask What is m after both tiles?\nnumber 1002 tol 0.5\n"
+	    "answer x\npause\ngoto end\nexpect m 1002\n",
+	    "Q1's answer (1002) is in the worksheet before the question");
+	/* told after the question, it is withheld from the worksheet only */
+	ck_assert_int_eq(write_doc(GOOD_Q, 0, 0, 0, out, sizeof out, err), 0);
+	ck_assert_msg(strstr(out, "m = ....") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "1002.") == NULL || strstr(out, "1002.") <
+	    strstr(out, "Q1."), "%s", out);
+	ck_assert_int_eq(write_doc(GOOD_Q, 0, 0, 1, out, sizeof out, err), 0);
+	ck_assert_msg(strstr(out, "m = 1002.") != NULL, "%s", out);
+}
+END_TEST
+
+/* Ask before telling; length and position of the right choice. */
+START_TEST(test_check_course_rules)
+{
+	const struct lesson *ls[2];
+	struct lesson *a, *b;
+	char err[512];
+
+	/* planted: the narration says the right choice before it is asked */
+	check_fails(SEED "say Only the tile with the largest score counts.\n"
+	    "pause\nask What counts?\nchoice every tile, rescaled\nchoice only "
+	    "the tile with the largest score\nanswer b\npause\n",
+	    "the right choice's 'tile largest score' was said at line 6");
+	/* planted: the right choice is the longest in both of two lessons'
+	 * questions, and always b */
+	a = parse_ok("title a\nask q?\nchoice no\nchoice yes, and at length\n"
+	    "choice maybe\nanswer b\n");
+	b = parse_ok("title b\nask q?\nchoice no\nchoice yes, and at length\n"
+	    "choice maybe\nanswer b\n");
+	ls[0] = a;
+	ls[1] = b;
+	ck_assert_int_eq(lesson_lint_course(ls, 2, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "the right choice is the longest in 2 of the "
+	    "2") != NULL, "%s", err);
+	lesson_free(b);
+	/* same lengths, the right letter still b both times */
+	b = parse_ok("title b\nask q?\nchoice no, a long one\nchoice yes\n"
+	    "choice maybe\nanswer b\n");
+	ls[1] = b;
+	ck_assert_int_eq(lesson_lint_course(ls, 2, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "'b' is the right letter in 2 of the 2 "
+	    "questions of 3 choices") != NULL, "%s", err);
+	lesson_free(b);
+	b = parse_ok("title b\nask q?\nchoice no, a long one\nchoice yes\n"
+	    "choice maybe\nanswer c\n");
+	ls[1] = b;
+	ck_assert_int_eq(lesson_lint_course(ls, 2, err, sizeof err), 0);
+	lesson_free(a);
+	lesson_free(b);
+}
+END_TEST
+
+/* --check of a folder, or several lessons: each said, then the course. */
+START_TEST(test_check_folder)
+{
+	char dir[64], p[128], *names[2], *text = NULL;
+	size_t size = 0;
+	FILE *f;
+
+	snprintf(dir, sizeof dir, "/tmp/check_lesson_f%ld", (long)getpid());
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	snprintf(p, sizeof p, "%s/01-good.lesson", dir);
+	write_file(p, SEED "step\nsay m = {m 2}.\npause\n");
+	snprintf(p, sizeof p, "%s/02-bad.lesson", dir);
+	write_file(p, SEED "step\nsay m = {m 3}.\npause\n");
+	names[0] = dir;
+	f = open_memstream(&text, &size);
+	ck_assert(f != NULL);
+	ck_assert_int_eq(lesson_check_all(names, 1, f), 1);
+	fclose(f);
+	ck_assert_msg(strstr(text, "02-bad.lesson:7: in the narration, expected "
+	    "m 3") != NULL, "%s", text);
+	ck_assert_msg(strstr(text, "01-good") == NULL, "%s", text);
+	free(text);
+	/* the good one alone, by file, holds; a name that is none is -1 */
+	snprintf(p, sizeof p, "%s/01-good.lesson", dir);
+	names[0] = p;
+	names[1] = "/nonexistent/99-none.lesson";
+	f = open_memstream(&text, &size);
+	ck_assert_int_eq(lesson_check_all(names, 1, f), 0);
+	ck_assert_int_eq(lesson_check_all(names, 2, f), -1);
+	fclose(f);
+	free(text);
+	/* planted: two lessons that hold alone, but not as a course */
+	snprintf(p, sizeof p, "%s/02-bad.lesson", dir);
+	write_file(p, SEED "ask q?\nchoice no\nchoice yes, and at length\n"
+	    "choice maybe\nanswer b\n");
+	snprintf(p, sizeof p, "%s/01-good.lesson", dir);
+	write_file(p, SEED "ask q?\nchoice no\nchoice yes, and at length\n"
+	    "choice maybe\nanswer b\n");
+	names[0] = dir;
+	f = open_memstream(&text, &size);
+	ck_assert_int_eq(lesson_check_all(names, 1, f), 1);
+	fclose(f);
+	ck_assert_msg(strstr(text, "the course (2 lessons): the right choice is "
+	    "the longest in 2") != NULL, "%s", text);
+	free(text);
+	unlink(p);
+	snprintf(p, sizeof p, "%s/02-bad.lesson", dir);
+	unlink(p);
+	rmdir(dir);
+}
+END_TEST
+
+/* Several heads: the frame names the one it shows. */
+START_TEST(test_check_heads_named)
+{
+	struct lesson *l = parse_ok("title t\ntq 4\ntk 4\nd 2\nbr 2\nbc 2\n"
+	    "heads 4\nkv-heads 2\nfocus row 13\ngoto end\npause\n");
+	struct lesson_run *run = lesson_run_new(l, NULL, NULL, 0);
+	struct lesson_lines ls = { 0 };
+	char why[200];
+	int i, found = 0;
+
+	ck_assert(run != NULL);
+	ck_assert_int_eq(lesson_run_next(run), LESSON_PAUSED);
+	ck_assert_int_eq(lesson_view_source(run, why, sizeof why),
+	    LESSON_VIEW_FRAME);
+	ck_assert_msg(strstr(why, "head 3 of 4 (kv head 1 of 2)") != NULL, "%s",
+	    why);
+	lesson_view_state(run, &ls);
+	for (i = 0; i < ls.n; i++)
+		found |= strstr(ls.line[i], "head 3 of 4 (kv head 1 of 2), the head's "
+		    "row 1 of 4 (focus row 13)") != NULL;
+	ck_assert(found);
+	lesson_lines_free(&ls);
+	lesson_run_free(run);
+	lesson_free(l);
+}
+END_TEST
+
 Suite *
 test_suite(void)
 {
@@ -2440,6 +2639,12 @@ test_suite(void)
 	tcase_add_test(tc, test_combine_quantities);
 	tcase_add_test(tc, test_timeline_frames);
 	tcase_add_test(tc, test_ladder);
+	tcase_add_test(tc, test_check_quotes_shown);
+	tcase_add_test(tc, test_check_answer_tokens);
+	tcase_add_test(tc, test_check_worksheet);
+	tcase_add_test(tc, test_check_course_rules);
+	tcase_add_test(tc, test_check_folder);
+	tcase_add_test(tc, test_check_heads_named);
 	suite_add_tcase(s, tc);
 	return s;
 }

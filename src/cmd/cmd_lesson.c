@@ -27,7 +27,7 @@ static const char lesson_usage[] =
     "usage: flashstep lesson [NAME|FILE] [--notes-to PATH]\n"
     "       flashstep lesson NAME|FILE --plain | --handout [--no-answers]\n"
     "                        [--presenter]\n"
-    "       flashstep lesson NAME|FILE --check\n"
+    "       flashstep lesson NAME|FILE|FOLDER... --check\n"
     "\n"
     "Runs a lesson script (flashstep-lesson(5)): in the terminal, the\n"
     "narration beside the simulator's panes; Space reads on (more text,\n"
@@ -261,15 +261,21 @@ cmd_lesson(int argc, char **argv)
 		rc = CMD_OK;
 		goto done;
 	}
+	/* --check takes several lessons, or a folder: a course at once. */
+	if (modes_ok(&a, o.nargs > 0) != 0)
+		goto done;
+	if (stdout_closed(&a) != 0)
+		goto done;
+	if (a.check && o.nargs > 0) {
+		r = lesson_check_all(o.args, o.nargs, stderr);
+		rc = r == 0 ? CMD_OK : r > 0 ? CMD_FAILED : CMD_USAGE;
+		goto done;
+	}
 	if (o.nargs > 1) {
 		fprintf(stderr, "flashstep lesson: one lesson at a time ('%s' is "
 		    "one too many)\n", o.args[1]);
 		goto done;
 	}
-	if (modes_ok(&a, o.nargs > 0) != 0)
-		goto done;
-	if (stdout_closed(&a) != 0)
-		goto done;
 	if (o.nargs == 0) {
 		rc = list_lessons();
 		goto done;
