@@ -21,7 +21,8 @@ dist_lessons_DATA = \
 	lessons/15-backward-masks.lesson \
 	lessons/16-split-merge.lesson \
 	lessons/17-decode.lesson \
-	lessons/18-kernel-ladder.lesson
+	lessons/18-kernel-ladder.lesson \
+	lessons/h200-figures.txt
 
 # An installed binary finds its lessons from its own place and the way
 # from bindir to lessonsdir; only a binary in the build tree looks in
@@ -41,6 +42,6 @@ tests_check_lesson_LDADD = $(CHECK_LDADD)
 tests_check_course_SOURCES = tests/check_course.c $(TESTUTIL)
 tests_check_course_LDADD = $(CHECK_LDADD)
 LESSON_TESTS = tests/lesson_course.test tests/lesson_cli.test \
-	tests/lesson_tty.test
+	tests/lesson_tty.test tests/h200_figures.test
 TESTS += tests/check_lesson tests/check_course $(LESSON_TESTS)
 EXTRA_DIST += $(LESSON_TESTS)
