@@ -1,5 +1,7 @@
 # lessons/local.mk - the lesson scripts, their man page and
-# their tests.  Lessons install to $(pkgdatadir)/lessons; an uninstalled
+# their tests.  Lessons install to $(pkgdatadir)/lessons, with the
+# figures recorded on the H200 that 08-gpu and 18-kernel-ladder show
+# where there is no GPU (h200-figures.txt); an uninstalled
 # build finds them in the source tree (see src/lesson/lesson_path.h).
 
 lessonsdir = $(pkgdatadir)/lessons
