@@ -25,7 +25,7 @@ static const char lesson_usage[] =
     "usage: flashstep lesson [NAME|FILE] [--notes-to PATH]\n"
     "       flashstep lesson NAME|FILE --plain | --handout [--no-answers]\n"
     "                        [--presenter]\n"
-    "       flashstep lesson NAME|FILE --check\n"
+    "       flashstep lesson NAME|FILE|FOLDER... --check\n"
     "\n"
     "Runs a lesson script (flashstep-lesson(5)): in the terminal, the\n"
     "narration beside the simulator's panes; Space reads on (more text,\n"
@@ -208,7 +208,7 @@ cmd_lesson(int argc, char **argv)
 	struct lesson *l = NULL;
 	struct options o;
 	char err[600], *path = NULL;
-	int rc = CMD_USAGE, sig;
+	int rc = CMD_USAGE, sig, r;
 
 	options_init(&o);
 	if (options_parse(argc, argv, 1, 0, lesson_entries, &a, &o, err,
@@ -220,6 +220,12 @@ cmd_lesson(int argc, char **argv)
 		fputs(lesson_usage, stdout);
 		options_usage(stdout, 0, lesson_entries);
 		rc = CMD_OK;
+		goto done;
+	}
+	/* --check takes several lessons, or a folder: a course at once. */
+	if (a.check && modes_ok(&a, o.nargs > 0) == 0 && o.nargs > 0) {
+		r = lesson_check_all(o.args, o.nargs, stderr);
+		rc = r == 0 ? CMD_OK : r > 0 ? CMD_FAILED : CMD_USAGE;
 		goto done;
 	}
 	if (o.nargs > 1) {

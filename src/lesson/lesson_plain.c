@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include "lesson_check.h"
 #include "lesson_plain.h"
 #include "lesson_path.h"
 #include "lesson_run.h"
@@ -110,6 +111,9 @@ flush_lines(struct plain *pl, const char *indent, int text)
 {
 	int i;
 
+	/* a worksheet does not tell what its questions ask */
+	if (!pl->o->answers)
+		lesson_check_withhold(pl->asked, pl->nasked, &pl->lines);
 	for (i = 0; i < pl->lines.n; i++) {
 		fputs(*pl->lines.line[i] ? indent : "", pl->f);
 		if (text)

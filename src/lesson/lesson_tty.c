@@ -380,7 +380,12 @@ frame(struct ui *ui, struct ui_grid *g, void *ctx)
 		nh = g->h - mh;
 	if (g->w >= mw && nh >= TTY_NARRATION_LINES) {
 		draw_narration(t, g, (struct ui_rect){ 0, 0, g->w, nh });
-		ui_draw(ui, g, (struct ui_rect){ 0, nh, g->w, g->h - nh });
+		/* stacked too, a problem the panes cannot show gets the frame:
+		 * never the problem before it, nor the built-in example */
+		if (t->why[0] != '\0')
+			draw_frame(t, g, (struct ui_rect){ 0, nh, g->w, g->h - nh });
+		else
+			ui_draw(ui, g, (struct ui_rect){ 0, nh, g->w, g->h - nh });
 		return;
 	}
 	/* Keys are not taken while the lesson cannot be seen (key()). */

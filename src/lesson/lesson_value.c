@@ -283,9 +283,7 @@ read_term(struct lesson_run *run, const struct lesson_term *t, double *out,
 	return 0;
 }
 
-/* Reads a VALUE at the current position into out (up to max entries);
- * 0, or -1 with err saying why there is none here. */
-static int
+int
 lesson_value_read(struct lesson_run *run, const struct lesson_value *v,
     double *out, int max, int *n, char *err, size_t errlen)
 {

@@ -45,6 +45,12 @@ int lesson_value_parse(const struct lesson_parser *ps, const char *who,
 int lesson_value_check(struct lesson_run *run, const struct lesson_cmd *c,
     const struct lesson_expect *e, const char *where, double *got, int *n);
 
+/* Reads a VALUE at the current position into out (up to max entries,
+ * lesson_quantity_max(run)); 0, or -1 with err saying why there is none
+ * here.  Nothing is checked or confirmed. */
+int lesson_value_read(struct lesson_run *run, const struct lesson_value *v,
+    double *out, int max, int *n, char *err, size_t errlen);
+
 /* Frees what lesson_value_parse allocated in e. */
 void lesson_value_free(struct lesson_expect *e);
 

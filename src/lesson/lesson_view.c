@@ -541,15 +541,64 @@ combine_state(struct lesson_run *run, struct lesson_lines *out)
 	    (unsigned long long)v->traffic.hbm_write);
 }
 
+/* "head 3 of 16 (kv head 0 of 4)": the head of the focus row, or ""
+ * for a problem of one head. */
+static void
+focus_head(const struct lesson_run *run, char *buf, size_t len)
+{
+	const struct problem *p = &run->setup.problem;
+	int h = p->heads > 0 ? p->heads : 1, g = p->kv_heads > 0 ? p->kv_heads : 1;
+	int head;
+
+	buf[0] = '\0';
+	if (!run->built || h <= 1 || p->tq <= 0)
+		return;
+	head = lesson_run_out_row(run, run->focus) / p->tq;
+	snprintf(buf, len, "head %d of %d (kv head %d of %d)", head, h,
+	    head / (h / g), g);
+}
+
+int
+lesson_view_source(const struct lesson_run *run, char *why, size_t len)
+{
+	char head[64];
+
+	why[0] = '\0';
+	if (run->dirty && run->problem_line > 0) {
+		snprintf(why, len, "the problem changed here, but the slide ends "
+		    "before anything builds it: the view would show the problem "
+		    "before it while the narration speaks of this one; show it on "
+		    "this slide (goto start) or change it after the pause");
+		return LESSON_VIEW_STALE;
+	}
+	if (!run->built) {
+		snprintf(why, len, "no problem yet: the view shows none");
+		return LESSON_VIEW_NONE;
+	}
+	focus_head(run, head, sizeof head);
+	if (head[0] != '\0') {
+		snprintf(why, len, "the panes show one head, this problem has %d: "
+		    "the lesson's frame shows %s", run->setup.problem.heads, head);
+		return LESSON_VIEW_FRAME;
+	}
+	return LESSON_VIEW_PANES;
+}
+
 void
 lesson_view_state(struct lesson_run *run, struct lesson_lines *out)
 {
-	char pos[200];
+	char pos[200], head[64];
 
 	if (!run->built)
 		return;
 	lesson_view_position(run, pos, sizeof pos);
 	lesson_lines_add(out, "%s", pos);
+	/* Several heads: the frame is one head's, and says which. */
+	focus_head(run, head, sizeof head);
+	if (head[0] != '\0')
+		lesson_lines_add(out, "%s, row %d of its %d (focus row %d)", head,
+		    lesson_run_out_row(run, run->focus) % run->setup.problem.tq,
+		    run->setup.problem.tq, run->focus);
 	switch (run->step < 0 ? TIMELINE_FORWARD : lesson_run_kind(run)) {
 	case TIMELINE_BACKWARD:
 		backward_state(run, out);

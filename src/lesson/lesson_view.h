@@ -33,10 +33,26 @@ void lesson_lines_wrap(struct lesson_lines *ls, const char *text, int width,
 /*
  * The state at the current position: where the run stands, a map of the
  * tiles, the current tile's S and P (small tiles), the state of the
- * tile's rows (the focus row first) and the counters so far.  Lines are
+ * tile's rows (the focus row first) and the counters so far; with
+ * several heads, which head the focus row is of.  Lines are
  * at most about 78 columns.
  */
 void lesson_view_state(struct lesson_run *run, struct lesson_lines *out);
+
+/* What the view can show of the run's problem where it stands. */
+enum lesson_view_source {
+	LESSON_VIEW_NONE,	/* nothing built yet: no problem to show */
+	LESSON_VIEW_PANES,	/* the view's panes show the run's problem */
+	LESSON_VIEW_FRAME,	/* several heads: the panes show one head, so
+				 * the lesson's frame shows the focus row's,
+				 * named ("head 3 of 16 (kv head 0 of 4)") */
+	LESSON_VIEW_STALE,	/* the script changed the problem and has not
+				 * built it: the view still shows the old one */
+};
+
+/* Which of those, with a sentence for the screen (or for --check, at
+ * STALE) in why. */
+int lesson_view_source(const struct lesson_run *run, char *why, size_t len);
 
 /* The kernel ladder as `ladder` ran it on device: a line of what the
  * table is, then one per rung (its time, TFLOP/s, speed-up over the rung
