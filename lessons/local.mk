@@ -1,5 +1,7 @@
 # lessons/local.mk - the lesson scripts, their man page and
-# their tests.  Lessons install to $(pkgdatadir)/lessons; an uninstalled
+# their tests.  Lessons install to $(pkgdatadir)/lessons, with the
+# figures recorded on the H200 that 08-gpu and 18-kernel-ladder show
+# where there is no GPU (h200-figures.txt); an uninstalled
 # build finds them in the source tree (see src/lesson/lesson_path.h).
 
 lessonsdir = $(pkgdatadir)/lessons
@@ -21,7 +23,8 @@ dist_lessons_DATA = \
 	lessons/15-backward-masks.lesson \
 	lessons/16-split-merge.lesson \
 	lessons/17-decode.lesson \
-	lessons/18-kernel-ladder.lesson
+	lessons/18-kernel-ladder.lesson \
+	lessons/h200-figures.txt
 
 # An installed binary finds its lessons from its own place and the way
 # from bindir to lessonsdir; only a binary in the build tree looks in
@@ -41,6 +44,6 @@ tests_check_lesson_LDADD = $(CHECK_LDADD)
 tests_check_course_SOURCES = tests/check_course.c $(TESTUTIL)
 tests_check_course_LDADD = $(CHECK_LDADD)
 LESSON_TESTS = tests/lesson_course.test tests/lesson_cli.test \
-	tests/lesson_tty.test
+	tests/lesson_tty.test tests/h200_figures.test
 TESTS += tests/check_lesson tests/check_course $(LESSON_TESTS)
 EXTRA_DIST += $(LESSON_TESTS)

@@ -60,3 +60,8 @@ tests_check_trace_SOURCES = tests/check_trace.c $(TESTUTIL)
 tests_check_trace_LDADD = $(CHECK_LDADD)
 tests_check_traffic_SOURCES = tests/check_traffic.c $(TESTUTIL)
 tests_check_traffic_LDADD = $(CHECK_LDADD)
+
+# The claim ledger (doc/claims.md): every claim of the course has a
+# source, and every lesson check, figure and test it cites is there.
+TESTS += tests/claims.test
+EXTRA_DIST += tests/claims.test

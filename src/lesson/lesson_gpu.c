@@ -5,7 +5,11 @@
  * ladder (gpu_ladder: naive, teaching, fast, wgmma), timed on this
  * machine, each rung's output held against the lowest rung's.  Without
  * a GPU each says why it was skipped and the lesson goes on, unless a
- * GPU must run (FLASHSTEP_REQUIRE_GPU).
+ * GPU must run (FLASHSTEP_REQUIRE_GPU); it then shows what was recorded
+ * on the H200 instead (h200-figures.txt, beside the lessons: rows of
+ * doc/performance.md's tables, labelled with the machine and the
+ * commit), so that a student without a GPU still sees the figures the
+ * narration speaks of.  The live run, where a GPU is, always wins.
  */
 #include "config.h"
 
@@ -14,18 +18,189 @@
 #include "gpu/gpu.h"
 #include "model/util.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The recorded figures' file, found in the lesson's folder. */
+#define LESSON_GPU_RECORDED "h200-figures.txt"
+
+/* What h200-figures.txt holds (see its head for the format). */
+struct lesson_gpu_recorded {
+	char machine[128];
+	char ladder_commit[32], ladder_shape[160];
+	char compare_commit[32];
+	struct gpu_ladder_rung rungs[GPU_LADDER_RUNGS];
+	char change[GPU_LADDER_RUNGS][160];
+	int nrungs;
+	int ncompare, nfault;		/* compare rows: agreeing, planted faults */
+	double worst;			/* the largest "of tol" of the agreeing */
+	char worst_problem[160];
+	double fault_of_tol;		/* a planted fault's "of tol" */
+};
+
+/* The directive's recorded figures' path: the lesson's folder and the
+ * file's name (the file itself is read only when a GPU is missing). */
+static int
+lesson_gpu_path(struct lesson_parser *ps, struct lesson_cmd *c, char *err,
+    size_t errlen)
+{
+	c->path = malloc(strlen(ps->folder) + sizeof LESSON_GPU_RECORDED);
+	if (c->path == NULL)
+		return util_error(err, errlen, "out of memory");
+	sprintf(c->path, "%s%s", ps->folder, LESSON_GPU_RECORDED);
+	return 0;
+}
+
+/* Splits "key | a | b | ... |" into trimmed cells in place: cell 0 is the
+ * key; returns the number of cells. */
+static int
+lesson_gpu_cells(char *line, char **cell, int max)
+{
+	char *p = line, *bar, *end;
+	int n = 0;
+
+	while (n < max) {
+		bar = strchr(p, '|');
+		if (bar != NULL)
+			*bar = '\0';
+		while (*p == ' ' || *p == '\t')
+			p++;
+		end = p + strlen(p);
+		while (end > p && (end[-1] == ' ' || end[-1] == '\t' ||
+		    end[-1] == '\n' || end[-1] == '\r'))
+			*--end = '\0';
+		if (bar == NULL && *p == '\0')
+			break;		/* the empty cell after a row's last '|' */
+		cell[n++] = p;
+		if (bar == NULL)
+			break;
+		p = bar + 1;
+	}
+	return n;
+}
+
+static void
+lesson_gpu_copy(char *dst, size_t len, const char *src)
+{
+	snprintf(dst, len, "%s", src);
+}
+
+/* A number cell ("194.687", "2.12x"); -1 on anything else. */
+static int
+lesson_gpu_number(const char *cell, double *x)
+{
+	char *end;
+
+	errno = 0;
+	*x = strtod(cell, &end);
+	if (end == cell || errno != 0)
+		return -1;
+	return *end == '\0' || strcmp(end, "x") == 0 ? 0 : -1;
+}
+
+/* Reads the recorded figures; on failure why says what is wrong, with the
+ * path and the line. */
+static int
+lesson_gpu_read_recorded(const char *path, struct lesson_gpu_recorded *r,
+    char *why, size_t len)
+{
+	char line[1024], *cell[12];
+	FILE *f;
+	int n, lineno = 0, bad = 0, i;
+	double x;
+
+	memset(r, 0, sizeof *r);
+	if (path == NULL || (f = fopen(path, "r")) == NULL) {
+		snprintf(why, len, "%s: %s", path ? path : LESSON_GPU_RECORDED,
+		    strerror(errno));
+		return -1;
+	}
+	while (!bad && fgets(line, sizeof line, f) != NULL) {
+		lineno++;
+		if (line[0] == '#' || strspn(line, " \t\r\n") == strlen(line))
+			continue;
+		n = lesson_gpu_cells(line, cell, 12);
+		if (n < 2)
+			bad = 1;
+		else if (strcmp(cell[0], "machine") == 0)
+			lesson_gpu_copy(r->machine, sizeof r->machine, cell[1]);
+		else if (strcmp(cell[0], "ladder-commit") == 0)
+			lesson_gpu_copy(r->ladder_commit, sizeof r->ladder_commit,
+			    cell[1]);
+		else if (strcmp(cell[0], "ladder-shape") == 0)
+			lesson_gpu_copy(r->ladder_shape, sizeof r->ladder_shape,
+			    cell[1]);
+		else if (strcmp(cell[0], "compare-commit") == 0)
+			lesson_gpu_copy(r->compare_commit, sizeof r->compare_commit,
+			    cell[1]);
+		else if (strcmp(cell[0], "ladder-change") == 0 && n == 3) {
+			for (i = 0; i < r->nrungs; i++)
+				if (strcmp(r->rungs[i].kernel->name, cell[1]) == 0)
+					lesson_gpu_copy(r->change[i], sizeof r->change[i],
+					    cell[2]);
+		} else if (strcmp(cell[0], "ladder-row") == 0 && n == 9) {
+			/* rung | tiles | ms | TFLOP/s | memory | speed-up | O | ... */
+			struct gpu_ladder_rung *g = &r->rungs[r->nrungs];
+
+			if (r->nrungs == GPU_LADDER_RUNGS ||
+			    (g->kernel = gpu_kernel_find(cell[1])) == NULL ||
+			    lesson_gpu_number(cell[3], &g->ms) != 0 ||
+			    lesson_gpu_number(cell[4], &g->tflops) != 0 ||
+			    lesson_gpu_number(cell[7], &g->o_diff) != 0) {
+				bad = 1;
+				continue;
+			}
+			g->ran = 1;
+			if (sscanf(cell[2], "%dx%d", &g->tiling.br, &g->tiling.bc) != 2)
+				g->tiling.br = g->tiling.bc = 0;
+			g->below = r->nrungs - 1;
+			if (g->below >= 0 && lesson_gpu_number(cell[6], &g->speedup) != 0)
+				bad = 1;
+			g->change = r->change[r->nrungs];
+			r->nrungs++;
+		} else if (strcmp(cell[0], "compare-row") == 0 && n == 9) {
+			/* problem | steps | m | alpha | l | numerator | O | of tol */
+			if (strstr(cell[8], "exit 1") != NULL) {
+				r->nfault++;
+				r->fault_of_tol = strtod(cell[8], NULL);
+			} else if (lesson_gpu_number(cell[8], &x) != 0)
+				bad = 1;
+			else {
+				if (r->ncompare == 0 || x > r->worst) {
+					r->worst = x;
+					lesson_gpu_copy(r->worst_problem,
+					    sizeof r->worst_problem, cell[1]);
+				}
+				r->ncompare++;
+			}
+		} else
+			bad = 1;
+	}
+	fclose(f);
+	if (bad) {
+		snprintf(why, len, "%s:%d: not a line of recorded figures", path,
+		    lineno);
+		return -1;
+	}
+	if (r->machine[0] == '\0' || r->nrungs == 0 || r->ncompare == 0 ||
+	    r->ladder_commit[0] == '\0' || r->compare_commit[0] == '\0') {
+		snprintf(why, len, "%s: no machine, commit, ladder or compare rows",
+		    path);
+		return -1;
+	}
+	return 0;
+}
 
 static int
 compare_parse(struct lesson_parser *ps, struct lesson_cmd *c, char *err,
     size_t errlen)
 {
-	(void)ps;
 	if (c->argc != 1 || strcmp(c->argv[0], "gpu") != 0)
 		return util_error(err, errlen, "compare takes 'gpu' (compare gpu)");
-	return 0;
+	return lesson_gpu_path(ps, c, err, errlen);
 }
 
 static int
@@ -46,8 +221,26 @@ compare_exec(struct lesson_run *run, const struct lesson_cmd *c)
 		if (!gpu_may_skip(gpu_available(NULL, 0, NULL, 0)))
 			return lesson_run_fail(run, c, "expected the kernel to run "
 			    "got: %s", why);
-		if (run->sink != NULL && run->sink->compare != NULL)
-			run->sink->compare(run->ctx, run, NULL, why);
+		if (run->sink != NULL && run->sink->compare != NULL) {
+			struct lesson_gpu_recorded *r = malloc(sizeof *r);
+			char text[1024], bad[512];
+
+			if (r == NULL)
+				return lesson_run_error(run, c, "out of memory");
+			if (lesson_gpu_read_recorded(c->path, r, bad, sizeof bad) != 0)
+				snprintf(text, sizeof text, "%s (and no recorded figures: "
+				    "%s)", why, bad);
+			else
+				snprintf(text, sizeof text, "%s. Recorded on an %s at "
+				    "commit %s: flashstep compare on %d problems, every one "
+				    "agrees with the simulator, the worst value at %g of "
+				    "the tolerance (%s)%s", why, r->machine,
+				    r->compare_commit, r->ncompare, r->worst,
+				    r->worst_problem, r->nfault > 0 ? "; a fault planted "
+				    "in the kernel alone was caught" : "");
+			free(r);
+			run->sink->compare(run->ctx, run, NULL, text);
+		}
 		return LESSON_NEXT;
 	}
 	if (run->sink != NULL && run->sink->compare != NULL)
@@ -65,8 +258,9 @@ static int
 ladder_parse(struct lesson_parser *ps, struct lesson_cmd *c, char *err,
     size_t errlen)
 {
-	(void)ps;
-	return lesson_parser_no_words(c, err, errlen);
+	if (lesson_parser_no_words(c, err, errlen) != 0)
+		return -1;
+	return lesson_gpu_path(ps, c, err, errlen);
 }
 
 /* Timed runs of each rung after its warm-up. */
@@ -110,8 +304,32 @@ ladder_exec(struct lesson_run *run, const struct lesson_cmd *c)
 		if (!gpu_may_skip(gpu_available(NULL, 0, NULL, 0)))
 			return lesson_run_fail(run, c, "expected the ladder to run "
 			    "got: %s", why);
-		if (run->sink != NULL && run->sink->ladder != NULL)
-			run->sink->ladder(run->ctx, run, NULL, NULL, why);
+		if (run->sink != NULL && run->sink->ladder != NULL) {
+			struct lesson_gpu_recorded *r = malloc(sizeof *r);
+			char text[1024], bad[512], device[512];
+
+			if (r == NULL)
+				return lesson_run_error(run, c, "out of memory");
+			if (lesson_gpu_read_recorded(c->path, r, bad, sizeof bad) != 0) {
+				snprintf(text, sizeof text, "%s (and no recorded figures: "
+				    "%s)", why, bad);
+				run->sink->ladder(run->ctx, run, NULL, NULL, text);
+			} else if (r->nrungs != GPU_LADDER_RUNGS) {
+				snprintf(text, sizeof text, "%s (and the recorded ladder "
+				    "has %d rungs of %d)", why, r->nrungs, GPU_LADDER_RUNGS);
+				run->sink->ladder(run->ctx, run, NULL, NULL, text);
+			} else {
+				snprintf(text, sizeof text, "%s; below, the ladder as "
+				    "recorded on an %s at commit %s, for %s, not this "
+				    "lesson's shape", why, r->machine, r->ladder_commit,
+				    r->ladder_shape);
+				run->sink->ladder(run->ctx, run, NULL, NULL, text);
+				snprintf(device, sizeof device, "an H200 (recorded at %s)",
+				    r->ladder_commit);
+				run->sink->ladder(run->ctx, run, r->rungs, device, NULL);
+			}
+			free(r);
+		}
 		return LESSON_NEXT;
 	}
 	gpu_available(device, sizeof device, NULL, 0);

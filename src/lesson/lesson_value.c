@@ -121,7 +121,9 @@ written(const char *w, struct lesson_shown *sh)
 	if (dot != NULL)
 		for (dot++; *dot >= '0' && *dot <= '9'; dot++)
 			d++;
-	sh->decimals = (signed char)(d > 12 ? 12 : d);
+	/* Up to 17, the digits a double holds: a quoted double result shows
+	 * (and is checked to) every digit it is written with. */
+	sh->decimals = (signed char)(d > 17 ? 17 : d);
 }
 
 /* Half a unit in the last digit of w: what rounding to it may hide. */
