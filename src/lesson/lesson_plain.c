@@ -282,6 +282,9 @@ plain_pause(void *ctx, struct lesson_run *run)
 	lesson_view_state(run, &pl->lines);
 	if (pl->lines.n == 0)
 		return;
+	/* a worksheet's frames do not tell what its questions ask */
+	if (!pl->o->answers)
+		lesson_check_withhold(pl->asked, pl->nasked, &pl->lines);
 	fputs(pl->st->fence, pl->f);
 	if (pl->frame_slide > 0 && same_frame(&pl->lines, &pl->frame)) {
 		fprintf(pl->f, "%s[slide %d of %d] the view is unchanged since slide "
