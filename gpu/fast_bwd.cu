@@ -587,7 +587,7 @@ fast_bwd_workspace_bytes(int batch, int heads, int tq, int d)
 	    fast_bwd_align((size_t)batch * heads * tr * sizeof(int));
 }
 
-template <int D, bool BF16>
+template <int D, bool BF16, int WARPS>
 static cudaError_t
 fast_bwd_launch_all(const struct fast_bwd_params *pp, int batch, void *dq,
     cudaStream_t st, const char **call)
@@ -595,10 +595,10 @@ fast_bwd_launch_all(const struct fast_bwd_params *pp, int batch, void *dq,
 	const struct fast_bwd_params &p = *pp;
 	const size_t rows = (size_t)batch * p.heads * p.tq;
 	const size_t nq = rows * D;
-	const int smem = (int)fast_bwd_smem(D, FAST_BWD_BR, FAST_BWD_WARPS);
+	const int smem = (int)fast_bwd_smem(D, FAST_BWD_BR, WARPS);
 	void (*kern)(const struct fast_bwd_params) =
-	    fast_bwd_kernel<D, FAST_BWD_BR, FAST_BWD_WARPS, BF16>;
-	const int bc = 16 * FAST_BWD_WARPS;
+	    fast_bwd_kernel<D, FAST_BWD_BR, WARPS, BF16>;
+	const int bc = 16 * WARPS;
 	cudaError_t e;
 
 	*call = "cudaMemsetAsync";
@@ -619,7 +619,7 @@ fast_bwd_launch_all(const struct fast_bwd_params *pp, int batch, void *dq,
 		return e;
 	*call = "fast_bwd_kernel launch";
 	kern<<<dim3((unsigned)((p.tk + bc - 1) / bc), (unsigned)p.kv_heads,
-	    (unsigned)batch), FAST_BWD_WARPS * 32, smem, st>>>(p);
+	    (unsigned)batch), WARPS * 32, smem, st>>>(p);
 	if ((e = cudaGetLastError()) != cudaSuccess)
 		return e;
 	if (!p.f32_out) {
@@ -695,14 +695,18 @@ fast_attention_bwd(const void *q, const void *k, const void *v,
 	p.grad_scale = flags & FAST_BWD_NO_SCALE ? 1.f : scale;
 
 	cudaStream_t st = (cudaStream_t)stream;
+	const bool wide = (flags & FAST_BWD_BC128) != 0;
+#define FAST_BWD_PICK(D, BF)						\
+	(wide ? fast_bwd_launch_all<D, BF, 8>(&p, batch, dq, st, &call) :	\
+	    fast_bwd_launch_all<D, BF, FAST_BWD_WARPS>(&p, batch, dq, st,	\
+	    &call))
 	if (d == 64)
-		e = dtype == FAST_BF16 ?
-		    fast_bwd_launch_all<64, true>(&p, batch, dq, st, &call) :
-		    fast_bwd_launch_all<64, false>(&p, batch, dq, st, &call);
+		e = dtype == FAST_BF16 ? FAST_BWD_PICK(64, true) :
+		    FAST_BWD_PICK(64, false);
 	else
-		e = dtype == FAST_BF16 ?
-		    fast_bwd_launch_all<128, true>(&p, batch, dq, st, &call) :
-		    fast_bwd_launch_all<128, false>(&p, batch, dq, st, &call);
+		e = dtype == FAST_BF16 ? FAST_BWD_PICK(128, true) :
+		    FAST_BWD_PICK(128, false);
+#undef FAST_BWD_PICK
 	if (e != cudaSuccess) {
 		snprintf(err, errlen, "%s failed at %s:%d: %s", call, __FILE__,
 		    __LINE__, cudaGetErrorString(e));

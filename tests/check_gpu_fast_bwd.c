@@ -500,7 +500,8 @@ END_TEST
 /*
  * Grouped K/V heads and batches against the double reference: G = 2 and
  * 3, one K/V head shared by all, causal with Tq > Tk (rows that see no
- * key: dQ exactly 0) and Tq < Tk, both d, both dtypes, both dQ modes.
+ * key: dQ exactly 0) and Tq < Tk, both d, both dtypes, both dQ modes,
+ * both key-block widths (64, the default, and 128).
  */
 START_TEST(test_fast_bwd_grouped)
 {
@@ -528,14 +529,16 @@ START_TEST(test_fast_bwd_grouped)
 			c.causal = shapes[s].causal;
 			c.dt = dt ? DTYPE_BF16 : DTYPE_FP16;
 			fb_case_build(&c, 900 + (uint64_t)(s * 2 + dt));
-			for (mode = 0; mode < 2; mode++) {
+			/* Both dQ modes, with 64 and 128 keys a block. */
+			for (mode = 0; mode < 4; mode++) {
 				snprintf(what, sizeof what, "B %d H %d Hkv %d Tq %d "
-				    "Tk %d d %d%s %s, dQ %s", c.batch, c.heads,
-				    c.kv_heads, c.tq, c.tk, c.d, c.causal ?
-				    " causal" : "", dtype_name(c.dt), mode ?
-				    "ordered" : "atomic");
-				worst = fmax(worst, fb_check(&c, mode ?
-				    FAST_BWD_ORDERED : 0, what));
+				    "Tk %d d %d%s %s, dQ %s, Bc %d", c.batch,
+				    c.heads, c.kv_heads, c.tq, c.tk, c.d, c.causal ?
+				    " causal" : "", dtype_name(c.dt), mode & 1 ?
+				    "ordered" : "atomic", mode & 2 ? 128 : 64);
+				worst = fmax(worst, fb_check(&c, (mode & 1 ?
+				    FAST_BWD_ORDERED : 0) | (mode & 2 ?
+				    FAST_BWD_BC128 : 0), what));
 			}
 			fb_case_free(&c);
 		}

@@ -191,7 +191,7 @@ class FastBwd:
         self.lib = ctypes.CDLL(path)
         f = self.lib.fast_attention_bwd
         f.restype = ctypes.c_int
-        f.argtypes = ([ctypes.c_void_p] * 10 + [ctypes.c_int] * 9 +
+        f.argtypes = ([ctypes.c_void_p] * 10 + [ctypes.c_int] * 8 +
                       [ctypes.c_float, ctypes.c_int, ctypes.c_void_p,
                        ctypes.c_char_p, ctypes.c_size_t])
         self.lib.fast_bwd_workspace_bytes.restype = ctypes.c_size_t
@@ -366,8 +366,8 @@ def fast_speed(torch, kern, args, dtypes):
                     for mode, fl in (("ours", 0),
                                      ("ordered", FAST_BWD_ORDERED)):
                         ms = time_each(lambda: kern(
-                            torch, q, k, v, o, lse, do, *out, causal, fl),
-                            args.reps)
+                            torch, q, k, v, o, lse, do, *out, causal,
+                            fl | args.flags), args.reps)
                         tf[mode] = flops / (ms * 1e-3) / 1e12
                     print("| %s | %d | %d | %s | %.1f | %.1f | %.1f | %.1f | "
                           "%.2f | %.2f | %.2fx |" % (
@@ -424,6 +424,8 @@ def main():
                     default=[1024, 4096, 16384])
     ap.add_argument("--no-accuracy", action="store_true")
     ap.add_argument("--no-speed", action="store_true")
+    ap.add_argument("--flags", type=lambda x: int(x, 0), default=0,
+                    help="more fast_bwd.h flags for ours (0x10: Bc = 128)")
     args = ap.parse_args()
     if args.fast:
         return main_fast(args)
