@@ -58,11 +58,16 @@
  * wait always ends.  What it costs is measured in bench (bwd_vs_torch.py
  * --dq ordered) and stated in doc/performance.md.
  *
- * Why these tiles: Bc = 64 keys (4 warps) and Br = 64 query rows at both
- * d.  Each thread then holds dK and dV (2 d / 8 floats each... 2 x 64 at
- * d = 128), S^T and dP^T (2 x 32), and later dQ's part (64): about what
- * 255 registers allow.  Shared memory is K, V (2 x 16 KB at d = 128), Q
- * and dO twice (64 KB) and dS (8 KB): two blocks a multiprocessor.
+ * Why these tiles: Bc = 128 keys (8 warps) and Br = 64 query rows at
+ * both d, FlashAttention 2's own choice for d = 128 on sm80.  Each thread
+ * holds dK and dV (2 x 64 floats at d = 128), S^T and dP^T (2 x 32), and
+ * later dQ's part (32): about what 255 registers allow (ptxas spills 36
+ * bytes at d = 128).  Shared memory is K, V (2 x 32 KB at d = 128), Q and
+ * dO twice (64 KB) and dS (16 KB): one block of 8 warps a multiprocessor.
+ * Against Bc = 64 with 4 warps (two blocks a multiprocessor, the same
+ * warps; FAST_BWD_BC64), measured on the H200 at T >= 4096: 2 to 14 %
+ * faster (dev/logs/fast_bwd/), since each Q_i, dO_i load and each dQ_i add
+ * serves twice the keys.
  */
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
@@ -547,7 +552,7 @@ fast_bwd_kernel(const struct fast_bwd_params p)
 
 /* The tilings, per d: Bc = 16 warps, Br. */
 #define FAST_BWD_BR 64
-#define FAST_BWD_WARPS 4
+#define FAST_BWD_WARPS 8
 
 static size_t
 fast_bwd_smem(int d, int br, int warps)
@@ -695,9 +700,9 @@ fast_attention_bwd(const void *q, const void *k, const void *v,
 	p.grad_scale = flags & FAST_BWD_NO_SCALE ? 1.f : scale;
 
 	cudaStream_t st = (cudaStream_t)stream;
-	const bool wide = (flags & FAST_BWD_BC128) != 0;
+	const bool narrow = (flags & FAST_BWD_BC64) != 0;
 #define FAST_BWD_PICK(D, BF)						\
-	(wide ? fast_bwd_launch_all<D, BF, 8>(&p, batch, dq, st, &call) :	\
+	(narrow ? fast_bwd_launch_all<D, BF, 4>(&p, batch, dq, st, &call) :	\
 	    fast_bwd_launch_all<D, BF, FAST_BWD_WARPS>(&p, batch, dq, st,	\
 	    &call))
 	if (d == 64)

@@ -37,8 +37,8 @@ extern "C" {
 #define FAST_BWD_F32_OUT	0x2	/* dQ, dK, dV in float32 */
 #define FAST_BWD_NO_SCALE	0x4	/* bug no-scale: dQ, dK lose scale */
 #define FAST_BWD_NO_D		0x8	/* bug no-d: dS = P o dP */
-#define FAST_BWD_BC128		0x10	/* 128 keys a block (8 warps), not
-					 * the default's 64 (4 warps) */
+#define FAST_BWD_BC64		0x10	/* 64 keys a block (4 warps), not
+					 * the default's 128 (8 warps) */
 
 /* One compiled tiling: key rows per block (one warp per 16 keys) and
  * query rows per inner step. */

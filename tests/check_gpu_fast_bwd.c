@@ -96,7 +96,7 @@ fb_problems(struct problem_spec *spec, int nh, struct problem *ps)
 
 /*
  * Through the table: 24 random problems (Tq, Tk 1..300, often ragged
- * against the kernel's 64 x 64 tiles, causal with Tq > Tk included), each
+ * against the kernel's 64 x 128 tiles, causal with Tq > Tk included), each
  * with 1..3 heads, fp16 and bf16 in turn, both d, both dQ modes, against
  * the simulator's backward at the end.
  */
@@ -151,7 +151,7 @@ START_TEST(test_fast_bwd_random)
 			}
 		}
 		causal += spec.causal;
-		ragged += spec.tq % 64 != 0 || spec.tk % 64 != 0;
+		ragged += spec.tq % 64 != 0 || spec.tk % 128 != 0;
 		tqne += spec.tq != spec.tk;
 		d128 += spec.d == 128;
 		free(dout);
@@ -501,7 +501,7 @@ END_TEST
  * Grouped K/V heads and batches against the double reference: G = 2 and
  * 3, one K/V head shared by all, causal with Tq > Tk (rows that see no
  * key: dQ exactly 0) and Tq < Tk, both d, both dtypes, both dQ modes,
- * both key-block widths (64, the default, and 128).
+ * both key-block widths (128, the default, and 64).
  */
 START_TEST(test_fast_bwd_grouped)
 {
@@ -529,16 +529,16 @@ START_TEST(test_fast_bwd_grouped)
 			c.causal = shapes[s].causal;
 			c.dt = dt ? DTYPE_BF16 : DTYPE_FP16;
 			fb_case_build(&c, 900 + (uint64_t)(s * 2 + dt));
-			/* Both dQ modes, with 64 and 128 keys a block. */
+			/* Both dQ modes, with 128 and 64 keys a block. */
 			for (mode = 0; mode < 4; mode++) {
 				snprintf(what, sizeof what, "B %d H %d Hkv %d Tq %d "
 				    "Tk %d d %d%s %s, dQ %s, Bc %d", c.batch,
 				    c.heads, c.kv_heads, c.tq, c.tk, c.d, c.causal ?
 				    " causal" : "", dtype_name(c.dt), mode & 1 ?
-				    "ordered" : "atomic", mode & 2 ? 128 : 64);
+				    "ordered" : "atomic", mode & 2 ? 64 : 128);
 				worst = fmax(worst, fb_check(&c, (mode & 1 ?
 				    FAST_BWD_ORDERED : 0) | (mode & 2 ?
-				    FAST_BWD_BC128 : 0), what));
+				    FAST_BWD_BC64 : 0), what));
 			}
 			fb_case_free(&c);
 		}

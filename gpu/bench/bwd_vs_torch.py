@@ -425,7 +425,7 @@ def main():
     ap.add_argument("--no-accuracy", action="store_true")
     ap.add_argument("--no-speed", action="store_true")
     ap.add_argument("--flags", type=lambda x: int(x, 0), default=0,
-                    help="more fast_bwd.h flags for ours (0x10: Bc = 128)")
+                    help="more fast_bwd.h flags for ours (0x10: Bc = 64)")
     args = ap.parse_args()
     if args.fast:
         return main_fast(args)
