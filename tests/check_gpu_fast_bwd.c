@@ -48,6 +48,34 @@
 
 #define FB_MAX_HEADS 3
 
+#ifndef HAVE_CUDA
+/* A build without CUDA has no fast_bwd.cu (gpu_stub.c stands in for the
+ * device): gpuprobe_require_device() skips before any test runs, and
+ * these only let the program link. */
+int
+fast_bwd_run_host(struct fast_bwd_host *job, char *err, size_t errlen)
+{
+	(void)job;
+	snprintf(err, errlen, "built without CUDA support");
+	return -1;
+}
+
+int
+fast_attention_bwd(const void *q, const void *k, const void *v,
+    const void *o, const void *dout, const float *lse, void *dq, void *dk,
+    void *dv, void *work, int batch, int heads, int kv_heads, int tq,
+    int tk, int d, int dtype, int causal, float scale, int flags,
+    void *stream, char *err, size_t errlen)
+{
+	(void)q; (void)k; (void)v; (void)o; (void)dout; (void)lse; (void)dq;
+	(void)dk; (void)dv; (void)work; (void)batch; (void)heads;
+	(void)kv_heads; (void)tq; (void)tk; (void)d; (void)dtype;
+	(void)causal; (void)scale; (void)flags; (void)stream;
+	snprintf(err, errlen, "built without CUDA support");
+	return -1;
+}
+#endif
+
 static const struct online_rule rule_plain = { CONV_UNNORMALIZED, BUG_NONE };
 
 static const struct gpu_kernel *
