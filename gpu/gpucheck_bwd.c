@@ -28,6 +28,30 @@
  * the same floats in the same order, so dK, dV, the ordered dQ and dS
  * must be the simulator's bits; a score summed in another order gives a
  * p of exp(+-1 unit of S) != 1 and moves them.
+ *
+ * A tensor-core backward (gpu/fast_bwd.cu, arith GPU_ARITH_TENSOR_CORES)
+ * does not keep the simulator's order, and its differences come from
+ * more places, each bounded as the forward's are (gpucheck.c):
+ *   - p.  S on the tensor cores and p = 2^(s scale log2(e) - lse
+ *     log2(e)) by an FFMA and ex2.approx: the forward's delta
+ *     (gpucheck_tensor_delta, S1 = scale max|q| max|k|), plus the
+ *     rounding of lse log2(e), a few units of |lse| <= S1 + ln Tk: so
+ *     every term of dV, and dS relative to itself, move by delta_b =
+ *     delta + 4 u (S1 + ln Tk), u = 2^-24.  rtol grows by 2 delta_b.
+ *   - dS = P (dP - D) is a difference: dP on the tensor cores is within
+ *     (9 dv / 8 + 2) u |dO_r| max|V_c| of the simulator's in-order sum,
+ *     and D (a warp's tree of FMAs) within (dv + 2) u |dO_r| |O_r|:
+ *     an absolute error E_r that |dS| need not cover where dP and D
+ *     nearly cancel.  Each term of dQ and dK then carries P E_r |K| or
+ *     P E_r |Q| besides its relative error: the magnitudes add
+ *     P E_r / rtol to |dS| (gpucheck_bwd_magnitudes), so the bound
+ *     grows by exactly that absolute term.
+ *   - the rounding of P and dS to 16 bits: a value that moves by the
+ *     above may round to the neighbouring 16-bit value, one unit of the
+ *     dtype: the entry's rtol (two units) covers it, as for the
+ *     teaching backward.
+ * Such a kernel keeps no trace of its steps (its entry's backward has no
+ * GPU_CAP_TRACE): only the final gradients are compared, and no bits.
  */
 #include "config.h"
 
@@ -54,6 +78,7 @@ struct gpucheck_bwd_walk {
 	double *mag_dq, *mag_dk, *mag_dv;	/* running magnitudes */
 	int steps;			/* compare every step */
 	int exact;			/* every p so far 0 or 1: hold the bits */
+	const double *ds_slack;		/* (Tq) E_r / rtol, or NULL (above) */
 	struct gpucheck_bwd_report *rep;
 };
 
@@ -97,6 +122,20 @@ gpucheck_bwd_note(struct gpucheck_bwd_report *rep, double got, double ref,
 	return diff / allowed;
 }
 
+/* |dS| of entry (r, c) of the step's tile, with a tensor-core kernel's
+ * slack for dP and D (above). */
+static double
+gpucheck_bwd_ds_mag(const struct gpucheck_bwd_walk *w,
+    const struct backward_view *v, int r, int c)
+{
+	const size_t e = (size_t)r * v->cols + c;
+	double m = fabs(v->ds[e]);
+
+	if (w->ds_slack != NULL)
+		m += fabs(v->p[e]) * w->ds_slack[v->tile.r0 + r];
+	return m;
+}
+
 /* The step's terms' magnitudes into the running sums. */
 static void
 gpucheck_bwd_magnitudes(struct gpucheck_bwd_walk *w,
@@ -118,14 +157,14 @@ gpucheck_bwd_magnitudes(struct gpucheck_bwd_walk *w,
 	for (c = 0; c < cols; c++)
 		for (x = 0; x < d; x++) {
 			for (sum = 0, r = 0; r < rows; r++)
-				sum += fabs(v->ds[(size_t)r * cols + c]) *
+				sum += gpucheck_bwd_ds_mag(w, v, r, c) *
 				    fabs(p->q[(size_t)(r0 + r) * d + x]);
 			w->mag_dk[(size_t)(c0 + c) * d + x] += w->f * sum;
 		}
 	for (r = 0; r < rows; r++)
 		for (x = 0; x < d; x++) {
 			for (sum = 0, c = 0; c < cols; c++)
-				sum += fabs(v->ds[(size_t)r * cols + c]) *
+				sum += gpucheck_bwd_ds_mag(w, v, r, c) *
 				    fabs(p->k[(size_t)(c0 + c) * d + x]);
 			w->mag_dq[(size_t)(r0 + r) * d + x] += w->f * sum;
 		}
@@ -237,10 +276,62 @@ gpucheck_bwd_forwards(const struct problem *ps, int n, const struct tiling *t,
 }
 
 /* Problem b's backward on the simulator against the kernel's. */
+/* The norm of n floats. */
+static double
+gpucheck_bwd_norm(const float *x, int n)
+{
+	double sum = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		sum += (double)x[i] * x[i];
+	return sqrt(sum);
+}
+
+/* The largest norm of a row of x (rows, cols). */
+static double
+gpucheck_bwd_max_norm(const float *x, int rows, int cols)
+{
+	double best = 0;
+	int r;
+
+	for (r = 0; r < rows; r++)
+		best = fmax(best, gpucheck_bwd_norm(x + (size_t)r * cols, cols));
+	return best;
+}
+
+/*
+ * A tensor-core kernel's widening (above): rtol + 2 delta_b into *rtol,
+ * and E_r / rtol per row into slack (Tq doubles).
+ */
+static void
+gpucheck_bwd_tensor(const struct problem *p, const float *o,
+    const float *dout, double *rtol, double *slack)
+{
+	const double u = 0x1p-24;
+	const double s1 = fabs((double)p->scale) *
+	    gpucheck_bwd_max_norm(p->q, p->tq, p->d) *
+	    gpucheck_bwd_max_norm(p->k, p->tk, p->d);
+	const double vmax = gpucheck_bwd_max_norm(p->v, p->tk, p->dv);
+	const double delta = gpucheck_tensor_delta(p->d, s1) +
+	    4 * u * (s1 + log((double)p->tk));
+	int r;
+
+	*rtol += 2 * delta;
+	for (r = 0; r < p->tq; r++) {
+		const double g = gpucheck_bwd_norm(dout + (size_t)r * p->dv,
+		    p->dv);
+		const double on = gpucheck_bwd_norm(o + (size_t)r * p->dv,
+		    p->dv);
+		slack[r] = u * ((9.0 * p->dv / 8 + 2) * g * vmax +
+		    (p->dv + 2) * g * on) / *rtol;
+	}
+}
+
 static int
 gpucheck_bwd_one(const struct problem *p, int b, const struct tiling *t,
     const struct gpu_bwd_inputs *in, const struct gpucheck_bwd_opts *opts,
-    const struct gpu_grads *g, double rtol, int promised,
+    const struct gpu_grads *g, double rtol, int promised, int tensor,
     struct gpucheck_bwd_report *rep, char *err, size_t errlen)
 {
 	const size_t no = (size_t)p->tq * p->dv, nl = (size_t)p->tq;
@@ -251,6 +342,7 @@ gpucheck_bwd_one(const struct problem *p, int b, const struct tiling *t,
 	struct backward_grads sg;
 	struct gpucheck_bwd_walk w;
 	struct backward *bwd;
+	double *slack = NULL;
 	int rc = -1;
 
 	memset(&sg, 0, sizeof sg);
@@ -259,10 +351,19 @@ gpucheck_bwd_one(const struct problem *p, int b, const struct tiling *t,
 	bin.lse = in->lse + b * nl;
 	bin.m = in->m + b * nl;
 	bin.dout = in->dout + b * no;
+	if (tensor) {
+		slack = util_calloc((size_t)p->tq, sizeof *slack, "slack", err,
+		    errlen);
+		if (slack == NULL)
+			return -1;
+		gpucheck_bwd_tensor(p, bin.o, bin.dout, &rtol, slack);
+	}
 	bwd = backward_new(p, t, &bin, (enum backward_bug)opts->bug, err,
 	    errlen);
-	if (bwd == NULL)
+	if (bwd == NULL) {
+		free(slack);
 		return -1;
+	}
 	rep->steps = backward_steps(bwd);
 	rep->steps_compared = g->trace_dv != NULL &&
 	    opts->dq == GPU_DQ_ORDERED;
@@ -295,6 +396,7 @@ gpucheck_bwd_one(const struct problem *p, int b, const struct tiling *t,
 	w.rtol = rtol;
 	w.steps = rep->steps_compared;
 	w.exact = promised;
+	w.ds_slack = slack;
 	w.rep = rep;
 	if (backward_run(bwd, gpucheck_bwd_step_fn, &w, &sg) != 0) {
 		util_error(err, errlen, "the simulator's backward: out of memory");
@@ -329,6 +431,7 @@ out:
 	free(w.mag_dq);
 	free(w.mag_dk);
 	free(w.mag_dv);
+	free(slack);
 	backward_free(bwd);
 	return rc;
 }
@@ -364,8 +467,9 @@ gpucheck_bwd_run_many(const struct problem *ps, int n,
 		    "ordered dQ");
 	if (gpu_backward_check(k, p, opts->bug, err, errlen) != 0)
 		return -1;
-	/* The ordered dQ's trace, while it stays reasonable. */
-	if (opts->dq == GPU_DQ_ORDERED) {
+	/* The ordered dQ's trace, while it stays reasonable, from a backward
+	 * that keeps one. */
+	if (opts->dq == GPU_DQ_ORDERED && (k->backward->caps & GPU_CAP_TRACE)) {
 		if (schedule_init(&sched, p, &bt, err, errlen) != 0)
 			return -1;
 		trace = (double)n * sched.nsteps * ((double)sched.bc * (p->d +
@@ -390,6 +494,7 @@ gpucheck_bwd_run_many(const struct problem *ps, int n,
 	for (b = 0; b < n; b++)
 		if (gpucheck_bwd_one(&ps[b], b, t, &in, opts, &g,
 		    k->backward->rtol[p->dtype], k->arith == GPU_ARITH_SIM_ORDER,
+		    k->arith == GPU_ARITH_TENSOR_CORES && !p->scores_mode,
 		    &reps[b], err, errlen) != 0) {
 			while (b-- > 0)
 				gpucheck_bwd_report_free(&reps[b]);

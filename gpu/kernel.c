@@ -49,6 +49,8 @@ int teach_launch(const struct gpu_job *job, char *err, size_t errlen);
 int teach_trace(const struct gpu_job *job, char *err, size_t errlen);
 int teach_bwd_launch(const struct gpu_bwd_job *job, char *err,
     size_t errlen);
+int fast_bwd_launch(const struct gpu_bwd_job *job, char *err,
+    size_t errlen);
 int teach_split_launch(const struct gpu_split_job *job, char *err,
     size_t errlen);
 int decode_launch(const struct gpu_job *job, char *err, size_t errlen);
@@ -87,7 +89,7 @@ static const struct gpu_kernel gpu_kernel_naive = {
 static const struct gpu_backward gpu_backward_teaching = {
 	.dtypes = ALL_DTYPES,
 	.bugs = (1u << BACKWARD_BUGS) - 1,
-	.caps = GPU_CAP_SCORES | GPU_CAP_CAUSAL,
+	.caps = GPU_CAP_SCORES | GPU_CAP_CAUSAL | GPU_CAP_TRACE,
 	.rtol = {
 		[DTYPE_FP32] = TEACH_BWD_RTOL,
 		[DTYPE_FP16] = TEACH_BWD_RTOL_FP16,
@@ -130,6 +132,24 @@ static const int gpu_tc_dims[] = { 64, 128, 0 };
  * struct fast_trace), which then gives O and lse (tcrun.cu). */
 #define GPU_TC_BUGS (BIT(BUG_NONE) | BIT(BUG_NO_RESCALE))
 
+/* The fast kernel's backward (gpu/fast_bwd.cu): FlashAttention 2's
+ * backward on the tensor cores, its own tiles; the bugs no-d and
+ * no-scale are flags of the timed kernel.  rtol is two units of the
+ * dtype, the rounding of P and dS (as the teaching backward's);
+ * gpucheck_bwd.c widens it by the tensor cores' delta (gpucheck.h) and
+ * adds the slack of dP and D (it says why). */
+static const struct gpu_backward gpu_backward_fast = {
+	.dtypes = BIT(DTYPE_FP16) | BIT(DTYPE_BF16),
+	.bugs = BIT(BWD_BUG_NONE) | BIT(BWD_BUG_NO_D) | BIT(BWD_BUG_NO_SCALE),
+	.caps = GPU_CAP_CAUSAL,
+	.rtol = {
+		[DTYPE_FP32] = 0,
+		[DTYPE_FP16] = TEACH_BWD_RTOL_FP16,
+		[DTYPE_BF16] = TEACH_BWD_RTOL_BF16,
+	},
+	.launch = GPU_CUDA(fast_bwd_launch),
+};
+
 static const struct gpu_kernel gpu_kernel_fast = {
 	.name = "fast",
 	.summary = "FlashAttention-2's forward on the tensor cores (mma.sync), "
@@ -147,6 +167,7 @@ static const struct gpu_kernel gpu_kernel_fast = {
 	.tilings = GPU_CUDA(tcrun_fast_tilings),
 	.launch = GPU_CUDA(tcrun_fast_launch),
 	.trace = GPU_CUDA(tcrun_fast_trace),
+	.backward = &gpu_backward_fast,
 };
 
 static const struct gpu_kernel gpu_kernel_wgmma = {
@@ -536,6 +557,13 @@ gpu_backward_check(const struct gpu_kernel *k, const struct problem *p,
 	}
 	if (p->causal && !(b->caps & GPU_CAP_CAUSAL))
 		return gpu_refuse(k, err, errlen, "--causal backward", "no mask");
+	if (!p->scores_mode && k->dims != NULL &&
+	    (p->d != p->dv || !gpu_kernel_takes_d(k, p->d))) {
+		snprintf(what, sizeof what, "d = %d, dv = %d backward", p->d,
+		    p->dv);
+		gpu_dims_words(k, takes, sizeof takes);
+		return gpu_refuse(k, err, errlen, what, takes);
+	}
 	if (bug < 0 || bug >= BACKWARD_BUGS || !(b->bugs & BIT(bug))) {
 		snprintf(what, sizeof what, "--grad-bug %s", bug >= 0 &&
 		    bug < BACKWARD_BUGS ? backward_bug_name((enum backward_bug)bug) :
@@ -656,9 +684,10 @@ gpu_describe_backward(const struct gpu_kernel *k, char *buf, size_t len)
 	gpu_mask_words(b->dtypes, 3, gpu_dtype_word, dtypes, sizeof dtypes);
 	gpu_mask_words(b->bugs, BACKWARD_BUGS, gpu_bwd_bug_word, bugs,
 	    sizeof bugs);
-	snprintf(buf, len, "%s; %s%s; bug modes %s; dQ atomic or ordered "
+	snprintf(buf, len, "%s; %s%s; bug modes %s; dQ atomic or ordered%s "
 	    "(--backward)", dtypes, b->caps & GPU_CAP_CAUSAL ? "causal or not" :
-	    "no mask", b->caps & GPU_CAP_SCORES ? "; scores problems" : "", bugs);
+	    "no mask", b->caps & GPU_CAP_SCORES ? "; scores problems" : "", bugs,
+	    b->caps & GPU_CAP_TRACE ? "" : "; final gradients, no step trace");
 }
 
 static void

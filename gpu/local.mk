@@ -30,11 +30,12 @@ noinst_LIBRARIES += gpu/libfsgpu.a
 GPU_HDRS = gpu/gpu.h gpu/kernel.h gpu/kernels.h gpu/cudacheck.h \
 	gpu/timing.h gpu/fast.h gpu/wgmma.h gpu/gpucheck.h gpu/gpucheck_bwd.h \
 	gpu/teach_bwd.h gpu/gpucheck_split.h gpu/decode.h gpu/to16.h \
-	gpu/tc_args.h gpu/teach_step.cuh
+	gpu/tc_args.h gpu/teach_step.cuh gpu/fast_mma.cuh gpu/fast_bwd.h
 GPU_C = gpu/kernel.c gpu/gpu.c gpu/gpubwd.c gpu/gpusplit.c gpu/gpucheck.c \
 	gpu/gpucheck_bwd.c gpu/gpucheck_split.c gpu/ladder.c gpu/decode_ranges.c
 GPU_KERNELS = gpu/teach.cu gpu/naive.cu gpu/fast.cu gpu/tcrun.cu \
-	gpu/teach_bwd.cu gpu/teach_split.cu gpu/decode.cu gpu/decoderun.cu
+	gpu/teach_bwd.cu gpu/teach_split.cu gpu/decode.cu gpu/decoderun.cu \
+	gpu/fast_bwd.cu
 GPU_CU = gpu/device.cu gpu/timing.cu $(GPU_KERNELS)
 if HAVE_CUDA
 gpu_libfsgpu_a_SOURCES = $(GPU_HDRS) $(GPU_C) $(GPU_CU)
@@ -75,9 +76,19 @@ am__v_NVCC_0 = @echo "  NVCC    " $@;
 am__v_NVCC_1 =
 .cu.o:
 	$(AM_V_NVCC)$(NVCC) $(GPU_NVCCFLAGS) $(NVCCFLAGS) -c -o $@ $<
-gpu/fast.o: gpu/fast.cu gpu/fast.h gpu/tc_args.h gpu/$(am__dirstamp)
+gpu/fast.o: gpu/fast.cu gpu/fast.h gpu/fast_mma.cuh gpu/tc_args.h \
+	gpu/$(am__dirstamp)
 	$(AM_V_NVCC)$(NVCC) $(GPU_FAST_NVCCFLAGS) $(NVCCFLAGS) -c -o $@ \
 	    `test -f gpu/fast.cu || echo '$(srcdir)/'`gpu/fast.cu
+# The tensor-core backward (fast_bwd.cu): FMAs on as fast.o (its
+# exponents are FFMAs), the project's headers for the table's glue.
+gpu/fast_bwd.o: gpu/fast_bwd.cu gpu/fast_bwd.h gpu/fast.h gpu/fast_mma.cuh \
+	gpu/tc_args.h gpu/timing.h gpu/to16.h gpu/kernels.h gpu/gpu.h \
+	src/model/tile_rule.h src/model/backward.h src/model/dtype.h \
+	config.h gpu/$(am__dirstamp)
+	$(AM_V_NVCC)$(NVCC) $(GPU_FAST_NVCCFLAGS) -I$(top_builddir) \
+	    -I$(top_srcdir)/src -I$(top_srcdir) $(NVCCFLAGS) -c -o $@ \
+	    `test -f gpu/fast_bwd.cu || echo '$(srcdir)/'`gpu/fast_bwd.cu
 GPU_DECODE_NVCCFLAGS = $(GPU_NVCC_ARCH) -O3 -std=c++17 \
 	-Xcompiler -Wall,-Wextra -I$(top_srcdir)/src -I$(top_srcdir)/gpu
 gpu/decode.o: gpu/decode.cu gpu/decode.h src/model/merge.h \
@@ -140,6 +151,13 @@ tests_check_gpu_split_LDADD = $(CHECK_LDADD)
 tests_check_gpu_decode_SOURCES = tests/check_gpu_decode.c $(GPU_PROBE) \
 	$(TESTUTIL)
 tests_check_gpu_decode_LDADD = $(CHECK_LDADD)
+# The tensor-core backward (fast_bwd.cu) against the simulator through
+# the table and against a double reference with grouped heads.
+check_PROGRAMS += tests/check_gpu_fast_bwd
+TESTS += tests/check_gpu_fast_bwd
+tests_check_gpu_fast_bwd_SOURCES = tests/check_gpu_fast_bwd.c $(GPU_PROBE) \
+	$(TESTUTIL)
+tests_check_gpu_fast_bwd_LDADD = $(CHECK_LDADD)
 # The kernel table and the rules that need no GPU: runs everywhere.
 tests_check_gpu_table_SOURCES = tests/check_gpu_table.c $(TESTUTIL)
 tests_check_gpu_table_LDADD = $(CHECK_LDADD)

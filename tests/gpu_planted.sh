@@ -60,6 +60,10 @@
 # and in gpu/tcrun.cu (tests/check_gpu_fast):
 #   tc bug ignored   the tensor-core kernels' trace build no longer runs
 #                    bug no-rescale when the rule asks for it
+# and in gpu/fast_bwd.cu (tests/check_gpu_fast_bwd):
+#   bwd no D         the tensor-core backward's D pass writes D = 0, so
+#                    dS = P o dP
+#   bwd dq dropped   the odd key blocks' parts of dQ are never added
 set -u
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -83,7 +87,8 @@ base="$work/base"
 mkdir "$base" && tar -C "$src" --exclude=./.git --exclude=./.gpu-deps -cf - . |
     tar -C "$base" -xf - || exit 2
 if ! (cd "$base" && make -j"$jobs" tests/check_gpu tests/check_gpu_split \
-    tests/check_gpu_bwd tests/check_gpu_decode tests/check_gpu_fast) \
+    tests/check_gpu_bwd tests/check_gpu_decode tests/check_gpu_fast \
+    tests/check_gpu_fast_bwd) \
     >"$work/base.log" 2>&1; then
 	echo "gpu_planted: the tree does not build:" >&2
 	tail -20 "$work/base.log" >&2
@@ -157,7 +162,8 @@ fwd="tests/check_gpu tests/check_gpu_split"
 all="tests/check_gpu tests/check_gpu_split tests/check_gpu_bwd"
 printf '%-16s %-22s %-7s %-4s %-11s %s\n' "plant" "test" "build" "exit" \
     "verdict" "failed tests"
-plant "(none)" "$step" "$all tests/check_gpu_decode tests/check_gpu_fast" ""
+plant "(none)" "$step" "$all tests/check_gpu_decode tests/check_gpu_fast \
+    tests/check_gpu_fast_bwd" ""
 plant "d-loop reversed" "$step" "$all" \
     's/^\tfor (x = 0; x < d; x++)$/\tfor (x = d - 1; x >= 0; x--)/'
 plant "fma in scores" "$step" "$all" \
@@ -181,13 +187,17 @@ plant "mma l one lane" gpu/decode.cu tests/check_gpu_decode \
     's/^\tl += __shfl_xor_sync(0xffffffffu, l, 2);$/;/'
 plant "tc bug ignored" gpu/tcrun.cu tests/check_gpu_fast \
     's/return job->rule->bug == BUG_NO_RESCALE;/return 0;/'
+plant "bwd no D" gpu/fast_bwd.cu tests/check_gpu_fast_bwd \
+    's/p.dsum\[row\] = p.no_d ? 0.f : sum;/p.dsum[row] = 0.f;/'
+plant "bwd dq dropped" gpu/fast_bwd.cu tests/check_gpu_fast_bwd \
+    's/if (r >= p.tq)$/if (r >= p.tq || (j \& 1))/'
 
 # The controls must pass; every other row, a plant in one test, be caught.
 rows=$(grep -vc '^(none)|' "$work/verdicts")
 plants=$(grep -v '^(none)|' "$work/verdicts" | cut -d'|' -f1 | sort -u | wc -l)
-if [ "$(grep -c '^(none)|.*|passes$' "$work/verdicts")" -eq 5 ] &&
+if [ "$(grep -c '^(none)|.*|passes$' "$work/verdicts")" -eq 6 ] &&
     [ "$(grep -c '|caught$' "$work/verdicts")" -eq "$rows" ]; then
-	echo "gpu_planted: the tree passes its 5 tests and all $plants plants" \
+	echo "gpu_planted: the tree passes its 6 tests and all $plants plants" \
 	    "run are caught in each of their $rows tests"
 	exit 0
 fi

@@ -21,6 +21,18 @@ them, as FlashAttention 2 gets them from its own forward.
       -o libteachbwd.so
   python3 gpu/bench/bwd_vs_torch.py --lib ./libteachbwd.so
 
+With --fast LIB it runs the tensor-core backward (gpu/fast_bwd.cu, fp16
+and bf16, device pointers) instead: flash-attention's rule against
+float64 autograd (at most 2x torch autograd's error in the same dtype)
+on a random grid and on flash-attention's seqlen pairs, grouped heads
+included, then its TFLOP/s (dQ atomic and ordered) beside torch's flash
+and cuDNN backward at B T = 32768, H = 16:
+
+  nvcc -O3 -std=c++17 -gencode arch=compute_90,code=sm_90 -shared \\
+      -Xcompiler -fPIC -I . -I src -I gpu gpu/fast_bwd.cu gpu/timing.cu \\
+      -o libfastbwd.so
+  python3 gpu/bench/bwd_vs_torch.py --fast ./libfastbwd.so
+
 Every shape runs with both dQ modes (atomic, as FlashAttention 2, and
 ordered).  Besides the rule it checks that rows that see no key get dQ
 rows of exactly 0 and nothing is NaN; that the ordered dQ gives the same
@@ -160,12 +172,263 @@ def rounding_floor(torch, ref):
     return 2 * ((r + 0.3) - 0.3 - r).abs().max().item() if r.numel() else 0.0
 
 
+# ---- the tensor-core backward (gpu/fast_bwd.cu, --fast LIB) ----
+
+FAST_BWD_ORDERED = 0x1          # gpu/fast_bwd.h
+FAST_BWD_NO_SCALE = 0x4
+
+# flash-attention's test_flash_attn_output seqlen pairs (Tq, Tk).
+FA_PAIRS = [(113, 203), (128, 217), (113, 211), (108, 256), (256, 512),
+            (512, 256), (1024, 1024), (1023, 1024), (1024, 1023),
+            (2048, 2048)]
+
+
+class FastBwd:
+    """ctypes door to fast_attention_bwd (gpu/fast_bwd.h), device
+    pointers in, on torch's current stream."""
+
+    def __init__(self, path):
+        self.lib = ctypes.CDLL(path)
+        f = self.lib.fast_attention_bwd
+        f.restype = ctypes.c_int
+        f.argtypes = ([ctypes.c_void_p] * 10 + [ctypes.c_int] * 8 +
+                      [ctypes.c_float, ctypes.c_int, ctypes.c_void_p,
+                       ctypes.c_char_p, ctypes.c_size_t])
+        self.lib.fast_bwd_workspace_bytes.restype = ctypes.c_size_t
+        self.lib.fast_bwd_workspace_bytes.argtypes = [ctypes.c_int] * 4
+        self.err = ctypes.create_string_buffer(512)
+        self.ws = None
+
+    def __call__(self, torch, q, k, v, o, lse, dout, dq, dk, dv, causal,
+                 flags=0):
+        b, h, tq, d = q.shape
+        g, tk = k.shape[1], k.shape[2]
+        n = self.lib.fast_bwd_workspace_bytes(b, h, tq, d)
+        if self.ws is None or self.ws.numel() < n:
+            self.ws = torch.empty(n, dtype=torch.uint8, device="cuda")
+        dt = 1 if q.dtype == torch.bfloat16 else 0
+        rc = self.lib.fast_attention_bwd(
+            q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
+            dout.data_ptr(), lse.data_ptr(), dq.data_ptr(), dk.data_ptr(),
+            dv.data_ptr(), self.ws.data_ptr(), b, h, g, tq, tk, d, dt,
+            int(causal), 0.0, flags, torch.cuda.current_stream().cuda_stream,
+            self.err, len(self.err))
+        if rc:
+            raise RuntimeError(self.err.value.decode())
+
+
+def grouped_grads(torch, q, k, v, dout, causal, dtype):
+    """Autograd of plain attention in dtype on the GPU, Q (B, H, Tq, d),
+    K, V (B, G, Tk, d): (dq, dk, dv).  K/V heads repeated for their
+    group, so dK and dV are summed over it; bottom-right causal."""
+    xs = [x.to("cuda", dtype).requires_grad_() for x in (q, k, v)]
+    b, h, tq, d = q.shape
+    grp, tk = h // k.shape[1], k.shape[2]
+    kk = xs[1].repeat_interleave(grp, 1).reshape(b * h, tk, d)
+    vv = xs[2].repeat_interleave(grp, 1).reshape(b * h, tk, d)
+    o, _ = attention(torch, xs[0].reshape(b * h, tq, d), kk, vv, causal,
+                     1.0 / math.sqrt(d))
+    o = o.reshape(b, h, tq, d)
+    return [x.detach() for x in torch.autograd.grad(o, xs,
+                                                    dout.to("cuda", dtype))]
+
+
+def fast_accuracy(torch, kern, gen, check, dtypes):
+    """flash-attention's rule on a random grid and its seqlen pairs: our
+    error against float64 autograd at most 2x torch's autograd in the
+    same dtype (+ one float32 rounding); rows that see no key get dQ = 0;
+    the ordered dQ the same bits twice; and the planted fault caught."""
+    from benchlib import reference
+    rng = torch.Generator().manual_seed(1234)
+    grid = [(int(torch.randint(1, 700, (1,), generator=rng)),
+             int(torch.randint(1, 700, (1,), generator=rng)))
+            for _ in range(6)]
+    worst = 0.0
+    n = 0
+    for pairs, label in ((grid, "random"), (FA_PAIRS, "fa-pairs")):
+        for (tq, tk) in pairs:
+            for d in (64, 128):
+                for causal in (False, True):
+                    for dt in dtypes:
+                        b, h, g = (2, 4, 2) if n % 2 else (1, 3, 3)
+                        n += 1
+                        q = torch.randn(b, h, tq, d, generator=gen).to(dt)
+                        k = torch.randn(b, g, tk, d, generator=gen).to(dt)
+                        v = torch.randn(b, g, tk, d, generator=gen).to(dt)
+                        do = torch.randn(b, h, tq, d, generator=gen).to(dt)
+                        ref = grouped_grads(torch, q, k, v, do, causal,
+                                            torch.float64)
+                        pt = grouped_grads(torch, q, k, v, do, causal, dt)
+                        qc, kc, vc, dc = (x.cuda() for x in (q, k, v, do))
+                        o32, lse = reference(qc, kc, vc, causal)
+                        o = o32.to(dt)
+                        out = [torch.empty_like(x) for x in (qc, kc, vc)]
+                        kern(torch, qc, kc, vc, o, lse, dc, *out, causal)
+                        name = "%s Tq%d Tk%d d%d %s %s H%d/%d" % (
+                            label, tq, tk, d, "causal" if causal else "full",
+                            str(dt).split(".")[-1], h, g)
+                        for gi, gname in enumerate(("dq", "dk", "dv")):
+                            e = maxabs(torch, out[gi], ref[gi])
+                            ep = maxabs(torch, pt[gi], ref[gi])
+                            atol = rounding_floor(torch, ref[gi])
+                            check(e <= 2 * ep + atol, "%s %s: %.3g > 2 x "
+                                  "%.3g + %.2g" % (name, gname, e, ep, atol))
+                            worst = max(worst, e / (ep + atol))
+                        if causal and tq > tk:
+                            check(torch.equal(out[0][:, :, :tq - tk].float(),
+                                              torch.zeros(b, h, tq - tk, d,
+                                                          device="cuda")),
+                                  "%s: rows that see no key have dQ != 0"
+                                  % name)
+                        if n % 7 == 0:
+                            a = [torch.empty_like(x) for x in (qc, kc, vc)]
+                            c2 = [torch.empty_like(x) for x in (qc, kc, vc)]
+                            kern(torch, qc, kc, vc, o, lse, dc, *a, causal,
+                                 FAST_BWD_ORDERED)
+                            kern(torch, qc, kc, vc, o, lse, dc, *c2, causal,
+                                 FAST_BWD_ORDERED)
+                            check(torch.equal(a[0], c2[0]), "%s: ordered dQ "
+                                  "differs between runs" % name)
+                            e = maxabs(torch, a[0], ref[0])
+                            ep = maxabs(torch, pt[0], ref[0])
+                            check(e <= 2 * ep + rounding_floor(torch, ref[0]),
+                                  "%s ordered dq: %.3g > 2 x %.3g" %
+                                  (name, e, ep))
+        print("accuracy (%s): done, worst ours / torch %.3g" % (label, worst))
+        sys.stdout.flush()
+    # The planted fault through the flags: dK without the scale.
+    dt = dtypes[0]
+    q = torch.randn(1, 2, 256, 64, generator=gen).to(dt)
+    k = torch.randn(1, 2, 256, 64, generator=gen).to(dt)
+    v = torch.randn(1, 2, 256, 64, generator=gen).to(dt)
+    do = torch.randn(1, 2, 256, 64, generator=gen).to(dt)
+    ref = grouped_grads(torch, q, k, v, do, False, torch.float64)
+    pt = grouped_grads(torch, q, k, v, do, False, dt)
+    qc, kc, vc, dc = (x.cuda() for x in (q, k, v, do))
+    o32, lse = reference(qc, kc, vc, False)
+    out = [torch.empty_like(x) for x in (qc, kc, vc)]
+    kern(torch, qc, kc, vc, o32.to(dt), lse, dc, *out, False,
+         FAST_BWD_NO_SCALE)
+    e = maxabs(torch, out[1], ref[1])
+    bound = 2 * maxabs(torch, pt[1], ref[1]) + rounding_floor(torch, ref[1])
+    check(e > bound, "the planted fault passed the rule (dK %.3g <= %.3g)"
+          % (e, bound))
+    print("planted fault (no-scale): dK error %.3g against the rule's %.3g"
+          % (e, bound))
+
+
+def fast_speed(torch, kern, args, dtypes):
+    """TFLOP/s of ours (atomic and ordered dQ), torch's flash and cuDNN
+    backward: B T = 32768, H = 16, backward flops 2.5 x the forward's 4 B
+    H T^2 d (halved for causal); each the median of CUDA-event timings of
+    the backward alone (the forward ran once before)."""
+    from benchlib import time_each
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    import torch.nn.functional as F
+    backends = [("flash", SDPBackend.FLASH_ATTENTION),
+                ("cudnn", SDPBackend.CUDNN_ATTENTION)]
+    print("\n| dtype | d | T | mask | ours | ours ordered | flash | cudnn "
+          "| ours/flash | ours/cudnn | ordered cost |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for dt in dtypes:
+        for d in args.dims:
+            for t in args.sizes:
+                for causal in (False, True):
+                    b, h = max(1, 32768 // t), 16
+                    q = torch.randn(b, h, t, d, device="cuda", dtype=dt)
+                    k = torch.randn(b, h, t, d, device="cuda", dtype=dt)
+                    v = torch.randn(b, h, t, d, device="cuda", dtype=dt)
+                    do = torch.randn(b, h, t, d, device="cuda", dtype=dt)
+                    flops = 2.5 * 4.0 * b * h * t * t * d * (
+                        0.5 if causal else 1.0)
+                    tf = {}
+                    for name, be in backends:
+                        try:
+                            xs = [x.clone().requires_grad_()
+                                  for x in (q, k, v)]
+                            with sdpa_kernel([be]):
+                                o = F.scaled_dot_product_attention(
+                                    *xs, is_causal=causal)
+                            ms = time_each(lambda: torch.autograd.grad(
+                                o, xs, do, retain_graph=True), args.reps)
+                            tf[name] = flops / (ms * 1e-3) / 1e12
+                            del o, xs
+                        except RuntimeError as e:
+                            print("%s: %s" % (name, str(e).split("\n")[0]))
+                            tf[name] = float("nan")
+                    with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
+                        xs = [x.clone().requires_grad_() for x in (q, k, v)]
+                        o, lse = torch.ops.aten._scaled_dot_product_flash_attention(
+                            *xs, 0.0, causal, False)[:2]
+                    o = o.detach().contiguous()
+                    lse = lse.detach().float().contiguous()
+                    out = [torch.empty_like(x) for x in (q, k, v)]
+                    for mode, fl in (("ours", 0),
+                                     ("ordered", FAST_BWD_ORDERED)):
+                        ms = time_each(lambda: kern(
+                            torch, q, k, v, o, lse, do, *out, causal,
+                            fl | args.flags), args.reps)
+                        tf[mode] = flops / (ms * 1e-3) / 1e12
+                    print("| %s | %d | %d | %s | %.1f | %.1f | %.1f | %.1f | "
+                          "%.2f | %.2f | %.2fx |" % (
+                              str(dt).split(".")[-1], d, t,
+                              "causal" if causal else "full", tf["ours"],
+                              tf["ordered"], tf["flash"], tf["cudnn"],
+                              tf["ours"] / tf["flash"],
+                              tf["ours"] / tf["cudnn"],
+                              tf["ours"] / tf["ordered"]))
+                    sys.stdout.flush()
+                    del q, k, v, do, o, lse, out
+                    torch.cuda.empty_cache()
+
+
+def main_fast(args):
+    import torch
+    from benchlib import torch_setup
+    print(torch_setup())
+    kern = FastBwd(args.fast)
+    gen = torch.Generator().manual_seed(args.seed)
+    dtypes = [{"fp16": torch.float16, "bf16": torch.bfloat16}[x]
+              for x in args.dtypes]
+    fails, checks = [], [0]
+
+    def check(ok, what):
+        checks[0] += 1
+        if not ok:
+            fails.append(what)
+            print("FAIL: " + what)
+        return ok
+
+    if not args.no_accuracy:
+        fast_accuracy(torch, kern, gen, check, dtypes)
+    if not args.no_speed:
+        fast_speed(torch, kern, args, dtypes)
+    if fails:
+        print("verdict: FAIL, %d of %d checks" % (len(fails), checks[0]))
+        return 1
+    print("verdict: PASS, all %d checks" % checks[0])
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--lib", default="./libteachbwd.so")
+    ap.add_argument("--fast", metavar="LIB", help="the tensor-core backward "
+                    "(libfastbwd.so of gpu/fast_bwd.cu and gpu/timing.cu) "
+                    "instead of the teaching one")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--dtypes", nargs="+", default=["fp16", "bf16"])
+    ap.add_argument("--dims", nargs="+", type=int, default=[64, 128])
+    ap.add_argument("--sizes", nargs="+", type=int,
+                    default=[1024, 4096, 16384])
+    ap.add_argument("--no-accuracy", action="store_true")
+    ap.add_argument("--no-speed", action="store_true")
+    ap.add_argument("--flags", type=lambda x: int(x, 0), default=0,
+                    help="more fast_bwd.h flags for ours (0x10: Bc = 64)")
     args = ap.parse_args()
+    if args.fast:
+        return main_fast(args)
 
     import torch
     from benchlib import torch_setup

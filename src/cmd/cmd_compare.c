@@ -361,7 +361,8 @@ compare_print_bwd(const struct schedule *s,
 	else
 		printf("%ld steps, compared at the end only (%s): ", rep->steps,
 		    a->common.dq == GPU_DQ_ATOMIC ? "dQ atomic" :
-		    "trace too large");
+		    a->common.kernel->backward->caps & GPU_CAP_TRACE ?
+		    "trace too large" : "its backward keeps no trace");
 	printf("dQ %.3g, dK %.3g, dV %.3g", rep->max_dq, rep->max_dk,
 	    rep->max_dv);
 	if (scores)
@@ -433,7 +434,8 @@ compare_backward(const struct options *o, const struct compare_args *a,
 	    a->common.kernel->name, reps[0].kernel_ms);
 	printf("tolerance: |gpu - sim| <= %.3g x the sum of the magnitudes of "
 	    "the terms added so far, %s\n", reps[0].rtol,
-	    a->common.dq == GPU_DQ_ORDERED ? "after every step and at the end" :
+	    reps[0].steps_compared ? "after every step and at the end" :
+	    a->common.dq == GPU_DQ_ORDERED ? "at the end" :
 	    "at the end (an atomic dQ adds in no fixed order)");
 	for (b = 0; b < n; b++) {
 		gpucmd_label(o, set, b, label, sizeof label);
@@ -444,7 +446,7 @@ compare_backward(const struct options *o, const struct compare_args *a,
 		}
 		failed += !reps[b].pass;
 	}
-	rc = compare_verdict(failed, n, a->common.dq == GPU_DQ_ORDERED ?
+	rc = compare_verdict(failed, n, reps[0].steps_compared ?
 	    "after every backward step and in the gradients" :
 	    "in the gradients");
 fail:

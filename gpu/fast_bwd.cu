@@ -1,0 +1,873 @@
+/*
+ * fast_bwd.cu - FlashAttention 2's backward (its Algorithm 2) on the
+ * tensor cores: fp16 or bf16 in, float32 sums, mma.sync m16n8k16.  The
+ * teaching backward (teach_bwd.cu) shows the algorithm in float32, the
+ * simulator's order; this one runs it as FlashAttention 2's CUDA code
+ * does.  The interface is fast_bwd.h; the primitives (cp.async,
+ * ldmatrix, mma, the swizzle) are fast_mma.cuh's, shared with the
+ * forward (fast.cu), whose opening comment explains the fragment
+ * layouts used here.
+ *
+ * Three launches:
+ *   fast_bwd_dsum   D = rowsum(dO o O) in float32, one warp per row (O as
+ *                   the forward stored it, in 16 bits); with the atomic
+ *                   dQ it also zeroes the float32 dQ it will add into
+ *   fast_bwd_kernel one block per (key block j, K/V head, batch): K_j
+ *                   and V_j (Bc x d) in shared memory for the whole
+ *                   column; dK_j and dV_j in registers; the inner loop
+ *                   runs over the group's query heads and, for each, the
+ *                   row blocks i that see key block j (causal: from the
+ *                   first row whose last key reaches j Bc)
+ *   fast_bwd_dq     the float32 dQ (already scaled) to the dtype; not
+ *                   run when the caller asked for float32 out, where the
+ *                   accumulator is dQ itself
+ *
+ * One step (i, j), warp w owning keys [16 w, 16 w + 16) of the block:
+ *   S^T = K_w Q_i^T            (16 x Br)   A: K rows, B: Q rows
+ *   P^T = exp(scale S^T - lse) (registers; masked entries 0; a row past
+ *                               Tq or seeing no key has lse taken as
+ *                               +inf, so its p is 2^-inf = 0, never NaN)
+ *   dV_w += P^T dO_i           (16 x d)    A: P^T packed to 16 bits in
+ *                                          registers, B: dO (ldmatrix.trans)
+ *   dP^T = V_w dO_i^T          (16 x Br)   A: V rows, B: dO rows
+ *   dS^T = P^T o (dP^T - D)    float32 P, rounded to 16 bits after, as
+ *                              the simulator's --dtype emulation rounds
+ *                              P before P^T dO and dS before its products
+ *   dK_w += dS^T Q_i           (16 x d)    B: Q (ldmatrix.trans)
+ *   dS^T -> shared memory; barrier; dQ_i += dS K_j (Br x d, split over the
+ *   warps by query rows), added with atomicAdd into float32 dQ
+ * The scale multiplies dK once at the end and each dQ part before its
+ * add.  The warps share nothing but dS: each owns its keys' rows of
+ * S^T, dP^T, dK and dV, so the only cross-warp step is dQ, whose sum
+ * runs over all the block's keys.
+ *
+ * Loads: Q_i and dO_i (Br x d) have two buffers each, filled by cp.async
+ * one step ahead; lse_i (in base 2) and D_i ride along in plain loads.
+ * Two barriers a step: the first says the step's tiles are in and that
+ * every warp has finished the previous step (whose Q, dO and dS buffers
+ * the next loads and this step's dS overwrite), the second that dS is
+ * complete before any warp reads it for dQ.
+ *
+ * The ordered dQ (FAST_BWD_ORDERED) keeps the same step, but before a
+ * block adds its part of dQ_i it waits until the counter of (batch,
+ * head, i) says every key block before it has added its part, then adds
+ * with plain loads and stores (through L2) and bumps the counter: dQ = 0
+ * + part_0 + part_1 + ... in the order of j, the simulator's, the same
+ * bits every run.  Block j waits only on blocks j' < j, which were
+ * scheduled no later than it (lower index of the same grid row), so the
+ * wait always ends.  What it costs is measured in bench (bwd_vs_torch.py
+ * --dq ordered) and stated in doc/performance.md.
+ *
+ * Why these tiles: Bc = 128 keys (8 warps) and Br = 64 query rows at
+ * both d, FlashAttention 2's own choice for d = 128 on sm80.  Each thread
+ * holds dK and dV (2 x 64 floats at d = 128), S^T and dP^T (2 x 32), and
+ * later dQ's part (32): about what 255 registers allow (ptxas spills 36
+ * bytes at d = 128).  Shared memory is K, V (2 x 32 KB at d = 128), Q and
+ * dO twice (64 KB) and dS (16 KB): one block of 8 warps a multiprocessor.
+ * Against Bc = 64 with 4 warps (two blocks a multiprocessor, the same
+ * warps; FAST_BWD_BC64), measured on the H200 at T >= 4096: 2 to 14 %
+ * faster (dev/logs/fast_bwd/), since each Q_i, dO_i load and each dQ_i add
+ * serves twice the keys.
+ */
+#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fast.h"
+#include "fast_bwd.h"
+#include "fast_mma.cuh"
+#include "tc_args.h"
+#include "timing.h"
+#include "to16.h"
+extern "C" {
+#include "kernels.h"
+#include "model/backward.h"
+#include "model/dtype.h"
+#include "model/tile_rule.h"
+}
+
+#define FAST_BWD_LOG2E 1.4426950408889634f
+
+struct fast_bwd_params {
+	const uint16_t *q, *k, *v, *o, *dout;
+	const float *lse;
+	float *dsum;		/* (B, H, Tq) D */
+	float *dq_acc;		/* (B, H, Tq, d) float32 dQ, scaled */
+	void *dk, *dv;		/* (B, Hkv, Tk, d), dtype or float32 */
+	int *locks;		/* ordered: (B, H, Tr) parts added so far */
+	int heads, kv_heads, group, tq, tk, tr;
+	int causal, ordered, f32_out, no_d;
+	float scale_log2;	/* scale * log2(e): S to base-2 exponents */
+	float grad_scale;	/* scale, or 1 under bug no-scale */
+};
+
+/* Rows of Tq per block of the D pass: one warp each. */
+#define FAST_BWD_DSUM_WARPS 8
+
+/* D = rowsum(dO o O) for each (batch, head, row), one warp a row, the
+ * lanes' partial sums added by shuffles; rows are (B H Tq) in order. */
+template <int D, bool BF16>
+__global__ void __launch_bounds__(FAST_BWD_DSUM_WARPS * 32)
+fast_bwd_dsum(const struct fast_bwd_params p, size_t rows)
+{
+	constexpr int PER = D / 32;	/* values a lane: 2 or 4 */
+	const size_t row = (size_t)blockIdx.x * FAST_BWD_DSUM_WARPS +
+	    threadIdx.x / 32;
+	const int lane = threadIdx.x & 31;
+
+	if (row >= rows)
+		return;
+	const uint16_t *o = p.o + row * D + lane * PER;
+	const uint16_t *g = p.dout + row * D + lane * PER;
+	float sum = 0.f;
+#pragma unroll
+	for (int x = 0; x < PER; x++) {
+		float ov, gv;
+		if constexpr (BF16) {
+			ov = __bfloat162float(__ushort_as_bfloat16(o[x]));
+			gv = __bfloat162float(__ushort_as_bfloat16(g[x]));
+		} else {
+			ov = __half2float(__ushort_as_half(o[x]));
+			gv = __half2float(__ushort_as_half(g[x]));
+		}
+		sum = fmaf(gv, ov, sum);
+	}
+#pragma unroll
+	for (int s = 16; s > 0; s >>= 1)
+		sum += __shfl_xor_sync(0xffffffffu, sum, s);
+	if (lane == 0)
+		p.dsum[row] = p.no_d ? 0.f : sum;
+}
+
+/* The float32 dQ into the dtype. */
+template <bool BF16>
+__global__ void
+fast_bwd_dq(const float *acc, uint16_t *dq, size_t n)
+{
+	for (size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x; e < n;
+	    e += (size_t)gridDim.x * blockDim.x) {
+		if constexpr (BF16)
+			dq[e] = __bfloat16_as_ushort(__float2bfloat16_rn(acc[e]));
+		else
+			dq[e] = __half_as_ushort(__float2half_rn(acc[e]));
+	}
+}
+
+/* A (16 x 16) operand of rows [row0, row0 + 16) of a swizzled tile W
+ * halves wide, k chunk pair kk: ldmatrix.x4, rows lane & 15, chunk 2 kk
+ * + lane / 16 (fast.cu's Q pattern). */
+template <int W>
+static __device__ __forceinline__ void
+fast_bwd_lda(uint32_t tile, int row0, int kk, int lane, uint32_t (&a)[4])
+{
+	const int r = row0 + (lane & 15);
+	fast_ldsm_x4(tile + fast_swz<W>(r, 2 * kk + (lane >> 4)), a);
+}
+
+/* B operands of two n8 blocks (rows n0 .. n0 + 15 of a tile stored n x
+ * k, k contiguous: fast.cu's K pattern): b[0], b[1] for rows n0..n0+7,
+ * b[2], b[3] for n0+8..n0+15, k chunk pair kk. */
+template <int W>
+static __device__ __forceinline__ void
+fast_bwd_ldb(uint32_t tile, int n0, int kk, int lane, uint32_t (&b)[4])
+{
+	const int r = n0 + (lane & 7) + ((lane >> 4) << 3);
+	fast_ldsm_x4(tile + fast_swz<W>(r, 2 * kk + ((lane >> 3) & 1)), b);
+}
+
+/* B operands of two n8 blocks from a tile stored k x n, n contiguous
+ * (fast.cu's V pattern, ldmatrix.trans): k rows k0 .. k0 + 15, n chunks
+ * 2 nd2, 2 nd2 + 1. */
+template <int W>
+static __device__ __forceinline__ void
+fast_bwd_ldbt(uint32_t tile, int k0, int nd2, int lane, uint32_t (&b)[4])
+{
+	const int r = k0 + (lane & 7) + (((lane >> 3) & 1) << 3);
+	fast_ldsm_x4_trans(tile + fast_swz<W>(r, 2 * nd2 + (lane >> 4)), b);
+}
+
+/* A (16 x 16) operand from a tile stored k x m, m contiguous (dS stored
+ * as dS^T): ldmatrix.trans, k rows k0 + (lane & 7) + 8 (lane / 16), m
+ * chunk m0 / 8 + (lane / 8) % 2. */
+template <int W>
+static __device__ __forceinline__ void
+fast_bwd_ldat(uint32_t tile, int m0, int k0, int lane, uint32_t (&a)[4])
+{
+	const int r = k0 + (lane & 7) + ((lane >> 4) << 3);
+	fast_ldsm_x4_trans(tile + fast_swz<W>(r, m0 / 8 + ((lane >> 3) & 1)),
+	    a);
+}
+
+/* acc (16 x N) += A (16 x K, rows of a tile) B^T-pattern (N rows of a
+ * tile, K contiguous): the S^T and dP^T products. */
+template <int K, int N, bool BF16>
+static __device__ __forceinline__ void
+fast_bwd_abt(float (&acc)[N / 8][4], uint32_t ta, int arow, uint32_t tb,
+    int lane)
+{
+#pragma unroll
+	for (int nb = 0; nb < N / 8; nb++)
+#pragma unroll
+		for (int e = 0; e < 4; e++)
+			acc[nb][e] = 0.f;
+#pragma unroll
+	for (int kk = 0; kk < K / 16; kk++) {
+		uint32_t a[4];
+		fast_bwd_lda<K>(ta, arow, kk, lane, a);
+#pragma unroll
+		for (int nb2 = 0; nb2 < N / 16; nb2++) {
+			uint32_t b[4];
+			fast_bwd_ldb<K>(tb, 16 * nb2, kk, lane, b);
+			fast_mma<BF16>(acc[2 * nb2], a, b[0], b[1]);
+			fast_mma<BF16>(acc[2 * nb2 + 1], a, b[2], b[3]);
+		}
+	}
+}
+
+/* acc (16 x D) += X (16 x BR, float32 in C layout, packed here to 16
+ * bits) times the tile tb (BR x D, rows = k): dV += P^T dO, dK += dS^T Q. */
+template <int BR, int D, bool BF16>
+static __device__ __forceinline__ void
+fast_bwd_xb(float (&acc)[D / 8][4], const uint32_t (&x)[BR / 16][4],
+    uint32_t tb, int lane)
+{
+#pragma unroll
+	for (int kk = 0; kk < BR / 16; kk++)
+#pragma unroll
+		for (int nd2 = 0; nd2 < D / 16; nd2++) {
+			uint32_t b[4];
+			fast_bwd_ldbt<D>(tb, 16 * kk, nd2, lane, b);
+			fast_mma<BF16>(acc[2 * nd2], x[kk], b[0], b[1]);
+			fast_mma<BF16>(acc[2 * nd2 + 1], x[kk], b[2], b[3]);
+		}
+}
+
+/* C-layout floats (16 x BR) as A operands, rounded to 16 bits. */
+template <int BR, bool BF16>
+static __device__ __forceinline__ void
+fast_bwd_pack_a(const float (&s)[BR / 8][4], uint32_t (&a)[BR / 16][4])
+{
+#pragma unroll
+	for (int kk = 0; kk < BR / 16; kk++) {
+		a[kk][0] = fast_pack<BF16>(s[2 * kk][0], s[2 * kk][1]);
+		a[kk][1] = fast_pack<BF16>(s[2 * kk][2], s[2 * kk][3]);
+		a[kk][2] = fast_pack<BF16>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+		a[kk][3] = fast_pack<BF16>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+	}
+}
+
+/* One (dK or dV) accumulator of the warp's 16 keys out to HBM, rows at
+ * or past Tk left alone; f32 or the dtype. */
+template <int D, bool BF16>
+static __device__ __forceinline__ void
+fast_bwd_store_kv(void *out, bool f32, size_t base, int key0, int tk,
+    const float (&acc)[D / 8][4], float f, int lane)
+{
+	const int g = lane >> 2, t4 = lane & 3;
+
+#pragma unroll
+	for (int h = 0; h < 2; h++) {
+		const int key = key0 + g + 8 * h;
+		if (key >= tk)
+			continue;
+		const size_t row = (base + key) * D;
+#pragma unroll
+		for (int db = 0; db < D / 8; db++) {
+			const float a = acc[db][2 * h] * f;
+			const float b = acc[db][2 * h + 1] * f;
+			const size_t at = row + db * 8 + 2 * t4;
+			if (f32)
+				*(float2 *)((float *)out + at) = make_float2(a, b);
+			else
+				*(uint32_t *)((uint16_t *)out + at) =
+				    fast_pack<BF16>(a, b);
+		}
+	}
+}
+
+/*
+ * Block (j, K/V head, batch).  Key block j = blockIdx.x: under the
+ * bottom-right causal mask the first key blocks see the most row blocks,
+ * so the long columns start first; and the ordered dQ's block j waits
+ * only on blocks of lower index, scheduled before it.  D head width,
+ * BR query rows a step, WARPS warps of 16 keys each (Bc = 16 WARPS).
+ */
+template <int D, int BR, int WARPS, bool BF16>
+__global__ void __launch_bounds__(WARPS * 32, 1)
+fast_bwd_kernel(const struct fast_bwd_params p)
+{
+	constexpr int BC = 16 * WARPS;
+	constexpr int THREADS = WARPS * 32;
+	constexpr uint32_t QB = BR * D * 2;	/* bytes of a Q or dO tile */
+	static_assert(BR % (16 * WARPS) == 0 || (16 * WARPS) % BR == 0,
+	    "dQ's rows split over the warps");
+	static_assert(D % 16 == 0 && BR % 16 == 0, "whole mma tiles");
+
+	extern __shared__ __align__(128) uint8_t fast_bwd_shm[];
+	const uint32_t sK = fast_smem_addr(fast_bwd_shm);
+	const uint32_t sV = sK + BC * D * 2;
+	const uint32_t sQ = sV + BC * D * 2;	/* two buffers */
+	const uint32_t sO = sQ + 2 * QB;	/* dO, two buffers */
+	const uint32_t sS = sO + 2 * QB;	/* dS^T, BC x BR */
+	float *sL = (float *)(fast_bwd_shm + (2 * BC * D + 4 * BR * D +
+	    BC * BR) * 2);			/* lse in base 2, two buffers */
+	float *sD = sL + 2 * BR;		/* D, two buffers */
+
+	const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+	const int g = lane >> 2, t4 = lane & 3;
+	const int j = blockIdx.x;
+	const int hk = blockIdx.y, b = blockIdx.z;
+	const int c0 = j * BC;
+	const int kw = warp * 16;		/* the warp's first key */
+	const size_t kvbase = ((size_t)b * p.kv_heads + hk) * p.tk;
+
+	/* The row blocks that see key block j: all, or causal from the
+	 * first row whose last key (tile_rule_last_key) reaches c0. */
+	int ibegin = 0;
+	if (p.causal && tile_rule_last_key(0, p.tq, p.tk) < c0)
+		ibegin = (int)((c0 - tile_rule_last_key(0, p.tq, p.tk)) / BR);
+	const int ni = ibegin < p.tr ? p.tr - ibegin : 0;
+	const int nsteps = ni * p.group;
+
+	float dk[D / 8][4], dv[D / 8][4];
+#pragma unroll
+	for (int db = 0; db < D / 8; db++)
+#pragma unroll
+		for (int e = 0; e < 4; e++)
+			dk[db][e] = dv[db][e] = 0.f;
+
+	/* Step it's (query head, row block) and its rows' side data into
+	 * buffer buf. */
+#define FAST_BWD_STEP(it, h, i) do {					\
+		(h) = hk * p.group + (it) / ni;				\
+		(i) = ibegin + (it) % ni;				\
+	} while (0)
+	auto issue = [&](int it) {
+		int h, i;
+		FAST_BWD_STEP(it, h, i);
+		const int buf = it & 1;
+		const size_t qrow = ((size_t)b * p.heads + h) * p.tq;
+		const int r0 = i * BR;
+		fast_load_tile<BR, D, THREADS>(sQ + buf * QB, p.q + qrow * D,
+		    r0, p.tq, tid);
+		fast_load_tile<BR, D, THREADS>(sO + buf * QB, p.dout + qrow * D,
+		    r0, p.tq, tid);
+		for (int r = tid; r < BR; r += THREADS) {
+			float l = INFINITY, dd = 0.f;
+			if (r0 + r < p.tq) {
+				l = p.lse[qrow + r0 + r];
+				/* A row that sees no key: p = 0. */
+				l = l == -INFINITY ? INFINITY : l * FAST_BWD_LOG2E;
+				dd = p.dsum[qrow + r0 + r];
+			}
+			sL[buf * BR + r] = l;
+			sD[buf * BR + r] = dd;
+		}
+	};
+
+	/* K_j, V_j once, with the first step's tiles. */
+	fast_load_tile<BC, D, THREADS>(sK, p.k + kvbase * D, c0, p.tk, tid);
+	fast_load_tile<BC, D, THREADS>(sV, p.v + kvbase * D, c0, p.tk, tid);
+	if (nsteps > 0)
+		issue(0);
+	fast_cp_commit();
+
+	for (int it = 0; it < nsteps; it++) {
+		int h, i;
+		FAST_BWD_STEP(it, h, i);
+		const int buf = it & 1;
+		const int r0 = i * BR;
+		const uint32_t q = sQ + buf * QB, o = sO + buf * QB;
+
+		fast_cp_wait<0>();
+		__syncthreads();
+		if (it + 1 < nsteps)
+			issue(it + 1);
+		fast_cp_commit();
+
+		/* S^T = K_w Q_i^T, masked, into P^T. */
+		float s[BR / 8][4];
+		fast_bwd_abt<D, BR, BF16>(s, sK, kw, q, lane);
+		const bool mask = c0 + BC > p.tk || (p.causal &&
+		    c0 + BC - 1 > tile_rule_last_key(r0, p.tq, p.tk));
+#pragma unroll
+		for (int nb = 0; nb < BR / 8; nb++)
+#pragma unroll
+			for (int e = 0; e < 4; e++) {
+				const int c = c0 + kw + g + 8 * (e >> 1);
+				const int r = r0 + 8 * nb + 2 * t4 + (e & 1);
+				float x = fmaf(s[nb][e], p.scale_log2,
+				    -sL[buf * BR + 8 * nb + 2 * t4 + (e & 1)]);
+				if (mask && (c >= p.tk ||
+				    !tile_rule_visible(p.causal, r, c, p.tq,
+				    p.tk)))
+					x = -INFINITY;
+				s[nb][e] = fast_exp2(x);
+			}
+
+		/* dV_w += P^T dO_i, P^T in 16 bits. */
+		{
+			uint32_t pa[BR / 16][4];
+			fast_bwd_pack_a<BR, BF16>(s, pa);
+			fast_bwd_xb<BR, D, BF16>(dv, pa, o, lane);
+		}
+
+		/* dP^T = V_w dO_i^T; dS^T = P^T o (dP^T - D), in place. */
+		{
+			float dp[BR / 8][4];
+			fast_bwd_abt<D, BR, BF16>(dp, sV, kw, o, lane);
+#pragma unroll
+			for (int nb = 0; nb < BR / 8; nb++)
+#pragma unroll
+				for (int e = 0; e < 4; e++)
+					s[nb][e] *= dp[nb][e] - sD[buf * BR +
+					    8 * nb + 2 * t4 + (e & 1)];
+		}
+
+		/* dS^T to shared memory (rows = the warp's keys), and dK_w +=
+		 * dS^T Q_i. */
+		{
+			uint32_t da[BR / 16][4];
+			fast_bwd_pack_a<BR, BF16>(s, da);
+#pragma unroll
+			for (int kk = 0; kk < BR / 16; kk++)
+#pragma unroll
+				for (int e = 0; e < 4; e++) {
+					/* a0: (g, 2t) a1: (g+8, 2t) a2: (g, 2t+8)
+					 * a3: (g+8, 2t+8), in query block kk. */
+					const int kr = kw + g + 8 * (e & 1);
+					const int qc = 16 * kk + 8 * (e >> 1) +
+					    2 * t4;
+					*(uint32_t *)(fast_bwd_shm + (sS - sK) +
+					    fast_swz<BR>(kr, qc / 8) +
+					    (qc % 8) * 2) = da[kk][e];
+				}
+			fast_bwd_xb<BR, D, BF16>(dk, da, q, lane);
+		}
+		__syncthreads();
+
+		/* dQ_i += scale dS K_j: warp w takes query rows [qw, qw + 16
+		 * QT) of the Br, every key of the block, every d. */
+		{
+			constexpr int QT = BR / 16 >= WARPS ? BR / 16 / WARPS : 1;
+			constexpr int DW = BR / 16 >= WARPS ? 1 : WARPS / (BR / 16);
+			constexpr int DN = D / DW;	/* d columns a warp */
+			const int qw = (warp / DW) * 16 * QT;
+			const int dw = (warp % DW) * DN;
+			float a[QT][DN / 8][4];
+#pragma unroll
+			for (int mt = 0; mt < QT; mt++)
+#pragma unroll
+				for (int nb = 0; nb < DN / 8; nb++)
+#pragma unroll
+					for (int e = 0; e < 4; e++)
+						a[mt][nb][e] = 0.f;
+#pragma unroll
+			for (int kk = 0; kk < BC / 16; kk++) {
+				uint32_t af[QT][4];
+#pragma unroll
+				for (int mt = 0; mt < QT; mt++)
+					fast_bwd_ldat<BR>(sS, qw + 16 * mt,
+					    16 * kk, lane, af[mt]);
+#pragma unroll
+				for (int nd2 = 0; nd2 < DN / 16; nd2++) {
+					uint32_t bf[4];
+					fast_bwd_ldbt<D>(sK, 16 * kk,
+					    dw / 16 + nd2, lane, bf);
+#pragma unroll
+					for (int mt = 0; mt < QT; mt++) {
+						fast_mma<BF16>(a[mt][2 * nd2],
+						    af[mt], bf[0], bf[1]);
+						fast_mma<BF16>(a[mt][2 * nd2 + 1],
+						    af[mt], bf[2], bf[3]);
+					}
+				}
+			}
+			const size_t qrow = ((size_t)b * p.heads + h) * p.tq;
+			int *lock = p.locks + ((size_t)b * p.heads + h) * p.tr + i;
+			if (p.ordered) {
+				/* Wait for key blocks 0 .. j-1 (fast_bwd.h). */
+				if (tid == 0) {
+					while (atomicAdd(lock, 0) != j)
+						__nanosleep(64);
+					__threadfence();
+				}
+				__syncthreads();
+			}
+#pragma unroll
+			for (int mt = 0; mt < QT; mt++)
+#pragma unroll
+				for (int hh = 0; hh < 2; hh++) {
+					const int r = r0 + qw + 16 * mt + g + 8 * hh;
+					if (r >= p.tq)
+						continue;
+					float *row = p.dq_acc + (qrow + r) * D +
+					    dw + 2 * t4;
+#pragma unroll
+					for (int nb = 0; nb < DN / 8; nb++) {
+						const float x = a[mt][nb][2 * hh] *
+						    p.grad_scale;
+						const float y = a[mt][nb][2 * hh + 1] *
+						    p.grad_scale;
+						float *at = row + nb * 8;
+						if (p.ordered) {
+							float2 old = __ldcg((const
+							    float2 *)at);
+							__stcg((float2 *)at,
+							    make_float2(old.x + x,
+							    old.y + y));
+						} else {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+							atomicAdd((float2 *)at,
+							    make_float2(x, y));
+#else
+							atomicAdd(at, x);
+							atomicAdd(at + 1, y);
+#endif
+						}
+					}
+				}
+			if (p.ordered) {
+				__threadfence();
+				__syncthreads();
+				if (tid == 0)
+					atomicExch(lock, j + 1);
+			}
+		}
+	}
+#undef FAST_BWD_STEP
+	fast_cp_wait<0>();	/* nsteps = 0: K and V still in flight */
+
+	/* dK (scaled) and dV out, once. */
+	fast_bwd_store_kv<D, BF16>(p.dk, p.f32_out, kvbase, c0 + kw, p.tk, dk,
+	    p.grad_scale, lane);
+	fast_bwd_store_kv<D, BF16>(p.dv, p.f32_out, kvbase, c0 + kw, p.tk, dv,
+	    1.f, lane);
+}
+
+/* The tilings, per d: Bc = 16 warps, Br. */
+#define FAST_BWD_BR 64
+#define FAST_BWD_WARPS 8
+
+static size_t
+fast_bwd_smem(int d, int br, int warps)
+{
+	const int bc = 16 * warps;
+
+	return (size_t)(2 * bc * d + 4 * br * d + bc * br) * 2 +
+	    4 * (size_t)br * sizeof(float);
+}
+
+extern "C" int
+fast_bwd_config(int d, struct fast_bwd_config *out)
+{
+	if (d != 64 && d != 128)
+		return -1;
+	out->d = d;
+	out->br = FAST_BWD_BR;
+	out->warps = FAST_BWD_WARPS;
+	out->bc = 16 * FAST_BWD_WARPS;
+	return 0;
+}
+
+static size_t
+fast_bwd_align(size_t n)
+{
+	return (n + 255) & ~(size_t)255;
+}
+
+extern "C" size_t
+fast_bwd_workspace_bytes(int batch, int heads, int tq, int d)
+{
+	const size_t rows = (size_t)batch * heads * tq;
+	const size_t tr = ((size_t)tq + FAST_BWD_BR - 1) / FAST_BWD_BR;
+
+	return fast_bwd_align(rows * sizeof(float)) +
+	    fast_bwd_align(rows * d * sizeof(float)) +
+	    fast_bwd_align((size_t)batch * heads * tr * sizeof(int));
+}
+
+template <int D, bool BF16, int WARPS>
+static cudaError_t
+fast_bwd_launch_all(const struct fast_bwd_params *pp, int batch, void *dq,
+    cudaStream_t st, const char **call)
+{
+	const struct fast_bwd_params &p = *pp;
+	const size_t rows = (size_t)batch * p.heads * p.tq;
+	const size_t nq = rows * D;
+	const int smem = (int)fast_bwd_smem(D, FAST_BWD_BR, WARPS);
+	void (*kern)(const struct fast_bwd_params) =
+	    fast_bwd_kernel<D, FAST_BWD_BR, WARPS, BF16>;
+	const int bc = 16 * WARPS;
+	cudaError_t e;
+
+	*call = "cudaMemsetAsync";
+	if ((e = cudaMemsetAsync(p.dq_acc, 0, nq * sizeof(float), st)) !=
+	    cudaSuccess)
+		return e;
+	if (p.ordered && (e = cudaMemsetAsync(p.locks, 0, (size_t)batch *
+	    p.heads * p.tr * sizeof(int), st)) != cudaSuccess)
+		return e;
+	*call = "fast_bwd_dsum launch";
+	fast_bwd_dsum<D, BF16><<<(unsigned)((rows + FAST_BWD_DSUM_WARPS - 1) /
+	    FAST_BWD_DSUM_WARPS), FAST_BWD_DSUM_WARPS * 32, 0, st>>>(p, rows);
+	if ((e = cudaGetLastError()) != cudaSuccess)
+		return e;
+	*call = "cudaFuncSetAttribute";
+	if ((e = cudaFuncSetAttribute(kern,
+	    cudaFuncAttributeMaxDynamicSharedMemorySize, smem)) != cudaSuccess)
+		return e;
+	*call = "fast_bwd_kernel launch";
+	kern<<<dim3((unsigned)((p.tk + bc - 1) / bc), (unsigned)p.kv_heads,
+	    (unsigned)batch), WARPS * 32, smem, st>>>(p);
+	if ((e = cudaGetLastError()) != cudaSuccess)
+		return e;
+	if (!p.f32_out) {
+		*call = "fast_bwd_dq launch";
+		size_t blocks = (nq + 255) / 256;
+		fast_bwd_dq<BF16><<<(unsigned)(blocks < 8192 ? blocks : 8192),
+		    256, 0, st>>>(p.dq_acc, (uint16_t *)dq, nq);
+		e = cudaGetLastError();
+	}
+	return e;
+}
+
+extern "C" int
+fast_attention_bwd(const void *q, const void *k, const void *v,
+    const void *o, const void *dout, const float *lse, void *dq, void *dk,
+    void *dv, void *work, int batch, int heads, int kv_heads, int tq,
+    int tk, int d, int dtype, int causal, float scale, int flags,
+    void *stream, char *err, size_t errlen)
+{
+	struct fast_bwd_params p;
+	const char *call = "";
+	cudaError_t e;
+	size_t rows;
+
+	if (tc_args_check("fast_attention_bwd", q, k, v, o, lse, batch, heads,
+	    tq, tk, dtype, 16, "16-byte copies", err, errlen) != 0)
+		return -1;
+	if (dout == NULL || dq == NULL || dk == NULL || dv == NULL ||
+	    work == NULL) {
+		snprintf(err, errlen, "fast_attention_bwd: dO, dQ, dK, dV or "
+		    "the workspace is NULL");
+		return -1;
+	}
+	if (d != 64 && d != 128)
+		return tc_args_no_variant("fast_attention_bwd", 0, d, err,
+		    errlen);
+	if (kv_heads < 1 || heads % kv_heads != 0) {
+		snprintf(err, errlen, "fast_attention_bwd: %d query heads are "
+		    "not a whole number of groups of %d K/V heads", heads,
+		    kv_heads);
+		return -1;
+	}
+	scale = tc_args_scale(scale, d);
+	rows = (size_t)batch * heads * tq;
+
+	memset(&p, 0, sizeof p);
+	p.q = (const uint16_t *)q;
+	p.k = (const uint16_t *)k;
+	p.v = (const uint16_t *)v;
+	p.o = (const uint16_t *)o;
+	p.dout = (const uint16_t *)dout;
+	p.lse = lse;
+	p.dsum = (float *)work;
+	p.dq_acc = (float *)((uint8_t *)work + fast_bwd_align(rows *
+	    sizeof(float)));
+	p.locks = (int *)((uint8_t *)p.dq_acc + fast_bwd_align(rows * d *
+	    sizeof(float)));
+	p.f32_out = (flags & FAST_BWD_F32_OUT) != 0;
+	if (p.f32_out)
+		p.dq_acc = (float *)dq;	/* the sum is dQ itself */
+	p.dk = dk;
+	p.dv = dv;
+	p.heads = heads;
+	p.kv_heads = kv_heads;
+	p.group = heads / kv_heads;
+	p.tq = tq;
+	p.tk = tk;
+	p.tr = (tq + FAST_BWD_BR - 1) / FAST_BWD_BR;
+	p.causal = causal != 0;
+	p.ordered = (flags & FAST_BWD_ORDERED) != 0;
+	p.no_d = (flags & FAST_BWD_NO_D) != 0;
+	p.scale_log2 = scale * FAST_BWD_LOG2E;
+	p.grad_scale = flags & FAST_BWD_NO_SCALE ? 1.f : scale;
+
+	cudaStream_t st = (cudaStream_t)stream;
+	const bool narrow = (flags & FAST_BWD_BC64) != 0;
+#define FAST_BWD_PICK(D, BF)						\
+	(narrow ? fast_bwd_launch_all<D, BF, 4>(&p, batch, dq, st, &call) :	\
+	    fast_bwd_launch_all<D, BF, FAST_BWD_WARPS>(&p, batch, dq, st,	\
+	    &call))
+	if (d == 64)
+		e = dtype == FAST_BF16 ? FAST_BWD_PICK(64, true) :
+		    FAST_BWD_PICK(64, false);
+	else
+		e = dtype == FAST_BF16 ? FAST_BWD_PICK(128, true) :
+		    FAST_BWD_PICK(128, false);
+#undef FAST_BWD_PICK
+	if (e != cudaSuccess) {
+		snprintf(err, errlen, "%s failed at %s:%d: %s", call, __FILE__,
+		    __LINE__, cudaGetErrorString(e));
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- host arrays in and out: the table's glue and the tests ---- */
+
+struct fast_bwd_run {
+	const struct fast_bwd_host *job;
+	const void *q, *k, *v, *o, *dout;
+	const float *lse;
+	float *dq, *dk, *dv;
+	void *work;
+};
+
+static int
+fast_bwd_enqueue(void *ctx, char *err, size_t errlen)
+{
+	const struct fast_bwd_run *r = (const struct fast_bwd_run *)ctx;
+	const struct fast_bwd_host *j = r->job;
+
+	return fast_attention_bwd(r->q, r->k, r->v, r->o, r->dout, r->lse,
+	    r->dq, r->dk, r->dv, r->work, j->batch, j->heads, j->kv_heads,
+	    j->tq, j->tk, j->d, j->dtype, j->causal, j->scale,
+	    j->flags | FAST_BWD_F32_OUT, NULL, err,
+	    errlen);
+}
+
+#define FAST_BWD_MAX_ALLOC 12
+
+extern "C" int
+fast_bwd_run_host(struct fast_bwd_host *job, char *err, size_t errlen)
+{
+	void *mem[FAST_BWD_MAX_ALLOC] = { NULL };
+	int nmem = 0, rc = -1;
+	const int bf16 = job->dtype == FAST_BF16;
+	const size_t nq = (size_t)job->batch * job->heads * job->tq * job->d;
+	const size_t nk = (size_t)job->batch * job->kv_heads * job->tk * job->d;
+	const size_t rows = (size_t)job->batch * job->heads * job->tq;
+	struct fast_bwd_run run;
+	float *stage = NULL;
+	uint16_t *h16[5] = { NULL };
+	const float *src[5] = { job->q, job->k, job->v, job->o, job->dout };
+	const size_t cnt[5] = { nq, nk, nk, nq, nq };
+	size_t work;
+	double bytes = 0;
+	int x;
+
+	memset(&run, 0, sizeof run);
+	if (job->batch < 1 || job->heads < 1 || job->kv_heads < 1 ||
+	    job->tq < 1 || job->tk < 1) {
+		snprintf(err, errlen, "fast_bwd_run_host: bad sizes (B=%d H=%d "
+		    "Hkv=%d Tq=%d Tk=%d)", job->batch, job->heads,
+		    job->kv_heads, job->tq, job->tk);
+		return -1;
+	}
+	work = fast_bwd_workspace_bytes(job->batch, job->heads, job->tq,
+	    job->d);
+#define FAST_BWD_ALLOC(ptr, size) do {					\
+		CUDA_CHECK_BWD(cudaMalloc((void **)&(ptr), (size)));	\
+		mem[nmem++] = (void *)(ptr);				\
+		bytes += (double)(size);				\
+	} while (0)
+#define CUDA_CHECK_BWD(call) do {					\
+		cudaError_t e_ = (call);				\
+		if (e_ != cudaSuccess) {				\
+			snprintf(err, errlen, "%s failed at %s:%d: %s",	\
+			    #call, __FILE__, __LINE__,			\
+			    cudaGetErrorString(e_));			\
+			goto fail;					\
+		}							\
+	} while (0)
+	FAST_BWD_ALLOC(stage, (nq > nk ? nq : nk) * sizeof(float));
+	for (x = 0; x < 5; x++) {
+		FAST_BWD_ALLOC(h16[x], cnt[x] * sizeof(uint16_t));
+		CUDA_CHECK_BWD(cudaMemcpy(stage, src[x], cnt[x] * sizeof(float),
+		    cudaMemcpyHostToDevice));
+		CUDA_CHECK_BWD(to16(stage, h16[x], cnt[x], bf16));
+	}
+	FAST_BWD_ALLOC(run.lse, rows * sizeof(float));
+	CUDA_CHECK_BWD(cudaMemcpy((void *)run.lse, job->lse, rows *
+	    sizeof(float), cudaMemcpyHostToDevice));
+	FAST_BWD_ALLOC(run.dq, nq * sizeof(float));
+	FAST_BWD_ALLOC(run.dk, nk * sizeof(float));
+	FAST_BWD_ALLOC(run.dv, nk * sizeof(float));
+	FAST_BWD_ALLOC(run.work, work);
+	/* The staging buffer is the helper's, not the kernel's. */
+	bytes -= (double)(nq > nk ? nq : nk) * sizeof(float);
+	run.job = job;
+	run.q = h16[0];
+	run.k = h16[1];
+	run.v = h16[2];
+	run.o = h16[3];
+	run.dout = h16[4];
+	if (timing_median_ms(fast_bwd_enqueue, &run, job->repeat, &job->ms,
+	    err, errlen) != 0)
+		goto fail;
+	CUDA_CHECK_BWD(cudaMemcpy(job->dq, run.dq, nq * sizeof(float),
+	    cudaMemcpyDeviceToHost));
+	CUDA_CHECK_BWD(cudaMemcpy(job->dk, run.dk, nk * sizeof(float),
+	    cudaMemcpyDeviceToHost));
+	CUDA_CHECK_BWD(cudaMemcpy(job->dv, run.dv, nk * sizeof(float),
+	    cudaMemcpyDeviceToHost));
+	job->device_bytes = bytes;
+	rc = 0;
+fail:
+	while (nmem-- > 0)
+		cudaFree(mem[nmem]);
+	return rc;
+#undef FAST_BWD_ALLOC
+#undef CUDA_CHECK_BWD
+}
+
+/*
+ * The kernel table's entry (kernel.c: the fast kernel's backward): n
+ * problems as n heads of one batch, each its own K/V head, gradients in
+ * float32 into the result's host arrays.  The backward bugs it takes
+ * (no-d, no-scale) are flags of the timed kernel.
+ */
+extern "C" int
+fast_bwd_launch(const struct gpu_bwd_job *job, char *err, size_t errlen)
+{
+	struct fast_bwd_host h;
+
+	if (job->dv != job->d) {
+		snprintf(err, errlen, "fast_bwd: dv %d must be d %d", job->dv,
+		    job->d);
+		return -1;
+	}
+	memset(&h, 0, sizeof h);
+	h.batch = 1;
+	h.heads = h.kv_heads = job->n;
+	h.tq = job->tq;
+	h.tk = job->tk;
+	h.d = job->d;
+	h.dtype = job->dtype == DTYPE_BF16 ? FAST_BF16 : FAST_FP16;
+	h.causal = job->causal;
+	h.scale = job->scale;
+	h.flags = (job->dq == GPU_DQ_ORDERED ? FAST_BWD_ORDERED : 0) |
+	    (job->bug == BWD_BUG_NO_SCALE ? FAST_BWD_NO_SCALE : 0) |
+	    (job->bug == BWD_BUG_NO_D ? FAST_BWD_NO_D : 0);
+	h.q = job->q;
+	h.k = job->k;
+	h.v = job->v;
+	h.o = job->in.o;
+	h.dout = job->in.dout;
+	h.lse = job->in.lse;
+	h.dq = job->g->grad_q;
+	h.dk = job->g->grad_k;
+	h.dv = job->g->grad_v;
+	h.repeat = job->repeat;
+	if (fast_bwd_run_host(&h, err, errlen) != 0)
+		return -1;
+	job->g->ms = h.ms;
+	return 0;
+}
