@@ -60,3 +60,11 @@ tests_check_trace_SOURCES = tests/check_trace.c $(TESTUTIL)
 tests_check_trace_LDADD = $(CHECK_LDADD)
 tests_check_traffic_SOURCES = tests/check_traffic.c $(TESTUTIL)
 tests_check_traffic_LDADD = $(CHECK_LDADD)
+
+# The wgmma pipeline model and its Chrome trace (tests/planted_pipeline.sh,
+# not part of make check, shows these failing on planted faults).
+check_PROGRAMS += tests/check_pipeline
+TESTS += tests/check_pipeline
+EXTRA_DIST += tests/planted_pipeline.sh
+tests_check_pipeline_SOURCES = tests/check_pipeline.c $(TESTUTIL)
+tests_check_pipeline_LDADD = $(CHECK_LDADD)
