@@ -64,7 +64,7 @@ tests_check_traffic_LDADD = $(CHECK_LDADD)
 # The wgmma pipeline model and its Chrome trace (tests/planted_pipeline.sh,
 # not part of make check, shows these failing on planted faults).
 check_PROGRAMS += tests/check_pipeline
-TESTS += tests/check_pipeline
-EXTRA_DIST += tests/planted_pipeline.sh
+TESTS += tests/check_pipeline tests/pipeline.test
+EXTRA_DIST += tests/planted_pipeline.sh tests/pipeline.test
 tests_check_pipeline_SOURCES = tests/check_pipeline.c $(TESTUTIL)
 tests_check_pipeline_LDADD = $(CHECK_LDADD)
