@@ -229,6 +229,13 @@
 #define WGMMA_REC_DECL(name, p, role, nroles) ((void)0)
 #define WGMMA_REC_WHO(p, role, nroles)
 #endif
+/* The recording build's planted fault (tests/gpu_record_planted.sh):
+ * V's slot released when its P V is issued instead of done. */
+#if defined(WGMMA_RECORD) && defined(WGMMA_PLANT_EARLY_RELEASE)
+#define WGMMA_EARLY_RELEASE 1
+#else
+#define WGMMA_EARLY_RELEASE 0
+#endif
 
 struct wgmma_params {
 	uint16_t *o;
@@ -875,10 +882,7 @@ wgmma_producer(const struct wgmma_params &p, const CUtensorMap *tm_q,
 				    sm.bar(WGMMA_FULL_K, s));
 			WGMMA_REC(rec, ck, PIPELINE_COPY_K, j, s, kv.n / STAGES);
 			WGMMA_REC_AT(ev);
-#ifndef WGMMA_PLANT_EARLY_REFILL
 			wgmma_bar_wait(sm.bar(WGMMA_EMPTY_V, s), ph ^ 1);
-#endif		/* a recording build's planted fault: V's slot refilled
-		 * before its release (the dependency check must say so) */
 			WGMMA_REC(rec, ev, PIPELINE_WAIT_EMPTY_V, j, s,
 			    kv.n / STAGES);
 			WGMMA_REC_AT(cv);
@@ -1022,6 +1026,15 @@ wgmma_consumer_overlap(const struct wgmma_params &p,
 		wgmma_pv<D, BC, BF16>(f.o, f.pa, sm.v + sv * TB);
 		WGMMA_REC(w.rec, ip, PIPELINE_ISSUE_PV, j - 1, sv,
 		    kv.at(j - 1).n / STAGES);
+#if WGMMA_EARLY_RELEASE
+		/* A recording build's planted fault: V's slot released when
+		 * P V is issued, not done, so the producer refills it under
+		 * the running wgmma (the dependency check must say so). */
+		WGMMA_REC_NOW(w.rec, PIPELINE_RELEASE_V, j - 1, sv,
+		    kv.at(j - 1).n / STAGES);
+		if (w.lane == 0)
+			wgmma_bar_arrive(sm.bar(WGMMA_EMPTY_V, sv));
+#endif
 		if (PINGPONG) {
 			wgmma_turn_pass(next);
 			WGMMA_REC_NOW(w.rec, PIPELINE_PASS_TURN, j, -1, 0);
@@ -1046,10 +1059,12 @@ wgmma_consumer_overlap(const struct wgmma_params &p,
 		wgmma_hold(f.s);	/* and P_j is packed only now */
 		WGMMA_REC(w.rec, wp, PIPELINE_WAIT_PV, j - 1, sv,
 		    kv.at(j - 1).n / STAGES);
+#if !WGMMA_EARLY_RELEASE
 		WGMMA_REC_NOW(w.rec, PIPELINE_RELEASE_V, j - 1, sv,
 		    kv.at(j - 1).n / STAGES);
 		if (w.lane == 0)
 			wgmma_bar_arrive(sm.bar(WGMMA_EMPTY_V, sv));
+#endif
 		if constexpr (TRACE)
 			wgmma_trace_acc<D, BR>(p, f.o, it.bh, it.i, j - 1, w.rb,
 			    it.row0, w.lane);
@@ -1624,6 +1639,7 @@ wgmma_record(int d, int variant, int batch, int heads, int tq, int tk,
 	float ms;
 
 	memset(out, 0, sizeof *out);
+	(void)cudaGetLastError();	/* nobody's error but ours from here */
 	if ((wv = wgmma_find(d, variant)) == NULL)
 		return tc_args_no_variant("wgmma_record", variant, d, err,
 		    errlen);
@@ -1740,8 +1756,12 @@ wgmma_record(int d, int variant, int batch, int heads, int tq, int tk,
 				out->record_ms = ms / reps;
 		}
 	}
-	cudaEventDestroy(e0);
-	cudaEventDestroy(e1);
+	/* (destroying a NULL event is an error that the next call's
+	 * cudaGetLastError would report) */
+	if (e0 != NULL)
+		cudaEventDestroy(e0);
+	if (e1 != NULL)
+		cudaEventDestroy(e1);
 	cudaFree(q);
 	cudaFree(k);
 	cudaFree(v);

@@ -171,6 +171,24 @@ START_TEST(test_check_catches)
 		e->begin = keep;
 	}
 
+	/* a release that came before its read was done: the wait for P V
+	 * of round 0 ends after round 1's copy began */
+	e = find(&r, PIPELINE_COPY_V, 1);
+	for (x = 0; x < r.nev; x++)
+		if (r.ev[x].kind == PIPELINE_WAIT_PV &&
+		    r.ev[x].stage == e->stage && r.ev[x].round == 0)
+			break;
+	ck_assert(x < r.nev);
+	{
+		const double keep = r.ev[x].end;
+
+		r.ev[x].end = e->begin + 1;
+		ck_assert_int_gt(pipeline_check(r.ev, r.nev, 2, 1, why,
+		    sizeof why), 0);
+		ck_assert_ptr_nonnull(strstr(why, "before the GEMM reading"));
+		r.ev[x].end = keep;
+	}
+
 	/* a release that never happened */
 	e = find(&r, PIPELINE_RELEASE_K, 0);
 	e->kind = PIPELINE_SOFTMAX;

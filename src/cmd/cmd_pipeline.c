@@ -56,7 +56,7 @@ struct pipeline_args {
 	long stages, ctas;
 	int no_pingpong, no_overlap;
 	const char *output;
-	int record, cost;
+	int record, cost, ignore_turns;
 	const char *kernel, *check, *label;
 };
 
@@ -119,6 +119,13 @@ set_cost(void *ctx, const char *v, char *err, size_t errlen)
 }
 
 static int
+set_ignore_turns(void *ctx, const char *v, char *err, size_t errlen)
+{
+	return options_set_flag(&((struct pipeline_args *)ctx)->ignore_turns, v,
+	    err, errlen);
+}
+
+static int
 set_kernel(void *ctx, const char *v, char *err, size_t errlen)
 {
 	if (strcmp(v, "wgmma") != 0)
@@ -164,6 +171,8 @@ static const struct options_entry pipeline_entries[] = {
 	{ "label", "TEXT", "--record: add TEXT (a commit, say) to the trace's "
 	    "source", set_label },
 	{ "check", "FILE", "check a trace against the dependencies", set_check },
+	{ "ignore-turns", NULL, "--check, --record: the ring's rules only, not "
+	    "the ping-pong order", set_ignore_turns },
 	{ NULL, NULL, NULL, NULL },
 };
 
@@ -256,7 +265,7 @@ pipeline_summary(const struct pipeline_run *run, char *err, size_t errlen)
 
 /* --check FILE: 0 when every dependency holds, 1 when one does not. */
 static int
-pipeline_check_file(const char *path)
+pipeline_check_file(const char *path, int ignore_turns)
 {
 	struct pipeline_json_meta m;
 	struct pipeline_event *ev;
@@ -269,15 +278,15 @@ pipeline_check_file(const char *path)
 		return CMD_USAGE;
 	}
 	bad = pipeline_check(ev, nev, m.cfg.consumers,
-	    m.cfg.pingpong && m.cfg.overlap, err, sizeof err);
+	    m.cfg.pingpong && m.cfg.overlap && !ignore_turns, err, sizeof err);
 	free(ev);
 	if (bad != 0) {
 		printf("%s: %d broken dependenc%s; the first: %s\n", path, bad,
 		    bad == 1 ? "y" : "ies", err);
 		return CMD_FAILED;
 	}
-	printf("%s: %zu events (%s), every dependency holds\n", path, nev,
-	    m.source);
+	printf("%s: %zu events (%s), every dependency holds%s\n", path,
+	    nev, m.source, ignore_turns ? " (the turns not checked)" : "");
 	return CMD_OK;
 }
 
@@ -440,8 +449,8 @@ pipeline_record(const struct pipeline_args *a, const struct options *o,
 		msum += model.cta_end[b];
 	}
 	pipeline_run_free(&model);
-	bad = pipeline_check(ev, nev, run.consumers, run.pingpong, why,
-	    sizeof why);
+	bad = pipeline_check(ev, nev, run.consumers, run.pingpong &&
+	    !a->ignore_turns, why, sizeof why);
 	if (bad != 0)
 		printf("dependencies: %d broken; the first: %s\n", bad, why);
 	else
@@ -496,7 +505,8 @@ done:
 int
 cmd_pipeline(int argc, char **argv)
 {
-	struct pipeline_args a = { 0, 0, 2, 0, 0, NULL, 0, 0, NULL, NULL, NULL };
+	struct pipeline_args a = { 0, 0, 2, 0, 0, NULL, 0, 0, 0, NULL, NULL,
+	    NULL };
 	struct pipeline_config cfg;
 	struct pipeline_costs k;
 	struct pipeline_run run;
@@ -519,7 +529,7 @@ cmd_pipeline(int argc, char **argv)
 	}
 	if (a.check != NULL) {
 		options_free(&o);
-		return pipeline_check_file(a.check);
+		return pipeline_check_file(a.check, a.ignore_turns);
 	}
 	/* a path that cannot be written is refused before any work */
 	if (a.output != NULL) {
@@ -543,6 +553,7 @@ cmd_pipeline(int argc, char **argv)
 	cfg.ctas = (int)a.ctas;
 	if (a.record) {
 #ifdef PIPELINE_CAN_RECORD
+		(void)k;
 		err[0] = '\0';
 		rc = pipeline_record(&a, &o, &cfg, err, sizeof err);
 		if (err[0] != '\0')
@@ -556,6 +567,11 @@ cmd_pipeline(int argc, char **argv)
 		options_free(&o);
 		return CMD_NO_CUDA;
 #endif
+	}
+	if (a.ignore_turns) {
+		util_error(err, sizeof err, "--ignore-turns is for --check and "
+		    "--record");
+		goto fail;
 	}
 	if (a.cost || a.label != NULL || a.kernel != NULL) {
 		util_error(err, sizeof err, "--kernel, --cost and --label are "

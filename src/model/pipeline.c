@@ -960,6 +960,8 @@ struct check_map {
 	double *copy_begin;
 	double *release;	/* the latest release */
 	int *nrelease;
+	double *read;		/* the latest end of a wait for the GEMM
+				 * that read it (S for K, P V for V) */
 };
 
 static size_t
@@ -1013,7 +1015,7 @@ int
 pipeline_check(const struct pipeline_event *ev, size_t nev, int consumers,
     int pingpong, char *why, size_t whylen)
 {
-	struct check_map m = { 0, 0, 0, NULL, NULL, NULL, NULL };
+	struct check_map m = { 0, 0, 0, NULL, NULL, NULL, NULL, NULL };
 	size_t x, n;
 	int bad = 0, cta;
 
@@ -1039,18 +1041,27 @@ pipeline_check(const struct pipeline_event *ev, size_t nev, int consumers,
 	m.copy_begin = malloc(n * sizeof *m.copy_begin);
 	m.release = malloc(n * sizeof *m.release);
 	m.nrelease = calloc(n, sizeof *m.nrelease);
+	m.read = malloc(n * sizeof *m.read);
 	if (m.land == NULL || m.copy_begin == NULL || m.release == NULL ||
-	    m.nrelease == NULL) {
+	    m.nrelease == NULL || m.read == NULL) {
 		CHECK_FAIL("out of memory checking %zu events", nev);
 		goto done;
 	}
 	for (x = 0; x < n; x++)
-		m.land[x] = m.copy_begin[x] = m.release[x] = NAN;
+		m.land[x] = m.copy_begin[x] = m.release[x] = m.read[x] = NAN;
 	for (x = 0; x < nev; x++) {
 		const struct pipeline_event *e = &ev[x];
 		const int tn = check_tensor(e->kind);
 		size_t at;
 
+		if ((e->kind == PIPELINE_WAIT_QK || e->kind == PIPELINE_WAIT_PV) &&
+		    e->stage >= 0) {
+			at = check_at(&m, e->cta, e->kind == PIPELINE_WAIT_QK ?
+			    1 : 2, e->stage, e->round);
+			if (isnan(m.read[at]) || e->end > m.read[at])
+				m.read[at] = e->end;
+			continue;
+		}
 		if (tn < 0 || e->stage < 0)
 			continue;
 		at = check_at(&m, e->cta, tn, e->stage, e->round);
@@ -1108,6 +1119,12 @@ pipeline_check(const struct pipeline_event *ev, size_t nev, int consumers,
 				    "at %.0f", e->cta, check_tensor_name[tn],
 				    e->stage, e->round, e->begin,
 				    m.release[prev]);
+			else if (e->begin < m.read[prev])
+				CHECK_FAIL("block %d: %s refilled stage %d "
+				    "(round %d) at %.0f, before the GEMM reading "
+				    "it was waited for at %.0f", e->cta,
+				    check_tensor_name[tn], e->stage, e->round,
+				    e->begin, m.read[prev]);
 		}
 	}
 	/* the turns: in the order their waits ended, per block */
@@ -1145,5 +1162,6 @@ done:
 	free(m.copy_begin);
 	free(m.release);
 	free(m.nrelease);
+	free(m.read);
 	return bad;
 }

@@ -179,8 +179,11 @@ void pipeline_run_free(struct pipeline_run *run);
  * events from the model or from a recording:
  *   - a consumer's wait on FULL of a slot's round r ends no earlier than
  *     the producer's copy of that round landed;
- *   - the producer's wait on EMPTY of round r ends no earlier than every
- *     consumer released round r - 1 of that slot;
+ *   - a slot's refill (the copy of round r, its begin: for a recording
+ *     its issue) comes after every consumer released round r - 1, and
+ *     after every wait for the GEMM that read round r - 1 (S for K, P V
+ *     for V) ended, which catches a release made before the read was
+ *     done;
  *   - under ping-pong, the consumers' turns (WAIT_TURN ends) go round
  *     0, 1, .., C-1, 0, ... in every block.
  * Returns the number of violations (0: all hold); the first is described
