@@ -30,6 +30,10 @@
 #                           the releases before it
 #       s/else if (e->begin < m.release\[prev\])/else if (0)/
 #       -> test_check_catches
+#   check: read rule off    a refill is no longer held against the wait
+#                           for the GEMM that read the slot
+#       s/else if (e->begin < m.read\[prev\])/else if (0)/
+#       -> test_check_catches
 #   check: landing rule off a consumer's wait may end before the copy
 #       s/else if (e->end < m.land\[at\])/else if (0)/
 #       -> test_check_catches
@@ -109,6 +113,8 @@ plant "overlap ignored" 's/if (!c->overlap) {/if (0) {/' test_what_if
 plant "check: refill rule off" \
     's/else if (e->begin < m.release\[prev\])/else if (0)/' \
     test_check_catches
+plant "check: read rule off" \
+    's/else if (e->begin < m.read\[prev\])/else if (0)/' test_check_catches
 plant "check: landing rule off" \
     's/else if (e->end < m.land\[at\])/else if (0)/' test_check_catches
 plant "check: turns off" \
