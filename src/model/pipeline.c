@@ -545,7 +545,6 @@ static int
 block_step_role(struct block *b, struct role *r, double t, char *err,
     size_t errlen)
 {
-	const struct pipeline_config *c = b->cfg;
 	const struct pipeline_costs *k = b->costs;
 	const int row = role_row(r);
 	int moved = 0;
@@ -616,11 +615,8 @@ block_step_role(struct block *b, struct role *r, double t, char *err,
 		}
 		case OP_ISSUE: {
 			const int wg = r->wg;
-			const double per = o->kind == PIPELINE_ISSUE_QK ?
-			    k->qk_instr : k->pv_instr;
 			int x;
 
-			(void)per;
 			if (block_grow((void **)&b->gemm, &b->gcap, b->ngemm,
 			    sizeof *b->gemm) != 0)
 				return util_error(err, errlen, "out of memory");
@@ -661,7 +657,6 @@ block_step_role(struct block *b, struct role *r, double t, char *err,
 			moved = 1;
 			continue;
 		}
-		(void)c;
 		r->op_begin = -1;
 		r->pc++;
 		moved = 1;
@@ -839,9 +834,9 @@ pipeline_model(const struct pipeline_config *cfg,
 	    cfg->tq < 1 || cfg->tk < 1)
 		return util_error(err, errlen, "the pipeline's shape is not "
 		    "one the kernel builds");
-	if ((long)cfg->tk / cfg->bc > 100000)
+	if ((long)cfg->tk / cfg->bc > 10000)
 		return util_error(err, errlen, "Tk = %d is too many key tiles "
-		    "for the pipeline model (at most 100000)", cfg->tk);
+		    "for the pipeline model (at most 10000)", cfg->tk);
 	if (!(costs->issue > 0) || !(costs->copy_bytes_per_clk > 0) ||
 	    costs->qk_instr < 0 || costs->pv_instr < 0 || costs->softmax < 0 ||
 	    costs->copy_latency < 0 || costs->rescale < 0 ||
@@ -919,36 +914,50 @@ void
 pipeline_occupancy(const struct pipeline_run *run, double *occ)
 {
 	const int ns = run->cfg.stages;
-	double span = pipeline_span(run);
-	size_t a, b;
-	int s;
+	const double span = pipeline_span(run);
+	double *last;
+	size_t a, at, n;
+	int s, nround = 1;
 
 	for (s = 0; s < ns; s++)
 		occ[s] = 0;
 	if (!(span > 0))
 		return;
-	/* each landing to the last release of the same round and slot */
+	for (a = 0; a < run->nev; a++)
+		if (run->ev[a].round + 1 > nround)
+			nround = run->ev[a].round + 1;
+	/* the last release of each (block, K or V, slot, round), then each
+	 * landing's time to it */
+	n = (size_t)run->ncta * 2 * ns * nround;
+	if ((last = calloc(n, sizeof *last)) == NULL)
+		return;		/* out of memory: shown as empty */
+#define OCC_AT(e, t) ((((size_t)(e)->cta * 2 + (t)) * ns + (e)->stage) *	\
+	nround + (e)->round)
+	for (a = 0; a < run->nev; a++) {
+		const struct pipeline_event *e = &run->ev[a];
+
+		if ((e->kind != PIPELINE_RELEASE_K &&
+		    e->kind != PIPELINE_RELEASE_V) || e->stage < 0 ||
+		    e->stage >= ns || e->cta >= run->ncta)
+			continue;
+		at = OCC_AT(e, e->kind == PIPELINE_RELEASE_V);
+		if (e->end > last[at])
+			last[at] = e->end;
+	}
 	for (a = 0; a < run->nev; a++) {
 		const struct pipeline_event *c = &run->ev[a];
-		int rel;
-		double last = -1;
 
 		if (c->role != PIPELINE_PRODUCER || (c->kind != PIPELINE_COPY_K &&
-		    c->kind != PIPELINE_COPY_V))
+		    c->kind != PIPELINE_COPY_V) || c->stage < 0 ||
+		    c->stage >= ns || c->cta >= run->ncta)
 			continue;
-		rel = c->kind == PIPELINE_COPY_K ? PIPELINE_RELEASE_K :
-		    PIPELINE_RELEASE_V;
-		for (b = 0; b < run->nev; b++) {
-			const struct pipeline_event *e = &run->ev[b];
-			if (e->cta == c->cta && e->kind == rel &&
-			    e->stage == c->stage && e->round == c->round &&
-			    e->end > last)
-				last = e->end;
-		}
-		if (last > c->end && c->stage >= 0 && c->stage < ns)
-			occ[c->stage] += (last - c->end) /
+		at = OCC_AT(c, c->kind == PIPELINE_COPY_V);
+		if (last[at] > c->end)
+			occ[c->stage] += (last[at] - c->end) /
 			    (2.0 * span * run->ncta);
 	}
+#undef OCC_AT
+	free(last);
 }
 
 /* ------------------------------------------------------------------ */
