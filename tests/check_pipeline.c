@@ -10,6 +10,7 @@
 #include "testutil.h"
 #include "app/pipeline_json.h"
 #include "model/pipeline.h"
+#include "ui/ui_pipeline.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -326,6 +327,88 @@ START_TEST(test_json_round_trip)
 }
 END_TEST
 
+/* The screen of 80 x 24 as text: does some row hold want? */
+static int
+screen_has(const struct ui_grid *g, const char *want)
+{
+	char line[256];
+	int y;
+
+	for (y = 0; y < g->h; y++)
+		if (strstr(ui_grid_line(g, y, line, sizeof line), want) != NULL)
+			return 1;
+	return 0;
+}
+
+/*
+ * The viewer on the model's run: a row per role, the ring, the cursor's
+ * event in words; n and p step and come back, b goes to the next block,
+ * the ring follows the cursor's time, q quits.
+ */
+START_TEST(test_viewer)
+{
+	struct pipeline_run r;
+	struct pipeline_json_meta m;
+	struct ui_pipeline v;
+	struct ui_grid g;
+	char err[256];
+	size_t x, first_softmax = 0;
+
+	run_model(&r, 128, 512, 0, 0, 1, 1, 2);
+	memset(&m, 0, sizeof m);
+	snprintf(m.source, sizeof m.source, "the test's model");
+	m.cfg = r.cfg;
+	memset(&g, 0, sizeof g);
+	ck_assert_int_eq(ui_grid_resize(&g, 80, 24, err, sizeof err), 0);
+	ui_pipeline_init(&v, r.ev, r.nev, &m);
+	ui_pipeline_draw(&v, &g);
+	ck_assert(screen_has(&g, "the test's model"));
+	ck_assert(screen_has(&g, "producer"));
+	ck_assert(screen_has(&g, "consumer 1"));
+	ck_assert(screen_has(&g, "tensor core"));
+	ck_assert(screen_has(&g, "copy engine"));
+	ck_assert(screen_has(&g, "block 1 of 2, row block 3"));
+	ck_assert(screen_has(&g, "event 1 of "));
+	/* at the first event the producer has issued every first copy */
+	ck_assert(screen_has(&g, "[0 K filling j0, V filling j0]"));
+
+	ck_assert_int_ne(ui_pipeline_key(&v, 'n') & UI_REDRAW, 0);
+	ui_pipeline_draw(&v, &g);
+	ck_assert(screen_has(&g, "event 2 of "));
+	ck_assert_int_ne(ui_pipeline_key(&v, 'p'), 0);
+	ck_assert_uint_eq(v.cur, 0);
+	ck_assert_int_ne(ui_pipeline_key(&v, 'p'), 0);	/* stays first */
+	ck_assert_uint_eq(v.cur, 0);
+
+	/* at the first softmax, K_0 is in stage 0, read by one consumer */
+	for (x = 0; x < r.nev; x++)
+		if (r.ev[x].cta == 0 && r.ev[x].kind == PIPELINE_SOFTMAX) {
+			first_softmax = x;
+			break;
+		}
+	while (v.cur < first_softmax)
+		ui_pipeline_key(&v, 'n');
+	ui_pipeline_draw(&v, &g);
+	ck_assert(screen_has(&g, "softmax, tile (3,0), stage 0, round 0"));
+	ck_assert(screen_has(&g, "the algorithm: m_new = max(m, rowmax S)"));
+	ck_assert(screen_has(&g, "[0 K full j0 1/2"));
+
+	ui_pipeline_key(&v, 'b');
+	ui_pipeline_draw(&v, &g);
+	ck_assert(screen_has(&g, "block 2 of 2, row block 2"));
+	ck_assert_int_eq(ui_pipeline_key(&v, '+') & UI_REDRAW, UI_REDRAW);
+	ck_assert(v.zoom > 0);
+	ui_pipeline_draw(&v, &g);
+	ck_assert_int_eq(ui_pipeline_key(&v, '?'), 0);
+	ck_assert_int_eq(ui_pipeline_key(&v, 'q'), UI_QUIT);
+	/* a screen too small to hold anything still draws */
+	ck_assert_int_eq(ui_grid_resize(&g, 10, 3, err, sizeof err), 0);
+	ui_pipeline_draw(&v, &g);
+	ui_grid_free(&g);
+	pipeline_run_free(&r);
+}
+END_TEST
+
 Suite *
 test_suite(void)
 {
@@ -337,6 +420,7 @@ test_suite(void)
 	tcase_add_test(tc, test_check_catches);
 	tcase_add_test(tc, test_what_if);
 	tcase_add_test(tc, test_json_round_trip);
+	tcase_add_test(tc, test_viewer);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,8 +1,9 @@
 #!/bin/sh
 # planted_pipeline.sh - shows that tests/check_pipeline catches each fault
 # it exists to catch: for every claim below, one sed on one source file
-# (the model, src/model/pipeline.c), the suite rebuilt against it, and the
-# test case that must then fail.  Not part of make check.
+# (the model, src/model/pipeline.c, unless the plant names the viewer,
+# src/ui/ui_pipeline.c), the suite rebuilt against it, and the test case
+# that must then fail.  Not part of make check.
 #
 #   tests/planted_pipeline.sh [TREE]
 #
@@ -40,6 +41,11 @@
 #   check: turns off        the ping-pong order is never looked at
 #       s/if (pingpong && consumers > 1) {/if (0) {/
 #       -> test_check_catches
+#   viewer: ring blind      (src/ui/ui_pipeline.c) the ring counts no
+#                           release, so a stage read by one consumer
+#                           shows as read by none
+#       s/e->round == last->round && e->end <= t)/e->round == last->round \&\& e->end < 0)/
+#       -> test_viewer
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 tree=${1:-$here}
@@ -58,12 +64,12 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/planted_pipeline.XXXXXX") || exit 2
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 2' INT TERM HUP
 
-# build SRC: the suite linked against SRC's model (its objects come
-# before the libraries, so they replace the library's pipeline.o)
+# build SRC: the suite linked against SRC compiled (its object comes
+# before the libraries, so it replaces the library's own)
 build() {
-	$CC $CFLAGS -c "$1" -o "$tmp/pipeline.o" &&
+	$CC $CFLAGS -c "$1" -o "$tmp/planted.o" &&
 	$CC $CFLAGS -o "$tmp/check" tests/check_pipeline.c tests/check_main.c \
-	    tests/testutil.c "$tmp/pipeline.o" $LIBS
+	    tests/testutil.c "$tmp/planted.o" $LIBS
 }
 
 status=0
@@ -76,10 +82,15 @@ fi
 echo "unplanted: pass"
 
 plant() {
+	file=src/model/pipeline.c
+	if [ "$1" = --ui ]; then
+		file=src/ui/ui_pipeline.c
+		shift
+	fi
 	name=$1 sed=$2
 	shift 2
-	sed "$sed" src/model/pipeline.c >"$tmp/planted.c"
-	if cmp -s src/model/pipeline.c "$tmp/planted.c"; then
+	sed "$sed" "$file" >"$tmp/planted.c"
+	if cmp -s "$file" "$tmp/planted.c"; then
 		printf '%-26s NOT SHOWN: the sed changed nothing\n' "$name"
 		status=1
 		return
@@ -119,4 +130,7 @@ plant "check: landing rule off" \
     's/else if (e->end < m.land\[at\])/else if (0)/' test_check_catches
 plant "check: turns off" \
     's/if (pingpong \&\& consumers > 1) {/if (0) {/' test_check_catches
+plant --ui "viewer: ring blind" \
+    's/e->round == last->round \&\& e->end <= t)/e->round == last->round \&\& e->end < 0)/' \
+    test_viewer
 exit $status

@@ -11,6 +11,7 @@
 #include "app/pipeline_json.h"
 #include "model/pipeline.h"
 #include "model/util.h"
+#include "ui/ui_pipeline.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,7 @@ static const char pipeline_usage[] =
     "                          [--ctas N] [--cost] [--label TEXT]\n"
     "                          [--output FILE] [problem options]\n"
     "       flashstep pipeline --check FILE [--ignore-turns]\n"
+    "       flashstep pipeline --view FILE\n"
     "\n"
     "Models the Hopper (wgmma) kernel's forward pipeline as a schedule of\n"
     "events: the producer's TMA copies into a ring of shared-memory stages,\n"
@@ -49,6 +51,7 @@ static const char pipeline_usage[] =
     "recording build against the timed one on 16 heads of the shape.\n"
     "--check FILE reads a trace this command wrote and checks it\n"
     "(--ignore-turns: the ring's rules only, not the ping-pong order).\n"
+    "--view FILE steps through a trace in the terminal, event by event.\n"
     "\n";
 
 struct pipeline_args {
@@ -57,7 +60,7 @@ struct pipeline_args {
 	int no_pingpong, no_overlap;
 	const char *output;
 	int record, cost, ignore_turns;
-	const char *kernel, *check, *label;
+	const char *kernel, *check, *label, *view;
 };
 
 static int
@@ -145,6 +148,15 @@ set_check(void *ctx, const char *v, char *err, size_t errlen)
 }
 
 static int
+set_view(void *ctx, const char *v, char *err, size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	((struct pipeline_args *)ctx)->view = v;
+	return 0;
+}
+
+static int
 set_label(void *ctx, const char *v, char *err, size_t errlen)
 {
 	(void)err;
@@ -171,6 +183,7 @@ static const struct options_entry pipeline_entries[] = {
 	{ "label", "TEXT", "--record: add TEXT (a commit, say) to the trace's "
 	    "source", set_label },
 	{ "check", "FILE", "check a trace against the dependencies", set_check },
+	{ "view", "FILE", "step through a trace in the terminal", set_view },
 	{ "ignore-turns", NULL, "--check, --record: the ring's rules only, not "
 	    "the ping-pong order", set_ignore_turns },
 	{ NULL, NULL, NULL, NULL },
@@ -287,6 +300,29 @@ pipeline_check_file(const char *path, int ignore_turns)
 	}
 	printf("%s: %zu events (%s), every dependency holds%s\n", path,
 	    nev, m.source, ignore_turns ? " (the turns not checked)" : "");
+	return CMD_OK;
+}
+
+/* --view FILE: the viewer on a trace this command wrote. */
+static int
+pipeline_view_file(const char *path)
+{
+	struct pipeline_json_meta m;
+	struct pipeline_event *ev;
+	size_t nev;
+	char err[512];
+	int rc;
+
+	if (pipeline_json_read(path, &ev, &nev, &m, err, sizeof err) != 0) {
+		fprintf(stderr, "flashstep pipeline: %s\n", err);
+		return CMD_USAGE;
+	}
+	rc = ui_pipeline_run(ev, nev, &m, err, sizeof err);
+	free(ev);
+	if (rc != 0) {
+		fprintf(stderr, "flashstep pipeline: %s\n", err);
+		return CMD_USAGE;
+	}
 	return CMD_OK;
 }
 
@@ -502,7 +538,7 @@ int
 cmd_pipeline(int argc, char **argv)
 {
 	struct pipeline_args a = { 0, 0, 2, 0, 0, NULL, 0, 0, 0, NULL, NULL,
-	    NULL };
+	    NULL, NULL };
 	struct pipeline_config cfg;
 	struct pipeline_costs k;
 	struct pipeline_run run;
@@ -517,15 +553,19 @@ cmd_pipeline(int argc, char **argv)
 		options_free(&o);
 		return rc;
 	}
-	if (a.model + a.record + (a.check != NULL) != 1) {
+	if (a.model + a.record + (a.check != NULL) + (a.view != NULL) != 1) {
 		fprintf(stderr, "flashstep pipeline: say one of --model, "
-		    "--record or --check FILE\n");
+		    "--record, --check FILE or --view FILE\n");
 		options_free(&o);
 		return CMD_USAGE;
 	}
 	if (a.check != NULL) {
 		options_free(&o);
 		return pipeline_check_file(a.check, a.ignore_turns);
+	}
+	if (a.view != NULL) {
+		options_free(&o);
+		return pipeline_view_file(a.view);
 	}
 	/* a path that cannot be written is refused before any work */
 	if (a.output != NULL) {

@@ -28,7 +28,8 @@ src_ui_libui_a_SOURCES = \
 	src/ui/ui_pane_bwd_eq.c \
 	src/ui/ui_term.c \
 	src/ui/ui_loop.c \
-	src/ui/ui_bench.c src/ui/ui_bench.h
+	src/ui/ui_bench.c src/ui/ui_bench.h \
+	src/ui/ui_pipeline.c src/ui/ui_pipeline.h
 src_ui_libui_a_CFLAGS = $(AM_CFLAGS) $(CURSES_CFLAGS)
 
 # Tests: the panes without a terminal, and the real binary in tmux.
