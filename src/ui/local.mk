@@ -28,8 +28,7 @@ src_ui_libui_a_SOURCES = \
 	src/ui/ui_pane_bwd_eq.c \
 	src/ui/ui_term.c \
 	src/ui/ui_loop.c \
-	src/ui/ui_bench.c src/ui/ui_bench.h \
-	src/ui/ui_pipeline.c src/ui/ui_pipeline.h
+	src/ui/ui_bench.c src/ui/ui_bench.h
 src_ui_libui_a_CFLAGS = $(AM_CFLAGS) $(CURSES_CFLAGS)
 
 # Tests: the panes without a terminal, and the real binary in tmux.
@@ -39,3 +38,6 @@ tests_check_ui_LDADD = $(CHECK_LDADD)
 TESTS += tests/check_ui
 TESTS += tests/view.test
 EXTRA_DIST += tests/view.test
+
+# The pipeline viewer (`flashstep pipeline --view`): no curses of its own.
+src_ui_libui_a_SOURCES += src/ui/ui_pipeline.c src/ui/ui_pipeline.h
