@@ -167,3 +167,20 @@ check_PROGRAMS += tests/check_tc_args
 TESTS += tests/check_tc_args
 tests_check_tc_args_SOURCES = tests/check_tc_args.c $(TESTUTIL)
 tests_check_tc_args_LDADD = $(CHECK_LDADD)
+
+# The wgmma kernel's recording build (wgmma_record.cu: wgmma.cu compiled
+# with WGMMA_RECORD, one thread of each role stamping its steps): its own
+# object, so the timed kernel (wgmma.o) is never the recording one.
+# `flashstep pipeline --record` runs it.
+if HAVE_CUDA
+if HAVE_SM90A
+gpu_libfsgpu_a_SOURCES += gpu/wgmma_record.cu
+endif
+endif
+EXTRA_DIST += gpu/wgmma_record.cu gpu/wgmma_record.h
+gpu/wgmma_record.o: gpu/wgmma_record.cu gpu/wgmma.cu gpu/wgmma_record.h \
+	gpu/wgmma.h gpu/fast.h gpu/cudacheck.h gpu/tc_args.h \
+	src/model/pipeline.h gpu/$(am__dirstamp)
+	$(AM_V_NVCC)$(NVCC) $(GPU_WGMMA_NVCCFLAGS) -I$(top_srcdir)/src \
+	    $(NVCCFLAGS) -c -o $@ \
+	    `test -f gpu/wgmma_record.cu || echo '$(srcdir)/'`gpu/wgmma_record.cu

@@ -199,6 +199,44 @@
 #include "tc_args.h"
 #include "wgmma.h"
 
+/*
+ * The recording build (WGMMA_RECORD, gpu/wgmma_record.cu): one thread of
+ * each role writes its steps as events (wgmma_record.h).  In the timed
+ * build every WGMMA_REC macro is empty and wgmma_params has no field for
+ * it, so its code is the code without them.
+ */
+#ifdef WGMMA_RECORD
+#include "wgmma_record.h"
+#include "model/pipeline.h"	/* enum pipeline_kind: the events' kinds */
+/* A stamp named t: the cycle counter and the global timer, now. */
+#define WGMMA_REC_AT(t) const long long t##_c = clock64(),		\
+	t##_g = wgmma_rec_gtime()
+/* An event from stamp t to now, written by recorder rec. */
+#define WGMMA_REC(rec, t, kind, j, stage, round)			\
+	wgmma_rec_put(rec, kind, j, stage, round, t##_c, t##_g)
+#define WGMMA_REC_NOW(rec, kind, j, stage, round) do {			\
+	WGMMA_REC_AT(now_);						\
+	WGMMA_REC(rec, now_, kind, j, stage, round);			\
+} while (0)
+/* The recorder of a role (0 producer, 1 + c consumer c; -1 none). */
+#define WGMMA_REC_DECL(name, p, role, nroles)				\
+	const struct wgmma_rec name = wgmma_rec_for(p, role, nroles)
+#define WGMMA_REC_WHO(p, role, nroles) , wgmma_rec_for(p, role, nroles)
+#else
+#define WGMMA_REC_AT(t) ((void)0)
+#define WGMMA_REC(rec, t, kind, j, stage, round) ((void)0)
+#define WGMMA_REC_NOW(rec, kind, j, stage, round) ((void)0)
+#define WGMMA_REC_DECL(name, p, role, nroles) ((void)0)
+#define WGMMA_REC_WHO(p, role, nroles)
+#endif
+/* The recording build's planted fault (tests/gpu_record_planted.sh):
+ * V's slot released when its P V is issued instead of done. */
+#if defined(WGMMA_RECORD) && defined(WGMMA_PLANT_EARLY_RELEASE)
+#define WGMMA_EARLY_RELEASE 1
+#else
+#define WGMMA_EARLY_RELEASE 0
+#endif
+
 struct wgmma_params {
 	uint16_t *o;
 	float *lse;
@@ -213,7 +251,63 @@ struct wgmma_params {
 	float *tr_m, *tr_alpha, *tr_l, *tr_acc;
 	int tc;
 	int no_rescale;		/* TRACE builds: bug no-rescale (fast.h) */
+#ifdef WGMMA_RECORD
+	struct wgmma_rec_event *rec;	/* [block][role][rec_cap] */
+	int *rec_n;			/* [block][role] */
+	int rec_blocks, rec_cap;	/* blocks 0 .. rec_blocks-1 record */
+#endif
 };
+
+#ifdef WGMMA_RECORD
+/* Where one role of one block writes its events; ev NULL: nowhere. */
+struct wgmma_rec {
+	struct wgmma_rec_event *ev;
+	int *n;
+	int cap;
+};
+
+static __device__ __forceinline__ long long
+wgmma_rec_gtime(void)
+{
+	unsigned long long t;
+
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	return (long long)t;
+}
+
+static __device__ __forceinline__ struct wgmma_rec
+wgmma_rec_for(const struct wgmma_params &p, int role, int nroles)
+{
+	struct wgmma_rec r = { NULL, NULL, 0 };
+
+	if (role >= 0 && p.rec != NULL && (int)blockIdx.x < p.rec_blocks) {
+		const size_t at = (size_t)blockIdx.x * nroles + role;
+		r.ev = p.rec + at * p.rec_cap;
+		r.n = p.rec_n + at;
+		r.cap = p.rec_cap;
+	}
+	return r;
+}
+
+/* One thread writes a recorder, so its count needs no atomics. */
+static __device__ __forceinline__ void
+wgmma_rec_put(const struct wgmma_rec &r, int kind, int j, int stage,
+    int round, long long c0, long long g0)
+{
+	const long long c1 = clock64(), g1 = wgmma_rec_gtime();
+	int n;
+
+	if (r.ev == NULL)
+		return;
+	n = *r.n;
+	if (n < r.cap) {
+		struct wgmma_rec_event e = { kind, j, stage, round, c0, c1, g0,
+		    g1 };
+		r.ev[n] = e;
+	}
+	*r.n = n + 1;
+}
+#endif
 
 /* ---------------------------------------------------------------------
  * PTX wrappers: mbarriers, TMA, named barriers, register reallocation.
@@ -751,6 +845,7 @@ wgmma_producer(const struct wgmma_params &p, const CUtensorMap *tm_q,
 	constexpr uint32_t QB = smem::QB, TB = smem::TB;
 	wgmma_pipe<QBUF> qp = { 0 };
 	wgmma_pipe<STAGES> kv = { 0 };
+	WGMMA_REC_DECL(rec, p, 0, 1 + BR / 64);
 
 	wgmma_tma_prefetch(tm_q);
 	wgmma_tma_prefetch(tm_k);
@@ -761,28 +856,42 @@ wgmma_producer(const struct wgmma_params &p, const CUtensorMap *tm_q,
 		if (it.nt == 0)
 			continue;
 		const int qs = qp.stage();
+		WGMMA_REC_AT(eq);
 		wgmma_bar_wait(sm.bar(WGMMA_EMPTY_Q, qs), qp.phase() ^ 1);
+		WGMMA_REC(rec, eq, PIPELINE_WAIT_EMPTY_Q, -1, qs, qp.n / QBUF);
+		WGMMA_REC_AT(cq);
 		qp.advance();
 		wgmma_bar_expect(sm.bar(WGMMA_FULL_Q, qs), QB);
 		for (int b = 0; b < NBOX; b++)
 			wgmma_tma_load(sm.q + qs * QB + b * BR * 128, tm_q,
 			    64 * b, it.row0, it.bh, sm.bar(WGMMA_FULL_Q, qs));
+		WGMMA_REC(rec, cq, PIPELINE_COPY_Q, -1, qs, (qp.n - 1) / QBUF);
 		for (int j = 0; j < it.nt; j++, kv.advance()) {
 			const int s = kv.stage();
 			const uint32_t ph = kv.phase();
 
+			WGMMA_REC_AT(ek);
 			wgmma_bar_wait(sm.bar(WGMMA_EMPTY_K, s), ph ^ 1);
+			WGMMA_REC(rec, ek, PIPELINE_WAIT_EMPTY_K, j, s,
+			    kv.n / STAGES);
+			WGMMA_REC_AT(ck);
 			wgmma_bar_expect(sm.bar(WGMMA_FULL_K, s), TB);
 			for (int b = 0; b < NBOX; b++)
 				wgmma_tma_load(sm.k + s * TB + b * BC * 128,
 				    tm_k, 64 * b, j * BC, it.bh,
 				    sm.bar(WGMMA_FULL_K, s));
+			WGMMA_REC(rec, ck, PIPELINE_COPY_K, j, s, kv.n / STAGES);
+			WGMMA_REC_AT(ev);
 			wgmma_bar_wait(sm.bar(WGMMA_EMPTY_V, s), ph ^ 1);
+			WGMMA_REC(rec, ev, PIPELINE_WAIT_EMPTY_V, j, s,
+			    kv.n / STAGES);
+			WGMMA_REC_AT(cv);
 			wgmma_bar_expect(sm.bar(WGMMA_FULL_V, s), TB);
 			for (int b = 0; b < NBOX; b++)
 				wgmma_tma_load(sm.v + s * TB + b * BC * 128,
 				    tm_v, 64 * b, j * BC, it.bh,
 				    sm.bar(WGMMA_FULL_V, s));
+			WGMMA_REC(rec, cv, PIPELINE_COPY_V, j, s, kv.n / STAGES);
 		}
 	}
 }
@@ -791,6 +900,9 @@ wgmma_producer(const struct wgmma_params &p, const CUtensorMap *tm_q,
  * rb its first row (of two, rb and rb + 8) in the block. */
 struct wgmma_who {
 	int c, lane, ww, g, t4, rb;
+#ifdef WGMMA_RECORD
+	struct wgmma_rec rec;	/* this thread's recorder (lane 0 of warp 0) */
+#endif
 };
 
 /*
@@ -850,43 +962,109 @@ wgmma_consumer_overlap(const struct wgmma_params &p,
 	const int nt = it.nt;
 
 	/* Tile 0: S alone. */
+	WGMMA_REC_AT(fk0);
 	wgmma_bar_wait(sm.bar(WGMMA_FULL_K, kv.at(0).stage()),
 	    kv.at(0).phase());
-	if (PINGPONG)
+	WGMMA_REC(w.rec, fk0, PIPELINE_WAIT_FULL_K, 0, kv.at(0).stage(),
+	    kv.at(0).n / STAGES);
+	if (PINGPONG) {
+		WGMMA_REC_AT(tw0);
 		wgmma_turn_wait(me);
+		WGMMA_REC(w.rec, tw0, PIPELINE_WAIT_TURN, 0, -1, 0);
+	}
+	WGMMA_REC_AT(iq0);
 	wgmma_qk<D, BR, BC, BF16>(f.s, qa, sm.k + kv.at(0).stage() * TB);
-	if (PINGPONG)
+	WGMMA_REC(w.rec, iq0, PIPELINE_ISSUE_QK, 0, kv.at(0).stage(),
+	    kv.at(0).n / STAGES);
+	if (PINGPONG) {
 		wgmma_turn_pass(next);
+		WGMMA_REC_NOW(w.rec, PIPELINE_PASS_TURN, 0, -1, 0);
+	}
+	WGMMA_REC_AT(wq0);
 	wgmma_wait<0>();
 	wgmma_hold(f.s);
+	WGMMA_REC(w.rec, wq0, PIPELINE_WAIT_QK, 0, kv.at(0).stage(),
+	    kv.at(0).n / STAGES);
+	/* (the release is the first thing wgmma_score_tile does: stamped
+	 * before it, never after) */
+	WGMMA_REC_NOW(w.rec, PIPELINE_RELEASE_K, 0, kv.at(0).stage(),
+	    kv.at(0).n / STAGES);
+	WGMMA_REC_AT(sm0);
 	wgmma_score_tile<BR, BC, TRACE>(p, it, w, f,
 	    sm.bar(WGMMA_EMPTY_K, kv.at(0).stage()), 0);
+	WGMMA_REC(w.rec, sm0, PIPELINE_SOFTMAX, 0, kv.at(0).stage(),
+	    kv.at(0).n / STAGES);
 	wgmma_topack<BC, BF16>(f.pa, f.s);
 
 	for (int j = 1; j < nt; j++) {
 		const int sk = kv.at(j).stage(), sv = kv.at(j - 1).stage();
 
+		WGMMA_REC_AT(fk);
 		wgmma_bar_wait(sm.bar(WGMMA_FULL_K, sk), kv.at(j).phase());
-		if (PINGPONG)
+		WGMMA_REC(w.rec, fk, PIPELINE_WAIT_FULL_K, j, sk,
+		    kv.at(j).n / STAGES);
+		if (PINGPONG) {
+			WGMMA_REC_AT(tw);
 			wgmma_turn_wait(me);
+			WGMMA_REC(w.rec, tw, PIPELINE_WAIT_TURN, j, -1, 0);
+		}
+		WGMMA_REC_AT(iq);
 		wgmma_qk<D, BR, BC, BF16>(f.s, qa, sm.k + sk * TB);
-		if constexpr (SCHED == 2)	/* by alpha_{j-1} */
+		WGMMA_REC(w.rec, iq, PIPELINE_ISSUE_QK, j, sk,
+		    kv.at(j).n / STAGES);
+		if constexpr (SCHED == 2) {	/* by alpha_{j-1} */
+			WGMMA_REC_AT(rs);
 			wgmma_rescale<D, TRACE>(f.o, f.al, p.no_rescale);
+			WGMMA_REC(w.rec, rs, PIPELINE_RESCALE, j - 1, sv,
+			    kv.at(j - 1).n / STAGES);
+		}
+		WGMMA_REC_AT(fv);
 		wgmma_bar_wait(sm.bar(WGMMA_FULL_V, sv), kv.at(j - 1).phase());
+		WGMMA_REC(w.rec, fv, PIPELINE_WAIT_FULL_V, j - 1, sv,
+		    kv.at(j - 1).n / STAGES);
+		WGMMA_REC_AT(ip);
 		wgmma_pv<D, BC, BF16>(f.o, f.pa, sm.v + sv * TB);
-		if (PINGPONG)
+		WGMMA_REC(w.rec, ip, PIPELINE_ISSUE_PV, j - 1, sv,
+		    kv.at(j - 1).n / STAGES);
+#if WGMMA_EARLY_RELEASE
+		/* A recording build's planted fault: V's slot released when
+		 * P V is issued, not done, so the producer refills it under
+		 * the running wgmma (the dependency check must say so). */
+		WGMMA_REC_NOW(w.rec, PIPELINE_RELEASE_V, j - 1, sv,
+		    kv.at(j - 1).n / STAGES);
+		if (w.lane == 0)
+			wgmma_bar_arrive(sm.bar(WGMMA_EMPTY_V, sv));
+#endif
+		if (PINGPONG) {
 			wgmma_turn_pass(next);
+			WGMMA_REC_NOW(w.rec, PIPELINE_PASS_TURN, j, -1, 0);
+		}
 
+		WGMMA_REC_AT(wq);
 		wgmma_wait<1>();	/* S_j is here, P V may run */
 		wgmma_hold(f.s);
+		WGMMA_REC(w.rec, wq, PIPELINE_WAIT_QK, j, sk,
+		    kv.at(j).n / STAGES);
+		WGMMA_REC_NOW(w.rec, PIPELINE_RELEASE_K, j, sk,
+		    kv.at(j).n / STAGES);
+		WGMMA_REC_AT(sx);
 		wgmma_score_tile<BR, BC, TRACE>(p, it, w, f,
 		    sm.bar(WGMMA_EMPTY_K, sk), j);
+		WGMMA_REC(w.rec, sx, PIPELINE_SOFTMAX, j, sk,
+		    kv.at(j).n / STAGES);
 
+		WGMMA_REC_AT(wp);
 		wgmma_wait<0>();	/* P_{j-1} V_{j-1} is in O */
 		wgmma_hold(f.o);
 		wgmma_hold(f.s);	/* and P_j is packed only now */
+		WGMMA_REC(w.rec, wp, PIPELINE_WAIT_PV, j - 1, sv,
+		    kv.at(j - 1).n / STAGES);
+#if !WGMMA_EARLY_RELEASE
+		WGMMA_REC_NOW(w.rec, PIPELINE_RELEASE_V, j - 1, sv,
+		    kv.at(j - 1).n / STAGES);
 		if (w.lane == 0)
 			wgmma_bar_arrive(sm.bar(WGMMA_EMPTY_V, sv));
+#endif
 		if constexpr (TRACE)
 			wgmma_trace_acc<D, BR>(p, f.o, it.bh, it.i, j - 1, w.rb,
 			    it.row0, w.lane);
@@ -897,16 +1075,33 @@ wgmma_consumer_overlap(const struct wgmma_params &p,
 
 	/* The last P V alone. */
 	const int sv = kv.at(nt - 1).stage();
+	const int rv = kv.at(nt - 1).n / STAGES;
+	(void)rv;	/* the recording's, as the stamps below */
+	WGMMA_REC_AT(fvl);
 	wgmma_bar_wait(sm.bar(WGMMA_FULL_V, sv), kv.at(nt - 1).phase());
-	if (PINGPONG)
+	WGMMA_REC(w.rec, fvl, PIPELINE_WAIT_FULL_V, nt - 1, sv, rv);
+	if (PINGPONG) {
+		WGMMA_REC_AT(twl);
 		wgmma_turn_wait(me);
-	if constexpr (SCHED == 2)
+		WGMMA_REC(w.rec, twl, PIPELINE_WAIT_TURN, nt, -1, 0);
+	}
+	if constexpr (SCHED == 2) {
+		WGMMA_REC_AT(rsl);
 		wgmma_rescale<D, TRACE>(f.o, f.al, p.no_rescale);
+		WGMMA_REC(w.rec, rsl, PIPELINE_RESCALE, nt - 1, sv, rv);
+	}
+	WGMMA_REC_AT(ipl);
 	wgmma_pv<D, BC, BF16>(f.o, f.pa, sm.v + sv * TB);
-	if (PINGPONG)
+	WGMMA_REC(w.rec, ipl, PIPELINE_ISSUE_PV, nt - 1, sv, rv);
+	if (PINGPONG) {
 		wgmma_turn_pass(next);
+		WGMMA_REC_NOW(w.rec, PIPELINE_PASS_TURN, nt, -1, 0);
+	}
+	WGMMA_REC_AT(wpl);
 	wgmma_wait<0>();
 	wgmma_hold(f.o);
+	WGMMA_REC(w.rec, wpl, PIPELINE_WAIT_PV, nt - 1, sv, rv);
+	WGMMA_REC_NOW(w.rec, PIPELINE_RELEASE_V, nt - 1, sv, rv);
 	if (w.lane == 0)
 		wgmma_bar_arrive(sm.bar(WGMMA_EMPTY_V, sv));
 	if constexpr (TRACE)
@@ -1092,14 +1287,17 @@ wgmma_fwd_kernel(const __grid_constant__ CUtensorMap tm_q,
 	const int c = wg - 1;
 	const int lane = tid & 31, ww = (tid >> 5) & 3;
 	const int g = lane >> 2, t4 = lane & 3;
-	const struct wgmma_who w = { c, lane, ww, g, t4, 64 * c + 16 * ww + g };
+	const struct wgmma_who w = { c, lane, ww, g, t4, 64 * c + 16 * ww + g
+	    WGMMA_REC_WHO(p, tid % 128 == 0 ? 1 + c : -1, 1 + NWG) };
 	const int me = WGMMA_TURN + c, next = WGMMA_TURN + (c + 1) % NWG;
 	wgmma_frag<D, BC> f;
 	wgmma_pipe<QBUF> qp = { 0 };
 	wgmma_pipe<STAGES> kv = { 0 };
 
-	if (PINGPONG && c == NWG - 1)
+	if (PINGPONG && c == NWG - 1) {
 		wgmma_turn_pass(WGMMA_TURN);	/* consumer 0 goes first */
+		WGMMA_REC_NOW(w.rec, PIPELINE_PASS_TURN, -1, -1, 0);
+	}
 	for (int t = blockIdx.x; t < p.ntiles; t += gridDim.x) {
 		const struct wgmma_item it = wgmma_tile<BR, BC>(p, t);
 		const size_t orow = (size_t)it.bh * p.tq + it.row0;
@@ -1117,7 +1315,9 @@ wgmma_fwd_kernel(const __grid_constant__ CUtensorMap tm_q,
 			f.o[x] = 0.f;
 		f.m[0] = f.m[1] = -INFINITY;
 		f.l[0] = f.l[1] = 0.f;
+		WGMMA_REC_AT(fq);
 		wgmma_bar_wait(sm.bar(WGMMA_FULL_Q, qs), qp.phase());
+		WGMMA_REC(w.rec, fq, PIPELINE_WAIT_FULL_Q, -1, qs, qp.n / QBUF);
 		if constexpr (SCHED > 0)
 			wgmma_consumer_overlap<D, BR, BC, STAGES, QBUF, PINGPONG,
 			    SCHED, BF16, TRACE>(p, sm, it, w, kv, qa, me, next,
@@ -1126,12 +1326,18 @@ wgmma_fwd_kernel(const __grid_constant__ CUtensorMap tm_q,
 			wgmma_consumer_plain<D, BR, BC, STAGES, QBUF, BF16,
 			    TRACE>(p, sm, it, w, kv, qa, f);
 		kv.advance(it.nt);
+		WGMMA_REC_AT(ep);
 		wgmma_epilogue<D, BR, BC, BF16>(p, it, w, orow, gq,
 		    sm.bar(WGMMA_EMPTY_Q, qs), f);
+		WGMMA_REC(w.rec, ep, PIPELINE_EPILOGUE, -1, qs, qp.n / QBUF);
+		WGMMA_REC_NOW(w.rec, PIPELINE_RELEASE_Q, -1, qs, qp.n / QBUF);
 		qp.advance();
 	}
-	if (PINGPONG && c == 0)
+	if (PINGPONG && c == 0) {
+		WGMMA_REC_AT(twb);
 		wgmma_turn_wait(me);	/* take back the last pass */
+		WGMMA_REC(w.rec, twb, PIPELINE_WAIT_TURN, -1, -1, 0);
+	}
 }
 
 /* ---------------------------------------------------------------------
@@ -1276,6 +1482,9 @@ wgmma_find(int d, int i)
 	return NULL;
 }
 
+/* The recording build has its own entry point (below) and none of these:
+ * the timed kernels' entry points are the timed build's alone. */
+#ifndef WGMMA_RECORD
 extern "C" int
 wgmma_attention_variant(int d, int i, struct wgmma_config *out)
 {
@@ -1382,3 +1591,203 @@ wgmma_attention_trace(const void *q, const void *k, const void *v, void *o,
 fail:
 	return -1;
 }
+#else /* WGMMA_RECORD */
+
+/* Inputs in [-1, 1) in fp16 from a hash of (seed, index): the recording
+ * needs plausible scores, not the simulator's inputs. */
+static __global__ void
+wgmma_rec_fill(uint16_t *x, size_t n, uint64_t seed)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	    i += (size_t)gridDim.x * blockDim.x) {
+		uint64_t h = (i + 1) * 0x9e3779b97f4a7c15ull ^ seed;
+		h ^= h >> 31;
+		h *= 0xbf58476d1ce4e5b9ull;
+		h ^= h >> 29;
+		const float u = (float)(h >> 40) / (float)(1ull << 24);
+		const __half v = __float2half_rn(2.f * u - 1.f);
+		memcpy(&x[i], &v, 2);
+	}
+}
+
+/* Events a role can write for a work item of tc key tiles: at most 12 a
+ * tile (a consumer's wait, turn, issue, rescale, wait, issue, pass,
+ * wait, release, softmax, wait, release) and a few around them. */
+static int
+wgmma_rec_cap(int tc)
+{
+	return 12 * (tc + 1) + 16;
+}
+
+extern "C" int
+wgmma_record(int d, int variant, int batch, int heads, int tq, int tk,
+    int causal, int blocks, int reps, uint64_t seed,
+    struct wgmma_rec_run *out, char *err, size_t errlen)
+{
+	const struct wgmma_variant *wv;
+	struct wgmma_params p;
+	CUtensorMap mq, mk, mv;
+	uint16_t *q = NULL, *k = NULL, *v = NULL, *o = NULL;
+	float *lse = NULL;
+	struct wgmma_rec_event *rec = NULL;
+	int *rec_n = NULL;
+	cudaEvent_t e0 = NULL, e1 = NULL;
+	const char *call = "";
+	cudaError_t e;
+	size_t nq, nk, nroles, slots;
+	int bh, grid, cap, r;
+	float ms;
+
+	memset(out, 0, sizeof *out);
+	(void)cudaGetLastError();	/* nobody's error but ours from here */
+	if ((wv = wgmma_find(d, variant)) == NULL)
+		return tc_args_no_variant("wgmma_record", variant, d, err,
+		    errlen);
+	if (batch < 1 || heads < 1 || tq < 1 || tk < 1 || blocks < 1 ||
+	    reps < 0) {
+		snprintf(err, errlen, "wgmma_record: batch, heads, Tq, Tk and "
+		    "the blocks must be at least 1");
+		return -1;
+	}
+	bh = batch * heads;
+	nq = (size_t)bh * tq * d;
+	nk = (size_t)bh * tk * d;
+	CUDA_CHECK(cudaMalloc(&q, nq * 2));
+	CUDA_CHECK(cudaMalloc(&o, nq * 2));
+	CUDA_CHECK(cudaMalloc(&k, nk * 2));
+	CUDA_CHECK(cudaMalloc(&v, nk * 2));
+	CUDA_CHECK(cudaMalloc(&lse, (size_t)bh * tq * sizeof *lse));
+	wgmma_rec_fill<<<256, 256>>>(q, nq, seed);
+	wgmma_rec_fill<<<256, 256>>>(k, nk, seed + 1);
+	wgmma_rec_fill<<<256, 256>>>(v, nk, seed + 2);
+	CUDA_CHECK(cudaGetLastError());
+	if (wgmma_encoder(err, errlen) != 0 ||
+	    wgmma_tensor_map(&mq, q, 0, bh, tq, d, wv->cfg.br, err,
+	    errlen) != 0 ||
+	    wgmma_tensor_map(&mk, k, 0, bh, tk, d, wv->cfg.bc, err,
+	    errlen) != 0 ||
+	    wgmma_tensor_map(&mv, v, 0, bh, tk, d, wv->cfg.bc, err,
+	    errlen) != 0)
+		goto fail;
+
+	memset(&p, 0, sizeof p);
+	p.o = o;
+	p.lse = lse;
+	p.tq = tq;
+	p.tk = tk;
+	p.causal = causal != 0;
+	p.scale = tc_args_scale(0.f, d);
+	p.scale_log2 = p.scale * 1.4426950408889634f;
+	p.tc = (tk + wv->cfg.bc - 1) / wv->cfg.bc;
+	p.tr = (tq + wv->cfg.br - 1) / wv->cfg.br;
+	p.ntiles = p.tr * bh;
+	grid = p.ntiles;
+	cap = wgmma_rec_cap(p.tc);
+	nroles = 1 + (size_t)wv->cfg.consumers;
+	if (blocks > grid)
+		blocks = grid;
+	/* room for every block: the timing below records them all */
+	slots = (size_t)(reps > 0 ? grid : blocks) * nroles;
+	CUDA_CHECK(cudaMalloc(&rec, slots * cap * sizeof *rec));
+	CUDA_CHECK(cudaMalloc(&rec_n, slots * sizeof *rec_n));
+	CUDA_CHECK(cudaMemset(rec_n, 0, slots * sizeof *rec_n));
+	p.rec = rec;
+	p.rec_n = rec_n;
+	p.rec_blocks = blocks;
+	p.rec_cap = cap;
+	e = wv->launch[0][FAST_FP16](&mq, &mk, &mv, &p, grid, 0, &call);
+	if (e != cudaSuccess)
+		goto launch_fail;
+	CUDA_CHECK(cudaDeviceSynchronize());
+
+	out->consumers = wv->cfg.consumers;
+	out->stages = wv->cfg.stages;
+	out->br = wv->cfg.br;
+	out->bc = wv->cfg.bc;
+	out->pingpong = wv->cfg.pingpong;
+	out->blocks = blocks;
+	out->cap = cap;
+	out->ev = (struct wgmma_rec_event *)malloc((size_t)blocks * nroles *
+	    cap * sizeof *out->ev);
+	out->n = (int *)malloc((size_t)blocks * nroles * sizeof *out->n);
+	if (out->ev == NULL || out->n == NULL) {
+		snprintf(err, errlen, "wgmma_record: out of memory");
+		goto fail;
+	}
+	CUDA_CHECK(cudaMemcpy(out->ev, rec, (size_t)blocks * nroles * cap *
+	    sizeof *rec, cudaMemcpyDeviceToHost));
+	CUDA_CHECK(cudaMemcpy(out->n, rec_n, (size_t)blocks * nroles *
+	    sizeof *rec_n, cudaMemcpyDeviceToHost));
+
+	out->timed_ms = out->record_ms = -1;
+	if (reps > 0) {
+		/* the same shape, every block recording, against the timed
+		 * build's default variant (only variant 0 exists there) */
+		p.rec_blocks = grid;
+		CUDA_CHECK(cudaEventCreate(&e0));
+		CUDA_CHECK(cudaEventCreate(&e1));
+		for (int pass = 0; pass < 2; pass++) {
+			for (r = -1; r < reps; r++) {
+				if (r == 0)
+					CUDA_CHECK(cudaEventRecord(e0));
+				if (pass == 1) {
+					CUDA_CHECK(cudaMemsetAsync(rec_n, 0,
+					    slots * sizeof *rec_n));
+					e = wv->launch[0][FAST_FP16](&mq, &mk,
+					    &mv, &p, grid, 0, &call);
+					if (e != cudaSuccess)
+						goto launch_fail;
+				} else if (variant > 0)
+					break;
+				else if (wgmma_attention_fwd_variant(q, k, v,
+				    o, lse, batch, heads, tq, tk, d, FAST_FP16,
+				    causal, 0.f, variant, NULL, err,
+				    errlen) != 0)
+					goto fail;
+			}
+			if (pass == 0 && variant > 0)
+				continue;
+			CUDA_CHECK(cudaEventRecord(e1));
+			CUDA_CHECK(cudaEventSynchronize(e1));
+			CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+			if (pass == 0)
+				out->timed_ms = ms / reps;
+			else
+				out->record_ms = ms / reps;
+		}
+	}
+	/* (destroying a NULL event is an error that the next call's
+	 * cudaGetLastError would report) */
+	if (e0 != NULL)
+		cudaEventDestroy(e0);
+	if (e1 != NULL)
+		cudaEventDestroy(e1);
+	cudaFree(q);
+	cudaFree(k);
+	cudaFree(v);
+	cudaFree(o);
+	cudaFree(lse);
+	cudaFree(rec);
+	cudaFree(rec_n);
+	return 0;
+launch_fail:
+	snprintf(err, errlen, "%s failed at %s:%d: %s", call, __FILE__,
+	    __LINE__, cudaGetErrorString(e));
+fail:
+	if (e0 != NULL)
+		cudaEventDestroy(e0);
+	if (e1 != NULL)
+		cudaEventDestroy(e1);
+	cudaFree(q);
+	cudaFree(k);
+	cudaFree(v);
+	cudaFree(o);
+	cudaFree(lse);
+	cudaFree(rec);
+	cudaFree(rec_n);
+	free(out->ev);
+	free(out->n);
+	memset(out, 0, sizeof *out);
+	return -1;
+}
+#endif /* WGMMA_RECORD */

@@ -65,3 +65,15 @@ tests_check_traffic_LDADD = $(CHECK_LDADD)
 # source, and every lesson check, figure and test it cites is there.
 TESTS += tests/claims.test
 EXTRA_DIST += tests/claims.test
+
+# The wgmma pipeline model and its Chrome trace (tests/planted_pipeline.sh,
+# not part of make check, shows these failing on planted faults).
+check_PROGRAMS += tests/check_pipeline
+TESTS += tests/check_pipeline tests/pipeline.test
+EXTRA_DIST += tests/planted_pipeline.sh tests/pipeline.test \
+	tests/gpu_record_planted.sh \
+	doc/recordings/README.md doc/recordings/wgmma-d128.json \
+	doc/recordings/wgmma-d128-causal.json \
+	doc/recordings/wgmma-d128-nopp.json doc/recordings/wgmma-d64.json
+tests_check_pipeline_SOURCES = tests/check_pipeline.c $(TESTUTIL)
+tests_check_pipeline_LDADD = $(CHECK_LDADD)

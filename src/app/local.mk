@@ -9,4 +9,5 @@ src_app_libapp_a_SOURCES = \
 	src/app/fulltimeline.c src/app/fulltimeline.h \
 	src/app/trace.c src/app/trace.h \
 	src/app/outfile.c src/app/outfile.h \
-	src/app/npyout.c src/app/npyout.h
+	src/app/npyout.c src/app/npyout.h \
+	src/app/pipeline_json.c src/app/pipeline_json.h

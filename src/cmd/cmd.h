@@ -26,6 +26,7 @@ int cmd_view(int argc, char **argv);
 int cmd_lesson(int argc, char **argv);
 int cmd_gpu(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_pipeline(int argc, char **argv);
 
 /* `bench --gpu`: the GPU half of the benchmark (cmd_bench_gpu.c). */
 int cmd_bench_gpu(int argc, char **argv);

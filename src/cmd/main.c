@@ -26,6 +26,7 @@ static const struct command commands[] = {
 	{ "gpu", cmd_gpu, "run the problem on the GPU" },
 	{ "compare", cmd_compare, "compare the GPU kernel with the simulator, step by step" },
 	{ "bench", cmd_bench, "time the simulator (--cpu) or the kernels (--gpu)" },
+	{ "pipeline", cmd_pipeline, "model the Hopper kernel's pipeline (a Chrome trace)" },
 };
 
 static void

@@ -39,3 +39,6 @@ tests_check_ui_LDADD = $(CHECK_LDADD)
 TESTS += tests/check_ui
 TESTS += tests/view.test
 EXTRA_DIST += tests/view.test
+
+# The pipeline viewer (`flashstep pipeline --view`): no curses of its own.
+src_ui_libui_a_SOURCES += src/ui/ui_pipeline.c src/ui/ui_pipeline.h

@@ -1,0 +1,644 @@
+/*
+ * cmd_pipeline.c - `flashstep pipeline`: the wgmma kernel's pipeline,
+ * modelled (--model) or recorded on the GPU (--record), as a Chrome
+ * trace and a summary; --check holds a trace against the model's
+ * dependencies.
+ */
+#include "config.h"
+
+#include "cmd.h"
+#include "app/outfile.h"
+#include "app/pipeline_json.h"
+#include "model/pipeline.h"
+#include "model/util.h"
+#include "ui/ui_pipeline.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(HAVE_CUDA) && defined(HAVE_SM90A)
+#include "gpucmd.h"
+#include "gpu/wgmma_record.h"
+#define PIPELINE_CAN_RECORD 1
+#endif
+
+static const char pipeline_usage[] =
+    "usage: flashstep pipeline --model [--stages N] [--no-pingpong]\n"
+    "                          [--no-overlap] [--ctas N] [--output FILE]\n"
+    "                          [problem options]\n"
+    "       flashstep pipeline --record [--kernel wgmma] [--no-pingpong]\n"
+    "                          [--ctas N] [--cost] [--label TEXT]\n"
+    "                          [--output FILE] [problem options]\n"
+    "       flashstep pipeline --check FILE [--ignore-turns]\n"
+    "       flashstep pipeline --view FILE\n"
+    "\n"
+    "Models the Hopper (wgmma) kernel's forward pipeline as a schedule of\n"
+    "events: the producer's TMA copies into a ring of shared-memory stages,\n"
+    "the consumer warpgroups' QK^T, softmax and PV, the tensor core and the\n"
+    "copy engine.  Durations come from the H200's nominal figures (see\n"
+    "flashstep(1)).  Prints the time of a block and of a key tile, how full\n"
+    "each stage was, and what one stage, no ping-pong or no overlap would\n"
+    "cost.  --output writes the events as a Chrome trace-event file that\n"
+    "Perfetto (ui.perfetto.dev) and chrome://tracing open.  d is 64 or 128\n"
+    "(default 128), Tq and Tk default to 1024; blocks are the work items of\n"
+    "one head in launch order (the last row block first).\n"
+    "\n"
+    "--record runs the kernel's recording build on the GPU (an H100 or\n"
+    "H200): one thread of each role stamps its steps with the cycle counter\n"
+    "and the global timer; the events are checked against the model's\n"
+    "dependencies and written the same way.  --cost also times the\n"
+    "recording build against the timed one on 16 heads of the shape.\n"
+    "--check FILE reads a trace this command wrote and checks it\n"
+    "(--ignore-turns: the ring's rules only, not the ping-pong order).\n"
+    "--view FILE steps through a trace in the terminal, event by event.\n"
+    "\n";
+
+struct pipeline_args {
+	int model;
+	long stages, ctas;
+	int no_pingpong, no_overlap;
+	const char *output;
+	int record, cost, ignore_turns;
+	const char *kernel, *check, *label, *view;
+};
+
+static int
+set_model(void *ctx, const char *v, char *err, size_t errlen)
+{
+	return options_set_flag(&((struct pipeline_args *)ctx)->model, v, err,
+	    errlen);
+}
+
+static int
+set_stages(void *ctx, const char *v, char *err, size_t errlen)
+{
+	return options_int("stages", v, 1, PIPELINE_MAX_STAGES,
+	    &((struct pipeline_args *)ctx)->stages, err, errlen);
+}
+
+static int
+set_ctas(void *ctx, const char *v, char *err, size_t errlen)
+{
+	return options_int("ctas", v, 1, 132,
+	    &((struct pipeline_args *)ctx)->ctas, err, errlen);
+}
+
+static int
+set_no_pingpong(void *ctx, const char *v, char *err, size_t errlen)
+{
+	return options_set_flag(&((struct pipeline_args *)ctx)->no_pingpong, v,
+	    err, errlen);
+}
+
+static int
+set_no_overlap(void *ctx, const char *v, char *err, size_t errlen)
+{
+	return options_set_flag(&((struct pipeline_args *)ctx)->no_overlap, v,
+	    err, errlen);
+}
+
+static int
+set_output(void *ctx, const char *v, char *err, size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	((struct pipeline_args *)ctx)->output = v;
+	return 0;
+}
+
+static int
+set_record(void *ctx, const char *v, char *err, size_t errlen)
+{
+	return options_set_flag(&((struct pipeline_args *)ctx)->record, v, err,
+	    errlen);
+}
+
+static int
+set_cost(void *ctx, const char *v, char *err, size_t errlen)
+{
+	return options_set_flag(&((struct pipeline_args *)ctx)->cost, v, err,
+	    errlen);
+}
+
+static int
+set_ignore_turns(void *ctx, const char *v, char *err, size_t errlen)
+{
+	return options_set_flag(&((struct pipeline_args *)ctx)->ignore_turns, v,
+	    err, errlen);
+}
+
+static int
+set_kernel(void *ctx, const char *v, char *err, size_t errlen)
+{
+	if (strcmp(v, "wgmma") != 0)
+		return util_error(err, errlen, "--kernel must be wgmma (the "
+		    "only kernel with a recording build), not '%s'", v);
+	((struct pipeline_args *)ctx)->kernel = v;
+	return 0;
+}
+
+static int
+set_check(void *ctx, const char *v, char *err, size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	((struct pipeline_args *)ctx)->check = v;
+	return 0;
+}
+
+static int
+set_view(void *ctx, const char *v, char *err, size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	((struct pipeline_args *)ctx)->view = v;
+	return 0;
+}
+
+static int
+set_label(void *ctx, const char *v, char *err, size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	((struct pipeline_args *)ctx)->label = v;
+	return 0;
+}
+
+static const struct options_entry pipeline_entries[] = {
+	{ "model", NULL, "model the pipeline (no GPU needed)", set_model },
+	{ "stages", "N", "slots in the K/V ring (default: the kernel's, 2 at "
+	    "d = 128, 4 at d = 64)", set_stages },
+	{ "no-pingpong", NULL, "consumers do not take turns at the tensor core",
+	    set_no_pingpong },
+	{ "no-overlap", NULL, "S, softmax, P V one after the other (implies "
+	    "--no-pingpong, as in the kernel)", set_no_overlap },
+	{ "ctas", "N", "blocks to model, 1 to 132 (default 2)", set_ctas },
+	{ "output", "FILE", "write the events as a Chrome trace (JSON)",
+	    set_output },
+	{ "record", NULL, "record the kernel on the GPU", set_record },
+	{ "kernel", "NAME", "the kernel to record: wgmma", set_kernel },
+	{ "cost", NULL, "--record: time the recording build against the timed "
+	    "one", set_cost },
+	{ "label", "TEXT", "--record: add TEXT (a commit, say) to the trace's "
+	    "source", set_label },
+	{ "check", "FILE", "check a trace against the dependencies", set_check },
+	{ "view", "FILE", "step through a trace in the terminal", set_view },
+	{ "ignore-turns", NULL, "--check, --record: the ring's rules only, not "
+	    "the ping-pong order", set_ignore_turns },
+	{ NULL, NULL, NULL, NULL },
+};
+
+/* The block time of cfg with the nominal costs, or -1 (err set). */
+static double
+pipeline_what_if(const struct pipeline_config *cfg, char *err, size_t errlen)
+{
+	struct pipeline_costs k;
+	struct pipeline_run r;
+	double t;
+
+	pipeline_costs_nominal(cfg, &k);
+	if (pipeline_model(cfg, &k, &r, err, errlen) != 0)
+		return -1;
+	t = pipeline_span(&r);
+	pipeline_run_free(&r);
+	return t;
+}
+
+static int
+pipeline_summary(const struct pipeline_run *run, char *err, size_t errlen)
+{
+	const struct pipeline_config *c = &run->cfg;
+	const struct pipeline_costs *k = &run->costs;
+	const double span = pipeline_span(run);
+	double occ[PIPELINE_MAX_STAGES], busy = 0, t;
+	struct pipeline_config v;
+	char why[256];
+	int s, x, bad, tiles = 0;
+	struct { const char *what; int stages, pp, ov; } rows[] = {
+		{ "as modelled", c->stages, c->pingpong, c->overlap },
+		{ "one stage", 1, c->pingpong, c->overlap },
+		{ "one more stage", c->stages + 1, c->pingpong, c->overlap },
+		{ "no ping-pong", c->stages, 0, c->overlap },
+		{ "no overlap (nor ping-pong)", c->stages, 0, 0 },
+	};
+
+	for (x = 0; x < run->ncta; x++)
+		tiles += run->cta_nt[x];
+	printf("wgmma pipeline model: d = %d, Br = %d (%d consumers), Bc = %d, "
+	    "%d stage%s, ping-pong %s, overlap %s\n", c->d, c->br,
+	    c->consumers, c->bc, c->stages, c->stages == 1 ? "" : "s",
+	    c->pingpong && c->overlap ? "on" : "off",
+	    c->overlap ? "on" : "off");
+	printf("problem: Tq = %d, Tk = %d%s; %d block%s, %d key tiles\n", c->tq,
+	    c->tk, c->causal ? ", causal" : "", run->ncta,
+	    run->ncta == 1 ? "" : "s", tiles);
+	printf("durations (clocks, nominal H200): S %.0f, P V %.0f, softmax "
+	    "%.0f, copy of a K or V tile %.0f + %.0f latency\n",
+	    k->qk_instr * (c->d / 16), k->pv_instr * (c->bc / 16), k->softmax,
+	    2.0 * c->bc * c->d / k->copy_bytes_per_clk, k->copy_latency);
+	for (x = 0; x < run->ncta; x++)
+		printf("  block %d (row block %d, %d tiles): %.0f clocks, "
+		    "%.2f us, %.0f clocks a key tile\n", x, run->cta_i[x],
+		    run->cta_nt[x], run->cta_end[x],
+		    run->cta_end[x] / (1e3 * k->clock_ghz),
+		    run->cta_nt[x] > 0 ? run->cta_end[x] / run->cta_nt[x] : 0);
+	for (x = 0; x < run->ncta; x++)
+		busy += run->cta_nt[x] * c->consumers *
+		    (k->qk_instr * (c->d / 16) + k->pv_instr * (c->bc / 16));
+	if (span > 0)
+		printf("tensor core busy: %.0f%% of the blocks' time\n",
+		    100 * busy / (span * run->ncta));
+	pipeline_occupancy(run, occ);
+	printf("stage occupancy (a landed tile not yet released):");
+	for (s = 0; s < c->stages; s++)
+		printf(" %d: %.0f%%", s, 100 * occ[s]);
+	printf("\n");
+	bad = pipeline_check(run->ev, run->nev, c->consumers,
+	    c->pingpong && c->overlap, why, sizeof why);
+	if (bad != 0)
+		return util_error(err, errlen, "the model broke %d of its own "
+		    "dependencies: %s", bad, why);
+	printf("dependencies: all hold (%zu events)\n", run->nev);
+	printf("\nwhat if (the same problem, nominal durations):\n");
+	for (x = 0; x < (int)(sizeof rows / sizeof rows[0]); x++) {
+		v = *c;
+		v.stages = rows[x].stages;
+		v.pingpong = rows[x].pp;
+		v.overlap = rows[x].ov;
+		if (v.stages > PIPELINE_MAX_STAGES)
+			continue;
+		if ((t = pipeline_what_if(&v, err, errlen)) < 0)
+			return -1;
+		printf("  %-28s %10.0f clocks  %6.3fx\n", rows[x].what, t,
+		    span > 0 ? t / span : 0);
+	}
+	return 0;
+}
+
+/* --check FILE: 0 when every dependency holds, 1 when one does not. */
+static int
+pipeline_check_file(const char *path, int ignore_turns)
+{
+	struct pipeline_json_meta m;
+	struct pipeline_event *ev;
+	size_t nev;
+	char err[512];
+	int bad;
+
+	if (pipeline_json_read(path, &ev, &nev, &m, err, sizeof err) != 0) {
+		fprintf(stderr, "flashstep pipeline: %s\n", err);
+		return CMD_USAGE;
+	}
+	bad = pipeline_check(ev, nev, m.cfg.consumers,
+	    m.cfg.pingpong && m.cfg.overlap && !ignore_turns, err, sizeof err);
+	free(ev);
+	if (bad != 0) {
+		printf("%s: %d broken dependenc%s; the first: %s\n", path, bad,
+		    bad == 1 ? "y" : "ies", err);
+		return CMD_FAILED;
+	}
+	printf("%s: %zu events (%s), every dependency holds%s\n", path,
+	    nev, m.source, ignore_turns ? " (the turns not checked)" : "");
+	return CMD_OK;
+}
+
+/* --view FILE: the viewer on a trace this command wrote. */
+static int
+pipeline_view_file(const char *path)
+{
+	struct pipeline_json_meta m;
+	struct pipeline_event *ev;
+	size_t nev;
+	char err[512];
+	int rc;
+
+	if (pipeline_json_read(path, &ev, &nev, &m, err, sizeof err) != 0) {
+		fprintf(stderr, "flashstep pipeline: %s\n", err);
+		return CMD_USAGE;
+	}
+	rc = ui_pipeline_run(ev, nev, &m, err, sizeof err);
+	free(ev);
+	if (rc != 0) {
+		fprintf(stderr, "flashstep pipeline: %s\n", err);
+		return CMD_USAGE;
+	}
+	return CMD_OK;
+}
+
+#ifdef PIPELINE_CAN_RECORD
+/*
+ * The recorded events of run as the model's: each block's clocks from
+ * its first stamp, the blocks placed against each other by the global
+ * timer (converted at the clock the two counters gave together, into
+ * *ghz).  Returns the events (malloc'd, *nev) or NULL with err set.
+ */
+static struct pipeline_event *
+pipeline_from_recording(const struct wgmma_rec_run *run,
+    const struct pipeline_config *cfg, size_t *nev, double *ghz,
+    double *block_clk, char *err, size_t errlen)
+{
+	const int nroles = 1 + run->consumers;
+	struct pipeline_event *ev;
+	long long g_first = 0;
+	double cyc = 0, ns = 0;
+	size_t n = 0;
+	int b, r, x;
+
+	*nev = 0;
+	ev = calloc((size_t)run->blocks * nroles * run->cap + 1, sizeof *ev);
+	if (ev == NULL) {
+		util_error(err, errlen, "out of memory (the recording)");
+		return NULL;
+	}
+	/* the clock: cycles over nanoseconds, every block's first to last */
+	for (b = 0; b < run->blocks; b++) {
+		long long c0 = 0, c1 = 0, g0 = 0, g1 = 0;
+		int any = 0;
+
+		for (r = 0; r < nroles; r++) {
+			const int at = b * nroles + r;
+			if (run->n[at] > run->cap) {
+				free(ev);
+				util_error(err, errlen, "block %d role %d wrote %d "
+				    "events, room for %d: some were lost", b, r,
+				    run->n[at], run->cap);
+				return NULL;
+			}
+			for (x = 0; x < run->n[at]; x++) {
+				const struct wgmma_rec_event *e =
+				    &run->ev[(size_t)at * run->cap + x];
+				if (!any || e->c0 < c0) { c0 = e->c0; g0 = e->g0; }
+				if (!any || e->c1 > c1) { c1 = e->c1; g1 = e->g1; }
+				any = 1;
+			}
+		}
+		if (any && g1 > g0) {
+			cyc += (double)(c1 - c0);
+			ns += (double)(g1 - g0);
+		}
+		if (any && (b == 0 || g0 < g_first))
+			g_first = g0;
+	}
+	*ghz = ns > 0 ? cyc / ns : 1.98;
+	for (b = 0; b < run->blocks; b++) {
+		long long c0 = 0, g0 = 0, c1 = 0;
+		int any = 0, i, nt;
+
+		pipeline_item(cfg, b, &i, &nt);
+		for (r = 0; r < nroles; r++)
+			for (x = 0; x < run->n[b * nroles + r]; x++) {
+				const struct wgmma_rec_event *e = &run->ev[
+				    (size_t)(b * nroles + r) * run->cap + x];
+				if (!any || e->c0 < c0) { c0 = e->c0; g0 = e->g0; }
+				if (!any || e->c1 > c1)
+					c1 = e->c1;
+				any = 1;
+			}
+		block_clk[b] = any ? (double)(c1 - c0) : 0;
+		for (r = 0; r < nroles; r++)
+			for (x = 0; x < run->n[b * nroles + r]; x++) {
+				const struct wgmma_rec_event *e = &run->ev[
+				    (size_t)(b * nroles + r) * run->cap + x];
+				struct pipeline_event *o = &ev[n++];
+				const double off = (double)(g0 - g_first) * *ghz;
+
+				o->cta = b;
+				o->role = r == 0 ? PIPELINE_PRODUCER :
+				    PIPELINE_CONSUMER + r - 1;
+				o->kind = e->kind;
+				o->wg = r - 1;
+				o->i = i;
+				o->j = e->j;
+				o->stage = e->stage;
+				o->round = e->round;
+				o->begin = off + (double)(e->c0 - c0);
+				o->end = off + (double)(e->c1 - c0);
+			}
+	}
+	*nev = n;
+	return ev;
+}
+
+static int
+pipeline_record(const struct pipeline_args *a, const struct options *o,
+    struct pipeline_config *cfg, char *err, size_t errlen)
+{
+	struct wgmma_rec_run run, cost;
+	struct pipeline_json_meta meta;
+	struct pipeline_event *ev = NULL;
+	struct pipeline_costs k;
+	struct pipeline_run model;
+	char dev[128], why[256];
+	double ghz, *block_clk = NULL;
+	size_t nev;
+	int rc, bad, b, variant;
+
+	if ((rc = gpucmd_device("pipeline", dev, sizeof dev)) != CMD_OK)
+		return rc;
+	if (a->no_overlap || a->stages > 0) {
+		util_error(err, errlen, "the recording build has the kernel's "
+		    "own stages and overlap (--no-overlap and --stages are "
+		    "for --model)");
+		return CMD_USAGE;
+	}
+	variant = 0;
+	if (!cfg->pingpong) {
+		if (cfg->d != 128) {
+			util_error(err, errlen, "--no-pingpong is recorded at "
+			    "d = 128 only");
+			return CMD_USAGE;
+		}
+		variant = 1;
+	}
+	if (wgmma_record(cfg->d, variant, 1, 1, cfg->tq, cfg->tk, cfg->causal,
+	    cfg->ctas, 0, o->spec.seed, &run, err, errlen) != 0)
+		return CMD_FAILED;
+	cfg->ctas = run.blocks;
+	if ((block_clk = calloc((size_t)run.blocks, sizeof *block_clk)) == NULL ||
+	    (ev = pipeline_from_recording(&run, cfg, &nev, &ghz, block_clk, err,
+	    errlen)) == NULL) {
+		if (block_clk == NULL)
+			util_error(err, errlen, "out of memory");
+		rc = CMD_FAILED;
+		goto done;
+	}
+	printf("wgmma recording on %s: d = %d, Br = %d (%d consumers), "
+	    "Bc = %d, %d stages, ping-pong %s\n", dev, cfg->d, run.br,
+	    run.consumers, run.bc, run.stages, run.pingpong ? "on" : "off");
+	printf("problem: Tq = %d, Tk = %d%s; %d block%s recorded, %zu events; "
+	    "clock %.3f GHz (cycles over the global timer)\n", cfg->tq,
+	    cfg->tk, cfg->causal ? ", causal" : "", run.blocks,
+	    run.blocks == 1 ? "" : "s", nev, ghz);
+	pipeline_costs_nominal(cfg, &k);
+	k.clock_ghz = ghz;
+	if (pipeline_model(cfg, &k, &model, err, errlen) != 0) {
+		rc = CMD_FAILED;
+		goto done;
+	}
+	for (b = 0; b < run.blocks; b++) {
+		printf("  block %d (row block %d, %d tiles): recorded %.0f "
+		    "clocks, modelled %.0f (%.2fx)\n", b, model.cta_i[b],
+		    model.cta_nt[b], block_clk[b], model.cta_end[b],
+		    block_clk[b] > 0 ? model.cta_end[b] / block_clk[b] : 0);
+	}
+	pipeline_run_free(&model);
+	bad = pipeline_check(ev, nev, run.consumers, run.pingpong &&
+	    !a->ignore_turns, why, sizeof why);
+	if (bad != 0)
+		printf("dependencies: %d broken; the first: %s\n", bad, why);
+	else
+		printf("dependencies: all hold (%zu events)\n", nev);
+	if (a->cost) {
+		if (wgmma_record(cfg->d, variant, 16, 1, cfg->tq, cfg->tk,
+		    cfg->causal, 1, 20, o->spec.seed, &cost, err, errlen) != 0) {
+			rc = CMD_FAILED;
+			goto done;
+		}
+		free(cost.ev);
+		free(cost.n);
+		if (cost.timed_ms > 0)
+			printf("cost of recording (16 heads, every block "
+			    "recording): timed build %.4f ms, recording build "
+			    "%.4f ms (%+.1f%%)\n", cost.timed_ms, cost.record_ms,
+			    100 * (cost.record_ms / cost.timed_ms - 1));
+		else
+			printf("cost of recording: recording build %.4f ms (the "
+			    "timed build has no such variant)\n", cost.record_ms);
+	}
+	if (a->output != NULL) {
+		memset(&meta, 0, sizeof meta);
+		snprintf(meta.source, sizeof meta.source, "recording on %s, "
+		    "flashstep %s%s%s", dev, PACKAGE_VERSION,
+		    a->label != NULL ? ", " : "",
+		    a->label != NULL ? a->label : "");
+		meta.cfg = *cfg;
+		meta.cfg.consumers = run.consumers;
+		meta.cfg.stages = run.stages;
+		meta.cfg.pingpong = run.pingpong;
+		meta.clock_ghz = ghz;
+		if (pipeline_json_write(a->output, ev, nev, &meta, err,
+		    errlen) != 0) {
+			rc = CMD_USAGE;
+			goto done;
+		}
+		printf("wrote %s: %zu events\n", a->output, nev);
+	}
+	rc = bad != 0 ? CMD_FAILED : CMD_OK;
+done:
+	free(ev);
+	free(block_clk);
+	free(run.ev);
+	free(run.n);
+	return rc;
+}
+#endif
+
+int
+cmd_pipeline(int argc, char **argv)
+{
+	struct pipeline_args a = { 0, 0, 2, 0, 0, NULL, 0, 0, 0, NULL, NULL,
+	    NULL, NULL };
+	struct pipeline_config cfg;
+	struct pipeline_costs k;
+	struct pipeline_run run;
+	struct pipeline_json_meta meta;
+	struct options o;
+	char err[512];
+	int rc, d, tq, tk;
+
+	rc = cmd_parse("pipeline", pipeline_usage, argc, argv, OPT_PROBLEM,
+	    pipeline_entries, &a, &o);
+	if (rc >= 0) {
+		options_free(&o);
+		return rc;
+	}
+	if (a.model + a.record + (a.check != NULL) + (a.view != NULL) != 1) {
+		fprintf(stderr, "flashstep pipeline: say one of --model, "
+		    "--record, --check FILE or --view FILE\n");
+		options_free(&o);
+		return CMD_USAGE;
+	}
+	if (a.check != NULL) {
+		options_free(&o);
+		return pipeline_check_file(a.check, a.ignore_turns);
+	}
+	if (a.view != NULL) {
+		options_free(&o);
+		return pipeline_view_file(a.view);
+	}
+	/* a path that cannot be written is refused before any work */
+	if (a.output != NULL) {
+		struct outfile_set check;
+
+		outfile_init(&check);
+		if (outfile_add(&check, a.output, err, sizeof err) < 0)
+			goto fail;
+		outfile_abort(&check);
+	}
+	d = options_given(&o, "d") ? o.spec.d : 128;
+	tq = options_given(&o, "tq") ? o.spec.tq : 1024;
+	tk = options_given(&o, "tk") ? o.spec.tk : 1024;
+	if (pipeline_config_default(&cfg, d, tq, tk, o.spec.causal, err,
+	    sizeof err) != 0)
+		goto fail;
+	if (a.stages > 0)
+		cfg.stages = (int)a.stages;
+	cfg.pingpong = !a.no_pingpong && !a.no_overlap;
+	cfg.overlap = !a.no_overlap;
+	cfg.ctas = (int)a.ctas;
+	if (a.record) {
+#ifdef PIPELINE_CAN_RECORD
+		(void)k;
+		err[0] = '\0';
+		rc = pipeline_record(&a, &o, &cfg, err, sizeof err);
+		if (err[0] != '\0')
+			fprintf(stderr, "flashstep pipeline: %s\n", err);
+		options_free(&o);
+		return rc;
+#else
+		fprintf(stderr, "flashstep pipeline: --record needs the wgmma "
+		    "kernel, which this build does not have (no CUDA, or an "
+		    "nvcc that cannot build sm_90a)\n");
+		options_free(&o);
+		return CMD_NO_CUDA;
+#endif
+	}
+	if (a.ignore_turns) {
+		util_error(err, sizeof err, "--ignore-turns is for --check and "
+		    "--record");
+		goto fail;
+	}
+	if (a.cost || a.label != NULL || a.kernel != NULL) {
+		util_error(err, sizeof err, "--kernel, --cost and --label are "
+		    "for --record");
+		goto fail;
+	}
+	pipeline_costs_nominal(&cfg, &k);
+	if (pipeline_model(&cfg, &k, &run, err, sizeof err) != 0)
+		goto fail;
+	if (pipeline_summary(&run, err, sizeof err) != 0) {
+		pipeline_run_free(&run);
+		goto fail;
+	}
+	if (a.output != NULL) {
+		memset(&meta, 0, sizeof meta);
+		snprintf(meta.source, sizeof meta.source, "model (nominal H200 "
+		    "durations), flashstep %s", PACKAGE_VERSION);
+		meta.cfg = cfg;
+		meta.clock_ghz = k.clock_ghz;
+		if (pipeline_json_write(a.output, run.ev, run.nev, &meta, err,
+		    sizeof err) != 0) {
+			pipeline_run_free(&run);
+			goto fail;
+		}
+		printf("wrote %s: %zu events\n", a.output, run.nev);
+	}
+	pipeline_run_free(&run);
+	options_free(&o);
+	return CMD_OK;
+fail:
+	fprintf(stderr, "flashstep pipeline: %s\n", err);
+	options_free(&o);
+	return CMD_USAGE;
+}
