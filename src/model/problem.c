@@ -423,8 +423,12 @@ problem_build(const struct problem_spec *spec, struct problem *p, char *err,
 		goto fail;
 	}
 	memset(&job, 0, sizeof job);
-	job.tq = heads * p->tq;
-	job.tk = kv_heads * p->tk;
+	job.tq = p->tq;
+	job.tk = p->tk;
+	job.heads = heads;
+	job.kv_heads = kv_heads;
+	job.splits = spec->memory_splits;
+	job.merge_tree = spec->memory_merge_tree;
 	job.d = p->d;
 	job.dv = p->dv;
 	job.scores_mode = p->scores_mode;
