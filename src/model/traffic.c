@@ -273,7 +273,11 @@ table_at(const struct traffic_table *t, long k, int stage, struct traffic *out)
 	 * are added either way, and the sums and peaks do not depend on
 	 * where the walk starts. */
 	schedule_tile(t->sched, k, &tile);
-	o = t->sched->order == ORDER_FA2 ? tile.i : tile.j;
+	/* fa1: key block j of the tile's segment (head), not of the first
+	 * (from there the walk came out right, but crossed every head
+	 * before) */
+	o = t->sched->order == ORDER_FA2 ? tile.i :
+	    (tile.i / t->sched->tr_seg) * t->sched->tc + tile.j;
 	if (t->cursor != NULL && t->cursor->outer == o && t->cursor->step <= k) {
 		*out = t->cursor->sum;
 		x = t->cursor->step;
