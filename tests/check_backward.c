@@ -1581,6 +1581,90 @@ END_TEST
 
 /* ---- dO and the options ---- */
 
+/*
+ * The backward's float32 range.  A dO whose column adds up past FLT_MAX
+ * is refused (dV sums it with P <= 1), and one whose row times a row of
+ * V overflows (dP); just inside both, it passes.  Q tiny against K near
+ * FLT_MAX passes the forward's checks, but dQ = scale dS K overflows
+ * in float32: backward_check_grads names the entry, and passes finite
+ * gradients.
+ */
+START_TEST(test_float32_range)
+{
+	struct problem_spec spec;
+	struct problem p;
+	struct tiling t = { 4, 4, ORDER_FA1 };
+	struct backward_grads g;
+	struct bw w;
+	float dout[16 * 4], q[1], k[16], v[16], *a;
+	char err[256];
+	int e;
+
+	problem_spec_init(&spec);
+	ck_assert(problem_build(&spec, &p, err, sizeof err) == 0);
+	for (e = 0; e < 64; e++)
+		dout[e] = 3e38f;
+	spec.dout.data = dout;
+	spec.dout.rows = 16;
+	spec.dout.cols = 4;
+	ck_assert(problem_grad_output(&spec, &p, &a, err, sizeof err) == -1);
+	ck_assert_msg(strstr(err, "column 0 adds up to") &&
+	    strstr(err, "dV could overflow"), "%s", err);
+	for (e = 0; e < 64; e++)
+		dout[e] = 3e38f / 17;	/* a column of 16 fits */
+	ck_assert_msg(problem_grad_output(&spec, &p, &a, err, sizeof err) == 0,
+	    "%s", err);
+	free(a);
+	problem_free(&p);
+
+	/* dP: one row of dO against a V of large rows */
+	problem_spec_init(&spec);
+	spec.tq = 1;
+	spec.tk = 4;
+	spec.d = 2;
+	ck_assert(problem_build(&spec, &p, err, sizeof err) == 0);
+	for (e = 0; e < 8; e++)
+		p.v[e] = 1e20f;
+	dout[0] = dout[1] = 1e19f;
+	spec.dout.data = dout;
+	spec.dout.rows = 1;
+	spec.dout.cols = 2;
+	ck_assert(problem_grad_output(&spec, &p, &a, err, sizeof err) == -1);
+	ck_assert_msg(strstr(err, "dP could overflow"), "%s", err);
+	problem_free(&p);
+
+	/* dQ's sum overflows where the forward was exact */
+	problem_spec_init(&spec);
+	q[0] = 2e-38f;
+	for (e = 0; e < 16; e++) {
+		k[e] = e % 2 ? -3e38f : 3e38f;
+		v[e] = (float)e;
+	}
+	spec.q.data = q;
+	spec.q.rows = spec.q.cols = 1;
+	spec.k.data = k;
+	spec.k.rows = 16;
+	spec.k.cols = 1;
+	spec.v.data = v;
+	spec.v.rows = 16;
+	spec.v.cols = 1;
+	ck_assert_msg(problem_build(&spec, &p, err, sizeof err) == 0, "%s", err);
+	bw_open(&w, &p, &t, BWD_BUG_NONE, NULL, 1);
+	bw_run(&w, &g);
+	ck_assert(!isfinite(g.dq[0]));
+	ck_assert_int_eq(backward_check_grads(w.b, &g, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "dQ entry (0, 0) is "), "%s", err);
+	/* the same gradients, dQ left out: the rest are finite */
+	free(g.dq);
+	g.dq = NULL;
+	ck_assert_msg(backward_check_grads(w.b, &g, err, sizeof err) == 0, "%s",
+	    err);
+	grads_free(&g);
+	bw_close(&w);
+	problem_free(&p);
+}
+END_TEST
+
 START_TEST(test_grad_output)
 {
 	struct problem_spec spec;
@@ -1682,6 +1766,7 @@ test_suite(void)
 	tcase_add_test(tc, test_phase_counts);
 	tcase_add_test(tc, test_split_forward);
 	tcase_add_test(tc, test_grad_output);
+	tcase_add_test(tc, test_float32_range);
 	tcase_add_test(tc, test_options);
 	suite_add_tcase(s, tc);
 	return s;

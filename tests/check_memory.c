@@ -150,6 +150,145 @@ START_TEST(test_bench_children)
 }
 END_TEST
 
+/* The estimate the command itself makes, in bytes: it runs in a child
+ * with FLASHSTEP_MEMORY_LIMIT=1, so its check refuses before any work
+ * and names what it would need ("would need 45.3 MiB"). */
+static double
+command_estimate(int (*fn)(int, char **), char **argv)
+{
+	char buf[1024], unit[8];
+	int argc = 0, status, fd, pipefd[2];
+	size_t n = 0;
+	ssize_t got;
+	double x;
+	const char *at;
+	pid_t pid;
+
+	while (argv[argc] != NULL)
+		argc++;
+	ck_assert_int_eq(pipe(pipefd), 0);
+	fflush(NULL);
+	pid = fork();
+	ck_assert(pid >= 0);
+	if (pid == 0) {
+		setenv("FLASHSTEP_MEMORY_LIMIT", "1", 1);
+		fd = open("/dev/null", O_WRONLY);
+		dup2(fd, STDOUT_FILENO);
+		dup2(pipefd[1], STDERR_FILENO);
+		close(pipefd[0]);
+		_exit(fn(argc, argv));
+	}
+	close(pipefd[1]);
+	while (n + 1 < sizeof buf &&
+	    (got = read(pipefd[0], buf + n, sizeof buf - 1 - n)) > 0)
+		n += (size_t)got;
+	buf[n] = '\0';
+	close(pipefd[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 2,
+	    "%s under a limit of 1 byte: status %#x, %s", argv[0], status, buf);
+	at = strstr(buf, "would need ");
+	ck_assert_msg(at != NULL && sscanf(at, "would need %lf %7s", &x,
+	    unit) == 2, "%s: no estimate in '%s'", argv[0], buf);
+	return x * (unit[0] == 'G' ? 1073741824.0 : unit[0] == 'M' ?
+	    1048576.0 : unit[0] == 'K' ? 1024.0 : 1.0);
+}
+
+/*
+ * Every command and mode, its own estimate against its peak RSS less a
+ * baseline (the same command on the built-in example: the program, the
+ * C library, stdio): the estimate must cover what it takes, less 1 MiB
+ * (malloc's rounding, the printed estimate's), and stay within twice it
+ * plus 8 MiB.  Each case takes tens of MiB, in a second or two.
+ */
+struct mode_case {
+	int (*fn)(int, char **);
+	char *argv[24];
+};
+
+static const struct mode_case mode_cases[] = {
+	{ cmd_run, { "run", "--tq", "1", "--tk", "400000", "--d", "8", "--bc",
+	    "400000", "--backward", NULL } },
+	{ cmd_trace, { "trace", "--tq", "1", "--tk", "400000", "--d", "8", "--bc",
+	    "400000", "--backward", "--format", "csv", NULL } },
+	{ cmd_run, { "run", "--tq", "256", "--tk", "20000", "--d", "16",
+	    "--br", "64", "--bc", "64", "--backward", "--grad-scores", "@DS",
+	    NULL } },
+	{ cmd_run, { "run", "--tq", "2000", "--tk", "64", "--d", "1", "--dv",
+	    "100", "--bc", "1", "--br", "2000", "--splits", "64", NULL } },
+	{ cmd_trace, { "trace", "--tq", "2000", "--tk", "64", "--d", "1", "--dv",
+	    "100", "--bc", "1", "--br", "2000", "--splits", "64", "--format",
+	    "csv", NULL } },
+	{ cmd_run, { "run", "--tq", "1000", "--tk", "64", "--d", "1", "--dv",
+	    "100", "--bc", "1", "--br", "1000", "--splits", "32",
+	    "--merge-order", "tree", NULL } },
+	{ cmd_run, { "run", "--heads", "64", "--kv-heads", "8", "--tq", "4096",
+	    "--tk", "32", "--d", "32", NULL } },
+	{ cmd_trace, { "trace", "--heads", "64", "--kv-heads", "8", "--tq",
+	    "4096", "--tk", "32", "--d", "32", "--pack-gqa", "--format", "csv",
+	    NULL } },
+	{ cmd_run, { "run", "--tq", "1", "--tk", "3000000", "--d", "4", NULL } },
+	{ cmd_trace, { "trace", "--tq", "1", "--tk", "3000000", "--bc",
+	    "300000", "--format", "csv", NULL } },
+	{ cmd_view, { "view", "--bench-keys", "20", "--tq", "1", "--tk",
+	    "3000000", "--d", "4", NULL } },
+	{ cmd_view, { "view", "--bench-keys", "2000", "--tq", "1024", "--tk",
+	    "1024", "--d", "64", "--br", "16", "--bc", "16", "--bug",
+	    "no-rescale", NULL } },
+	{ cmd_view, { "view", "--bench-keys", "20", "--tq", "2000", "--tk", "64",
+	    "--d", "1", "--dv", "100", "--bc", "1", "--br", "2000", "--splits",
+	    "64", NULL } },
+	{ cmd_view, { "view", "--bench-keys", "20", "--tq", "1", "--tk",
+	    "400000", "--d", "8", "--bc", "400000", "--backward", NULL } },
+};
+
+START_TEST(test_every_mode)
+{
+	const struct mode_case *c = &mode_cases[_i];
+	char *argv[24], *base[] = { c->argv[0], NULL, NULL, NULL, NULL };
+	char ds[64];
+	double est, rss, rss0;
+	int i;
+
+	/* --grad-scores needs a path of its own: a new file in a fresh
+	 * folder, removed after */
+	for (i = 0; c->argv[i] != NULL; i++)
+		argv[i] = c->argv[i];
+	argv[i] = NULL;
+	for (i = 0; argv[i] != NULL; i++)
+		if (strcmp(argv[i], "@DS") == 0) {
+			snprintf(ds, sizeof ds, "/tmp/check_memory.XXXXXX");
+			ck_assert(mkdtemp(ds) != NULL);
+			strcat(ds, "/ds.npy");
+			argv[i] = ds;
+		}
+	if (c->fn == cmd_view) {
+		base[1] = "--bench-keys";
+		base[2] = "2";
+	} else if (c->fn == cmd_trace) {
+		base[1] = "--format";
+		base[2] = "csv";
+	}
+	est = command_estimate(c->fn, argv);
+	rss0 = peak_rss(c->fn, base);
+	rss = peak_rss(c->fn, argv) - rss0;
+	for (i = 0; argv[i] != NULL; i++)
+		if (argv[i] == ds) {
+			unlink(ds);
+			*strrchr(ds, '/') = '\0';
+			rmdir(ds);
+		}
+	fprintf(stderr, "%s case %d: estimate %.1f MiB, measured %.1f MiB "
+	    "above the example\n", argv[0], _i, est / 1048576.0, rss / 1048576.0);
+	ck_assert_msg(est >= rss - 1048576.0, "%s case %d: estimate %.1f MiB "
+	    "is short of the measured %.1f MiB", argv[0], _i, est / 1048576.0,
+	    rss / 1048576.0);
+	ck_assert_msg(est <= 2 * rss + 8 * 1048576.0, "%s case %d: estimate "
+	    "%.1f MiB, over twice the measured %.1f MiB", argv[0], _i,
+	    est / 1048576.0, rss / 1048576.0);
+}
+END_TEST
+
 /* The guard refuses what does not fit, naming the sizes and the limit. */
 START_TEST(test_check_refuses)
 {
@@ -180,6 +319,8 @@ test_suite(void)
 	tcase_add_test(tc, test_trace);
 	tcase_add_test(tc, test_bench_children);
 	tcase_add_test(tc, test_check_refuses);
+	tcase_add_loop_test(tc, test_every_mode, 0,
+	    (int)(sizeof mode_cases / sizeof mode_cases[0]));
 	suite_add_tcase(s, tc);
 	return s;
 }

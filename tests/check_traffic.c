@@ -175,6 +175,137 @@ START_TEST(test_totals_step_by_step)
 }
 END_TEST
 
+/* The counters at step k, stage, as a table with no cursor counts them:
+ * from the outer block's first step (the walk traffic_at did before it
+ * kept a cursor). */
+static void
+at_from_scratch(struct traffic_table *fresh, long k, int stage, int bwd,
+    struct traffic *out)
+{
+	fresh->cursor->outer = -1;
+	if (bwd)
+		traffic_backward_at(fresh, k, (enum traffic_bwd_stage)stage, out);
+	else
+		traffic_at(fresh, k, (enum traffic_stage)stage, out);
+}
+
+/*
+ * traffic_at keeps a cursor so that stepping costs one step, not a walk
+ * from the outer block's start.  Whatever order the steps and stages are
+ * asked in (forward through every stage, a jump back, a jump ahead into
+ * another block, the same step twice), every counter equals the walk's
+ * bit for bit, on the forward's tables (both orders, heads, packing,
+ * splits, masks) and the backward's; and through the last stage it
+ * equals the sum of every step from 0 counted alone.
+ */
+START_TEST(test_cursor_equals_walk)
+{
+	struct problem_spec spec;
+	struct problem p;
+	struct schedule s;
+	struct traffic_table tt, fresh;
+	struct traffic got, want, one, sum;
+	struct schedule_tile tile;
+	struct split_plan sp;
+	struct tiling til;
+	char err[256];
+	int n, bwd, stage, nstages;
+	long k, q;
+
+	srand(11);
+	for (n = 0; n < 120; n++) {
+		int g = 1 + rand() % 3;
+
+		bwd = n % 3 == 0;
+		problem_spec_init(&spec);
+		spec.tq = 1 + rand() % 19;
+		spec.tk = 1 + rand() % 19;
+		spec.d = 1 + rand() % 4;
+		spec.causal = rand() % 2;
+		spec.kv_heads = bwd ? 1 : g;
+		spec.heads = bwd ? 1 : g * (1 + rand() % 3);
+		ck_assert_int_eq(problem_build(&spec, &p, err, sizeof err), 0);
+		til.br = 1 + rand() % 5;
+		til.bc = 1 + rand() % 5;
+		til.order = bwd || rand() % 2 ? ORDER_FA1 : ORDER_FA2;
+		memset(&sp, 0, sizeof sp);
+		if (!bwd) {
+			sp.pack_gqa = rand() % 2;
+			sp.splits = 1 + rand() % 3;
+		}
+		ck_assert_msg(schedule_init_split(&s, &p, &til, &sp, err,
+		    sizeof err) == 0, "%s", err);
+		if (bwd) {
+			ck_assert_int_eq(traffic_backward_init(&tt, &p, &s, err,
+			    sizeof err), 0);
+			ck_assert_int_eq(traffic_backward_init(&fresh, &p, &s, err,
+			    sizeof err), 0);
+			traffic_backward_dpass(&p, &sum);
+		} else {
+			ck_assert_int_eq(traffic_init(&tt, &p, &s, err, sizeof err), 0);
+			ck_assert_int_eq(traffic_init(&fresh, &p, &s, err, sizeof err),
+			    0);
+			memset(&sum, 0, sizeof sum);
+		}
+		nstages = bwd ? TRAFFIC_BWD_WRITE + 1 : TRAFFIC_FINALIZE + 1;
+		for (k = 0; k < s.nsteps; k++) {
+			schedule_tile(&s, k, &tile);
+			if (bwd)
+				traffic_backward_step(&tt, &tile, &one);
+			else
+				traffic_step(&tt, &tile, &one);
+			for (stage = 0; stage < nstages; stage++) {
+				if (bwd)
+					traffic_backward_at(&tt, k,
+					    (enum traffic_bwd_stage)stage, &got);
+				else
+					traffic_at(&tt, k, (enum traffic_stage)stage,
+					    &got);
+				at_from_scratch(&fresh, k, stage, bwd, &want);
+				ck_assert_msg(memcmp(&got, &want, sizeof got) == 0,
+				    "%s step %ld stage %d: the cursor's counts differ "
+				    "from the walk's (read %llu vs %llu)", bwd ?
+				    "backward" : "forward", k, stage,
+				    (unsigned long long)got.hbm_read,
+				    (unsigned long long)want.hbm_read);
+			}
+			/* through the last stage: every step from 0, alone */
+			sum.hbm_read += one.hbm_read;
+			sum.hbm_write += one.hbm_write;
+			sum.flops += one.flops;
+			sum.exps += one.exps;
+			sum.rescale_exps += one.rescale_exps;
+			sum.kv_read += one.kv_read;
+			sum.partials += one.partials;
+			ck_assert(got.hbm_read == sum.hbm_read &&
+			    got.hbm_write == sum.hbm_write && got.flops == sum.flops &&
+			    got.exps == sum.exps &&
+			    got.rescale_exps == sum.rescale_exps &&
+			    got.kv_read == sum.kv_read && got.partials == sum.partials &&
+			    got.onchip == one.onchip);
+			/* now and then a jump: back, or ahead, then on from k */
+			if (rand() % 4 == 0) {
+				q = rand() % s.nsteps;
+				stage = rand() % nstages;
+				if (bwd)
+					traffic_backward_at(&tt, q,
+					    (enum traffic_bwd_stage)stage, &got);
+				else
+					traffic_at(&tt, q, (enum traffic_stage)stage, &got);
+				at_from_scratch(&fresh, q, stage, bwd, &want);
+				ck_assert_msg(memcmp(&got, &want, sizeof got) == 0,
+				    "a jump to step %ld stage %d: counts differ", q,
+				    stage);
+			}
+		}
+		traffic_free(&fresh);
+		traffic_free(&tt);
+		schedule_free(&s);
+		problem_free(&p);
+	}
+}
+END_TEST
+
 Suite *
 test_suite(void)
 {
@@ -184,6 +315,7 @@ test_suite(void)
 	tcase_add_test(tc, test_by_hand);
 	tcase_add_test(tc, test_fp16_causal);
 	tcase_add_test(tc, test_totals_step_by_step);
+	tcase_add_test(tc, test_cursor_equals_walk);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "setup.h"
+#include "model/memory.h"
 #include "model/npy.h"
 #include "npyout.h"
 #include "outfile.h"
@@ -50,13 +51,37 @@ setup_check_outputs(const struct options *o, char *err, size_t errlen)
 	return 0;
 }
 
+void
+setup_memory_spec(const struct options *o, struct problem_spec *spec)
+{
+	if (o->split.splits > 1) {
+		spec->memory_parts |= MEMORY_SPLIT;
+		spec->memory_splits = o->split.splits;
+		spec->memory_merge_tree = o->combine.order == COMBINE_TREE;
+	}
+	if (o->backward)
+		spec->memory_parts |= MEMORY_BACKWARD;
+	if (o->grad_s != NULL)
+		spec->memory_parts |= MEMORY_GRAD_S;
+	/* The view runs a bug-free twin beside a bug mode (ui.c's
+	 * correct runs); it is the one that keeps checkpoints. */
+	if ((spec->memory_parts & MEMORY_CHECKPOINTS) && o->rule.bug != BUG_NONE)
+		spec->memory_parts |= MEMORY_CORRECT_SIM;
+	if ((spec->memory_parts & MEMORY_CHECKPOINTS) && o->backward &&
+	    o->grad_bug != BWD_BUG_NONE)
+		spec->memory_parts |= MEMORY_CORRECT_BWD;
+}
+
 int
 setup_open(const struct options *o, struct setup *s, char *err, size_t errlen)
 {
+	struct problem_spec spec = o->spec;
+
 	memset(s, 0, sizeof *s);
 	if (setup_check_outputs(o, err, errlen) != 0)
 		return -1;
-	if (problem_build(&o->spec, &s->problem, err, errlen) != 0)
+	setup_memory_spec(o, &spec);
+	if (problem_build(&spec, &s->problem, err, errlen) != 0)
 		return -1;
 	s->sim = sim_new_split(&s->problem, &o->tiling, &o->split, &o->rule,
 	    err, errlen);

@@ -16,9 +16,15 @@ struct setup {
 	struct sim *sim;
 };
 
+/* Adds to spec's memory parts what o's options make a command hold
+ * besides them: split-KV's partials and combine (--splits), the
+ * backward (--backward), dS (--grad-scores). */
+void setup_memory_spec(const struct options *o, struct problem_spec *spec);
+
 /* Checks that --output and --lse can be written (and are not one file),
  * then builds: the problem is checked for memory with what the caller
- * set in o->spec.memory_parts.  Returns 0, or -1 with err set (nothing
+ * set in o->spec.memory_parts and what o's options add to it
+ * (setup_memory_spec).  Returns 0, or -1 with err set (nothing
  * to close then). */
 int setup_open(const struct options *o, struct setup *s, char *err,
     size_t errlen);

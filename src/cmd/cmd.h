@@ -31,6 +31,10 @@ int cmd_pipeline(int argc, char **argv);
 /* `bench --gpu`: the GPU half of the benchmark (cmd_bench_gpu.c). */
 int cmd_bench_gpu(int argc, char **argv);
 
+/* `bench --steps`: the time per step as the problem grows
+ * (cmd_bench_steps.c). */
+int cmd_bench_steps(int argc, char **argv);
+
 /*
  * Parses a command's options into o (usage and --help printed from the
  * same tables; errors as "flashstep NAME: ..."): -1 to go on, or the

@@ -36,6 +36,7 @@ static const char bench_usage[] =
     "score matrix, each in its own process, and reports their peak memory;\n"
     "then times random seeks at Tq = Tk = SEEK-SIZE.\n"
     "--gpu: the GPU benchmark (see flashstep bench --gpu --help).\n"
+    "--steps: the time per step as the problem grows (bench --steps --help).\n"
     "\n";
 
 struct bench_args {
@@ -360,6 +361,8 @@ cmd_bench(int argc, char **argv)
 	for (i = 1; i < argc; i++)
 		if (strcmp(argv[i], "--gpu") == 0)
 			return cmd_bench_gpu(argc, argv);
+		else if (strcmp(argv[i], "--steps") == 0)
+			return cmd_bench_steps(argc, argv);
 	rc = cmd_parse("bench", bench_usage, argc, argv, 0, bench_entries, &a,
 	    &o);
 	options_free(&o);

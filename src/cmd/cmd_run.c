@@ -132,6 +132,8 @@ run_backward(const struct options *o, const struct sim *sim,
 		goto done;
 	}
 	t_bwd = util_now() - t0;
+	if (backward_check_grads(b->bwd, &g, err, errlen) != 0)
+		goto done;
 	if (gradref_gradients(p, b->dout, rq, rk, rv, rs, err, errlen) != 0)
 		goto done;
 

@@ -109,6 +109,8 @@ trace_backward(const struct options *o, struct setup *s, struct trace *t,
 		util_error(err, errlen, "writing the trace failed");
 		goto done;
 	}
+	if (backward_check_grads(b.bwd, &g, err, errlen) != 0)
+		goto done;
 	rc = fulltimeline_write(o, p, &g, err, errlen);
 done:
 	free(g.dq);

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "cmd.h"
+#include "app/setup.h"
 #include "model/memory.h"
 #include "ui/ui.h"
 #include "ui/ui_bench.h"
@@ -138,6 +139,7 @@ cmd_view(int argc, char **argv)
 	/* What the view holds besides the inputs (its own screen arrays are
 	 * small): the sim, its checkpoints and the heatmap's picture. */
 	o.spec.memory_parts = MEMORY_SIM | MEMORY_CHECKPOINTS | MEMORY_HEATMAP;
+	setup_memory_spec(&o, &o.spec);	/* and what --splits, --backward add */
 	if (a.bench_keys > 0) {
 		rc = view_bench(&o, &a);
 		goto done;

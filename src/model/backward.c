@@ -798,3 +798,47 @@ done:
 	free(kv);
 	return rc;
 }
+
+/* The first entry of x (rows, cols) that is not finite: its index, or
+ * -1. */
+static long
+first_nonfinite(const float *x, size_t n)
+{
+	size_t e;
+
+	for (e = 0; x != NULL && e < n; e++)
+		if (!isfinite(x[e]))
+			return (long)e;
+	return -1;
+}
+
+int
+backward_check_grads(const struct backward *b, const struct backward_grads *g,
+    char *err, size_t errlen)
+{
+	const struct problem *p = b->p;
+	const struct {
+		const char *name;
+		const float *x;
+		size_t rows, cols;
+	} each[] = {
+		{ "dQ", g->dq, (size_t)p->tq, (size_t)p->d },
+		{ "dK", g->dk, (size_t)p->tk, (size_t)p->d },
+		{ "dV", g->dv, (size_t)p->tk, (size_t)p->dv },
+		{ "dS", g->ds, (size_t)p->tq, (size_t)p->tk },
+	};
+	size_t k;
+	long e;
+
+	for (k = 0; k < sizeof each / sizeof each[0]; k++) {
+		if (each[k].cols == 0 ||
+		    (e = first_nonfinite(each[k].x, each[k].rows * each[k].cols)) < 0)
+			continue;
+		return util_error(err, errlen, "the backward's %s entry (%ld, %ld) "
+		    "is %s: a float32 product or sum overflowed (scale the inputs "
+		    "or dO down)", each[k].name, e / (long)each[k].cols,
+		    e % (long)each[k].cols, isnan(each[k].x[e]) ? "NaN" :
+		    each[k].x[e] > 0 ? "inf" : "-inf");
+	}
+	return 0;
+}

@@ -203,6 +203,16 @@ enum backward_bug backward_bug(const struct backward *b);
 const float *backward_dsum(const struct backward *b);	/* D, (Tq) */
 const struct backward_view *backward_view(const struct backward *b);
 
+/*
+ * After backward_run: 0 when every gradient in g (those not NULL) is
+ * finite, or -1 with "the backward's dQ entry (r, c) is inf: ..." in
+ * err.  float32 sums can overflow where the inputs passed the forward's
+ * checks (K near FLT_MAX with Q tiny, whose products cancel): such a
+ * gradient is refused, never written.
+ */
+int backward_check_grads(const struct backward *b,
+    const struct backward_grads *g, char *err, size_t errlen);
+
 /* The phases of step k: 9 on a key block's last tile, else 8. */
 int backward_step_phases(const struct backward *b, long k);
 

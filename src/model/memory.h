@@ -27,12 +27,35 @@
 					 * double, one row of S and P in double */
 #define MEMORY_NAIVE		0x10	/* reference_naive_f32: all of S, and O */
 #define MEMORY_HEATMAP		0x20	/* heatmap_init's pooled picture of S */
+#define MEMORY_SPLIT		0x40	/* split-KV (splits > 1): the sim's
+					 * partials for every (row, range), the
+					 * combine, and O, lse, m the forward
+					 * leaves for it */
+#define MEMORY_BACKWARD		0x80	/* the backward: O, lse, m, dO, the
+					 * backward's copies, tiles and
+					 * checkpoints, and the caller's dQ,
+					 * dK, dV (and dS when asked or a
+					 * scores problem) */
+#define MEMORY_GRAD_S		0x100	/* dS (Tq, Tk) asked for (--grad-scores) */
+#define MEMORY_CORRECT_SIM	0x200	/* a bug-free twin of the sim beside it,
+					 * with its own checkpoints (the view
+					 * under --bug) */
+#define MEMORY_CORRECT_BWD	0x400	/* the same for the backward (the view
+					 * under --grad-bug) */
 
-/* What `run` holds; `trace` holds MEMORY_SIM | MEMORY_RUN. */
+/* What `run` holds; `trace` holds MEMORY_SIM | MEMORY_RUN.  With
+ * MEMORY_REFERENCE, `run` also holds the double gradients beside a
+ * backward, and beside a split run an unsplit run of its own (its sim,
+ * O and lse in float and double, two more traffic tables): counted with
+ * MEMORY_BACKWARD and MEMORY_SPLIT. */
 #define MEMORY_FOR_RUN	(MEMORY_SIM | MEMORY_RUN | MEMORY_REFERENCE)
 
 struct memory_job {
-	int tq, tk, d, dv;
+	int tq, tk, d, dv;	/* of one head */
+	int heads, kv_heads;	/* H and G (0 means 1) */
+	int splits;		/* key ranges a row block (MEMORY_SPLIT) */
+	int merge_tree;		/* the combine merges as a tree (a slot
+				 * per merge), not left to right (one) */
 	int scores_mode;	/* S (Tq, Tk) given: no Q, K */
 	int br, bc;		/* tile sizes asked for (clamped as the sim does) */
 	int fa1;		/* loop order fa1: outer loop over key blocks */

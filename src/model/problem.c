@@ -423,8 +423,12 @@ problem_build(const struct problem_spec *spec, struct problem *p, char *err,
 		goto fail;
 	}
 	memset(&job, 0, sizeof job);
-	job.tq = heads * p->tq;
-	job.tk = kv_heads * p->tk;
+	job.tq = p->tq;
+	job.tk = p->tk;
+	job.heads = heads;
+	job.kv_heads = kv_heads;
+	job.splits = spec->memory_splits;
+	job.merge_tree = spec->memory_merge_tree;
 	job.d = p->d;
 	job.dv = p->dv;
 	job.scores_mode = p->scores_mode;
@@ -530,6 +534,62 @@ fail:
 	return -1;
 }
 
+/*
+ * The backward's sums of dO, as check_score_range and check_value_range
+ * bound the forward's: dV_j = sum_i P_ij dO_i with every P <= 1, so a
+ * column of |dO| must add up within float32's range; dP_ij = dO_i . V_j
+ * is bounded by |dO_i| |V_j| (Cauchy-Schwarz), and when that bound does
+ * not settle it, the pairs are searched in order for the first whose sum
+ * of |dO_ix V_jx| does not fit.  (The rest the backward finds itself:
+ * backward_check_grads.)
+ */
+static int
+check_grad_range(const struct problem *p, const float *dout, const char *name,
+    char *err, size_t errlen)
+{
+	double on = 0.0, vn = 0.0, margin = 1.0 + (double)p->dv * 0x1p-23;
+	int rows = problem_rows(p), r, c, x;
+
+	for (x = 0; x < p->dv; x++) {
+		double sum = 0.0;
+		for (r = 0; r < rows; r++)
+			sum += fabs((double)dout[(size_t)r * p->dv + x]);
+		if (sum * margin > FLT_MAX)
+			return util_error(err, errlen, "%s: column %d adds up to %.3g "
+			    "over the %d query rows, beyond float32's range (%.3g): "
+			    "the backward's dV could overflow; scale dO down", name, x,
+			    sum, rows, (double)FLT_MAX);
+	}
+	for (r = 0; r < rows; r++) {
+		double n = 0.0;
+		for (x = 0; x < p->dv; x++)
+			n += (double)dout[(size_t)r * p->dv + x] *
+			    dout[(size_t)r * p->dv + x];
+		on = n > on ? n : on;
+	}
+	for (c = 0; c < p->tk * (p->kv_heads > 0 ? p->kv_heads : 1); c++) {
+		double n = 0.0;
+		for (x = 0; x < p->dv; x++)
+			n += (double)p->v[(size_t)c * p->dv + x] * p->v[(size_t)c * p->dv + x];
+		vn = n > vn ? n : vn;
+	}
+	if (sqrt(on) * sqrt(vn) * margin <= FLT_MAX)
+		return 0;
+	for (r = 0; r < rows; r++)
+		for (c = 0; c < p->tk; c++) {
+			double a = 0.0;
+			for (x = 0; x < p->dv; x++)
+				a += fabs((double)dout[(size_t)r * p->dv + x] *
+				    p->v[(size_t)c * p->dv + x]);
+			if (a * margin > FLT_MAX)
+				return util_error(err, errlen, "%s: row %d times V's row "
+				    "%d overflows float32 (|dO|·|v| reaches %.3g; float32 "
+				    "holds up to %.3g): the backward's dP could overflow; "
+				    "scale dO or V down", name, r, c, a, (double)FLT_MAX);
+		}
+	return 0;
+}
+
 int
 problem_grad_output(const struct problem_spec *spec, const struct problem *p,
     float **out, char *err, size_t errlen)
@@ -560,7 +620,9 @@ problem_grad_output(const struct problem_spec *spec, const struct problem *p,
 			g.data[e] = (float)inputs_rng_normal(&rng);
 	} else if (check_finite(&g, 0, err, errlen) != 0)
 		goto fail;
-	if (round_checked(p->dtype, g.data, (long)n, "dO", err, errlen) != 0)
+	if (round_checked(p->dtype, g.data, (long)n, "dO", err, errlen) != 0 ||
+	    check_grad_range(p, g.data, g.name != NULL ? g.name : "dO", err,
+	    errlen) != 0)
 		goto fail;
 	*out = g.data;
 	g.data = NULL;

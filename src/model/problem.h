@@ -53,6 +53,8 @@ struct problem_spec {
 				 * inputs (memory.h's MEMORY_*; default
 				 * MEMORY_SIM), counted before anything
 				 * large is read or allocated */
+	int memory_splits;	/* split-KV ranges, for MEMORY_SPLIT */
+	int memory_merge_tree;	/* their combine merges as a tree */
 	int heads, kv_heads;	/* H and G; 0 means 1 */
 	struct problem_source q, k, v, s;
 	struct problem_source dout;	/* the backward's dO (problem_grad_output) */

@@ -212,7 +212,13 @@ table_new(struct traffic_table *t, const struct problem *p,
 	t->backward = backward;
 	t->before = util_calloc((size_t)s->nouter + 1, sizeof *t->before,
 	    "traffic", err, errlen);
-	return t->before != NULL ? 0 : -1;
+	t->cursor = util_calloc(1, sizeof *t->cursor, "traffic", err, errlen);
+	if (t->before == NULL || t->cursor == NULL) {
+		traffic_free(t);
+		return -1;
+	}
+	t->cursor->outer = -1;
+	return 0;
 }
 
 int
@@ -235,6 +241,7 @@ void
 traffic_free(struct traffic_table *t)
 {
 	free(t->before);
+	free(t->cursor);
 	memset(t, 0, sizeof *t);
 }
 
@@ -261,14 +268,32 @@ table_at(const struct traffic_table *t, long k, int stage, struct traffic *out)
 	long x;
 	int o;
 
-	/* Whole outer blocks from the table, then this block's steps. */
+	/* Whole outer blocks from the table, then this block's steps: from
+	 * the cursor when it stopped earlier in this block.  The same steps
+	 * are added either way, and the sums and peaks do not depend on
+	 * where the walk starts. */
 	schedule_tile(t->sched, k, &tile);
-	o = t->sched->order == ORDER_FA2 ? tile.i : tile.j;
-	*out = t->before[o];
-	for (x = t->sched->first[o]; x < k; x++) {
+	/* fa1: key block j of the tile's segment (head), not of the first
+	 * (from there the walk came out right, but crossed every head
+	 * before) */
+	o = t->sched->order == ORDER_FA2 ? tile.i :
+	    (tile.i / t->sched->tr_seg) * t->sched->tc + tile.j;
+	if (t->cursor != NULL && t->cursor->outer == o && t->cursor->step <= k) {
+		*out = t->cursor->sum;
+		x = t->cursor->step;
+	} else {
+		*out = t->before[o];
+		x = t->sched->first[o];
+	}
+	for (; x < k; x++) {
 		schedule_tile(t->sched, x, &tile);
 		step_through(t, &tile, whole, &one);
 		add(out, &one);
+	}
+	if (t->cursor != NULL) {
+		t->cursor->outer = o;
+		t->cursor->step = k;
+		t->cursor->sum = *out;
 	}
 	schedule_tile(t->sched, k, &tile);
 	step_through(t, &tile, stage, &one);

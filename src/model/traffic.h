@@ -59,6 +59,17 @@ struct traffic_table {
 	int backward;		/* counted by traffic_backward_step */
 	struct traffic *before;	/* per outer block: totals of earlier blocks */
 	struct traffic total;
+	/* Where the last traffic_at stopped: steps of outer block
+	 * cursor->outer before cursor->step, summed whole.  A step after it
+	 * in the same block continues from there, so stepping forward costs
+	 * one step each (not a walk from the block's start: cubic in the
+	 * tiles with 1 x 1 tiles).  Mutable behind a const table: one
+	 * table is not for two threads at once. */
+	struct traffic_cursor {
+		int outer;	/* -1: nothing cached */
+		long step;
+		struct traffic sum;
+	} *cursor;
 };
 
 /* Counts every step once, so that traffic_upto costs one outer block at
