@@ -534,6 +534,43 @@ done:
 }
 #endif
 
+/*
+ * The problem options the pipeline does not use are refused, not
+ * ignored: it runs the wgmma kernel's own tiles in fp16 or bf16, so a
+ * tiling, an fp32 dtype or an algorithm variant would be silently
+ * dropped.  The model also draws no inputs.
+ */
+static int
+pipeline_unused_option(const struct options *o, int model)
+{
+	static const char *const never[] = { "br", "bc", "order",
+	    "convention", "bug", "scores", "dv", NULL };
+	static const char *const inputs[] = { "seed", "input", "q", "k", "v",
+	    "scale", NULL };
+	int i;
+
+	for (i = 0; never[i] != NULL; i++)
+		if (options_given(o, never[i])) {
+			fprintf(stderr, "flashstep pipeline: --%s: the pipeline "
+			    "has no use for it (it runs the wgmma kernel's own "
+			    "tiles; give --d, --tq, --tk, --causal)\n", never[i]);
+			return -1;
+		}
+	for (i = 0; model && inputs[i] != NULL; i++)
+		if (options_given(o, inputs[i])) {
+			fprintf(stderr, "flashstep pipeline: --%s: the model "
+			    "draws no inputs (only --record runs them)\n",
+			    inputs[i]);
+			return -1;
+		}
+	if (o->spec.dtype == DTYPE_FP32 && options_given(o, "dtype")) {
+		fprintf(stderr, "flashstep pipeline: --dtype fp32: the wgmma "
+		    "kernel takes fp16 or bf16\n");
+		return -1;
+	}
+	return 0;
+}
+
 int
 cmd_pipeline(int argc, char **argv)
 {
@@ -554,8 +591,14 @@ cmd_pipeline(int argc, char **argv)
 		return rc;
 	}
 	if (a.model + a.record + (a.check != NULL) + (a.view != NULL) != 1) {
-		fprintf(stderr, "flashstep pipeline: say one of --model, "
-		    "--record, --check FILE or --view FILE\n");
+		fprintf(stderr, "flashstep pipeline: say %s of --model, "
+		    "--record, --check FILE or --view FILE\n",
+		    a.model + a.record + (a.check != NULL) + (a.view != NULL) ?
+		    "only one" : "one");
+		options_free(&o);
+		return CMD_USAGE;
+	}
+	if (pipeline_unused_option(&o, a.model) != 0) {
 		options_free(&o);
 		return CMD_USAGE;
 	}
