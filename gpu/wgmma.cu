@@ -196,6 +196,7 @@
 #include <string.h>
 
 #include "cudacheck.h"
+#include "fast_mma.cuh"
 #include "tc_args.h"
 #include "wgmma.h"
 
@@ -560,32 +561,8 @@ wgmma_pv(float (&o)[D / 2], const uint32_t (&pa)[BC / 4], uint32_t v)
  * The softmax side, all in registers.
  */
 
-/* Two floats rounded to nearest into one register, lo in the low half. */
-template <bool BF16>
-static __device__ __forceinline__ uint32_t
-wgmma_pack(float lo, float hi)
-{
-	uint32_t u;
-
-	if constexpr (BF16) {
-		__nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-		memcpy(&u, &v, 4);
-	} else {
-		__half2 v = __floats2half2_rn(lo, hi);
-		memcpy(&u, &v, 4);
-	}
-	return u;
-}
-
-/* 2^x on the special-function unit; 2^-inf = 0. */
-static __device__ __forceinline__ float
-wgmma_exp2(float x)
-{
-	float y;
-
-	asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-	return y;
-}
+/* 16-bit packing and 2^x: gpu/fast_mma.cuh's, as the mma.sync kernels
+ * use them. */
 
 /*
  * -inf for the scores this thread holds that the row may not see: keys
@@ -630,13 +607,13 @@ wgmma_softmax(float (&s)[BC / 2], float (&m)[2], float (&l)[2],
 		mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
 		mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
 		const float ms = mx == -INFINITY ? 0.f : mx * scale_log2;
-		al[h] = wgmma_exp2(m[h] * scale_log2 - ms);
+		al[h] = fast_exp2(m[h] * scale_log2 - ms);
 		m[h] = mx;
 #pragma unroll
 		for (int nb = 0; nb < BC / 8; nb++)
 #pragma unroll
 			for (int e = 2 * h; e < 2 * h + 2; e++) {
-				const float pv = wgmma_exp2(fmaf(s[4 * nb + e],
+				const float pv = fast_exp2(fmaf(s[4 * nb + e],
 				    scale_log2, -ms));
 				s[4 * nb + e] = pv;
 				sum += pv;
@@ -666,7 +643,7 @@ wgmma_topack(uint32_t (&pa)[BC / 4], const float (&s)[BC / 2])
 {
 #pragma unroll
 	for (int i = 0; i < BC / 4; i++)
-		pa[i] = wgmma_pack<BF16>(s[2 * i], s[2 * i + 1]);
+		pa[i] = fast_pack<BF16>(s[2 * i], s[2 * i + 1]);
 }
 
 /*
@@ -1199,7 +1176,7 @@ wgmma_epilogue(const struct wgmma_params &p, const struct wgmma_item &it,
 			const int r = w.rb + 8 * h;	/* r & 7 == g */
 			*(uint32_t *)(gq + (db / 8) * BR * 128 + r * 128 +
 			    (((db % 8) ^ w.g) << 4) + 4 * w.t4) =
-			    wgmma_pack<BF16>(f.o[4 * db + 2 * h] * inv[h],
+			    fast_pack<BF16>(f.o[4 * db + 2 * h] * inv[h],
 			    f.o[4 * db + 2 * h + 1] * inv[h]);
 		}
 	__syncwarp();
