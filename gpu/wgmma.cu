@@ -1612,7 +1612,7 @@ wgmma_record(int d, int variant, int batch, int heads, int tq, int tk,
 	const char *call = "";
 	cudaError_t e;
 	size_t nq, nk, nroles, slots;
-	int bh, grid, cap, r;
+	int bh, grid, cap, r, rc;
 	float ms;
 
 	memset(out, 0, sizeof *out);
@@ -1733,6 +1733,14 @@ wgmma_record(int d, int variant, int batch, int heads, int tq, int tk,
 				out->record_ms = ms / reps;
 		}
 	}
+	rc = 0;
+	goto done;
+launch_fail:
+	snprintf(err, errlen, "%s failed at %s:%d: %s", call, __FILE__,
+	    __LINE__, cudaGetErrorString(e));
+fail:
+	rc = -1;
+done:
 	/* (destroying a NULL event is an error that the next call's
 	 * cudaGetLastError would report) */
 	if (e0 != NULL)
@@ -1746,25 +1754,11 @@ wgmma_record(int d, int variant, int batch, int heads, int tq, int tk,
 	cudaFree(lse);
 	cudaFree(rec);
 	cudaFree(rec_n);
-	return 0;
-launch_fail:
-	snprintf(err, errlen, "%s failed at %s:%d: %s", call, __FILE__,
-	    __LINE__, cudaGetErrorString(e));
-fail:
-	if (e0 != NULL)
-		cudaEventDestroy(e0);
-	if (e1 != NULL)
-		cudaEventDestroy(e1);
-	cudaFree(q);
-	cudaFree(k);
-	cudaFree(v);
-	cudaFree(o);
-	cudaFree(lse);
-	cudaFree(rec);
-	cudaFree(rec_n);
-	free(out->ev);
-	free(out->n);
-	memset(out, 0, sizeof *out);
-	return -1;
+	if (rc != 0) {
+		free(out->ev);
+		free(out->n);
+		memset(out, 0, sizeof *out);
+	}
+	return rc;
 }
 #endif /* WGMMA_RECORD */
