@@ -41,6 +41,9 @@
  * and at least this many. */
 #define TTY_STACKED_SHARE 0.3
 #define TTY_NARRATION_LINES 6
+/* What q does on a long build's progress screen, the lesson's and the
+ * view's alike. */
+#define TTY_BUSY_KEYS "q ends the lesson"
 
 /* What the narration pane's input line reads. */
 enum tty_prompt {
@@ -75,7 +78,35 @@ struct tty {
 	struct ui_rect bar;
 	int help;		/* ? is open: the lesson's keys, then the view's */
 	int help_first, help_lines, help_page;
+	/* A long build of the lesson's own timeline shows the view's
+	 * progress screen (made at its first call, gone after the slide
+	 * change); q there ends the lesson, as q does anywhere in it. */
+	struct ui_style st;
+	struct fulltimeline_progress progress;
+	struct ui_busy *busy;
+	int stopped;		/* q (or a signal) stopped a build */
 };
+
+/* The lesson's builds' progress function (fulltimeline_progress). */
+static int
+progress(void *ctx, const char *what, long done, long total)
+{
+	struct tty *t = ctx;
+
+	if (t->busy == NULL && (t->busy = ui_busy_new(&t->st, TTY_BUSY_KEYS)) == NULL)
+		return 0;	/* no memory for the screen: build on unseen */
+	if (ui_busy_step(t->busy, what, done, total) != 0)
+		t->stopped = 1;
+	return t->stopped;
+}
+
+/* After a slide change's builds: the next change times its own. */
+static void
+progress_done(struct tty *t)
+{
+	ui_busy_free(t->busy);
+	t->busy = NULL;
+}
 
 /* The first row of the step the lesson stands at: of its tile, or of
  * the row block its merge merges. */
@@ -115,8 +146,15 @@ sync_view(struct tty *t, char *err, size_t errlen)
 	}
 	if (ui_options_check(&run->opts, t->why, sizeof t->why) != 0)
 		return 0;
-	if (ui_configure(t->ui, &run->opts, err, errlen) != 0)
+	switch (ui_configure(t->ui, &run->opts, err, errlen)) {
+	case 0:
+		break;
+	case 1:
+		t->stopped = 1;		/* q: the lesson ends, not an error */
 		return -1;
+	default:
+		return -1;
+	}
 	/* The view has no "before the first step": it shows step 0 from its
 	 * first phase, and the narration's header says where the lesson is. */
 	if (ui_seek(t->ui, run->step < 0 ? 0 : run->step, run->step < 0 ? 0 :
@@ -302,8 +340,11 @@ arrived(struct tty *t)
 	t->scroll = 0;
 	t->follow = NULL;
 	t->prompt = TTY_NO_PROMPT;
+	progress_done(t);
 	if (sync_view(t, err, sizeof err) != 0 ||
 	    send_notes(t, err, sizeof err) != 0) {
+		if (t->stopped)
+			return UI_HANDLED | UI_QUIT;
 		snprintf(t->slides.err, sizeof t->slides.err, "%s", err);
 		t->failed = 1;
 		return UI_HANDLED | UI_QUIT;
@@ -720,7 +761,7 @@ jump(struct tty *t)
 		    "are 1 to %d", t->input, t->slides.count);
 		return;
 	}
-	if (lesson_slides_go(&t->slides, (int)n) != 0)
+	if (lesson_slides_go(&t->slides, (int)n) != 0 && !t->stopped)
 		t->failed = 1;
 }
 
@@ -762,7 +803,8 @@ prompt_key(struct tty *t, const struct ui_key *k)
 		if (p == TTY_JUMP) {
 			busy(t);
 			jump(t);
-			return t->failed ? UI_HANDLED | UI_QUIT : arrived(t);
+			return t->failed || t->stopped ? UI_HANDLED | UI_QUIT :
+			    arrived(t);
 		}
 		check_answer(t);
 		break;
@@ -880,7 +922,7 @@ key(struct ui *ui, const struct ui_key *k, void *ctx)
 		return t->why[0] != '\0' ? UI_HANDLED : 0;
 	}
 	if (rc < 0) {
-		t->failed = 1;
+		t->failed = !t->stopped;	/* q in a build: just the end */
 		return UI_HANDLED | UI_QUIT;
 	}
 	return arrived(t);
@@ -892,10 +934,9 @@ lesson_tty_run(const struct lesson *l, const char *notes_to, int *sig,
 {
 	struct ui_hooks hooks = { .frame = frame, .key = key, .idle = idle };
 	struct sigaction ign, old_pipe;
-	struct ui_style st;
 	struct options defaults;
 	struct tty t;
-	int rc = -1, r;
+	int rc = -1, r, open = 0;
 
 	*sig = 0;
 	if (warnlen > 0)
@@ -914,26 +955,34 @@ lesson_tty_run(const struct lesson *l, const char *notes_to, int *sig,
 		if (t.notes == NULL)
 			goto done;
 	}
-	if (lesson_slides_open(&t.slides, l, err, errlen) != 0)
+	/* The terminal first: the first slide's problem may take long to
+	 * build, and its progress (and q) need the screen. */
+	ui_style_detect(&t.st);
+	if (ui_term_open(&t.st, err, errlen) != 0)
 		goto done;
+	open = 1;
+	t.unicode = t.st.unicode;
+	t.progress = (struct fulltimeline_progress){ progress, &t };
+	if (lesson_slides_open_progress(&t.slides, l, &t.progress, err,
+	    errlen) != 0)
+		goto closed;
 	t.clock_slide = t.slides.index;
-	/* The view starts on the lesson's first problem (or run's default
-	 * problem, before a script builds one). */
-	ui_style_detect(&st);
+	/* The view starts on the built-in example (quick); sync_view then
+	 * brings it to the lesson's first problem, through the progress
+	 * screen, when the view can show it. */
 	options_init(&defaults);
-	t.ui = ui_new(t.slides.run->built && ui_options_check(&t.slides.run->opts,
-	    err, errlen) == 0 ? &t.slides.run->opts : &defaults, &st, err, errlen);
+	t.ui = ui_new(&defaults, &t.st, err, errlen);
 	if (t.ui == NULL)
-		goto done;
+		goto closed;
+	ui_set_busy_keys(t.ui, TTY_BUSY_KEYS);
+	progress_done(&t);
 	if (sync_view(&t, err, errlen) != 0 || send_notes(&t, err, errlen) != 0)
-		goto done;
-	if (ui_term_open(&st, err, errlen) != 0)
-		goto done;
-	t.unicode = st.unicode;
+		goto closed;
 	hooks.ctx = &t;
 	t.body = 1;
 	r = ui_loop(t.ui, &hooks, err, errlen);
 	ui_term_close();
+	open = 0;
 	if (r < 0)
 		goto done;
 	if (t.failed) {
@@ -942,9 +991,20 @@ lesson_tty_run(const struct lesson *l, const char *notes_to, int *sig,
 	}
 	*sig = r;
 	rc = 0;
+closed:
+	if (open) {
+		ui_term_close();
+		if (t.stopped)
+			rc = 0;		/* q while the first slide built */
+	}
+	/* q (or a signal) stopped a build: the end of the lesson, not an
+	 * error; a signal is then the lesson's to die of. */
+	if (t.stopped && *sig == 0)
+		*sig = ui_term_signal();
 done:
 	if (t.gone[0] != '\0' && warnlen > 0)
 		snprintf(warn, warnlen, "%s", t.gone);
+	progress_done(&t);
 	ui_free(t.ui);
 	if (t.slides.lesson != NULL)
 		lesson_slides_close(&t.slides);

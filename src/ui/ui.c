@@ -387,11 +387,14 @@ ui_configure(struct ui *ui, const struct options *o, char *err, size_t errlen)
 	struct sim *ns;
 
 	problem_free(np);
-	if (ui_build(o, ui->gl, "q stops this and keeps the view as it was", np,
-	    &ns, &line, &stopped, err, errlen) != 0) {
-		if (stopped)
+	if (ui_build(o, ui->gl, ui->busy_keys != NULL ? ui->busy_keys :
+	    "q stops this and keeps the view as it was", np, &ns, &line,
+	    &stopped, err, errlen) != 0) {
+		if (stopped) {
 			util_error(err, errlen, "stopped (q): the view shows the "
 			    "problem it had");
+			return 1;
+		}
 		return -1;
 	}
 	ui_keep_position(&ui->line, ui->sim, &line, ns);
@@ -426,6 +429,12 @@ ui_configure(struct ui *ui, const struct options *o, char *err, size_t errlen)
 	if (ui->gpu)
 		ui_gpu_refresh(ui);
 	return 0;
+}
+
+void
+ui_set_busy_keys(struct ui *ui, const char *keys)
+{
+	ui->busy_keys = keys;
 }
 
 void
