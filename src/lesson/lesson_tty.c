@@ -87,6 +87,87 @@ struct tty {
 	int stopped;		/* q (or a signal) stopped a build */
 };
 
+/*
+ * Lines [from, ls->n) of ls spelt in ASCII for a terminal without UTF-8,
+ * as the view's panes spell the same characters (ui_style_ascii: one
+ * table for both), for lines cut rather than wrapped (a table, the
+ * frame).  Nothing with UTF-8.
+ */
+static void
+ascii_lines(const struct tty *t, struct lesson_lines *ls, int from)
+{
+	char *a;
+	int i;
+
+	for (i = from; !t->unicode && i < ls->n; i++) {
+		if ((a = ui_style_ascii(ls->line[i])) == NULL) {
+			ls->oom = 1;
+			return;
+		}
+		free(ls->line[i]);
+		ls->line[i] = a;
+	}
+}
+
+/* Prose to wrap, spelt in ASCII first without UTF-8 (so that it wraps
+ * at the width it is shown at): a malloc'd copy, or NULL to use s. */
+static char *
+spelt(const struct tty *t, const char *s)
+{
+	return t->unicode || s == NULL ? NULL : ui_style_ascii(s);
+}
+
+/* A question asked or revealed, its text and choices spelt as spelt()
+ * does (into q's copy *c, to free with unspell). */
+static const struct lesson_question *
+spell_question(const struct tty *t, const struct lesson_question *q,
+    struct lesson_question *c)
+{
+	char *x;
+	int i;
+
+	if (t->unicode)
+		return q;
+	*c = *q;
+	c->choices = calloc((size_t)q->nchoices + 1, sizeof *c->choices);
+	if (c->choices == NULL)
+		return q;
+	for (i = 0; i < q->nchoices; i++)
+		c->choices[i] = (x = spelt(t, q->choices[i])) != NULL ? x :
+		    strdup(q->choices[i]);
+	c->text = spelt(t, q->text);
+	c->explanation = spelt(t, q->explanation);
+	return c;
+}
+
+static void
+unspell(const struct lesson_question *q, struct lesson_question *c)
+{
+	int i;
+
+	if (q == c || c->choices == NULL)
+		return;
+	for (i = 0; i < c->nchoices; i++)
+		free(c->choices[i]);
+	free(c->choices);
+	free(c->text);
+	free(c->explanation);
+}
+
+/* s as the terminal can show it, into buf: itself with UTF-8, else in
+ * ASCII (ascii_lines). */
+static const char *
+shown_text(const struct tty *t, const char *s, char *buf, size_t len)
+{
+	char *a;
+
+	if (t->unicode || (a = ui_style_ascii(s)) == NULL)
+		return s;
+	snprintf(buf, len, "%s", a);
+	free(a);
+	return buf;
+}
+
 /* The lesson's builds' progress function (fulltimeline_progress). */
 static int
 progress(void *ctx, const char *what, long done, long total)
@@ -214,6 +295,7 @@ draw_frame(struct tty *t, struct ui_grid *g, struct ui_rect r)
 	ui_grid_text(g, r.x + 1, r.y, r.w - 2, UI_ROLE_BAR, fit(t, line, r.w - 2,
 	    shown, sizeof shown));
 	lesson_view_state(t->slides.run, &ls);
+	ascii_lines(t, &ls, 0);
 	for (i = 0; i < ls.n && i + 2 < r.h; i++)
 		ui_grid_text(g, r.x + 1, r.y + 2 + i, r.w - 2, UI_ROLE_NORMAL,
 		    ls.line[i]);
@@ -237,9 +319,10 @@ send_notes(struct tty *t, char *err, size_t errlen)
 	const struct lesson_slides *s = &t->slides;
 	struct lesson_notes_page pg = { 0 };
 	const char *notes[64];
+	char *spelt[66];
 	char next[160], why[400];
 	double now = util_now();
-	int i, n = 0, rc;
+	int i, n = 0, rc, ascii;
 
 	if (t->notes == NULL)
 		return 0;
@@ -254,6 +337,19 @@ send_notes(struct tty *t, char *err, size_t errlen)
 		pg.next = next;
 	else if (!s->at_end)
 		pg.next = "(a slide with no narration)";
+	/* Notes on a terminal are spelt as the projected screen is: in
+	 * ASCII without UTF-8 (a file keeps its UTF-8, as --plain does). */
+	ascii = !t->unicode && lesson_notes_terminal(t->notes);
+	memset(spelt, 0, sizeof spelt);
+	if (ascii) {
+		for (i = 0; i < n; i++)
+			if ((spelt[i] = ui_style_ascii(notes[i])) != NULL)
+				notes[i] = spelt[i];
+		if ((spelt[64] = ui_style_ascii(pg.title)) != NULL)
+			pg.title = spelt[64];
+		if (pg.next != NULL && (spelt[65] = ui_style_ascii(pg.next)) != NULL)
+			pg.next = spelt[65];
+	}
 	pg.notes = notes;
 	pg.n = n;
 	pg.lesson_s = now - t->t0;
@@ -261,6 +357,8 @@ send_notes(struct tty *t, char *err, size_t errlen)
 	pg.prev_s = t->prev_s;
 	t->ticked = (long)pg.lesson_s;
 	rc = lesson_notes_show(t->notes, &pg, why, sizeof why);
+	for (i = 0; i < 66; i++)
+		free(spelt[i]);
 	if (rc < 0)
 		return util_error(err, errlen, "%s", why);
 	if (rc == 1)
@@ -393,6 +491,9 @@ narration(struct tty *t, int width, struct lesson_lines *ls, int *follow_end)
 {
 	const struct lesson_slides *s = &t->slides;
 	const struct lesson_item *it;
+	const struct lesson_question *q;
+	struct lesson_question copy;
+	char *text;
 	int i, from, *roles = NULL, *grown;
 
 	*follow_end = -1;
@@ -404,27 +505,36 @@ narration(struct tty *t, int width, struct lesson_lines *ls, int *follow_end)
 		from = ls->n;
 		if (from > 0)
 			lesson_lines_add(ls, "%s", "");	/* between items */
+		text = spelt(t, it->text);
 		switch (it->kind) {
 		case LESSON_ITEM_QUESTION:
-			lesson_view_question(it->q, it->text, it->number, width, ls);
+			memset(&copy, 0, sizeof copy);
+			q = spell_question(t, it->q, &copy);
+			lesson_view_question(q, text != NULL ? text : it->text,
+			    it->number, width, ls);
 			if (it->revealed)
-				lesson_view_reveal(it->q, width, ls);
+				lesson_view_reveal(q, width, ls);
 			else if (it->q->numeric)
 				lesson_lines_add(ls, "    (= to type your answer; Space "
 				    "shows it)");
 			else
 				lesson_lines_add(ls, "    (Space shows the answer)");
+			unspell(it->q, &copy);
 			break;
 		case LESSON_ITEM_FAILED:
-			lesson_lines_wrap(ls, it->text, width, "!! ", "   ");
+			lesson_lines_wrap(ls, text != NULL ? text : it->text, width,
+			    "!! ", "   ");
 			break;
 		case LESSON_ITEM_TABLE:
 			table_lines(ls, it->text);
 			break;
 		default:
-			lesson_lines_wrap(ls, it->text, width, "", "");
+			lesson_lines_wrap(ls, text != NULL ? text : it->text, width,
+			    "", "");
 			break;
 		}
+		free(text);
+		ascii_lines(t, ls, from);	/* what spelt() left */
 		if (it == t->follow)
 			*follow_end = ls->n - 1;
 		grown = realloc(roles, (size_t)(ls->n + 1) * sizeof *grown);
@@ -460,7 +570,7 @@ draw_narration(struct tty *t, struct ui_grid *g, struct ui_rect r)
 {
 	const struct lesson_slides *s = &t->slides;
 	struct lesson_lines text = { 0 };
-	char where[160], shown[600];
+	char where[160], shown[600], spelt[600];
 	int *roles, i, y, n, follow_end;
 
 	ui_grid_clear(g, r, UI_ROLE_NORMAL);
@@ -477,7 +587,8 @@ draw_narration(struct tty *t, struct ui_grid *g, struct ui_rect r)
 		snprintf(where, sizeof where, "slide %d of %d", s->index, s->count);
 	n = (int)strlen(where);
 	ui_grid_text(g, r.x + 1, r.y, r.w - n - 4, UI_ROLE_BAR, fit(t,
-	    s->lesson->title, r.w - n - 4, shown, sizeof shown));
+	    shown_text(t, s->lesson->title, spelt, sizeof spelt), r.w - n - 4,
+	    shown, sizeof shown));
 	ui_grid_text(g, r.x + r.w - n - 1, r.y, n, UI_ROLE_BAR, where);
 	t->grid = g;
 	t->bar = (struct ui_rect){ r.x, r.y, r.w, 1 };
@@ -505,7 +616,8 @@ draw_narration(struct tty *t, struct ui_grid *g, struct ui_rect r)
 		    UI_ROLE_INPUT, "%s_", t->input);
 	} else if (t->message[0] != '\0')
 		ui_grid_text(g, r.x + 1, r.y + r.h - 2, r.w - 14, UI_ROLE_MESSAGE,
-		    fit(t, t->message, r.w - 14, shown, sizeof shown));
+		    fit(t, shown_text(t, t->message, spelt, sizeof spelt), r.w - 14,
+		    shown, sizeof shown));
 	ui_grid_clear(g, (struct ui_rect){ r.x, r.y + r.h - 1, r.w, 1 },
 	    UI_ROLE_BAR);
 	ui_grid_text(g, r.x + 1, r.y + r.h - 1, r.w - 2, UI_ROLE_BAR,

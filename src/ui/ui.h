@@ -173,6 +173,13 @@ struct ui_style {
  * asks the terminal. */
 void ui_style_detect(struct ui_style *st);
 
+/* s (UTF-8) for a terminal without UTF-8, in a malloc'd string (NULL
+ * when out of memory): each character the panes draw by the panes' own
+ * ASCII spelling (\u03b1 "alpha", \u2113 "l", \u2218 " (*) ", \u2026 "...",
+ * \u2192 "->"), a few of prose's as the panes would spell them
+ * (\u2264 "<=", a combining tilde "~"), any other "?". */
+char *ui_style_ascii(const char *s);
+
 /* ---- the view model ---------------------------------------------------- */
 
 struct ui;
