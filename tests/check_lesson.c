@@ -1013,6 +1013,23 @@ START_TEST(test_fills)
 	ck_assert_int_eq(rc, LESSON_FAILED);
 	ck_assert(strstr(msg, "t.lesson:7: in the narration, expected o 6.93 "
 	    "(to the digits written) got 6.924234") != NULL);
+	/* A quote of more digits than %.7g shows: the two values printed
+	 * with the quote's own decimals, so that they differ on the page
+	 * (they read "6.924234 got 6.924234" once). */
+	say_run(SEED "goto end\nsay {o 6.924234314520019}\n", &rc, msg,
+	    sizeof msg);
+	ck_assert_int_eq(rc, LESSON_FAILED);
+	ck_assert_msg(strstr(msg, "expected o 6.924234314520019 (to the digits "
+	    "written) got 6.92423") != NULL, "%s", msg);
+	ck_assert_msg(strstr(msg, "got 6.924234 ") == NULL, "%s", msg);
+	/* Where even the quote's decimals print alike (a tolerance let a
+	 * difference past them): %.17g. */
+	say_run(SEED "goto end\nsay {o 6.924234 tol 1e-9 rtol 0}\n", &rc, msg,
+	    sizeof msg);
+	ck_assert_int_eq(rc, LESSON_FAILED);
+	ck_assert_msg(strstr(msg, "expected o 6.92423400000000") != NULL, "%s",
+	    msg);
+	ck_assert_msg(strstr(msg, "got 6.924234 ") == NULL, "%s", msg);
 	/* Each entry to its own digits: the 1 of [0.36 1] does not make
 	 * 0.36 hold to 0.5. */
 	say_run(SEED "step\nsay {p 0.36 1}\n", &rc, msg, sizeof msg);
