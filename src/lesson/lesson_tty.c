@@ -237,11 +237,13 @@ sync_view(struct tty *t, char *err, size_t errlen)
 		return -1;
 	}
 	/* The view has no "before the first step": it shows step 0 from its
-	 * first phase, and the narration's header says where the lesson is. */
+	 * first phase, its header saying that no step has run yet. */
 	if (ui_seek(t->ui, run->step < 0 ? 0 : run->step, run->step < 0 ? 0 :
 	    run->phase) != 0)
 		return util_error(err, errlen, "the view has no step %ld",
 		    run->step);
+	if (run->step < 0)
+		ui_set_before(t->ui);	/* its header says no step has run */
 	x = run->focus - step_first_row(run);
 	if (x >= 0)
 		ui_set_focus(t->ui, x);

@@ -467,8 +467,31 @@ ui_seek(struct ui *ui, long k, int phase)
 {
 	if (timeline_seek(ui->line.tl, k, phase) != 0)
 		return -1;
+	ui->before = 0;
 	ui_moved(ui);
 	return 0;
+}
+
+void
+ui_set_before(struct ui *ui)
+{
+	struct timeline_pos pos;
+
+	ui_position(ui, &pos);
+	ui->before = 1;
+	ui->before_global = pos.global;
+	ui->before_phase = pos.phase;
+}
+
+int
+ui_is_before(const struct ui *ui)
+{
+	struct timeline_pos pos;
+
+	if (!ui->before)
+		return 0;
+	ui_position(ui, &pos);
+	return pos.global == ui->before_global && pos.phase == ui->before_phase;
 }
 
 void

@@ -244,6 +244,13 @@ void ui_busy_free(struct ui_busy *b);
  * or -1. */
 int ui_seek(struct ui *ui, long k, int phase);
 
+/* For a caller that stands before the first step (a lesson's first
+ * slide), where the view can only show step 0's first phase: the
+ * header says that no step has run yet, until the view moves (its keys,
+ * ui_seek).  ui_is_before says whether it still does. */
+void ui_set_before(struct ui *ui);
+int ui_is_before(const struct ui *ui);
+
 /* The focused row, as an index into the current tile's rows (clamped to
  * the tile when it changes).  The equations show this row's numbers. */
 void ui_set_focus(struct ui *ui, int row);
