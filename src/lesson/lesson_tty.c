@@ -65,6 +65,7 @@ struct tty {
 	enum tty_prompt prompt;
 	char input[24];
 	char why[160];		/* the view refuses the problem: why */
+	int frame;		/* and the lesson's frame shows it instead */
 	int unicode;		/* the terminal shows "…"; else "..." */
 	/* The clock the notes show: when the lesson and the slide began,
 	 * how long the slide before took, the last whole second ticked. */
@@ -214,12 +215,32 @@ static int
 sync_view(struct tty *t, char *err, size_t errlen)
 {
 	struct lesson_run *run = t->slides.run;
+	char why[400];
 	int x;
 
 	ui_settle(t->ui);
-	if (!run->built || run->dirty)
-		return 0;	/* nothing built yet, or not since a change */
 	t->why[0] = '\0';
+	t->frame = 1;
+	/* Never the problem of the slide before, nor the built-in example:
+	 * with no problem built (or none since a change) the pane says so. */
+	switch (lesson_view_source(run, why, sizeof why)) {
+	case LESSON_VIEW_NONE:
+		t->frame = 0;
+		snprintf(t->why, sizeof t->why, "no problem yet: the view shows "
+		    "none");
+		return 0;
+	case LESSON_VIEW_STALE:
+		t->frame = 0;
+		snprintf(t->why, sizeof t->why, "the problem changes on this "
+		    "slide: the view shows it from the next");
+		return 0;
+	case LESSON_VIEW_FRAME:
+		snprintf(t->why, sizeof t->why, "the view shows one head, this "
+		    "problem has %d", run->setup.problem.heads);
+		return 0;
+	default:
+		break;
+	}
 	if (run->opts.spec.heads > 1) {
 		snprintf(t->why, sizeof t->why, "the view shows one head, this "
 		    "problem has %d", run->opts.spec.heads);
@@ -293,9 +314,12 @@ draw_frame(struct tty *t, struct ui_grid *g, struct ui_rect r)
 
 	ui_grid_clear(g, r, UI_ROLE_NORMAL);
 	ui_grid_clear(g, (struct ui_rect){ r.x, r.y, r.w, 1 }, UI_ROLE_BAR);
-	snprintf(line, sizeof line, "%s; the lesson's frame instead", t->why);
+	snprintf(line, sizeof line, "%s%s", t->why, t->frame ? "; the lesson's "
+	    "frame instead" : "");
 	ui_grid_text(g, r.x + 1, r.y, r.w - 2, UI_ROLE_BAR, fit(t, line, r.w - 2,
 	    shown, sizeof shown));
+	if (!t->frame)
+		return;
 	lesson_view_state(t->slides.run, &ls);
 	ascii_lines(t, &ls, 0);
 	for (i = 0; i < ls.n && i + 2 < r.h; i++)
