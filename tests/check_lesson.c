@@ -764,6 +764,53 @@ slide_text(const struct lesson_slides *s)
 	return buf;
 }
 
+/* A progress function that counts its calls and stops at the n-th
+ * (0: never). */
+struct stop_after {
+	long calls, stop;
+};
+
+static int
+stop_after(void *ctx, const char *what, long done, long total)
+{
+	struct stop_after *st = ctx;
+
+	(void)what;
+	(void)done;
+	(void)total;
+	return ++st->calls == st->stop;
+}
+
+/* The lesson's builds go through the caller's progress (the terminal
+ * runner's progress screen, where q stops them): the rehearsal's and the
+ * slides'; one it stops fails the open, nothing left built. */
+START_TEST(test_slides_progress)
+{
+	struct stop_after st = { 0, 0 };
+	struct fulltimeline_progress pr = { stop_after, &st };
+	struct lesson_slides s;
+	struct lesson *l;
+	char err[512];
+
+	/* the backward needs the forward run to its end first */
+	l = parse_ok(SEED "backward\ngoto backward step 0\nsay one\npause\n"
+	    "say two\n");
+	ck_assert_int_eq(lesson_slides_open_progress(&s, l, &pr, err,
+	    sizeof err), 0);
+	ck_assert_int_gt(st.calls, 0);
+	ck_assert_int_eq(s.run->progress == &pr, 1);
+	lesson_slides_close(&s);
+	/* stopped at its first call: the open fails, saying so */
+	st.calls = 0;
+	st.stop = 1;
+	ck_assert_int_eq(lesson_slides_open_progress(&s, l, &pr, err,
+	    sizeof err), -1);
+	ck_assert_msg(strstr(err, "stopped while building") != NULL, "%s", err);
+	ck_assert_int_eq(st.calls, 1);
+	lesson_free(l);
+}
+END_TEST
+
 START_TEST(test_slides)
 {
 	struct lesson_slides s;
@@ -1013,6 +1060,23 @@ START_TEST(test_fills)
 	ck_assert_int_eq(rc, LESSON_FAILED);
 	ck_assert(strstr(msg, "t.lesson:7: in the narration, expected o 6.93 "
 	    "(to the digits written) got 6.924234") != NULL);
+	/* A quote of more digits than %.7g shows: the two values printed
+	 * with the quote's own decimals, so that they differ on the page
+	 * (they read "6.924234 got 6.924234" once). */
+	say_run(SEED "goto end\nsay {o 6.924234314520019}\n", &rc, msg,
+	    sizeof msg);
+	ck_assert_int_eq(rc, LESSON_FAILED);
+	ck_assert_msg(strstr(msg, "expected o 6.924234314520019 (to the digits "
+	    "written) got 6.92423") != NULL, "%s", msg);
+	ck_assert_msg(strstr(msg, "got 6.924234 ") == NULL, "%s", msg);
+	/* Where even the quote's decimals print alike (a tolerance let a
+	 * difference past them): %.17g. */
+	say_run(SEED "goto end\nsay {o 6.924234 tol 1e-9 rtol 0}\n", &rc, msg,
+	    sizeof msg);
+	ck_assert_int_eq(rc, LESSON_FAILED);
+	ck_assert_msg(strstr(msg, "expected o 6.92423400000000") != NULL, "%s",
+	    msg);
+	ck_assert_msg(strstr(msg, "got 6.924234 ") == NULL, "%s", msg);
 	/* Each entry to its own digits: the 1 of [0.36 1] does not make
 	 * 0.36 hold to 0.5. */
 	say_run(SEED "step\nsay {p 0.36 1}\n", &rc, msg, sizeof msg);
@@ -2640,6 +2704,7 @@ test_suite(void)
 	tcase_add_test(tc, test_timeline_frames);
 	tcase_add_test(tc, test_ladder);
 	tcase_add_test(tc, test_check_quotes_shown);
+	tcase_add_test(tc, test_slides_progress);
 	tcase_add_test(tc, test_check_answer_tokens);
 	tcase_add_test(tc, test_check_worksheet);
 	tcase_add_test(tc, test_check_course_rules);

@@ -92,10 +92,29 @@
 #       src/app/options.c
 #       sed 's/^\t{ set_bug, bug_more },$//'
 #       -> tests/check_options:test_bug_table
+#   cuts unmarked       the view marks every row, key and entry a pane
+#                       cuts at 80x24 (check_ui)
+#       src/ui/ui_pane_tile.c
+#       sed 's/^\tif (n == 0 || r.h < 1)$/\tif (n >= 0 || r.h < 1)/'
+#       ui_pane_cut_mark draws no "+2v" however much is cut
+#       -> tests/check_ui:test_cuts_marked
+#   worksheet tells     a worksheet (--plain without answers) blanks
+#                       what answers its questions, in its narration and
+#                       its frames (check_lesson)
+#       src/lesson/lesson_plain.c
+#       sed 's/^\t\tlesson_check_withhold(pl->asked, pl->nasked, &pl->lines);$/\t\t;/'
+#       -> tests/check_lesson:test_check_worksheet
+#   quotes not held     --check fails a slide whose {...} quote is not
+#                       what the view shows where the slide ends
+#                       (check_lesson)
+#       src/lesson/lesson_check.c
+#       sed 's/^\tif (ck->nquotes == 0 || run->failures > 0) {$/\tif (ck->nquotes >= 0 || run->failures > 0) {/'
+#       every slide's quotes are dropped unchecked
+#       -> tests/check_lesson:test_check_quotes_shown
 #
 # A plant names check programs (run as they are) or shell tests
 # (tests/NAME.test, run with the flashstep binary as make check runs
-# them).  On a 2-core machine the whole script takes about 15 s when TREE
+# them).  On a 2-core machine the whole script takes about 45 s when TREE
 # is built (the copy then rebuilds only what each plant changes); when
 # TREE is not, the copy's first build comes first (minutes with nvcc).
 set -u
@@ -117,7 +136,7 @@ trap 'exit 143' TERM
 # Every program some plant names: the base builds them once, and the
 # tree as it is must pass them all.
 ALL_TESTS="tests/check_sim tests/check_backward tests/check_split tests/check_outfile
-    tests/check_ui tests/check_options tests/outfile.test"
+    tests/check_ui tests/check_options tests/outfile.test tests/check_lesson"
 
 # What make must build for a test: a check program is itself; a shell
 # test needs the binary.
@@ -282,6 +301,15 @@ plant "b skips a mode" src/ui/ui.c \
 plant "--help from the table" src/app/options.c \
     's/^\t{ set_bug, bug_more },$//' \
     tests/check_options:test_bug_table
+plant "cuts unmarked" src/ui/ui_pane_tile.c \
+    's/^\tif (n == 0 || r.h < 1)$/\tif (n >= 0 || r.h < 1)/' \
+    tests/check_ui:test_cuts_marked
+plant "worksheet tells" src/lesson/lesson_plain.c \
+    's/^\t\tlesson_check_withhold(pl->asked, pl->nasked, &pl->lines);$/\t\t;/' \
+    tests/check_lesson:test_check_worksheet
+plant "quotes not held" src/lesson/lesson_check.c \
+    's/^\tif (ck->nquotes == 0 || run->failures > 0) {$/\tif (ck->nquotes >= 0 || run->failures > 0) {/' \
+    tests/check_lesson:test_check_quotes_shown
 
 nplants=$(($(wc -l <"$work/verdicts") - 1))
 echo "planted: $(($(date +%s) - start)) s after the base build"

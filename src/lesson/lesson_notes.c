@@ -160,6 +160,12 @@ lesson_notes_close(struct lesson_notes *nt)
 }
 
 int
+lesson_notes_terminal(const struct lesson_notes *nt)
+{
+	return nt->tty;
+}
+
+int
 lesson_notes_stopped(const struct lesson_notes *nt)
 {
 	return nt->stopped;

@@ -65,6 +65,9 @@ int lesson_notes_show(struct lesson_notes *nt,
 int lesson_notes_tick(struct lesson_notes *nt, double lesson_s,
     double slide_s, char *err, size_t errlen);
 
+/* Do the notes go to a terminal (not a FIFO or a file)? */
+int lesson_notes_terminal(const struct lesson_notes *nt);
+
 /* Have the notes stopped (a write failed)? */
 int lesson_notes_stopped(const struct lesson_notes *nt);
 

@@ -417,7 +417,7 @@ lesson_plain_write(const struct lesson *l, FILE *f,
 	pl.st = o->markdown ? &style_markdown : &style_text;
 
 	/* A rehearsal first: a lesson that cannot run writes nothing. */
-	if (lesson_run_rehearse(l, &pl.slides, err, errlen) != 0)
+	if (lesson_run_rehearse(l, NULL, &pl.slides, err, errlen) != 0)
 		return -1;
 	run = lesson_run_new(l, &plain_sink, &pl, 0);
 	if (run == NULL)

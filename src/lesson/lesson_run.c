@@ -285,8 +285,8 @@ lesson_run_ready(struct lesson_run *run, const struct lesson_cmd *c)
 	/* The timeline: the forward, the combine of a split run, the
 	 * backward; the forward (and combine) run first when a later
 	 * segment needs what they give. */
-	if (fulltimeline_build(&run->opts, &run->setup.problem, run->setup.sim,
-	    &run->bwd, msg, sizeof msg) != 0) {
+	if (fulltimeline_build_progress(&run->opts, &run->setup.problem,
+	    run->setup.sim, &run->bwd, run->progress, msg, sizeof msg) != 0) {
 		lesson_parser_unflag(msg);
 		snprintf(run->err, sizeof run->err, "%s:%d: the problem cannot be "
 		    "built: %s", run->lesson->path, line, msg);
@@ -630,7 +630,8 @@ lesson_run_last_slide(const struct lesson_run *run, int rc)
 }
 
 int
-lesson_run_rehearse(const struct lesson *l, int *slides, char *err,
+lesson_run_rehearse(const struct lesson *l,
+    const struct fulltimeline_progress *progress, int *slides, char *err,
     size_t errlen)
 {
 	struct lesson_run *run;
@@ -639,6 +640,7 @@ lesson_run_rehearse(const struct lesson *l, int *slides, char *err,
 	run = lesson_run_new(l, NULL, NULL, LESSON_RUN_DRY);
 	if (run == NULL)
 		return util_error(err, errlen, "%s: out of memory", l->path);
+	run->progress = progress;
 	do {
 		rc = lesson_run_next(run);
 		n++;

@@ -130,6 +130,10 @@ struct lesson_run {
 	float *unsplit_o, *unsplit_lse;	/* the same problem unsplit, once asked */
 	float *zeros;		/* zeros: an accumulator before any step */
 	int generation;		/* bumped at each build */
+	/* A long build's progress (the terminal runner's busy screen), or
+	 * NULL; a build it stops fails as any other, and its caller, who
+	 * knows it stopped it, says so. */
+	const struct fulltimeline_progress *progress;
 
 	long step;		/* -1: before the first step; else global */
 	int phase;		/* in the step's own segment */
@@ -173,7 +177,8 @@ int lesson_run_all(struct lesson_run *run);
  * ends at each pause; what follows the last pause, if anything does, is
  * one more), or -1 with err set.
  */
-int lesson_run_rehearse(const struct lesson *l, int *slides, char *err,
+int lesson_run_rehearse(const struct lesson *l,
+    const struct fulltimeline_progress *progress, int *slides, char *err,
     size_t errlen);
 
 /* Is this the last slide: the run ended, or it paused with nothing left

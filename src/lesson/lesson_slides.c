@@ -204,15 +204,23 @@ int
 lesson_slides_open(struct lesson_slides *s, const struct lesson *l, char *err,
     size_t errlen)
 {
+	return lesson_slides_open_progress(s, l, NULL, err, errlen);
+}
+
+int
+lesson_slides_open_progress(struct lesson_slides *s, const struct lesson *l,
+    const struct fulltimeline_progress *progress, char *err, size_t errlen)
+{
 	memset(s, 0, sizeof *s);
 	s->lesson = l;
 
 	/* A rehearsal: a lesson that cannot run shows nothing. */
-	if (lesson_run_rehearse(l, &s->count, err, errlen) != 0)
+	if (lesson_run_rehearse(l, progress, &s->count, err, errlen) != 0)
 		return -1;
 	s->run = lesson_run_new(l, &slides_sink, s, 0);
 	if (s->run == NULL)
 		return util_error(err, errlen, "%s: out of memory", l->path);
+	s->run->progress = progress;
 	if (lesson_slides_go(s, 1) != 0) {
 		util_error(err, errlen, "%s", s->err);
 		lesson_slides_close(s);

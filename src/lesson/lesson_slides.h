@@ -58,6 +58,11 @@ struct lesson_slides {
  * cannot run, or no memory). */
 int lesson_slides_open(struct lesson_slides *s, const struct lesson *l,
     char *err, size_t errlen);
+/* The same, every timeline built (the rehearsal's, then the slides')
+ * through progress (fulltimeline_progress; NULL: none). */
+int lesson_slides_open_progress(struct lesson_slides *s,
+    const struct lesson *l, const struct fulltimeline_progress *progress,
+    char *err, size_t errlen);
 void lesson_slides_close(struct lesson_slides *s);
 
 /* The next slide: 0, 1 when already at the last, -1 with s->err set. */

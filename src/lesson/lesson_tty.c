@@ -41,6 +41,9 @@
  * and at least this many. */
 #define TTY_STACKED_SHARE 0.3
 #define TTY_NARRATION_LINES 6
+/* What q does on a long build's progress screen, the lesson's and the
+ * view's alike. */
+#define TTY_BUSY_KEYS "q ends the lesson"
 
 /* What the narration pane's input line reads. */
 enum tty_prompt {
@@ -62,6 +65,7 @@ struct tty {
 	enum tty_prompt prompt;
 	char input[24];
 	char why[160];		/* the view refuses the problem: why */
+	int frame;		/* and the lesson's frame shows it instead */
 	int unicode;		/* the terminal shows "…"; else "..." */
 	/* The clock the notes show: when the lesson and the slide began,
 	 * how long the slide before took, the last whole second ticked. */
@@ -75,7 +79,116 @@ struct tty {
 	struct ui_rect bar;
 	int help;		/* ? is open: the lesson's keys, then the view's */
 	int help_first, help_lines, help_page;
+	/* A long build of the lesson's own timeline shows the view's
+	 * progress screen (made at its first call, gone after the slide
+	 * change); q there ends the lesson, as q does anywhere in it. */
+	struct ui_style st;
+	struct fulltimeline_progress progress;
+	struct ui_busy *busy;
+	int stopped;		/* q (or a signal) stopped a build */
 };
+
+/*
+ * Lines [from, ls->n) of ls spelt in ASCII for a terminal without UTF-8,
+ * as the view's panes spell the same characters (ui_style_ascii: one
+ * table for both), for lines cut rather than wrapped (a table, the
+ * frame).  Nothing with UTF-8.
+ */
+static void
+ascii_lines(const struct tty *t, struct lesson_lines *ls, int from)
+{
+	char *a;
+	int i;
+
+	for (i = from; !t->unicode && i < ls->n; i++) {
+		if ((a = ui_style_ascii(ls->line[i])) == NULL) {
+			ls->oom = 1;
+			return;
+		}
+		free(ls->line[i]);
+		ls->line[i] = a;
+	}
+}
+
+/* Prose to wrap, spelt in ASCII first without UTF-8 (so that it wraps
+ * at the width it is shown at): a malloc'd copy, or NULL to use s. */
+static char *
+spelt(const struct tty *t, const char *s)
+{
+	return t->unicode || s == NULL ? NULL : ui_style_ascii(s);
+}
+
+/* A question asked or revealed, its text and choices spelt as spelt()
+ * does (into q's copy *c, to free with unspell). */
+static const struct lesson_question *
+spell_question(const struct tty *t, const struct lesson_question *q,
+    struct lesson_question *c)
+{
+	char *x;
+	int i;
+
+	if (t->unicode)
+		return q;
+	*c = *q;
+	c->choices = calloc((size_t)q->nchoices + 1, sizeof *c->choices);
+	if (c->choices == NULL)
+		return q;
+	for (i = 0; i < q->nchoices; i++)
+		c->choices[i] = (x = spelt(t, q->choices[i])) != NULL ? x :
+		    strdup(q->choices[i]);
+	c->text = spelt(t, q->text);
+	c->explanation = spelt(t, q->explanation);
+	return c;
+}
+
+static void
+unspell(const struct lesson_question *q, struct lesson_question *c)
+{
+	int i;
+
+	if (q == c || c->choices == NULL)
+		return;
+	for (i = 0; i < c->nchoices; i++)
+		free(c->choices[i]);
+	free(c->choices);
+	free(c->text);
+	free(c->explanation);
+}
+
+/* s as the terminal can show it, into buf: itself with UTF-8, else in
+ * ASCII (ascii_lines). */
+static const char *
+shown_text(const struct tty *t, const char *s, char *buf, size_t len)
+{
+	char *a;
+
+	if (t->unicode || (a = ui_style_ascii(s)) == NULL)
+		return s;
+	snprintf(buf, len, "%s", a);
+	free(a);
+	return buf;
+}
+
+/* The lesson's builds' progress function (fulltimeline_progress). */
+static int
+progress(void *ctx, const char *what, long done, long total)
+{
+	struct tty *t = ctx;
+
+	if (t->busy == NULL && (t->busy = ui_busy_new(&t->st, TTY_BUSY_KEYS)) == NULL)
+		return 0;	/* no memory for the screen: build on unseen */
+	if (ui_busy_step(t->busy, what, done, total) != 0)
+		t->stopped = 1;
+	return t->stopped;
+}
+
+/* After a slide change's builds: the next change times its own. */
+static void
+progress_done(struct tty *t)
+{
+	ui_busy_free(t->busy);
+	t->busy = NULL;
+}
 
 /* The first row of the step the lesson stands at: of its tile, or of
  * the row block its merge merges. */
@@ -102,12 +215,32 @@ static int
 sync_view(struct tty *t, char *err, size_t errlen)
 {
 	struct lesson_run *run = t->slides.run;
+	char why[400];
 	int x;
 
 	ui_settle(t->ui);
-	if (!run->built || run->dirty)
-		return 0;	/* nothing built yet, or not since a change */
 	t->why[0] = '\0';
+	t->frame = 1;
+	/* Never the problem of the slide before, nor the built-in example:
+	 * with no problem built (or none since a change) the pane says so. */
+	switch (lesson_view_source(run, why, sizeof why)) {
+	case LESSON_VIEW_NONE:
+		t->frame = 0;
+		snprintf(t->why, sizeof t->why, "no problem yet: the view shows "
+		    "none");
+		return 0;
+	case LESSON_VIEW_STALE:
+		t->frame = 0;
+		snprintf(t->why, sizeof t->why, "the problem changes on this "
+		    "slide: the view shows it from the next");
+		return 0;
+	case LESSON_VIEW_FRAME:
+		snprintf(t->why, sizeof t->why, "the view shows one head, this "
+		    "problem has %d", run->setup.problem.heads);
+		return 0;
+	default:
+		break;
+	}
 	if (run->opts.spec.heads > 1) {
 		snprintf(t->why, sizeof t->why, "the view shows one head, this "
 		    "problem has %d", run->opts.spec.heads);
@@ -115,14 +248,23 @@ sync_view(struct tty *t, char *err, size_t errlen)
 	}
 	if (ui_options_check(&run->opts, t->why, sizeof t->why) != 0)
 		return 0;
-	if (ui_configure(t->ui, &run->opts, err, errlen) != 0)
+	switch (ui_configure(t->ui, &run->opts, err, errlen)) {
+	case 0:
+		break;
+	case 1:
+		t->stopped = 1;		/* q: the lesson ends, not an error */
 		return -1;
+	default:
+		return -1;
+	}
 	/* The view has no "before the first step": it shows step 0 from its
-	 * first phase, and the narration's header says where the lesson is. */
+	 * first phase, its header saying that no step has run yet. */
 	if (ui_seek(t->ui, run->step < 0 ? 0 : run->step, run->step < 0 ? 0 :
 	    run->phase) != 0)
 		return util_error(err, errlen, "the view has no step %ld",
 		    run->step);
+	if (run->step < 0)
+		ui_set_before(t->ui);	/* its header says no step has run */
 	x = run->focus - step_first_row(run);
 	if (x >= 0)
 		ui_set_focus(t->ui, x);
@@ -172,10 +314,14 @@ draw_frame(struct tty *t, struct ui_grid *g, struct ui_rect r)
 
 	ui_grid_clear(g, r, UI_ROLE_NORMAL);
 	ui_grid_clear(g, (struct ui_rect){ r.x, r.y, r.w, 1 }, UI_ROLE_BAR);
-	snprintf(line, sizeof line, "%s; the lesson's frame instead", t->why);
+	snprintf(line, sizeof line, "%s%s", t->why, t->frame ? "; the lesson's "
+	    "frame instead" : "");
 	ui_grid_text(g, r.x + 1, r.y, r.w - 2, UI_ROLE_BAR, fit(t, line, r.w - 2,
 	    shown, sizeof shown));
+	if (!t->frame)
+		return;
 	lesson_view_state(t->slides.run, &ls);
+	ascii_lines(t, &ls, 0);
 	for (i = 0; i < ls.n && i + 2 < r.h; i++)
 		ui_grid_text(g, r.x + 1, r.y + 2 + i, r.w - 2, UI_ROLE_NORMAL,
 		    ls.line[i]);
@@ -199,9 +345,10 @@ send_notes(struct tty *t, char *err, size_t errlen)
 	const struct lesson_slides *s = &t->slides;
 	struct lesson_notes_page pg = { 0 };
 	const char *notes[64];
+	char *spelt[66];
 	char next[160], why[400];
 	double now = util_now();
-	int i, n = 0, rc;
+	int i, n = 0, rc, ascii;
 
 	if (t->notes == NULL)
 		return 0;
@@ -216,6 +363,19 @@ send_notes(struct tty *t, char *err, size_t errlen)
 		pg.next = next;
 	else if (!s->at_end)
 		pg.next = "(a slide with no narration)";
+	/* Notes on a terminal are spelt as the projected screen is: in
+	 * ASCII without UTF-8 (a file keeps its UTF-8, as --plain does). */
+	ascii = !t->unicode && lesson_notes_terminal(t->notes);
+	memset(spelt, 0, sizeof spelt);
+	if (ascii) {
+		for (i = 0; i < n; i++)
+			if ((spelt[i] = ui_style_ascii(notes[i])) != NULL)
+				notes[i] = spelt[i];
+		if ((spelt[64] = ui_style_ascii(pg.title)) != NULL)
+			pg.title = spelt[64];
+		if (pg.next != NULL && (spelt[65] = ui_style_ascii(pg.next)) != NULL)
+			pg.next = spelt[65];
+	}
 	pg.notes = notes;
 	pg.n = n;
 	pg.lesson_s = now - t->t0;
@@ -223,6 +383,8 @@ send_notes(struct tty *t, char *err, size_t errlen)
 	pg.prev_s = t->prev_s;
 	t->ticked = (long)pg.lesson_s;
 	rc = lesson_notes_show(t->notes, &pg, why, sizeof why);
+	for (i = 0; i < 66; i++)
+		free(spelt[i]);
 	if (rc < 0)
 		return util_error(err, errlen, "%s", why);
 	if (rc == 1)
@@ -302,8 +464,11 @@ arrived(struct tty *t)
 	t->scroll = 0;
 	t->follow = NULL;
 	t->prompt = TTY_NO_PROMPT;
+	progress_done(t);
 	if (sync_view(t, err, sizeof err) != 0 ||
 	    send_notes(t, err, sizeof err) != 0) {
+		if (t->stopped)
+			return UI_HANDLED | UI_QUIT;
 		snprintf(t->slides.err, sizeof t->slides.err, "%s", err);
 		t->failed = 1;
 		return UI_HANDLED | UI_QUIT;
@@ -352,6 +517,9 @@ narration(struct tty *t, int width, struct lesson_lines *ls, int *follow_end)
 {
 	const struct lesson_slides *s = &t->slides;
 	const struct lesson_item *it;
+	const struct lesson_question *q;
+	struct lesson_question copy;
+	char *text;
 	int i, from, *roles = NULL, *grown;
 
 	*follow_end = -1;
@@ -363,27 +531,36 @@ narration(struct tty *t, int width, struct lesson_lines *ls, int *follow_end)
 		from = ls->n;
 		if (from > 0)
 			lesson_lines_add(ls, "%s", "");	/* between items */
+		text = spelt(t, it->text);
 		switch (it->kind) {
 		case LESSON_ITEM_QUESTION:
-			lesson_view_question(it->q, it->text, it->number, width, ls);
+			memset(&copy, 0, sizeof copy);
+			q = spell_question(t, it->q, &copy);
+			lesson_view_question(q, text != NULL ? text : it->text,
+			    it->number, width, ls);
 			if (it->revealed)
-				lesson_view_reveal(it->q, width, ls);
+				lesson_view_reveal(q, width, ls);
 			else if (it->q->numeric)
 				lesson_lines_add(ls, "    (= to type your answer; Space "
 				    "shows it)");
 			else
 				lesson_lines_add(ls, "    (Space shows the answer)");
+			unspell(it->q, &copy);
 			break;
 		case LESSON_ITEM_FAILED:
-			lesson_lines_wrap(ls, it->text, width, "!! ", "   ");
+			lesson_lines_wrap(ls, text != NULL ? text : it->text, width,
+			    "!! ", "   ");
 			break;
 		case LESSON_ITEM_TABLE:
 			table_lines(ls, it->text);
 			break;
 		default:
-			lesson_lines_wrap(ls, it->text, width, "", "");
+			lesson_lines_wrap(ls, text != NULL ? text : it->text, width,
+			    "", "");
 			break;
 		}
+		free(text);
+		ascii_lines(t, ls, from);	/* what spelt() left */
 		if (it == t->follow)
 			*follow_end = ls->n - 1;
 		grown = realloc(roles, (size_t)(ls->n + 1) * sizeof *grown);
@@ -419,7 +596,7 @@ draw_narration(struct tty *t, struct ui_grid *g, struct ui_rect r)
 {
 	const struct lesson_slides *s = &t->slides;
 	struct lesson_lines text = { 0 };
-	char where[160], shown[600];
+	char where[160], shown[600], spelt[600];
 	int *roles, i, y, n, follow_end;
 
 	ui_grid_clear(g, r, UI_ROLE_NORMAL);
@@ -436,7 +613,8 @@ draw_narration(struct tty *t, struct ui_grid *g, struct ui_rect r)
 		snprintf(where, sizeof where, "slide %d of %d", s->index, s->count);
 	n = (int)strlen(where);
 	ui_grid_text(g, r.x + 1, r.y, r.w - n - 4, UI_ROLE_BAR, fit(t,
-	    s->lesson->title, r.w - n - 4, shown, sizeof shown));
+	    shown_text(t, s->lesson->title, spelt, sizeof spelt), r.w - n - 4,
+	    shown, sizeof shown));
 	ui_grid_text(g, r.x + r.w - n - 1, r.y, n, UI_ROLE_BAR, where);
 	t->grid = g;
 	t->bar = (struct ui_rect){ r.x, r.y, r.w, 1 };
@@ -464,7 +642,8 @@ draw_narration(struct tty *t, struct ui_grid *g, struct ui_rect r)
 		    UI_ROLE_INPUT, "%s_", t->input);
 	} else if (t->message[0] != '\0')
 		ui_grid_text(g, r.x + 1, r.y + r.h - 2, r.w - 14, UI_ROLE_MESSAGE,
-		    fit(t, t->message, r.w - 14, shown, sizeof shown));
+		    fit(t, shown_text(t, t->message, spelt, sizeof spelt), r.w - 14,
+		    shown, sizeof shown));
 	ui_grid_clear(g, (struct ui_rect){ r.x, r.y + r.h - 1, r.w, 1 },
 	    UI_ROLE_BAR);
 	ui_grid_text(g, r.x + 1, r.y + r.h - 1, r.w - 2, UI_ROLE_BAR,
@@ -720,7 +899,7 @@ jump(struct tty *t)
 		    "are 1 to %d", t->input, t->slides.count);
 		return;
 	}
-	if (lesson_slides_go(&t->slides, (int)n) != 0)
+	if (lesson_slides_go(&t->slides, (int)n) != 0 && !t->stopped)
 		t->failed = 1;
 }
 
@@ -762,7 +941,8 @@ prompt_key(struct tty *t, const struct ui_key *k)
 		if (p == TTY_JUMP) {
 			busy(t);
 			jump(t);
-			return t->failed ? UI_HANDLED | UI_QUIT : arrived(t);
+			return t->failed || t->stopped ? UI_HANDLED | UI_QUIT :
+			    arrived(t);
 		}
 		check_answer(t);
 		break;
@@ -880,7 +1060,7 @@ key(struct ui *ui, const struct ui_key *k, void *ctx)
 		return t->why[0] != '\0' ? UI_HANDLED : 0;
 	}
 	if (rc < 0) {
-		t->failed = 1;
+		t->failed = !t->stopped;	/* q in a build: just the end */
 		return UI_HANDLED | UI_QUIT;
 	}
 	return arrived(t);
@@ -892,10 +1072,9 @@ lesson_tty_run(const struct lesson *l, const char *notes_to, int *sig,
 {
 	struct ui_hooks hooks = { .frame = frame, .key = key, .idle = idle };
 	struct sigaction ign, old_pipe;
-	struct ui_style st;
 	struct options defaults;
 	struct tty t;
-	int rc = -1, r;
+	int rc = -1, r, open = 0;
 
 	*sig = 0;
 	if (warnlen > 0)
@@ -914,26 +1093,34 @@ lesson_tty_run(const struct lesson *l, const char *notes_to, int *sig,
 		if (t.notes == NULL)
 			goto done;
 	}
-	if (lesson_slides_open(&t.slides, l, err, errlen) != 0)
+	/* The terminal first: the first slide's problem may take long to
+	 * build, and its progress (and q) need the screen. */
+	ui_style_detect(&t.st);
+	if (ui_term_open(&t.st, err, errlen) != 0)
 		goto done;
+	open = 1;
+	t.unicode = t.st.unicode;
+	t.progress = (struct fulltimeline_progress){ progress, &t };
+	if (lesson_slides_open_progress(&t.slides, l, &t.progress, err,
+	    errlen) != 0)
+		goto closed;
 	t.clock_slide = t.slides.index;
-	/* The view starts on the lesson's first problem (or run's default
-	 * problem, before a script builds one). */
-	ui_style_detect(&st);
+	/* The view starts on the built-in example (quick); sync_view then
+	 * brings it to the lesson's first problem, through the progress
+	 * screen, when the view can show it. */
 	options_init(&defaults);
-	t.ui = ui_new(t.slides.run->built && ui_options_check(&t.slides.run->opts,
-	    err, errlen) == 0 ? &t.slides.run->opts : &defaults, &st, err, errlen);
+	t.ui = ui_new(&defaults, &t.st, err, errlen);
 	if (t.ui == NULL)
-		goto done;
+		goto closed;
+	ui_set_busy_keys(t.ui, TTY_BUSY_KEYS);
+	progress_done(&t);
 	if (sync_view(&t, err, errlen) != 0 || send_notes(&t, err, errlen) != 0)
-		goto done;
-	if (ui_term_open(&st, err, errlen) != 0)
-		goto done;
-	t.unicode = st.unicode;
+		goto closed;
 	hooks.ctx = &t;
 	t.body = 1;
 	r = ui_loop(t.ui, &hooks, err, errlen);
 	ui_term_close();
+	open = 0;
 	if (r < 0)
 		goto done;
 	if (t.failed) {
@@ -942,9 +1129,20 @@ lesson_tty_run(const struct lesson *l, const char *notes_to, int *sig,
 	}
 	*sig = r;
 	rc = 0;
+closed:
+	if (open) {
+		ui_term_close();
+		if (t.stopped)
+			rc = 0;		/* q while the first slide built */
+	}
+	/* q (or a signal) stopped a build: the end of the lesson, not an
+	 * error; a signal is then the lesson's to die of. */
+	if (t.stopped && *sig == 0)
+		*sig = ui_term_signal();
 done:
 	if (t.gone[0] != '\0' && warnlen > 0)
 		snprintf(warn, warnlen, "%s", t.gone);
+	progress_done(&t);
 	ui_free(t.ui);
 	if (t.slides.lesson != NULL)
 		lesson_slides_close(&t.slides);

@@ -355,6 +355,58 @@ format_plain(const double *x, int n, int kind, char *buf, size_t len)
 		snprintf(buf + used, len - used, " ...");
 }
 
+static void format_one(double x, int kind, const struct lesson_shown *sh,
+    char *buf, size_t len);
+
+/*
+ * What a failed check expected and got, side by side: at %.7g
+ * (format_plain), unless a pair that differs prints alike there (a quote
+ * of 16 digits against float32's value); then each number with the
+ * quote's own decimals, or %.17g where even those print alike.
+ */
+static void
+format_versus(const struct lesson_expect *e, const double *got, int n,
+    char *want, size_t wlen, char *have, size_t hlen)
+{
+	const int kind = e->value.kind;
+	char a[48], b[48];
+	size_t uw = 0, uh = 0;
+	int i, alike = 0, digits = 1;
+
+	format_plain(e->values, e->n, kind, want, wlen);
+	format_plain(got, n, kind, have, hlen);
+	if (kind != LESSON_Q_REAL || n != e->n)
+		return;
+	for (i = 0; i < n; i++)
+		if (got[i] != e->values[i] && strcmp(lesson_format(e->values[i], a,
+		    sizeof a), lesson_format(got[i], b, sizeof b)) == 0)
+			alike = 1;
+	if (!alike)
+		return;
+	for (i = 0; i < n; i++) {
+		format_one(e->values[i], kind, &e->shown[i], a, sizeof a);
+		format_one(got[i], kind, &e->shown[i], b, sizeof b);
+		if (got[i] != e->values[i] && strcmp(a, b) == 0)
+			digits = 0;
+	}
+	want[0] = have[0] = '\0';
+	for (i = 0; i < n && i < 8 && uw < wlen && uh < hlen; i++) {
+		if (digits) {
+			format_one(e->values[i], kind, &e->shown[i], a, sizeof a);
+			format_one(got[i], kind, &e->shown[i], b, sizeof b);
+		} else {
+			snprintf(a, sizeof a, "%.17g", e->values[i]);
+			snprintf(b, sizeof b, "%.17g", got[i]);
+		}
+		uw += (size_t)snprintf(want + uw, wlen - uw, "%s%s", i ? " " : "", a);
+		uh += (size_t)snprintf(have + uh, hlen - uh, "%s%s", i ? " " : "", b);
+	}
+	if (n > 8 && uw < wlen && uh < hlen) {
+		snprintf(want + uw, wlen - uw, " ...");
+		snprintf(have + uh, hlen - uh, " ...");
+	}
+}
+
 /* "row 0 at step 1, phase update" for messages. */
 static void
 where(struct lesson_run *run, const struct lesson_expect *e, char *buf,
@@ -433,7 +485,7 @@ lesson_value_check(struct lesson_run *run, const struct lesson_cmd *c,
 		    e->shown[i].half : e->atol, e->by_digits ? 0 : e->rtol));
 	if (ok)
 		return LESSON_NEXT;
-	format_plain(got, *n, v->kind, have, sizeof have);
+	format_versus(e, got, *n, want, sizeof want, have, sizeof have);
 	return lesson_run_fail(run, c, "%sexpected %s %s%s got %s (%s)", where_,
 	    v->name, want, tol, have, at);
 }

@@ -387,11 +387,14 @@ ui_configure(struct ui *ui, const struct options *o, char *err, size_t errlen)
 	struct sim *ns;
 
 	problem_free(np);
-	if (ui_build(o, ui->gl, "q stops this and keeps the view as it was", np,
-	    &ns, &line, &stopped, err, errlen) != 0) {
-		if (stopped)
+	if (ui_build(o, ui->gl, ui->busy_keys != NULL ? ui->busy_keys :
+	    "q stops this and keeps the view as it was", np, &ns, &line,
+	    &stopped, err, errlen) != 0) {
+		if (stopped) {
 			util_error(err, errlen, "stopped (q): the view shows the "
 			    "problem it had");
+			return 1;
+		}
 		return -1;
 	}
 	ui_keep_position(&ui->line, ui->sim, &line, ns);
@@ -429,6 +432,12 @@ ui_configure(struct ui *ui, const struct options *o, char *err, size_t errlen)
 }
 
 void
+ui_set_busy_keys(struct ui *ui, const char *keys)
+{
+	ui->busy_keys = keys;
+}
+
+void
 ui_clamp_focus(struct ui *ui)
 {
 	int rows = ui_rows(ui), keys;
@@ -458,8 +467,31 @@ ui_seek(struct ui *ui, long k, int phase)
 {
 	if (timeline_seek(ui->line.tl, k, phase) != 0)
 		return -1;
+	ui->before = 0;
 	ui_moved(ui);
 	return 0;
+}
+
+void
+ui_set_before(struct ui *ui)
+{
+	struct timeline_pos pos;
+
+	ui_position(ui, &pos);
+	ui->before = 1;
+	ui->before_global = pos.global;
+	ui->before_phase = pos.phase;
+}
+
+int
+ui_is_before(const struct ui *ui)
+{
+	struct timeline_pos pos;
+
+	if (!ui->before)
+		return 0;
+	ui_position(ui, &pos);
+	return pos.global == ui->before_global && pos.phase == ui->before_phase;
 }
 
 void

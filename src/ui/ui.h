@@ -173,6 +173,13 @@ struct ui_style {
  * asks the terminal. */
 void ui_style_detect(struct ui_style *st);
 
+/* s (UTF-8) for a terminal without UTF-8, in a malloc'd string (NULL
+ * when out of memory): each character the panes draw by the panes' own
+ * ASCII spelling (\u03b1 "alpha", \u2113 "l", \u2218 " (*) ", \u2026 "...",
+ * \u2192 "->"), a few of prose's as the panes would spell them
+ * (\u2264 "<=", a combining tilde "~"), any other "?". */
+char *ui_style_ascii(const char *s);
+
 /* ---- the view model ---------------------------------------------------- */
 
 struct ui;
@@ -207,16 +214,42 @@ struct sim *ui_sim(struct ui *ui);
 /*
  * Rebuilds the problem and sim from o, keeping the position: the same
  * tile (i, j) and phase if it still exists, else the nearest step.
- * Returns 0, or -1 with err set and nothing changed (also when q stopped
- * a long build, which shows its progress as ui_new's does).
+ * Returns 0, or -1 with err set and nothing changed, or 1 with err set
+ * and nothing changed when q (or a signal) stopped a long build, which
+ * shows its progress as ui_new's does.
  */
 int ui_configure(struct ui *ui, const struct options *o, char *err,
     size_t errlen);
+
+/* What ui_configure's progress screen says q does (a string that lives
+ * as long as the ui; NULL: the view's own words). */
+void ui_set_busy_keys(struct ui *ui, const char *keys);
+
+/*
+ * The view's progress screen for a long build of the caller's own (a
+ * lesson's timeline), keys saying what q does: ui_busy_step is a
+ * fulltimeline_progress function over it (model/fulltimeline.h), which
+ * draws after a quarter second of quiet and returns 1 once q, Esc or a
+ * signal came; ui_busy_stopped says whether one did.  Needs the terminal
+ * open.  ui_busy_new returns NULL when out of memory.
+ */
+struct ui_busy;
+struct ui_busy *ui_busy_new(const struct ui_style *st, const char *keys);
+int ui_busy_step(void *ctx, const char *what, long done, long total);
+int ui_busy_stopped(const struct ui_busy *b);
+void ui_busy_free(struct ui_busy *b);
 
 /* Goes to step k of the timeline and phase (timeline_seek's rules; the
  * forward's steps come first, so forward step k is step k).  Returns 0
  * or -1. */
 int ui_seek(struct ui *ui, long k, int phase);
+
+/* For a caller that stands before the first step (a lesson's first
+ * slide), where the view can only show step 0's first phase: the
+ * header says that no step has run yet, until the view moves (its keys,
+ * ui_seek).  ui_is_before says whether it still does. */
+void ui_set_before(struct ui *ui);
+int ui_is_before(const struct ui *ui);
 
 /* The focused row, as an index into the current tile's rows (clamped to
  * the tile when it changes).  The equations show this row's numbers. */

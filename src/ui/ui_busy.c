@@ -16,6 +16,7 @@
 #include "ui_int.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A build shorter than this shows nothing (no flash of a busy screen on
@@ -114,4 +115,29 @@ ui_busy_step(void *ctx, const char *what, long done, long total)
 	if (r < 0)
 		b->stopped = 1;		/* SIGINT or SIGTERM: ui_term_signal */
 	return b->stopped;
+}
+
+struct ui_busy *
+ui_busy_new(const struct ui_style *st, const char *keys)
+{
+	struct ui_busy *b = malloc(sizeof *b);
+
+	if (b != NULL)
+		ui_busy_begin(b, ui_glyphs(st->unicode), keys);
+	return b;
+}
+
+int
+ui_busy_stopped(const struct ui_busy *b)
+{
+	return b != NULL && b->stopped;
+}
+
+void
+ui_busy_free(struct ui_busy *b)
+{
+	if (b == NULL)
+		return;
+	ui_busy_end(b);
+	free(b);
 }

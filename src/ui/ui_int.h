@@ -191,6 +191,14 @@ struct ui {
 
 	int gpu;		/* G: the GPU's values beside ours */
 	long gpu_step;		/* step of gpu_* (-1: none) */
+	const char *busy_keys;	/* what q does in ui_configure's long build
+				 * (NULL: it keeps the view as it was) */
+	/* ui_set_before: the view stands at step 0's first phase for a
+	 * caller that is before the first step; the header says so while
+	 * the position is still that one. */
+	int before;
+	long before_global;
+	int before_phase;
 	float *gpu_m, *gpu_alpha, *gpu_l;	/* Br values each */
 	struct gpucheck_trace *gpu_trace;	/* the kernel's run of this
 						 * problem (NULL: none yet) */

@@ -51,6 +51,13 @@ ui_pane_bars_segment(struct ui *ui, char part[][80], size_t len)
 	if (timeline_segments(ui->line.tl) > 1)
 		snprintf(part[BAR_GLOBAL], len, "(%ld of %ld)", pos.global + 1,
 		    timeline_steps(ui->line.tl));
+	/* Before the first step (a lesson's): said so, not "step 1 ...
+	 * phase load" as if step 1 had begun. */
+	if (ui_is_before(ui)) {
+		snprintf(part[BAR_STEP], len, "before step 1 of %ld", n);
+		snprintf(part[BAR_PHASE], len, "no step run yet");
+		part[BAR_GLOBAL][0] = '\0';
+	}
 	switch (seg->kind) {
 	case TIMELINE_COMBINE: {
 		const struct combine_view *v = ui_comb_view(ui);
