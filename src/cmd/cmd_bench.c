@@ -36,6 +36,7 @@ static const char bench_usage[] =
     "score matrix, each in its own process, and reports their peak memory;\n"
     "then times random seeks at Tq = Tk = SEEK-SIZE.\n"
     "--gpu: the GPU benchmark (see flashstep bench --gpu --help).\n"
+    "--roofline: the kernels on the H200's roofline (bench --roofline --help).\n"
     "\n";
 
 struct bench_args {
@@ -356,6 +357,11 @@ cmd_bench(int argc, char **argv)
 	char err[512];
 	int i, rc;
 
+	/* --roofline places the recorded figures on the roofline
+	 * (cmd_roofline.c), with or without --gpu. */
+	for (i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--roofline") == 0)
+			return cmd_roofline(argc, argv);
 	/* --gpu hands the whole command line to the GPU benchmark. */
 	for (i = 1; i < argc; i++)
 		if (strcmp(argv[i], "--gpu") == 0)
