@@ -4,7 +4,7 @@
  * decode shapes both.
  *
  * The achieved FLOP/s are the figures recorded on the H200 (rows of
- * doc/performance.md's tables, copied into lessons/h200-figures.txt and
+ * doc/performance.md's tables, copied into lessons/h200-roofline.txt and
  * held to the document by tests/h200_figures.test), each labelled with
  * the machine and the commit of its table; the intensities are
  * flashstep's own counts (src/model/roofline.c over traffic.c) for the
@@ -23,14 +23,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ROOFLINE_FIGURES "h200-figures.txt"
+#define ROOFLINE_FIGURES "h200-roofline.txt"
 #define ROOFLINE_MAX_ROWS 48
 
 static const char roofline_usage[] =
     "usage: flashstep bench [--gpu] --roofline [--figures FILE]\n"
     "The kernels and torch's backends on the H200's roofline: intensity\n"
     "(FLOPs a byte, flashstep's counts) against the FLOP/s recorded on\n"
-    "the H200 (from FILE, by default h200-figures.txt beside the lessons).\n";
+    "the H200 (from FILE, by default h200-roofline.txt beside the lessons).\n";
 
 /* What a table's kernel computes on and how it tiles. */
 struct roofline_kernel {
