@@ -25,6 +25,7 @@ dist_lessons_DATA = \
 	lessons/16-split-merge.lesson \
 	lessons/17-decode.lesson \
 	lessons/18-kernel-ladder.lesson \
+	lessons/20-machine.lesson \
 	lessons/h200-figures.txt \
 	lessons/h200-roofline.txt
 
