@@ -8,12 +8,17 @@
  * held to the document by tests/h200_figures.test), each labelled with
  * the machine and the commit of its table; the intensities are
  * flashstep's own counts (src/model/roofline.c over traffic.c) for the
- * same shapes.  No live measurement is made, with or without a GPU.
+ * same shapes.  With --gpu on a machine with a GPU, the four forward
+ * kernels are also timed live (gpu_ladder, as `bench --gpu --ladder`
+ * times them) on one prefill shape and placed on the same roofs, above
+ * the recorded table.
  */
 #include "config.h"
 
 #include "cmd.h"
+#include "gpu/gpu.h"
 #include "lesson/lesson_path.h"
+#include "model/problem.h"
 #include "model/roofline.h"
 #include "model/util.h"
 
@@ -30,7 +35,8 @@ static const char roofline_usage[] =
     "usage: flashstep bench [--gpu] --roofline [--figures FILE]\n"
     "The kernels and torch's backends on the H200's roofline: intensity\n"
     "(FLOPs a byte, flashstep's counts) against the FLOP/s recorded on\n"
-    "the H200 (from FILE, by default h200-roofline.txt beside the lessons).\n";
+    "the H200 (from FILE, by default h200-roofline.txt beside the lessons).\n"
+    "--gpu, where a GPU is: the four forward kernels timed live first.\n";
 
 /* What a table's kernel computes on and how it tiles. */
 struct roofline_kernel {
@@ -463,6 +469,92 @@ roofline_print(struct roofline_figures *f)
 	roofline_plot(f);
 }
 
+/* The live shape: fp16, d = 64, T = 4096, 16 heads (one batch entry of
+ * the ladder's shape), normal inputs. */
+#define LIVE_T 4096
+#define LIVE_HEADS 16
+#define LIVE_REPEAT 10
+
+/* --gpu: the ladder's kernels timed here; 0 (printed, or the GPU is
+ * missing and that may be skipped: said so), -1 with err set. */
+static int
+roofline_live(char *err, size_t errlen)
+{
+	const struct roofline_machine *m = &roofline_h200;
+	struct gpu_ladder_rung rungs[GPU_LADDER_RUNGS];
+	struct tiling any = { 64, 64, ORDER_FA2 };
+	struct problem_spec spec;
+	struct problem p, heads[LIVE_HEADS];
+	struct roofline_shape s;
+	struct roofline_count c;
+	enum gpu_status st;
+	char name[128] = "", why[256] = "";
+	int h, i, rc;
+
+	st = gpu_available(name, sizeof name, why, sizeof why);
+	if (st != GPU_READY) {
+		if (!gpu_may_skip(st))
+			return util_error(err, errlen, "no live roofline: %s", why);
+		printf("No live roofline (%s):\nthe figures recorded on the "
+		    "H200 follow.\n\n", why);
+		return 0;
+	}
+	problem_spec_init(&spec);
+	spec.tq = spec.tk = LIVE_T;
+	spec.d = spec.dv = 64;
+	spec.dtype = DTYPE_FP16;
+	spec.input = INPUTS_NORMAL;
+	spec.heads = spec.kv_heads = LIVE_HEADS;
+	if (problem_build(&spec, &p, err, errlen) != 0)
+		return -1;
+	for (h = 0; h < LIVE_HEADS; h++)
+		problem_head(&p, h, &heads[h]);
+	rc = gpu_ladder(heads, LIVE_HEADS, &any, LIVE_REPEAT, rungs, err, errlen);
+	if (rc != 0) {
+		problem_free(&p);
+		return -1;
+	}
+	printf("Live on this machine (%.60s):\nfp16, d = 64, T = %d, %d "
+	    "heads, no mask; the roofs are the H200's.\n", name, LIVE_T,
+	    LIVE_HEADS);
+	printf("  %-15s %-17s %5s %5s %7s %6s %5s %s\n", "kernel", "shape",
+	    "I tile", "I HBM", "TFLOP/s", "roof", "%roof", "bound");
+	for (i = 0; i < GPU_LADDER_RUNGS; i++) {
+		const struct roofline_kernel *k = &roofline_kernels[K_NAIVE + i];
+		double in, tin, peak, roof;
+
+		if (!rungs[i].ran) {
+			printf("  %-15s skipped: %.60s\n", k->name, rungs[i].why);
+			continue;
+		}
+		memset(&s, 0, sizeof s);
+		s.pass = k->pass;
+		s.batch = 1;
+		s.heads = s.kv_heads = LIVE_HEADS;
+		s.tq = s.tk = LIVE_T;
+		s.d = 64;
+		s.dtype = k->fp32_storage ? DTYPE_FP32 : DTYPE_FP16;
+		s.br = rungs[i].tiling.br;
+		s.bc = rungs[i].tiling.bc;
+		if (roofline_count(&s, &c, err, errlen) != 0) {
+			problem_free(&p);
+			return -1;
+		}
+		in = (double)c.flops / (double)c.hbm_bytes;
+		tin = (double)c.flops / (double)c.tile_bytes;
+		peak = k->tensor ? m->tensor : m->fp32;
+		roof = roofline_roof(peak, m->hbm, in);
+		printf("  %-15s fp16 d64 T%-8d %5.0f %5.0f %7.2f %6.1f %4.0f%% %s\n",
+		    k->name, LIVE_T, tin, in, rungs[i].tflops, roof / 1e12,
+		    100 * rungs[i].tflops * 1e12 / roof,
+		    roofline_compute_bound(peak, m->hbm, in) ? "compute" :
+		    "bandwidth");
+	}
+	printf("\n");
+	problem_free(&p);
+	return 0;
+}
+
 /* The figures file beside the lessons (FLASHSTEP_LESSONS first). */
 static char *
 roofline_find(char *err, size_t errlen)
@@ -494,11 +586,15 @@ cmd_roofline(int argc, char **argv)
 {
 	struct roofline_figures *f = NULL;
 	char err[512], *path = NULL;
-	int i, rc = CMD_FAILED;
+	int i, rc = CMD_FAILED, live = 0;
 
 	for (i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--roofline") == 0 || strcmp(argv[i], "--gpu") == 0)
+		if (strcmp(argv[i], "--roofline") == 0)
 			continue;
+		if (strcmp(argv[i], "--gpu") == 0) {
+			live = 1;
+			continue;
+		}
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			fputs(roofline_usage, stdout);
 			return CMD_OK;
@@ -528,6 +624,8 @@ cmd_roofline(int argc, char **argv)
 		if (r->time_s > 0)
 			r->achieved = (double)r->count.flops / r->time_s;
 	}
+	if (live && roofline_live(err, sizeof err) != 0)
+		goto fail;
 	roofline_print(f);
 	rc = CMD_OK;
 	goto done;
