@@ -1,7 +1,8 @@
 # lessons/local.mk - the lesson scripts, their man page and
 # their tests.  Lessons install to $(pkgdatadir)/lessons, with the
 # figures recorded on the H200 that 08-gpu and 18-kernel-ladder show
-# where there is no GPU (h200-figures.txt); an uninstalled
+# where there is no GPU (h200-figures.txt) and those `bench --roofline`
+# shows (h200-roofline.txt); an uninstalled
 # build finds them in the source tree (see src/lesson/lesson_path.h).
 
 lessonsdir = $(pkgdatadir)/lessons
@@ -24,7 +25,9 @@ dist_lessons_DATA = \
 	lessons/16-split-merge.lesson \
 	lessons/17-decode.lesson \
 	lessons/18-kernel-ladder.lesson \
-	lessons/h200-figures.txt
+	lessons/20-machine.lesson \
+	lessons/h200-figures.txt \
+	lessons/h200-roofline.txt
 
 # An installed binary finds its lessons from its own place and the way
 # from bindir to lessonsdir; only a binary in the build tree looks in

@@ -1636,6 +1636,47 @@ START_TEST(test_zoom_hide_and_room)
 }
 END_TEST
 
+/* W: the pipeline model of the problem's head in the viewer, over the
+ * view until q; refused, with the reason, where the model has no
+ * kernel (d = 4). */
+START_TEST(test_pipeline_key)
+{
+	struct ui *ui = new_view(NULL, &utf8_style);
+	struct ui_grid g = { 0 };
+	struct options o;
+
+	press(ui, 'W');
+	ck_assert_ptr_null(ui->pipe);
+	ck_assert_msg(strstr(ui->msg, "W: ") != NULL && strstr(ui->msg, "d") !=
+	    NULL, "msg: %s", ui->msg);
+	ui_free(ui);
+
+	options_init(&o);
+	o.spec.tq = o.spec.tk = 300;
+	o.spec.d = o.spec.dv = 128;
+	o.spec.causal = 1;
+	ui = new_view(&o, &utf8_style);
+	press(ui, 'W');
+	ck_assert_ptr_nonnull(ui->pipe);
+	draw(ui, &g, 80, 24);
+	ck_assert(screen_has(&g, "pipeline: model of this head, Tq 300, Tk 300, causal"));
+	ck_assert(screen_has(&g, "2 consumers, 2 stages"));
+	ck_assert(screen_has(&g, "event 1 of"));
+	/* The viewer's keys while it is open: n is its next event, not
+	 * the view's next step. */
+	press(ui, 'n');
+	draw(ui, &g, 80, 24);
+	ck_assert(screen_has(&g, "event 2 of"));
+	ck_assert(!(ui_handle_key(ui, &(struct ui_key){ 'q', 0, 0 }) & UI_QUIT));
+	ck_assert_ptr_null(ui->pipe);
+	draw(ui, &g, 80, 24);
+	ck_assert(!screen_has(&g, "pipeline: model"));
+	ck_assert(screen_has(&g, "step 1 of"));
+	ui_grid_free(&g);
+	ui_free(ui);
+}
+END_TEST
+
 START_TEST(test_grid_text)
 {
 	struct ui_grid g = { 0 };
@@ -2606,6 +2647,7 @@ test_suite(void)
 	tcase_add_test(tc, test_grid_text);
 	tcase_add_test(tc, test_cuts_marked);
 	tcase_add_test(tc, test_zoom_hide_and_room);
+	tcase_add_test(tc, test_pipeline_key);
 	tcase_add_test(tc, test_build_progress);
 	tcase_add_test(tc, test_busy_frame);
 	tcase_add_test(tc, test_end_and_play_show_whole_steps);

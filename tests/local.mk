@@ -77,3 +77,10 @@ EXTRA_DIST += tests/planted_pipeline.sh tests/pipeline.test \
 	doc/recordings/wgmma-d128-nopp.json doc/recordings/wgmma-d64.json
 tests_check_pipeline_SOURCES = tests/check_pipeline.c $(TESTUTIL)
 tests_check_pipeline_LDADD = $(CHECK_LDADD)
+
+# The roofline (src/model/roofline.c) by hand, and `bench --roofline`
+# from the recorded figures (in tests/h200_figures.test).
+check_PROGRAMS += tests/check_roofline
+TESTS += tests/check_roofline
+tests_check_roofline_SOURCES = tests/check_roofline.c $(TESTUTIL)
+tests_check_roofline_LDADD = $(CHECK_LDADD)

@@ -28,6 +28,9 @@ int cmd_gpu(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_pipeline(int argc, char **argv);
 
+/* `bench --roofline`: the kernels on the roofline (cmd_roofline.c). */
+int cmd_roofline(int argc, char **argv);
+
 /* `bench --gpu`: the GPU half of the benchmark (cmd_bench_gpu.c). */
 int cmd_bench_gpu(int argc, char **argv);
 

@@ -37,6 +37,7 @@ static const char bench_usage[] =
     "then times random seeks at Tq = Tk = SEEK-SIZE.\n"
     "--gpu: the GPU benchmark (see flashstep bench --gpu --help).\n"
     "--steps: the time per step as the problem grows (bench --steps --help).\n"
+    "--roofline: the kernels on the H200's roofline (bench --roofline --help).\n"
     "\n";
 
 struct bench_args {
@@ -357,6 +358,11 @@ cmd_bench(int argc, char **argv)
 	char err[512];
 	int i, rc;
 
+	/* --roofline places the recorded figures on the roofline
+	 * (cmd_roofline.c), with or without --gpu. */
+	for (i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--roofline") == 0)
+			return cmd_roofline(argc, argv);
 	/* --gpu hands the whole command line to the GPU benchmark. */
 	for (i = 1; i < argc; i++)
 		if (strcmp(argv[i], "--gpu") == 0)

@@ -13,7 +13,8 @@ src_cmd_libcmd_a_SOURCES = \
 	src/cmd/cmd_compare.c \
 	src/cmd/cmd_bench_gpu.c \
 	src/cmd/cmd_pipeline.c \
-	src/cmd/cmd_bench_steps.c
+	src/cmd/cmd_bench_steps.c \
+	src/cmd/cmd_roofline.c
 
 bin_PROGRAMS += src/flashstep
 src_flashstep_SOURCES = src/cmd/main.c

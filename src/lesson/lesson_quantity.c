@@ -12,6 +12,7 @@
 #include "config.h"
 
 #include "lesson_quantity.h"
+#include "lesson_machine.h"
 #include "model/traffic.h"
 
 #include <math.h>
@@ -1170,6 +1171,27 @@ static const struct lesson_quantity quantities[] = {
 	  .help = "tile steps at least, one tile a step per SM" },
 	{ .name = "sms", .kind = LESSON_Q_COUNT, ALL(read_parallel, .from = 5),
 	  .help = "the SMs assumed: 132, an H100 or H200 SXM" },
+	/* the machine (lesson_machine.c) */
+	{ .name = "ridge", ALL(lesson_machine_roof),
+	  .help = "the H200's ridge point: tensor peak / HBM bandwidth" },
+	{ .name = "peak-tflops", ALL(lesson_machine_roof, .from = 1),
+	  .help = "the H200's dense fp16/bf16 tensor-core peak, TFLOP/s" },
+	{ .name = "hbm-tbs", ALL(lesson_machine_roof, .from = 2),
+	  .help = "the H200's HBM3e bandwidth, TB/s" },
+	{ .name = "intensity", ALL(lesson_machine_roof, .from = 3),
+	  .help = "the whole forward's FLOPs per HBM byte" },
+	{ .name = "roof", ALL(lesson_machine_roof, .from = 4),
+	  .help = "the H200's roof at that intensity, TFLOP/s" },
+	{ .name = "pipe-clocks", ALL(lesson_machine_pipeline),
+	  .help = "the wgmma pipeline model's block, clocks (d 64 or 128)" },
+	{ .name = "pipe-clocks-1stage", ALL(lesson_machine_pipeline, .from = 1),
+	  .help = "the same with one stage" },
+	{ .name = "pipe-clocks-more", ALL(lesson_machine_pipeline, .from = 2),
+	  .help = "the same with one more stage" },
+	{ .name = "pipe-clocks-nopp", ALL(lesson_machine_pipeline, .from = 3),
+	  .help = "the same without ping-pong" },
+	{ .name = "pipe-clocks-noov", ALL(lesson_machine_pipeline, .from = 4),
+	  .help = "the same without overlap (nor ping-pong)" },
 	{ .name = NULL },
 };
 

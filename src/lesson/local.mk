@@ -13,6 +13,7 @@ src_lesson_liblesson_a_SOURCES = \
 	src/lesson/lesson_gpu.c \
 	src/lesson/lesson_value.c src/lesson/lesson_value.h \
 	src/lesson/lesson_quantity.c src/lesson/lesson_quantity.h \
+	src/lesson/lesson_machine.c src/lesson/lesson_machine.h \
 	src/lesson/lesson_run.c src/lesson/lesson_run.h \
 	src/lesson/lesson_path.c src/lesson/lesson_path.h \
 	src/lesson/lesson_view.c src/lesson/lesson_view.h \

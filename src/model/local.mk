@@ -14,6 +14,7 @@ src_model_libmodel_a_SOURCES = \
 	src/model/online.c src/model/online.h src/model/online_rule.h \
 	src/model/tile_rule.h \
 	src/model/traffic.c src/model/traffic.h \
+	src/model/roofline.c src/model/roofline.h \
 	src/model/ckstore.c src/model/ckstore.h \
 	src/model/sim.c src/model/sim.h \
 	src/model/merge.h \

@@ -233,6 +233,7 @@ ui_free(struct ui *ui)
 	free(ui->gpu_alpha);
 	free(ui->gpu_l);
 	gpucheck_trace_free(ui->gpu_trace);
+	ui_pipe_close(ui);
 	free(ui);
 }
 
@@ -512,6 +513,7 @@ ui_settle(struct ui *ui)
 {
 	ui_play_stop(ui, NULL);
 	ui->help = 0;
+	ui_pipe_close(ui);
 	ui->form.open = 0;
 	ui->prompt.open = 0;
 }

@@ -96,6 +96,8 @@ ui_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 	ui->unseen = r.w < w || r.h < h;
 	if (ui->unseen)
 		ui_draw_too_small(g, r, w, h);
+	else if (ui->pipe != NULL)
+		ui_pipe_draw(ui, g);
 	else {
 		ui_layout_draw(ui, g, r);
 		if (ui->help)

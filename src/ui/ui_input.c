@@ -46,7 +46,9 @@ ui_handle_key(struct ui *ui, const struct ui_key *k)
 		return k->code == 'q' ? UI_HANDLED | UI_QUIT : UI_HANDLED;
 	/* A message stays until the next key. */
 	ui->msg[0] = '\0';
-	if (ui->form.open)
+	if (ui->pipe != NULL)
+		flags = ui_pipe_key(ui, k);
+	else if (ui->form.open)
 		flags = ui_form_key(ui, k);
 	else if (ui->help)
 		flags = ui_keys_help_key(ui, k);

@@ -178,6 +178,8 @@ struct ui {
 	int focus_key;		/* focused key, within the backward's tile */
 	/* Phase that n/p keep, per kind of segment (-1: the last). */
 	int want_phase[TIMELINE_KINDS];
+	struct ui_pipe *pipe;	/* W: the pipeline model in its viewer over
+				 * the view (ui_pipe.c); NULL: closed */
 	int help;		/* the help screen is open */
 	int help_first;		/* its first line shown (it scrolls) */
 	int help_lines;		/* its lines, as last drawn */
@@ -234,6 +236,15 @@ struct ui {
 
 /* The sim's problem. */
 #define UI_PROBLEM(ui) (&(ui)->probs[(ui)->cur])
+
+/* ---- ui_pipe.c: W, the pipeline model of the problem's head ----------- */
+
+/* Opens it (or says in the status line why not); UI_HANDLED. */
+int ui_pipe_open(struct ui *ui);
+/* Its keys while open (q or Esc closes it); UI_HANDLED. */
+int ui_pipe_key(struct ui *ui, const struct ui_key *k);
+void ui_pipe_draw(const struct ui *ui, struct ui_grid *g);
+void ui_pipe_close(struct ui *ui);
 
 /* ---- ui_style.c: the locale's glyphs ---------------------------------- */
 

@@ -184,6 +184,14 @@ ui_keys_gpu(struct ui *ui, const struct ui_key *k)
 	return UI_HANDLED;
 }
 
+/* W: the pipeline viewer on the model of this problem's head. */
+static int
+ui_keys_pipe(struct ui *ui, const struct ui_key *k)
+{
+	(void)k;
+	return ui_pipe_open(ui);
+}
+
 /* z: one pane of the segment's stack over the whole view, the next on
  * each press, then all of them again (a projector's big picture). */
 static int
@@ -266,6 +274,9 @@ const struct ui_keydef ui_keydefs[] = {
 	    ui_keys_edit, { 'e' } },
 	{ "G", "the GPU kernel's m', alpha, l' beside the simulator's",
 	    ui_keys_gpu, { 'G' } },
+	{ "W", "the wgmma kernel's pipeline, modelled on this problem's head "
+	    "(d 64 or 128), in the pipeline viewer; q returns", ui_keys_pipe,
+	    { 'W' } },
 	{ "z", "zoom: one pane of the stack over the whole view, the next on "
 	    "each press, then every pane again", ui_keys_zoom, { 'z' } },
 	{ "h", "hide / show the heatmap: the tables take its width",
