@@ -477,6 +477,33 @@ roofline_print(struct roofline_figures *f)
 
 /* --gpu: the ladder's kernels timed here; 0 (printed, or the GPU is
  * missing and that may be skipped: said so), -1 with err set. */
+/* head, text and tail as one paragraph, cut at spaces to 80 columns
+ * (the reason a GPU is missing can be long). */
+static void
+roofline_print_wrapped(const char *head, const char *text, const char *tail)
+{
+	char buf[1024];
+	const char *p = buf;
+	int n;
+
+	snprintf(buf, sizeof buf, "%s%s%s", head, text, tail);
+	while (*p != '\0') {
+		n = (int)strlen(p);
+		if (n > 80) {
+			n = 80;
+			while (n > 0 && p[n] != ' ')
+				n--;
+			if (n == 0)
+				n = 80;
+		}
+		printf("%.*s\n", n, p);
+		p += n;
+		while (*p == ' ')
+			p++;
+	}
+	putchar('\n');
+}
+
 static int
 roofline_live(char *err, size_t errlen)
 {
@@ -495,8 +522,8 @@ roofline_live(char *err, size_t errlen)
 	if (st != GPU_READY) {
 		if (!gpu_may_skip(st))
 			return util_error(err, errlen, "no live roofline: %s", why);
-		printf("No live roofline (%s):\nthe figures recorded on the "
-		    "H200 follow.\n\n", why);
+		roofline_print_wrapped("No live roofline (", why, "): the "
+		    "figures recorded on the H200 follow.");
 		return 0;
 	}
 	problem_spec_init(&spec);
