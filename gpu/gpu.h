@@ -297,6 +297,28 @@ int gpu_ladder(const struct problem *ps, int n, const struct tiling *any,
     int repeat, struct gpu_ladder_rung rungs[GPU_LADDER_RUNGS], char *err,
     size_t errlen);
 
+/*
+ * The backward's ladder (ladder.c), the same rungs for the backward pass
+ * (FLOPs 2.5 times the forward's): naive (standard attention's backward,
+ * P stored: no kernel yet, so skipped with what it would need), teaching
+ * (dQ atomic), fast (mma.sync, dQ atomic), and fast with dQ ordered, the
+ * deterministic mode, whose speed-up under 1 is its cost.  Each rung's
+ * backward runs on its own forward's O and lse and on dout (n Tq dv,
+ * problem after problem); o_diff is then the largest of dQ's, dK's and
+ * dV's max |g - g_first| / max |g_first|, and device_bytes 0 (the
+ * backward's entries do not report it).  0, or -1 with err only when no
+ * GPU at all.
+ */
+#define GPU_LADDER_BWD_RUNGS 4
+
+int gpu_ladder_backward(const struct problem *ps, int n, const float *dout,
+    const struct tiling *any, int repeat,
+    struct gpu_ladder_rung rungs[GPU_LADDER_BWD_RUNGS], char *err,
+    size_t errlen);
+
+/* A backward rung's name as its tables print it ("fast", "fast ordered"). */
+const char *gpu_ladder_backward_name(int rung);
+
 /* A rung's cells as the ladder's tables print them: its tiling ("64x64",
  * "-" for a kernel without tiles) and its speed-up over the rung below
  * ("2.02x", "-" for the lowest that ran). */

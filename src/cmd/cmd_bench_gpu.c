@@ -6,7 +6,8 @@
  * and its O against the first kernel's; --save writes the inputs and the
  * last kernel's O and lse as .npy.  --ladder times the kernel ladder
  * (gpu_ladder: naive, teaching, fast, wgmma) on one shape, each rung with
- * its speed-up over the one below and why; --backward times each kernel
+ * its speed-up over the one below and why, and with --backward the
+ * backward's (gpu_ladder_backward); --backward times each kernel
  * with a backward pass, forward and backward, on every shape; --decode
  * times the decode kernel on decoding shapes, with its HBM bandwidth.
  */
@@ -346,6 +347,10 @@ static const char bench_gpu_usage_fmt[] =
     "shape (one value each of --sizes, --dims, --dtypes, --masks; by\n"
     "default fp16, d = 64, T = 4096, no mask), each row with its speed-up\n"
     "over the rung below that ran and what that rung changes.\n"
+    "--ladder --backward does so for the backward pass: naive (no kernel\n"
+    "yet: it says what one needs), teaching, fast with dQ atomic, and fast\n"
+    "with dQ ordered (its speed-up under 1 is the deterministic dQ's cost),\n"
+    "each rung's gradients against the lowest rung's that ran.\n"
     "--backward times, for each shape, the forward and the backward pass\n"
     "of each kernel of --kernels that has\n"
     "one (by default %s, Br x Bc, dQ atomic as FlashAttention 2):\n"
@@ -842,6 +847,83 @@ bench_gpu_ladder(struct bench_gpu_shape *bs, const struct bench_gpu_args *a,
 	return 0;
 }
 
+/*
+ * --ladder --backward: the backward's rungs (gpu_ladder_backward) on the
+ * one shape the lists name, each on its own forward's O and lse and the
+ * input sets' dO, as --backward times them.
+ */
+static int
+bench_gpu_ladder_bwd(struct bench_gpu_shape *bs,
+    const struct bench_gpu_args *a, const char *dev, char *err,
+    size_t errlen)
+{
+	struct gpu_ladder_rung rungs[GPU_LADDER_BWD_RUNGS];
+	const struct gpu_ladder_rung *r;
+	const struct tiling any = { (int)a->br, (int)a->bc, ORDER_FA2 };
+	char tiles[32], speed[32], capped[128];
+	size_t per;
+	float *dout;
+	int i, b, rc;
+
+	dtype_parse(a->dtypes, &bs->dtype);
+	bs->d = atoi(a->dims);
+	bs->t = atoi(a->sizes);
+	if (bs->t < 1 || bs->t > 1000000)
+		return util_error(err, errlen, "--sizes: %s is not from 1 to "
+		    "1000000", a->sizes);
+	if (bench_gpu_build(bs, a->tokens, a->common.heads, 1, err,
+	    errlen) != 0)
+		return -1;
+	bench_gpu_mask(bs, strcmp(a->masks, "causal") == 0);
+	per = (size_t)bs->t * bs->d;
+	dout = util_calloc((size_t)bs->n * per, sizeof *dout, "dO", err, errlen);
+	if (dout == NULL)
+		return -1;
+	for (b = 0; b < bs->n; b++)
+		memcpy(dout + b * per, bs->douts[b % bs->ninputs],
+		    per * sizeof *dout);
+	rc = gpu_ladder_backward(bs->ps, bs->n, dout, &any,
+	    (int)a->common.repeat, rungs, err, errlen);
+	free(dout);
+	if (rc != 0)
+		return -1;
+	printf("The backward's ladder: one shape, the backward kernels in the "
+	    "order they were written.\n");
+	printf("GPU: %s; %s, d = %d, T = Tq = Tk = %d, B x H = %d x %d, %s; "
+	    "normal inputs and dO\n", dev, dtype_name(bs->dtype), bs->d, bs->t,
+	    bs->batch, bs->heads, bs->causal ? "causal" : "no mask");
+	bench_gpu_capped(a->common.repeat, capped, sizeof capped);
+	printf("backward kernel time only (CUDA events, each run alone), "
+	    "median of %ld runs after the first%s%s%s,\non the rung's own "
+	    "forward's O and lse; TFLOP/s counts 10 B H T T d (2.5 times the "
+	    "forward's)%s;\nspeed-up: the time of the rung below that ran over "
+	    "this one's (under 1: slower);\ngrads vs ref: the largest of max "
+	    "|g - g_ref| / max |g_ref| over dQ, dK, dV,\ng_ref the lowest "
+	    "rung's that ran; device memory: not reported by the backward\n",
+	    a->common.repeat, capped[0] != '\0' ? " (" : "", capped,
+	    capped[0] != '\0' ? " at most)" : "",
+	    bs->causal ? ", halved for causal" : "");
+	printf("%-13s %-8s %10s %9s %9s %9s  %s\n", "rung", "tiles",
+	    "time (ms)", "TFLOP/s", "speed-up", "grads", "what it changes");
+	for (i = 0; i < GPU_LADDER_BWD_RUNGS; i++) {
+		r = &rungs[i];
+		if (!r->ran) {
+			printf("%-13s skipped: %s\n", gpu_ladder_backward_name(i),
+			    r->why);
+			printf("%-13s %s\n", "", r->change);
+			continue;
+		}
+		gpu_ladder_cells(r, tiles, sizeof tiles, speed, sizeof speed);
+		printf("%-13s %-8s %10.3f %9.2f %9s %9.2g  %s\n",
+		    gpu_ladder_backward_name(i), tiles, r->ms, r->tflops, speed,
+		    r->o_diff, r->change);
+	}
+	if (rungs[2].ran && rungs[3].ran && rungs[3].speedup > 0)
+		printf("the deterministic dQ (ordered) costs %.2fx the atomic "
+		    "one's time\n", 1 / rungs[3].speedup);
+	return 0;
+}
+
 /* ---- --decode ---- */
 
 /* The decoding shapes besides Tk and the dtype. */
@@ -1024,10 +1106,9 @@ cmd_bench_gpu(int argc, char **argv)
 		    "--sizes (Tk), --dtypes, --heads and --repeat only");
 		goto fail;
 	}
-	if (a.ladder && (a.backward || a.kernels != NULL || a.save != NULL)) {
+	if (a.ladder && (a.kernels != NULL || a.save != NULL)) {
 		snprintf(err, sizeof err, "--ladder's rungs are its own: it does "
-		    "not go with %s", a.backward ? "--backward" :
-		    a.kernels != NULL ? "--kernels" : "--save");
+		    "not go with %s", a.kernels != NULL ? "--kernels" : "--save");
 		goto fail;
 	}
 	if (a.backward && a.save != NULL) {
@@ -1073,7 +1154,9 @@ cmd_bench_gpu(int argc, char **argv)
 	if (rc != CMD_OK)
 		goto done;
 	if (a.ladder || a.decode) {
-		if ((a.ladder ? bench_gpu_ladder(&bs, &a, dev, err, sizeof err) :
+		if ((a.ladder && a.backward ? bench_gpu_ladder_bwd(&bs, &a, dev,
+		    err, sizeof err) : a.ladder ? bench_gpu_ladder(&bs, &a, dev,
+		    err, sizeof err) :
 		    bench_gpu_decode(&a, dev, err, sizeof err)) != 0)
 			goto fail;
 		rc = CMD_OK;
