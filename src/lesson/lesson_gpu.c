@@ -10,6 +10,11 @@
  * doc/performance.md's tables, labelled with the machine and the
  * commit), so that a student without a GPU still sees the figures the
  * narration speaks of.  The live run, where a GPU is, always wins.
+ * `ladder backward` does the same for the backward (gpu_ladder_backward:
+ * teaching, fast with dQ atomic and ordered), and without a GPU says what
+ * the H200's recorded rows of the tensor-core backward against torch
+ * give: its TFLOP/s, its ratio to torch's flash and cuDNN backward, and
+ * what the ordered dQ costs, computed here from the rows.
  */
 #include "config.h"
 
@@ -39,7 +44,23 @@ struct lesson_gpu_recorded {
 	double worst;			/* the largest "of tol" of the agreeing */
 	char worst_problem[160];
 	double fault_of_tol;		/* a planted fault's "of tol" */
+	/* backward-row: the tensor-core backward beside torch, TFLOP/s */
+	char backward_commit[32], backward_shape[160];
+	int nbwd;
+	double bwd_tf[2];		/* ours: min, max */
+	double bwd_flash[2], bwd_cudnn[2];	/* ours / theirs: min, max */
+	double bwd_ord[2][2];		/* [causal] ours / ordered: min, max */
 };
+
+/* Widens the range r (min, max) by x; first says r is empty. */
+static void
+lesson_gpu_range(double r[2], double x, int first)
+{
+	if (first || x < r[0])
+		r[0] = x;
+	if (first || x > r[1])
+		r[1] = x;
+}
 
 /* The directive's recorded figures' path: the lesson's folder and the
  * file's name (the file itself is read only when a GPU is missing). */
@@ -136,6 +157,34 @@ lesson_gpu_read_recorded(const char *path, struct lesson_gpu_recorded *r,
 		else if (strcmp(cell[0], "compare-commit") == 0)
 			lesson_gpu_copy(r->compare_commit, sizeof r->compare_commit,
 			    cell[1]);
+		else if (strcmp(cell[0], "backward-commit") == 0)
+			lesson_gpu_copy(r->backward_commit,
+			    sizeof r->backward_commit, cell[1]);
+		else if (strcmp(cell[0], "backward-shape") == 0)
+			lesson_gpu_copy(r->backward_shape, sizeof r->backward_shape,
+			    cell[1]);
+		else if (strcmp(cell[0], "backward-row") == 0 && n == 10) {
+			/* dtype | T | mask | ours | ordered | flash | cuDNN | ... */
+			double ours, ord, flash, cudnn;
+			int causal = strcmp(cell[3], "causal") == 0;
+
+			if (lesson_gpu_number(cell[4], &ours) != 0 ||
+			    lesson_gpu_number(cell[5], &ord) != 0 ||
+			    lesson_gpu_number(cell[6], &flash) != 0 ||
+			    lesson_gpu_number(cell[7], &cudnn) != 0 || !(ord > 0) ||
+			    !(flash > 0) || !(cudnn > 0)) {
+				bad = 1;
+				continue;
+			}
+			lesson_gpu_range(r->bwd_tf, ours, r->nbwd == 0);
+			lesson_gpu_range(r->bwd_flash, ours / flash, r->nbwd == 0);
+			lesson_gpu_range(r->bwd_cudnn, ours / cudnn, r->nbwd == 0);
+			/* Each mask's first row starts its range (0 until then). */
+			if (!(r->bwd_ord[causal][0] > 0))
+				r->bwd_ord[causal][0] = r->bwd_ord[causal][1] = ours / ord;
+			lesson_gpu_range(r->bwd_ord[causal], ours / ord, 0);
+			r->nbwd++;
+		}
 		else if (strcmp(cell[0], "ladder-change") == 0 && n == 3) {
 			for (i = 0; i < r->nrungs; i++)
 				if (strcmp(r->rungs[i].kernel->name, cell[1]) == 0)
@@ -258,8 +307,9 @@ static int
 ladder_parse(struct lesson_parser *ps, struct lesson_cmd *c, char *err,
     size_t errlen)
 {
-	if (lesson_parser_no_words(c, err, errlen) != 0)
-		return -1;
+	if (c->argc > 1 || (c->argc == 1 && strcmp(c->argv[0], "backward") != 0))
+		return util_error(err, errlen, "ladder takes nothing, or "
+		    "'backward' (ladder backward)");
 	return lesson_gpu_path(ps, c, err, errlen);
 }
 
@@ -276,6 +326,107 @@ ladder_bound(enum dtype t)
 	    ldexp(1, -8) : ldexp(1, -23));
 }
 
+/* How far a backward rung's gradients may lie from the lowest rung's,
+ * relative to max |g|: 32 units of the type's rounding (2^-6 for fp16),
+ * since P and dS are rounded to it before their products. */
+static double
+ladder_bwd_bound(enum dtype t)
+{
+	return 4 * ladder_bound(t);
+}
+
+/* Without a GPU: what the recorded backward rows give, into text. */
+static void
+ladder_bwd_recorded(const char *why, const char *path, char *text,
+    size_t len)
+{
+	struct lesson_gpu_recorded *r = malloc(sizeof *r);
+	char bad[512];
+
+	if (r == NULL)
+		snprintf(text, len, "%s", why);
+	else if (lesson_gpu_read_recorded(path, r, bad, sizeof bad) != 0)
+		snprintf(text, len, "%s (and no recorded figures: %s)", why, bad);
+	else if (r->nbwd == 0 || r->backward_commit[0] == '\0' ||
+	    !(r->bwd_ord[0][0] > 0) || !(r->bwd_ord[1][0] > 0))
+		snprintf(text, len, "%s (and no recorded backward rows, masked "
+		    "and not)", why);
+	else
+		snprintf(text, len, "%s; recorded on an %s at commit %s, %s: the "
+		    "fast backward at %.1f to %.1f TFLOP/s, %.2f to %.2f of "
+		    "torch's flash backward and %.2f to %.2f of cuDNN's; dQ "
+		    "ordered takes %.2f to %.2f times the atomic time without a "
+		    "mask, %.2f to %.2f with the causal one", why, r->machine,
+		    r->backward_commit, r->backward_shape, r->bwd_tf[0],
+		    r->bwd_tf[1], r->bwd_flash[0], r->bwd_flash[1],
+		    r->bwd_cudnn[0], r->bwd_cudnn[1], r->bwd_ord[0][0],
+		    r->bwd_ord[0][1], r->bwd_ord[1][0], r->bwd_ord[1][1]);
+	free(r);
+}
+
+/* The view lays out GPU_LADDER_RUNGS rows: the backward's are as many. */
+_Static_assert(GPU_LADDER_BWD_RUNGS == GPU_LADDER_RUNGS,
+    "the lesson's ladder table shows GPU_LADDER_RUNGS rungs");
+
+/* ladder backward: the backward's rungs on the problem's heads, dO drawn
+ * as the lesson's backward draws it. */
+static int
+ladder_bwd_exec(struct lesson_run *run, const struct lesson_cmd *c)
+{
+	struct gpu_ladder_rung rungs[GPU_LADDER_BWD_RUNGS];
+	const struct problem *p;
+	struct problem *heads;
+	float *dout = NULL;
+	char why[256], device[96] = "", text[1024];
+	double bound;
+	int h, n, i, rc;
+
+	if (lesson_run_ready(run, c) != 0)
+		return LESSON_ERROR;
+	if (run->flags & LESSON_RUN_DRY)
+		return LESSON_NEXT;
+	p = &run->setup.problem;
+	n = problem_rows(p) / p->tq;
+	if (problem_grad_output(&run->opts.spec, p, &dout, why,
+	    sizeof why) != 0)
+		return lesson_run_error(run, c, "%s", why);
+	heads = calloc((size_t)n, sizeof *heads);
+	if (heads == NULL) {
+		free(dout);
+		return lesson_run_error(run, c, "out of memory");
+	}
+	for (h = 0; h < n; h++)
+		problem_head(p, h, &heads[h]);
+	rc = gpu_ladder_backward(heads, n, dout, &run->opts.tiling,
+	    LADDER_REPEAT, rungs, why, sizeof why);
+	free(heads);
+	free(dout);
+	if (rc != 0) {
+		if (!gpu_may_skip(gpu_available(NULL, 0, NULL, 0)))
+			return lesson_run_fail(run, c, "expected the backward's "
+			    "ladder to run got: %s", why);
+		ladder_bwd_recorded(why, c->path, text, sizeof text);
+		if (run->sink != NULL && run->sink->ladder != NULL)
+			run->sink->ladder(run->ctx, run, NULL, NULL, text);
+		return LESSON_NEXT;
+	}
+	/* The table's O column holds the gradients here: the device's name
+	 * says so. */
+	gpu_available(device, 64, NULL, 0);
+	snprintf(device + strlen(device), sizeof device - strlen(device),
+	    ", the backward; O: dQ, dK, dV");
+	if (run->sink != NULL && run->sink->ladder != NULL)
+		run->sink->ladder(run->ctx, run, rungs, device, NULL);
+	bound = ladder_bwd_bound(p->dtype);
+	for (i = 0; i < GPU_LADDER_BWD_RUNGS; i++)
+		if (rungs[i].ran && !(rungs[i].o_diff <= bound))
+			return lesson_run_fail(run, c, "expected every backward "
+			    "rung's gradients within %.3g of the lowest rung's "
+			    "(relative to max |g|) got %.3g from %s", bound,
+			    rungs[i].o_diff, gpu_ladder_backward_name(i));
+	return LESSON_NEXT;
+}
+
 static int
 ladder_exec(struct lesson_run *run, const struct lesson_cmd *c)
 {
@@ -286,6 +437,8 @@ ladder_exec(struct lesson_run *run, const struct lesson_cmd *c)
 	double bound;
 	int h, n, i, rc;
 
+	if (c->argc == 1)
+		return ladder_bwd_exec(run, c);
 	if (lesson_run_ready(run, c) != 0)
 		return LESSON_ERROR;
 	if (run->flags & LESSON_RUN_DRY)
@@ -347,7 +500,7 @@ ladder_exec(struct lesson_run *run, const struct lesson_cmd *c)
 const struct lesson_directive lesson_gpu_directives[] = {
 	{ .name = "compare", .usage = "compare gpu", .parse = compare_parse,
 	  .exec = compare_exec },
-	{ .name = "ladder", .usage = "ladder", .parse = ladder_parse,
+	{ .name = "ladder", .usage = "ladder [backward]", .parse = ladder_parse,
 	  .exec = ladder_exec },
 	{ .name = NULL },
 };
