@@ -1,8 +1,8 @@
 # lessons/local.mk - the lesson scripts, their man page and
 # their tests.  Lessons install to $(pkgdatadir)/lessons, with the
-# figures recorded on the H200 that 08-gpu and 18-kernel-ladder show
-# where there is no GPU (h200-figures.txt) and those `bench --roofline`
-# shows (h200-roofline.txt); an uninstalled
+# figures recorded on the H200 that 08-gpu, 18-kernel-ladder and
+# 19-fast-backward show where there is no GPU (h200-figures.txt) and
+# those `bench --roofline` shows (h200-roofline.txt); an uninstalled
 # build finds them in the source tree (see src/lesson/lesson_path.h).
 
 lessonsdir = $(pkgdatadir)/lessons
@@ -25,6 +25,7 @@ dist_lessons_DATA = \
 	lessons/16-split-merge.lesson \
 	lessons/17-decode.lesson \
 	lessons/18-kernel-ladder.lesson \
+	lessons/19-fast-backward.lesson \
 	lessons/20-machine.lesson \
 	lessons/h200-figures.txt \
 	lessons/h200-roofline.txt
