@@ -308,8 +308,9 @@ ladder_parse(struct lesson_parser *ps, struct lesson_cmd *c, char *err,
     size_t errlen)
 {
 	if (c->argc > 1 || (c->argc == 1 && strcmp(c->argv[0], "backward") != 0))
-		return util_error(err, errlen, "ladder takes nothing, or "
-		    "'backward' (ladder backward)");
+		return util_error(err, errlen, "ladder takes nothing after it "
+		    "but 'backward', not '%s'", strcmp(c->argv[0],
+		    "backward") == 0 ? c->argv[1] : c->argv[0]);
 	return lesson_gpu_path(ps, c, err, errlen);
 }
 
