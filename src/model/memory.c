@@ -136,11 +136,11 @@ memory_estimate(const struct memory_job *j)
 		 * itself, unless packed or split) */
 		floats += 2 * rows * dv + 4 * rows;
 	if (j->parts & MEMORY_REFERENCE)
-		/* O and lse in double, and each thread's rows of S and P
-		 * (a head at a time: no more threads than its rows) */
-		doubles += rows * dv + rows + 2 * (msize)(tk + 1) *
-		    ((uint64_t)reference_threads() < tq ?
-		    (uint64_t)reference_threads() : tq);
+		/* O and lse in double, and one row of S and P:
+		 * reference_attention runs on the calling thread alone
+		 * (counting a row per CPU overstated it by 3 MiB a CPU at
+		 * Tk = 200000) */
+		doubles += rows * dv + rows + 2 * (msize)(tk + 1);
 	if (j->parts & MEMORY_NAIVE)
 		floats += rows * tk + rows * dv + rows;
 	if (j->parts & MEMORY_HEATMAP) {
