@@ -8,7 +8,7 @@
  * shows), with one line for whatever it finds.  No crash, leak or
  * sanitizer report.
  */
-/* fuzz-sources: src/lesson/lesson.c src/lesson/lesson_parser.c src/lesson/lesson_directive.c src/lesson/lesson_meta.c src/lesson/lesson_say.c src/lesson/lesson_ask.c src/lesson/lesson_move.c src/lesson/lesson_expect.c src/lesson/lesson_problem.c src/lesson/lesson_gpu.c src/lesson/lesson_value.c src/lesson/lesson_quantity.c src/lesson/lesson_run.c src/lesson/lesson_path.c src/lesson/lesson_lint.c src/lesson/lesson_check.c src/lesson/lesson_view.c src/lesson/lesson_plain.c gpu/kernel.c gpu/gpu.c gpu/gpubwd.c gpu/gpucheck.c gpu/ladder.c gpu/gpu_stub.c */
+/* fuzz-sources: src/lesson/lesson.c src/lesson/lesson_parser.c src/lesson/lesson_directive.c src/lesson/lesson_meta.c src/lesson/lesson_say.c src/lesson/lesson_ask.c src/lesson/lesson_move.c src/lesson/lesson_expect.c src/lesson/lesson_problem.c src/lesson/lesson_gpu.c src/lesson/lesson_value.c src/lesson/lesson_quantity.c src/lesson/lesson_run.c src/lesson/lesson_path.c src/lesson/lesson_lint.c src/lesson/lesson_check.c src/lesson/lesson_view.c src/lesson/lesson_plain.c src/lesson/lesson_machine.c gpu/kernel.c gpu/gpu.c gpu/gpubwd.c gpu/gpucheck.c gpu/ladder.c gpu/gpu_stub.c */
 #include "config.h"
 
 #include "lesson/lesson.h"
