@@ -22,6 +22,24 @@
 
 #define SLACK_BYTES (4.0 * 1024 * 1024)
 
+/*
+ * Under AddressSanitizer the peak holds its shadow (an eighth of what
+ * the program touches) and a redzone round every allocation, which the
+ * estimate of the program's own memory leaves out: CI's sanitized run
+ * measured up to 1.24 times the estimate (many small checkpoint
+ * chunks).  Elsewhere the estimate must cover the peak as it is.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define SANITIZER_GROWTH 1.4
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SANITIZER_GROWTH 1.4
+#endif
+#endif
+#ifndef SANITIZER_GROWTH
+#define SANITIZER_GROWTH 1.0
+#endif
+
 /* Peak RSS in bytes of fn(argc, argv) run in a child, stdout dropped. */
 static double
 peak_rss(int (*fn)(int, char **), char **argv)
@@ -280,9 +298,9 @@ START_TEST(test_every_mode)
 		}
 	fprintf(stderr, "%s case %d: estimate %.1f MiB, measured %.1f MiB "
 	    "above the example\n", argv[0], _i, est / 1048576.0, rss / 1048576.0);
-	ck_assert_msg(est >= rss - 1048576.0, "%s case %d: estimate %.1f MiB "
-	    "is short of the measured %.1f MiB", argv[0], _i, est / 1048576.0,
-	    rss / 1048576.0);
+	ck_assert_msg(est * SANITIZER_GROWTH >= rss - 1048576.0, "%s case %d: "
+	    "estimate %.1f MiB is short of the measured %.1f MiB", argv[0], _i,
+	    est / 1048576.0, rss / 1048576.0);
 	ck_assert_msg(est <= 2 * rss + 8 * 1048576.0, "%s case %d: estimate "
 	    "%.1f MiB, over twice the measured %.1f MiB", argv[0], _i,
 	    est / 1048576.0, rss / 1048576.0);
