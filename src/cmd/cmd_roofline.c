@@ -85,32 +85,6 @@ enum { C_BENCH, C_FWD, C_BWD, C_FASTBWD, C_DECODE };
 static const char *const roofline_tables[] = { "roof-bench", "roof-fwd",
     "roof-bwd", "roof-fastbwd", "roof-decode" };
 
-/* Splits "a | b | c |" into trimmed cells in place; returns how many. */
-static int
-roofline_cells(char *line, char **cell, int max)
-{
-	char *p = line, *bar, *end;
-	int n = 0;
-
-	while (n < max) {
-		bar = strchr(p, '|');
-		if (bar != NULL)
-			*bar = '\0';
-		while (*p == ' ' || *p == '\t')
-			p++;
-		end = p + strlen(p);
-		while (end > p && strchr(" \t\r\n", end[-1]) != NULL)
-			*--end = '\0';
-		if (bar == NULL && *p == '\0')
-			break;
-		cell[n++] = p;
-		if (bar == NULL)
-			break;
-		p = bar + 1;
-	}
-	return n;
-}
-
 static int
 roofline_num(const char *cell, double *x)
 {
@@ -257,7 +231,7 @@ roofline_read(const char *path, struct roofline_figures *f, char *err,
 		lineno++;
 		if (line[0] == '#' || line[0] == '\n')
 			continue;
-		n = roofline_cells(line, c, 16);
+		n = util_table_cells(line, c, 16);
 		if (n < 2)
 			continue;
 		key = c[0];

@@ -75,34 +75,6 @@ lesson_gpu_path(struct lesson_parser *ps, struct lesson_cmd *c, char *err,
 	return 0;
 }
 
-/* Splits "key | a | b | ... |" into trimmed cells in place: cell 0 is the
- * key; returns the number of cells. */
-static int
-lesson_gpu_cells(char *line, char **cell, int max)
-{
-	char *p = line, *bar, *end;
-	int n = 0;
-
-	while (n < max) {
-		bar = strchr(p, '|');
-		if (bar != NULL)
-			*bar = '\0';
-		while (*p == ' ' || *p == '\t')
-			p++;
-		end = p + strlen(p);
-		while (end > p && (end[-1] == ' ' || end[-1] == '\t' ||
-		    end[-1] == '\n' || end[-1] == '\r'))
-			*--end = '\0';
-		if (bar == NULL && *p == '\0')
-			break;		/* the empty cell after a row's last '|' */
-		cell[n++] = p;
-		if (bar == NULL)
-			break;
-		p = bar + 1;
-	}
-	return n;
-}
-
 static void
 lesson_gpu_copy(char *dst, size_t len, const char *src)
 {
@@ -143,7 +115,7 @@ lesson_gpu_read_recorded(const char *path, struct lesson_gpu_recorded *r,
 		lineno++;
 		if (line[0] == '#' || strspn(line, " \t\r\n") == strlen(line))
 			continue;
-		n = lesson_gpu_cells(line, cell, 12);
+		n = util_table_cells(line, cell, 12);
 		if (n < 2)
 			bad = 1;
 		else if (strcmp(cell[0], "machine") == 0)

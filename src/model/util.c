@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -82,4 +83,29 @@ util_physical_memory(void)
 	if (pages <= 0 || page <= 0)
 		return 0;
 	return (uint64_t)pages * (uint64_t)page;
+}
+
+int
+util_table_cells(char *line, char **cell, int max)
+{
+	char *p = line, *bar, *end;
+	int n = 0;
+
+	while (n < max) {
+		bar = strchr(p, '|');
+		if (bar != NULL)
+			*bar = '\0';
+		while (*p == ' ' || *p == '\t')
+			p++;
+		end = p + strlen(p);
+		while (end > p && strchr(" \t\r\n", end[-1]) != NULL)
+			*--end = '\0';
+		if (bar == NULL && *p == '\0')
+			break;
+		cell[n++] = p;
+		if (bar == NULL)
+			break;
+		p = bar + 1;
+	}
+	return n;
 }

@@ -22,6 +22,9 @@
  * characters shown as '?'; returns -1 so callers can write
  * `return util_error(err, errlen, "...")`. */
 int util_error(char *err, size_t errlen, const char *fmt, ...) UTIL_PRINTF(3, 4);
+/* Splits a table row "a | b | c |" into at most max trimmed cells, in
+ * place (the empty cell after a last '|' is not one); returns how many. */
+int util_table_cells(char *line, char **cell, int max);
 
 /* calloc of n * size bytes with the multiplication checked; NULL (and a
  * message naming `what` and the bytes asked for) when it fails. */
