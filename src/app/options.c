@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "options.h"
+#include "options_fp8.h"
 #include "model/util.h"
 
 #include <ctype.h>
@@ -286,7 +287,7 @@ set_input(void *ctx, const char *v, char *err, size_t errlen)
 
 	if (inputs_kind_parse(v, &o->spec.input) != 0)
 		return util_error(err, errlen, "--input must be normal, uniform, "
-		    "ramp or spike, not '%s'", v);
+		    "ramp, spike or outliers, not '%s'", v);
 	return 0;
 }
 
@@ -364,8 +365,8 @@ set_dtype(void *ctx, const char *v, char *err, size_t errlen)
 	struct options *o = ctx;
 
 	if (dtype_parse(v, &o->spec.dtype) != 0)
-		return util_error(err, errlen, "--dtype must be fp32, fp16 or bf16, "
-		    "not '%s'", v);
+		return util_error(err, errlen, "--dtype must be fp32, fp16, bf16 "
+		    "or fp8, not '%s'", v);
 	return 0;
 }
 
@@ -380,15 +381,21 @@ static const struct options_entry problem_entries[] = {
 	{ "causal", NULL, "causal mask, aligned bottom-right", set_causal },
 	{ "scale", "X", "score scale (default 1/sqrt(d))", set_scale },
 	{ "seed", "N", "seed of the generated inputs (default 1)", set_seed },
-	{ "input", "KIND", "normal|uniform|ramp|spike (default ramp)", set_input },
+	{ "input", "KIND", "normal|uniform|ramp|spike|outliers (default ramp)",
+	    set_input },
 	{ "q", "Q.npy", "queries (Tq, d) from a file; with --k and --v", set_q },
 	{ "k", "K.npy", "keys (Tk, d) from a file", set_k },
 	{ "v", "V.npy", "values (Tk, dv) from a file", set_v },
 	{ "scores", "S.npy", "scores (Tq, Tk) given directly; with --v", set_scores },
 	{ "convention", "NAME", "", set_convention },
 	{ "bug", "NAME", "", set_bug },
-	{ "dtype", "TYPE", "fp32|fp16|bf16: storage type emulated (default fp32)",
-	    set_dtype },
+	{ "dtype", "TYPE", "fp32|fp16|bf16|fp8: storage type emulated (default "
+	    "fp32; fp8 is e4m3 with block scales)", set_dtype },
+	{ "fp8-block", "N", "fp8: rows of Q, K, V sharing one scale (default "
+	    "a tile's: Br for Q, Bc for K and V)", options_set_fp8_block },
+	{ "hadamard", NULL, "fp8: rotate Q and K by one random Hadamard matrix "
+	    "(d a power of two)", options_set_hadamard },
+	{ "fp8-bug", "NAME", "", options_set_fp8_bug },
 	{ NULL, NULL, NULL, NULL },
 };
 
@@ -709,7 +716,8 @@ options_parse(int argc, char **argv, int first, unsigned groups,
 		if (strncmp(o->given[i], "grad-", 5) == 0)
 			return util_error(err, errlen, "--%s needs --backward",
 			    o->given[i]);
-	if ((groups & OPT_PROBLEM) && options_check_unused(o, err, errlen) != 0)
+	if ((groups & OPT_PROBLEM) && (options_check_unused(o, err, errlen) != 0 ||
+	    options_fp8_check(o, err, errlen) != 0))
 		return -1;
 	/* A bug of one convention (forget-old-denominator: of the
 	 * normalized update) picks it unless the user chose the other on
@@ -732,6 +740,7 @@ static const struct {
 	{ set_bug, bug_more },
 	{ set_merge_bug, merge_bug_more },
 	{ set_grad_bug, grad_bug_more },
+	{ options_set_fp8_bug, options_fp8_bug_more },
 };
 
 /* One option: its name and help, and the generated help's lines after

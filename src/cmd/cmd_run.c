@@ -183,21 +183,56 @@ done:
 	return rc;
 }
 
-/* The double reference, head by head. */
+/* The double reference, head by head, of the inputs as given (fp8's
+ * unquantized and unrotated: fp8_exact). */
 static int
 run_reference(const struct problem *p, double *o, double *lse, char *err,
     size_t errlen)
 {
-	struct problem one;
+	struct problem one, exact;
 	int h, heads = p->heads > 0 ? p->heads : 1;
 
+	fp8_exact(p, &exact);
 	for (h = 0; h < heads; h++) {
-		problem_head(p, h, &one);
+		problem_head(&exact, h, &one);
 		if (reference_attention(&one, o + (size_t)h * p->tq * p->dv,
 		    lse + (size_t)h * p->tq, err, errlen) != 0)
 			return -1;
 	}
 	return 0;
+}
+
+/* fp8: how each tensor was quantized, and the error FP8 makes in O. */
+static void
+run_fp8_report(const struct problem *p, const struct compare_result *co)
+{
+	const struct fp8_data *f = p->fp8;
+	const struct fp8_tensor *t[3] = { &f->q, &f->k, &f->v };
+	struct fp8_stats st;
+	int i;
+
+	printf("\nfp8 (e4m3: 3 mantissa bits, max 448, subnormals to 2^-9): ");
+	if (f->spec.bug == FP8_BUG_WHOLE_TENSOR)
+		printf("one scale a tensor (--fp8-bug whole-tensor)\n");
+	else
+		printf("a scale for every %d rows of Q, %d of K and V\n",
+		    f->q.block, f->k.block);
+	if (f->spec.hadamard)
+		printf("  Q%s multiplied by diag(signs) H / sqrt(%d) before "
+		    "quantizing%s\n", f->k.rotated ? " and K" : "", f->d,
+		    f->k.rotated ? "" : "; K is not (--fp8-bug rotate-q-only)");
+	printf("  %-3s %7s %9s %19s %10s %10s %6s %6s\n", "", "blocks", "amax",
+	    "scales", "rms err", "max err", "to 0", "subn");
+	for (i = 0; i < 3; i++) {
+		fp8_stats(t[i], &st);
+		printf("  %-3s %7d %9.4g %9.3g..%-9.3g %10.3g %10.3g %6ld %6ld\n",
+		    t[i]->name, t[i]->nblocks, st.amax, st.min_scale,
+		    st.max_scale, st.rms_err, st.max_err, st.zeros, st.subnormal);
+	}
+	printf("  P is rounded to e4m3 before P V, with no scale (P <= 1); the "
+	    "sums stay float32\n");
+	printf("  RMSE of O against the double reference of the unquantized "
+	    "inputs: %.3g\n", co->rmse);
 }
 
 /* The traffic of schedule s over p, with its own table. */
@@ -442,6 +477,8 @@ cmd_run(int argc, char **argv)
 		printf(" %.7g", (double)lse[r]);
 	printf("%s; max abs error %.3g\n", rows > nshow ? " ..." : "", cl.max_abs);
 	printf("simulator time: %.3f s\n", t_sim);
+	if (p->fp8 != NULL)
+		run_fp8_report(p, &co);
 
 	traffic_upto(sim_traffic(s.sim), sim_steps(s.sim) - 1, &tiled);
 	tiled.onchip = sim_traffic(s.sim)->total.onchip;

@@ -20,8 +20,8 @@ int
 compare_arrays(const float *got, const double *ref, long n, double atol,
     double rtol, struct compare_result *out)
 {
-	double refmax = 0.0, diff;
-	long i;
+	double refmax = 0.0, diff, sq = 0.0;
+	long i, finite = 0;
 
 	memset(out, 0, sizeof *out);
 	out->worst = -1;
@@ -35,6 +35,8 @@ compare_arrays(const float *got, const double *ref, long n, double atol,
 			refmax = fabs(ref[i]);
 		if (isfinite(got[i]) && isfinite(ref[i])) {
 			diff = fabs((double)got[i] - ref[i]);
+			sq += diff * diff;
+			finite++;
 			if (out->worst < 0 || diff > out->max_abs) {
 				out->max_abs = diff;
 				out->worst = i;
@@ -45,5 +47,7 @@ compare_arrays(const float *got, const double *ref, long n, double atol,
 		}
 	}
 	out->max_rel = refmax > 0.0 ? out->max_abs / refmax : out->max_abs;
+	out->rmse = out->max_abs == INFINITY ? INFINITY :
+	    finite > 0 ? sqrt(sq / (double)finite) : 0.0;
 	return out->failures != 0;
 }

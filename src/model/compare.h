@@ -4,7 +4,7 @@
  * An entry passes when |got - ref| <= atol + rtol |ref| (two infinities of
  * the same sign are equal; a NaN never passes).  The result also carries
  * the largest absolute difference and the norm-wise relative error
- * max |got - ref| / max |ref|, and the first few failing indices so a
+ * max |got - ref| / max |ref|, the root mean square error, and the first few failing indices so a
  * message can name them.
  */
 #ifndef FLASHSTEP_COMPARE_H
@@ -15,6 +15,9 @@
 struct compare_result {
 	double max_abs;		/* max |got - ref| over finite pairs */
 	double max_rel;		/* max_abs / max |ref| */
+	double rmse;		/* sqrt(mean (got - ref)^2) over the entries, as
+				 * FlashAttention 3 reports its error (inf when
+				 * a pair is NaN or inf against finite) */
 	long worst;		/* index of max_abs (-1: none) */
 	long failures;		/* entries beyond atol + rtol |ref| */
 	long first[COMPARE_FIRST];	/* the first failing indices */

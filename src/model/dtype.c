@@ -1,4 +1,4 @@
-/* dtype.c - fp16 and bf16 rounding in software (see dtype.h). */
+/* dtype.c - fp16, bf16 and fp8 rounding in software (see dtype.h). */
 #include "config.h"
 
 #include "dtype.h"
@@ -9,6 +9,7 @@ static const char *dtype_names[] = {
 	[DTYPE_FP32] = "fp32",
 	[DTYPE_FP16] = "fp16",
 	[DTYPE_BF16] = "bf16",
+	[DTYPE_FP8] = "fp8",
 };
 
 const char *
@@ -34,7 +35,7 @@ dtype_parse(const char *name, enum dtype *out)
 int
 dtype_size(enum dtype t)
 {
-	return t == DTYPE_FP32 ? 4 : 2;
+	return t == DTYPE_FP32 ? 4 : t == DTYPE_FP8 ? 1 : 2;
 }
 
 /* The conversions themselves are tile_rule.h's, which the GPU's

@@ -6,6 +6,12 @@
  * even, as the GPU's __float2half_rn and __float2bfloat16_rn do.  The
  * arithmetic itself stays float32: a value is rounded where the kernel
  * would store it in the narrow type (inputs, and P before P V).
+ *
+ * fp8 is e4m3 (fp8_rule.h: max 448, subnormals down to 2^-9, saturating).
+ * Its range is too narrow for raw inputs, so Q, K and V are quantized
+ * with per-block scales (fp8.h, FlashAttention 3's block quantization);
+ * dtype_round(DTYPE_FP8, x) is the unscaled rounding, which P in [0, 1]
+ * gets before P V.
  */
 #ifndef FLASHSTEP_DTYPE_H
 #define FLASHSTEP_DTYPE_H
@@ -18,19 +24,22 @@ enum dtype {
 	DTYPE_FP32 = TILE_RULE_FP32,
 	DTYPE_FP16 = TILE_RULE_FP16,
 	DTYPE_BF16 = TILE_RULE_BF16,
+	DTYPE_FP8 = TILE_RULE_FP8,
 };
 
-/* "fp32", "fp16", "bf16". */
+/* "fp32", "fp16", "bf16", "fp8". */
 const char *dtype_name(enum dtype t);
 
 /* Parses a name; returns 0, or -1 for an unknown name. */
 int dtype_parse(const char *name, enum dtype *out);
 
-/* Bytes one element occupies in memory: 4 or 2. */
+/* Bytes one element occupies in memory: 4, 2 or 1 (fp8's scales, one a
+ * block, are not counted). */
 int dtype_size(enum dtype t);
 
 /* x rounded to the nearest value of type t, returned as float (t = fp32
- * returns x).  Values beyond fp16's range become +-inf, as on the GPU. */
+ * returns x).  Values beyond fp16's range become +-inf, as on the GPU;
+ * beyond fp8's +-448, as cvt.satfinite does. */
 float dtype_round(enum dtype t, float x);
 
 /* The bits of x as binary16 / bfloat16, round to nearest even (for files

@@ -11,6 +11,7 @@ static const char *inputs_names[] = {
 	[INPUTS_UNIFORM] = "uniform",
 	[INPUTS_RAMP] = "ramp",
 	[INPUTS_SPIKE] = "spike",
+	[INPUTS_OUTLIERS] = "outliers",
 };
 
 const char *
@@ -68,6 +69,18 @@ inputs_rng_normal(struct inputs_rng *r)
 	return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
 }
 
+/* One entry of `outliers`: N(0, 1), plus N(0, 100) one time in 1000.
+ * The coin and the large term are drawn for every entry, so an entry's
+ * numbers do not depend on the coins before it. */
+static double
+outlier_entry(struct inputs_rng *r)
+{
+	double x = inputs_rng_normal(r);
+	double coin = inputs_rng_uniform(r), big = inputs_rng_normal(r);
+
+	return coin < INPUTS_OUTLIER_SHARE ? x + INPUTS_OUTLIER_SD * big : x;
+}
+
 static void
 fill(struct inputs_rng *r, enum inputs_kind kind, float *x, long n)
 {
@@ -76,6 +89,7 @@ fill(struct inputs_rng *r, enum inputs_kind kind, float *x, long n)
 	for (i = 0; i < n; i++)
 		x[i] = kind == INPUTS_UNIFORM ?
 		    (float)(2.0 * inputs_rng_uniform(r) - 1.0) :
+		    kind == INPUTS_OUTLIERS ? (float)outlier_entry(r) :
 		    (float)inputs_rng_normal(r);
 }
 
@@ -148,10 +162,11 @@ inputs_fill(enum inputs_kind kind, uint64_t seed, int tq, int tk, int d,
 		break;
 	case INPUTS_NORMAL:
 	case INPUTS_UNIFORM:
+	case INPUTS_OUTLIERS:
 		fill(&r, kind, q, (long)tq * d);
 		fill(&r, kind, k, (long)tk * d);
 		break;
 	}
-	fill(&r, kind == INPUTS_UNIFORM ? INPUTS_UNIFORM : INPUTS_NORMAL, v,
-	    (long)tk * dv);
+	fill(&r, kind == INPUTS_UNIFORM || kind == INPUTS_OUTLIERS ? kind :
+	    INPUTS_NORMAL, v, (long)tk * dv);
 }

@@ -10,6 +10,10 @@
  *            after tile (every rescale factor alpha < 1)
  *   spike    normal, plus one score far above the rest hidden in a late
  *            key tile: m jumps once, late
+ *   outliers FlashAttention 3's outlier experiment (section 4.3): every
+ *            entry of Q, K and V is N(0, 1) plus, with probability
+ *            0.001, an independent N(0, 100) term (standard deviation
+ *            10), the large activations of trained models in miniature
  */
 #ifndef FLASHSTEP_INPUTS_H
 #define FLASHSTEP_INPUTS_H
@@ -21,6 +25,7 @@ enum inputs_kind {
 	INPUTS_UNIFORM,
 	INPUTS_RAMP,
 	INPUTS_SPIKE,
+	INPUTS_OUTLIERS,
 };
 
 struct inputs_rng {
@@ -34,6 +39,11 @@ void inputs_rng_seed(struct inputs_rng *r, uint64_t seed);
 uint64_t inputs_rng_next(struct inputs_rng *r);
 /* Uniform in [0, 1). */
 double inputs_rng_uniform(struct inputs_rng *r);
+/* The share of entries `outliers` adds a large term to, and its
+ * standard deviation. */
+#define INPUTS_OUTLIER_SHARE 0.001
+#define INPUTS_OUTLIER_SD 10.0
+
 /* Standard normal (Box-Muller). */
 double inputs_rng_normal(struct inputs_rng *r);
 

@@ -7,6 +7,7 @@ noinst_LIBRARIES += src/model/libmodel.a
 src_model_libmodel_a_SOURCES = \
 	src/model/util.c src/model/util.h \
 	src/model/dtype.c src/model/dtype.h \
+	src/model/fp8.c src/model/fp8.h src/model/fp8_rule.h \
 	src/model/inputs.c src/model/inputs.h \
 	src/model/npy.c src/model/npy.h \
 	src/model/problem.c src/model/problem.h \

@@ -43,6 +43,7 @@ problem_free(struct problem *p)
 	free(p->v);
 	free(p->s);
 	free(p->kt);
+	fp8_free(p->fp8);
 	memset(p, 0, sizeof *p);
 }
 
@@ -484,8 +485,14 @@ problem_build(const struct problem_spec *spec, struct problem *p, char *err,
 	p->causal = spec->causal;
 	p->dtype = spec->dtype;
 
-	/* The narrow types round what a kernel would store: the inputs. */
-	if (p->scores_mode) {
+	/* The narrow types round what a kernel would store: the inputs;
+	 * fp8 quantizes them with scales (fp8.h). */
+	if (p->dtype == DTYPE_FP8) {
+		if (fp8_quantize(p, &spec->fp8, spec->br > 0 ? spec->br :
+		    PROBLEM_DEFAULT_TILE, spec->bc > 0 ? spec->bc :
+		    PROBLEM_DEFAULT_TILE, spec->seed, err, errlen) != 0)
+			goto fail;
+	} else if (p->scores_mode) {
 		if (round_checked(p->dtype, p->s, (long)heads * p->tq * p->tk,
 		    "scores", err, errlen))
 			goto fail;
@@ -494,8 +501,8 @@ problem_build(const struct problem_spec *spec, struct problem *p, char *err,
 	    round_checked(p->dtype, p->k, (long)kv_heads * p->tk * p->d, "K",
 	    err, errlen))
 		goto fail;
-	if (round_checked(p->dtype, p->v, (long)kv_heads * p->tk * p->dv, "V",
-	    err, errlen))
+	if (p->dtype != DTYPE_FP8 && round_checked(p->dtype, p->v,
+	    (long)kv_heads * p->tk * p->dv, "V", err, errlen))
 		goto fail;
 
 	if (!p->scores_mode) {

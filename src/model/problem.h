@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "dtype.h"
+#include "fp8.h"
 #include "inputs.h"
 #include "tile_rule.h"
 
@@ -56,6 +57,7 @@ struct problem_spec {
 	int memory_splits;	/* split-KV ranges, for MEMORY_SPLIT */
 	int memory_merge_tree;	/* their combine merges as a tree */
 	int heads, kv_heads;	/* H and G; 0 means 1 */
+	struct fp8_spec fp8;	/* --dtype fp8's blocks, rotation, bug mode */
 	struct problem_source q, k, v, s;
 	struct problem_source dout;	/* the backward's dO (problem_grad_output) */
 };
@@ -66,7 +68,9 @@ struct problem {
 	int causal;
 	enum dtype dtype;
 	int scores_mode;	/* S given directly; q, k, kt are NULL */
-	float *q, *k, *v, *s;	/* already rounded to dtype */
+	float *q, *k, *v, *s;	/* already rounded to dtype (fp8: dequantized) */
+	struct fp8_data *fp8;	/* fp8's codes, scales and inputs as given;
+				 * NULL for the other dtypes */
 	float *kt;		/* K transposed (d, Tk) per K/V head: the simulator's loops */
 	char source[96];	/* where the inputs came from, for display */
 	int heads, kv_heads;	/* H query heads sharing G K/V heads (1, 1) */

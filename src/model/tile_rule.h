@@ -8,7 +8,10 @@
  *              c <= r + Tk - Tq: the causal mask aligned bottom-right,
  *              so the last query sees every key even when Tq < Tk
  *   rounding   x as fp16 or bf16 would store it (round to nearest, ties
- *              to even), back in float32; fp32 leaves x as it is
+ *              to even), back in float32; fp32 leaves x as it is; fp8
+ *              is e4m3 with no scale (fp8_rule.h), what P becomes
+ *              before an FP8 kernel's P V (its inputs carry scales:
+ *              fp8.c)
  *
  * Plain C that C++ and CUDA read too (TILE_RULE_FN, as ONLINE_RULE_FN).
  * The rounding runs the GPU's own conversion on the device and its
@@ -22,6 +25,8 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "fp8_rule.h"
 
 #ifdef __CUDACC__
 /* C++ linkage even inside a .cu file's extern "C" block: templates. */
@@ -40,6 +45,7 @@ extern "C++" {
 #define TILE_RULE_FP32 0
 #define TILE_RULE_FP16 1
 #define TILE_RULE_BF16 2
+#define TILE_RULE_FP8 3
 
 /* The last key query position r sees under the causal mask. */
 TILE_RULE_FN long
@@ -149,12 +155,16 @@ tile_rule_round(int dtype, float x)
 		return __half2float(__float2half_rn(x));
 	if (dtype == TILE_RULE_BF16)
 		return __bfloat162float(__float2bfloat16_rn(x));
+	if (dtype == TILE_RULE_FP8)
+		return fp8_rule_round(x);
 	return x;
 #else
 	if (dtype == TILE_RULE_FP16)
 		return tile_rule_from_half_bits(tile_rule_half_bits(x));
 	if (dtype == TILE_RULE_BF16)
 		return tile_rule_bits_float((uint32_t)tile_rule_bf16_bits(x) << 16);
+	if (dtype == TILE_RULE_FP8)
+		return fp8_rule_round(x);
 	return x;
 #endif
 }
