@@ -419,6 +419,8 @@ gpu_takes(const struct gpu_kernel *k, unsigned caps, const struct problem *p,
 	if (p->scores_mode && !(caps & GPU_CAP_SCORES))
 		return gpu_refuse(k, err, errlen, "a scores problem",
 		    "Q, K and V: it computes S itself");
+	if (p->dtype == DTYPE_FP8 && !(k->dtypes & BIT(DTYPE_FP8)))
+		return util_error(err, errlen, GPU_NO_FP8_KERNEL, k->name);
 	if (!(k->dtypes & BIT(p->dtype))) {
 		snprintf(what, sizeof what, "--dtype %s", dtype_name(p->dtype));
 		gpu_mask_words(k->dtypes, 3, gpu_dtype_word, takes, sizeof takes);

@@ -44,6 +44,12 @@ enum gpu_arith {
 };
 
 /* What a kernel can do besides its dtypes, orders, conventions, bugs. */
+/* What every kernel says of --dtype fp8 until one has an FP8 path (a
+ * kernel takes it by BIT(DTYPE_FP8) in its dtypes); %s is its name. */
+#define GPU_NO_FP8_KERNEL "kernel %s does not take --dtype fp8: no kernel " \
+	"has an FP8 (e4m3) path yet; the simulator emulates it (flashstep " \
+	"run, view, trace, bench --fp8)"
+
 #define GPU_CAP_SCORES		0x1	/* a scores problem (S given, no Q, K) */
 #define GPU_CAP_CAUSAL		0x2	/* the causal mask */
 #define GPU_CAP_ANY_SCALE	0x4	/* a scale <= 0 (else it must be > 0) */

@@ -61,7 +61,10 @@ START_TEST(test_names)
 	ck_assert_int_eq(dtype_parse("bf16", &t), 0);
 	ck_assert_int_eq(t, DTYPE_BF16);
 	ck_assert_int_eq(dtype_size(t), 2);
-	ck_assert_int_eq(dtype_parse("fp8", &t), -1);
+	ck_assert_int_eq(dtype_parse("fp4", &t), -1);
+	ck_assert_int_eq(dtype_parse("fp8", &t), 0);
+	ck_assert_int_eq(t, DTYPE_FP8);
+	ck_assert_int_eq(dtype_size(t), 1);
 	ck_assert_str_eq(dtype_name(DTYPE_FP32), "fp32");
 }
 END_TEST

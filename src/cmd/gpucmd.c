@@ -259,6 +259,10 @@ gpucmd_setup(struct options *o, const struct gpucmd_args *a,
 	int whole = o->split.splits > 1 || (k->caps & GPU_CAP_HEADS);
 
 	memset(set, 0, sizeof *set);
+	/* Said before any input is made or a device probed, on any machine
+	 * (gpu_kernel_check says the same of a hand-made problem). */
+	if (o->spec.dtype == DTYPE_FP8)
+		return util_error(err, errlen, GPU_NO_FP8_KERNEL, k->name);
 	if (o->spec.d > 0 && gpucmd_tiling(k, o->spec.d, o, err, errlen) != 0)
 		return -1;
 	if (o->split.pack_gqa && !whole)
