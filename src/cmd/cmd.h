@@ -37,6 +37,8 @@ int cmd_bench_gpu(int argc, char **argv);
 /* `bench --steps`: the time per step as the problem grows
  * (cmd_bench_steps.c). */
 int cmd_bench_steps(int argc, char **argv);
+/* bench --fp8: FP8's error in the simulator (cmd_bench_fp8.c). */
+int cmd_bench_fp8(int argc, char **argv);
 
 /*
  * Parses a command's options into o (usage and --help printed from the

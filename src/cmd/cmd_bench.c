@@ -38,6 +38,7 @@ static const char bench_usage[] =
     "--gpu: the GPU benchmark (see flashstep bench --gpu --help).\n"
     "--steps: the time per step as the problem grows (bench --steps --help).\n"
     "--roofline: the kernels on the H200's roofline (bench --roofline --help).\n"
+    "--fp8: FP8's error, FlashAttention 3's experiment (bench --fp8 --help).\n"
     "\n";
 
 struct bench_args {
@@ -369,6 +370,8 @@ cmd_bench(int argc, char **argv)
 			return cmd_bench_gpu(argc, argv);
 		else if (strcmp(argv[i], "--steps") == 0)
 			return cmd_bench_steps(argc, argv);
+		else if (strcmp(argv[i], "--fp8") == 0)
+			return cmd_bench_fp8(argc, argv);
 	rc = cmd_parse("bench", bench_usage, argc, argv, 0, bench_entries, &a,
 	    &o);
 	options_free(&o);

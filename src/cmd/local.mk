@@ -14,6 +14,7 @@ src_cmd_libcmd_a_SOURCES = \
 	src/cmd/cmd_bench_gpu.c \
 	src/cmd/cmd_pipeline.c \
 	src/cmd/cmd_bench_steps.c \
+	src/cmd/cmd_bench_fp8.c \
 	src/cmd/cmd_roofline.c
 
 bin_PROGRAMS += src/flashstep

@@ -13,6 +13,7 @@
 
 #include "lesson_quantity.h"
 #include "lesson_machine.h"
+#include "model/compare.h"
 #include "model/traffic.h"
 
 #include <math.h>
@@ -262,6 +263,56 @@ read_error(struct lesson_read *rq)
 		return util_error(rq->err, rq->errlen, "%s", run->err);
 	return one(rq, worst(o, ref +
 	    (size_t)lesson_run_out_row(run, run->focus) * dv, dv));
+}
+
+/* The root mean square of O - reference over the whole output, as
+ * FlashAttention 3 reports its error; known after the whole run. */
+static int
+read_rmse(struct lesson_read *rq)
+{
+	struct lesson_run *run = rq->run;
+	const struct problem *p = &run->setup.problem;
+	struct compare_result res;
+	const float *o, *lse;
+	const double *ref;
+
+	if (final_arrays(rq, &o, &lse) != 0)
+		return -1;
+	if (lesson_run_reference(run, &run->lesson->cmds[run->pc - 1], &ref) != 0)
+		return util_error(rq->err, rq->errlen, "%s", run->err);
+	compare_arrays(o, ref, (long)problem_rows(p) * p->dv, 0, 0, &res);
+	return one(rq, res.rmse);
+}
+
+/* Q's quantization (--dtype fp8): field 0 the largest |Q| as given,
+ * 1 the largest |entry| quantized (rotated, under --hadamard), 2 the
+ * scales Q has, 3 Q's root mean square quantization error. */
+static int
+read_fp8_q(struct lesson_read *rq)
+{
+	const struct fp8_data *f = rq->run->setup.problem.fp8;
+	struct fp8_stats st;
+	size_t i, n;
+	double amax = 0;
+
+	if (f == NULL)
+		return util_error(rq->err, rq->errlen, "%s is known with dtype "
+		    "fp8", rq->q->name);
+	fp8_stats(&f->q, &st);
+	n = (size_t)f->q.rows * f->q.cols;
+	for (i = 0; i < n; i++)
+		if (fabs(f->q.exact[i]) > amax)
+			amax = fabs(f->q.exact[i]);
+	switch (rq->rd->from) {
+	case 0:
+		return one(rq, amax);
+	case 1:
+		return one(rq, st.amax);
+	case 2:
+		return one(rq, f->q.nblocks);
+	default:
+		return one(rq, st.rms_err);
+	}
 }
 
 /* ---- the focus row in the current tile ---- */
@@ -973,6 +1024,20 @@ static const struct lesson_quantity quantities[] = {
 	{ .name = "error", .final = 1, ALL(read_error),
 	  .help = "the largest |o - reference| of the row, against attention "
 	  "computed in double precision" },
+	{ .name = "rmse", .final = 1, ALL(read_rmse),
+	  .help = "the root mean square of O - reference over the whole "
+	  "output, after the run (fp8: the reference of the unquantized "
+	  "inputs)" },
+	/* --dtype fp8's quantization of Q */
+	{ .name = "q-amax", ALL(read_fp8_q, .from = 0),
+	  .help = "fp8: the largest |entry| of Q as given" },
+	{ .name = "q-amax-quantized", ALL(read_fp8_q, .from = 1),
+	  .help = "fp8: the largest |entry| of Q as quantized (after the "
+	  "rotation, with --hadamard)" },
+	{ .name = "q-scales", .kind = LESSON_Q_COUNT, ALL(read_fp8_q, .from = 2),
+	  .help = "fp8: how many scales Q has (one a block)" },
+	{ .name = "q-quant-rms", ALL(read_fp8_q, .from = 3),
+	  .help = "fp8: the root mean square of Q's quantization error" },
 	/* the focus row in the current tile */
 	{ .name = "rowmax", FWD(TILE(rowmax, SIM_PHASE_MAX)),
 	  BWD(read_btile_sum, .nfield = 0, .from = BWD_PHASE_SCORES),
