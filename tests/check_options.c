@@ -69,7 +69,11 @@ static const struct {
 	{ "--input", "gaussian", "--input must be" },
 	{ "--convention", "both", "--convention must be" },
 	{ "--bug", "typo", "--bug must be" },
-	{ "--dtype", "fp8", "--dtype must be fp32, fp16 or bf16" },
+	{ "--dtype", "fp4", "--dtype must be fp32, fp16, bf16 or fp8" },
+	{ "--fp8-bug", "typo", "--fp8-bug must be none, whole-tensor or "
+	    "rotate-q-only, not 'typo'" },
+	{ "--fp8-block", "0", "--fp8-block must be" },
+	{ "--hadamard=1", "1", "--hadamard takes no value" },
 	{ "--scale", "-1", "--scale must be positive" },
 	{ "--scale", "nan", "--scale must be a number" },
 	{ "--seed", "-1", "--seed must be" },
@@ -303,6 +307,39 @@ START_TEST(test_bug_table)
 }
 END_TEST
 
+/* --fp8-bug reads fp8.c's table: every row parses, its help line is in
+ * --help, and flashstep.1 names it. */
+START_TEST(test_fp8_bug_table)
+{
+	const struct fp8_bug_mode *m;
+	struct options o;
+	char err[256], word[160], *help = usage_text(), *doc = manual_text();
+	const char *at;
+	size_t n;
+	int b;
+
+	for (b = 0; b < FP8_BUGS; b++) {
+		m = fp8_bug_mode((enum fp8_bug)b);
+		ck_assert_msg(parse(&o, err, 5, "--dtype", "fp8", "--hadamard",
+		    "--fp8-bug", m->word) == 0, "%s", err);
+		ck_assert_int_eq((int)o.spec.fp8.bug, b);
+		snprintf(word, sizeof word, " %s: %s", m->word, m->what);
+		ck_assert_msg(strstr(help, word) != NULL, "--help lacks '%s'",
+		    word);
+		for (at = m->word, n = 0; *at != '\0' && n + 2 < sizeof word; at++) {
+			if (*at == '-')
+				word[n++] = '\\';
+			word[n++] = *at;
+		}
+		word[n] = '\0';
+		ck_assert_msg(strstr(doc, word) != NULL, "flashstep.1 lacks %s",
+		    word);
+	}
+	free(help);
+	free(doc);
+}
+END_TEST
+
 /* options_words joins a table's names. */
 static const char *
 test_word(int i)
@@ -341,6 +378,7 @@ test_suite(void)
 	tcase_add_test(tc, test_extra_table);
 	tcase_add_test(tc, test_unused_and_ranges);
 	tcase_add_test(tc, test_bug_table);
+	tcase_add_test(tc, test_fp8_bug_table);
 	tcase_add_test(tc, test_words);
 	suite_add_tcase(s, tc);
 	return s;

@@ -568,6 +568,11 @@ pipeline_unused_option(const struct options *o, int model)
 		    "kernel takes fp16 or bf16\n");
 		return -1;
 	}
+	if (o->spec.dtype == DTYPE_FP8) {
+		fprintf(stderr, "flashstep pipeline: --dtype fp8: the wgmma "
+		    "kernel has no FP8 path yet; it takes fp16 or bf16\n");
+		return -1;
+	}
 	return 0;
 }
 
