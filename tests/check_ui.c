@@ -1677,6 +1677,77 @@ START_TEST(test_pipeline_key)
 }
 END_TEST
 
+/* 8: --dtype fp8's quantization over the view until q: the focused row
+ * of Q with its codes and scale, the tensor's scales, what the rotation
+ * did to the outlier; t goes on to K and V; it fits 80x24 (no line runs
+ * past the screen's edge unmarked: every line ends inside it); refused
+ * with the reason on a problem that is not fp8. */
+START_TEST(test_fp8_key)
+{
+	struct ui *ui = new_view(NULL, &utf8_style);
+	struct ui_grid g = { 0 };
+	struct options o;
+	const struct fp8_tensor *q;
+	char want[80], line[400], num[32];
+	int y, row;
+
+	press(ui, '8');
+	ck_assert_ptr_null(ui->fp8);
+	ck_assert_msg(strstr(ui->msg, "8: the problem is fp32, not fp8") !=
+	    NULL, "msg: %s", ui->msg);
+	ui_free(ui);
+
+	options_init(&o);
+	o.spec.tq = o.spec.tk = 64;
+	o.spec.d = o.spec.dv = 16;
+	o.tiling.br = o.tiling.bc = o.spec.br = o.spec.bc = 16;
+	o.spec.dtype = DTYPE_FP8;
+	o.spec.fp8.hadamard = 1;
+	o.spec.input = INPUTS_OUTLIERS;
+	o.spec.seed = 2;
+	ui = new_view(&o, &utf8_style);
+	press(ui, UI_KEY_TAB);		/* the view's row 1 */
+	press(ui, '8');
+	ck_assert_ptr_nonnull(ui->fp8);
+	draw(ui, &g, 80, 24);
+	q = &UI_PROBLEM(ui)->fp8->q;
+	row = 1;
+	snprintf(want, sizeof want, "fp8 e4m3: Q row 1 of 64, block 0 (rows "
+	    "0-15), scale %s", ui_num(ui, q->scale[0], 9, num, sizeof num));
+	ck_assert_msg(screen_has(&g, want), "no '%s'", want);
+	ck_assert(screen_has(&g, "Q's 4 scales:"));
+	ck_assert(screen_has(&g, "the rotation: Q's largest |entry|, "));
+	/* Entry 0 of row 1: its code in hex, its stored value. */
+	snprintf(want, sizeof want, "0x%02x", q->code[(size_t)row * q->cols]);
+	ck_assert_msg(screen_has(&g, want), "no code %s", want);
+	ck_assert(screen_has(&g, "entries 0-14 of 16 (Left, Right)"));
+	for (y = 0; y < 24; y++)
+		ck_assert_msg(ui_grid_width(ui_grid_line(&g, y, line,
+		    sizeof line)) <= 80, "line %d: %s", y, line);
+	press(ui, UI_KEY_RIGHT);
+	draw(ui, &g, 80, 24);
+	ck_assert(screen_has(&g, "entries 15-15 of 16"));
+	/* n is the screen's next row, not the view's next step. */
+	press(ui, 'n');
+	draw(ui, &g, 80, 24);
+	ck_assert(screen_has(&g, "Q row 2 of 64"));
+	press(ui, 't');
+	draw(ui, &g, 80, 24);
+	ck_assert(screen_has(&g, "fp8 e4m3: K row 2 of 64"));
+	press(ui, 't');
+	draw(ui, &g, 80, 24);
+	ck_assert(screen_has(&g, "V's largest |entry| is "));
+	ck_assert(screen_has(&g, "rotated (only Q and K are)"));
+	ck_assert(!(ui_handle_key(ui, &(struct ui_key){ 'q', 0, 0 }) & UI_QUIT));
+	ck_assert_ptr_null(ui->fp8);
+	draw(ui, &g, 80, 24);
+	ck_assert(screen_has(&g, "step 1 of"));
+	ck_assert(!screen_has(&g, "fp8 e4m3:"));
+	ui_grid_free(&g);
+	ui_free(ui);
+}
+END_TEST
+
 START_TEST(test_grid_text)
 {
 	struct ui_grid g = { 0 };
@@ -2648,6 +2719,7 @@ test_suite(void)
 	tcase_add_test(tc, test_cuts_marked);
 	tcase_add_test(tc, test_zoom_hide_and_room);
 	tcase_add_test(tc, test_pipeline_key);
+	tcase_add_test(tc, test_fp8_key);
 	tcase_add_test(tc, test_build_progress);
 	tcase_add_test(tc, test_busy_frame);
 	tcase_add_test(tc, test_end_and_play_show_whole_steps);

@@ -234,6 +234,7 @@ ui_free(struct ui *ui)
 	free(ui->gpu_l);
 	gpucheck_trace_free(ui->gpu_trace);
 	ui_pipe_close(ui);
+	ui_fp8_close(ui);
 	free(ui);
 }
 
@@ -514,6 +515,7 @@ ui_settle(struct ui *ui)
 	ui_play_stop(ui, NULL);
 	ui->help = 0;
 	ui_pipe_close(ui);
+	ui_fp8_close(ui);
 	ui->form.open = 0;
 	ui->prompt.open = 0;
 }

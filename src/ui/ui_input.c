@@ -48,6 +48,8 @@ ui_handle_key(struct ui *ui, const struct ui_key *k)
 	ui->msg[0] = '\0';
 	if (ui->pipe != NULL)
 		flags = ui_pipe_key(ui, k);
+	else if (ui->fp8 != NULL)
+		flags = ui_fp8_key(ui, k);
 	else if (ui->form.open)
 		flags = ui_form_key(ui, k);
 	else if (ui->help)

@@ -180,6 +180,8 @@ struct ui {
 	int want_phase[TIMELINE_KINDS];
 	struct ui_pipe *pipe;	/* W: the pipeline model in its viewer over
 				 * the view (ui_pipe.c); NULL: closed */
+	struct ui_fp8 *fp8;	/* 8: fp8's quantization over the view
+				 * (ui_fp8.c); NULL: closed */
 	int help;		/* the help screen is open */
 	int help_first;		/* its first line shown (it scrolls) */
 	int help_lines;		/* its lines, as last drawn */
@@ -245,6 +247,15 @@ int ui_pipe_open(struct ui *ui);
 int ui_pipe_key(struct ui *ui, const struct ui_key *k);
 void ui_pipe_draw(const struct ui *ui, struct ui_grid *g);
 void ui_pipe_close(struct ui *ui);
+
+/* ---- ui_fp8.c: 8, how --dtype fp8 stored Q, K and V -------------------- */
+
+/* Opens it on the focused row of Q (or says why not); UI_HANDLED. */
+int ui_fp8_open(struct ui *ui);
+/* Its keys while open (q or Esc closes it); UI_HANDLED. */
+int ui_fp8_key(struct ui *ui, const struct ui_key *k);
+void ui_fp8_draw(const struct ui *ui, struct ui_grid *g);
+void ui_fp8_close(struct ui *ui);
 
 /* ---- ui_style.c: the locale's glyphs ---------------------------------- */
 

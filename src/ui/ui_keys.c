@@ -192,6 +192,14 @@ ui_keys_pipe(struct ui *ui, const struct ui_key *k)
 	return ui_pipe_open(ui);
 }
 
+/* 8: how --dtype fp8 stored Q, K and V. */
+static int
+ui_keys_fp8(struct ui *ui, const struct ui_key *k)
+{
+	(void)k;
+	return ui_fp8_open(ui);
+}
+
 /* z: one pane of the segment's stack over the whole view, the next on
  * each press, then all of them again (a projector's big picture). */
 static int
@@ -277,6 +285,9 @@ const struct ui_keydef ui_keydefs[] = {
 	{ "W", "the wgmma kernel's pipeline, modelled on this problem's head "
 	    "(d 64 or 128), in the pipeline viewer; q returns", ui_keys_pipe,
 	    { 'W' } },
+	{ "8", "--dtype fp8: Q, K and V as stored, row by row (codes, scales, "
+	    "errors, the rotation's effect on the outlier); q returns",
+	    ui_keys_fp8, { '8' } },
 	{ "z", "zoom: one pane of the stack over the whole view, the next on "
 	    "each press, then every pane again", ui_keys_zoom, { 'z' } },
 	{ "h", "hide / show the heatmap: the tables take its width",
