@@ -431,6 +431,54 @@ START_TEST(test_error_order)
 }
 END_TEST
 
+/* P becomes e4m3 before P V (the row sum l keeps the float32 P): O
+ * computed by hand from the dequantized inputs that way matches the
+ * simulator's, and the same without rounding P does not. */
+START_TEST(test_p_in_e4m3)
+{
+	struct fp8_spec f = { 0, 0, FP8_BUG_NONE };
+	struct tiling t = { 8, 8, ORDER_FA2 };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	struct problem p;
+	float *o, *lse;
+	double near = 0, far = 0;
+	int r, c, x;
+
+	build(&p, 8, 4, 8, 8, INPUTS_NORMAL, &f, 1);
+	tu_run(&p, &t, &rule, &o, &lse);
+	for (r = 0; r < 8; r++) {
+		double s[8], m = -INFINITY, l = 0, u8[4] = { 0 }, u[4] = { 0 };
+		for (c = 0; c < 8; c++) {
+			s[c] = 0;
+			for (x = 0; x < 4; x++)
+				s[c] += (double)p.q[r * 4 + x] * p.k[c * 4 + x];
+			s[c] *= p.scale;
+			if (s[c] > m)
+				m = s[c];
+		}
+		for (c = 0; c < 8; c++) {
+			double e = exp(s[c] - m);
+			l += e;
+			for (x = 0; x < 4; x++) {
+				u8[x] += fp8_rule_round((float)e) * p.v[c * 4 + x];
+				u[x] += e * p.v[c * 4 + x];
+			}
+		}
+		for (x = 0; x < 4; x++) {
+			if (fabs(o[r * 4 + x] - u8[x] / l) > near)
+				near = fabs(o[r * 4 + x] - u8[x] / l);
+			if (fabs(o[r * 4 + x] - u[x] / l) > far)
+				far = fabs(o[r * 4 + x] - u[x] / l);
+		}
+	}
+	ck_assert_msg(near < 1e-5, "O is %g from P rounded to e4m3", near);
+	ck_assert_msg(far > 1e-3, "O is only %g from P unrounded", far);
+	free(o);
+	free(lse);
+	problem_free(&p);
+}
+END_TEST
+
 /* The outlier generator: 0.1 % of entries get a term of sd 10. */
 START_TEST(test_outlier_inputs)
 {
@@ -468,6 +516,7 @@ test_suite(void)
 	tcase_add_test(tc, test_refusals);
 	tcase_add_test(tc, test_error_order);
 	tcase_add_test(tc, test_outlier_inputs);
+	tcase_add_test(tc, test_p_in_e4m3);
 	suite_add_tcase(s, tc);
 	return s;
 }

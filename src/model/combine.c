@@ -382,7 +382,7 @@ combine_new(const struct sim *sim, const struct combine_rule *rule, char *err,
 	c->form = pt->form;
 	c->br = c->sched->br;
 	c->dv = pt->dv;
-	c->esize = dtype_size(sim_problem(sim)->dtype);
+	c->esize = dtype_out_size(sim_problem(sim)->dtype);	/* O's */
 	c->work_i = -1;
 	br = (size_t)c->br;
 	acc = br * (size_t)c->dv;
@@ -598,7 +598,8 @@ combine_bound(const struct combine *c, struct combine_bounds *out)
 	const struct problem *p = sim_problem(c->sim);
 	const struct schedule *s = c->sched;
 	const double u = 0x1p-24;
-	const double u_p = p->dtype == DTYPE_FP16 ? 0x1p-11 :
+	const double u_p = p->dtype == DTYPE_FP8 ? 0x1p-4 :
+	    p->dtype == DTYPE_FP16 ? 0x1p-11 :
 	    p->dtype == DTYPE_BF16 ? 0x1p-8 : 0.0;
 	int i, r, r0, r1, x, col, g, depth = 0, n = c->pt->splits;
 	double vmax, *vmax_kv;

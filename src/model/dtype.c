@@ -38,6 +38,12 @@ dtype_size(enum dtype t)
 	return t == DTYPE_FP32 ? 4 : t == DTYPE_FP8 ? 1 : 2;
 }
 
+int
+dtype_out_size(enum dtype t)
+{
+	return t == DTYPE_FP8 ? 2 : dtype_size(t);
+}
+
 /* The conversions themselves are tile_rule.h's, which the GPU's
  * teaching kernels read too. */
 unsigned short

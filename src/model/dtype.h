@@ -37,6 +37,11 @@ int dtype_parse(const char *name, enum dtype *out);
  * block, are not counted). */
 int dtype_size(enum dtype t);
 
+/* Bytes of one entry of O as a kernel of type t writes it: fp8 kernels
+ * write O in 16 bits (FlashAttention 3's FP8 forward writes bf16), the
+ * others in their own type. */
+int dtype_out_size(enum dtype t);
+
 /* x rounded to the nearest value of type t, returned as float (t = fp32
  * returns x).  Values beyond fp16's range become +-inf, as on the GPU;
  * beyond fp8's +-448, as cvt.satfinite does. */

@@ -100,7 +100,7 @@ traffic_step_through(const struct traffic_table *t,
 		out->partials = R * traffic_partial_bytes(t->sched->partials, t->dv);
 		out->hbm_write += out->partials;
 	} else if (tile->last_in_split)
-		out->hbm_write += R * dv * e + R * 4;	/* O_i and lse_i */
+		out->hbm_write += R * dv * (uint64_t)t->oesize + R * 4;	/* O_i, lse_i */
 }
 
 void
@@ -208,6 +208,7 @@ table_new(struct traffic_table *t, const struct problem *p,
 	t->d = p->d;
 	t->dv = p->dv;
 	t->esize = dtype_size(p->dtype);
+	t->oesize = dtype_out_size(p->dtype);
 	t->scores_mode = p->scores_mode;
 	t->backward = backward;
 	t->before = util_calloc((size_t)s->nouter + 1, sizeof *t->before,

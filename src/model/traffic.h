@@ -56,6 +56,7 @@ struct traffic {
 struct traffic_table {
 	const struct schedule *sched;
 	int d, dv, esize, scores_mode;
+	int oesize;		/* bytes of an entry of O (dtype_out_size) */
 	int backward;		/* counted by traffic_backward_step */
 	struct traffic *before;	/* per outer block: totals of earlier blocks */
 	struct traffic total;
