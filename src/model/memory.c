@@ -107,6 +107,13 @@ memory_estimate(const struct memory_job *j)
 		floats += rows * tk + keys * dv;
 	else
 		floats += rows * d + 2 * keys * d + keys * dv;
+	/* fp8 keeps the inputs as given beside the dequantized ones, Q and
+	 * K rotated (counted whether or not --hadamard), a byte of code an
+	 * entry, and a scale a row at most. */
+	if (j->fp8 && !j->scores_mode) {
+		floats += 2 * (rows * d + keys * d) + keys * dv + rows + 2 * keys;
+		bytes += rows * d + keys * d + keys * dv;
+	}
 
 	/* A row block holds up to Br rows of one head (or, packed, of a
 	 * group's heads): its tiles are at most Br x Bc, and there are at

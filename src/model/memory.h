@@ -57,6 +57,8 @@ struct memory_job {
 	int merge_tree;		/* the combine merges as a tree (a slot
 				 * per merge), not left to right (one) */
 	int scores_mode;	/* S (Tq, Tk) given: no Q, K */
+	int fp8;		/* --dtype fp8: the inputs as given kept too,
+				 * the rotated Q and K, the codes (fp8.h) */
 	int br, bc;		/* tile sizes asked for (clamped as the sim does) */
 	int fa1;		/* loop order fa1: outer loop over key blocks */
 	unsigned parts;		/* MEMORY_* */

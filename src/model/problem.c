@@ -433,6 +433,7 @@ problem_build(const struct problem_spec *spec, struct problem *p, char *err,
 	job.d = p->d;
 	job.dv = p->dv;
 	job.scores_mode = p->scores_mode;
+	job.fp8 = spec->dtype == DTYPE_FP8;
 	job.br = spec->br > 0 ? spec->br : PROBLEM_DEFAULT_TILE;
 	job.bc = spec->bc > 0 ? spec->bc : PROBLEM_DEFAULT_TILE;
 	job.fa1 = spec->fa1;
