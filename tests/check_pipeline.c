@@ -120,7 +120,9 @@ find(struct pipeline_run *r, int kind, int round)
 /*
  * The check is shown failing on each kind of broken list: a read before
  * the copy landed, a stage refilled before its release (the recording's
- * planted fault), a release missing, the turns out of order.
+ * planted fault), a release missing, a turn taken before it was passed
+ * or never passed; and passing the turns as the recordings stamp them
+ * (the wait's own clock before the pass, the next step after it).
  */
 START_TEST(test_check_catches)
 {
@@ -128,7 +130,6 @@ START_TEST(test_check_catches)
 	struct pipeline_event *e, *land;
 	char why[256];
 	size_t x;
-	int c0 = -1;
 
 	run_model(&r, 128, 1024, 0, 2, 1, 1, 1);
 	ck_assert_int_eq(pipeline_check(r.ev, r.nev, 2, 1, why, sizeof why), 0);
@@ -197,20 +198,60 @@ START_TEST(test_check_catches)
 	ck_assert_ptr_nonnull(strstr(why, "of 2 consumers released"));
 	e->kind = PIPELINE_RELEASE_K;
 
-	/* two turns in a row to one consumer */
-	for (x = 0; x < r.nev; x++)
-		if (r.ev[x].kind == PIPELINE_WAIT_TURN && r.ev[x].wg == 1) {
-			c0 = (int)x;
-			break;
+	/* the turns: consumer 1's turn 1 is its wait for turn 1 and the
+	 * issue of S_1 after it; consumer 0 passed it after issuing P_0 V_0 */
+	{
+		struct pipeline_event *w = NULL, *iq = NULL, *pass = NULL;
+		double keep_w, keep_b, keep_e;
+
+		for (x = 0; x < r.nev; x++) {
+			struct pipeline_event *f = &r.ev[x];
+
+			if (f->cta != 0 || f->j != 1)
+				continue;
+			if (f->kind == PIPELINE_WAIT_TURN && f->wg == 1)
+				w = f;
+			if (f->kind == PIPELINE_ISSUE_QK && f->wg == 1)
+				iq = f;
+			if (f->kind == PIPELINE_PASS_TURN && f->wg == 0)
+				pass = f;
 		}
-	ck_assert_int_ge(c0, 0);
-	r.ev[c0].wg = 0;
-	ck_assert_int_gt(pipeline_check(r.ev, r.nev, 2, 1, why, sizeof why), 0);
-	ck_assert_ptr_nonnull(strstr(why, "went to consumer 0, not 1"));
-	/* ... which is no fault when there is no ping-pong to keep */
-	ck_assert_int_eq(pipeline_check(r.ev, r.nev, 2, 0, why, sizeof why), 0);
-	r.ev[c0].wg = 1;
-	ck_assert_int_eq(pipeline_check(r.ev, r.nev, 2, 1, why, sizeof why), 0);
+		ck_assert(w != NULL && iq != NULL && pass != NULL);
+		ck_assert(iq->begin >= pass->begin);
+		keep_w = w->end;
+		keep_b = iq->begin;
+		keep_e = iq->end;
+		/* as the recordings stamp it: the wait's clock reads before
+		 * the pass, the next step after it; no fault */
+		w->end = pass->begin - 100;
+		if (w->begin > w->end)
+			w->begin = w->end;
+		ck_assert_msg(pipeline_check(r.ev, r.nev, 2, 1, why, sizeof why)
+		    == 0, "%s", why);
+		/* consumer 1 issuing S_1 before consumer 0 passed the turn */
+		iq->begin = pass->begin - 50;
+		iq->end = pass->begin - 10;
+		ck_assert_int_gt(pipeline_check(r.ev, r.nev, 2, 1, why,
+		    sizeof why), 0);
+		ck_assert_msg(strstr(why, "consumer 1 took turn 1 at") != NULL &&
+		    strstr(why, "before consumer 0 passed it") != NULL, "%s",
+		    why);
+		/* ... which is no fault when there is no ping-pong to keep */
+		ck_assert_int_eq(pipeline_check(r.ev, r.nev, 2, 0, why,
+		    sizeof why), 0);
+		w->end = keep_w;
+		iq->begin = keep_b;
+		iq->end = keep_e;
+		/* a pass that never happened */
+		pass->kind = PIPELINE_SOFTMAX;
+		ck_assert_int_gt(pipeline_check(r.ev, r.nev, 2, 1, why,
+		    sizeof why), 0);
+		ck_assert_msg(strstr(why, "before consumer 0 passed") != NULL ||
+		    strstr(why, "with no pass to it") != NULL, "%s", why);
+		pass->kind = PIPELINE_PASS_TURN;
+		ck_assert_int_eq(pipeline_check(r.ev, r.nev, 2, 1, why,
+		    sizeof why), 0);
+	}
 	pipeline_run_free(&r);
 }
 END_TEST
