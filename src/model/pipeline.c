@@ -570,8 +570,9 @@ block_step_role(struct block *b, struct role *r, double t, char *err,
 			    r->busy_until : t, err, errlen) != 0)
 				return -1;
 			r->started = 0;
+			r->op_begin = -1;
 			r->pc++;
-			r->ready_at = t + k->stamp;
+			r->ready_at = t + k->stamp[o->kind];
 			moved = 1;
 			continue;
 		}
@@ -674,7 +675,7 @@ block_step_role(struct block *b, struct role *r, double t, char *err,
 		}
 		r->op_begin = -1;
 		r->pc++;
-		r->ready_at = t + k->stamp;
+		r->ready_at = t + k->stamp[o->kind];
 		moved = 1;
 	}
 	return moved;
@@ -866,12 +867,16 @@ pipeline_model(const struct pipeline_config *cfg,
 		    "for the pipeline model (at most 10000)", cfg->tk);
 	if (!(costs->issue_qk > 0) || !(costs->issue_pv > 0) ||
 	    !(costs->copy_bytes_per_clk > 0) || costs->compute_lanes < 1 ||
-	    costs->stamp < 0 || costs->poll < 0 || costs->prologue < 0 ||
+	    costs->poll < 0 || costs->prologue < 0 ||
 	    costs->qk_instr < 0 || costs->pv_instr < 0 || costs->softmax < 0 ||
 	    costs->copy_latency < 0 || costs->rescale < 0 ||
 	    costs->epilogue < 0 || costs->mask < 0)
 		return util_error(err, errlen, "the pipeline's durations must "
 		    "be positive");
+	for (x = 0; x < PIPELINE_NKINDS; x++)
+		if (!(costs->stamp[x] >= 0))
+			return util_error(err, errlen, "the pipeline's durations "
+			    "must be positive");
 	run->cfg = *cfg;
 	run->costs = *costs;
 	run->ncta = cfg->ctas;

@@ -122,8 +122,9 @@ struct pipeline_costs {
 	double copy_latency;	/* issue to land, besides the bytes */
 	/* What a recording adds (all 0 in the nominal costs; see
 	 * pipeline_fit.h): */
-	double stamp;		/* a role's pause after each step (the
-				 * recording thread writing its event) */
+	double stamp[PIPELINE_NKINDS];	/* a role's pause after a step of
+				 * each kind (the recording thread writing
+				 * its event, and what runs unstamped) */
 	double poll;		/* the least a wait on an mbarrier takes,
 				 * its phase complete or not */
 	double prologue;	/* clocks before the producer's first step */
