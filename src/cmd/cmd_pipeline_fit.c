@@ -192,37 +192,6 @@ pipeline_fit_run(const char *path, const char *output)
 	return out == 0 ? CMD_OK : CMD_FAILED;
 }
 
-/* The variants of the what-if table, as changes to the recorded one. */
-struct fit_variant {
-	const char *what;
-	int stages;		/* 0: the recording's; -1: one more */
-	int pingpong, overlap;	/* -1: the recording's */
-};
-
-static const struct fit_variant fit_variants[] = {
-	{ "as recorded", 0, -1, -1 },
-	{ "one stage", 1, -1, -1 },
-	{ "one more stage", -1, -1, -1 },
-	{ "no ping-pong", 0, 0, -1 },
-	{ "no overlap (nor ping-pong)", 0, 0, 0 },
-};
-
-static void
-fit_apply(const struct fit_variant *v, const struct pipeline_config *rec,
-    struct pipeline_config *c)
-{
-	*c = *rec;
-	if (v->stages > 0)
-		c->stages = v->stages;
-	else if (v->stages < 0)
-		c->stages = rec->stages + 1;
-	if (v->pingpong >= 0)
-		c->pingpong = v->pingpong;
-	if (v->overlap >= 0)
-		c->overlap = v->overlap;
-	c->pingpong = c->pingpong && c->overlap;
-}
-
 static int
 fit_same(const struct pipeline_config *a, const struct pipeline_config *b)
 {
@@ -292,7 +261,6 @@ pipeline_what_if_run(const char *path)
 	struct fit_rec rec, other;
 	struct pipeline_costs k;
 	struct pipeline_config c;
-	struct pipeline_run run;
 	struct pipeline_figures fig;
 	char err[512], dir[4096], name[256];
 	size_t v;
@@ -316,25 +284,25 @@ pipeline_what_if_run(const char *path)
 	printf("  %-27s %25s   %25s\n", "", "a key tile", "a block");
 	printf("  %-27s %8s %8s %7s   %8s %8s %7s\n", "variant", "model",
 	    "recorded", "ratio", "model", "recorded", "ratio");
-	for (v = 0; v < sizeof fit_variants / sizeof fit_variants[0]; v++) {
+	for (v = 0; v < PIPELINE_NVARIANTS; v++) {
 		const struct pipeline_figures *rf = NULL;
 		int have;
 
-		fit_apply(&fit_variants[v], &rec.meta.cfg, &c);
+		pipeline_variant((int)v, &rec.meta.cfg, &c);
 		if (c.stages > PIPELINE_MAX_STAGES)
 			continue;
-		if (fit_model(&c, &k, rec.fig.ncta, &run, &fig, err,
+		if (pipeline_fit_model(&c, &k, rec.fig.ncta, &fig, err,
 		    sizeof err) != 0) {
 			free(rec.ev);
 			fprintf(stderr, "flashstep pipeline: %s\n", err);
 			return CMD_USAGE;
 		}
-		pipeline_run_free(&run);
 		have = v == 0 ? 1 : fit_find(dir, path, &c, &other, name,
 		    sizeof name);
 		if (have)
 			rf = v == 0 ? &rec.fig : &other.fig;
-		printf("  %-27s %8.0f", fit_variants[v].what, fig.tile_median);
+		printf("  %-27s %8.0f", pipeline_variant_name((int)v),
+		    fig.tile_median);
 		if (rf != NULL && rf->ntile > 0)
 			printf(" %8.0f %7.3f", rf->tile_median,
 			    fig.tile_median / rf->tile_median);

@@ -91,6 +91,35 @@ fit_row_cmp(const void *pa, const void *pb)
 	return a->end < b->end ? -1 : a->end > b->end;
 }
 
+/* pipeline_figures' softmax_overlap (with three consumers the overlaps
+ * with the two others are added, at most the softmax's own span). */
+static double
+fit_softmax_overlap(const struct pipeline_event *ev, size_t nev,
+    int consumers)
+{
+	double all = 0, over = 0;
+	size_t a, b;
+
+	for (a = 0; a < nev; a++) {
+		const struct pipeline_event *e = &ev[a];
+		double o = 0;
+
+		if (e->kind != PIPELINE_SOFTMAX || !fit_is_step(e, consumers))
+			continue;
+		for (b = 0; b < nev; b++) {
+			const struct pipeline_event *f = &ev[b];
+
+			if (f->kind == PIPELINE_SOFTMAX && f->cta == e->cta &&
+			    f->role != e->role)
+				o += fmax(0, fmin(e->end, f->end) -
+				    fmax(e->begin, f->begin));
+		}
+		all += e->end - e->begin;
+		over += fmin(o, e->end - e->begin);
+	}
+	return all > 0 ? over / all : 0;
+}
+
 int
 pipeline_figures(const struct pipeline_event *ev, size_t nev, int consumers,
     struct pipeline_figures *fig, char *err, size_t errlen)
@@ -147,6 +176,7 @@ pipeline_figures(const struct pipeline_event *ev, size_t nev, int consumers,
 				per[n++] = (hi[c] - lo[c]) / (jhi[c] - 1);
 		fig->tile[b] = fit_quantile(per, (size_t)n, 0.5);
 	}
+	fig->softmax_overlap = fit_softmax_overlap(ev, nev, consumers);
 	col = malloc(((size_t)fig->ncta + 1) * sizeof *col);
 	if (col == NULL)
 		return util_error(err, errlen, "out of memory (the figures)");
@@ -291,5 +321,58 @@ pipeline_fit_costs(const struct pipeline_event *ev, size_t nev,
 done:
 	free(x);
 	free(row);
+	return rc;
+}
+
+static const char *const fit_variant_names[PIPELINE_NVARIANTS] = {
+	[PIPELINE_AS_IS] = "as recorded",
+	[PIPELINE_ONE_STAGE] = "one stage",
+	[PIPELINE_MORE_STAGE] = "one more stage",
+	[PIPELINE_NO_PINGPONG] = "no ping-pong",
+	[PIPELINE_NO_OVERLAP] = "no overlap (nor ping-pong)",
+};
+
+const char *
+pipeline_variant_name(int v)
+{
+	return v >= 0 && v < PIPELINE_NVARIANTS ? fit_variant_names[v] : "?";
+}
+
+void
+pipeline_variant(int v, const struct pipeline_config *cfg,
+    struct pipeline_config *c)
+{
+	*c = *cfg;
+	switch (v) {
+	case PIPELINE_ONE_STAGE:
+		c->stages = 1;
+		break;
+	case PIPELINE_MORE_STAGE:
+		c->stages = cfg->stages + 1;
+		break;
+	case PIPELINE_NO_PINGPONG:
+		c->pingpong = 0;
+		break;
+	case PIPELINE_NO_OVERLAP:
+		c->pingpong = c->overlap = 0;
+		break;
+	}
+	c->pingpong = c->pingpong && c->overlap;
+}
+
+int
+pipeline_fit_model(const struct pipeline_config *cfg,
+    const struct pipeline_costs *k, int ncta, struct pipeline_figures *fig,
+    char *err, size_t errlen)
+{
+	struct pipeline_config c = *cfg;
+	struct pipeline_run run;
+	int rc;
+
+	c.ctas = ncta;
+	if (pipeline_model(&c, k, &run, err, errlen) != 0)
+		return -1;
+	rc = pipeline_figures(run.ev, run.nev, c.consumers, fig, err, errlen);
+	pipeline_run_free(&run);
 	return rc;
 }

@@ -49,6 +49,9 @@ struct pipeline_figures {
 	double tile[PIPELINE_FIT_MAX_BLOCKS];
 	double block_median, tile_median;	/* over the blocks (NAN: none) */
 	int ntile;		/* blocks with a steady tile */
+	/* the share of the consumers' softmax time during which another
+	 * consumer of the block was in its softmax too (0..1) */
+	double softmax_overlap;
 };
 
 /* The figures of ev; 0, or -1 with err set (a block number out of
@@ -64,6 +67,27 @@ int pipeline_figures(const struct pipeline_event *ev, size_t nev,
 int pipeline_fit_costs(const struct pipeline_event *ev, size_t nev,
     const struct pipeline_config *cfg, struct pipeline_costs *costs,
     char *err, size_t errlen);
+
+/* The what-if variants of a configuration. */
+enum pipeline_variant {
+	PIPELINE_AS_IS,
+	PIPELINE_ONE_STAGE,
+	PIPELINE_MORE_STAGE,	/* one stage more */
+	PIPELINE_NO_PINGPONG,
+	PIPELINE_NO_OVERLAP,	/* nor ping-pong, as the kernel */
+	PIPELINE_NVARIANTS
+};
+
+/* Variant v of cfg into out; its name ("no ping-pong"). */
+void pipeline_variant(int v, const struct pipeline_config *cfg,
+    struct pipeline_config *out);
+const char *pipeline_variant_name(int v);
+
+/* The model of cfg with costs (ncta blocks), straight to its figures;
+ * 0, or -1 with err set. */
+int pipeline_fit_model(const struct pipeline_config *cfg,
+    const struct pipeline_costs *costs, int ncta,
+    struct pipeline_figures *fig, char *err, size_t errlen);
 
 /*
  * The margins the fed model keeps against every shipped recording, block
