@@ -379,8 +379,8 @@ struct rec {
 	size_t nev;
 };
 
-/* Every doc/recordings/*.json under $top_srcdir (at most max), sorted
- * by name; how many. */
+/* The wgmma kernel's recordings (wgmma-NAME.json) of doc/recordings
+ * under $top_srcdir (at most max), sorted by name; how many. */
 static int
 read_recordings(struct rec *r, int max)
 {
@@ -396,7 +396,9 @@ read_recordings(struct rec *r, int max)
 	while ((de = readdir(d)) != NULL && n < max) {
 		const size_t len = strlen(de->d_name);
 
-		if (len < 6 || strcmp(de->d_name + len - 5, ".json") != 0)
+		/* the wgmma kernel's, which the model is of */
+		if (len < 6 || strcmp(de->d_name + len - 5, ".json") != 0 ||
+		    strncmp(de->d_name, "wgmma-", 6) != 0)
 			continue;
 		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
 		snprintf(r[n].name, sizeof r[n].name, "%s", de->d_name);

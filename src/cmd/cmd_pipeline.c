@@ -55,7 +55,7 @@ static const char pipeline_usage[] =
     "--model --durations FILE runs the model with the durations of the\n"
     "recording FILE (its configuration, its blocks) and prints it beside\n"
     "the recording, block by block and key tile by key tile (exit 1 when\n"
-    "one is outside the margin flashstep(1) states).  --what-if FILE prints\n"
+    "one is outside the margins flashstep(1) states).  --what-if FILE prints\n"
     "what one stage, one more, no ping-pong or no overlap would cost with\n"
     "those durations, beside a recording of that variant in FILE's folder.\n"
     "--check FILE reads a trace this command wrote and checks it\n"

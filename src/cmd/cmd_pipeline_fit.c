@@ -201,6 +201,16 @@ fit_same(const struct pipeline_config *a, const struct pipeline_config *b)
 	    (a->pingpong && a->overlap) == (b->pingpong && b->overlap);
 }
 
+/* The kernel part of a recording's file name: up to its first '-'
+ * ("wgmma-d128.json": "wgmma-"), or the whole name. */
+static size_t
+fit_kernel_len(const char *base)
+{
+	const char *dash = strchr(base, '-');
+
+	return dash != NULL ? (size_t)(dash - base) + 1 : strlen(base);
+}
+
 /* The folder part of path ("." for none) into dir. */
 static void
 fit_folder(const char *path, char *dir, size_t len)
@@ -228,7 +238,7 @@ fit_find(const char *dir, const char *skip, const struct pipeline_config *cfg,
 	    skip;
 	struct dirent *de;
 	DIR *d = opendir(dir);
-	char path[4096], err[512];
+	char path[4400], err[512];
 	int found = 0;
 
 	if (d == NULL)
@@ -236,8 +246,10 @@ fit_find(const char *dir, const char *skip, const struct pipeline_config *cfg,
 	while (!found && (de = readdir(d)) != NULL) {
 		const size_t n = strlen(de->d_name);
 
+		/* the same kernel's: its recordings are named by it */
 		if (n < 6 || strcmp(de->d_name + n - 5, ".json") != 0 ||
-		    strcmp(de->d_name, base) == 0)
+		    strcmp(de->d_name, base) == 0 ||
+		    strncmp(de->d_name, base, fit_kernel_len(base)) != 0)
 			continue;
 		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
 		if (fit_read(path, r, err, sizeof err) != 0)

@@ -110,8 +110,10 @@ lesson_machine_find(struct lesson_read *rq, int pingpong,
 				const size_t len = strlen(de->d_name);
 				const struct pipeline_config *c = &m->cfg;
 
+				/* the wgmma kernel's (wgmma-*.json) */
 				if (len < 6 || strcmp(de->d_name + len - 5,
-				    ".json") != 0)
+				    ".json") != 0 || strncmp(de->d_name,
+				    "wgmma-", 6) != 0)
 					continue;
 				snprintf(path, sizeof path, "%s/%s", dir,
 				    de->d_name);
