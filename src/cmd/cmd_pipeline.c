@@ -11,6 +11,7 @@
 #include "app/pipeline_json.h"
 #include "cmd_pipeline_fit.h"
 #include "model/pipeline.h"
+#include "model/pipeline_fit.h"
 #include "model/util.h"
 #include "ui/ui_pipeline.h"
 
@@ -247,13 +248,6 @@ pipeline_summary(const struct pipeline_run *run, char *err, size_t errlen)
 	struct pipeline_config v;
 	char why[256];
 	int s, x, bad, tiles = 0;
-	struct { const char *what; int stages, pp, ov; } rows[] = {
-		{ "as modelled", c->stages, c->pingpong, c->overlap },
-		{ "one stage", 1, c->pingpong, c->overlap },
-		{ "one more stage", c->stages + 1, c->pingpong, c->overlap },
-		{ "no ping-pong", c->stages, 0, c->overlap },
-		{ "no overlap (nor ping-pong)", c->stages, 0, 0 },
-	};
 
 	for (x = 0; x < run->ncta; x++)
 		tiles += run->cta_nt[x];
@@ -293,16 +287,14 @@ pipeline_summary(const struct pipeline_run *run, char *err, size_t errlen)
 		    "dependencies: %s", bad, why);
 	printf("dependencies: all hold (%zu events)\n", run->nev);
 	printf("\nwhat if (the same problem, nominal durations):\n");
-	for (x = 0; x < (int)(sizeof rows / sizeof rows[0]); x++) {
-		v = *c;
-		v.stages = rows[x].stages;
-		v.pingpong = rows[x].pp;
-		v.overlap = rows[x].ov;
+	for (x = 0; x < PIPELINE_NVARIANTS; x++) {
+		pipeline_variant(x, c, &v);
 		if (v.stages > PIPELINE_MAX_STAGES)
 			continue;
 		if ((t = pipeline_what_if(&v, err, errlen)) < 0)
 			return -1;
-		printf("  %-28s %10.0f clocks  %6.3fx\n", rows[x].what, t,
+		printf("  %-28s %10.0f clocks  %6.3fx\n", x == PIPELINE_AS_IS ?
+		    "as modelled" : pipeline_variant_name(x), t,
 		    span > 0 ? t / span : 0);
 	}
 	return 0;
