@@ -202,8 +202,13 @@ void pipeline_run_free(struct pipeline_run *run);
  *     after every wait for the GEMM that read round r - 1 (S for K, P V
  *     for V) ended, which catches a release made before the read was
  *     done;
- *   - under ping-pong, the consumers' turns (WAIT_TURN ends) go round
- *     0, 1, .., C-1, 0, ... in every block.
+ *   - under ping-pong, consumer c's k-th turn is taken no earlier than
+ *     the k-th pass (PASS_TURN) of the consumer before it (for consumer
+ *     0: the last one, whose first pass lets it go first), so the turns
+ *     go round 0, 1, .., C-1, 0, ...  A turn is taken where the
+ *     consumer's next step after its WAIT_TURN begins, not where the
+ *     wait's own stamp ends: in a recording the clock read right after
+ *     bar.sync does not wait for the barrier (doc/recordings/README.md).
  * Returns the number of violations (0: all hold); the first is described
  * in why.  pingpong and consumers say what to expect.
  */
