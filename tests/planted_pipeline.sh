@@ -2,7 +2,8 @@
 # planted_pipeline.sh - shows that tests/check_pipeline catches each fault
 # it exists to catch: for every claim below, one sed on one source file
 # (the model, src/model/pipeline.c, unless the plant names the viewer,
-# src/ui/ui_pipeline.c), the suite rebuilt against it, and the test case
+# src/ui/ui_pipeline.c, or the recording's durations,
+# src/model/pipeline_fit.c), the suite rebuilt against it, and the test case
 # that must then fail.  Not part of make check.
 #
 #   tests/planted_pipeline.sh [TREE]
@@ -39,8 +40,23 @@
 #       s/else if (e->end < m.land\[at\])/else if (0)/
 #       -> test_check_catches
 #   check: turns off        the ping-pong order is never looked at
-#       s/if (pingpong && consumers > 1) {/if (0) {/
+#       s/if (pingpong && consumers > 1 &&/if (0 \&\&/
 #       -> test_check_catches
+#   check: turn rule off    a turn taken before its pass is let through
+#       s/if (taken > -INFINITY && taken < p\[at\]) {/if (0) {/
+#       -> test_check_catches
+#   check: turn at its stamp  a turn is taken where its wait's own clock
+#                           says, which the recordings break
+#       s/taken = row\[y\]->begin;/taken = row[x]->end;/
+#       -> test_check_catches test_recorded_turns
+#   model: no pauses        the model leaves out a recording's pause
+#                           after each step
+#       s/r->ready_at = t + k->stamp\[o->kind\];/r->ready_at = t;/
+#       -> test_fit_recordings
+#   fit: softmax shared     (src/model/pipeline_fit.c) the recorded
+#                           softmax spans shared again among the consumers
+#       s/k->compute_lanes = cfg->consumers;/k->compute_lanes = 1;/
+#       -> test_fit_recordings
 #   viewer: ring blind      (src/ui/ui_pipeline.c) the ring counts no
 #                           release, so a stage read by one consumer
 #                           shows as read by none
@@ -86,6 +102,9 @@ plant() {
 	if [ "$1" = --ui ]; then
 		file=src/ui/ui_pipeline.c
 		shift
+	elif [ "$1" = --fit ]; then
+		file=src/model/pipeline_fit.c
+		shift
 	fi
 	name=$1 sed=$2
 	shift 2
@@ -129,7 +148,19 @@ plant "check: read rule off" \
 plant "check: landing rule off" \
     's/else if (e->end < m.land\[at\])/else if (0)/' test_check_catches
 plant "check: turns off" \
-    's/if (pingpong \&\& consumers > 1) {/if (0) {/' test_check_catches
+    's/if (pingpong \&\& consumers > 1 \&\&/if (0 \&\&/' test_check_catches
+plant "check: turn rule off" \
+    's/if (taken > -INFINITY \&\& taken < p\[at\]) {/if (0) {/' \
+    test_check_catches
+plant "check: turn at its stamp" \
+    's/taken = row\[y\]->begin;/taken = row[x]->end;/' \
+    test_check_catches test_recorded_turns
+plant "model: no pauses" \
+    's/r->ready_at = t + k->stamp\[o->kind\];/r->ready_at = t;/' \
+    test_fit_recordings
+plant --fit "fit: softmax shared" \
+    's/k->compute_lanes = cfg->consumers;/k->compute_lanes = 1;/' \
+    test_fit_recordings
 plant --ui "viewer: ring blind" \
     's/e->round == last->round \&\& e->end <= t)/e->round == last->round \&\& e->end < 0)/' \
     test_viewer

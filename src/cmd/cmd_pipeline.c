@@ -9,7 +9,9 @@
 #include "cmd.h"
 #include "app/outfile.h"
 #include "app/pipeline_json.h"
+#include "cmd_pipeline_fit.h"
 #include "model/pipeline.h"
+#include "model/pipeline_fit.h"
 #include "model/util.h"
 #include "ui/ui_pipeline.h"
 
@@ -30,6 +32,8 @@ static const char pipeline_usage[] =
     "       flashstep pipeline --record [--kernel wgmma] [--no-pingpong]\n"
     "                          [--ctas N] [--cost] [--label TEXT]\n"
     "                          [--output FILE] [problem options]\n"
+    "       flashstep pipeline --model --durations FILE [--output FILE]\n"
+    "       flashstep pipeline --what-if FILE\n"
     "       flashstep pipeline --check FILE [--ignore-turns]\n"
     "       flashstep pipeline --view FILE\n"
     "\n"
@@ -49,6 +53,12 @@ static const char pipeline_usage[] =
     "and the global timer; the events are checked against the model's\n"
     "dependencies and written the same way.  --cost also times the\n"
     "recording build against the timed one on 16 heads of the shape.\n"
+    "--model --durations FILE runs the model with the durations of the\n"
+    "recording FILE (its configuration, its blocks) and prints it beside\n"
+    "the recording, block by block and key tile by key tile (exit 1 when\n"
+    "one is outside the margins flashstep(1) states).  --what-if FILE prints\n"
+    "what one stage, one more, no ping-pong or no overlap would cost with\n"
+    "those durations, beside a recording of that variant in FILE's folder.\n"
     "--check FILE reads a trace this command wrote and checks it\n"
     "(--ignore-turns: the ring's rules only, not the ping-pong order).\n"
     "--view FILE steps through a trace in the terminal, event by event.\n"
@@ -61,6 +71,7 @@ struct pipeline_args {
 	const char *output;
 	int record, cost, ignore_turns;
 	const char *kernel, *check, *label, *view;
+	const char *durations, *what_if;	/* cmd_pipeline_fit.c */
 };
 
 static int
@@ -165,6 +176,24 @@ set_label(void *ctx, const char *v, char *err, size_t errlen)
 	return 0;
 }
 
+static int
+set_durations(void *ctx, const char *v, char *err, size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	((struct pipeline_args *)ctx)->durations = v;
+	return 0;
+}
+
+static int
+set_what_if(void *ctx, const char *v, char *err, size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	((struct pipeline_args *)ctx)->what_if = v;
+	return 0;
+}
+
 static const struct options_entry pipeline_entries[] = {
 	{ "model", NULL, "model the pipeline (no GPU needed)", set_model },
 	{ "stages", "N", "slots in the K/V ring (default: the kernel's, 2 at "
@@ -184,6 +213,10 @@ static const struct options_entry pipeline_entries[] = {
 	    "source", set_label },
 	{ "check", "FILE", "check a trace against the dependencies", set_check },
 	{ "view", "FILE", "step through a trace in the terminal", set_view },
+	{ "durations", "FILE", "--model: the durations of the recording FILE, "
+	    "beside it", set_durations },
+	{ "what-if", "FILE", "the what-if table with FILE's durations, beside "
+	    "the recordings", set_what_if },
 	{ "ignore-turns", NULL, "--check, --record: the ring's rules only, not "
 	    "the ping-pong order", set_ignore_turns },
 	{ NULL, NULL, NULL, NULL },
@@ -215,13 +248,6 @@ pipeline_summary(const struct pipeline_run *run, char *err, size_t errlen)
 	struct pipeline_config v;
 	char why[256];
 	int s, x, bad, tiles = 0;
-	struct { const char *what; int stages, pp, ov; } rows[] = {
-		{ "as modelled", c->stages, c->pingpong, c->overlap },
-		{ "one stage", 1, c->pingpong, c->overlap },
-		{ "one more stage", c->stages + 1, c->pingpong, c->overlap },
-		{ "no ping-pong", c->stages, 0, c->overlap },
-		{ "no overlap (nor ping-pong)", c->stages, 0, 0 },
-	};
 
 	for (x = 0; x < run->ncta; x++)
 		tiles += run->cta_nt[x];
@@ -261,16 +287,14 @@ pipeline_summary(const struct pipeline_run *run, char *err, size_t errlen)
 		    "dependencies: %s", bad, why);
 	printf("dependencies: all hold (%zu events)\n", run->nev);
 	printf("\nwhat if (the same problem, nominal durations):\n");
-	for (x = 0; x < (int)(sizeof rows / sizeof rows[0]); x++) {
-		v = *c;
-		v.stages = rows[x].stages;
-		v.pingpong = rows[x].pp;
-		v.overlap = rows[x].ov;
+	for (x = 0; x < PIPELINE_NVARIANTS; x++) {
+		pipeline_variant(x, c, &v);
 		if (v.stages > PIPELINE_MAX_STAGES)
 			continue;
 		if ((t = pipeline_what_if(&v, err, errlen)) < 0)
 			return -1;
-		printf("  %-28s %10.0f clocks  %6.3fx\n", rows[x].what, t,
+		printf("  %-28s %10.0f clocks  %6.3fx\n", x == PIPELINE_AS_IS ?
+		    "as modelled" : pipeline_variant_name(x), t,
 		    span > 0 ? t / span : 0);
 	}
 	return 0;
@@ -576,11 +600,45 @@ pipeline_unused_option(const struct options *o, int model)
 	return 0;
 }
 
+/*
+ * --durations and --what-if run the recording's own configuration:
+ * whatever would change it is refused, not ignored.
+ */
+static int
+pipeline_fit_refused(const struct pipeline_args *a, const struct options *o)
+{
+	static const char *const shape[] = { "d", "tq", "tk", "causal", "dtype",
+	    "seed", "input", "q", "k", "v", "scale", NULL };
+	const char *which = a->what_if != NULL ? "--what-if" : "--durations";
+	int i;
+
+	if (a->durations == NULL && a->what_if == NULL)
+		return 0;
+	for (i = 0; shape[i] != NULL; i++)
+		if (options_given(o, shape[i])) {
+			fprintf(stderr, "flashstep pipeline: --%s: %s runs the "
+			    "recording's own shape\n", shape[i], which);
+			return -1;
+		}
+	if (a->stages > 0 || a->no_pingpong || a->no_overlap || a->ctas > 0) {
+		fprintf(stderr, "flashstep pipeline: %s runs the recording's "
+		    "own configuration and blocks (--what-if FILE prints the "
+		    "variants)\n", which);
+		return -1;
+	}
+	if (a->what_if != NULL && a->output != NULL) {
+		fprintf(stderr, "flashstep pipeline: --output is for --model "
+		    "and --record\n");
+		return -1;
+	}
+	return 0;
+}
+
 int
 cmd_pipeline(int argc, char **argv)
 {
-	struct pipeline_args a = { 0, 0, 2, 0, 0, NULL, 0, 0, 0, NULL, NULL,
-	    NULL, NULL };
+	struct pipeline_args a = { 0, 0, 0, 0, 0, NULL, 0, 0, 0, NULL, NULL,
+	    NULL, NULL, NULL, NULL };
 	struct pipeline_config cfg;
 	struct pipeline_costs k;
 	struct pipeline_run run;
@@ -595,11 +653,18 @@ cmd_pipeline(int argc, char **argv)
 		options_free(&o);
 		return rc;
 	}
-	if (a.model + a.record + (a.check != NULL) + (a.view != NULL) != 1) {
+	if (a.durations != NULL && !a.model) {
+		fprintf(stderr, "flashstep pipeline: --durations is for "
+		    "--model\n");
+		options_free(&o);
+		return CMD_USAGE;
+	}
+	if (a.model + a.record + (a.check != NULL) + (a.view != NULL) +
+	    (a.what_if != NULL) != 1) {
 		fprintf(stderr, "flashstep pipeline: say %s of --model, "
-		    "--record, --check FILE or --view FILE\n",
-		    a.model + a.record + (a.check != NULL) + (a.view != NULL) ?
-		    "only one" : "one");
+		    "--record, --what-if FILE, --check FILE or --view FILE\n",
+		    a.model + a.record + (a.check != NULL) + (a.view != NULL) +
+		    (a.what_if != NULL) ? "only one" : "one");
 		options_free(&o);
 		return CMD_USAGE;
 	}
@@ -615,6 +680,14 @@ cmd_pipeline(int argc, char **argv)
 		options_free(&o);
 		return pipeline_view_file(a.view);
 	}
+	if (pipeline_fit_refused(&a, &o) != 0) {
+		options_free(&o);
+		return CMD_USAGE;
+	}
+	if (a.what_if != NULL) {
+		options_free(&o);
+		return pipeline_what_if_run(a.what_if);
+	}
 	/* a path that cannot be written is refused before any work */
 	if (a.output != NULL) {
 		struct outfile_set check;
@@ -623,6 +696,10 @@ cmd_pipeline(int argc, char **argv)
 		if (outfile_add(&check, a.output, err, sizeof err) < 0)
 			goto fail;
 		outfile_abort(&check);
+	}
+	if (a.durations != NULL) {
+		options_free(&o);
+		return pipeline_fit_run(a.durations, a.output);
 	}
 	d = options_given(&o, "d") ? o.spec.d : 128;
 	tq = options_given(&o, "tq") ? o.spec.tq : 1024;
@@ -634,7 +711,7 @@ cmd_pipeline(int argc, char **argv)
 		cfg.stages = (int)a.stages;
 	cfg.pingpong = !a.no_pingpong && !a.no_overlap;
 	cfg.overlap = !a.no_overlap;
-	cfg.ctas = (int)a.ctas;
+	cfg.ctas = a.ctas > 0 ? (int)a.ctas : 2;
 	if (a.record) {
 #ifdef PIPELINE_CAN_RECORD
 		(void)k;

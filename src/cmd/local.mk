@@ -13,6 +13,7 @@ src_cmd_libcmd_a_SOURCES = \
 	src/cmd/cmd_compare.c \
 	src/cmd/cmd_bench_gpu.c \
 	src/cmd/cmd_pipeline.c \
+	src/cmd/cmd_pipeline_fit.c src/cmd/cmd_pipeline_fit.h \
 	src/cmd/cmd_bench_steps.c \
 	src/cmd/cmd_bench_fp8.c \
 	src/cmd/cmd_roofline.c

@@ -1257,6 +1257,32 @@ static const struct lesson_quantity quantities[] = {
 	  .help = "the same without ping-pong" },
 	{ .name = "pipe-clocks-noov", ALL(lesson_machine_pipeline, .from = 4),
 	  .help = "the same without overlap (nor ping-pong)" },
+	/* the H200 recordings (lesson_machine.c) */
+#define REC(n, f, h) { .name = n, ALL(lesson_machine_recording, .from = f), \
+	  .help = h }
+	REC("rec-tile", LESSON_REC_TILE, "the H200 recording of this head: "
+	    "clocks a steady key tile"),
+	REC("rec-block", LESSON_REC_BLOCK, "the recording: clocks a block"),
+	REC("rec-tile-nopp", LESSON_REC_TILE_NOPP, "the recording without "
+	    "ping-pong: clocks a key tile"),
+	REC("rec-block-nopp", LESSON_REC_BLOCK_NOPP, "the recording without "
+	    "ping-pong: clocks a block"),
+	REC("rec-overlap", LESSON_REC_OVERLAP, "the recording: % of softmax "
+	    "time while another consumer's softmax ran"),
+	REC("rec-overlap-nopp", LESSON_REC_OVERLAP_NOPP, "the same without "
+	    "ping-pong"),
+	REC("rec-softmax", LESSON_REC_SOFTMAX, "the recording: clocks a "
+	    "softmax takes"),
+	REC("fit-tile", LESSON_FIT_TILE, "the model fed with the recording's "
+	    "durations: clocks a key tile"),
+	REC("fit-block", LESSON_FIT_BLOCK, "the fed model: clocks a block"),
+	REC("fit-tile-nopp", LESSON_FIT_TILE_NOPP, "the fed model without "
+	    "ping-pong: clocks a key tile"),
+	REC("fit-tile-1stage", LESSON_FIT_TILE_1STAGE, "the fed model with "
+	    "one stage: clocks a key tile"),
+	REC("fit-tile-noov", LESSON_FIT_TILE_NOOV, "the fed model without "
+	    "overlap: clocks a key tile"),
+#undef REC
 	{ .name = NULL },
 };
 

@@ -78,6 +78,8 @@ struct role {
 	int started;		/* the op at pc is under way */
 	double op_begin;	/* when it started (or began to wait) */
 	double busy_until;	/* an issue's end */
+	double ready_at;	/* no new step before (costs.stamp after the
+				 * last; costs.prologue for the producer) */
 	int job;		/* index of its softmax-pipe job, -1 none */
 	int outstanding;	/* consumer: GEMMs issued, not done */
 	int wg;			/* consumer index, -1 for the producer */
@@ -205,7 +207,9 @@ pipeline_costs_nominal(const struct pipeline_config *cfg,
 	c->clock_ghz = 1.83;
 	c->qk_instr = 2.0 * 64 * cfg->bc * 16 / tensor;
 	c->pv_instr = 2.0 * 64 * cfg->d * 16 / tensor;
-	c->issue = 8;
+	/* 8 clocks an instruction (assumed) */
+	c->issue_qk = 8.0 * (cfg->d / 16);
+	c->issue_pv = 8.0 * (cfg->bc / 16);
 	/* An exp per score; max, the scaled subtract (an fma), the sum and
 	 * half a pack on the FP32 pipes, counted one after the other. */
 	c->softmax = scores / mufu + 3.5 * scores / fp32;
@@ -216,6 +220,7 @@ pipeline_costs_nominal(const struct pipeline_config *cfg,
 	c->epilogue = 64.0 * cfg->d * 2 / hbm + 2 * 64.0 * cfg->d / fp32;
 	c->copy_bytes_per_clk = 64;
 	c->copy_latency = 800;
+	c->compute_lanes = 1;
 }
 
 void
@@ -311,19 +316,21 @@ program_producer(const struct block *b, struct program *p, char *err,
 	return rc;
 }
 
-/* S_j's softmax, with the mask's cost where the tile needs it (the
- * test of wgmma_score_tile). */
+int
+pipeline_tile_masked(const struct pipeline_config *c, int i, int wg, int j)
+{
+	const int row0 = i * c->br;
+
+	return (j + 1) * c->bc > c->tk || (c->causal &&
+	    (j + 1) * c->bc - 1 > row0 + 64 * wg + c->tk - c->tq);
+}
+
+/* S_j's softmax, with the mask's cost where the tile needs it. */
 static double
 block_softmax_cost(const struct block *b, int wg, int j)
 {
-	const struct pipeline_config *c = b->cfg;
-	const int row0 = b->i * c->br;
-	double w = b->costs->softmax;
-
-	if ((j + 1) * c->bc > c->tk || (c->causal &&
-	    (j + 1) * c->bc - 1 > row0 + 64 * wg + c->tk - c->tq))
-		w += b->costs->mask;
-	return w;
+	return b->costs->softmax + (pipeline_tile_masked(b->cfg, b->i, wg, j) ?
+	    b->costs->mask : 0);
 }
 
 /*
@@ -491,11 +498,13 @@ role_row(const struct role *r)
 
 /* Is the barrier of a waiting op satisfied now? */
 static int
-block_ready(const struct block *b, const struct role *r, const struct op *o)
+block_ready(const struct block *b, const struct role *r, const struct op *o,
+    double t)
 {
 	switch (o->type) {
 	case OP_WAIT_BAR:
-		return b->done[o->bar][o->slot] >= o->need;
+		return b->done[o->bar][o->slot] >= o->need &&
+		    t + PIPELINE_EPS >= r->op_begin + b->costs->poll;
 	case OP_TURN_WAIT:
 		return b->tokens[o->arg] > 0;
 	case OP_WAIT_GEMM:
@@ -561,17 +570,22 @@ block_step_role(struct block *b, struct role *r, double t, char *err,
 			    r->busy_until : t, err, errlen) != 0)
 				return -1;
 			r->started = 0;
+			r->op_begin = -1;
 			r->pc++;
+			r->ready_at = t + k->stamp[o->kind];
 			moved = 1;
 			continue;
 		}
+		/* a new step waits out the pause after the last one */
+		if (r->op_begin < 0 && r->ready_at > t + PIPELINE_EPS)
+			return moved;
 		switch (o->type) {
 		case OP_WAIT_BAR:
 		case OP_TURN_WAIT:
 		case OP_WAIT_GEMM:
 			if (r->op_begin < 0)
 				r->op_begin = t;
-			if (!block_ready(b, r, o))
+			if (!block_ready(b, r, o, t))
 				return moved;
 			if (o->type == OP_TURN_WAIT)
 				b->tokens[o->arg]--;
@@ -615,6 +629,8 @@ block_step_role(struct block *b, struct role *r, double t, char *err,
 		}
 		case OP_ISSUE: {
 			const int wg = r->wg;
+			const double issue = o->kind == PIPELINE_ISSUE_QK ?
+			    k->issue_qk : k->issue_pv;
 			int x;
 
 			if (block_grow((void **)&b->gemm, &b->gcap, b->ngemm,
@@ -636,7 +652,7 @@ block_step_role(struct block *b, struct role *r, double t, char *err,
 					    "out of memory");
 				/* each instruction joins the queue once issued */
 				b->queue[wg][b->qn[wg]].key = t + (x + 1) *
-				    k->issue;
+				    issue / o->arg;
 				b->queue[wg][b->qn[wg]].gemm = b->ngemm;
 				b->qn[wg]++;
 			}
@@ -644,7 +660,7 @@ block_step_role(struct block *b, struct role *r, double t, char *err,
 			r->outstanding++;
 			r->started = 1;
 			r->op_begin = t;
-			r->busy_until = t + o->arg * k->issue;
+			r->busy_until = t + issue;
 			moved = 1;
 			continue;
 		}
@@ -659,6 +675,7 @@ block_step_role(struct block *b, struct role *r, double t, char *err,
 		}
 		r->op_begin = -1;
 		r->pc++;
+		r->ready_at = t + k->stamp[o->kind];
 		moved = 1;
 	}
 	return moved;
@@ -693,7 +710,7 @@ block_run(struct block *b, char *err, size_t errlen)
 
 	for (;;) {
 		int moved, wg, njobs, all_done = 1;
-		double next = INFINITY, key;
+		double next = INFINITY, key, share;
 
 		/* every role as far as it goes at t */
 		do {
@@ -728,12 +745,23 @@ block_run(struct block *b, char *err, size_t errlen)
 		njobs = 0;
 		for (x = 0; x < nr; x++)
 			njobs += b->job_on[x];
+		share = njobs > k->compute_lanes ? (double)njobs /
+		    k->compute_lanes : 1;
 		for (x = 0; x < nr; x++) {
 			const struct role *r = &b->role[x];
+			const struct op *o = r->pc < r->prog.n ?
+			    &r->prog.op[r->pc] : NULL;
+
 			if (r->started && r->job < 0 && r->busy_until > t)
 				next = fmin(next, r->busy_until);
 			if (b->job_on[x])
-				next = fmin(next, t + b->job_left[x] * njobs);
+				next = fmin(next, t + b->job_left[x] * share);
+			if (o != NULL && !r->started && r->op_begin < 0 &&
+			    r->ready_at > t)
+				next = fmin(next, r->ready_at);
+			if (o != NULL && o->type == OP_WAIT_BAR &&
+			    r->op_begin >= 0 && r->op_begin + k->poll > t)
+				next = fmin(next, r->op_begin + k->poll);
 		}
 		if (b->tc_wg >= 0)
 			next = fmin(next, b->tc_until);
@@ -754,7 +782,7 @@ block_run(struct block *b, char *err, size_t errlen)
 		/* move to it: the shared pipes' work, then what completes */
 		for (x = 0; x < nr; x++)
 			if (b->job_on[x])
-				b->job_left[x] -= (next - t) / njobs;
+				b->job_left[x] -= (next - t) / share;
 		t = next;
 		for (x = 0; x < nr; x++)
 			if (b->job_on[x] && b->job_left[x] <= PIPELINE_EPS) {
@@ -837,12 +865,18 @@ pipeline_model(const struct pipeline_config *cfg,
 	if ((long)cfg->tk / cfg->bc > 10000)
 		return util_error(err, errlen, "Tk = %d is too many key tiles "
 		    "for the pipeline model (at most 10000)", cfg->tk);
-	if (!(costs->issue > 0) || !(costs->copy_bytes_per_clk > 0) ||
+	if (!(costs->issue_qk > 0) || !(costs->issue_pv > 0) ||
+	    !(costs->copy_bytes_per_clk > 0) || costs->compute_lanes < 1 ||
+	    costs->poll < 0 || costs->prologue < 0 ||
 	    costs->qk_instr < 0 || costs->pv_instr < 0 || costs->softmax < 0 ||
 	    costs->copy_latency < 0 || costs->rescale < 0 ||
 	    costs->epilogue < 0 || costs->mask < 0)
 		return util_error(err, errlen, "the pipeline's durations must "
 		    "be positive");
+	for (x = 0; x < PIPELINE_NKINDS; x++)
+		if (!(costs->stamp[x] >= 0))
+			return util_error(err, errlen, "the pipeline's durations "
+			    "must be positive");
 	run->cfg = *cfg;
 	run->costs = *costs;
 	run->ncta = cfg->ctas;
@@ -872,6 +906,7 @@ pipeline_model(const struct pipeline_config *cfg,
 			b.role[x].job = -1;
 			b.role[x].op_begin = -1;
 		}
+		b.role[0].ready_at = costs->prologue;
 		rc = program_producer(&b, &b.role[0].prog, err, errlen);
 		for (x = 1; x < b.nrole && rc == 0; x++)
 			rc = program_consumer(&b, x - 1, &b.role[x].prog, err,
@@ -1000,18 +1035,20 @@ check_tensor(int kind)
 
 static const char *const check_tensor_name[3] = { "Q", "K", "V" };
 
-/* Turn waits by block, then by when they ended. */
+/* A block's events of the consumers, by block, row and begin. */
 static int
-check_turn_cmp(const void *pa, const void *pb)
+check_row_cmp(const void *pa, const void *pb)
 {
 	const struct pipeline_event *a = *(const struct pipeline_event *const *)pa;
 	const struct pipeline_event *b = *(const struct pipeline_event *const *)pb;
 
 	if (a->cta != b->cta)
 		return a->cta < b->cta ? -1 : 1;
-	if (a->end != b->end)
-		return a->end < b->end ? -1 : 1;
-	return a->wg - b->wg;
+	if (a->role != b->role)
+		return a->role < b->role ? -1 : 1;
+	if (a->begin != b->begin)
+		return a->begin < b->begin ? -1 : 1;
+	return a->end < b->end ? -1 : a->end > b->end;
 }
 
 /* Records the first violation's text and counts them all. */
@@ -1020,13 +1057,99 @@ check_turn_cmp(const void *pa, const void *pb)
 		snprintf(why, whylen, __VA_ARGS__);			\
 } while (0)
 
+/*
+ * Under ping-pong: consumer c's k-th turn is taken no earlier than the
+ * k-th pass of the consumer before it (c - 1; for consumer 0 the last
+ * consumer, whose first pass is the one that lets consumer 0 go first).
+ * A turn is taken where the consumer's next step after its wait begins:
+ * the clock read right after bar.sync does not wait for the barrier
+ * (the recordings show it: doc/recordings/README.md), the next stamp
+ * does.  The last turn of a row (consumer 0 taking back the last pass)
+ * has no step after it: of it only its pass is checked.  Adds the violations to *bad; -1 when out of memory.
+ */
+static int
+check_turns(const struct pipeline_event *ev, size_t nev, int ncta,
+    int consumers, char *why, size_t whylen, int *badp)
+{
+	const struct pipeline_event **row = malloc((nev + 1) * sizeof *row);
+	/* each consumer's passes in order: pass[c * stride + k] */
+	const size_t stride = nev + 1;
+	double *pass = malloc((size_t)consumers * stride * sizeof *pass);
+	int *npass = calloc((size_t)consumers, sizeof *npass);
+	size_t n = 0, x, y, at;
+	int bad = *badp, cta, c, k;
+
+	if (row == NULL || pass == NULL || npass == NULL) {
+		free(row);
+		free(pass);
+		free(npass);
+		return -1;
+	}
+	for (x = 0; x < nev; x++)
+		if (ev[x].role >= PIPELINE_CONSUMER &&
+		    ev[x].role < PIPELINE_CONSUMER + consumers)
+			row[n++] = &ev[x];
+	qsort(row, n, sizeof *row, check_row_cmp);
+	for (cta = 0; cta < ncta; cta++) {
+		double *const p = pass;
+
+		for (c = 0; c < consumers; c++)
+			npass[c] = 0;
+		for (x = 0; x < n; x++) {
+			if (row[x]->cta != cta || row[x]->kind != PIPELINE_PASS_TURN)
+				continue;
+			c = row[x]->role - PIPELINE_CONSUMER;
+			p[(size_t)c * stride + npass[c]++] = row[x]->begin;
+		}
+		for (c = 0; c < consumers; c++) {
+			const int prev = (c + consumers - 1) % consumers;
+
+			k = 0;
+			for (x = 0; x < n; x++) {
+				double taken = -INFINITY;
+
+				if (row[x]->cta != cta || row[x]->role !=
+				    PIPELINE_CONSUMER + c ||
+				    row[x]->kind != PIPELINE_WAIT_TURN)
+					continue;
+				for (y = x + 1; y < n && row[y]->cta == cta &&
+				    row[y]->role == row[x]->role; y++)
+					if (row[y]->begin >= row[x]->end) {
+						taken = row[y]->begin;
+						break;
+					}
+				at = (size_t)prev * stride + k;
+				if (k >= npass[prev]) {
+					CHECK_FAIL("block %d: consumer %d took turn "
+					    "%d with no pass to it from consumer "
+					    "%d", cta, c, k, prev);
+					break;
+				}
+				if (taken > -INFINITY && taken < p[at]) {
+					CHECK_FAIL("block %d: consumer %d took turn "
+					    "%d at %.0f, before consumer %d passed "
+					    "it at %.0f", cta, c, k, taken, prev,
+					    p[at]);
+					break;
+				}
+				k++;
+			}
+		}
+	}
+	free(row);
+	free(pass);
+	free(npass);
+	*badp = bad;
+	return 0;
+}
+
 int
 pipeline_check(const struct pipeline_event *ev, size_t nev, int consumers,
     int pingpong, char *why, size_t whylen)
 {
 	struct check_map m = { 0, 0, 0, NULL, NULL, NULL, NULL, NULL };
 	size_t x, n;
-	int bad = 0, cta;
+	int bad = 0;
 
 	if (whylen > 0)
 		why[0] = '\0';
@@ -1136,36 +1259,10 @@ pipeline_check(const struct pipeline_event *ev, size_t nev, int consumers,
 				    e->begin, m.read[prev]);
 		}
 	}
-	/* the turns: in the order their waits ended, per block */
-	if (pingpong && consumers > 1) {
-		const struct pipeline_event **turn = malloc(nev * sizeof *turn);
-		size_t nturn = 0, y;
-
-		if (turn == NULL) {
-			CHECK_FAIL("out of memory checking %zu events", nev);
-			goto done;
-		}
-		for (x = 0; x < nev; x++)
-			if (ev[x].kind == PIPELINE_WAIT_TURN)
-				turn[nturn++] = &ev[x];
-		qsort(turn, nturn, sizeof *turn, check_turn_cmp);
-		for (cta = 0; cta < m.ncta; cta++) {
-			int k = 0;
-
-			for (y = 0; y < nturn; y++) {
-				if (turn[y]->cta != cta)
-					continue;
-				if (turn[y]->wg != k % consumers) {
-					CHECK_FAIL("block %d: turn %d went to "
-					    "consumer %d, not %d", cta, k,
-					    turn[y]->wg, k % consumers);
-					break;
-				}
-				k++;
-			}
-		}
-		free(turn);
-	}
+	/* the turns (pipeline.h: taken where the next step begins) */
+	if (pingpong && consumers > 1 &&
+	    check_turns(ev, nev, m.ncta, consumers, why, whylen, &bad) != 0)
+		CHECK_FAIL("out of memory checking %zu events", nev);
 done:
 	free(m.land);
 	free(m.copy_begin);

@@ -34,7 +34,7 @@
  * The shared units (how the machine is modelled, and why):
  *   tensor core  one per multiprocessor.  A GEMM is d/16 (S) or Bc/16
  *              (P V) wgmma instructions; each enters a queue at its
- *              issue time (issue_clk apart) and the unit runs them one
+ *              issue time (evenly over the GEMM's issue) and the unit runs them one
  *              at a time in that order.  Two warpgroups issuing at once
  *              interleave instruction by instruction, so both GEMMs
  *              finish late: what ping-pong exists to avoid.
@@ -112,13 +112,25 @@ struct pipeline_costs {
 	double clock_ghz;	/* to turn clocks into time */
 	double qk_instr;	/* one wgmma m64nBck16 of S = Q K^T */
 	double pv_instr;	/* one wgmma m64ndk16 of O += P V */
-	double issue;		/* issuing one wgmma instruction */
+	double issue_qk;	/* issuing S's d/16 instructions, all of them */
+	double issue_pv;	/* issuing P V's Bc/16 */
 	double softmax;		/* a tile's softmax, one warpgroup alone */
 	double mask;		/* added when the tile needs the mask */
 	double rescale;		/* O *= alpha, one warpgroup */
 	double epilogue;	/* O / l to global memory, one warpgroup */
 	double copy_bytes_per_clk;	/* the multiprocessor's L2 link */
 	double copy_latency;	/* issue to land, besides the bytes */
+	/* What a recording adds (all 0 in the nominal costs; see
+	 * pipeline_fit.h): */
+	double stamp[PIPELINE_NKINDS];	/* a role's pause after a step of
+				 * each kind (the recording thread writing
+				 * its event, and what runs unstamped) */
+	double poll;		/* the least a wait on an mbarrier takes,
+				 * its phase complete or not */
+	double prologue;	/* clocks before the producer's first step */
+	int compute_lanes;	/* warpgroups whose softmax, rescale and
+				 * epilogue run at full rate together: 1
+				 * (nominal) shares the pipes among them */
 };
 
 struct pipeline_config {
@@ -150,7 +162,8 @@ int pipeline_config_default(struct pipeline_config *cfg, int d, int tq,
     int tk, int causal, char *err, size_t errlen);
 
 /*
- * Durations from nominal H200 figures for cfg: the tensor core's 4096
+ * Durations from nominal H200 figures for cfg (nothing of a recording:
+ * stamp, poll and prologue 0, compute_lanes 1): the tensor core's 4096
  * flops a clock (989 TFLOP/s dense fp16 / 132 SMs / 1.83 GHz), the exp
  * unit's 16 and the FP32 pipes' 128 results a clock, and an L2 link of
  * 64 bytes a clock with a copy latency of 800 clocks (assumed: neither is
@@ -161,6 +174,11 @@ void pipeline_costs_nominal(const struct pipeline_config *cfg,
 
 /* Work item t's row block (from the last, as wgmma_tile) and tiles. */
 void pipeline_item(const struct pipeline_config *cfg, int t, int *i, int *nt);
+
+/* Does consumer wg's tile j of row block i need the mask (past Tk, or
+ * across the causal diagonal)?  The kernel's test (wgmma_score_tile). */
+int pipeline_tile_masked(const struct pipeline_config *cfg, int i, int wg,
+    int j);
 
 /*
  * Runs the schedule of cfg.ctas blocks (each alone on its
@@ -184,8 +202,13 @@ void pipeline_run_free(struct pipeline_run *run);
  *     after every wait for the GEMM that read round r - 1 (S for K, P V
  *     for V) ended, which catches a release made before the read was
  *     done;
- *   - under ping-pong, the consumers' turns (WAIT_TURN ends) go round
- *     0, 1, .., C-1, 0, ... in every block.
+ *   - under ping-pong, consumer c's k-th turn is taken no earlier than
+ *     the k-th pass (PASS_TURN) of the consumer before it (for consumer
+ *     0: the last one, whose first pass lets it go first), so the turns
+ *     go round 0, 1, .., C-1, 0, ...  A turn is taken where the
+ *     consumer's next step after its WAIT_TURN begins, not where the
+ *     wait's own stamp ends: in a recording the clock read right after
+ *     bar.sync does not wait for the barrier (doc/recordings/README.md).
  * Returns the number of violations (0: all hold); the first is described
  * in why.  pingpong and consumers say what to expect.
  */
