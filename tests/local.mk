@@ -77,6 +77,12 @@ EXTRA_DIST += tests/planted_pipeline.sh tests/pipeline.test \
 	doc/recordings/wgmma-d128-nopp.json doc/recordings/wgmma-d64.json
 tests_check_pipeline_SOURCES = tests/check_pipeline.c $(TESTUTIL)
 tests_check_pipeline_LDADD = $(CHECK_LDADD)
+# The mma.sync kernel's recordings: its own rules, its trace, its view.
+check_PROGRAMS += tests/check_pipeline_warps
+TESTS += tests/check_pipeline_warps
+tests_check_pipeline_warps_SOURCES = tests/check_pipeline_warps.c \
+	$(TESTUTIL)
+tests_check_pipeline_warps_LDADD = $(CHECK_LDADD)
 
 # The roofline (src/model/roofline.c) by hand, and `bench --roofline`
 # from the recorded figures (in tests/h200_figures.test).

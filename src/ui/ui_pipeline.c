@@ -38,7 +38,7 @@ static const char ui_pl_glyph[PIPELINE_NKINDS] = {
 	[PIPELINE_RELEASE_Q] = '|', [PIPELINE_RELEASE_K] = '|',
 	[PIPELINE_RELEASE_V] = '|', [PIPELINE_PASS_TURN] = '>',
 	[PIPELINE_GEMM_QK] = 'S', [PIPELINE_GEMM_PV] = 'P',
-	[PIPELINE_XFER] = '=',
+	[PIPELINE_XFER] = '=', [PIPELINE_BARRIER] = '#',
 };
 
 /* What the algorithm computes at each kind of event (doc/algorithm.md's
@@ -174,7 +174,12 @@ ui_pipeline_draw(const struct ui_pipeline *v, struct ui_grid *g)
 		    cur == NULL ? "no events" : "the screen is too narrow");
 		return;
 	}
-	if (c != NULL)
+	if (c != NULL && pipeline_json_warps(v->meta))
+		ui_grid_printf(g, 0, y++, -1, UI_ROLE_LABEL, "mma.sync: d = %d, "
+		    "Br = %d, Bc = %d, %d warps, %d K/V buffers (cp.async; a "
+		    "barrier releases them)", c->d, c->br, c->bc, c->consumers,
+		    c->stages);
+	else if (c != NULL)
 		ui_grid_printf(g, 0, y++, -1, UI_ROLE_LABEL, "d = %d, Br = %d, "
 		    "Bc = %d, %d consumers, %d stages, ping-pong %s",
 		    c->d, c->br, c->bc, c->consumers, c->stages,
@@ -185,9 +190,13 @@ ui_pipeline_draw(const struct ui_pipeline *v, struct ui_grid *g)
 		per = 1;
 	/* the window: the whole block, or centred on the cursor */
 	lo = v->zoom > 0 ? (cur->begin + cur->end) / 2 - per * tw / 2 : t0;
+	if (v->meta != NULL && v->meta->have_sm && cur->cta < PIPELINE_JSON_MAX_SM)
+		snprintf(a, sizeof a, ", SM %d", v->meta->sm[cur->cta]);
+	else
+		a[0] = '\0';
 	ui_grid_printf(g, 0, y++, -1, UI_ROLE_NORMAL, "block %d of %d, row "
-	    "block %d; clocks %.0f to %.0f, %.0f a column", cur->cta + 1,
-	    v->ncta, cur->i, lo, lo + per * tw, per);
+	    "block %d%s; clocks %.0f to %.0f, %.0f a column", cur->cta + 1,
+	    v->ncta, cur->i, a, lo, lo + per * tw, per);
 	for (r = 0; r < PIPELINE_NROLES && y < g->h - 6; r++) {
 		int any = 0;
 
@@ -197,7 +206,7 @@ ui_pipeline_draw(const struct ui_pipeline *v, struct ui_grid *g)
 			continue;
 		ui_grid_text(g, 0, y, UI_PL_LABEL - 1,
 		    r == cur->role ? UI_ROLE_FOCUS : UI_ROLE_LABEL,
-		    pipeline_role_name(r, role, sizeof role));
+		    pipeline_json_role_name(v->meta, r, role, sizeof role));
 		for (x = first; x < end; x++) {
 			const struct pipeline_event *e = &v->ev[x];
 			int c0, c1, k, rl;
@@ -241,7 +250,8 @@ ui_pipeline_draw(const struct ui_pipeline *v, struct ui_grid *g)
 	y += 2;
 	ui_grid_printf(g, 0, y++, -1, UI_ROLE_TITLE, "event %zu of %zu: %s, "
 	    "%s, tile (%d,%d), stage %d, round %d", v->cur - first + 1,
-	    end - first, pipeline_role_name(cur->role, role, sizeof role),
+	    end - first, pipeline_json_role_name(v->meta, cur->role, role,
+	    sizeof role),
 	    pipeline_kind_name(cur->kind), cur->i, cur->j, cur->stage,
 	    cur->round);
 	ui_grid_printf(g, 0, y++, -1, UI_ROLE_NORMAL, "clocks %.0f to %.0f "
@@ -249,9 +259,14 @@ ui_pipeline_draw(const struct ui_pipeline *v, struct ui_grid *g)
 	if (ui_pl_step(cur->kind) != NULL)
 		ui_grid_printf(g, 0, y++, -1, UI_ROLE_PHASE, "the algorithm: %s",
 		    ui_pl_step(cur->kind));
-	ui_grid_text(g, 0, g->h - 2, -1, UI_ROLE_DIM, "K V Q copy  . wait  "
-	    "t turn  s p issue  S P tensor core  x softmax  r rescale  "
-	    "E epilogue  | release");
+	if (pipeline_json_warps(v->meta))
+		ui_grid_text(g, 0, g->h - 2, -1, UI_ROLE_DIM, "K V Q copy  "
+		    ". wait  # barrier  s QK^T  x softmax  p PV  E epilogue  "
+		    "| release");
+	else
+		ui_grid_text(g, 0, g->h - 2, -1, UI_ROLE_DIM, "K V Q copy  "
+		    ". wait  t turn  s p issue  S P tensor core  x softmax  "
+		    "r rescale  E epilogue  | release");
 	ui_grid_text(g, 0, g->h - 1, -1, UI_ROLE_BAR, " n/p event  N/P same "
 	    "role  b/B block  +/- zoom  0 whole block  q quit");
 }
