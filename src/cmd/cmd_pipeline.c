@@ -549,6 +549,20 @@ done:
 }
 #endif
 
+/* --record --kernel fast takes none of the wgmma kernel's variants (with
+ * or without CUDA, the same refusal).  Returns 0, or -1 with err set. */
+static int
+pipeline_fast_options(const struct pipeline_args *a, char *err,
+    size_t errlen)
+{
+	if (a->no_overlap || a->stages > 0 || a->no_pingpong)
+		return util_error(err, errlen, "--kernel fast records the "
+		    "kernel as it is: two buffers, no ping-pong, no overlap "
+		    "(--no-pingpong, --no-overlap and --stages are for the "
+		    "wgmma kernel)");
+	return 0;
+}
+
 #ifdef PIPELINE_CAN_RECORD_FAST
 /*
  * The mma.sync kernel's recorded events as the model's: role w is warp
@@ -663,13 +677,6 @@ pipeline_record_fast(const struct pipeline_args *a, const struct options *o,
 	size_t nev;
 	int rc, bad, b;
 
-	if (a->no_overlap || a->stages > 0 || a->no_pingpong) {
-		util_error(err, errlen, "--kernel fast records the kernel as "
-		    "it is: two buffers, no ping-pong, no overlap "
-		    "(--no-pingpong, --no-overlap and --stages are for the "
-		    "wgmma kernel)");
-		return CMD_USAGE;
-	}
 	if ((rc = gpucmd_device("pipeline", dev, sizeof dev)) != CMD_OK)
 		return rc;
 	if (fast_record(cfg->d, 1, 1, cfg->tq, cfg->tk, cfg->causal,
@@ -848,6 +855,8 @@ cmd_pipeline(int argc, char **argv)
 	cfg.overlap = !a.no_overlap;
 	cfg.ctas = (int)a.ctas;
 	if (a.record && a.kernel != NULL && strcmp(a.kernel, "fast") == 0) {
+		if (pipeline_fast_options(&a, err, sizeof err) != 0)
+			goto fail;
 #ifdef PIPELINE_CAN_RECORD_FAST
 		(void)k;
 		err[0] = '\0';
