@@ -582,9 +582,10 @@ pipeline_from_fast_recording(const struct fast_rec_run *run, size_t *nev,
 	long long g_first = 0;
 	double cyc = 0, ns = 0;
 	size_t n = 0;
-	int b, w, x, pass;
+	int b, w, x, pass, have_first = 0;
 
 	*nev = 0;
+	*ghz = 1.98;	/* (no block with two stamps apart: a nominal rate) */
 	ev = calloc((size_t)run->blocks * nw * run->cap + 1, sizeof *ev);
 	if (ev == NULL) {
 		util_error(err, errlen, "out of memory (the recording)");
@@ -628,8 +629,10 @@ pipeline_from_fast_recording(const struct fast_rec_run *run, size_t *nev,
 					cyc += (double)(c1 - c0);
 					ns += (double)(g1 - g0);
 				}
-				if (any && (n++ == 0 || g0 < g_first))
+				if (any && (!have_first || g0 < g_first)) {
 					g_first = g0;
+					have_first = 1;
+				}
 				continue;
 			}
 			block_clk[b] = any ? (double)(c1 - c0) : 0;
@@ -654,10 +657,8 @@ pipeline_from_fast_recording(const struct fast_rec_run *run, size_t *nev,
 					o->end = off + (double)(e->c1 - c0);
 				}
 		}
-		if (pass == 0) {
-			*ghz = ns > 0 ? cyc / ns : 1.98;
-			n = 0;
-		}
+		if (pass == 0 && ns > 0)
+			*ghz = cyc / ns;
 	}
 	*nev = n;
 	return ev;
