@@ -335,8 +335,20 @@ screen_has(const struct ui_grid *g, const char *want)
 	return 0;
 }
 
+/* The cursor forward to the first event of warp w of this kind. */
+static void
+step_to(struct ui_pipeline *v, int w, int kind, int j)
+{
+	while (v->cur + 1 < v->nev && !(v->ev[v->cur].role == w &&
+	    v->ev[v->cur].kind == kind && v->ev[v->cur].j == j))
+		ui_pipeline_key(v, 'n');
+	ck_assert_int_eq(v->ev[v->cur].kind, kind);
+}
+
 /* The viewer on a warp recording: a row per warp and none for the
- * wgmma kernel's roles, the multiprocessor, the barrier's legend. */
+ * wgmma kernel's roles, the multiprocessor, the barrier's legend; the
+ * events in time order across the warps; a buffer filling until every
+ * warp's share landed. */
 START_TEST(test_viewer)
 {
 	static struct sched s;
@@ -346,6 +358,7 @@ START_TEST(test_viewer)
 	char err[256];
 
 	schedule(&s, 0);
+	pipeline_warps_sort(s.ev, s.n);
 	meta_for(&m);
 	memset(&g, 0, sizeof g);
 	ck_assert_int_eq(ui_grid_resize(&g, 80, 24, err, sizeof err), 0);
@@ -360,9 +373,26 @@ START_TEST(test_viewer)
 	ck_assert(screen_has(&g, "# barrier"));
 	ck_assert(screen_has(&g, "event 1 of "));
 	ck_assert(screen_has(&g, "warp 0, copy Q"));
+	ui_pipeline_key(&v, 'n');	/* sorted: warp 1 began next */
+	ui_pipeline_draw(&v, &g);
+	ck_assert(screen_has(&g, "event 2 of "));
+	ck_assert(screen_has(&g, "warp 1, copy Q"));
+	ui_pipeline_key(&v, 'p');
 	ui_pipeline_key(&v, 'N');
 	ui_pipeline_draw(&v, &g);
 	ck_assert(screen_has(&g, "warp 0, copy K, tile (1,0), stage 0"));
+	/* K_0 and V_0 issued by every warp, landed for none yet */
+	step_to(&v, 0, PIPELINE_COPY_V, 0);
+	ui_pipeline_draw(&v, &g);
+	ck_assert(screen_has(&g, "[0 K filling j0, V filling j0]"));
+	/* after the barrier every share of K_0 landed, none released */
+	step_to(&v, 0, PIPELINE_ISSUE_QK, 0);
+	ui_pipeline_draw(&v, &g);
+	ck_assert(screen_has(&g, "[0 K full j0 0/4, V filling j0]"));
+	/* the warps leave the barrier together: warp 1's S is next */
+	ui_pipeline_key(&v, 'n');
+	ui_pipeline_draw(&v, &g);
+	ck_assert(screen_has(&g, "warp 1, issue QK, tile (1,0)"));
 	ui_pipeline_key(&v, 'b');
 	ui_pipeline_draw(&v, &g);
 	ck_assert(screen_has(&g, "block 2 of 2, row block 0, SM 3"));

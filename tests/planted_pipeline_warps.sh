@@ -30,6 +30,12 @@
 #   viewer: roles      ui_pipeline.c: the rows named as wgmma's roles
 #       s/pipeline_json_role_name(v->meta, r, role/pipeline_role_name(r, role/
 #       -> test_viewer
+#   viewer: landing    ui_pipeline.c: a buffer full once its copies were
+#                      issued, before the warps' shares landed
+#       s/pipeline_json_warps(v->meta) ? landed < consumers : //
+#       -> test_viewer
+#   no time order      pipeline_warps.c: the events left warp by warp
+#       s/qsort(ev, nev, sizeof \*ev, warps_time_cmp);//  -> test_viewer
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 tree=${1:-$here}
@@ -104,5 +110,9 @@ plant $j "warps unnamed" 's/if (pipeline_json_warps(m)) {/if (0) {/' \
 plant $j "kernel forgotten" 's/json_kernel_key(&b, m);//' test_json_round_trip
 plant src/ui/ui_pipeline.c "viewer: roles" \
     's/pipeline_json_role_name(v->meta, r, role/pipeline_role_name(r, role/' \
+    test_viewer
+plant src/ui/ui_pipeline.c "viewer: landing" \
+    's/pipeline_json_warps(v->meta) ? landed < consumers : //' test_viewer
+plant $m "no time order" 's/qsort(ev, nev, sizeof \*ev, warps_time_cmp);//' \
     test_viewer
 exit $status

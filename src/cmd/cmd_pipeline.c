@@ -332,6 +332,9 @@ pipeline_view_file(const char *path)
 		fprintf(stderr, "flashstep pipeline: %s\n", err);
 		return CMD_USAGE;
 	}
+	/* a warp recording is written warp by warp: step through its time */
+	if (pipeline_json_warps(&m))
+		pipeline_warps_sort(ev, nev);
 	rc = ui_pipeline_run(ev, nev, &m, err, sizeof err);
 	free(ev);
 	if (rc != 0) {

@@ -196,3 +196,23 @@ pipeline_check_warps(const struct pipeline_event *ev, size_t nev, int warps,
 	free(m.s);
 	return bad;
 }
+
+static int
+warps_time_cmp(const void *pa, const void *pb)
+{
+	const struct pipeline_event *a = pa, *b = pb;
+
+	if (a->cta != b->cta)
+		return a->cta < b->cta ? -1 : 1;
+	if (a->begin != b->begin)
+		return a->begin < b->begin ? -1 : 1;
+	if (a->role != b->role)
+		return a->role < b->role ? -1 : 1;
+	return a->end < b->end ? -1 : a->end > b->end;
+}
+
+void
+pipeline_warps_sort(struct pipeline_event *ev, size_t nev)
+{
+	qsort(ev, nev, sizeof *ev, warps_time_cmp);
+}

@@ -33,4 +33,11 @@
 int pipeline_check_warps(const struct pipeline_event *ev, size_t nev,
     int warps, char *why, size_t whylen);
 
+/*
+ * Sorts a recording's events by block, then by when they began (then by
+ * warp), so that stepping through them goes through the block's time
+ * across its warps; a recording is written warp by warp.
+ */
+void pipeline_warps_sort(struct pipeline_event *ev, size_t nev);
+
 #endif

@@ -7,7 +7,9 @@
  *     below), the key tile's j inside the span when it fits, the
  *     cursor's event highlighted
  *   the ring at the cursor's time: each stage's K and V, empty, being
- *     filled, full (read by how many consumers) or released
+ *     filled, full (read by how many consumers) or released (in a warp
+ *     recording: filling until every warp's wait for its share ended,
+ *     released by how many warps)
  *   the cursor's event in words, and the step of the algorithm it
  *     computes
  *   the keys
@@ -114,14 +116,19 @@ ui_pl_span(const struct ui_pipeline *v, size_t first, size_t end,
 	}
 }
 
-/* A stage's K or V (tensor 1 or 2) at time t, in words into buf. */
+/*
+ * A stage's K or V (tensor 1 or 2) at time t, in words into buf.  In a
+ * warp recording a copy is every warp's share, landed once every warp's
+ * wait for it (wait_kind) ended; else once its copy event ended.
+ */
 static const char *
 ui_pl_slot(const struct ui_pipeline *v, size_t first, size_t end, int stage,
-    int copy_kind, int release_kind, double t, char *buf, size_t len)
+    int copy_kind, int wait_kind, int release_kind, double t, char *buf,
+    size_t len)
 {
 	const struct pipeline_event *last = NULL;
 	int consumers = v->meta != NULL ? v->meta->cfg.consumers : 1;
-	int released = 0;
+	int released = 0, landed = 0;
 	size_t x;
 
 	for (x = first; x < end; x++) {
@@ -139,8 +146,11 @@ ui_pl_slot(const struct ui_pipeline *v, size_t first, size_t end, int stage,
 		if (e->kind == release_kind && e->stage == stage &&
 		    e->round == last->round && e->end <= t)
 			released++;
+		if (e->kind == wait_kind && e->stage == stage &&
+		    e->round == last->round && e->end <= t)
+			landed++;
 	}
-	if (t < last->end)
+	if (pipeline_json_warps(v->meta) ? landed < consumers : t < last->end)
 		snprintf(buf, len, "filling j%d", last->j);
 	else if (released < consumers)
 		snprintf(buf, len, "full j%d %d/%d", last->j, released,
@@ -239,10 +249,12 @@ ui_pipeline_draw(const struct ui_pipeline *v, struct ui_grid *g)
 	ui_grid_text(g, 0, y, UI_PL_LABEL, UI_ROLE_LABEL, "ring");
 	col = UI_PL_LABEL;
 	for (s = 0; c != NULL && s < c->stages && col < g->w; s++) {
-		ui_pl_slot(v, first, end, s, PIPELINE_COPY_K, PIPELINE_RELEASE_K,
-		    cur->begin, a, sizeof a);
-		ui_pl_slot(v, first, end, s, PIPELINE_COPY_V, PIPELINE_RELEASE_V,
-		    cur->begin, b, sizeof b);
+		ui_pl_slot(v, first, end, s, PIPELINE_COPY_K,
+		    PIPELINE_WAIT_FULL_K, PIPELINE_RELEASE_K, cur->begin, a,
+		    sizeof a);
+		ui_pl_slot(v, first, end, s, PIPELINE_COPY_V,
+		    PIPELINE_WAIT_FULL_V, PIPELINE_RELEASE_V, cur->begin, b,
+		    sizeof b);
 		snprintf(buf, sizeof buf, "[%d K %s, V %s] ", s, a, b);
 		col += ui_grid_text(g, col, y, g->w - col,
 		    s == cur->stage ? UI_ROLE_FOCUS : UI_ROLE_NORMAL, buf);
