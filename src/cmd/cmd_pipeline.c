@@ -1,8 +1,9 @@
 /*
  * cmd_pipeline.c - `flashstep pipeline`: the wgmma kernel's pipeline,
- * modelled (--model) or recorded on the GPU (--record), as a Chrome
- * trace and a summary; --check holds a trace against the model's
- * dependencies.
+ * modelled (--model) or recorded on the GPU (--record; --kernel fast
+ * records the mma.sync kernel, a row per warp), as a Chrome trace and a
+ * summary; --check holds a trace against the model's dependencies (a
+ * warp recording against its kernel's own, model/pipeline_warps.h).
  */
 #include "config.h"
 
