@@ -180,7 +180,7 @@ if HAVE_SM90A
 gpu_libfsgpu_a_SOURCES += gpu/wgmma_record.cu
 endif
 endif
-EXTRA_DIST += gpu/wgmma_record.cu gpu/wgmma_record.h
+EXTRA_DIST += gpu/wgmma_record.cu gpu/wgmma_record.h gpu/rec_fill.cuh
 
 # The mma.sync kernel's recording build (fast_record.cu: fast.cu with
 # FAST_RECORD, lane 0 of each warp stamping its steps), the same way:
@@ -191,12 +191,12 @@ endif
 EXTRA_DIST += gpu/fast_record.cu gpu/fast_record.h
 gpu/fast_record.o: gpu/fast_record.cu gpu/fast.cu gpu/fast_record.h \
 	gpu/wgmma_record.h gpu/fast.h gpu/fast_mma.cuh gpu/tc_args.h \
-	src/model/pipeline.h gpu/$(am__dirstamp)
+	gpu/rec_fill.cuh src/model/pipeline.h gpu/$(am__dirstamp)
 	$(AM_V_NVCC)$(NVCC) $(GPU_FAST_NVCCFLAGS) -I$(top_srcdir)/src \
 	    $(NVCCFLAGS) -c -o $@ \
 	    `test -f gpu/fast_record.cu || echo '$(srcdir)/'`gpu/fast_record.cu
 gpu/wgmma_record.o: gpu/wgmma_record.cu gpu/wgmma.cu gpu/wgmma_record.h \
-	gpu/wgmma.h gpu/fast.h gpu/cudacheck.h gpu/tc_args.h \
+	gpu/wgmma.h gpu/fast.h gpu/cudacheck.h gpu/tc_args.h gpu/rec_fill.cuh \
 	src/model/pipeline.h gpu/$(am__dirstamp)
 	$(AM_V_NVCC)$(NVCC) $(GPU_WGMMA_NVCCFLAGS) -I$(top_srcdir)/src \
 	    $(NVCCFLAGS) -c -o $@ \
