@@ -109,6 +109,45 @@
 #include "fast_mma.cuh"
 #include "tc_args.h"
 
+/*
+ * The recording build (FAST_RECORD, gpu/fast_record.cu): lane 0 of each
+ * warp writes its steps as events (fast_record.h).  In the timed build
+ * every FAST_REC macro is empty and fast_params has no field for it, so
+ * its code is the code without them.
+ */
+#ifdef FAST_RECORD
+#include "fast_record.h"
+#include "model/pipeline.h"	/* enum pipeline_kind: the events' kinds */
+/* A stamp named t: the cycle counter and the global timer, now. */
+#define FAST_REC_AT(t) const long long t##_c = clock64(),		\
+	t##_g = fast_rec_gtime()
+/* An event from stamp t to now, written by recorder rec. */
+#define FAST_REC(rec, t, kind, j, stage, round)				\
+	fast_rec_put(rec, kind, j, stage, round, t##_c, t##_g)
+#define FAST_REC_NOW(rec, kind, j, stage, round) do {			\
+	FAST_REC_AT(now_);						\
+	FAST_REC(rec, now_, kind, j, stage, round);			\
+} while (0)
+/* The recorder of this warp (lane 0 writes; the others have none). */
+#define FAST_REC_DECL(name, p, warp, lane)				\
+	struct fast_rec name = fast_rec_for(p, warp, lane)
+#define FAST_REC_END(rec) fast_rec_end(rec)
+#else
+#define FAST_REC_AT(t) ((void)0)
+#define FAST_REC(rec, t, kind, j, stage, round) ((void)0)
+#define FAST_REC_NOW(rec, kind, j, stage, round) ((void)0)
+#define FAST_REC_DECL(name, p, warp, lane) ((void)0)
+#define FAST_REC_END(rec) ((void)0)
+#endif
+/* The recording build's planted fault (tests/gpu_record_planted.sh):
+ * the loads of tile j + 1 issued before the barrier that says every
+ * warp is done with tile j - 1, whose buffers they overwrite. */
+#if defined(FAST_RECORD) && defined(FAST_PLANT_EARLY_REFILL)
+#define FAST_EARLY_REFILL 1
+#else
+#define FAST_EARLY_REFILL 0
+#endif
+
 struct fast_params {
 	const uint16_t *q, *k, *v;
 	uint16_t *o;
@@ -122,7 +161,78 @@ struct fast_params {
 	float *tr_m, *tr_alpha, *tr_l, *tr_acc;
 	int tc;
 	int no_rescale;		/* TRACE builds: bug no-rescale (fast.h) */
+#ifdef FAST_RECORD
+	struct wgmma_rec_event *rec;	/* [block][warp][rec_cap] */
+	int *rec_n;			/* [block][warp] */
+	int *rec_sm;			/* [block] */
+	int rec_blocks, rec_cap;	/* blocks 0 .. rec_blocks-1 record */
+#endif
 };
+
+#ifdef FAST_RECORD
+/* Where one warp of one block writes its events (ev NULL: nowhere); n
+ * counts in a register and is stored once, at the end, so a stamp costs
+ * one store and no load. */
+struct fast_rec {
+	struct wgmma_rec_event *ev;
+	int *nout;
+	int n, cap;
+};
+
+static __device__ __forceinline__ long long
+fast_rec_gtime(void)
+{
+	unsigned long long t;
+
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	return (long long)t;
+}
+
+/* Blocks in launch order: x fastest, then the head, then the batch. */
+static __device__ __forceinline__ struct fast_rec
+fast_rec_for(const struct fast_params &p, int warp, int lane)
+{
+	struct fast_rec r = { NULL, NULL, 0, 0 };
+	const int b = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y *
+	    blockIdx.z);
+
+	if (lane == 0 && p.rec != NULL && b < p.rec_blocks) {
+		const size_t at = (size_t)b * (blockDim.x / 32) + warp;
+		r.ev = p.rec + at * p.rec_cap;
+		r.nout = p.rec_n + at;
+		r.cap = p.rec_cap;
+		if (warp == 0) {
+			unsigned sm;
+			asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+			p.rec_sm[b] = (int)sm;
+		}
+	}
+	return r;
+}
+
+static __device__ __forceinline__ void
+fast_rec_put(struct fast_rec &r, int kind, int j, int stage, int round,
+    long long c0, long long g0)
+{
+	const long long c1 = clock64(), g1 = fast_rec_gtime();
+
+	if (r.ev == NULL)
+		return;
+	if (r.n < r.cap) {
+		struct wgmma_rec_event e = { kind, j, stage, round, c0, c1, g0,
+		    g1 };
+		r.ev[r.n] = e;
+	}
+	r.n++;
+}
+
+static __device__ __forceinline__ void
+fast_rec_end(const struct fast_rec &r)
+{
+	if (r.ev != NULL)
+		*r.nout = r.n;
+}
+#endif
 
 /* Per-lane constants of the ldmatrix addresses (see fast_lane_init). */
 struct fast_lane {
@@ -426,14 +536,23 @@ fast_fwd_kernel(const struct fast_params p)
 		l[mt][0] = l[mt][1] = 0.f;
 	}
 
+	FAST_REC_DECL(rec, p, warp, lane);
 	/* Commit groups, oldest first: {Q, K0} {V0}, then per tile. */
+	FAST_REC_AT(cq);
 	fast_load_tile<BR, D, THREADS>(sQ, qg, row0, p.tq, tid);
+	FAST_REC(rec, cq, PIPELINE_COPY_Q, -1, 0, 0);
+	FAST_REC_AT(ck);
 	if (nt > 0)
 		fast_load_tile<BC, D, THREADS>(sK, kg, 0, p.tk, tid);
 	fast_cp_commit();
 	if (nt > 0)
+		FAST_REC(rec, ck, PIPELINE_COPY_K, 0, 0, 0);
+	FAST_REC_AT(cv);
+	if (nt > 0)
 		fast_load_tile<BC, D, THREADS>(sV, vg, 0, p.tk, tid);
 	fast_cp_commit();
+	if (nt > 0)
+		FAST_REC(rec, cv, PIPELINE_COPY_V, 0, 0, 0);
 
 	uint32_t qf[QREG ? D / 16 : 1][4];
 	if constexpr (QREG) {
@@ -454,27 +573,63 @@ fast_fwd_kernel(const struct fast_params p)
 		const uint32_t cur = (j & 1) * TILEB;
 		const uint32_t nxt = ((j + 1) & 1) * TILEB;
 
+		/* The loads of tile j + 1 into the buffers of tile j - 1. */
+#define FAST_REFILL() do {						\
+		FAST_REC_AT(rk);					\
+		if (j + 1 < nt)						\
+			fast_load_tile<BC, D, THREADS>(sK + nxt, kg,	\
+			    (j + 1) * BC, p.tk, tid);			\
+		fast_cp_commit();					\
+		if (j + 1 < nt)						\
+			FAST_REC(rec, rk, PIPELINE_COPY_K, j + 1,	\
+			    (j + 1) & 1, (j + 1) >> 1);			\
+		FAST_REC_AT(rv);					\
+		if (j + 1 < nt)						\
+			fast_load_tile<BC, D, THREADS>(sV + nxt, vg,	\
+			    (j + 1) * BC, p.tk, tid);			\
+		fast_cp_commit();					\
+		if (j + 1 < nt)						\
+			FAST_REC(rec, rv, PIPELINE_COPY_V, j + 1,	\
+			    (j + 1) & 1, (j + 1) >> 1);			\
+} while (0)
+		FAST_REC_AT(wk);
 		fast_cp_wait<1>();	/* K_j is here, V_j may not be */
+		FAST_REC(rec, wk, PIPELINE_WAIT_FULL_K, j, j & 1, j >> 1);
+		if (FAST_EARLY_REFILL)
+			FAST_REFILL();
+		if (j > 0) {
+			FAST_REC_NOW(rec, PIPELINE_RELEASE_K, j - 1,
+			    (j - 1) & 1, (j - 1) >> 1);
+			FAST_REC_NOW(rec, PIPELINE_RELEASE_V, j - 1,
+			    (j - 1) & 1, (j - 1) >> 1);
+		}
+		FAST_REC_AT(bk);
 		__syncthreads();
-		if (j + 1 < nt)
-			fast_load_tile<BC, D, THREADS>(sK + nxt, kg,
-			    (j + 1) * BC, p.tk, tid);
-		fast_cp_commit();
-		if (j + 1 < nt)
-			fast_load_tile<BC, D, THREADS>(sV + nxt, vg,
-			    (j + 1) * BC, p.tk, tid);
-		fast_cp_commit();
+		FAST_REC(rec, bk, PIPELINE_BARRIER, j, -1, 0);
+		if (!FAST_EARLY_REFILL)
+			FAST_REFILL();
+#undef FAST_REFILL
 
+		FAST_REC_AT(qk);
 		fast_qk<D, BC, MT, QREG, BF16>(s, qf, L, sK + cur);
+		FAST_REC(rec, qk, PIPELINE_ISSUE_QK, j, j & 1, j >> 1);
+		FAST_REC_AT(sx);
 		if (FAST_NEEDS_MASK(j))
 			fast_mask<BC, MT>(s, j, row0 + wrow, lane, p.tk,
 			    p.causal, diag);
 		fast_softmax<D, BC, MT, TRACE>(s, m, l, o, al, p.scale_log2,
 		    p.no_rescale);
+		FAST_REC(rec, sx, PIPELINE_SOFTMAX, j, -1, 0);
 
+		FAST_REC_AT(wv);
 		fast_cp_wait<2>();		/* V_j is here */
+		FAST_REC(rec, wv, PIPELINE_WAIT_FULL_V, j, j & 1, j >> 1);
+		FAST_REC_AT(bv);
 		__syncthreads();
+		FAST_REC(rec, bv, PIPELINE_BARRIER, j, -1, 0);
+		FAST_REC_AT(pv);
 		fast_pv<D, BC, MT, BF16>(o, s, L, sV + cur);
+		FAST_REC(rec, pv, PIPELINE_ISSUE_PV, j, j & 1, j >> 1);
 		if constexpr (TRACE)
 			fast_trace_tile<D, BR, MT>(p, o, m, l, al, bh,
 			    row0 / BR, j, wrow, lane);
@@ -485,8 +640,11 @@ fast_fwd_kernel(const struct fast_params p)
 	 * Epilogue.  Every copy into Q's tile must have landed (when nt = 0 no
 	 * wait ran yet) before a warp reuses its rows of it for O.
 	 */
+	FAST_REC_AT(we);
 	fast_cp_wait<0>();
 	__syncthreads();
+	FAST_REC(rec, we, PIPELINE_BARRIER, -1, -1, 0);
+	FAST_REC_AT(ep);
 	const int g = lane >> 2, t4 = lane & 3;
 	const size_t orow = bh * p.tq + row0;
 #pragma unroll
@@ -520,6 +678,8 @@ fast_fwd_kernel(const struct fast_params p)
 			*(uint4 *)(p.o + (orow + rl) * D + ch * 8) =
 			    *(const uint4 *)(fast_smem + fast_swz<D>(rl, ch));
 	}
+	FAST_REC(rec, ep, PIPELINE_EPILOGUE, -1, -1, 0);
+	FAST_REC_END(rec);
 }
 
 typedef cudaError_t (*fast_launcher)(const struct fast_params *, int, int,
@@ -597,6 +757,7 @@ fast_find(int d, int i)
 	return NULL;
 }
 
+#ifndef FAST_RECORD
 extern "C" int
 fast_attention_variant(int d, int i, struct fast_config *out)
 {
@@ -665,3 +826,4 @@ fast_attention_trace(const void *q, const void *k, const void *v, void *o,
 	}
 	return 0;
 }
+#endif /* !FAST_RECORD: fast_record.cu has the recording's entry points */

@@ -115,7 +115,8 @@ gpu/device.o gpu/timing.o gpu/teach.o gpu/naive.o gpu/tcrun.o \
 # built for each), the teaching backward (check_gpu_bwd) and its split-KV
 # run (check_gpu_split) against the simulator, step by step, the decode
 # kernel against the double reference (check_gpu_decode), and the
-# commands (gpu.test).  Where no kernel can run they exit 77 (skip) only when the
+# commands (gpu.test), fresh recordings of the pipelines checked
+# (gpu_pipeline.test).  Where no kernel can run they exit 77 (skip) only when the
 # hardware is missing, and fail under FLASHSTEP_REQUIRE_GPU=1 (or
 # ./configure --enable-gpu-tests=required, which sets it for make
 # check); gpu_require.test shows both with the device hidden.
@@ -127,8 +128,10 @@ check_PROGRAMS += tests/check_gpu tests/check_gpu_fast \
 	tests/check_gpu_split tests/check_gpu_decode
 TESTS += tests/check_gpu tests/check_gpu_fast tests/check_gpu_wgmma \
 	tests/check_gpu_bwd tests/gpu.test tests/gpu_require.test \
-	tests/check_gpu_table tests/check_gpu_split tests/check_gpu_decode
-EXTRA_DIST += tests/gpu.test tests/gpu_require.test tests/gpu_planted.sh
+	tests/check_gpu_table tests/check_gpu_split tests/check_gpu_decode \
+	tests/gpu_pipeline.test
+EXTRA_DIST += tests/gpu.test tests/gpu_require.test tests/gpu_planted.sh \
+	tests/gpu_pipeline.test
 if GPU_TESTS_REQUIRED
 AM_TESTS_ENVIRONMENT += FLASHSTEP_REQUIRE_GPU=1; \
 	export FLASHSTEP_REQUIRE_GPU;
@@ -177,9 +180,23 @@ if HAVE_SM90A
 gpu_libfsgpu_a_SOURCES += gpu/wgmma_record.cu
 endif
 endif
-EXTRA_DIST += gpu/wgmma_record.cu gpu/wgmma_record.h
+EXTRA_DIST += gpu/wgmma_record.cu gpu/wgmma_record.h gpu/rec_fill.cuh
+
+# The mma.sync kernel's recording build (fast_record.cu: fast.cu with
+# FAST_RECORD, lane 0 of each warp stamping its steps), the same way:
+# its own object, fast.o untouched.  It needs no sm_90a.
+if HAVE_CUDA
+gpu_libfsgpu_a_SOURCES += gpu/fast_record.cu
+endif
+EXTRA_DIST += gpu/fast_record.cu gpu/fast_record.h
+gpu/fast_record.o: gpu/fast_record.cu gpu/fast.cu gpu/fast_record.h \
+	gpu/wgmma_record.h gpu/fast.h gpu/fast_mma.cuh gpu/tc_args.h \
+	gpu/rec_fill.cuh src/model/pipeline.h gpu/$(am__dirstamp)
+	$(AM_V_NVCC)$(NVCC) $(GPU_FAST_NVCCFLAGS) -I$(top_srcdir)/src \
+	    $(NVCCFLAGS) -c -o $@ \
+	    `test -f gpu/fast_record.cu || echo '$(srcdir)/'`gpu/fast_record.cu
 gpu/wgmma_record.o: gpu/wgmma_record.cu gpu/wgmma.cu gpu/wgmma_record.h \
-	gpu/wgmma.h gpu/fast.h gpu/cudacheck.h gpu/tc_args.h \
+	gpu/wgmma.h gpu/fast.h gpu/cudacheck.h gpu/tc_args.h gpu/rec_fill.cuh \
 	src/model/pipeline.h gpu/$(am__dirstamp)
 	$(AM_V_NVCC)$(NVCC) $(GPU_WGMMA_NVCCFLAGS) -I$(top_srcdir)/src \
 	    $(NVCCFLAGS) -c -o $@ \

@@ -1570,22 +1570,7 @@ fail:
 }
 #else /* WGMMA_RECORD */
 
-/* Inputs in [-1, 1) in fp16 from a hash of (seed, index): the recording
- * needs plausible scores, not the simulator's inputs. */
-static __global__ void
-wgmma_rec_fill(uint16_t *x, size_t n, uint64_t seed)
-{
-	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-	    i += (size_t)gridDim.x * blockDim.x) {
-		uint64_t h = (i + 1) * 0x9e3779b97f4a7c15ull ^ seed;
-		h ^= h >> 31;
-		h *= 0xbf58476d1ce4e5b9ull;
-		h ^= h >> 29;
-		const float u = (float)(h >> 40) / (float)(1ull << 24);
-		const __half v = __float2half_rn(2.f * u - 1.f);
-		memcpy(&x[i], &v, 2);
-	}
-}
+#include "rec_fill.cuh"
 
 /* Events a role can write for a work item of tc key tiles: at most 12 a
  * tile (a consumer's wait, turn, issue, rescale, wait, issue, pass,
@@ -1634,9 +1619,9 @@ wgmma_record(int d, int variant, int batch, int heads, int tq, int tk,
 	CUDA_CHECK(cudaMalloc(&k, nk * 2));
 	CUDA_CHECK(cudaMalloc(&v, nk * 2));
 	CUDA_CHECK(cudaMalloc(&lse, (size_t)bh * tq * sizeof *lse));
-	wgmma_rec_fill<<<256, 256>>>(q, nq, seed);
-	wgmma_rec_fill<<<256, 256>>>(k, nk, seed + 1);
-	wgmma_rec_fill<<<256, 256>>>(v, nk, seed + 2);
+	rec_fill<<<256, 256>>>(q, nq, seed);
+	rec_fill<<<256, 256>>>(k, nk, seed + 1);
+	rec_fill<<<256, 256>>>(v, nk, seed + 2);
 	CUDA_CHECK(cudaGetLastError());
 	if (wgmma_encoder(err, errlen) != 0 ||
 	    wgmma_tensor_map(&mq, q, 0, bh, tq, d, wv->cfg.br, err,

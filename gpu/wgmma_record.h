@@ -25,6 +25,8 @@
 extern "C" {
 #endif
 
+/* (The mma.sync kernel's recording writes the same events:
+ * fast_record.h.) */
 struct wgmma_rec_event {
 	int32_t kind, j, stage, round;
 	int64_t c0, c1;		/* clock64 at the begin and the end */

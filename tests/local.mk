@@ -74,12 +74,19 @@ EXTRA_DIST += tests/claims.test
 check_PROGRAMS += tests/check_pipeline
 TESTS += tests/check_pipeline tests/pipeline.test
 EXTRA_DIST += tests/planted_pipeline.sh tests/pipeline.test \
-	tests/gpu_record_planted.sh \
+	tests/gpu_record_planted.sh tests/planted_pipeline_warps.sh \
 	doc/recordings/README.md doc/recordings/wgmma-d128.json \
 	doc/recordings/wgmma-d128-causal.json \
-	doc/recordings/wgmma-d128-nopp.json doc/recordings/wgmma-d64.json
+	doc/recordings/wgmma-d128-nopp.json doc/recordings/wgmma-d64.json \
+	doc/recordings/fast-d128.json doc/recordings/fast-d64-causal.json
 tests_check_pipeline_SOURCES = tests/check_pipeline.c $(TESTUTIL)
 tests_check_pipeline_LDADD = $(CHECK_LDADD)
+# The mma.sync kernel's recordings: its own rules, its trace, its view.
+check_PROGRAMS += tests/check_pipeline_warps
+TESTS += tests/check_pipeline_warps
+tests_check_pipeline_warps_SOURCES = tests/check_pipeline_warps.c \
+	$(TESTUTIL)
+tests_check_pipeline_warps_LDADD = $(CHECK_LDADD)
 
 # The roofline (src/model/roofline.c) by hand, and `bench --roofline`
 # from the recorded figures (in tests/h200_figures.test).

@@ -67,6 +67,32 @@ json_clean(char *dst, size_t len, const char *src)
 }
 
 int
+pipeline_json_warps(const struct pipeline_json_meta *m)
+{
+	return m != NULL && strcmp(m->kernel, "fast") == 0;
+}
+
+const char *
+pipeline_json_role_name(const struct pipeline_json_meta *m, int role,
+    char *buf, size_t len)
+{
+	if (pipeline_json_warps(m)) {
+		snprintf(buf, len, "warp %d", role);
+		return buf;
+	}
+	return pipeline_role_name(role, buf, len);
+}
+
+/* The otherData's kernel key: none for the wgmma kernel (the files made
+ * before there was another read the same). */
+static void
+json_kernel_key(struct buf *b, const struct pipeline_json_meta *m)
+{
+	if (m->kernel[0] != '\0' && strcmp(m->kernel, "wgmma") != 0)
+		buf_printf(b, ", \"kernel\": \"%s\"", m->kernel);
+}
+
+int
 pipeline_json_format(const struct pipeline_event *ev, size_t nev,
     const struct pipeline_json_meta *m, char **out, size_t *len, char *err,
     size_t errlen)
@@ -87,9 +113,11 @@ pipeline_json_format(const struct pipeline_event *ev, size_t nev,
 	    "{\"source\": \"%s\", \"d\": %d, \"br\": %d, \"bc\": %d, "
 	    "\"consumers\": %d, \"stages\": %d, \"pingpong\": %d, "
 	    "\"overlap\": %d, \"tq\": %d, \"tk\": %d, \"causal\": %d, "
-	    "\"ctas\": %d, \"clock_ghz\": %.6f},\n\"traceEvents\": [\n", src,
-	    c->d, c->br, c->bc, c->consumers, c->stages, c->pingpong,
-	    c->overlap, c->tq, c->tk, c->causal, c->ctas, m->clock_ghz);
+	    "\"ctas\": %d, \"clock_ghz\": %.6f", src, c->d, c->br, c->bc,
+	    c->consumers, c->stages, c->pingpong, c->overlap, c->tq, c->tk,
+	    c->causal, c->ctas, m->clock_ghz);
+	json_kernel_key(&b, m);
+	buf_printf(&b, "},\n\"traceEvents\": [\n");
 	for (x = 0; x < nev; x++)
 		if (ev[x].cta + 1 > ncta)
 			ncta = ev[x].cta + 1;
@@ -101,17 +129,25 @@ pipeline_json_format(const struct pipeline_event *ev, size_t nev,
 		for (y = 0; y < nev && i < 0; y++)
 			if (ev[y].cta == (int)x)
 				i = ev[y].i;
-		buf_printf(&b, "{\"name\": \"process_name\", \"ph\": \"M\", "
-		    "\"pid\": %zu, \"tid\": 0, \"args\": {\"name\": \"block %zu "
-		    "(row block %d)\"}},\n", x, x, i);
+		if (m->have_sm && x < PIPELINE_JSON_MAX_SM)
+			buf_printf(&b, "{\"name\": \"process_name\", \"ph\": "
+			    "\"M\", \"pid\": %zu, \"tid\": 0, \"args\": "
+			    "{\"name\": \"block %zu (row block %d, SM %d)\"}},\n",
+			    x, x, i, m->sm[x]);
+		else
+			buf_printf(&b, "{\"name\": \"process_name\", \"ph\": "
+			    "\"M\", \"pid\": %zu, \"tid\": 0, \"args\": "
+			    "{\"name\": \"block %zu (row block %d)\"}},\n", x,
+			    x, i);
 		for (r = 0; r < PIPELINE_NROLES; r++) {
-			if (r >= PIPELINE_CONSUMER + c->consumers &&
+			if (pipeline_json_warps(m) ? r >= c->consumers :
+			    r >= PIPELINE_CONSUMER + c->consumers &&
 			    r < PIPELINE_TENSOR)
 				continue;
 			buf_printf(&b, "{\"name\": \"thread_name\", \"ph\": \"M\", "
 			    "\"pid\": %zu, \"tid\": %d, \"args\": {\"name\": "
 			    "\"%s\"}},\n", x, r,
-			    pipeline_role_name(r, role, sizeof role));
+			    pipeline_json_role_name(m, r, role, sizeof role));
 			buf_printf(&b, "{\"name\": \"thread_sort_index\", "
 			    "\"ph\": \"M\", \"pid\": %zu, \"tid\": %d, \"args\": "
 			    "{\"sort_index\": %d}},\n", x, r, r);
@@ -229,6 +265,7 @@ pipeline_json_read(const char *path, struct pipeline_event **out,
 	long ln = 0;
 	int have_meta = 0, in_events = 0, closed = 0, r;
 	struct pipeline_config *c = &m->cfg;
+	const char *p;
 
 	*out = NULL;
 	*nout = 0;
@@ -259,8 +296,29 @@ pipeline_json_read(const char *path, struct pipeline_event **out,
 				    path, ln);
 				goto fail;
 			}
+			if ((p = strstr(line, "\"kernel\": \"")) != NULL &&
+			    (sscanf(p, "\"kernel\": \"%15[^\"]\"", m->kernel) != 1 ||
+			    (strcmp(m->kernel, "fast") != 0 &&
+			    strcmp(m->kernel, "wgmma") != 0))) {
+				util_error(err, errlen, "%s:%ld: a trace of a "
+				    "kernel this flashstep does not know",
+				    path, ln);
+				goto fail;
+			}
 			have_meta = 1;
 			continue;
+		}
+		if (in_events && strstr(line, "\"process_name\"") != NULL &&
+		    (p = strstr(line, ", SM ")) != NULL) {
+			int pid, sm;
+
+			if (sscanf(line, "{\"name\": \"process_name\", \"ph\": "
+			    "\"M\", \"pid\": %d", &pid) == 1 &&
+			    sscanf(p, ", SM %d)", &sm) == 1 && pid >= 0 &&
+			    pid < PIPELINE_JSON_MAX_SM && sm >= 0) {
+				m->sm[pid] = sm;
+				m->have_sm = 1;
+			}
 		}
 		if (strncmp(line, "\"traceEvents\": [", 16) == 0) {
 			in_events = 1;

@@ -5,8 +5,10 @@
  *
  * The file: {"traceEvents": [...], "displayTimeUnit": "ns",
  * "otherData": {...}}.  One process (pid) per block, named "block B (row
- * block i)"; one thread (tid) per role (the producer, each consumer, the
- * tensor core, the copy engine), named by "M" metadata events; every
+ * block i)" (", SM n" added when the recording knows the multiprocessor);
+ * one thread (tid) per role (the producer, each consumer, the tensor
+ * core, the copy engine; or, for the mma.sync kernel, each warp), named
+ * by "M" metadata events; every
  * event a complete event (ph "X", ts and dur in microseconds) named by
  * its kind and tile ("QK (3,5)"), with args kind, wg, i, j, stage, round
  * and the exact begin and end in clocks.  otherData says where the
@@ -24,11 +26,31 @@
 
 #include "model/pipeline.h"
 
+/* Blocks whose multiprocessor a trace can name. */
+#define PIPELINE_JSON_MAX_SM 132
+
 struct pipeline_json_meta {
 	char source[256];	/* "model", or "recording: machine, commit" */
 	struct pipeline_config cfg;
 	double clock_ghz;	/* clocks to time (ts in microseconds) */
+	/* The kernel: "" or "wgmma" (its roles: producer, consumers, the
+	 * shared units; otherData then names none), or "fast", the
+	 * mma.sync kernel, whose roles are warps 0 .. cfg.consumers - 1
+	 * (model/pipeline_warps.h). */
+	char kernel[16];
+	/* The multiprocessor each block ran on (a recording that knows it;
+	 * in the process names as "SM n"), for blocks below
+	 * PIPELINE_JSON_MAX_SM. */
+	int have_sm;
+	int sm[PIPELINE_JSON_MAX_SM];
 };
+
+/* Whether the trace's roles are warps (a kernel without a producer). */
+int pipeline_json_warps(const struct pipeline_json_meta *meta);
+
+/* Role r's name in such a trace: "warp 2", or the model's role names. */
+const char *pipeline_json_role_name(const struct pipeline_json_meta *meta,
+    int role, char *buf, size_t len);
 
 /*
  * Writes the events to path whole or not at all (outfile.h).  Returns

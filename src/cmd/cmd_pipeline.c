@@ -1,8 +1,9 @@
 /*
  * cmd_pipeline.c - `flashstep pipeline`: the wgmma kernel's pipeline,
- * modelled (--model) or recorded on the GPU (--record), as a Chrome
- * trace and a summary; --check holds a trace against the model's
- * dependencies.
+ * modelled (--model) or recorded on the GPU (--record; --kernel fast
+ * records the mma.sync kernel, a row per warp), as a Chrome trace and a
+ * summary; --check holds a trace against the model's dependencies (a
+ * warp recording against its kernel's own, model/pipeline_warps.h).
  */
 #include "config.h"
 
@@ -12,6 +13,7 @@
 #include "cmd_pipeline_fit.h"
 #include "model/pipeline.h"
 #include "model/pipeline_fit.h"
+#include "model/pipeline_warps.h"
 #include "model/util.h"
 #include "ui/ui_pipeline.h"
 
@@ -24,12 +26,17 @@
 #include "gpu/wgmma_record.h"
 #define PIPELINE_CAN_RECORD 1
 #endif
+#ifdef HAVE_CUDA
+#include "gpucmd.h"
+#include "gpu/fast_record.h"
+#define PIPELINE_CAN_RECORD_FAST 1
+#endif
 
 static const char pipeline_usage[] =
     "usage: flashstep pipeline --model [--stages N] [--no-pingpong]\n"
     "                          [--no-overlap] [--ctas N] [--output FILE]\n"
     "                          [problem options]\n"
-    "       flashstep pipeline --record [--kernel wgmma] [--no-pingpong]\n"
+    "       flashstep pipeline --record [--kernel wgmma|fast] [--no-pingpong]\n"
     "                          [--ctas N] [--cost] [--label TEXT]\n"
     "                          [--output FILE] [problem options]\n"
     "       flashstep pipeline --model --durations FILE [--output FILE]\n"
@@ -51,8 +58,10 @@ static const char pipeline_usage[] =
     "--record runs the kernel's recording build on the GPU (an H100 or\n"
     "H200): one thread of each role stamps its steps with the cycle counter\n"
     "and the global timer; the events are checked against the model's\n"
-    "dependencies and written the same way.  --cost also times the\n"
-    "recording build against the timed one on 16 heads of the shape.\n"
+    "dependencies and written the same way.  --kernel fast records the\n"
+    "mma.sync kernel instead (any CUDA GPU): one row per warp, checked\n"
+    "against that kernel's own rules.  --cost also times the recording\n"
+    "build against the timed one on 16 heads of the shape.\n"
     "--model --durations FILE runs the model with the durations of the\n"
     "recording FILE (its configuration, its blocks) and prints it beside\n"
     "the recording, block by block and key tile by key tile (exit 1 when\n"
@@ -142,9 +151,9 @@ set_ignore_turns(void *ctx, const char *v, char *err, size_t errlen)
 static int
 set_kernel(void *ctx, const char *v, char *err, size_t errlen)
 {
-	if (strcmp(v, "wgmma") != 0)
-		return util_error(err, errlen, "--kernel must be wgmma (the "
-		    "only kernel with a recording build), not '%s'", v);
+	if (strcmp(v, "wgmma") != 0 && strcmp(v, "fast") != 0)
+		return util_error(err, errlen, "--kernel must be wgmma or fast "
+		    "(the kernels with a recording build), not '%s'", v);
 	((struct pipeline_args *)ctx)->kernel = v;
 	return 0;
 }
@@ -206,7 +215,8 @@ static const struct options_entry pipeline_entries[] = {
 	{ "output", "FILE", "write the events as a Chrome trace (JSON)",
 	    set_output },
 	{ "record", NULL, "record the kernel on the GPU", set_record },
-	{ "kernel", "NAME", "the kernel to record: wgmma", set_kernel },
+	{ "kernel", "NAME", "the kernel to record: wgmma (default) or fast",
+	    set_kernel },
 	{ "cost", NULL, "--record: time the recording build against the timed "
 	    "one", set_cost },
 	{ "label", "TEXT", "--record: add TEXT (a commit, say) to the trace's "
@@ -314,8 +324,13 @@ pipeline_check_file(const char *path, int ignore_turns)
 		fprintf(stderr, "flashstep pipeline: %s\n", err);
 		return CMD_USAGE;
 	}
-	bad = pipeline_check(ev, nev, m.cfg.consumers,
-	    m.cfg.pingpong && m.cfg.overlap && !ignore_turns, err, sizeof err);
+	if (pipeline_json_warps(&m))
+		bad = pipeline_check_warps(ev, nev, m.cfg.consumers, err,
+		    sizeof err);
+	else
+		bad = pipeline_check(ev, nev, m.cfg.consumers,
+		    m.cfg.pingpong && m.cfg.overlap && !ignore_turns, err,
+		    sizeof err);
 	free(ev);
 	if (bad != 0) {
 		printf("%s: %d broken dependenc%s; the first: %s\n", path, bad,
@@ -323,7 +338,8 @@ pipeline_check_file(const char *path, int ignore_turns)
 		return CMD_FAILED;
 	}
 	printf("%s: %zu events (%s), every dependency holds%s\n", path,
-	    nev, m.source, ignore_turns ? " (the turns not checked)" : "");
+	    nev, m.source, ignore_turns && !pipeline_json_warps(&m) ?
+	    " (the turns not checked)" : "");
 	return CMD_OK;
 }
 
@@ -341,6 +357,9 @@ pipeline_view_file(const char *path)
 		fprintf(stderr, "flashstep pipeline: %s\n", err);
 		return CMD_USAGE;
 	}
+	/* a warp recording is written warp by warp: step through its time */
+	if (pipeline_json_warps(&m))
+		pipeline_warps_sort(ev, nev);
 	rc = ui_pipeline_run(ev, nev, &m, err, sizeof err);
 	free(ev);
 	if (rc != 0) {
@@ -558,6 +577,216 @@ done:
 }
 #endif
 
+/* --record --kernel fast takes none of the wgmma kernel's variants (with
+ * or without CUDA, the same refusal).  Returns 0, or -1 with err set. */
+static int
+pipeline_fast_options(const struct pipeline_args *a, char *err,
+    size_t errlen)
+{
+	if (a->no_overlap || a->stages > 0 || a->no_pingpong)
+		return util_error(err, errlen, "--kernel fast records the "
+		    "kernel as it is: two buffers, no ping-pong, no overlap "
+		    "(--no-pingpong, --no-overlap and --stages are for the "
+		    "wgmma kernel)");
+	return 0;
+}
+
+#ifdef PIPELINE_CAN_RECORD_FAST
+/*
+ * The mma.sync kernel's recorded events as the model's: role w is warp
+ * w, block b of the one head recorded is row block tr - 1 - b, each
+ * block's clocks from its first stamp, the blocks placed against each
+ * other by the global timer (at the clock the two counters gave
+ * together, into *ghz).  Returns the events (malloc'd, *nev) or NULL
+ * with err set.
+ */
+static struct pipeline_event *
+pipeline_from_fast_recording(const struct fast_rec_run *run, size_t *nev,
+    double *ghz, double *block_clk, int *block_nt, char *err,
+    size_t errlen)
+{
+	const int nw = run->warps;
+	struct pipeline_event *ev;
+	long long g_first = 0;
+	double cyc = 0, ns = 0;
+	size_t n = 0;
+	int b, w, x, pass, have_first = 0;
+
+	*nev = 0;
+	*ghz = 1.98;	/* (no block with two stamps apart: a nominal rate) */
+	ev = calloc((size_t)run->blocks * nw * run->cap + 1, sizeof *ev);
+	if (ev == NULL) {
+		util_error(err, errlen, "out of memory (the recording)");
+		return NULL;
+	}
+	/* pass 0: the clock and the first stamp; pass 1: the events */
+	for (pass = 0; pass < 2; pass++) {
+		for (b = 0; b < run->blocks; b++) {
+			long long c0 = 0, c1 = 0, g0 = 0, g1 = 0;
+			int any = 0, nt = 0;
+
+			for (w = 0; w < nw; w++) {
+				const int at = b * nw + w;
+				if (run->n[at] > run->cap) {
+					free(ev);
+					util_error(err, errlen, "block %d warp %d "
+					    "wrote %d events, room for %d: some "
+					    "were lost", b, w, run->n[at],
+					    run->cap);
+					return NULL;
+				}
+				for (x = 0; x < run->n[at]; x++) {
+					const struct wgmma_rec_event *e =
+					    &run->ev[(size_t)at * run->cap + x];
+					if (!any || e->c0 < c0) {
+						c0 = e->c0;
+						g0 = e->g0;
+					}
+					if (!any || e->c1 > c1) {
+						c1 = e->c1;
+						g1 = e->g1;
+					}
+					if (e->kind == PIPELINE_ISSUE_QK &&
+					    e->j + 1 > nt)
+						nt = e->j + 1;
+					any = 1;
+				}
+			}
+			if (pass == 0) {
+				if (any && g1 > g0) {
+					cyc += (double)(c1 - c0);
+					ns += (double)(g1 - g0);
+				}
+				if (any && (!have_first || g0 < g_first)) {
+					g_first = g0;
+					have_first = 1;
+				}
+				continue;
+			}
+			block_clk[b] = any ? (double)(c1 - c0) : 0;
+			block_nt[b] = nt;
+			for (w = 0; w < nw; w++)
+				for (x = 0; x < run->n[b * nw + w]; x++) {
+					const struct wgmma_rec_event *e = &run->ev[
+					    (size_t)(b * nw + w) * run->cap + x];
+					struct pipeline_event *o = &ev[n++];
+					const double off = (double)(g0 - g_first) *
+					    *ghz;
+
+					o->cta = b;
+					o->role = w;
+					o->kind = e->kind;
+					o->wg = w;
+					o->i = run->tr - 1 - b;
+					o->j = e->j;
+					o->stage = e->stage;
+					o->round = e->round;
+					o->begin = off + (double)(e->c0 - c0);
+					o->end = off + (double)(e->c1 - c0);
+				}
+		}
+		if (pass == 0 && ns > 0)
+			*ghz = cyc / ns;
+	}
+	*nev = n;
+	return ev;
+}
+
+/* --record --kernel fast: the mma.sync kernel's recording build. */
+static int
+pipeline_record_fast(const struct pipeline_args *a, const struct options *o,
+    struct pipeline_config *cfg, char *err, size_t errlen)
+{
+	struct fast_rec_run run, cost;
+	struct pipeline_json_meta meta;
+	struct pipeline_event *ev = NULL;
+	char dev[128], why[256];
+	double ghz, *block_clk = NULL;
+	int *block_nt = NULL;
+	size_t nev;
+	int rc, bad, b;
+
+	if ((rc = gpucmd_device("pipeline", dev, sizeof dev)) != CMD_OK)
+		return rc;
+	if (fast_record(cfg->d, 1, 1, cfg->tq, cfg->tk, cfg->causal,
+	    cfg->ctas, 0, o->spec.seed, &run, err, errlen) != 0)
+		return CMD_FAILED;
+	cfg->br = run.br;
+	cfg->bc = run.bc;
+	cfg->consumers = run.warps;
+	cfg->stages = 2;
+	cfg->pingpong = cfg->overlap = 0;
+	cfg->ctas = run.blocks;
+	if ((block_clk = calloc((size_t)run.blocks, sizeof *block_clk)) ==
+	    NULL || (block_nt = calloc((size_t)run.blocks,
+	    sizeof *block_nt)) == NULL) {
+		util_error(err, errlen, "out of memory");
+		rc = CMD_FAILED;
+		goto done;
+	}
+	if ((ev = pipeline_from_fast_recording(&run, &nev, &ghz, block_clk,
+	    block_nt, err, errlen)) == NULL) {
+		rc = CMD_FAILED;
+		goto done;
+	}
+	printf("fast (mma.sync) recording on %s: d = %d, Br = %d, Bc = %d, "
+	    "%d warps, 2 K/V buffers\n", dev, cfg->d, run.br, run.bc,
+	    run.warps);
+	printf("problem: Tq = %d, Tk = %d%s; %d block%s recorded, %zu events; "
+	    "clock %.3f GHz (cycles over the global timer)\n", cfg->tq,
+	    cfg->tk, cfg->causal ? ", causal" : "", run.blocks,
+	    run.blocks == 1 ? "" : "s", nev, ghz);
+	for (b = 0; b < run.blocks; b++)
+		printf("  block %d (row block %d, SM %d, %d tiles): %.0f "
+		    "clocks, %.0f a key tile\n", b, run.tr - 1 - b, run.sm[b],
+		    block_nt[b], block_clk[b], block_nt[b] > 0 ?
+		    block_clk[b] / block_nt[b] : 0);
+	bad = pipeline_check_warps(ev, nev, run.warps, why, sizeof why);
+	if (bad != 0)
+		printf("dependencies: %d broken; the first: %s\n", bad, why);
+	else
+		printf("dependencies: all hold (%zu events)\n", nev);
+	if (a->cost) {
+		if (fast_record(cfg->d, 16, 1, cfg->tq, cfg->tk, cfg->causal, 1,
+		    20, o->spec.seed, &cost, err, errlen) != 0) {
+			rc = CMD_FAILED;
+			goto done;
+		}
+		printf("cost of recording (16 heads, every block recording): "
+		    "timed build %.4f ms, recording build %.4f ms (%+.1f%%)\n",
+		    cost.timed_ms, cost.record_ms,
+		    100 * (cost.record_ms / cost.timed_ms - 1));
+		fast_record_free(&cost);
+	}
+	if (a->output != NULL) {
+		memset(&meta, 0, sizeof meta);
+		snprintf(meta.source, sizeof meta.source, "recording on %s, "
+		    "flashstep %s%s%s", dev, PACKAGE_VERSION,
+		    a->label != NULL ? ", " : "",
+		    a->label != NULL ? a->label : "");
+		snprintf(meta.kernel, sizeof meta.kernel, "fast");
+		meta.cfg = *cfg;
+		meta.clock_ghz = ghz;
+		meta.have_sm = 1;
+		for (b = 0; b < run.blocks && b < PIPELINE_JSON_MAX_SM; b++)
+			meta.sm[b] = run.sm[b];
+		if (pipeline_json_write(a->output, ev, nev, &meta, err,
+		    errlen) != 0) {
+			rc = CMD_USAGE;
+			goto done;
+		}
+		printf("wrote %s: %zu events\n", a->output, nev);
+	}
+	rc = bad != 0 ? CMD_FAILED : CMD_OK;
+done:
+	free(ev);
+	free(block_clk);
+	free(block_nt);
+	fast_record_free(&run);
+	return rc;
+}
+#endif
+
 /*
  * The problem options the pipeline does not use are refused, not
  * ignored: it runs the wgmma kernel's own tiles in fp16 or bf16, so a
@@ -712,6 +941,24 @@ cmd_pipeline(int argc, char **argv)
 	cfg.pingpong = !a.no_pingpong && !a.no_overlap;
 	cfg.overlap = !a.no_overlap;
 	cfg.ctas = a.ctas > 0 ? (int)a.ctas : 2;
+	if (a.record && a.kernel != NULL && strcmp(a.kernel, "fast") == 0) {
+		if (pipeline_fast_options(&a, err, sizeof err) != 0)
+			goto fail;
+#ifdef PIPELINE_CAN_RECORD_FAST
+		(void)k;
+		err[0] = '\0';
+		rc = pipeline_record_fast(&a, &o, &cfg, err, sizeof err);
+		if (err[0] != '\0')
+			fprintf(stderr, "flashstep pipeline: %s\n", err);
+		options_free(&o);
+		return rc;
+#else
+		fprintf(stderr, "flashstep pipeline: --record --kernel fast "
+		    "needs CUDA, which this build does not have\n");
+		options_free(&o);
+		return CMD_NO_CUDA;
+#endif
+	}
 	if (a.record) {
 #ifdef PIPELINE_CAN_RECORD
 		(void)k;

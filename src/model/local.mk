@@ -28,4 +28,5 @@ src_model_libmodel_a_SOURCES = \
 	src/model/timeline.c src/model/timeline.h \
 	src/model/memory.c src/model/memory.h \
 	src/model/pipeline.c src/model/pipeline.h \
-	src/model/pipeline_fit.c src/model/pipeline_fit.h
+	src/model/pipeline_fit.c src/model/pipeline_fit.h \
+	src/model/pipeline_warps.c src/model/pipeline_warps.h

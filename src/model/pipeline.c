@@ -142,6 +142,7 @@ static const char *const pipeline_kind_names[PIPELINE_NKINDS] = {
 	[PIPELINE_GEMM_QK] = "QK",
 	[PIPELINE_GEMM_PV] = "PV",
 	[PIPELINE_XFER] = "xfer",
+	[PIPELINE_BARRIER] = "barrier",
 };
 
 const char *

@@ -92,6 +92,8 @@ enum pipeline_kind {
 	PIPELINE_GEMM_QK,	/* tensor core: S_j of consumer `wg` ran */
 	PIPELINE_GEMM_PV,
 	PIPELINE_XFER,		/* copy engine: a tile's bytes moved */
+	PIPELINE_BARRIER,	/* a warp's __syncthreads (the mma.sync
+				 * kernel's recording: pipeline_warps.h) */
 	PIPELINE_NKINDS
 };
 

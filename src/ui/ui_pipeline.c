@@ -7,7 +7,9 @@
  *     below), the key tile's j inside the span when it fits, the
  *     cursor's event highlighted
  *   the ring at the cursor's time: each stage's K and V, empty, being
- *     filled, full (read by how many consumers) or released
+ *     filled, full (read by how many consumers) or released (in a warp
+ *     recording: filling until every warp's wait for its share ended,
+ *     released by how many warps)
  *   the cursor's event in words, and the step of the algorithm it
  *     computes
  *   the keys
@@ -38,7 +40,7 @@ static const char ui_pl_glyph[PIPELINE_NKINDS] = {
 	[PIPELINE_RELEASE_Q] = '|', [PIPELINE_RELEASE_K] = '|',
 	[PIPELINE_RELEASE_V] = '|', [PIPELINE_PASS_TURN] = '>',
 	[PIPELINE_GEMM_QK] = 'S', [PIPELINE_GEMM_PV] = 'P',
-	[PIPELINE_XFER] = '=',
+	[PIPELINE_XFER] = '=', [PIPELINE_BARRIER] = '#',
 };
 
 /* What the algorithm computes at each kind of event (doc/algorithm.md's
@@ -114,14 +116,19 @@ ui_pl_span(const struct ui_pipeline *v, size_t first, size_t end,
 	}
 }
 
-/* A stage's K or V (tensor 1 or 2) at time t, in words into buf. */
+/*
+ * A stage's K or V (tensor 1 or 2) at time t, in words into buf.  In a
+ * warp recording a copy is every warp's share, landed once every warp's
+ * wait for it (wait_kind) ended; else once its copy event ended.
+ */
 static const char *
 ui_pl_slot(const struct ui_pipeline *v, size_t first, size_t end, int stage,
-    int copy_kind, int release_kind, double t, char *buf, size_t len)
+    int copy_kind, int wait_kind, int release_kind, double t, char *buf,
+    size_t len)
 {
 	const struct pipeline_event *last = NULL;
 	int consumers = v->meta != NULL ? v->meta->cfg.consumers : 1;
-	int released = 0;
+	int released = 0, landed = 0;
 	size_t x;
 
 	for (x = first; x < end; x++) {
@@ -139,8 +146,11 @@ ui_pl_slot(const struct ui_pipeline *v, size_t first, size_t end, int stage,
 		if (e->kind == release_kind && e->stage == stage &&
 		    e->round == last->round && e->end <= t)
 			released++;
+		if (e->kind == wait_kind && e->stage == stage &&
+		    e->round == last->round && e->end <= t)
+			landed++;
 	}
-	if (t < last->end)
+	if (pipeline_json_warps(v->meta) ? landed < consumers : t < last->end)
 		snprintf(buf, len, "filling j%d", last->j);
 	else if (released < consumers)
 		snprintf(buf, len, "full j%d %d/%d", last->j, released,
@@ -174,7 +184,12 @@ ui_pipeline_draw(const struct ui_pipeline *v, struct ui_grid *g)
 		    cur == NULL ? "no events" : "the screen is too narrow");
 		return;
 	}
-	if (c != NULL)
+	if (c != NULL && pipeline_json_warps(v->meta))
+		ui_grid_printf(g, 0, y++, -1, UI_ROLE_LABEL, "mma.sync: d = %d, "
+		    "Br = %d, Bc = %d, %d warps, %d K/V buffers (cp.async; a "
+		    "barrier releases them)", c->d, c->br, c->bc, c->consumers,
+		    c->stages);
+	else if (c != NULL)
 		ui_grid_printf(g, 0, y++, -1, UI_ROLE_LABEL, "d = %d, Br = %d, "
 		    "Bc = %d, %d consumers, %d stages, ping-pong %s",
 		    c->d, c->br, c->bc, c->consumers, c->stages,
@@ -185,9 +200,13 @@ ui_pipeline_draw(const struct ui_pipeline *v, struct ui_grid *g)
 		per = 1;
 	/* the window: the whole block, or centred on the cursor */
 	lo = v->zoom > 0 ? (cur->begin + cur->end) / 2 - per * tw / 2 : t0;
+	if (v->meta != NULL && v->meta->have_sm && cur->cta < PIPELINE_JSON_MAX_SM)
+		snprintf(a, sizeof a, ", SM %d", v->meta->sm[cur->cta]);
+	else
+		a[0] = '\0';
 	ui_grid_printf(g, 0, y++, -1, UI_ROLE_NORMAL, "block %d of %d, row "
-	    "block %d; clocks %.0f to %.0f, %.0f a column", cur->cta + 1,
-	    v->ncta, cur->i, lo, lo + per * tw, per);
+	    "block %d%s; clocks %.0f to %.0f, %.0f a column", cur->cta + 1,
+	    v->ncta, cur->i, a, lo, lo + per * tw, per);
 	for (r = 0; r < PIPELINE_NROLES && y < g->h - 6; r++) {
 		int any = 0;
 
@@ -197,7 +216,7 @@ ui_pipeline_draw(const struct ui_pipeline *v, struct ui_grid *g)
 			continue;
 		ui_grid_text(g, 0, y, UI_PL_LABEL - 1,
 		    r == cur->role ? UI_ROLE_FOCUS : UI_ROLE_LABEL,
-		    pipeline_role_name(r, role, sizeof role));
+		    pipeline_json_role_name(v->meta, r, role, sizeof role));
 		for (x = first; x < end; x++) {
 			const struct pipeline_event *e = &v->ev[x];
 			int c0, c1, k, rl;
@@ -230,10 +249,12 @@ ui_pipeline_draw(const struct ui_pipeline *v, struct ui_grid *g)
 	ui_grid_text(g, 0, y, UI_PL_LABEL, UI_ROLE_LABEL, "ring");
 	col = UI_PL_LABEL;
 	for (s = 0; c != NULL && s < c->stages && col < g->w; s++) {
-		ui_pl_slot(v, first, end, s, PIPELINE_COPY_K, PIPELINE_RELEASE_K,
-		    cur->begin, a, sizeof a);
-		ui_pl_slot(v, first, end, s, PIPELINE_COPY_V, PIPELINE_RELEASE_V,
-		    cur->begin, b, sizeof b);
+		ui_pl_slot(v, first, end, s, PIPELINE_COPY_K,
+		    PIPELINE_WAIT_FULL_K, PIPELINE_RELEASE_K, cur->begin, a,
+		    sizeof a);
+		ui_pl_slot(v, first, end, s, PIPELINE_COPY_V,
+		    PIPELINE_WAIT_FULL_V, PIPELINE_RELEASE_V, cur->begin, b,
+		    sizeof b);
 		snprintf(buf, sizeof buf, "[%d K %s, V %s] ", s, a, b);
 		col += ui_grid_text(g, col, y, g->w - col,
 		    s == cur->stage ? UI_ROLE_FOCUS : UI_ROLE_NORMAL, buf);
@@ -241,7 +262,8 @@ ui_pipeline_draw(const struct ui_pipeline *v, struct ui_grid *g)
 	y += 2;
 	ui_grid_printf(g, 0, y++, -1, UI_ROLE_TITLE, "event %zu of %zu: %s, "
 	    "%s, tile (%d,%d), stage %d, round %d", v->cur - first + 1,
-	    end - first, pipeline_role_name(cur->role, role, sizeof role),
+	    end - first, pipeline_json_role_name(v->meta, cur->role, role,
+	    sizeof role),
 	    pipeline_kind_name(cur->kind), cur->i, cur->j, cur->stage,
 	    cur->round);
 	ui_grid_printf(g, 0, y++, -1, UI_ROLE_NORMAL, "clocks %.0f to %.0f "
@@ -249,9 +271,14 @@ ui_pipeline_draw(const struct ui_pipeline *v, struct ui_grid *g)
 	if (ui_pl_step(cur->kind) != NULL)
 		ui_grid_printf(g, 0, y++, -1, UI_ROLE_PHASE, "the algorithm: %s",
 		    ui_pl_step(cur->kind));
-	ui_grid_text(g, 0, g->h - 2, -1, UI_ROLE_DIM, "K V Q copy  . wait  "
-	    "t turn  s p issue  S P tensor core  x softmax  r rescale  "
-	    "E epilogue  | release");
+	if (pipeline_json_warps(v->meta))
+		ui_grid_text(g, 0, g->h - 2, -1, UI_ROLE_DIM, "K V Q copy  "
+		    ". wait  # barrier  s QK^T  x softmax  p PV  E epilogue  "
+		    "| release");
+	else
+		ui_grid_text(g, 0, g->h - 2, -1, UI_ROLE_DIM, "K V Q copy  "
+		    ". wait  t turn  s p issue  S P tensor core  x softmax  "
+		    "r rescale  E epilogue  | release");
 	ui_grid_text(g, 0, g->h - 1, -1, UI_ROLE_BAR, " n/p event  N/P same "
 	    "role  b/B block  +/- zoom  0 whole block  q quit");
 }
