@@ -93,10 +93,24 @@ extern "C" {
 
 #define FAST_BWD_LOG2E 1.4426950408889634f
 
+/* Variants measured on the H200 (doc/performance.md), 0 or 1:
+ *   FAST_BWD_CP_SIDE  lse (in base 2, by the D pass) and D come in by
+ *                     cp.async with Q and dO, not by plain loads after
+ *                     the step's first barrier
+ *   FAST_BWD_DQ_V4    dQ's adds four floats at a time (a lane pair
+ *                     trades halves by a shuffle), not two */
+#ifndef FAST_BWD_CP_SIDE
+#define FAST_BWD_CP_SIDE 0
+#endif
+#ifndef FAST_BWD_DQ_V4
+#define FAST_BWD_DQ_V4 0
+#endif
+
 struct fast_bwd_params {
 	const uint16_t *q, *k, *v, *o, *dout;
 	const float *lse;
 	float *dsum;		/* (B, H, Tq) D */
+	float *lse2;		/* (B, H, Tq) lse log2(e), +inf for -inf */
 	float *dq_acc;		/* (B, H, Tq, d) float32 dQ, scaled */
 	void *dk, *dv;		/* (B, Hkv, Tk, d), dtype or float32 */
 	int *locks;		/* ordered: (B, H, Tr) parts added so far */
@@ -104,7 +118,44 @@ struct fast_bwd_params {
 	int causal, ordered, f32_out, no_d;
 	float scale_log2;	/* scale * log2(e): S to base-2 exponents */
 	float grad_scale;	/* scale, or 1 under bug no-scale */
+	/* The trace build's (kernel TRACE, one query head a K/V head): dK,
+	 * dV and (ordered) dQ after every step, (B H, nsteps, tr_bc or
+	 * tr_br, d), as the simulator's backward numbers its steps and cuts
+	 * its tiles (Br, Bc clamped to Tq, Tk); tr_dq NULL with the atomic
+	 * dQ, whose partial sums have no simulator value. */
+	float *tr_dk, *tr_dv, *tr_dq;
+	long nsteps;
+	int tr_br, tr_bc;
 };
+
+/*
+ * The first row block of br rows that sees keys from c0 on: 0, or,
+ * causal, the block of the first row whose last key (tile_rule_last_key)
+ * reaches c0.  The last row sees the last key, so a key block is seen by
+ * at least the last row block, and a block's rows past Tq change nothing
+ * (the simulator's schedule, which clamps the last block, agrees).
+ */
+static __host__ __device__ __forceinline__ int
+fast_bwd_ibegin(int c0, int br, int tq, int tk, int causal)
+{
+	const long first = tile_rule_last_key(0, tq, tk);
+
+	return causal && first < c0 ? (int)((c0 - first) / br) : 0;
+}
+
+/* The simulator's number of the first step of key block j of bc keys
+ * (backward.h: key blocks outside, the row blocks that see each inside):
+ * the steps of key blocks 0 .. j-1. */
+static __host__ __device__ long
+fast_bwd_first_step(int j, int br, int bc, int tq, int tk, int causal)
+{
+	const int tr = (tq + br - 1) / br;
+	long n = 0;
+
+	for (int jj = 0; jj < j; jj++)
+		n += tr - fast_bwd_ibegin(jj * bc, br, tq, tk, causal);
+	return n;
+}
 
 /* Rows of Tq per block of the D pass: one warp each. */
 #define FAST_BWD_DSUM_WARPS 8
@@ -140,8 +191,13 @@ fast_bwd_dsum(const struct fast_bwd_params p, size_t rows)
 #pragma unroll
 	for (int s = 16; s > 0; s >>= 1)
 		sum += __shfl_xor_sync(0xffffffffu, sum, s);
-	if (lane == 0)
+	if (lane == 0) {
+		const float l = p.lse[row];
+
 		p.dsum[row] = p.no_d ? 0.f : sum;
+		/* A row that sees no key: p = 2^-inf = 0. */
+		p.lse2[row] = l == -INFINITY ? INFINITY : l * FAST_BWD_LOG2E;
+	}
 }
 
 /* The float32 dQ into the dtype. */
@@ -297,7 +353,30 @@ fast_bwd_store_kv(void *out, bool f32, size_t base, int key0, int tk,
  * only on blocks of lower index, scheduled before it.  D head width,
  * BR query rows a step, WARPS warps of 16 keys each (Bc = 16 WARPS).
  */
-template <int D, int BR, int WARPS, bool BF16>
+/* One warp's 16 rows of a dK or dV accumulator (times f) into the
+ * trace at step step: rows at or past Tk left alone. */
+template <int D>
+static __device__ __forceinline__ void
+fast_bwd_trace_kv(float *tr, const struct fast_bwd_params &p, size_t prob,
+    long step, int krow0, int key0, const float (&acc)[D / 8][4], float f,
+    int lane)
+{
+	const int g = lane >> 2, t4 = lane & 3;
+
+#pragma unroll
+	for (int h = 0; h < 2; h++) {
+		const int kr = krow0 + g + 8 * h;
+		if (key0 + g + 8 * h >= p.tk)
+			continue;
+		float *row = tr + ((prob * p.nsteps + step) * p.tr_bc + kr) * D;
+#pragma unroll
+		for (int db = 0; db < D / 8; db++)
+			*(float2 *)(row + db * 8 + 2 * t4) = make_float2(
+			    acc[db][2 * h] * f, acc[db][2 * h + 1] * f);
+	}
+}
+
+template <int D, int BR, int WARPS, bool BF16, bool TRACE>
 __global__ void __launch_bounds__(WARPS * 32, 1)
 fast_bwd_kernel(const struct fast_bwd_params p)
 {
@@ -326,12 +405,13 @@ fast_bwd_kernel(const struct fast_bwd_params p)
 	const int kw = warp * 16;		/* the warp's first key */
 	const size_t kvbase = ((size_t)b * p.kv_heads + hk) * p.tk;
 
-	/* The row blocks that see key block j: all, or causal from the
-	 * first row whose last key (tile_rule_last_key) reaches c0. */
-	int ibegin = 0;
-	if (p.causal && tile_rule_last_key(0, p.tq, p.tk) < c0)
-		ibegin = (int)((c0 - tile_rule_last_key(0, p.tq, p.tk)) / BR);
+	/* The row blocks that see key block j. */
+	const int ibegin = fast_bwd_ibegin(c0, BR, p.tq, p.tk, p.causal);
 	const int ni = ibegin < p.tr ? p.tr - ibegin : 0;
+	/* The trace's step of (i, j) is first + i - ibegin. */
+	long first = 0;
+	if constexpr (TRACE)
+		first = fast_bwd_first_step(j, BR, BC, p.tq, p.tk, p.causal);
 	const int nsteps = ni * p.group;
 
 	float dk[D / 8][4], dv[D / 8][4];
@@ -357,6 +437,21 @@ fast_bwd_kernel(const struct fast_bwd_params p)
 		    r0, p.tq, tid);
 		fast_load_tile<BR, D, THREADS>(sO + buf * QB, p.dout + qrow * D,
 		    r0, p.tq, tid);
+#if FAST_BWD_CP_SIDE
+		/* Rows past Tq get 0s: their Q and dO rows are 0, so their
+		 * p = 1 meets dO = 0 and dS = 1 (0 - 0). */
+		for (int r = tid; r < 2 * BR; r += THREADS) {
+			const int rr = r % BR;
+			const bool in = r0 + rr < p.tq;
+			const size_t at = qrow + (in ? r0 + rr : 0);
+			if (r < BR)
+				fast_cp_async4(fast_smem_addr(&sL[buf * BR + rr]),
+				    p.lse2 + at, in ? 4 : 0);
+			else
+				fast_cp_async4(fast_smem_addr(&sD[buf * BR + rr]),
+				    p.dsum + at, in ? 4 : 0);
+		}
+#else
 		for (int r = tid; r < BR; r += THREADS) {
 			float l = INFINITY, dd = 0.f;
 			if (r0 + r < p.tq) {
@@ -368,6 +463,7 @@ fast_bwd_kernel(const struct fast_bwd_params p)
 			sL[buf * BR + r] = l;
 			sD[buf * BR + r] = dd;
 		}
+#endif
 	};
 
 	/* K_j, V_j once, with the first step's tiles. */
@@ -449,6 +545,15 @@ fast_bwd_kernel(const struct fast_bwd_params p)
 				}
 			fast_bwd_xb<BR, D, BF16>(dk, da, q, lane);
 		}
+		if constexpr (TRACE) {
+			/* dK_j (scaled, as the simulator adds it) and dV_j after
+			 * the step. */
+			const size_t prob = (size_t)b * p.heads + h;
+			fast_bwd_trace_kv<D>(p.tr_dk, p, prob, first + i - ibegin,
+			    kw, c0 + kw, dk, p.grad_scale, lane);
+			fast_bwd_trace_kv<D>(p.tr_dv, p, prob, first + i - ibegin,
+			    kw, c0 + kw, dv, 1.f, lane);
+		}
 		__syncthreads();
 
 		/* dQ_i += scale dS K_j: warp w takes query rows [qw, qw + 16
@@ -499,6 +604,42 @@ fast_bwd_kernel(const struct fast_bwd_params p)
 				}
 				__syncthreads();
 			}
+#if FAST_BWD_DQ_V4
+			if (!p.ordered) {
+				/* Lane pairs (t4, t4 ^ 1) trade halves: the even
+				 * lane adds row g's four floats, the odd row g + 8's. */
+				const bool odd = t4 & 1;
+#pragma unroll
+				for (int mt = 0; mt < QT; mt++) {
+					const int r = r0 + qw + 16 * mt + g +
+					    (odd ? 8 : 0);
+#pragma unroll
+					for (int nb = 0; nb < DN / 8; nb++) {
+						const float s0 = odd ? a[mt][nb][0] :
+						    a[mt][nb][2];
+						const float s1 = odd ? a[mt][nb][1] :
+						    a[mt][nb][3];
+						const float g0 = __shfl_xor_sync(
+						    0xffffffffu, s0, 1);
+						const float g1 = __shfl_xor_sync(
+						    0xffffffffu, s1, 1);
+						const float4 v = odd ? make_float4(g0,
+						    g1, a[mt][nb][2], a[mt][nb][3]) :
+						    make_float4(a[mt][nb][0],
+						    a[mt][nb][1], g0, g1);
+						if (r < p.tq)
+							atomicAdd((float4 *)(p.dq_acc +
+							    (qrow + r) * D + dw +
+							    nb * 8 + 4 * (t4 >> 1)),
+							    make_float4(v.x *
+							    p.grad_scale, v.y *
+							    p.grad_scale, v.z *
+							    p.grad_scale, v.w *
+							    p.grad_scale));
+					}
+				}
+			} else
+#endif
 #pragma unroll
 			for (int mt = 0; mt < QT; mt++)
 #pragma unroll
@@ -516,11 +657,21 @@ fast_bwd_kernel(const struct fast_bwd_params p)
 						    p.grad_scale;
 						float *at = row + nb * 8;
 						if (p.ordered) {
-							float2 old = __ldcg((const
-							    float2 *)at);
-							__stcg((float2 *)at,
-							    make_float2(old.x + x,
-							    old.y + y));
+							const float2 old = __ldcg(
+							    (const float2 *)at);
+							const float2 sum = make_float2(
+							    old.x + x, old.y + y);
+							__stcg((float2 *)at, sum);
+							if constexpr (TRACE)
+								if (p.tr_dq != NULL)
+									*(float2 *)(p.tr_dq +
+									    ((((size_t)b *
+									    p.heads + h) *
+									    p.nsteps + first +
+									    i - ibegin) *
+									    p.tr_br + r - r0) *
+									    D + dw + nb * 8 +
+									    2 * t4) = sum;
 						} else {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 							atomicAdd((float2 *)at,
@@ -550,9 +701,9 @@ fast_bwd_kernel(const struct fast_bwd_params p)
 	    1.f, lane);
 }
 
-/* The tilings, per d: Bc = 16 warps, Br. */
-#define FAST_BWD_BR 64
-#define FAST_BWD_WARPS 8
+/* The tiling, both d: Br, and Bc = 16 warps (fast_bwd.h's). */
+#define FAST_BWD_BR FAST_BWD_TILE_BR
+#define FAST_BWD_WARPS (FAST_BWD_TILE_BC / 16)
 
 static size_t
 fast_bwd_smem(int d, int br, int warps)
@@ -587,12 +738,12 @@ fast_bwd_workspace_bytes(int batch, int heads, int tq, int d)
 	const size_t rows = (size_t)batch * heads * tq;
 	const size_t tr = ((size_t)tq + FAST_BWD_BR - 1) / FAST_BWD_BR;
 
-	return fast_bwd_align(rows * sizeof(float)) +
+	return 2 * fast_bwd_align(rows * sizeof(float)) +
 	    fast_bwd_align(rows * d * sizeof(float)) +
 	    fast_bwd_align((size_t)batch * heads * tr * sizeof(int));
 }
 
-template <int D, bool BF16, int WARPS>
+template <int D, bool BF16, int WARPS, bool TRACE>
 static cudaError_t
 fast_bwd_launch_all(const struct fast_bwd_params *pp, int batch, void *dq,
     cudaStream_t st, const char **call)
@@ -602,7 +753,7 @@ fast_bwd_launch_all(const struct fast_bwd_params *pp, int batch, void *dq,
 	const size_t nq = rows * D;
 	const int smem = (int)fast_bwd_smem(D, FAST_BWD_BR, WARPS);
 	void (*kern)(const struct fast_bwd_params) =
-	    fast_bwd_kernel<D, FAST_BWD_BR, WARPS, BF16>;
+	    fast_bwd_kernel<D, FAST_BWD_BR, WARPS, BF16, TRACE>;
 	const int bc = 16 * WARPS;
 	cudaError_t e;
 
@@ -637,12 +788,22 @@ fast_bwd_launch_all(const struct fast_bwd_params *pp, int batch, void *dq,
 	return e;
 }
 
-extern "C" int
-fast_attention_bwd(const void *q, const void *k, const void *v,
+/* The trace build's arrays on the device (struct fast_bwd_params). */
+struct fast_bwd_trace {
+	float *dk, *dv, *dq;
+	long nsteps;
+	int br, bc;
+};
+
+/* fast_attention_bwd, or with tr its trace build (the default tiles,
+ * one query head a K/V head). */
+static int
+fast_bwd_call(const void *q, const void *k, const void *v,
     const void *o, const void *dout, const float *lse, void *dq, void *dk,
     void *dv, void *work, int batch, int heads, int kv_heads, int tq,
     int tk, int d, int dtype, int causal, float scale, int flags,
-    void *stream, char *err, size_t errlen)
+    void *stream, const struct fast_bwd_trace *tr, char *err,
+    size_t errlen)
 {
 	struct fast_bwd_params p;
 	const char *call = "";
@@ -678,7 +839,9 @@ fast_attention_bwd(const void *q, const void *k, const void *v,
 	p.dout = (const uint16_t *)dout;
 	p.lse = lse;
 	p.dsum = (float *)work;
-	p.dq_acc = (float *)((uint8_t *)work + fast_bwd_align(rows *
+	p.lse2 = (float *)((uint8_t *)work + fast_bwd_align(rows *
+	    sizeof(float)));
+	p.dq_acc = (float *)((uint8_t *)p.lse2 + fast_bwd_align(rows *
 	    sizeof(float)));
 	p.locks = (int *)((uint8_t *)p.dq_acc + fast_bwd_align(rows * d *
 	    sizeof(float)));
@@ -698,13 +861,29 @@ fast_attention_bwd(const void *q, const void *k, const void *v,
 	p.no_d = (flags & FAST_BWD_NO_D) != 0;
 	p.scale_log2 = scale * FAST_BWD_LOG2E;
 	p.grad_scale = flags & FAST_BWD_NO_SCALE ? 1.f : scale;
+	if (tr != NULL) {
+		if (heads != kv_heads || (flags & FAST_BWD_BC64)) {
+			snprintf(err, errlen, "fast_attention_bwd: the trace "
+			    "build takes one query head a K/V head and the "
+			    "default tiles");
+			return -1;
+		}
+		p.tr_dk = tr->dk;
+		p.tr_dv = tr->dv;
+		p.tr_dq = p.ordered ? tr->dq : NULL;
+		p.nsteps = tr->nsteps;
+		p.tr_br = tr->br;
+		p.tr_bc = tr->bc;
+	}
 
 	cudaStream_t st = (cudaStream_t)stream;
 	const bool narrow = (flags & FAST_BWD_BC64) != 0;
 #define FAST_BWD_PICK(D, BF)						\
-	(narrow ? fast_bwd_launch_all<D, BF, 4>(&p, batch, dq, st, &call) :	\
-	    fast_bwd_launch_all<D, BF, FAST_BWD_WARPS>(&p, batch, dq, st,	\
-	    &call))
+	(tr != NULL ? fast_bwd_launch_all<D, BF, FAST_BWD_WARPS, true>(&p,	\
+	    batch, dq, st, &call) :						\
+	    narrow ? fast_bwd_launch_all<D, BF, 4, false>(&p, batch, dq, st,	\
+	    &call) : fast_bwd_launch_all<D, BF, FAST_BWD_WARPS, false>(&p,	\
+	    batch, dq, st, &call))
 	if (d == 64)
 		e = dtype == FAST_BF16 ? FAST_BWD_PICK(64, true) :
 		    FAST_BWD_PICK(64, false);
@@ -720,6 +899,18 @@ fast_attention_bwd(const void *q, const void *k, const void *v,
 	return 0;
 }
 
+extern "C" int
+fast_attention_bwd(const void *q, const void *k, const void *v,
+    const void *o, const void *dout, const float *lse, void *dq, void *dk,
+    void *dv, void *work, int batch, int heads, int kv_heads, int tq,
+    int tk, int d, int dtype, int causal, float scale, int flags,
+    void *stream, char *err, size_t errlen)
+{
+	return fast_bwd_call(q, k, v, o, dout, lse, dq, dk, dv, work, batch,
+	    heads, kv_heads, tq, tk, d, dtype, causal, scale, flags, stream,
+	    NULL, err, errlen);
+}
+
 /* ---- host arrays in and out: the table's glue and the tests ---- */
 
 struct fast_bwd_run {
@@ -728,6 +919,7 @@ struct fast_bwd_run {
 	const float *lse;
 	float *dq, *dk, *dv;
 	void *work;
+	const struct fast_bwd_trace *tr;	/* the trace run's, or NULL */
 };
 
 static int
@@ -736,14 +928,20 @@ fast_bwd_enqueue(void *ctx, char *err, size_t errlen)
 	const struct fast_bwd_run *r = (const struct fast_bwd_run *)ctx;
 	const struct fast_bwd_host *j = r->job;
 
-	return fast_attention_bwd(r->q, r->k, r->v, r->o, r->dout, r->lse,
+	return fast_bwd_call(r->q, r->k, r->v, r->o, r->dout, r->lse,
 	    r->dq, r->dk, r->dv, r->work, j->batch, j->heads, j->kv_heads,
 	    j->tq, j->tk, j->d, j->dtype, j->causal, j->scale,
-	    j->flags | FAST_BWD_F32_OUT, NULL, err,
-	    errlen);
+	    j->flags | FAST_BWD_F32_OUT, NULL, r->tr, err, errlen);
 }
 
-#define FAST_BWD_MAX_ALLOC 12
+#define FAST_BWD_MAX_ALLOC 16
+
+extern "C" long
+fast_bwd_trace_steps(int tq, int tk, int causal)
+{
+	return fast_bwd_first_step((tk + FAST_BWD_TILE_BC - 1) /
+	    FAST_BWD_TILE_BC, FAST_BWD_BR, FAST_BWD_TILE_BC, tq, tk, causal);
+}
 
 extern "C" int
 fast_bwd_run_host(struct fast_bwd_host *job, char *err, size_t errlen)
@@ -819,6 +1017,38 @@ fast_bwd_run_host(struct fast_bwd_host *job, char *err, size_t errlen)
 	CUDA_CHECK_BWD(cudaMemcpy(job->dv, run.dv, nk * sizeof(float),
 	    cudaMemcpyDeviceToHost));
 	job->device_bytes = bytes;
+	if (job->trace_dk != NULL) {
+		struct fast_bwd_trace tr;
+		const size_t heads = (size_t)job->batch * job->heads;
+		size_t nt[3];
+		float *dt[3] = { NULL, NULL, NULL };
+		float *ht[3] = { job->trace_dk, job->trace_dv, job->trace_dq };
+
+		tr.nsteps = fast_bwd_trace_steps(job->tq, job->tk, job->causal);
+		tr.br = job->tq < FAST_BWD_BR ? job->tq : FAST_BWD_BR;
+		tr.bc = job->tk < FAST_BWD_TILE_BC ? job->tk : FAST_BWD_TILE_BC;
+		nt[0] = nt[1] = heads * tr.nsteps * tr.bc * job->d;
+		nt[2] = heads * tr.nsteps * tr.br * job->d;
+		/* The host's arrays in, so an entry with no step stays. */
+		for (x = 0; x < 3; x++) {
+			if (ht[x] == NULL)
+				continue;
+			FAST_BWD_ALLOC(dt[x], nt[x] * sizeof(float));
+			CUDA_CHECK_BWD(cudaMemcpy(dt[x], ht[x], nt[x] *
+			    sizeof(float), cudaMemcpyHostToDevice));
+		}
+		tr.dk = dt[0];
+		tr.dv = dt[1];
+		tr.dq = dt[2];
+		run.tr = &tr;
+		if (fast_bwd_enqueue(&run, err, errlen) != 0)
+			goto fail;
+		CUDA_CHECK_BWD(cudaDeviceSynchronize());
+		for (x = 0; x < 3; x++)
+			if (ht[x] != NULL)
+				CUDA_CHECK_BWD(cudaMemcpy(ht[x], dt[x], nt[x] *
+				    sizeof(float), cudaMemcpyDeviceToHost));
+	}
 	rc = 0;
 fail:
 	while (nmem-- > 0)
@@ -832,7 +1062,9 @@ fail:
  * The kernel table's entry (kernel.c: the fast kernel's backward): n
  * problems as n heads of one batch, each its own K/V head, gradients in
  * float32 into the result's host arrays.  The backward bugs it takes
- * (no-d, no-scale) are flags of the timed kernel.
+ * (no-d, no-scale) are flags of the timed kernel.  With GPU_BWD_TRACE the
+ * trace build fills the trace, on the steps of the simulator's backward
+ * on the entry's tiles (gpubwd.c laid them out: checked here).
  */
 extern "C" int
 fast_bwd_launch(const struct gpu_bwd_job *job, char *err, size_t errlen)
@@ -866,6 +1098,25 @@ fast_bwd_launch(const struct gpu_bwd_job *job, char *err, size_t errlen)
 	h.dk = job->g->grad_k;
 	h.dv = job->g->grad_v;
 	h.repeat = job->repeat;
+	if (job->flags & GPU_BWD_TRACE) {
+		const long steps = fast_bwd_trace_steps(job->tq, job->tk,
+		    job->causal);
+		const int br = job->tq < FAST_BWD_BR ? job->tq : FAST_BWD_BR;
+		const int bc = job->tk < FAST_BWD_TILE_BC ? job->tk :
+		    FAST_BWD_TILE_BC;
+
+		if (steps != job->g->nsteps || br != job->g->br ||
+		    bc != job->g->bc) {
+			snprintf(err, errlen, "fast_bwd: the trace's %ld steps "
+			    "of %d x %d tiles are not the simulator's %ld of "
+			    "%d x %d", steps, br, bc, job->g->nsteps,
+			    job->g->br, job->g->bc);
+			return -1;
+		}
+		h.trace_dk = job->g->trace_dk;
+		h.trace_dv = job->g->trace_dv;
+		h.trace_dq = job->g->trace_dq;
+	}
 	if (fast_bwd_run_host(&h, err, errlen) != 0)
 		return -1;
 	job->g->ms = h.ms;

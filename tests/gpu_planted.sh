@@ -64,6 +64,10 @@
 #   bwd no D         the tensor-core backward's D pass writes D = 0, so
 #                    dS = P o dP
 #   bwd dq dropped   the odd key blocks' parts of dQ are never added
+#   bwd rows reversed  each key block visits its row blocks from the last:
+#                    the same sums in another order, so the final
+#                    gradients stay within the bound and only the trace
+#                    build's steps (dK, dV after each row block) show it
 set -u
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -191,6 +195,8 @@ plant "bwd no D" gpu/fast_bwd.cu tests/check_gpu_fast_bwd \
     's/p.dsum\[row\] = p.no_d ? 0.f : sum;/p.dsum[row] = 0.f;/'
 plant "bwd dq dropped" gpu/fast_bwd.cu tests/check_gpu_fast_bwd \
     's/if (r >= p.tq)$/if (r >= p.tq || (j \& 1))/'
+plant "bwd rows reversed" gpu/fast_bwd.cu tests/check_gpu_fast_bwd \
+    's/(i) = ibegin + (it) % ni;/(i) = p.tr - 1 - (it) % ni;/'
 
 # The controls must pass; every other row, a plant in one test, be caught.
 rows=$(grep -vc '^(none)|' "$work/verdicts")

@@ -403,7 +403,7 @@ compare_backward(const struct options *o, const struct compare_args *a,
 	const struct problem *ps = set->ps;
 	const int n = set->n;
 	char label[96];
-	const struct tiling bt = { o->tiling.br, o->tiling.bc, ORDER_FA1 };
+	struct tiling bt;
 	struct gpucheck_bwd_opts bo;
 	struct gpucheck_bwd_report *reps;
 	struct schedule bs;
@@ -416,6 +416,7 @@ compare_backward(const struct options *o, const struct compare_args *a,
 	bo.dq = a->common.dq;
 	bo.bug = o->grad_bug;
 	bo.per_step = 1;
+	gpu_backward_tiling(a->common.kernel, &o->tiling, &bt);
 	reps = util_calloc((size_t)n, sizeof *reps, "reports", err, errlen);
 	if (reps == NULL || schedule_init(&bs, &ps[0], &bt, err, errlen) != 0 ||
 	    gpucmd_grad_outputs(o, ps, n, &dout, err, errlen) != 0)
