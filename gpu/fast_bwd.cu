@@ -105,6 +105,12 @@ extern "C" {
 #ifndef FAST_BWD_DQ_V4
 #define FAST_BWD_DQ_V4 0
 #endif
+/*   FAST_BWD_SMEM_P   FlashAttention 2's warp layout (fast_bwd_kernel_p:
+ *                     P^T and dS^T through shared memory) for the 8-warp
+ *                     tiling; lse and D by cp.async */
+#ifndef FAST_BWD_SMEM_P
+#define FAST_BWD_SMEM_P 0
+#endif
 
 struct fast_bwd_params {
 	const uint16_t *q, *k, *v, *o, *dout;
@@ -346,13 +352,6 @@ fast_bwd_store_kv(void *out, bool f32, size_t base, int key0, int tk,
 	}
 }
 
-/*
- * Block (j, K/V head, batch).  Key block j = blockIdx.x: under the
- * bottom-right causal mask the first key blocks see the most row blocks,
- * so the long columns start first; and the ordered dQ's block j waits
- * only on blocks of lower index, scheduled before it.  D head width,
- * BR query rows a step, WARPS warps of 16 keys each (Bc = 16 WARPS).
- */
 /* One warp's 16 rows of a dK or dV accumulator (times f) into the
  * trace at step step: rows at or past Tk left alone. */
 template <int D>
@@ -376,6 +375,13 @@ fast_bwd_trace_kv(float *tr, const struct fast_bwd_params &p, size_t prob,
 	}
 }
 
+/*
+ * Block (j, K/V head, batch).  Key block j = blockIdx.x: under the
+ * bottom-right causal mask the first key blocks see the most row blocks,
+ * so the long columns start first; and the ordered dQ's block j waits
+ * only on blocks of lower index, scheduled before it.  D head width,
+ * BR query rows a step, WARPS warps of 16 keys each (Bc = 16 WARPS).
+ */
 template <int D, int BR, int WARPS, bool BF16, bool TRACE>
 __global__ void __launch_bounds__(WARPS * 32, 1)
 fast_bwd_kernel(const struct fast_bwd_params p)
@@ -701,6 +707,382 @@ fast_bwd_kernel(const struct fast_bwd_params p)
 	    1.f, lane);
 }
 
+/*
+ * FAST_BWD_SMEM_P: FlashAttention 2's own warp layout for the same
+ * tiles (8 warps, Bc = 128, Br = 64), which reads less shared memory a
+ * step.  S^T and dP^T are cut 4 (keys) x 2 (queries): warp w owns keys
+ * [32 (w % 4), + 32) and queries [32 (w / 4), + 32) of them; P^T and
+ * dS^T go to shared memory (16 bits), and after a barrier dV, dK are cut
+ * 4 (keys) x 2 (d): warp w accumulates keys [32 (w % 4), + 32) and d
+ * columns [D/2 (w / 4), + D/2), and dQ 2 (queries) x 4 (d).  A warp then
+ * reads 32 + 32 rows for each of S^T, dP^T and dQ's product (against 16
+ * + 64 before) and 32 + 64 for dV and dK (P^T, dS^T out of shared memory
+ * instead of registers).
+ */
+template <int K, int MT, int N, bool BF16>
+static __device__ __forceinline__ void
+fast_bwd_abt2(float (&acc)[MT][N / 8][4], uint32_t ta, int arow,
+    uint32_t tb, int brow, int lane)
+{
+#pragma unroll
+	for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+		for (int nb = 0; nb < N / 8; nb++)
+#pragma unroll
+			for (int e = 0; e < 4; e++)
+				acc[mt][nb][e] = 0.f;
+#pragma unroll
+	for (int kk = 0; kk < K / 16; kk++) {
+		uint32_t a[MT][4];
+#pragma unroll
+		for (int mt = 0; mt < MT; mt++)
+			fast_bwd_lda<K>(ta, arow + 16 * mt, kk, lane, a[mt]);
+#pragma unroll
+		for (int nb2 = 0; nb2 < N / 16; nb2++) {
+			uint32_t b[4];
+			fast_bwd_ldb<K>(tb, brow + 16 * nb2, kk, lane, b);
+#pragma unroll
+			for (int mt = 0; mt < MT; mt++) {
+				fast_mma<BF16>(acc[mt][2 * nb2], a[mt], b[0], b[1]);
+				fast_mma<BF16>(acc[mt][2 * nb2 + 1], a[mt], b[2],
+				    b[3]);
+			}
+		}
+	}
+}
+
+/* acc (32 x DN) += A (32 x BR rows arow.. of the tile ta, BR wide) times
+ * tb (BR x D, rows = k) columns [dn0, dn0 + DN): dV += P^T dO and dK +=
+ * dS^T Q out of shared memory. */
+template <int BR, int D, int DN, bool BF16>
+static __device__ __forceinline__ void
+fast_bwd_sb(float (&acc)[2][DN / 8][4], uint32_t ta, int arow, uint32_t tb,
+    int dn0, int lane)
+{
+#pragma unroll
+	for (int kk = 0; kk < BR / 16; kk++) {
+		uint32_t a[2][4];
+#pragma unroll
+		for (int mt = 0; mt < 2; mt++)
+			fast_bwd_lda<BR>(ta, arow + 16 * mt, kk, lane, a[mt]);
+#pragma unroll
+		for (int nd2 = 0; nd2 < DN / 16; nd2++) {
+			uint32_t b[4];
+			fast_bwd_ldbt<D>(tb, 16 * kk, dn0 / 16 + nd2, lane, b);
+#pragma unroll
+			for (int mt = 0; mt < 2; mt++) {
+				fast_mma<BF16>(acc[mt][2 * nd2], a[mt], b[0], b[1]);
+				fast_mma<BF16>(acc[mt][2 * nd2 + 1], a[mt], b[2],
+				    b[3]);
+			}
+		}
+	}
+}
+
+/* A 32 x 32 C-layout tile (keys x queries) into a BC x BR 16-bit tile,
+ * rows krow0.., columns q0..: P^T or dS^T. */
+template <int BR, bool BF16>
+static __device__ __forceinline__ void
+fast_bwd_put(uint8_t *shm, uint32_t off, int krow0, int q0,
+    const float (&x)[2][4][4], int lane)
+{
+	const int g = lane >> 2, t4 = lane & 3;
+
+#pragma unroll
+	for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+		for (int nb = 0; nb < 4; nb++)
+#pragma unroll
+			for (int h = 0; h < 2; h++) {
+				const int kr = krow0 + 16 * mt + g + 8 * h;
+				const int qc = q0 + 8 * nb + 2 * t4;
+				*(uint32_t *)(shm + off + fast_swz<BR>(kr, qc / 8) +
+				    (qc % 8) * 2) = fast_pack<BF16>(x[mt][nb][2 * h],
+				    x[mt][nb][2 * h + 1]);
+			}
+}
+
+/* A warp's 32 x DN accumulator (times f) out: into dK or dV, or into the
+ * trace at step step (tr != NULL); rows at or past Tk left alone. */
+template <int D, int DN, bool BF16>
+static __device__ __forceinline__ void
+fast_bwd_out2(void *out, bool f32, size_t base, int key0, int tk, int dn0,
+    const float (&acc)[2][DN / 8][4], float f, int lane)
+{
+	const int g = lane >> 2, t4 = lane & 3;
+
+#pragma unroll
+	for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			const int key = key0 + 16 * mt + g + 8 * h;
+			if (key >= tk)
+				continue;
+			const size_t row = (base + key) * D;
+#pragma unroll
+			for (int db = 0; db < DN / 8; db++) {
+				const float a = acc[mt][db][2 * h] * f;
+				const float b = acc[mt][db][2 * h + 1] * f;
+				const size_t at = row + dn0 + db * 8 + 2 * t4;
+				if (f32)
+					*(float2 *)((float *)out + at) =
+					    make_float2(a, b);
+				else
+					*(uint32_t *)((uint16_t *)out + at) =
+					    fast_pack<BF16>(a, b);
+			}
+		}
+}
+
+template <int D, int BR, int WARPS, bool BF16, bool TRACE>
+__global__ void __launch_bounds__(WARPS * 32, 1)
+fast_bwd_kernel_p(const struct fast_bwd_params p)
+{
+	constexpr int BC = 16 * WARPS;
+	constexpr int THREADS = WARPS * 32;
+	constexpr uint32_t QB = BR * D * 2;	/* bytes of a Q or dO tile */
+	constexpr int DN = D / 2;		/* dK, dV columns a warp */
+	constexpr int DQ = D / 4;		/* dQ columns a warp */
+	static_assert(WARPS == 8 && BR == 64, "the 4 x 2 layout: 8 warps, "
+	    "Br = 64, Bc = 128");
+
+	extern __shared__ __align__(128) uint8_t fast_bwd_shm[];
+	const uint32_t sK = fast_smem_addr(fast_bwd_shm);
+	const uint32_t sV = sK + BC * D * 2;
+	const uint32_t sQ = sV + BC * D * 2;	/* two buffers */
+	const uint32_t sO = sQ + 2 * QB;	/* dO, two buffers */
+	const uint32_t sS = sO + 2 * QB;	/* dS^T, BC x BR */
+	const uint32_t sP = sS + BC * BR * 2;	/* P^T, BC x BR */
+	float *sL = (float *)(fast_bwd_shm + (2 * BC * D + 4 * BR * D +
+	    2 * BC * BR) * 2);			/* lse in base 2, two buffers */
+	float *sD = sL + 2 * BR;		/* D, two buffers */
+
+	const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+	const int g = lane >> 2, t4 = lane & 3;
+	const int j = blockIdx.x;
+	const int hk = blockIdx.y, b = blockIdx.z;
+	const int c0 = j * BC;
+	const int kw = (warp & 3) * 32;		/* the warp's first key */
+	const int qw = (warp >> 2) * 32;	/* ... query of S^T, dP^T */
+	const int dn0 = (warp >> 2) * DN;	/* ... d column of dK, dV */
+	const int q3 = (warp & 1) * 32;		/* ... query of dQ */
+	const int d3 = (warp >> 1) * DQ;	/* ... d column of dQ */
+	const size_t kvbase = ((size_t)b * p.kv_heads + hk) * p.tk;
+
+	const int ibegin = fast_bwd_ibegin(c0, BR, p.tq, p.tk, p.causal);
+	const int ni = ibegin < p.tr ? p.tr - ibegin : 0;
+	const int nsteps = ni * p.group;
+	long first = 0;
+	if constexpr (TRACE)
+		first = fast_bwd_first_step(j, BR, BC, p.tq, p.tk, p.causal);
+
+	float dk[2][DN / 8][4], dv[2][DN / 8][4];
+#pragma unroll
+	for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+		for (int db = 0; db < DN / 8; db++)
+#pragma unroll
+			for (int e = 0; e < 4; e++)
+				dk[mt][db][e] = dv[mt][db][e] = 0.f;
+
+#define FAST_BWD_STEP(it, h, i) do {					\
+		(h) = hk * p.group + (it) / ni;				\
+		(i) = ibegin + (it) % ni;				\
+	} while (0)
+	auto issue = [&](int it) {
+		int h, i;
+		FAST_BWD_STEP(it, h, i);
+		const int buf = it & 1;
+		const size_t qrow = ((size_t)b * p.heads + h) * p.tq;
+		const int r0 = i * BR;
+		fast_load_tile<BR, D, THREADS>(sQ + buf * QB, p.q + qrow * D,
+		    r0, p.tq, tid);
+		fast_load_tile<BR, D, THREADS>(sO + buf * QB, p.dout + qrow * D,
+		    r0, p.tq, tid);
+		for (int r = tid; r < 2 * BR; r += THREADS) {
+			const int rr = r % BR;
+			const bool in = r0 + rr < p.tq;
+			const size_t at = qrow + (in ? r0 + rr : 0);
+			if (r < BR)
+				fast_cp_async4(fast_smem_addr(&sL[buf * BR + rr]),
+				    p.lse2 + at, in ? 4 : 0);
+			else
+				fast_cp_async4(fast_smem_addr(&sD[buf * BR + rr]),
+				    p.dsum + at, in ? 4 : 0);
+		}
+	};
+
+	fast_load_tile<BC, D, THREADS>(sK, p.k + kvbase * D, c0, p.tk, tid);
+	fast_load_tile<BC, D, THREADS>(sV, p.v + kvbase * D, c0, p.tk, tid);
+	if (nsteps > 0)
+		issue(0);
+	fast_cp_commit();
+
+	for (int it = 0; it < nsteps; it++) {
+		int h, i;
+		FAST_BWD_STEP(it, h, i);
+		const int buf = it & 1;
+		const int r0 = i * BR;
+		const uint32_t q = sQ + buf * QB, o = sO + buf * QB;
+
+		fast_cp_wait<0>();
+		__syncthreads();
+		if (it + 1 < nsteps)
+			issue(it + 1);
+		fast_cp_commit();
+
+		/* S^T (32 keys x 32 queries), masked, into P^T. */
+		float s[2][4][4];
+		fast_bwd_abt2<D, 2, 32, BF16>(s, sK, kw, q, qw, lane);
+		const bool mask = c0 + BC > p.tk || (p.causal &&
+		    c0 + BC - 1 > tile_rule_last_key(r0, p.tq, p.tk));
+#pragma unroll
+		for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+			for (int nb = 0; nb < 4; nb++)
+#pragma unroll
+				for (int e = 0; e < 4; e++) {
+					const int c = c0 + kw + 16 * mt + g +
+					    8 * (e >> 1);
+					const int rr = qw + 8 * nb + 2 * t4 + (e & 1);
+					float x = fmaf(s[mt][nb][e], p.scale_log2,
+					    -sL[buf * BR + rr]);
+					if (mask && (c >= p.tk ||
+					    !tile_rule_visible(p.causal, r0 + rr, c,
+					    p.tq, p.tk)))
+						x = -INFINITY;
+					s[mt][nb][e] = fast_exp2(x);
+				}
+		fast_bwd_put<BR, BF16>(fast_bwd_shm, sP - sK, kw, qw, s, lane);
+
+		/* dP^T = V dO^T; dS^T = P^T o (dP^T - D). */
+		{
+			float dp[2][4][4];
+			fast_bwd_abt2<D, 2, 32, BF16>(dp, sV, kw, o, qw, lane);
+#pragma unroll
+			for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+				for (int nb = 0; nb < 4; nb++)
+#pragma unroll
+					for (int e = 0; e < 4; e++)
+						s[mt][nb][e] *= dp[mt][nb][e] -
+						    sD[buf * BR + qw + 8 * nb +
+						    2 * t4 + (e & 1)];
+		}
+		fast_bwd_put<BR, BF16>(fast_bwd_shm, sS - sK, kw, qw, s, lane);
+		__syncthreads();
+
+		/* dV += P^T dO_i, dK += dS^T Q_i: 32 keys x D/2 a warp. */
+		fast_bwd_sb<BR, D, DN, BF16>(dv, sP, kw, o, dn0, lane);
+		fast_bwd_sb<BR, D, DN, BF16>(dk, sS, kw, q, dn0, lane);
+		if constexpr (TRACE) {
+			const size_t at = ((size_t)b * p.heads + h) * p.nsteps +
+			    first + i - ibegin;
+			/* The trace's rows are the block's keys. */
+			fast_bwd_out2<D, DN, BF16>(p.tr_dk, true,
+			    at * p.tr_bc - c0, c0 + kw, p.tk, dn0, dk,
+			    p.grad_scale, lane);
+			fast_bwd_out2<D, DN, BF16>(p.tr_dv, true,
+			    at * p.tr_bc - c0, c0 + kw, p.tk, dn0, dv, 1.f,
+			    lane);
+		}
+
+		/* dQ_i += scale dS K_j: 32 queries x D/4 a warp. */
+		{
+			float a[2][DQ / 8][4];
+#pragma unroll
+			for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+				for (int nb = 0; nb < DQ / 8; nb++)
+#pragma unroll
+					for (int e = 0; e < 4; e++)
+						a[mt][nb][e] = 0.f;
+#pragma unroll
+			for (int kk = 0; kk < BC / 16; kk++) {
+				uint32_t af[2][4];
+#pragma unroll
+				for (int mt = 0; mt < 2; mt++)
+					fast_bwd_ldat<BR>(sS, q3 + 16 * mt, 16 * kk,
+					    lane, af[mt]);
+#pragma unroll
+				for (int nd2 = 0; nd2 < DQ / 16; nd2++) {
+					uint32_t bf[4];
+					fast_bwd_ldbt<D>(sK, 16 * kk, d3 / 16 + nd2,
+					    lane, bf);
+#pragma unroll
+					for (int mt = 0; mt < 2; mt++) {
+						fast_mma<BF16>(a[mt][2 * nd2], af[mt],
+						    bf[0], bf[1]);
+						fast_mma<BF16>(a[mt][2 * nd2 + 1],
+						    af[mt], bf[2], bf[3]);
+					}
+				}
+			}
+			const size_t qrow = ((size_t)b * p.heads + h) * p.tq;
+			int *lock = p.locks + ((size_t)b * p.heads + h) * p.tr + i;
+			if (p.ordered) {
+				if (tid == 0) {
+					while (atomicAdd(lock, 0) != j)
+						__nanosleep(64);
+					__threadfence();
+				}
+				__syncthreads();
+			}
+#pragma unroll
+			for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+				for (int hh = 0; hh < 2; hh++) {
+					const int r = r0 + q3 + 16 * mt + g + 8 * hh;
+					if (r >= p.tq)
+						continue;
+					float *row = p.dq_acc + (qrow + r) * D +
+					    d3 + 2 * t4;
+#pragma unroll
+					for (int nb = 0; nb < DQ / 8; nb++) {
+						const float x = a[mt][nb][2 * hh] *
+						    p.grad_scale;
+						const float y = a[mt][nb][2 * hh + 1] *
+						    p.grad_scale;
+						float *at = row + nb * 8;
+						if (p.ordered) {
+							const float2 old = __ldcg(
+							    (const float2 *)at);
+							const float2 sum = make_float2(
+							    old.x + x, old.y + y);
+							__stcg((float2 *)at, sum);
+							if constexpr (TRACE)
+								if (p.tr_dq != NULL)
+									*(float2 *)(p.tr_dq +
+									    ((((size_t)b *
+									    p.heads + h) *
+									    p.nsteps + first +
+									    i - ibegin) *
+									    p.tr_br + r - r0) *
+									    D + d3 + nb * 8 +
+									    2 * t4) = sum;
+						} else {
+							atomicAdd((float2 *)at,
+							    make_float2(x, y));
+						}
+					}
+				}
+			if (p.ordered) {
+				__threadfence();
+				__syncthreads();
+				if (tid == 0)
+					atomicExch(lock, j + 1);
+			}
+		}
+	}
+#undef FAST_BWD_STEP
+	fast_cp_wait<0>();
+
+	fast_bwd_out2<D, DN, BF16>(p.dk, p.f32_out, kvbase, c0 + kw, p.tk, dn0,
+	    dk, p.grad_scale, lane);
+	fast_bwd_out2<D, DN, BF16>(p.dv, p.f32_out, kvbase, c0 + kw, p.tk, dn0,
+	    dv, 1.f, lane);
+}
+
 /* The tiling, both d: Br, and Bc = 16 warps (fast_bwd.h's). */
 #define FAST_BWD_BR FAST_BWD_TILE_BR
 #define FAST_BWD_WARPS (FAST_BWD_TILE_BC / 16)
@@ -751,8 +1133,11 @@ fast_bwd_launch_all(const struct fast_bwd_params *pp, int batch, void *dq,
 	const struct fast_bwd_params &p = *pp;
 	const size_t rows = (size_t)batch * p.heads * p.tq;
 	const size_t nq = rows * D;
-	const int smem = (int)fast_bwd_smem(D, FAST_BWD_BR, WARPS);
-	void (*kern)(const struct fast_bwd_params) =
+	constexpr bool smem_p = FAST_BWD_SMEM_P && WARPS == 8;
+	const int smem = (int)fast_bwd_smem(D, FAST_BWD_BR, WARPS) +
+	    (smem_p ? 16 * WARPS * FAST_BWD_BR * 2 : 0);
+	void (*kern)(const struct fast_bwd_params) = smem_p ?
+	    fast_bwd_kernel_p<D, FAST_BWD_BR, 8, BF16, TRACE> :
 	    fast_bwd_kernel<D, FAST_BWD_BR, WARPS, BF16, TRACE>;
 	const int bc = 16 * WARPS;
 	cudaError_t e;

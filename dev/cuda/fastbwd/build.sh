@@ -11,6 +11,8 @@
 #   cpside   FAST_BWD_CP_SIDE=1  lse and D by cp.async
 #   dqv4     FAST_BWD_DQ_V4=1    dQ added four floats at a time
 #   both     both
+#   smemp    FAST_BWD_SMEM_P=1   FlashAttention 2's warp layout, P^T and
+#                                dS^T through shared memory
 # and OUTDIR/ptxas-NAME.txt, ptxas's registers and spills for each.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -29,5 +31,6 @@ build base "" &
 build cpside "-DFAST_BWD_CP_SIDE=1 -DFAST_BWD_DQ_V4=0" &
 build dqv4 "-DFAST_BWD_CP_SIDE=0 -DFAST_BWD_DQ_V4=1" &
 build both "-DFAST_BWD_CP_SIDE=1 -DFAST_BWD_DQ_V4=1" &
+build smemp "-DFAST_BWD_SMEM_P=1" &
 wait
-ls "$out"/lib-base.so "$out"/lib-cpside.so "$out"/lib-dqv4.so "$out"/lib-both.so
+for v in base cpside dqv4 both smemp; do ls "$out/lib-$v.so"; done
