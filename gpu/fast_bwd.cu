@@ -107,9 +107,11 @@ extern "C" {
 #endif
 /*   FAST_BWD_SMEM_P   FlashAttention 2's warp layout (fast_bwd_kernel_p:
  *                     P^T and dS^T through shared memory) for the 8-warp
- *                     tiling; lse and D by cp.async */
+ *                     tiling, lse and D by cp.async (1, the default);
+ *                     0: the layout of fast_bwd_kernel, as FAST_BWD_BC64's
+ *                     4 warps run */
 #ifndef FAST_BWD_SMEM_P
-#define FAST_BWD_SMEM_P 0
+#define FAST_BWD_SMEM_P 1
 #endif
 
 struct fast_bwd_params {

@@ -7,12 +7,11 @@
 #   dev/cuda/fastbwd/build.sh [OUTDIR]	(default: dev/cuda/fastbwd/out)
 #
 # OUTDIR/lib-NAME.so, NAME one of:
-#   base     the product's switches
-#   cpside   FAST_BWD_CP_SIDE=1  lse and D by cp.async
-#   dqv4     FAST_BWD_DQ_V4=1    dQ added four floats at a time
-#   both     both
-#   smemp    FAST_BWD_SMEM_P=1   FlashAttention 2's warp layout, P^T and
-#                                dS^T through shared memory
+#   base     the product's switches (FAST_BWD_SMEM_P=1: FlashAttention
+#            2's warp layout, P^T and dS^T through shared memory)
+#   perwarp  FAST_BWD_SMEM_P=0: each warp owns 16 keys of every product
+#   cpside   perwarp with FAST_BWD_CP_SIDE=1: lse and D by cp.async
+#   dqv4     perwarp with FAST_BWD_DQ_V4=1: dQ added four floats at a time
 # and OUTDIR/ptxas-NAME.txt, ptxas's registers and spills for each.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -28,9 +27,8 @@ build() {
 	    -o "$out/lib-$1.so" >"$out/ptxas-$1.txt" 2>&1
 }
 build base "" &
-build cpside "-DFAST_BWD_CP_SIDE=1 -DFAST_BWD_DQ_V4=0" &
-build dqv4 "-DFAST_BWD_CP_SIDE=0 -DFAST_BWD_DQ_V4=1" &
-build both "-DFAST_BWD_CP_SIDE=1 -DFAST_BWD_DQ_V4=1" &
-build smemp "-DFAST_BWD_SMEM_P=1" &
+build perwarp "-DFAST_BWD_SMEM_P=0" &
+build cpside "-DFAST_BWD_SMEM_P=0 -DFAST_BWD_CP_SIDE=1" &
+build dqv4 "-DFAST_BWD_SMEM_P=0 -DFAST_BWD_DQ_V4=1" &
 wait
-for v in base cpside dqv4 both smemp; do ls "$out/lib-$v.so"; done
+for v in base perwarp cpside dqv4; do ls "$out/lib-$v.so"; done
