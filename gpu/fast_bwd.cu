@@ -208,6 +208,21 @@ fast_bwd_dsum(const struct fast_bwd_params p, size_t rows)
 	}
 }
 
+/* Four floats added at at (16-byte aligned): one vector atomic on
+ * sm_90, four before it. */
+static __device__ __forceinline__ void
+fast_bwd_add4(float *at, float4 v)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+	atomicAdd((float4 *)at, v);
+#else
+	atomicAdd(at, v.x);
+	atomicAdd(at + 1, v.y);
+	atomicAdd(at + 2, v.z);
+	atomicAdd(at + 3, v.w);
+#endif
+}
+
 /* The float32 dQ into the dtype. */
 template <bool BF16>
 __global__ void
@@ -636,9 +651,9 @@ fast_bwd_kernel(const struct fast_bwd_params p)
 						    make_float4(a[mt][nb][0],
 						    a[mt][nb][1], g0, g1);
 						if (r < p.tq)
-							atomicAdd((float4 *)(p.dq_acc +
+							fast_bwd_add4(p.dq_acc +
 							    (qrow + r) * D + dw +
-							    nb * 8 + 4 * (t4 >> 1)),
+							    nb * 8 + 4 * (t4 >> 1),
 							    make_float4(v.x *
 							    p.grad_scale, v.y *
 							    p.grad_scale, v.z *
@@ -1030,6 +1045,36 @@ fast_bwd_kernel_p(const struct fast_bwd_params p)
 				}
 				__syncthreads();
 			}
+#if FAST_BWD_DQ_V4
+			if (!p.ordered) {
+				/* Lane pairs trade halves (fast_bwd_kernel's). */
+				const bool odd = t4 & 1;
+#pragma unroll
+				for (int mt = 0; mt < 2; mt++) {
+					const int r = r0 + q3 + 16 * mt + g +
+					    (odd ? 8 : 0);
+#pragma unroll
+					for (int nb = 0; nb < DQ / 8; nb++) {
+						const float g0 = __shfl_xor_sync(
+						    0xffffffffu, odd ? a[mt][nb][0] :
+						    a[mt][nb][2], 1);
+						const float g1 = __shfl_xor_sync(
+						    0xffffffffu, odd ? a[mt][nb][1] :
+						    a[mt][nb][3], 1);
+						const float f = p.grad_scale;
+						const float4 v = odd ? make_float4(
+						    g0 * f, g1 * f, a[mt][nb][2] * f,
+						    a[mt][nb][3] * f) : make_float4(
+						    a[mt][nb][0] * f, a[mt][nb][1] * f,
+						    g0 * f, g1 * f);
+						if (r < p.tq)
+							fast_bwd_add4(p.dq_acc +
+							    (qrow + r) * D + d3 +
+							    nb * 8 + 4 * (t4 >> 1), v);
+					}
+				}
+			} else
+#endif
 #pragma unroll
 			for (int mt = 0; mt < 2; mt++)
 #pragma unroll
@@ -1063,8 +1108,13 @@ fast_bwd_kernel_p(const struct fast_bwd_params p)
 									    D + d3 + nb * 8 +
 									    2 * t4) = sum;
 						} else {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 							atomicAdd((float2 *)at,
 							    make_float2(x, y));
+#else
+							atomicAdd(at, x);
+							atomicAdd(at + 1, y);
+#endif
 						}
 					}
 				}

@@ -12,6 +12,7 @@
 #   perwarp  FAST_BWD_SMEM_P=0: each warp owns 16 keys of every product
 #   cpside   perwarp with FAST_BWD_CP_SIDE=1: lse and D by cp.async
 #   dqv4     perwarp with FAST_BWD_DQ_V4=1: dQ added four floats at a time
+#   pv4      base with FAST_BWD_DQ_V4=1
 # and OUTDIR/ptxas-NAME.txt, ptxas's registers and spills for each.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -30,5 +31,6 @@ build base "" &
 build perwarp "-DFAST_BWD_SMEM_P=0" &
 build cpside "-DFAST_BWD_SMEM_P=0 -DFAST_BWD_CP_SIDE=1" &
 build dqv4 "-DFAST_BWD_SMEM_P=0 -DFAST_BWD_DQ_V4=1" &
+build pv4 "-DFAST_BWD_DQ_V4=1" &
 wait
-for v in base perwarp cpside dqv4; do ls "$out/lib-$v.so"; done
+for v in base perwarp cpside dqv4 pv4; do ls "$out/lib-$v.so"; done
