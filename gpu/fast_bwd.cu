@@ -22,7 +22,10 @@
  *                   run when the caller asked for float32 out, where the
  *                   accumulator is dQ itself
  *
- * One step (i, j), warp w owning keys [16 w, 16 w + 16) of the block:
+ * One step (i, j) in the per-warp layout (fast_bwd_kernel: the 4-warp
+ * tiling's, FAST_BWD_BC64; the 8-warp tiling's default is
+ * FlashAttention 2's layout, fast_bwd_kernel_p, further down), warp w
+ * owning keys [16 w, 16 w + 16) of the block:
  *   S^T = K_w Q_i^T            (16 x Br)   A: K rows, B: Q rows
  *   P^T = exp(scale S^T - lse) (registers; masked entries 0; a row past
  *                               Tq or seeing no key has lse taken as
@@ -61,9 +64,10 @@
  * Why these tiles: Bc = 128 keys (8 warps) and Br = 64 query rows at
  * both d, FlashAttention 2's own choice for d = 128 on sm80.  Each thread
  * holds dK and dV (2 x 64 floats at d = 128), S^T and dP^T (2 x 32), and
- * later dQ's part (32): about what 255 registers allow (ptxas spills 36
- * bytes at d = 128).  Shared memory is K, V (2 x 32 KB at d = 128), Q and
- * dO twice (64 KB) and dS (16 KB): one block of 8 warps a multiprocessor.
+ * later dQ's part (32): about what 255 registers allow (ptxas spills 24
+ * to 28 bytes at d = 128).  Shared memory is K, V (2 x 32 KB at d = 128),
+ * Q and dO twice (64 KB), dS (16 KB) and in FlashAttention 2's layout P
+ * (16 KB): one block of 8 warps a multiprocessor.
  * Against Bc = 64 with 4 warps (two blocks a multiprocessor, the same
  * warps; FAST_BWD_BC64), measured on the H200 at T >= 4096: 2 to 14 %
  * faster (dev/logs/fast_bwd/), since each Q_i, dO_i load and each dQ_i add
@@ -93,7 +97,8 @@ extern "C" {
 
 #define FAST_BWD_LOG2E 1.4426950408889634f
 
-/* Variants measured on the H200 (doc/performance.md), 0 or 1:
+/* Variants measured on the H200 (doc/performance.md, "the tensor-core
+ * backward"; dev/cuda/fastbwd/build.sh builds each), 0 or 1:
  *   FAST_BWD_CP_SIDE  lse (in base 2, by the D pass) and D come in by
  *                     cp.async with Q and dO, not by plain loads after
  *                     the step's first barrier
@@ -208,6 +213,7 @@ fast_bwd_dsum(const struct fast_bwd_params p, size_t rows)
 	}
 }
 
+#if FAST_BWD_DQ_V4
 /* Four floats added at at (16-byte aligned): one vector atomic on
  * sm_90, four before it. */
 static __device__ __forceinline__ void
@@ -222,6 +228,7 @@ fast_bwd_add4(float *at, float4 v)
 	atomicAdd(at + 3, v.w);
 #endif
 }
+#endif
 
 /* The float32 dQ into the dtype. */
 template <bool BF16>
@@ -733,8 +740,12 @@ fast_bwd_kernel(const struct fast_bwd_params p)
  * 4 (keys) x 2 (d): warp w accumulates keys [32 (w % 4), + 32) and d
  * columns [D/2 (w / 4), + D/2), and dQ 2 (queries) x 4 (d).  A warp then
  * reads 32 + 32 rows for each of S^T, dP^T and dQ's product (against 16
- * + 64 before) and 32 + 64 for dV and dK (P^T, dS^T out of shared memory
- * instead of registers).
+ * + 64 in the per-warp layout) and 32 + 64 for dV and dK (P^T, dS^T out
+ * of shared memory instead of registers).  Measured on the H200 at
+ * d = 128, T >= 4096: 1.11 to 1.12x the per-warp layout's TFLOP/s as it
+ * was at 978a2e1 (doc/performance.md).  The step's order, its barriers,
+ * the ordered dQ and the trace are the per-warp kernel's; the second
+ * barrier now also covers P^T.
  */
 template <int K, int MT, int N, bool BF16>
 static __device__ __forceinline__ void
