@@ -164,7 +164,7 @@ gpu_backward_run(const struct gpu_kernel *k, const struct problem *ps,
 		    "O and lse and dO (and the row max for max-not-lse)");
 	if ((flags & GPU_BWD_TRACE) && !(k->backward->caps & GPU_CAP_TRACE))
 		return util_error(err, errlen, "kernel %s's backward keeps no "
-		    "trace of its steps (--kernel teaching does)", k->name);
+		    "trace of its steps (--kernel teaching's and fast's do)", k->name);
 	if (gpu_available(g->device, sizeof g->device, err, errlen) !=
 	    GPU_READY || gpu_kernel_on_device(k, err, errlen) != 0)
 		return -1;

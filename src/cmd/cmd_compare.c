@@ -110,7 +110,9 @@ static const char compare_usage[] =
     "atomic the final gradients only (the key blocks add their dQ parts in\n"
     "whatever order they finish).  A gradient entry agrees when\n"
     "  |gpu - sim| <= rtol x (the sum of the magnitudes of its terms so far)\n"
-    "rtol = 1e-4 (2^-10 for fp16, 2^-7 for bf16: P and dS are rounded).\n"
+    "rtol = 1e-4 (2^-10 for fp16, 2^-7 for bf16: P and dS are rounded),\n"
+    "widened for --kernel fast by its tensor cores' delta; fast's backward\n"
+    "steps on its own 64 x 128 tiles whatever the forward's tiling.\n"
     "Exits 3 when built without CUDA, 4 without a usable CUDA driver, 5\n"
     "without a CUDA device.\n"
     "\n";
