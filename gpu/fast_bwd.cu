@@ -22,7 +22,10 @@
  *                   run when the caller asked for float32 out, where the
  *                   accumulator is dQ itself
  *
- * One step (i, j), warp w owning keys [16 w, 16 w + 16) of the block:
+ * One step (i, j) in the per-warp layout (fast_bwd_kernel: the 4-warp
+ * tiling's, FAST_BWD_BC64; the 8-warp tiling's default is
+ * FlashAttention 2's layout, fast_bwd_kernel_p, further down), warp w
+ * owning keys [16 w, 16 w + 16) of the block:
  *   S^T = K_w Q_i^T            (16 x Br)   A: K rows, B: Q rows
  *   P^T = exp(scale S^T - lse) (registers; masked entries 0; a row past
  *                               Tq or seeing no key has lse taken as
@@ -61,9 +64,10 @@
  * Why these tiles: Bc = 128 keys (8 warps) and Br = 64 query rows at
  * both d, FlashAttention 2's own choice for d = 128 on sm80.  Each thread
  * holds dK and dV (2 x 64 floats at d = 128), S^T and dP^T (2 x 32), and
- * later dQ's part (32): about what 255 registers allow (ptxas spills 36
- * bytes at d = 128).  Shared memory is K, V (2 x 32 KB at d = 128), Q and
- * dO twice (64 KB) and dS (16 KB): one block of 8 warps a multiprocessor.
+ * later dQ's part (32): about what 255 registers allow (ptxas spills 24
+ * to 28 bytes at d = 128).  Shared memory is K, V (2 x 32 KB at d = 128),
+ * Q and dO twice (64 KB), dS (16 KB) and in FlashAttention 2's layout P
+ * (16 KB): one block of 8 warps a multiprocessor.
  * Against Bc = 64 with 4 warps (two blocks a multiprocessor, the same
  * warps; FAST_BWD_BC64), measured on the H200 at T >= 4096: 2 to 14 %
  * faster (dev/logs/fast_bwd/), since each Q_i, dO_i load and each dQ_i add
@@ -93,10 +97,33 @@ extern "C" {
 
 #define FAST_BWD_LOG2E 1.4426950408889634f
 
+/* Variants measured on the H200 (doc/performance.md, "the tensor-core
+ * backward"; dev/cuda/fastbwd/build.sh builds each), 0 or 1:
+ *   FAST_BWD_CP_SIDE  lse (in base 2, by the D pass) and D come in by
+ *                     cp.async with Q and dO, not by plain loads after
+ *                     the step's first barrier
+ *   FAST_BWD_DQ_V4    dQ's adds four floats at a time (a lane pair
+ *                     trades halves by a shuffle), not two */
+#ifndef FAST_BWD_CP_SIDE
+#define FAST_BWD_CP_SIDE 0
+#endif
+#ifndef FAST_BWD_DQ_V4
+#define FAST_BWD_DQ_V4 0
+#endif
+/*   FAST_BWD_SMEM_P   FlashAttention 2's warp layout (fast_bwd_kernel_p:
+ *                     P^T and dS^T through shared memory) for the 8-warp
+ *                     tiling, lse and D by cp.async (1, the default);
+ *                     0: the layout of fast_bwd_kernel, as FAST_BWD_BC64's
+ *                     4 warps run */
+#ifndef FAST_BWD_SMEM_P
+#define FAST_BWD_SMEM_P 1
+#endif
+
 struct fast_bwd_params {
 	const uint16_t *q, *k, *v, *o, *dout;
 	const float *lse;
 	float *dsum;		/* (B, H, Tq) D */
+	float *lse2;		/* (B, H, Tq) lse log2(e), +inf for -inf */
 	float *dq_acc;		/* (B, H, Tq, d) float32 dQ, scaled */
 	void *dk, *dv;		/* (B, Hkv, Tk, d), dtype or float32 */
 	int *locks;		/* ordered: (B, H, Tr) parts added so far */
@@ -104,7 +131,44 @@ struct fast_bwd_params {
 	int causal, ordered, f32_out, no_d;
 	float scale_log2;	/* scale * log2(e): S to base-2 exponents */
 	float grad_scale;	/* scale, or 1 under bug no-scale */
+	/* The trace build's (kernel TRACE, one query head a K/V head): dK,
+	 * dV and (ordered) dQ after every step, (B H, nsteps, tr_bc or
+	 * tr_br, d), as the simulator's backward numbers its steps and cuts
+	 * its tiles (Br, Bc clamped to Tq, Tk); tr_dq NULL with the atomic
+	 * dQ, whose partial sums have no simulator value. */
+	float *tr_dk, *tr_dv, *tr_dq;
+	long nsteps;
+	int tr_br, tr_bc;
 };
+
+/*
+ * The first row block of br rows that sees keys from c0 on: 0, or,
+ * causal, the block of the first row whose last key (tile_rule_last_key)
+ * reaches c0.  The last row sees the last key, so a key block is seen by
+ * at least the last row block, and a block's rows past Tq change nothing
+ * (the simulator's schedule, which clamps the last block, agrees).
+ */
+static __host__ __device__ __forceinline__ int
+fast_bwd_ibegin(int c0, int br, int tq, int tk, int causal)
+{
+	const long first = tile_rule_last_key(0, tq, tk);
+
+	return causal && first < c0 ? (int)((c0 - first) / br) : 0;
+}
+
+/* The simulator's number of the first step of key block j of bc keys
+ * (backward.h: key blocks outside, the row blocks that see each inside):
+ * the steps of key blocks 0 .. j-1. */
+static __host__ __device__ long
+fast_bwd_first_step(int j, int br, int bc, int tq, int tk, int causal)
+{
+	const int tr = (tq + br - 1) / br;
+	long n = 0;
+
+	for (int jj = 0; jj < j; jj++)
+		n += tr - fast_bwd_ibegin(jj * bc, br, tq, tk, causal);
+	return n;
+}
 
 /* Rows of Tq per block of the D pass: one warp each. */
 #define FAST_BWD_DSUM_WARPS 8
@@ -140,9 +204,31 @@ fast_bwd_dsum(const struct fast_bwd_params p, size_t rows)
 #pragma unroll
 	for (int s = 16; s > 0; s >>= 1)
 		sum += __shfl_xor_sync(0xffffffffu, sum, s);
-	if (lane == 0)
+	if (lane == 0) {
+		const float l = p.lse[row];
+
 		p.dsum[row] = p.no_d ? 0.f : sum;
+		/* A row that sees no key: p = 2^-inf = 0. */
+		p.lse2[row] = l == -INFINITY ? INFINITY : l * FAST_BWD_LOG2E;
+	}
 }
+
+#if FAST_BWD_DQ_V4
+/* Four floats added at at (16-byte aligned): one vector atomic on
+ * sm_90, four before it. */
+static __device__ __forceinline__ void
+fast_bwd_add4(float *at, float4 v)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+	atomicAdd((float4 *)at, v);
+#else
+	atomicAdd(at, v.x);
+	atomicAdd(at + 1, v.y);
+	atomicAdd(at + 2, v.z);
+	atomicAdd(at + 3, v.w);
+#endif
+}
+#endif
 
 /* The float32 dQ into the dtype. */
 template <bool BF16>
@@ -290,6 +376,29 @@ fast_bwd_store_kv(void *out, bool f32, size_t base, int key0, int tk,
 	}
 }
 
+/* One warp's 16 rows of a dK or dV accumulator (times f) into the
+ * trace at step step: rows at or past Tk left alone. */
+template <int D>
+static __device__ __forceinline__ void
+fast_bwd_trace_kv(float *tr, const struct fast_bwd_params &p, size_t prob,
+    long step, int krow0, int key0, const float (&acc)[D / 8][4], float f,
+    int lane)
+{
+	const int g = lane >> 2, t4 = lane & 3;
+
+#pragma unroll
+	for (int h = 0; h < 2; h++) {
+		const int kr = krow0 + g + 8 * h;
+		if (key0 + g + 8 * h >= p.tk)
+			continue;
+		float *row = tr + ((prob * p.nsteps + step) * p.tr_bc + kr) * D;
+#pragma unroll
+		for (int db = 0; db < D / 8; db++)
+			*(float2 *)(row + db * 8 + 2 * t4) = make_float2(
+			    acc[db][2 * h] * f, acc[db][2 * h + 1] * f);
+	}
+}
+
 /*
  * Block (j, K/V head, batch).  Key block j = blockIdx.x: under the
  * bottom-right causal mask the first key blocks see the most row blocks,
@@ -297,7 +406,7 @@ fast_bwd_store_kv(void *out, bool f32, size_t base, int key0, int tk,
  * only on blocks of lower index, scheduled before it.  D head width,
  * BR query rows a step, WARPS warps of 16 keys each (Bc = 16 WARPS).
  */
-template <int D, int BR, int WARPS, bool BF16>
+template <int D, int BR, int WARPS, bool BF16, bool TRACE>
 __global__ void __launch_bounds__(WARPS * 32, 1)
 fast_bwd_kernel(const struct fast_bwd_params p)
 {
@@ -326,12 +435,13 @@ fast_bwd_kernel(const struct fast_bwd_params p)
 	const int kw = warp * 16;		/* the warp's first key */
 	const size_t kvbase = ((size_t)b * p.kv_heads + hk) * p.tk;
 
-	/* The row blocks that see key block j: all, or causal from the
-	 * first row whose last key (tile_rule_last_key) reaches c0. */
-	int ibegin = 0;
-	if (p.causal && tile_rule_last_key(0, p.tq, p.tk) < c0)
-		ibegin = (int)((c0 - tile_rule_last_key(0, p.tq, p.tk)) / BR);
+	/* The row blocks that see key block j. */
+	const int ibegin = fast_bwd_ibegin(c0, BR, p.tq, p.tk, p.causal);
 	const int ni = ibegin < p.tr ? p.tr - ibegin : 0;
+	/* The trace's step of (i, j) is first + i - ibegin. */
+	long first = 0;
+	if constexpr (TRACE)
+		first = fast_bwd_first_step(j, BR, BC, p.tq, p.tk, p.causal);
 	const int nsteps = ni * p.group;
 
 	float dk[D / 8][4], dv[D / 8][4];
@@ -357,6 +467,21 @@ fast_bwd_kernel(const struct fast_bwd_params p)
 		    r0, p.tq, tid);
 		fast_load_tile<BR, D, THREADS>(sO + buf * QB, p.dout + qrow * D,
 		    r0, p.tq, tid);
+#if FAST_BWD_CP_SIDE
+		/* Rows past Tq get 0s: their Q and dO rows are 0, so their
+		 * p = 1 meets dO = 0 and dS = 1 (0 - 0). */
+		for (int r = tid; r < 2 * BR; r += THREADS) {
+			const int rr = r % BR;
+			const bool in = r0 + rr < p.tq;
+			const size_t at = qrow + (in ? r0 + rr : 0);
+			if (r < BR)
+				fast_cp_async4(fast_smem_addr(&sL[buf * BR + rr]),
+				    p.lse2 + at, in ? 4 : 0);
+			else
+				fast_cp_async4(fast_smem_addr(&sD[buf * BR + rr]),
+				    p.dsum + at, in ? 4 : 0);
+		}
+#else
 		for (int r = tid; r < BR; r += THREADS) {
 			float l = INFINITY, dd = 0.f;
 			if (r0 + r < p.tq) {
@@ -368,6 +493,7 @@ fast_bwd_kernel(const struct fast_bwd_params p)
 			sL[buf * BR + r] = l;
 			sD[buf * BR + r] = dd;
 		}
+#endif
 	};
 
 	/* K_j, V_j once, with the first step's tiles. */
@@ -449,6 +575,15 @@ fast_bwd_kernel(const struct fast_bwd_params p)
 				}
 			fast_bwd_xb<BR, D, BF16>(dk, da, q, lane);
 		}
+		if constexpr (TRACE) {
+			/* dK_j (scaled, as the simulator adds it) and dV_j after
+			 * the step. */
+			const size_t prob = (size_t)b * p.heads + h;
+			fast_bwd_trace_kv<D>(p.tr_dk, p, prob, first + i - ibegin,
+			    kw, c0 + kw, dk, p.grad_scale, lane);
+			fast_bwd_trace_kv<D>(p.tr_dv, p, prob, first + i - ibegin,
+			    kw, c0 + kw, dv, 1.f, lane);
+		}
 		__syncthreads();
 
 		/* dQ_i += scale dS K_j: warp w takes query rows [qw, qw + 16
@@ -499,6 +634,42 @@ fast_bwd_kernel(const struct fast_bwd_params p)
 				}
 				__syncthreads();
 			}
+#if FAST_BWD_DQ_V4
+			if (!p.ordered) {
+				/* Lane pairs (t4, t4 ^ 1) trade halves: the even
+				 * lane adds row g's four floats, the odd row g + 8's. */
+				const bool odd = t4 & 1;
+#pragma unroll
+				for (int mt = 0; mt < QT; mt++) {
+					const int r = r0 + qw + 16 * mt + g +
+					    (odd ? 8 : 0);
+#pragma unroll
+					for (int nb = 0; nb < DN / 8; nb++) {
+						const float s0 = odd ? a[mt][nb][0] :
+						    a[mt][nb][2];
+						const float s1 = odd ? a[mt][nb][1] :
+						    a[mt][nb][3];
+						const float g0 = __shfl_xor_sync(
+						    0xffffffffu, s0, 1);
+						const float g1 = __shfl_xor_sync(
+						    0xffffffffu, s1, 1);
+						const float4 v = odd ? make_float4(g0,
+						    g1, a[mt][nb][2], a[mt][nb][3]) :
+						    make_float4(a[mt][nb][0],
+						    a[mt][nb][1], g0, g1);
+						if (r < p.tq)
+							fast_bwd_add4(p.dq_acc +
+							    (qrow + r) * D + dw +
+							    nb * 8 + 4 * (t4 >> 1),
+							    make_float4(v.x *
+							    p.grad_scale, v.y *
+							    p.grad_scale, v.z *
+							    p.grad_scale, v.w *
+							    p.grad_scale));
+					}
+				}
+			} else
+#endif
 #pragma unroll
 			for (int mt = 0; mt < QT; mt++)
 #pragma unroll
@@ -516,11 +687,21 @@ fast_bwd_kernel(const struct fast_bwd_params p)
 						    p.grad_scale;
 						float *at = row + nb * 8;
 						if (p.ordered) {
-							float2 old = __ldcg((const
-							    float2 *)at);
-							__stcg((float2 *)at,
-							    make_float2(old.x + x,
-							    old.y + y));
+							const float2 old = __ldcg(
+							    (const float2 *)at);
+							const float2 sum = make_float2(
+							    old.x + x, old.y + y);
+							__stcg((float2 *)at, sum);
+							if constexpr (TRACE)
+								if (p.tr_dq != NULL)
+									*(float2 *)(p.tr_dq +
+									    ((((size_t)b *
+									    p.heads + h) *
+									    p.nsteps + first +
+									    i - ibegin) *
+									    p.tr_br + r - r0) *
+									    D + dw + nb * 8 +
+									    2 * t4) = sum;
 						} else {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 							atomicAdd((float2 *)at,
@@ -550,9 +731,424 @@ fast_bwd_kernel(const struct fast_bwd_params p)
 	    1.f, lane);
 }
 
-/* The tilings, per d: Bc = 16 warps, Br. */
-#define FAST_BWD_BR 64
-#define FAST_BWD_WARPS 8
+/*
+ * FAST_BWD_SMEM_P: FlashAttention 2's own warp layout for the same
+ * tiles (8 warps, Bc = 128, Br = 64), which reads less shared memory a
+ * step.  S^T and dP^T are cut 4 (keys) x 2 (queries): warp w owns keys
+ * [32 (w % 4), + 32) and queries [32 (w / 4), + 32) of them; P^T and
+ * dS^T go to shared memory (16 bits), and after a barrier dV, dK are cut
+ * 4 (keys) x 2 (d): warp w accumulates keys [32 (w % 4), + 32) and d
+ * columns [D/2 (w / 4), + D/2), and dQ 2 (queries) x 4 (d).  A warp then
+ * reads 32 + 32 rows for each of S^T, dP^T and dQ's product (against 16
+ * + 64 in the per-warp layout) and 32 + 64 for dV and dK (P^T, dS^T out
+ * of shared memory instead of registers).  Measured on the H200 at
+ * d = 128, T >= 4096: 1.11 to 1.12x the per-warp layout's TFLOP/s as it
+ * was at 978a2e1 (doc/performance.md).  The step's order, its barriers,
+ * the ordered dQ and the trace are the per-warp kernel's; the second
+ * barrier now also covers P^T.
+ */
+template <int K, int MT, int N, bool BF16>
+static __device__ __forceinline__ void
+fast_bwd_abt2(float (&acc)[MT][N / 8][4], uint32_t ta, int arow,
+    uint32_t tb, int brow, int lane)
+{
+#pragma unroll
+	for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+		for (int nb = 0; nb < N / 8; nb++)
+#pragma unroll
+			for (int e = 0; e < 4; e++)
+				acc[mt][nb][e] = 0.f;
+#pragma unroll
+	for (int kk = 0; kk < K / 16; kk++) {
+		uint32_t a[MT][4];
+#pragma unroll
+		for (int mt = 0; mt < MT; mt++)
+			fast_bwd_lda<K>(ta, arow + 16 * mt, kk, lane, a[mt]);
+#pragma unroll
+		for (int nb2 = 0; nb2 < N / 16; nb2++) {
+			uint32_t b[4];
+			fast_bwd_ldb<K>(tb, brow + 16 * nb2, kk, lane, b);
+#pragma unroll
+			for (int mt = 0; mt < MT; mt++) {
+				fast_mma<BF16>(acc[mt][2 * nb2], a[mt], b[0], b[1]);
+				fast_mma<BF16>(acc[mt][2 * nb2 + 1], a[mt], b[2],
+				    b[3]);
+			}
+		}
+	}
+}
+
+/* acc (32 x DN) += A (32 x BR rows arow.. of the tile ta, BR wide) times
+ * tb (BR x D, rows = k) columns [dn0, dn0 + DN): dV += P^T dO and dK +=
+ * dS^T Q out of shared memory. */
+template <int BR, int D, int DN, bool BF16>
+static __device__ __forceinline__ void
+fast_bwd_sb(float (&acc)[2][DN / 8][4], uint32_t ta, int arow, uint32_t tb,
+    int dn0, int lane)
+{
+#pragma unroll
+	for (int kk = 0; kk < BR / 16; kk++) {
+		uint32_t a[2][4];
+#pragma unroll
+		for (int mt = 0; mt < 2; mt++)
+			fast_bwd_lda<BR>(ta, arow + 16 * mt, kk, lane, a[mt]);
+#pragma unroll
+		for (int nd2 = 0; nd2 < DN / 16; nd2++) {
+			uint32_t b[4];
+			fast_bwd_ldbt<D>(tb, 16 * kk, dn0 / 16 + nd2, lane, b);
+#pragma unroll
+			for (int mt = 0; mt < 2; mt++) {
+				fast_mma<BF16>(acc[mt][2 * nd2], a[mt], b[0], b[1]);
+				fast_mma<BF16>(acc[mt][2 * nd2 + 1], a[mt], b[2],
+				    b[3]);
+			}
+		}
+	}
+}
+
+/* A 32 x 32 C-layout tile (keys x queries) into a BC x BR 16-bit tile,
+ * rows krow0.., columns q0..: P^T or dS^T. */
+template <int BR, bool BF16>
+static __device__ __forceinline__ void
+fast_bwd_put(uint8_t *shm, uint32_t off, int krow0, int q0,
+    const float (&x)[2][4][4], int lane)
+{
+	const int g = lane >> 2, t4 = lane & 3;
+
+#pragma unroll
+	for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+		for (int nb = 0; nb < 4; nb++)
+#pragma unroll
+			for (int h = 0; h < 2; h++) {
+				const int kr = krow0 + 16 * mt + g + 8 * h;
+				const int qc = q0 + 8 * nb + 2 * t4;
+				*(uint32_t *)(shm + off + fast_swz<BR>(kr, qc / 8) +
+				    (qc % 8) * 2) = fast_pack<BF16>(x[mt][nb][2 * h],
+				    x[mt][nb][2 * h + 1]);
+			}
+}
+
+/* A warp's 32 x DN accumulator (times f) out: into dK or dV, or into the
+ * trace at step step (tr != NULL); rows at or past Tk left alone. */
+template <int D, int DN, bool BF16>
+static __device__ __forceinline__ void
+fast_bwd_out2(void *out, bool f32, size_t base, int key0, int tk, int dn0,
+    const float (&acc)[2][DN / 8][4], float f, int lane)
+{
+	const int g = lane >> 2, t4 = lane & 3;
+
+#pragma unroll
+	for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			const int key = key0 + 16 * mt + g + 8 * h;
+			if (key >= tk)
+				continue;
+			const size_t row = (base + key) * D;
+#pragma unroll
+			for (int db = 0; db < DN / 8; db++) {
+				const float a = acc[mt][db][2 * h] * f;
+				const float b = acc[mt][db][2 * h + 1] * f;
+				const size_t at = row + dn0 + db * 8 + 2 * t4;
+				if (f32)
+					*(float2 *)((float *)out + at) =
+					    make_float2(a, b);
+				else
+					*(uint32_t *)((uint16_t *)out + at) =
+					    fast_pack<BF16>(a, b);
+			}
+		}
+}
+
+template <int D, int BR, int WARPS, bool BF16, bool TRACE>
+__global__ void __launch_bounds__(WARPS * 32, 1)
+fast_bwd_kernel_p(const struct fast_bwd_params p)
+{
+	constexpr int BC = 16 * WARPS;
+	constexpr int THREADS = WARPS * 32;
+	constexpr uint32_t QB = BR * D * 2;	/* bytes of a Q or dO tile */
+	constexpr int DN = D / 2;		/* dK, dV columns a warp */
+	constexpr int DQ = D / 4;		/* dQ columns a warp */
+	static_assert(WARPS == 8 && BR == 64, "the 4 x 2 layout: 8 warps, "
+	    "Br = 64, Bc = 128");
+
+	extern __shared__ __align__(128) uint8_t fast_bwd_shm[];
+	const uint32_t sK = fast_smem_addr(fast_bwd_shm);
+	const uint32_t sV = sK + BC * D * 2;
+	const uint32_t sQ = sV + BC * D * 2;	/* two buffers */
+	const uint32_t sO = sQ + 2 * QB;	/* dO, two buffers */
+	const uint32_t sS = sO + 2 * QB;	/* dS^T, BC x BR */
+	const uint32_t sP = sS + BC * BR * 2;	/* P^T, BC x BR */
+	float *sL = (float *)(fast_bwd_shm + (2 * BC * D + 4 * BR * D +
+	    2 * BC * BR) * 2);			/* lse in base 2, two buffers */
+	float *sD = sL + 2 * BR;		/* D, two buffers */
+
+	const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+	const int g = lane >> 2, t4 = lane & 3;
+	const int j = blockIdx.x;
+	const int hk = blockIdx.y, b = blockIdx.z;
+	const int c0 = j * BC;
+	const int kw = (warp & 3) * 32;		/* the warp's first key */
+	const int qw = (warp >> 2) * 32;	/* ... query of S^T, dP^T */
+	const int dn0 = (warp >> 2) * DN;	/* ... d column of dK, dV */
+	const int q3 = (warp & 1) * 32;		/* ... query of dQ */
+	const int d3 = (warp >> 1) * DQ;	/* ... d column of dQ */
+	const size_t kvbase = ((size_t)b * p.kv_heads + hk) * p.tk;
+
+	const int ibegin = fast_bwd_ibegin(c0, BR, p.tq, p.tk, p.causal);
+	const int ni = ibegin < p.tr ? p.tr - ibegin : 0;
+	const int nsteps = ni * p.group;
+	long first = 0;
+	if constexpr (TRACE)
+		first = fast_bwd_first_step(j, BR, BC, p.tq, p.tk, p.causal);
+
+	float dk[2][DN / 8][4], dv[2][DN / 8][4];
+#pragma unroll
+	for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+		for (int db = 0; db < DN / 8; db++)
+#pragma unroll
+			for (int e = 0; e < 4; e++)
+				dk[mt][db][e] = dv[mt][db][e] = 0.f;
+
+#define FAST_BWD_STEP(it, h, i) do {					\
+		(h) = hk * p.group + (it) / ni;				\
+		(i) = ibegin + (it) % ni;				\
+	} while (0)
+	auto issue = [&](int it) {
+		int h, i;
+		FAST_BWD_STEP(it, h, i);
+		const int buf = it & 1;
+		const size_t qrow = ((size_t)b * p.heads + h) * p.tq;
+		const int r0 = i * BR;
+		fast_load_tile<BR, D, THREADS>(sQ + buf * QB, p.q + qrow * D,
+		    r0, p.tq, tid);
+		fast_load_tile<BR, D, THREADS>(sO + buf * QB, p.dout + qrow * D,
+		    r0, p.tq, tid);
+		for (int r = tid; r < 2 * BR; r += THREADS) {
+			const int rr = r % BR;
+			const bool in = r0 + rr < p.tq;
+			const size_t at = qrow + (in ? r0 + rr : 0);
+			if (r < BR)
+				fast_cp_async4(fast_smem_addr(&sL[buf * BR + rr]),
+				    p.lse2 + at, in ? 4 : 0);
+			else
+				fast_cp_async4(fast_smem_addr(&sD[buf * BR + rr]),
+				    p.dsum + at, in ? 4 : 0);
+		}
+	};
+
+	fast_load_tile<BC, D, THREADS>(sK, p.k + kvbase * D, c0, p.tk, tid);
+	fast_load_tile<BC, D, THREADS>(sV, p.v + kvbase * D, c0, p.tk, tid);
+	if (nsteps > 0)
+		issue(0);
+	fast_cp_commit();
+
+	for (int it = 0; it < nsteps; it++) {
+		int h, i;
+		FAST_BWD_STEP(it, h, i);
+		const int buf = it & 1;
+		const int r0 = i * BR;
+		const uint32_t q = sQ + buf * QB, o = sO + buf * QB;
+
+		fast_cp_wait<0>();
+		__syncthreads();
+		if (it + 1 < nsteps)
+			issue(it + 1);
+		fast_cp_commit();
+
+		/* S^T (32 keys x 32 queries), masked, into P^T. */
+		float s[2][4][4];
+		fast_bwd_abt2<D, 2, 32, BF16>(s, sK, kw, q, qw, lane);
+		const bool mask = c0 + BC > p.tk || (p.causal &&
+		    c0 + BC - 1 > tile_rule_last_key(r0, p.tq, p.tk));
+#pragma unroll
+		for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+			for (int nb = 0; nb < 4; nb++)
+#pragma unroll
+				for (int e = 0; e < 4; e++) {
+					const int c = c0 + kw + 16 * mt + g +
+					    8 * (e >> 1);
+					const int rr = qw + 8 * nb + 2 * t4 + (e & 1);
+					float x = fmaf(s[mt][nb][e], p.scale_log2,
+					    -sL[buf * BR + rr]);
+					if (mask && (c >= p.tk ||
+					    !tile_rule_visible(p.causal, r0 + rr, c,
+					    p.tq, p.tk)))
+						x = -INFINITY;
+					s[mt][nb][e] = fast_exp2(x);
+				}
+		fast_bwd_put<BR, BF16>(fast_bwd_shm, sP - sK, kw, qw, s, lane);
+
+		/* dP^T = V dO^T; dS^T = P^T o (dP^T - D). */
+		{
+			float dp[2][4][4];
+			fast_bwd_abt2<D, 2, 32, BF16>(dp, sV, kw, o, qw, lane);
+#pragma unroll
+			for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+				for (int nb = 0; nb < 4; nb++)
+#pragma unroll
+					for (int e = 0; e < 4; e++)
+						s[mt][nb][e] *= dp[mt][nb][e] -
+						    sD[buf * BR + qw + 8 * nb +
+						    2 * t4 + (e & 1)];
+		}
+		fast_bwd_put<BR, BF16>(fast_bwd_shm, sS - sK, kw, qw, s, lane);
+		__syncthreads();
+
+		/* dV += P^T dO_i, dK += dS^T Q_i: 32 keys x D/2 a warp. */
+		fast_bwd_sb<BR, D, DN, BF16>(dv, sP, kw, o, dn0, lane);
+		fast_bwd_sb<BR, D, DN, BF16>(dk, sS, kw, q, dn0, lane);
+		if constexpr (TRACE) {
+			const size_t at = ((size_t)b * p.heads + h) * p.nsteps +
+			    first + i - ibegin;
+			/* The trace's rows are the block's keys. */
+			fast_bwd_out2<D, DN, BF16>(p.tr_dk, true,
+			    at * p.tr_bc - c0, c0 + kw, p.tk, dn0, dk,
+			    p.grad_scale, lane);
+			fast_bwd_out2<D, DN, BF16>(p.tr_dv, true,
+			    at * p.tr_bc - c0, c0 + kw, p.tk, dn0, dv, 1.f,
+			    lane);
+		}
+
+		/* dQ_i += scale dS K_j: 32 queries x D/4 a warp. */
+		{
+			float a[2][DQ / 8][4];
+#pragma unroll
+			for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+				for (int nb = 0; nb < DQ / 8; nb++)
+#pragma unroll
+					for (int e = 0; e < 4; e++)
+						a[mt][nb][e] = 0.f;
+#pragma unroll
+			for (int kk = 0; kk < BC / 16; kk++) {
+				uint32_t af[2][4];
+#pragma unroll
+				for (int mt = 0; mt < 2; mt++)
+					fast_bwd_ldat<BR>(sS, q3 + 16 * mt, 16 * kk,
+					    lane, af[mt]);
+#pragma unroll
+				for (int nd2 = 0; nd2 < DQ / 16; nd2++) {
+					uint32_t bf[4];
+					fast_bwd_ldbt<D>(sK, 16 * kk, d3 / 16 + nd2,
+					    lane, bf);
+#pragma unroll
+					for (int mt = 0; mt < 2; mt++) {
+						fast_mma<BF16>(a[mt][2 * nd2], af[mt],
+						    bf[0], bf[1]);
+						fast_mma<BF16>(a[mt][2 * nd2 + 1],
+						    af[mt], bf[2], bf[3]);
+					}
+				}
+			}
+			const size_t qrow = ((size_t)b * p.heads + h) * p.tq;
+			int *lock = p.locks + ((size_t)b * p.heads + h) * p.tr + i;
+			if (p.ordered) {
+				if (tid == 0) {
+					while (atomicAdd(lock, 0) != j)
+						__nanosleep(64);
+					__threadfence();
+				}
+				__syncthreads();
+			}
+#if FAST_BWD_DQ_V4
+			if (!p.ordered) {
+				/* Lane pairs trade halves (fast_bwd_kernel's). */
+				const bool odd = t4 & 1;
+#pragma unroll
+				for (int mt = 0; mt < 2; mt++) {
+					const int r = r0 + q3 + 16 * mt + g +
+					    (odd ? 8 : 0);
+#pragma unroll
+					for (int nb = 0; nb < DQ / 8; nb++) {
+						const float g0 = __shfl_xor_sync(
+						    0xffffffffu, odd ? a[mt][nb][0] :
+						    a[mt][nb][2], 1);
+						const float g1 = __shfl_xor_sync(
+						    0xffffffffu, odd ? a[mt][nb][1] :
+						    a[mt][nb][3], 1);
+						const float f = p.grad_scale;
+						const float4 v = odd ? make_float4(
+						    g0 * f, g1 * f, a[mt][nb][2] * f,
+						    a[mt][nb][3] * f) : make_float4(
+						    a[mt][nb][0] * f, a[mt][nb][1] * f,
+						    g0 * f, g1 * f);
+						if (r < p.tq)
+							fast_bwd_add4(p.dq_acc +
+							    (qrow + r) * D + d3 +
+							    nb * 8 + 4 * (t4 >> 1), v);
+					}
+				}
+			} else
+#endif
+#pragma unroll
+			for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+				for (int hh = 0; hh < 2; hh++) {
+					const int r = r0 + q3 + 16 * mt + g + 8 * hh;
+					if (r >= p.tq)
+						continue;
+					float *row = p.dq_acc + (qrow + r) * D +
+					    d3 + 2 * t4;
+#pragma unroll
+					for (int nb = 0; nb < DQ / 8; nb++) {
+						const float x = a[mt][nb][2 * hh] *
+						    p.grad_scale;
+						const float y = a[mt][nb][2 * hh + 1] *
+						    p.grad_scale;
+						float *at = row + nb * 8;
+						if (p.ordered) {
+							const float2 old = __ldcg(
+							    (const float2 *)at);
+							const float2 sum = make_float2(
+							    old.x + x, old.y + y);
+							__stcg((float2 *)at, sum);
+							if constexpr (TRACE)
+								if (p.tr_dq != NULL)
+									*(float2 *)(p.tr_dq +
+									    ((((size_t)b *
+									    p.heads + h) *
+									    p.nsteps + first +
+									    i - ibegin) *
+									    p.tr_br + r - r0) *
+									    D + d3 + nb * 8 +
+									    2 * t4) = sum;
+						} else {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+							atomicAdd((float2 *)at,
+							    make_float2(x, y));
+#else
+							atomicAdd(at, x);
+							atomicAdd(at + 1, y);
+#endif
+						}
+					}
+				}
+			if (p.ordered) {
+				__threadfence();
+				__syncthreads();
+				if (tid == 0)
+					atomicExch(lock, j + 1);
+			}
+		}
+	}
+#undef FAST_BWD_STEP
+	fast_cp_wait<0>();
+
+	fast_bwd_out2<D, DN, BF16>(p.dk, p.f32_out, kvbase, c0 + kw, p.tk, dn0,
+	    dk, p.grad_scale, lane);
+	fast_bwd_out2<D, DN, BF16>(p.dv, p.f32_out, kvbase, c0 + kw, p.tk, dn0,
+	    dv, 1.f, lane);
+}
+
+/* The tiling, both d: Br, and Bc = 16 warps (fast_bwd.h's). */
+#define FAST_BWD_BR FAST_BWD_TILE_BR
+#define FAST_BWD_WARPS (FAST_BWD_TILE_BC / 16)
 
 static size_t
 fast_bwd_smem(int d, int br, int warps)
@@ -587,12 +1183,12 @@ fast_bwd_workspace_bytes(int batch, int heads, int tq, int d)
 	const size_t rows = (size_t)batch * heads * tq;
 	const size_t tr = ((size_t)tq + FAST_BWD_BR - 1) / FAST_BWD_BR;
 
-	return fast_bwd_align(rows * sizeof(float)) +
+	return 2 * fast_bwd_align(rows * sizeof(float)) +
 	    fast_bwd_align(rows * d * sizeof(float)) +
 	    fast_bwd_align((size_t)batch * heads * tr * sizeof(int));
 }
 
-template <int D, bool BF16, int WARPS>
+template <int D, bool BF16, int WARPS, bool TRACE>
 static cudaError_t
 fast_bwd_launch_all(const struct fast_bwd_params *pp, int batch, void *dq,
     cudaStream_t st, const char **call)
@@ -600,9 +1196,12 @@ fast_bwd_launch_all(const struct fast_bwd_params *pp, int batch, void *dq,
 	const struct fast_bwd_params &p = *pp;
 	const size_t rows = (size_t)batch * p.heads * p.tq;
 	const size_t nq = rows * D;
-	const int smem = (int)fast_bwd_smem(D, FAST_BWD_BR, WARPS);
-	void (*kern)(const struct fast_bwd_params) =
-	    fast_bwd_kernel<D, FAST_BWD_BR, WARPS, BF16>;
+	constexpr bool smem_p = FAST_BWD_SMEM_P && WARPS == 8;
+	const int smem = (int)fast_bwd_smem(D, FAST_BWD_BR, WARPS) +
+	    (smem_p ? 16 * WARPS * FAST_BWD_BR * 2 : 0);
+	void (*kern)(const struct fast_bwd_params) = smem_p ?
+	    fast_bwd_kernel_p<D, FAST_BWD_BR, 8, BF16, TRACE> :
+	    fast_bwd_kernel<D, FAST_BWD_BR, WARPS, BF16, TRACE>;
 	const int bc = 16 * WARPS;
 	cudaError_t e;
 
@@ -637,12 +1236,22 @@ fast_bwd_launch_all(const struct fast_bwd_params *pp, int batch, void *dq,
 	return e;
 }
 
-extern "C" int
-fast_attention_bwd(const void *q, const void *k, const void *v,
+/* The trace build's arrays on the device (struct fast_bwd_params). */
+struct fast_bwd_trace {
+	float *dk, *dv, *dq;
+	long nsteps;
+	int br, bc;
+};
+
+/* fast_attention_bwd, or with tr its trace build (the default tiles,
+ * one query head a K/V head). */
+static int
+fast_bwd_call(const void *q, const void *k, const void *v,
     const void *o, const void *dout, const float *lse, void *dq, void *dk,
     void *dv, void *work, int batch, int heads, int kv_heads, int tq,
     int tk, int d, int dtype, int causal, float scale, int flags,
-    void *stream, char *err, size_t errlen)
+    void *stream, const struct fast_bwd_trace *tr, char *err,
+    size_t errlen)
 {
 	struct fast_bwd_params p;
 	const char *call = "";
@@ -678,7 +1287,9 @@ fast_attention_bwd(const void *q, const void *k, const void *v,
 	p.dout = (const uint16_t *)dout;
 	p.lse = lse;
 	p.dsum = (float *)work;
-	p.dq_acc = (float *)((uint8_t *)work + fast_bwd_align(rows *
+	p.lse2 = (float *)((uint8_t *)work + fast_bwd_align(rows *
+	    sizeof(float)));
+	p.dq_acc = (float *)((uint8_t *)p.lse2 + fast_bwd_align(rows *
 	    sizeof(float)));
 	p.locks = (int *)((uint8_t *)p.dq_acc + fast_bwd_align(rows * d *
 	    sizeof(float)));
@@ -698,13 +1309,29 @@ fast_attention_bwd(const void *q, const void *k, const void *v,
 	p.no_d = (flags & FAST_BWD_NO_D) != 0;
 	p.scale_log2 = scale * FAST_BWD_LOG2E;
 	p.grad_scale = flags & FAST_BWD_NO_SCALE ? 1.f : scale;
+	if (tr != NULL) {
+		if (heads != kv_heads || (flags & FAST_BWD_BC64)) {
+			snprintf(err, errlen, "fast_attention_bwd: the trace "
+			    "build takes one query head a K/V head and the "
+			    "default tiles");
+			return -1;
+		}
+		p.tr_dk = tr->dk;
+		p.tr_dv = tr->dv;
+		p.tr_dq = p.ordered ? tr->dq : NULL;
+		p.nsteps = tr->nsteps;
+		p.tr_br = tr->br;
+		p.tr_bc = tr->bc;
+	}
 
 	cudaStream_t st = (cudaStream_t)stream;
 	const bool narrow = (flags & FAST_BWD_BC64) != 0;
 #define FAST_BWD_PICK(D, BF)						\
-	(narrow ? fast_bwd_launch_all<D, BF, 4>(&p, batch, dq, st, &call) :	\
-	    fast_bwd_launch_all<D, BF, FAST_BWD_WARPS>(&p, batch, dq, st,	\
-	    &call))
+	(tr != NULL ? fast_bwd_launch_all<D, BF, FAST_BWD_WARPS, true>(&p,	\
+	    batch, dq, st, &call) :						\
+	    narrow ? fast_bwd_launch_all<D, BF, 4, false>(&p, batch, dq, st,	\
+	    &call) : fast_bwd_launch_all<D, BF, FAST_BWD_WARPS, false>(&p,	\
+	    batch, dq, st, &call))
 	if (d == 64)
 		e = dtype == FAST_BF16 ? FAST_BWD_PICK(64, true) :
 		    FAST_BWD_PICK(64, false);
@@ -720,6 +1347,18 @@ fast_attention_bwd(const void *q, const void *k, const void *v,
 	return 0;
 }
 
+extern "C" int
+fast_attention_bwd(const void *q, const void *k, const void *v,
+    const void *o, const void *dout, const float *lse, void *dq, void *dk,
+    void *dv, void *work, int batch, int heads, int kv_heads, int tq,
+    int tk, int d, int dtype, int causal, float scale, int flags,
+    void *stream, char *err, size_t errlen)
+{
+	return fast_bwd_call(q, k, v, o, dout, lse, dq, dk, dv, work, batch,
+	    heads, kv_heads, tq, tk, d, dtype, causal, scale, flags, stream,
+	    NULL, err, errlen);
+}
+
 /* ---- host arrays in and out: the table's glue and the tests ---- */
 
 struct fast_bwd_run {
@@ -728,6 +1367,7 @@ struct fast_bwd_run {
 	const float *lse;
 	float *dq, *dk, *dv;
 	void *work;
+	const struct fast_bwd_trace *tr;	/* the trace run's, or NULL */
 };
 
 static int
@@ -736,14 +1376,20 @@ fast_bwd_enqueue(void *ctx, char *err, size_t errlen)
 	const struct fast_bwd_run *r = (const struct fast_bwd_run *)ctx;
 	const struct fast_bwd_host *j = r->job;
 
-	return fast_attention_bwd(r->q, r->k, r->v, r->o, r->dout, r->lse,
+	return fast_bwd_call(r->q, r->k, r->v, r->o, r->dout, r->lse,
 	    r->dq, r->dk, r->dv, r->work, j->batch, j->heads, j->kv_heads,
 	    j->tq, j->tk, j->d, j->dtype, j->causal, j->scale,
-	    j->flags | FAST_BWD_F32_OUT, NULL, err,
-	    errlen);
+	    j->flags | FAST_BWD_F32_OUT, NULL, r->tr, err, errlen);
 }
 
-#define FAST_BWD_MAX_ALLOC 12
+#define FAST_BWD_MAX_ALLOC 16
+
+extern "C" long
+fast_bwd_trace_steps(int tq, int tk, int causal)
+{
+	return fast_bwd_first_step((tk + FAST_BWD_TILE_BC - 1) /
+	    FAST_BWD_TILE_BC, FAST_BWD_BR, FAST_BWD_TILE_BC, tq, tk, causal);
+}
 
 extern "C" int
 fast_bwd_run_host(struct fast_bwd_host *job, char *err, size_t errlen)
@@ -819,6 +1465,38 @@ fast_bwd_run_host(struct fast_bwd_host *job, char *err, size_t errlen)
 	CUDA_CHECK_BWD(cudaMemcpy(job->dv, run.dv, nk * sizeof(float),
 	    cudaMemcpyDeviceToHost));
 	job->device_bytes = bytes;
+	if (job->trace_dk != NULL) {
+		struct fast_bwd_trace tr;
+		const size_t heads = (size_t)job->batch * job->heads;
+		size_t nt[3];
+		float *dt[3] = { NULL, NULL, NULL };
+		float *ht[3] = { job->trace_dk, job->trace_dv, job->trace_dq };
+
+		tr.nsteps = fast_bwd_trace_steps(job->tq, job->tk, job->causal);
+		tr.br = job->tq < FAST_BWD_BR ? job->tq : FAST_BWD_BR;
+		tr.bc = job->tk < FAST_BWD_TILE_BC ? job->tk : FAST_BWD_TILE_BC;
+		nt[0] = nt[1] = heads * tr.nsteps * tr.bc * job->d;
+		nt[2] = heads * tr.nsteps * tr.br * job->d;
+		/* The host's arrays in, so an entry with no step stays. */
+		for (x = 0; x < 3; x++) {
+			if (ht[x] == NULL)
+				continue;
+			FAST_BWD_ALLOC(dt[x], nt[x] * sizeof(float));
+			CUDA_CHECK_BWD(cudaMemcpy(dt[x], ht[x], nt[x] *
+			    sizeof(float), cudaMemcpyHostToDevice));
+		}
+		tr.dk = dt[0];
+		tr.dv = dt[1];
+		tr.dq = dt[2];
+		run.tr = &tr;
+		if (fast_bwd_enqueue(&run, err, errlen) != 0)
+			goto fail;
+		CUDA_CHECK_BWD(cudaDeviceSynchronize());
+		for (x = 0; x < 3; x++)
+			if (ht[x] != NULL)
+				CUDA_CHECK_BWD(cudaMemcpy(ht[x], dt[x], nt[x] *
+				    sizeof(float), cudaMemcpyDeviceToHost));
+	}
 	rc = 0;
 fail:
 	while (nmem-- > 0)
@@ -832,7 +1510,9 @@ fail:
  * The kernel table's entry (kernel.c: the fast kernel's backward): n
  * problems as n heads of one batch, each its own K/V head, gradients in
  * float32 into the result's host arrays.  The backward bugs it takes
- * (no-d, no-scale) are flags of the timed kernel.
+ * (no-d, no-scale) are flags of the timed kernel.  With GPU_BWD_TRACE the
+ * trace build fills the trace, on the steps of the simulator's backward
+ * on the entry's tiles (gpubwd.c laid them out: checked here).
  */
 extern "C" int
 fast_bwd_launch(const struct gpu_bwd_job *job, char *err, size_t errlen)
@@ -866,6 +1546,25 @@ fast_bwd_launch(const struct gpu_bwd_job *job, char *err, size_t errlen)
 	h.dk = job->g->grad_k;
 	h.dv = job->g->grad_v;
 	h.repeat = job->repeat;
+	if (job->flags & GPU_BWD_TRACE) {
+		const long steps = fast_bwd_trace_steps(job->tq, job->tk,
+		    job->causal);
+		const int br = job->tq < FAST_BWD_BR ? job->tq : FAST_BWD_BR;
+		const int bc = job->tk < FAST_BWD_TILE_BC ? job->tk :
+		    FAST_BWD_TILE_BC;
+
+		if (steps != job->g->nsteps || br != job->g->br ||
+		    bc != job->g->bc) {
+			snprintf(err, errlen, "fast_bwd: the trace's %ld steps "
+			    "of %d x %d tiles are not the simulator's %ld of "
+			    "%d x %d", steps, br, bc, job->g->nsteps,
+			    job->g->br, job->g->bc);
+			return -1;
+		}
+		h.trace_dk = job->g->trace_dk;
+		h.trace_dv = job->g->trace_dv;
+		h.trace_dq = job->g->trace_dq;
+	}
 	if (fast_bwd_run_host(&h, err, errlen) != 0)
 		return -1;
 	job->g->ms = h.ms;

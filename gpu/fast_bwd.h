@@ -40,6 +40,12 @@ extern "C" {
 #define FAST_BWD_BC64		0x10	/* 64 keys a block (4 warps), not
 					 * the default's 128 (8 warps) */
 
+/* The tiles of the default run (and of its trace build): query rows a
+ * step, keys a block (one warp per 16).  The kernel table's entry
+ * (kernel.c) steps the simulator's backward on them. */
+#define FAST_BWD_TILE_BR	64
+#define FAST_BWD_TILE_BC	128
+
 /* One compiled tiling: key rows per block (one warp per 16 keys) and
  * query rows per inner step. */
 struct fast_bwd_config {
@@ -49,8 +55,8 @@ struct fast_bwd_config {
 /* The tiling run for head width d (0, or -1 for a d it has none for). */
 int fast_bwd_config(int d, struct fast_bwd_config *out);
 
-/* Bytes of device workspace a call needs (D, the float32 dQ, the ordered
- * dQ's counters), 256-byte aligned. */
+/* Bytes of device workspace a call needs (D, lse in base 2, the float32
+ * dQ, the ordered dQ's counters), 256-byte aligned. */
 size_t fast_bwd_workspace_bytes(int batch, int heads, int tq, int d);
 
 /*
@@ -82,7 +88,21 @@ struct fast_bwd_host {
 	int repeat;
 	double ms;			/* set */
 	double device_bytes;		/* set */
+	/*
+	 * Or NULL: the trace build, run once after the timed runs (heads =
+	 * kv_heads; the gradients stay the timed runs'), writes dK, dV and,
+	 * with the ordered dQ, dQ after every step, numbered and cut as the
+	 * simulator's backward on the default tiles (fast_bwd_trace_steps
+	 * steps a (batch, head); per step FAST_BWD_TILE_BC keys, clamped
+	 * to Tk, of dK and dV, FAST_BWD_TILE_BR rows, clamped to Tq, of
+	 * dQ; d floats a row).  Entries it has no step for are left as
+	 * they were.
+	 */
+	float *trace_dk, *trace_dv, *trace_dq;
 };
+
+/* The trace build's steps a (batch, head). */
+long fast_bwd_trace_steps(int tq, int tk, int causal);
 
 int fast_bwd_run_host(struct fast_bwd_host *job, char *err, size_t errlen);
 

@@ -29,6 +29,14 @@ fast_cp_async16(uint32_t dst, const void *src, int bytes)
 	    :: "r"(dst), "l"(src), "r"(bytes) : "memory");
 }
 
+/* 4 bytes global -> shared; bytes = 0 writes 4 zero bytes instead. */
+static __device__ __forceinline__ void
+fast_cp_async4(uint32_t dst, const void *src, int bytes)
+{
+	asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n"
+	    :: "r"(dst), "l"(src), "r"(bytes) : "memory");
+}
+
 static __device__ __forceinline__ void
 fast_cp_commit(void)
 {

@@ -146,7 +146,7 @@ gpu_backward_run(const struct gpu_kernel *k, const struct problem *ps,
     char *err, size_t errlen)
 {
 	const struct problem *p = &ps[0];
-	const struct tiling bt = { t->br, t->bc, ORDER_FA1 };
+	struct tiling bt;
 	struct schedule sched;
 	struct gpu_bwd_job job;
 	float *q = NULL, *kk = NULL, *v = NULL, *s = NULL;
@@ -164,11 +164,13 @@ gpu_backward_run(const struct gpu_kernel *k, const struct problem *ps,
 		    "O and lse and dO (and the row max for max-not-lse)");
 	if ((flags & GPU_BWD_TRACE) && !(k->backward->caps & GPU_CAP_TRACE))
 		return util_error(err, errlen, "kernel %s's backward keeps no "
-		    "trace of its steps (--kernel teaching does)", k->name);
+		    "trace of its steps (--kernel teaching's and fast's do)", k->name);
 	if (gpu_available(g->device, sizeof g->device, err, errlen) !=
 	    GPU_READY || gpu_kernel_on_device(k, err, errlen) != 0)
 		return -1;
-	/* The backward's own loop order: key blocks outside (backward.h). */
+	/* The backward's own loop order: key blocks outside (backward.h),
+	 * on its own tiles where it has them. */
+	gpu_backward_tiling(k, t, &bt);
 	if (schedule_init(&sched, p, &bt, err, errlen) != 0)
 		return -1;
 	if (gpubwd_result(g, p, n, &sched, dq, flags, err, errlen) != 0 ||
@@ -197,8 +199,8 @@ gpu_backward_run(const struct gpu_kernel *k, const struct problem *ps,
 	job.v = v;
 	job.s = s;
 	job.in = *in;
-	job.br = t->br;
-	job.bc = t->bc;
+	job.br = bt.br;
+	job.bc = bt.bc;
 	job.dq = dq;
 	job.flags = flags;
 	job.repeat = repeat;

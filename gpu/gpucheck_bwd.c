@@ -50,8 +50,13 @@
  *     above may round to the neighbouring 16-bit value, one unit of the
  *     dtype: the entry's rtol (two units) covers it, as for the
  *     teaching backward.
- * Such a kernel keeps no trace of its steps (its entry's backward has no
- * GPU_CAP_TRACE): only the final gradients are compared, and no bits.
+ * Each step's partial sums carry the same kinds of difference, over
+ * the terms added so far, so the same widened bound holds after every
+ * step: the fast kernel's trace build (its ordered dQ) is compared step
+ * by step, never to the bits.  Its steps are the simulator's when the
+ * simulator steps on the kernel's own tiles (gpu_backward_tiling: its
+ * entry's Br x Bc, whatever the forward's tiling), which
+ * gpucheck_bwd_run_many hands backward_new.
  */
 #include "config.h"
 
@@ -445,7 +450,7 @@ gpucheck_bwd_run_many(const struct problem *ps, int n,
 	const struct gpu_kernel *k = opts->kernel != NULL ? opts->kernel :
 	    gpu_kernel_find("teaching");
 	const struct problem *p = &ps[0];
-	const struct tiling bt = { t->br, t->bc, ORDER_FA1 };
+	struct tiling bt;
 	struct gpu_bwd_inputs in;
 	struct gpu_grads g;
 	struct schedule sched;
@@ -467,6 +472,7 @@ gpucheck_bwd_run_many(const struct problem *ps, int n,
 		    "ordered dQ");
 	if (gpu_backward_check(k, p, opts->bug, err, errlen) != 0)
 		return -1;
+	gpu_backward_tiling(k, t, &bt);
 	/* The ordered dQ's trace, while it stays reasonable, from a backward
 	 * that keeps one. */
 	if (opts->dq == GPU_DQ_ORDERED && (k->backward->caps & GPU_CAP_TRACE)) {
@@ -492,7 +498,7 @@ gpucheck_bwd_run_many(const struct problem *ps, int n,
 	    &g, err, errlen) != 0)
 		goto out;
 	for (b = 0; b < n; b++)
-		if (gpucheck_bwd_one(&ps[b], b, t, &in, opts, &g,
+		if (gpucheck_bwd_one(&ps[b], b, &bt, &in, opts, &g,
 		    k->backward->rtol[p->dtype], k->arith == GPU_ARITH_SIM_ORDER,
 		    k->arith == GPU_ARITH_TENSOR_CORES && !p->scores_mode,
 		    &reps[b], err, errlen) != 0) {

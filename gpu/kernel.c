@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include "gpu.h"
+#include "fast_bwd.h"
 #include "teach_bwd.h"
 #include "model/backward.h"
 #include "model/combine.h"
@@ -133,20 +134,24 @@ static const int gpu_tc_dims[] = { 64, 128, 0 };
 #define GPU_TC_BUGS (BIT(BUG_NONE) | BIT(BUG_NO_RESCALE))
 
 /* The fast kernel's backward (gpu/fast_bwd.cu): FlashAttention 2's
- * backward on the tensor cores, its own tiles; the bugs no-d and
- * no-scale are flags of the timed kernel.  rtol is two units of the
- * dtype, the rounding of P and dS (as the teaching backward's);
- * gpucheck_bwd.c widens it by the tensor cores' delta (gpucheck.h) and
- * adds the slack of dP and D (it says why). */
+ * backward on the tensor cores, its own tiles (64 query rows, 128 keys:
+ * fast_bwd.h's FAST_BWD_TILE_BR, _BC, whatever the forward's tiling);
+ * the bugs no-d and no-scale are flags of the timed kernel; its trace
+ * build lays dK, dV and the ordered dQ on the simulator's steps.  rtol is
+ * two units of the dtype, the rounding of P and dS (as the teaching
+ * backward's); gpucheck_bwd.c widens it by the tensor cores' delta
+ * (gpucheck.h) and adds the slack of dP and D (it says why). */
 static const struct gpu_backward gpu_backward_fast = {
 	.dtypes = BIT(DTYPE_FP16) | BIT(DTYPE_BF16),
 	.bugs = BIT(BWD_BUG_NONE) | BIT(BWD_BUG_NO_D) | BIT(BWD_BUG_NO_SCALE),
-	.caps = GPU_CAP_CAUSAL,
+	.caps = GPU_CAP_CAUSAL | GPU_CAP_TRACE,
 	.rtol = {
 		[DTYPE_FP32] = 0,
 		[DTYPE_FP16] = TEACH_BWD_RTOL_FP16,
 		[DTYPE_BF16] = TEACH_BWD_RTOL_BF16,
 	},
+	.br = FAST_BWD_TILE_BR,
+	.bc = FAST_BWD_TILE_BC,
 	.launch = GPU_CUDA(fast_bwd_launch),
 };
 
@@ -536,6 +541,17 @@ gpu_bwd_bug_word(int i)
 	return backward_bug_name((enum backward_bug)i);
 }
 
+void
+gpu_backward_tiling(const struct gpu_kernel *k, const struct tiling *t,
+    struct tiling *bt)
+{
+	const struct gpu_backward *b = k->backward;
+
+	bt->br = b->br > 0 ? b->br : t->br;
+	bt->bc = b->bc > 0 ? b->bc : t->bc;
+	bt->order = ORDER_FA1;
+}
+
 int
 gpu_backward_check(const struct gpu_kernel *k, const struct problem *p,
     int bug, char *err, size_t errlen)
@@ -677,19 +693,23 @@ static void
 gpu_describe_backward(const struct gpu_kernel *k, char *buf, size_t len)
 {
 	const struct gpu_backward *b = k->backward;
-	char dtypes[64], bugs[256];
+	char dtypes[64], bugs[256], tiles[48] = "";
 
 	if (b == NULL) {
 		snprintf(buf, len, "none");
 		return;
 	}
+	if (b->br > 0)
+		snprintf(tiles, sizeof tiles, "; its own tiles %dx%d", b->br,
+		    b->bc);
 	gpu_mask_words(b->dtypes, 3, gpu_dtype_word, dtypes, sizeof dtypes);
 	gpu_mask_words(b->bugs, BACKWARD_BUGS, gpu_bwd_bug_word, bugs,
 	    sizeof bugs);
-	snprintf(buf, len, "%s; %s%s; bug modes %s; dQ atomic or ordered%s "
+	snprintf(buf, len, "%s; %s%s; bug modes %s; dQ atomic or ordered%s%s "
 	    "(--backward)", dtypes, b->caps & GPU_CAP_CAUSAL ? "causal or not" :
 	    "no mask", b->caps & GPU_CAP_SCORES ? "; scores problems" : "", bugs,
-	    b->caps & GPU_CAP_TRACE ? "" : "; final gradients, no step trace");
+	    tiles, b->caps & GPU_CAP_TRACE ? "" :
+	    "; final gradients, no step trace");
 }
 
 static void

@@ -92,6 +92,11 @@ struct gpu_backward {
 	 * kernel's .cu file derives it).
 	 */
 	double rtol[3];
+	/* Its own tiles (Br query rows, Bc keys), whatever the forward's
+	 * tiling; 0, 0: the forward's tiling, as asked.  The simulator's
+	 * backward steps on gpu_backward_tiling()'s, so a trace numbers the
+	 * kernel's steps. */
+	int br, bc;
 	/* The run (kernels.h): the gradients, their time, and with
 	 * GPU_BWD_TRACE dK, dV (and an ordered dQ) after every step.  0, or
 	 * -1 with err.  NULL in a build without CUDA. */
@@ -198,6 +203,14 @@ int gpu_kernel_check(const struct gpu_kernel *k, const struct problem *p,
  */
 int gpu_backward_check(const struct gpu_kernel *k, const struct problem *p,
     int bug, char *err, size_t errlen);
+
+/*
+ * The tiles kernel k's backward runs, key blocks outside (order fa1),
+ * for a forward with tiling t: its own (struct gpu_backward's br, bc),
+ * or t's.  k must have a backward.
+ */
+void gpu_backward_tiling(const struct gpu_kernel *k, const struct tiling *t,
+    struct tiling *bt);
 
 /*
  * Can kernel k's split-KV run take problem p (grouped heads and all)

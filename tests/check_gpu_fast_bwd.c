@@ -17,6 +17,8 @@
  *                  bound: rtol = 2 u16 + 2 delta_b times the terms'
  *                  magnitudes, where dS's magnitude carries P (|dP| +
  *                  |D|) times what its sums and O's 16 bits can move.
+ * The trace build: dK, dV and the ordered dQ after every step against
+ * the simulator's steps on the kernel's own tiles.
  * Besides: rows that see no key get dQ exactly 0 (a floor of FLT_MIN);
  * the ordered dQ gives the same bits twice, and within the bound of the
  * atomic one; the bugs no-scale and no-d (run by the kernel alone) are
@@ -57,6 +59,13 @@ fast_bwd_run_host(struct fast_bwd_host *job, char *err, size_t errlen)
 {
 	(void)job;
 	snprintf(err, errlen, "built without CUDA support");
+	return -1;
+}
+
+long
+fast_bwd_trace_steps(int tq, int tk, int causal)
+{
+	(void)tq; (void)tk; (void)causal;
 	return -1;
 }
 
@@ -126,7 +135,8 @@ fb_problems(struct problem_spec *spec, int nh, struct problem *ps)
  * Through the table: 24 random problems (Tq, Tk 1..300, often ragged
  * against the kernel's 64 x 128 tiles, causal with Tq > Tk included), each
  * with 1..3 heads, fp16 and bf16 in turn, both d, both dQ modes, against
- * the simulator's backward at the end.
+ * the simulator's backward at the end and, with the ordered dQ, after
+ * every step (the trace build).
  */
 START_TEST(test_fast_bwd_random)
 {
@@ -173,7 +183,9 @@ START_TEST(test_fast_bwd_random)
 				    "%g)", what, b, reps[b].failures,
 				    reps[b].worst_excess, reps[b].max_dq,
 				    reps[b].max_dk, reps[b].max_dv);
-				ck_assert_int_eq(reps[b].steps_compared, 0);
+				/* The ordered dQ's trace: every step too. */
+				ck_assert_int_eq(reps[b].steps_compared,
+				    o.dq == GPU_DQ_ORDERED);
 				worst = fmax(worst, reps[b].worst_excess);
 				gpucheck_bwd_report_free(&reps[b]);
 			}
@@ -192,6 +204,89 @@ START_TEST(test_fast_bwd_random)
 	ck_assert_int_ge(d128, 8);
 	printf("fast backward: 24 random problems agree with the simulator, "
 	    "atomic and ordered dQ; worst value at %.3g of the bound\n", worst);
+}
+END_TEST
+
+/*
+ * The trace build, step by step: problems of several key and row blocks
+ * (causal with rows that see no key, ragged, Tq != Tk, both d, both 16-bit
+ * dtypes, two heads), the ordered dQ.  The simulator steps on the
+ * kernel's own 64 x 128 tiles whatever the forward's tiling, its steps
+ * are the trace build's (fast_bwd_trace_steps), and dK, dV and dQ agree
+ * after each of them within the bound; the differences are not all 0
+ * (the comparison sees the tensor cores' own rounding), and every entry
+ * of the trace was written (it starts as NaN, which never agrees).
+ */
+START_TEST(test_fast_bwd_steps)
+{
+	static const struct {
+		int tq, tk, d, causal;
+		enum dtype dt;
+	} cases[] = {
+		{ 300, 700, 64, 1, DTYPE_FP16 },
+		{ 260, 130, 128, 1, DTYPE_BF16 },
+		{ 200, 390, 128, 0, DTYPE_FP16 },
+		{ 129, 257, 64, 0, DTYPE_BF16 },
+	};
+	struct gpucheck_bwd_opts o;
+	struct gpucheck_bwd_report reps[2];
+	struct problem_spec spec;
+	struct problem ps[2];
+	struct inputs_rng rng;
+	struct tiling t = { 128, 32, ORDER_FA2 };	/* the forward's */
+	float *dout;
+	double worst = 0;
+	char err[512];
+	long steps = 0, k, moved;
+	size_t n;
+	int b;
+
+	memset(&o, 0, sizeof o);
+	o.kernel = fast();
+	o.dq = GPU_DQ_ORDERED;
+	o.per_step = 1;
+	inputs_rng_seed(&rng, 2627);
+	for (n = 0; n < sizeof cases / sizeof cases[0]; n++) {
+		problem_spec_init(&spec);
+		spec.tq = cases[n].tq;
+		spec.tk = cases[n].tk;
+		spec.d = spec.dv = cases[n].d;
+		spec.causal = cases[n].causal;
+		spec.dtype = cases[n].dt;
+		spec.input = INPUTS_NORMAL;
+		spec.seed = 900 + (uint64_t)n;
+		fb_problems(&spec, 2, ps);
+		dout = fb_normal(&rng, (size_t)2 * spec.tq * spec.dv, spec.dtype);
+		ck_assert_msg(gpucheck_bwd_run_many(ps, 2, &t, &rule_plain, dout,
+		    &o, reps, err, sizeof err) == 0, "case %zu: %s", n, err);
+		for (b = 0; b < 2; b++) {
+			ck_assert_int_eq(reps[b].steps_compared, 1);
+			ck_assert_int_eq(reps[b].steps, fast_bwd_trace_steps(
+			    spec.tq, spec.tk, spec.causal));
+			ck_assert_int_gt(reps[b].steps, (spec.tk + 127) / 128);
+			ck_assert_msg(reps[b].pass, "case %zu head %d: %ld values "
+			    "beyond the bound, first at step %ld, worst %g of it "
+			    "at step %ld", n, b, reps[b].failures,
+			    reps[b].first_failure, reps[b].worst_excess,
+			    reps[b].worst_step);
+			for (moved = 0, k = 0; k < reps[b].steps; k++)
+				moved += reps[b].step[k].excess > 0;
+			ck_assert_msg(moved * 2 > reps[b].steps, "case %zu: only "
+			    "%ld of %ld steps differ at all", n, moved,
+			    reps[b].steps);
+			ck_assert(reps[b].step_dq > 0 && reps[b].step_dk > 0 &&
+			    reps[b].step_dv > 0);
+			worst = fmax(worst, reps[b].worst_excess);
+			steps += reps[b].steps;
+			gpucheck_bwd_report_free(&reps[b]);
+		}
+		free(dout);
+		for (b = 0; b < 2; b++)
+			problem_free(&ps[b]);
+	}
+	printf("fast backward: the trace build agrees with the simulator after "
+	    "each of %ld steps; worst value at %.3g of the bound\n", steps,
+	    worst);
 }
 END_TEST
 
@@ -737,6 +832,7 @@ test_suite(void)
 	tcase_add_test(tc, test_fast_bwd_refusals);
 	tcase_add_test(tc, test_fast_bwd_reference_checked);
 	tcase_add_test(tc, test_fast_bwd_random);
+	tcase_add_test(tc, test_fast_bwd_steps);
 	tcase_add_test(tc, test_fast_bwd_grouped);
 	tcase_add_test(tc, test_fast_bwd_ordered);
 	tcase_add_test(tc, test_fast_bwd_fault_caught);

@@ -522,8 +522,8 @@ START_TEST(test_describe)
 	ck_assert_int_eq(gpu_kernel_describe(kernel("fast"), 10, line,
 	    sizeof line), 0);
 	ck_assert_str_eq(line, "backward     fp16, bf16; causal or not; bug "
-	    "modes none, no-d, no-scale; dQ atomic or ordered; final gradients, "
-	    "no step trace (--backward)");
+	    "modes none, no-d, no-scale; dQ atomic or ordered; its own tiles "
+	    "64x128 (--backward)");
 	ck_assert_int_eq(gpu_kernel_describe(kernel("teaching"), 10, line,
 	    sizeof line), 0);
 	ck_assert_str_eq(line, "backward     fp32, fp16, bf16; causal or not; "

@@ -11,7 +11,9 @@
 #
 # GPU_PLANTS (an extended regular expression) keeps only the plants whose
 # names it matches, for a device call too short for all of them; the
-# tree as it is always runs first.
+# tree as it is always runs first, in the tests those plants use (all
+# six without GPU_PLANTS).  An interrupted run (INT, TERM: a timeout)
+# removes its copies and exits 2.
 #
 # On the GPU host, from the project's root:
 #   . .gpu-deps/env.sh && ./bootstrap && tests/gpu_planted.sh
@@ -64,6 +66,10 @@
 #   bwd no D         the tensor-core backward's D pass writes D = 0, so
 #                    dS = P o dP
 #   bwd dq dropped   the odd key blocks' parts of dQ are never added
+#   bwd rows reversed  each key block visits its row blocks from the last:
+#                    the same sums in another order, so the final
+#                    gradients stay within the bound and only the trace
+#                    build's steps (dK, dV after each row block) show it
 set -u
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -79,7 +85,8 @@ if ! grep -q '^#define HAVE_CUDA 1' "$src/config.h"; then
 	exit 2
 fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/gpu_planted.XXXXXX") || exit 2
-trap 'rm -rf "$work"' EXIT INT TERM
+trap 'rm -rf "$work"' EXIT
+trap 'rm -rf "$work"; exit 2' INT TERM
 
 # A copy that keeps every file's time, so make rebuilds only what a
 # plant touches and never reruns autotools.
@@ -162,43 +169,63 @@ fwd="tests/check_gpu tests/check_gpu_split"
 all="tests/check_gpu tests/check_gpu_split tests/check_gpu_bwd"
 printf '%-16s %-22s %-7s %-4s %-11s %s\n' "plant" "test" "build" "exit" \
     "verdict" "failed tests"
-plant "(none)" "$step" "$all tests/check_gpu_decode tests/check_gpu_fast \
-    tests/check_gpu_fast_bwd" ""
-plant "d-loop reversed" "$step" "$all" \
-    's/^\tfor (x = 0; x < d; x++)$/\tfor (x = d - 1; x >= 0; x--)/'
-plant "fma in scores" "$step" "$all" \
-    's/s += q\[x\] \* k\[x\];/s = fmaf(q[x], k[x], s);/'
-plant "__expf" "$step" tests/check_gpu 's/\([^_a-z]\)expf(/\1__expf(/g'
-plant "alpha __expf" "$step" tests/check_gpu \
-    's/expf(T\.m\[r\] - m_new)/__expf(T.m[r] - m_new)/'
-plant "P V reversed" "$step" "$fwd" \
-    '/float pv = 0\.0f/,/pv +=/s/for (c = 0; c < cols; c++)/for (c = cols - 1; c >= 0; c--)/'
-plant "mask off by one" "$rule" "$all" \
-    's/^\treturn !causal || c <= tile_rule_last_key(r, tq, tk);$/#ifdef __CUDA_ARCH__\n\treturn !causal || c < tile_rule_last_key(r, tq, tk);\n#else\n&\n#endif/'
-plant "fp32 rounded" "$rule" "$all" \
-    '/^#ifdef __CUDA_ARCH__$/,/^#else$/s/^\treturn x;$/\treturn __bfloat162float(__float2bfloat16_rn(x));/'
-plant "mma no rescale" gpu/decode.cu tests/check_gpu_decode \
-    's/^\tc\[1\] \*= a1;$/;/'
-plant "mma V pairs" gpu/decode.cu tests/check_gpu_decode \
-    's/(i \& 1) ? 0x7632 : 0x5410/(i \& 1) ? 0x5410 : 0x7632/'
-plant "ring V tiles" gpu/decode.cu tests/check_gpu_decode \
-    's/acc\[i\], x\[0\], x\[1\], x\[2\], x\[3\]/acc[i], x[0], x[2], x[1], x[3]/'
-plant "mma l one lane" gpu/decode.cu tests/check_gpu_decode \
-    's/^\tl += __shfl_xor_sync(0xffffffffu, l, 2);$/;/'
-plant "tc bug ignored" gpu/tcrun.cu tests/check_gpu_fast \
-    's/return job->rule->bug == BUG_NO_RESCALE;/return 0;/'
-plant "bwd no D" gpu/fast_bwd.cu tests/check_gpu_fast_bwd \
-    's/p.dsum\[row\] = p.no_d ? 0.f : sum;/p.dsum[row] = 0.f;/'
-plant "bwd dq dropped" gpu/fast_bwd.cu tests/check_gpu_fast_bwd \
-    's/if (r >= p.tq)$/if (r >= p.tq || (j \& 1))/'
+# Every plant, through the function $1 (plant, or selected: the tests
+# of the plants GPU_PLANTS keeps).
+plants() {
+	"$1" "d-loop reversed" "$step" "$all" \
+	    's/^\tfor (x = 0; x < d; x++)$/\tfor (x = d - 1; x >= 0; x--)/'
+	"$1" "fma in scores" "$step" "$all" \
+	    's/s += q\[x\] \* k\[x\];/s = fmaf(q[x], k[x], s);/'
+	"$1" "__expf" "$step" tests/check_gpu 's/\([^_a-z]\)expf(/\1__expf(/g'
+	"$1" "alpha __expf" "$step" tests/check_gpu \
+	    's/expf(T\.m\[r\] - m_new)/__expf(T.m[r] - m_new)/'
+	"$1" "P V reversed" "$step" "$fwd" \
+	    '/float pv = 0\.0f/,/pv +=/s/for (c = 0; c < cols; c++)/for (c = cols - 1; c >= 0; c--)/'
+	"$1" "mask off by one" "$rule" "$all" \
+	    's/^\treturn !causal || c <= tile_rule_last_key(r, tq, tk);$/#ifdef __CUDA_ARCH__\n\treturn !causal || c < tile_rule_last_key(r, tq, tk);\n#else\n&\n#endif/'
+	"$1" "fp32 rounded" "$rule" "$all" \
+	    '/^#ifdef __CUDA_ARCH__$/,/^#else$/s/^\treturn x;$/\treturn __bfloat162float(__float2bfloat16_rn(x));/'
+	"$1" "mma no rescale" gpu/decode.cu tests/check_gpu_decode \
+	    's/^\tc\[1\] \*= a1;$/;/'
+	"$1" "mma V pairs" gpu/decode.cu tests/check_gpu_decode \
+	    's/(i \& 1) ? 0x7632 : 0x5410/(i \& 1) ? 0x5410 : 0x7632/'
+	"$1" "ring V tiles" gpu/decode.cu tests/check_gpu_decode \
+	    's/acc\[i\], x\[0\], x\[1\], x\[2\], x\[3\]/acc[i], x[0], x[2], x[1], x[3]/'
+	"$1" "mma l one lane" gpu/decode.cu tests/check_gpu_decode \
+	    's/^\tl += __shfl_xor_sync(0xffffffffu, l, 2);$/;/'
+	"$1" "tc bug ignored" gpu/tcrun.cu tests/check_gpu_fast \
+	    's/return job->rule->bug == BUG_NO_RESCALE;/return 0;/'
+	"$1" "bwd no D" gpu/fast_bwd.cu tests/check_gpu_fast_bwd \
+	    's/p.dsum\[row\] = p.no_d ? 0.f : sum;/p.dsum[row] = 0.f;/'
+	"$1" "bwd dq dropped" gpu/fast_bwd.cu tests/check_gpu_fast_bwd \
+	    's/if (r >= p.tq)$/if (r >= p.tq || (j \& 1))/'
+	"$1" "bwd rows reversed" gpu/fast_bwd.cu tests/check_gpu_fast_bwd \
+	    's/(i) = ibegin + (it) % ni;/(i) = p.tr - 1 - (it) % ni;/'
+}
+
+controls=
+selected() {
+	if [ -z "${GPU_PLANTS:-}" ] || echo "$1" | grep -qE "$GPU_PLANTS"; then
+		for t in $3; do
+			case " $controls " in
+			*" $t "*) ;;
+			*) controls="$controls $t" ;;
+			esac
+		done
+	fi
+}
+plants selected
+ncontrols=$(echo $controls | wc -w)
+plant "(none)" "$step" "$controls" ""
+plants plant
 
 # The controls must pass; every other row, a plant in one test, be caught.
 rows=$(grep -vc '^(none)|' "$work/verdicts")
-plants=$(grep -v '^(none)|' "$work/verdicts" | cut -d'|' -f1 | sort -u | wc -l)
-if [ "$(grep -c '^(none)|.*|passes$' "$work/verdicts")" -eq 6 ] &&
+nplants=$(grep -v '^(none)|' "$work/verdicts" | cut -d'|' -f1 | sort -u | wc -l)
+if [ "$(grep -c '^(none)|.*|passes$' "$work/verdicts")" -eq "$ncontrols" ] &&
     [ "$(grep -c '|caught$' "$work/verdicts")" -eq "$rows" ]; then
-	echo "gpu_planted: the tree passes its 6 tests and all $plants plants" \
-	    "run are caught in each of their $rows tests"
+	echo "gpu_planted: the tree passes its $ncontrols tests and all" \
+	    "$nplants plants run are caught in each of their $rows tests"
 	exit 0
 fi
 echo "gpu_planted: NOT SHOWN (see the table)"

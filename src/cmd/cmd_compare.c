@@ -110,7 +110,9 @@ static const char compare_usage[] =
     "atomic the final gradients only (the key blocks add their dQ parts in\n"
     "whatever order they finish).  A gradient entry agrees when\n"
     "  |gpu - sim| <= rtol x (the sum of the magnitudes of its terms so far)\n"
-    "rtol = 1e-4 (2^-10 for fp16, 2^-7 for bf16: P and dS are rounded).\n"
+    "rtol = 1e-4 (2^-10 for fp16, 2^-7 for bf16: P and dS are rounded),\n"
+    "widened for --kernel fast by its tensor cores' delta; fast's backward\n"
+    "steps on its own 64 x 128 tiles whatever the forward's tiling.\n"
     "Exits 3 when built without CUDA, 4 without a usable CUDA driver, 5\n"
     "without a CUDA device.\n"
     "\n";
@@ -403,7 +405,7 @@ compare_backward(const struct options *o, const struct compare_args *a,
 	const struct problem *ps = set->ps;
 	const int n = set->n;
 	char label[96];
-	const struct tiling bt = { o->tiling.br, o->tiling.bc, ORDER_FA1 };
+	struct tiling bt;
 	struct gpucheck_bwd_opts bo;
 	struct gpucheck_bwd_report *reps;
 	struct schedule bs;
@@ -416,6 +418,7 @@ compare_backward(const struct options *o, const struct compare_args *a,
 	bo.dq = a->common.dq;
 	bo.bug = o->grad_bug;
 	bo.per_step = 1;
+	gpu_backward_tiling(a->common.kernel, &o->tiling, &bt);
 	reps = util_calloc((size_t)n, sizeof *reps, "reports", err, errlen);
 	if (reps == NULL || schedule_init(&bs, &ps[0], &bt, err, errlen) != 0 ||
 	    gpucmd_grad_outputs(o, ps, n, &dout, err, errlen) != 0)

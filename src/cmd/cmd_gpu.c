@@ -443,7 +443,7 @@ gpu_backward(const struct options *o, const struct gpu_args *a,
 {
 	const struct problem *p = &ps[0];
 	const size_t d = p->scores_mode ? 0 : (size_t)p->d;
-	const struct tiling bt = { o->tiling.br, o->tiling.bc, ORDER_FA1 };
+	struct tiling bt;
 	struct gpu_grad_error e[4] = {
 		{ "dQ", p->tq, (int)d, 0, 0 }, { "dK", p->tk, (int)d, 0, 0 },
 		{ "dV", p->tk, p->dv, 0, 0 }, { "dS", p->tq, p->tk, 0, 0 },
@@ -458,6 +458,7 @@ gpu_backward(const struct options *o, const struct gpu_args *a,
 
 	memset(&g, 0, sizeof g);
 	memset(&bs, 0, sizeof bs);
+	gpu_backward_tiling(a->common.kernel, &o->tiling, &bt);
 	if (gpucmd_grad_outputs(o, ps, n, &dout, err, errlen) != 0 ||
 	    (o->grad_bug == BWD_BUG_MAX_NOT_LSE && gpu_row_max(res, p,
 	    &o->tiling, &m, err, errlen) != 0) ||
