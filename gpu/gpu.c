@@ -240,7 +240,7 @@ gpu_time(const struct gpu_kernel *k, const struct problem *ps, int n,
     struct tiling *t, int repeat, struct gpu_result *res, char *why,
     size_t len)
 {
-	static const struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	static const struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 
 	memset(res, 0, sizeof *res);
 	if (k->bench_repeat > 0 && repeat > k->bench_repeat)

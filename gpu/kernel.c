@@ -403,6 +403,44 @@ gpu_kv_heads(const struct problem *p)
 }
 
 /*
+ * The masks and score modifiers (mask_rule.h) a kernel's caps take: one
+ * refusal naming the option for each it does not.  part is "" or
+ * " backward".
+ */
+static int
+gpu_mask_takes(const struct gpu_kernel *k, unsigned caps,
+    const struct problem *p, const struct online_rule *rule, const char *part,
+    char *err, size_t errlen)
+{
+	static const struct {
+		unsigned cap;
+		const char *option;
+	} need[] = {
+		{ GPU_CAP_WINDOW, "--window" },
+		{ GPU_CAP_SOFTCAP, "--softcap" },
+		{ GPU_CAP_ALIBI, "--alibi/--alibi-slopes" },
+		{ GPU_CAP_MASK_BUGS, "--mask-bug" },
+	};
+	const int on[] = {
+		mask_rule_has(p->mask, MASK_WINDOW),
+		mask_rule_has(p->mask, MASK_SOFTCAP),
+		p->alibi != NULL,
+		rule != NULL && rule->mask_bug != MASK_BUG_NONE,
+	};
+	char what[96];
+	size_t i;
+
+	for (i = 0; i < sizeof need / sizeof need[0]; i++)
+		if (on[i] && !(caps & need[i].cap)) {
+			snprintf(what, sizeof what, "%s%s", need[i].option, part);
+			return gpu_refuse(k, err, errlen, what, caps & GPU_CAP_CAUSAL ?
+			    "the causal mask alone of mask_rule.h's rules" :
+			    "no mask");
+		}
+	return 0;
+}
+
+/*
  * What gpu_kernel_check checks, with caps in place of the entry's own:
  * the split-KV run adds its caps to the entry's.
  */
@@ -444,6 +482,8 @@ gpu_takes(const struct gpu_kernel *k, unsigned caps, const struct problem *p,
 	}
 	if (p->causal && !(caps & GPU_CAP_CAUSAL))
 		return gpu_refuse(k, err, errlen, "--causal", "no mask");
+	if (gpu_mask_takes(k, caps, p, rule, "", err, errlen) != 0)
+		return -1;
 	if (!(p->scale > 0.0f) && !(caps & GPU_CAP_ANY_SCALE)) {
 		snprintf(what, sizeof what, "--scale %g", (double)p->scale);
 		return gpu_refuse(k, err, errlen, what, "a positive scale");
@@ -557,6 +597,8 @@ gpu_backward_check(const struct gpu_kernel *k, const struct problem *p,
 	}
 	if (p->causal && !(b->caps & GPU_CAP_CAUSAL))
 		return gpu_refuse(k, err, errlen, "--causal backward", "no mask");
+	if (gpu_mask_takes(k, b->caps, p, NULL, " backward", err, errlen) != 0)
+		return -1;
 	if (!p->scores_mode && k->dims != NULL &&
 	    (p->d != p->dv || !gpu_kernel_takes_d(k, p->d))) {
 		snprintf(what, sizeof what, "d = %d, dv = %d backward", p->d,

@@ -271,7 +271,7 @@ START_TEST(test_fault_caught)
 	struct gpucheck_report rep;
 	struct problem p;
 	struct tiling t = { 8, 8, ORDER_FA2 };
-	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	char err[512];
 	int order, conv;
 
@@ -356,7 +356,7 @@ START_TEST(test_seed_example)
 	static const float s[4] = { 1, 2, 1001, 1002 }, v[4] = { 2, -1, 4, 8 };
 	double want = (4.0 * exp(-1.0) + 8.0) / (exp(-1.0) + 1.0);
 	struct tiling t = { 1, 2, ORDER_FA2 };
-	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	struct gpu_result res;
 	struct problem p;
 	int k;
@@ -389,7 +389,7 @@ START_TEST(test_rows_without_keys)
 	struct gpu_result res;
 	struct gpucheck_report rep;
 	struct tiling t = { 4, 2, ORDER_FA2 };
-	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	char err[512];
 	int k, r, x;
 
@@ -428,7 +428,7 @@ START_TEST(test_large_tiles)
 	struct problem p;
 	struct gpucheck_report rep;
 	struct tiling t;
-	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	char err[512];
 	int order;
 
@@ -466,7 +466,7 @@ START_TEST(test_tiles_too_large)
 	struct problem p;
 	struct gpu_result res;
 	struct tiling t = { 2048, 2048, ORDER_FA2 };
-	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	char err[512];
 
 	problem_spec_init(&spec);
@@ -497,7 +497,7 @@ START_TEST(test_trace_object)
 	struct sim *sim;
 	const struct sim_view *v;
 	struct tiling t = { 5, 7, ORDER_FA1 };
-	struct online_rule rule = { CONV_NORMALIZED, BUG_NONE };
+	struct online_rule rule = { CONV_NORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	struct problem_spec spec;
 	float m[8], a[8], l[8], first_m;
 	char err[512];
@@ -615,7 +615,7 @@ START_TEST(test_order_promise)
 	struct problem_spec spec;
 	struct problem p;
 	struct tiling t;
-	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	float *s, *v;
 	double level;
 	char err[512], what[96];

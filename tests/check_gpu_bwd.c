@@ -50,7 +50,7 @@
 
 #define BWD_MAX_HEADS 3
 
-static const struct online_rule rule_plain = { CONV_UNNORMALIZED, BUG_NONE };
+static const struct online_rule rule_plain = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 
 static const struct gpu_kernel *
 teaching(void)

@@ -242,7 +242,7 @@ START_TEST(test_refusals)
 	struct problem_spec spec;
 	struct problem p;
 	struct tiling t = { 128, 64, ORDER_FA2 };
-	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	static const float s[4] = { 1, 2, 1001, 1002 }, v[4] = { 2, -1, 4, 8 };
 	char err[512];
 
@@ -417,7 +417,7 @@ START_TEST(test_absent)
 	struct problem_spec spec;
 	struct problem p;
 	struct tiling t = { 128, 128, ORDER_FA2 };
-	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	char err[512], line[512];
 
 	missing.tiling = NULL;
@@ -525,7 +525,7 @@ START_TEST(test_decode_refusals)
 	struct problem_spec spec;
 	struct problem p;
 	struct tiling t = { 64, 64, ORDER_FA1 };
-	struct online_rule rule = { CONV_NORMALIZED, BUG_NONE };
+	struct online_rule rule = { CONV_NORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	struct gpu_result res;
 	char err[512];
 
@@ -610,7 +610,7 @@ START_TEST(test_split_refusals)
 	struct problem_spec spec;
 	struct problem p;
 	struct tiling t = { 8, 8, ORDER_FA2 };
-	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	struct split_plan sp = { 4, MERGE_MLU, 1 };
 	struct combine_rule cr = { COMBINE_TREE, MERGE_BUG_LAST_MAX };
 	struct gpu_kernel plain = *kernel("teaching");
@@ -674,7 +674,7 @@ START_TEST(test_split_depth)
 	struct problem_spec spec;
 	struct problem p;
 	struct tiling t = { 4, 4, ORDER_FA2 };
-	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	struct split_plan sp = { 0, MERGE_MLU, 0 };
 	struct combine_rule cr = { COMBINE_LTR, MERGE_BUG_NONE };
 	struct combine *comb;
@@ -824,7 +824,7 @@ START_TEST(test_run_refusals)
 	struct problem p;
 	struct gpu_result res;
 	struct tiling t = { 8, 8, ORDER_FA2 };
-	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	char err[512];
 
 	problem_spec_init(&spec);

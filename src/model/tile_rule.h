@@ -6,7 +6,10 @@
  *
  *   the mask   query position r (a row within its head) sees key c when
  *              c <= r + Tk - Tq: the causal mask aligned bottom-right,
- *              so the last query sees every key even when Tq < Tk
+ *              so the last query sees every key even when Tq < Tk (the
+ *              window (-1, 0) of mask_rule.h, whose table holds the
+ *              windows, softcap and ALiBi; this is what the kernels that
+ *              know the causal mask alone read)
  *   rounding   x as fp16 or bf16 would store it (round to nearest, ties
  *              to even), back in float32; fp32 leaves x as it is
  *
