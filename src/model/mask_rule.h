@@ -252,9 +252,10 @@ mask_rule_exp(float x)
 
 /*
  * tanh y in +, -, *, / alone, the same bits on the host and the device:
- * for |y| < 1/4 its odd series to y^13; above, 1 - 2 / (e^{2|y|} + 1)
- * (within a few units of 2^-24: the subtraction loses two bits at
- * most, where tanh is a quarter); past 9 it is 1 in float32.
+ * for |y| < 0.55 its odd series to y^21 (the rest below 2^-29 of it);
+ * above, 1 - 2 / (e^{2|y|} + 1), where the subtraction keeps every bit
+ * (tanh >= 1/2 there); past 9 it is 1 in float32.  Within 4 units of
+ * 2^-24 (tests/check_mask).
  */
 MASK_RULE_FN float
 mask_rule_tanh(float y)
@@ -263,11 +264,15 @@ mask_rule_tanh(float y)
 
 	if (a != a)
 		return y;		/* NaN */
-	if (a < 0.25f) {
+	if (a < 0.55f) {
 		y2 = a * a;
 		t = a * (1.0f + y2 * (-1.0f / 3.0f + y2 * (2.0f / 15.0f +
 		    y2 * (-17.0f / 315.0f + y2 * (62.0f / 2835.0f +
-		    y2 * (-1382.0f / 155925.0f + y2 * (21844.0f / 6081075.0f)))))));
+		    y2 * (-1382.0f / 155925.0f + y2 * (21844.0f / 6081075.0f +
+		    y2 * (-929569.0f / 638512875.0f +
+		    y2 * (6404582.0f / 10854718875.0f +
+		    y2 * (-443861162.0f / 1856156927625.0f +
+		    y2 * (18888466084.0f / 194896477400625.0f)))))))))));
 	} else if (a >= 9.0f)
 		t = 1.0f;
 	else

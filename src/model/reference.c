@@ -19,9 +19,17 @@
 double
 reference_score(const struct problem *p, int r, int c, double x)
 {
-	struct mask_rule m = problem_mask(p, 0);
+	return reference_score_head(p, 0, r, c, x);
+}
+
+double
+reference_score_head(const struct problem *p, int h, int r, int c, double x)
+{
+	struct mask_rule m = problem_mask(p, h);
 	double dist = fabs((double)r + p->tk - p->tq - c);
 
+	if (x == -INFINITY)
+		return x;	/* a scores problem's masked entry stays masked */
 	if (m.softcap > 0.0f)
 		x = (double)m.softcap * tanh(x / (double)m.softcap);
 	return x - (double)m.slope * dist;

@@ -27,6 +27,9 @@
  * derivative of that score in x, 1 - tanh^2(x / C) (1 without a cap).
  */
 double reference_score(const struct problem *p, int r, int c, double x);
+/* The same for query head h of a problem with several heads. */
+double reference_score_head(const struct problem *p, int h, int r, int c,
+    double x);
 double reference_dscore(const struct problem *p, double x);
 
 /* O (Tq, dv) and lse (Tq) in double, on the calling thread.  Rows that
