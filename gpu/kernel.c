@@ -90,7 +90,8 @@ static const struct gpu_kernel gpu_kernel_naive = {
 static const struct gpu_backward gpu_backward_teaching = {
 	.dtypes = ALL_DTYPES,
 	.bugs = (1u << BACKWARD_BUGS) - 1,
-	.caps = GPU_CAP_SCORES | GPU_CAP_CAUSAL | GPU_CAP_TRACE,
+	.caps = GPU_CAP_SCORES | GPU_CAP_CAUSAL | GPU_CAP_TRACE |
+	    GPU_CAP_WINDOW | GPU_CAP_SOFTCAP | GPU_CAP_ALIBI,
 	.rtol = {
 		[DTYPE_FP32] = TEACH_BWD_RTOL,
 		[DTYPE_FP16] = TEACH_BWD_RTOL_FP16,
@@ -117,7 +118,7 @@ static const struct gpu_kernel gpu_kernel_teaching = {
 	.bugs = ALL_BUGS,
 	.dims = NULL,
 	.caps = GPU_CAP_SCORES | GPU_CAP_CAUSAL | GPU_CAP_ANY_SCALE |
-	    GPU_CAP_ANY_TILING | GPU_CAP_TRACE,
+	    GPU_CAP_ANY_TILING | GPU_CAP_TRACE | GPU_CAP_MASKS,
 	.arith = GPU_ARITH_SIM_ORDER,
 	.bench = GPU_BENCH_DEFAULT | GPU_BENCH_FA1,
 	.bench_repeat = 3,
@@ -408,6 +409,44 @@ gpu_kv_heads(const struct problem *p)
 }
 
 /*
+ * The masks and score modifiers (mask_rule.h) a kernel's caps take: one
+ * refusal naming the option for each it does not.  part is "" or
+ * " backward".
+ */
+static int
+gpu_mask_takes(const struct gpu_kernel *k, unsigned caps,
+    const struct problem *p, const struct online_rule *rule, const char *part,
+    char *err, size_t errlen)
+{
+	static const struct {
+		unsigned cap;
+		const char *option;
+	} need[] = {
+		{ GPU_CAP_WINDOW, "--window" },
+		{ GPU_CAP_SOFTCAP, "--softcap" },
+		{ GPU_CAP_ALIBI, "--alibi/--alibi-slopes" },
+		{ GPU_CAP_MASK_BUGS, "--mask-bug" },
+	};
+	const int on[] = {
+		mask_rule_has(problem_mask(p, 0), MASK_WINDOW),
+		mask_rule_has(p->mask, MASK_SOFTCAP),
+		p->alibi != NULL,
+		rule != NULL && rule->mask_bug != MASK_BUG_NONE,
+	};
+	char what[96];
+	size_t i;
+
+	for (i = 0; i < sizeof need / sizeof need[0]; i++)
+		if (on[i] && !(caps & need[i].cap)) {
+			snprintf(what, sizeof what, "%s%s", need[i].option, part);
+			return gpu_refuse(k, err, errlen, what, caps & GPU_CAP_CAUSAL ?
+			    "the causal mask alone of mask_rule.h's rules" :
+			    "no mask");
+		}
+	return 0;
+}
+
+/*
  * What gpu_kernel_check checks, with caps in place of the entry's own:
  * the split-KV run adds its caps to the entry's.
  */
@@ -451,6 +490,8 @@ gpu_takes(const struct gpu_kernel *k, unsigned caps, const struct problem *p,
 	}
 	if (p->causal && !(caps & GPU_CAP_CAUSAL))
 		return gpu_refuse(k, err, errlen, "--causal", "no mask");
+	if (gpu_mask_takes(k, caps, p, rule, "", err, errlen) != 0)
+		return -1;
 	if (!(p->scale > 0.0f) && !(caps & GPU_CAP_ANY_SCALE)) {
 		snprintf(what, sizeof what, "--scale %g", (double)p->scale);
 		return gpu_refuse(k, err, errlen, what, "a positive scale");
@@ -575,6 +616,8 @@ gpu_backward_check(const struct gpu_kernel *k, const struct problem *p,
 	}
 	if (p->causal && !(b->caps & GPU_CAP_CAUSAL))
 		return gpu_refuse(k, err, errlen, "--causal backward", "no mask");
+	if (gpu_mask_takes(k, b->caps, p, NULL, " backward", err, errlen) != 0)
+		return -1;
 	if (!p->scores_mode && k->dims != NULL &&
 	    (p->d != p->dv || !gpu_kernel_takes_d(k, p->d))) {
 		snprintf(what, sizeof what, "d = %d, dv = %d backward", p->d,
@@ -648,9 +691,11 @@ gpu_describe_inputs(const struct gpu_kernel *k, char *buf, size_t len)
 	if (k->max_tq > 0)
 		snprintf(rows, sizeof rows, "; at most %d query rows a head",
 		    k->max_tq);
-	snprintf(buf, len, "Q, K, V%s; %s; %s%s; %s",
+	snprintf(buf, len, "Q, K, V%s; %s%s; %s%s; %s",
 	    k->caps & GPU_CAP_SCORES ? " or scores S, V" : "",
 	    k->caps & GPU_CAP_CAUSAL ? "causal or not" : "no mask",
+	    (k->caps & GPU_CAP_MASKS) == GPU_CAP_MASKS ? ", windows, softcap, "
+	    "ALiBi and the mask bugs" : "",
 	    k->caps & GPU_CAP_ANY_SCALE ? "any scale" : "a positive scale", rows,
 	    k->caps & GPU_CAP_HEADS ? "H query heads on G K/V heads as one "
 	    "problem, each group's rows packed" : "heads one at a time");
@@ -705,9 +750,10 @@ gpu_describe_backward(const struct gpu_kernel *k, char *buf, size_t len)
 	gpu_mask_words(b->dtypes, 3, gpu_dtype_word, dtypes, sizeof dtypes);
 	gpu_mask_words(b->bugs, BACKWARD_BUGS, gpu_bwd_bug_word, bugs,
 	    sizeof bugs);
-	snprintf(buf, len, "%s; %s%s; bug modes %s; dQ atomic or ordered%s%s "
+	snprintf(buf, len, "%s; %s%s%s; bug modes %s; dQ atomic or ordered%s%s "
 	    "(--backward)", dtypes, b->caps & GPU_CAP_CAUSAL ? "causal or not" :
-	    "no mask", b->caps & GPU_CAP_SCORES ? "; scores problems" : "", bugs,
+	    "no mask", b->caps & GPU_CAP_WINDOW ? ", windows, softcap, ALiBi" :
+	    "", b->caps & GPU_CAP_SCORES ? "; scores problems" : "", bugs,
 	    tiles, b->caps & GPU_CAP_TRACE ? "" :
 	    "; final gradients, no step trace");
 }

@@ -61,6 +61,14 @@ enum gpu_arith {
 					 * commands run its heads apart) */
 #define GPU_CAP_OWN_SPLITS	0x80	/* cuts its keys into ranges of its own
 					 * choosing, merged in the kernel */
+#define GPU_CAP_WINDOW		0x100	/* a sliding window (--window L,R),
+					 * skipping the tiles it hides */
+#define GPU_CAP_SOFTCAP		0x200	/* --softcap C */
+#define GPU_CAP_ALIBI		0x400	/* --alibi, --alibi-slopes */
+#define GPU_CAP_MASK_BUGS	0x800	/* --mask-bug (mask_rule.h's table) */
+/* The whole of mask_rule.h's table (the causal mask is its own cap). */
+#define GPU_CAP_MASKS	(GPU_CAP_WINDOW | GPU_CAP_SOFTCAP | GPU_CAP_ALIBI | \
+	GPU_CAP_MASK_BUGS)
 
 /*
  * What bench --gpu does with a kernel (struct gpu_kernel's bench): its

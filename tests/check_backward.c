@@ -32,7 +32,7 @@ static void
 bw_open(struct bw *w, const struct problem *p, const struct tiling *t,
     enum backward_bug bug, const float *dout, uint64_t seed)
 {
-	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	struct problem_spec spec;
 	struct backward_input in;
 	char err[256];
@@ -1473,7 +1473,7 @@ split_run_open(const struct problem *p, const struct tiling *t, int n,
     enum merge_form form, const struct combine_rule *rule,
     struct split_run *run)
 {
-	struct online_rule fwd = { CONV_UNNORMALIZED, BUG_NONE };
+	struct online_rule fwd = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	struct split_plan plan = { n, form, 0 };
 	struct options o;
 	struct fulltimeline b;

@@ -96,7 +96,7 @@ decode_check(const struct decode_shape *sh, enum dtype dt,
 	struct problem *ps, one;
 	struct gpu_result res;
 	struct tiling t = { 64, 64, ORDER_FA2 };
-	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	struct gpucheck_tol tol;
 	double *ref, *ref_lse, s1, delta, c, rtol, rtol_lse, atol, e;
 	const size_t no = (size_t)sh->tq * 128;

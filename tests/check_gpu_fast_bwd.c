@@ -85,7 +85,7 @@ fast_attention_bwd(const void *q, const void *k, const void *v,
 }
 #endif
 
-static const struct online_rule rule_plain = { CONV_UNNORMALIZED, BUG_NONE };
+static const struct online_rule rule_plain = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 
 static const struct gpu_kernel *
 fast(void)

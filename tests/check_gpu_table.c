@@ -273,7 +273,7 @@ START_TEST(test_refusals)
 	struct problem_spec spec;
 	struct problem p;
 	struct tiling t = { 128, 64, ORDER_FA2 };
-	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	static const float s[4] = { 1, 2, 1001, 1002 }, v[4] = { 2, -1, 4, 8 };
 	char err[512];
 
@@ -369,6 +369,83 @@ START_TEST(test_refusals)
 }
 END_TEST
 
+/*
+ * The masks and score modifiers (mask_rule.h): the teaching kernel takes
+ * each, forward, backward and split-KV; every other kernel refuses each
+ * by its option's name (and the causal mask alone still runs there).
+ */
+START_TEST(test_mask_refusals)
+{
+	static const char *const option[] = {
+		"--window", "--softcap", "--alibi/--alibi-slopes", "--mask-bug",
+	};
+	struct problem_spec spec;
+	struct problem p;
+	struct tiling t = { 64, 64, ORDER_FA2 };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
+	char err[512], want[128];
+	int k, i;
+
+	for (k = 0; k < 4; k++) {
+		problem_spec_init(&spec);
+		spec.tq = spec.tk = 40;
+		spec.d = spec.dv = 64;
+		spec.dtype = DTYPE_FP16;
+		spec.input = INPUTS_NORMAL;
+		rule.mask_bug = MASK_BUG_NONE;
+		/* the mask bug on a causal problem: what the table checks
+		 * (the sim refuses it later, having no left edge) */
+		spec.causal = k == 3;
+		if (k == 0) {
+			spec.window_set = 1;
+			spec.window_left = 8;
+			spec.window_right = 0;
+		}
+		if (k == 1) {
+			spec.softcap_set = 1;
+			spec.softcap = 20;
+		}
+		if (k == 2) {
+			spec.alibi_set = 1;
+			spec.alibi = 0.25;
+		}
+		if (k == 3)
+			rule.mask_bug = MASK_BUG_WINDOW_EDGE;
+		build(&spec, &p);
+		ck_assert_msg(gpu_kernel_check(kernel("teaching"), &p, &t, &rule,
+		    GPU_TRACE, err, sizeof err) == 0 || strstr(err, "built "
+		    "without CUDA") != NULL, "%s", err);
+		if (k < 3)
+			ck_assert_msg(gpu_backward_check(kernel("teaching"), &p, 0,
+			    err, sizeof err) == 0 || strstr(err, "built without CUDA")
+			    != NULL, "%s", err);
+		for (i = 0; gpu_kernels[i] != NULL; i++) {
+			if (strcmp(gpu_kernels[i]->name, "teaching") == 0)
+				continue;
+			ck_assert_int_eq(gpu_kernel_check(gpu_kernels[i], &p, &t,
+			    &rule, 0, err, sizeof err), -1);
+			snprintf(want, sizeof want, "kernel %s does not take %s",
+			    gpu_kernels[i]->name, option[k]);
+			if (strstr(err, "built without CUDA") == NULL &&
+			    strstr(err, "does not take --dtype") == NULL &&
+			    strstr(err, "does not take d = ") == NULL)
+				ck_assert_msg(strstr(err, want) != NULL, "%s: '%s'",
+				    want, err);
+			if (gpu_kernels[i]->backward != NULL && k < 3) {
+				ck_assert_int_eq(gpu_backward_check(gpu_kernels[i], &p,
+				    0, err, sizeof err), -1);
+				snprintf(want, sizeof want, "does not take %s backward",
+				    option[k]);
+				if (strstr(err, "built without CUDA") == NULL)
+					ck_assert_msg(strstr(err, want) != NULL, "%s",
+					    err);
+			}
+		}
+		problem_free(&p);
+	}
+}
+END_TEST
+
 /* The fast kernel's tilings (its variants, compiled in fast.cu), or the
  * stub's one answer. */
 START_TEST(test_tilings)
@@ -448,7 +525,7 @@ START_TEST(test_absent)
 	struct problem_spec spec;
 	struct problem p;
 	struct tiling t = { 128, 128, ORDER_FA2 };
-	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	char err[512], line[512];
 
 	missing.tiling = NULL;
@@ -526,9 +603,10 @@ START_TEST(test_describe)
 	    "64x128 (--backward)");
 	ck_assert_int_eq(gpu_kernel_describe(kernel("teaching"), 10, line,
 	    sizeof line), 0);
-	ck_assert_str_eq(line, "backward     fp32, fp16, bf16; causal or not; "
-	    "scores problems; bug modes none, no-d, max-not-lse, no-scale, "
-	    "dq-overwrite; dQ atomic or ordered (--backward)");
+	ck_assert_str_eq(line, "backward     fp32, fp16, bf16; causal or not, "
+	    "windows, softcap, ALiBi; scores problems; bug modes none, no-d, "
+	    "max-not-lse, no-scale, dq-overwrite; dQ atomic or ordered "
+	    "(--backward)");
 	ck_assert_int_eq(gpu_kernel_describe(kernel("fast"), 1, line,
 	    sizeof line), 0);
 	ck_assert_str_eq(line, "dtypes       fp16, bf16");
@@ -556,7 +634,7 @@ START_TEST(test_decode_refusals)
 	struct problem_spec spec;
 	struct problem p;
 	struct tiling t = { 64, 64, ORDER_FA1 };
-	struct online_rule rule = { CONV_NORMALIZED, BUG_NONE };
+	struct online_rule rule = { CONV_NORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	struct gpu_result res;
 	char err[512];
 
@@ -641,7 +719,7 @@ START_TEST(test_split_refusals)
 	struct problem_spec spec;
 	struct problem p;
 	struct tiling t = { 8, 8, ORDER_FA2 };
-	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	struct split_plan sp = { 4, MERGE_MLU, 1 };
 	struct combine_rule cr = { COMBINE_TREE, MERGE_BUG_LAST_MAX };
 	struct gpu_kernel plain = *kernel("teaching");
@@ -705,7 +783,7 @@ START_TEST(test_split_depth)
 	struct problem_spec spec;
 	struct problem p;
 	struct tiling t = { 4, 4, ORDER_FA2 };
-	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	struct split_plan sp = { 0, MERGE_MLU, 0 };
 	struct combine_rule cr = { COMBINE_LTR, MERGE_BUG_NONE };
 	struct combine *comb;
@@ -855,7 +933,7 @@ START_TEST(test_run_refusals)
 	struct problem p;
 	struct gpu_result res;
 	struct tiling t = { 8, 8, ORDER_FA2 };
-	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	char err[512];
 
 	problem_spec_init(&spec);
@@ -966,6 +1044,7 @@ test_suite(void)
 	tcase_add_test(tc, test_find);
 	tcase_add_test(tc, test_every_entry);
 	tcase_add_test(tc, test_manpage);
+	tcase_add_test(tc, test_mask_refusals);
 	tcase_add_test(tc, test_refusals);
 	tcase_add_test(tc, test_tilings);
 	tcase_add_test(tc, test_wgmma_tilings);

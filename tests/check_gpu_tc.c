@@ -98,7 +98,7 @@ tc_run(const struct problem *ps, int n, const struct tiling *t,
     unsigned flags, int repeat, struct gpu_result *res, char *err,
     size_t errlen)
 {
-	static const struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	static const struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 
 	return gpu_run(tc(), ps, n, t, &rule, flags, repeat, res, err, errlen);
 }
@@ -166,7 +166,7 @@ END_TEST
  * fault and what it takes. */
 START_TEST(test_tc_refusals)
 {
-	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	struct gpucheck_opts naive = { 0, NULL, NULL };
 	struct gpucheck_report rep;
 	struct problem_spec spec;
@@ -228,7 +228,7 @@ START_TEST(test_tc_other_device)
 	struct problem p;
 	struct gpu_result res;
 	struct tiling t;
-	static const struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	static const struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	char err[512], want[256], name[64];
 	int cc;
 
@@ -266,7 +266,7 @@ START_TEST(test_tc_random)
 {
 	struct tiling tiles[2][TC_MAX_TILINGS];
 	struct gpucheck_opts opts = { 0, NULL, NULL };
-	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	struct gpucheck_report reps[TC_MAX_HEADS];
 	struct problem ps[TC_MAX_HEADS];
 	struct problem_spec spec;
@@ -352,7 +352,7 @@ END_TEST
 START_TEST(test_tc_rows_without_keys)
 {
 	struct gpucheck_opts opts = { 0, NULL, NULL };
-	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	struct gpucheck_report reps[2];
 	struct problem_spec spec;
 	struct problem ps[2];
@@ -407,7 +407,7 @@ END_TEST
 START_TEST(test_tc_reference)
 {
 	struct gpucheck_opts opts = { 0, NULL, NULL };
-	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	struct gpucheck_report reps[2];
 	struct gpucheck_tol tol;
 	struct problem_spec spec;
@@ -503,7 +503,7 @@ START_TEST(test_tc_fault_caught)
 	static const struct gpucheck_fault no_rescale = { BUG_NO_RESCALE,
 	    MERGE_BUG_NONE, BWD_BUG_NONE };
 	struct gpucheck_opts opts = { 0, NULL, NULL };
-	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	struct gpucheck_report rep;
 	struct problem p;
 	struct tiling t;
@@ -551,8 +551,8 @@ END_TEST
 START_TEST(test_tc_bug_no_rescale)
 {
 	struct gpucheck_opts opts = { 0, NULL, NULL };
-	struct online_rule bug = { CONV_UNNORMALIZED, BUG_NO_RESCALE };
-	struct online_rule none = { CONV_UNNORMALIZED, BUG_NONE };
+	struct online_rule bug = { CONV_UNNORMALIZED, BUG_NO_RESCALE, MASK_BUG_NONE };
+	struct online_rule none = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	struct gpucheck_report rep;
 	struct gpucheck_tol tol;
 	struct gpu_result traced, plain, right;

@@ -45,9 +45,9 @@ END_TEST
  * multiplied by e^-5 before the new tile is added. */
 START_TEST(test_rescale_both)
 {
-	struct online_rule good = { CONV_UNNORMALIZED, BUG_NONE };
-	struct online_rule num = { CONV_UNNORMALIZED, BUG_NUMERATOR_ONLY };
-	struct online_rule den = { CONV_UNNORMALIZED, BUG_DENOMINATOR_ONLY };
+	struct online_rule good = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
+	struct online_rule num = { CONV_UNNORMALIZED, BUG_NUMERATOR_ONLY, MASK_BUG_NONE };
+	struct online_rule den = { CONV_UNNORMALIZED, BUG_DENOMINATOR_ONLY, MASK_BUG_NONE };
 	float alpha = online_alpha(5.0f, 10.0f), acc, pv = 0.0f, l;
 
 	ck_assert_float_eq_tol(alpha, expf(-5.0f), 1e-9f);
@@ -69,7 +69,7 @@ END_TEST
 /* m = -inf everywhere: alpha 1, p 0, finalize to 0 and -inf, no NaN. */
 START_TEST(test_nothing_seen)
 {
-	struct online_rule rule = { CONV_NORMALIZED, BUG_NONE };
+	struct online_rule rule = { CONV_NORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	float s[3] = { -INFINITY, -INFINITY, -INFINITY }, p[3], acc = 0, pv = 0;
 	float m = online_max(-INFINITY, s, 3), l, o, lse;
 
@@ -108,7 +108,7 @@ END_TEST
 
 START_TEST(test_rule_valid)
 {
-	struct online_rule r = { CONV_UNNORMALIZED, BUG_FORGET_OLD_DENOMINATOR };
+	struct online_rule r = { CONV_UNNORMALIZED, BUG_FORGET_OLD_DENOMINATOR, MASK_BUG_NONE };
 
 	ck_assert(!online_rule_valid(&r));
 	r.convention = CONV_NORMALIZED;

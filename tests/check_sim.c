@@ -16,7 +16,7 @@ START_TEST(test_seed_example)
 {
 	static const float s[4] = { 1, 2, 1001, 1002 }, v[4] = { 2, -1, 4, 8 };
 	struct tiling t = { 1, 2, ORDER_FA2 };
-	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	double want = (4.0 * exp(-1.0) + 8.0) / (exp(-1.0) + 1.0);
 	struct problem p;
 	float *o, *lse;
@@ -118,7 +118,7 @@ START_TEST(test_bugs_break_rising_max)
 	struct problem_spec spec;
 	struct problem p;
 	struct tiling t = { 8, 8, ORDER_FA2 };
-	struct online_rule rule;
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	float *o, *lse;
 	char err[256];
 	double e;
@@ -158,7 +158,7 @@ START_TEST(test_bugs_hide_when_max_never_rises)
 	float s[TQ * TK], v[TK * DV];
 	struct problem p;
 	struct tiling t = { 2, 4, ORDER_FA2 };
-	struct online_rule rule;
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	float *o, *lse;
 	double e;
 	int r, c, b;
@@ -211,7 +211,7 @@ START_TEST(test_fully_masked_rows)
 	struct problem_spec spec;
 	struct problem p;
 	struct tiling t = { 3, 2, ORDER_FA2 };
-	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	struct sim *sim;
 	float o[20 * 4], lse[20];
 	char err[256];
@@ -254,7 +254,7 @@ START_TEST(test_masked_row_in_scores)
 	float v[4 * 2] = { 1, 2, 3, 4, 5, 6, 7, 8 };
 	struct problem p;
 	struct tiling t = { 3, 2, ORDER_FA1 };
-	struct online_rule rule = { CONV_NORMALIZED, BUG_NONE };
+	struct online_rule rule = { CONV_NORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	struct sim *sim;
 	float o[6], lse[3];
 	char err[256];
@@ -619,7 +619,7 @@ START_TEST(test_phase_moves)
 	struct problem_spec spec;
 	struct problem p;
 	struct tiling t = { 4, 4, ORDER_FA2 };
-	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	struct sim *sim;
 	const struct sim_view *v;
 	char err[256];
@@ -653,7 +653,7 @@ START_TEST(test_rejects_bad_rule)
 	struct problem_spec spec;
 	struct problem p;
 	struct tiling t = { 4, 4, ORDER_FA2 };
-	struct online_rule rule = { CONV_UNNORMALIZED, BUG_FORGET_OLD_DENOMINATOR };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_FORGET_OLD_DENOMINATOR, MASK_BUG_NONE };
 	char err[256];
 
 	problem_spec_init(&spec);

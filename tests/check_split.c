@@ -246,7 +246,7 @@ dense_problem(struct problem *p, struct tiling *t, uint64_t seed, int causal)
  */
 START_TEST(test_orders)
 {
-	static const struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	static const struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	struct problem p;
 	struct tiling t;
 	struct split_plan sp = { 0 };
@@ -303,7 +303,7 @@ END_TEST
  * range's keys alone gives, and (o, lse) its finalize. */
 START_TEST(test_partials_are_ranges)
 {
-	static const struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	static const struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	struct problem p, part;
 	struct problem_spec spec;
 	struct tiling t;
@@ -381,7 +381,7 @@ END_TEST
  */
 START_TEST(test_empty_partials)
 {
-	static const struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	static const struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	struct problem_spec spec;
 	struct problem p;
 	struct tiling t = { 3, 2, ORDER_FA2 };
@@ -474,7 +474,7 @@ static double
 bug_error(const struct problem *p, const struct tiling *t, enum merge_form form,
     enum combine_order order, enum merge_bug bug)
 {
-	static const struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	static const struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	struct split_plan sp = { 3, MERGE_MLU, 0 };
 	struct combine_rule good = { COMBINE_LTR, MERGE_BUG_NONE }, bad;
 	struct run r0, r1;
@@ -568,7 +568,7 @@ END_TEST
  * nothing to combine. */
 START_TEST(test_combine_refuses)
 {
-	static const struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	static const struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	struct problem p;
 	struct tiling t;
 	struct split_plan sp = { 3, MERGE_MLU, 0 };
@@ -642,7 +642,7 @@ merge_record_fn(const struct combine_view *v, void *ctx)
  * gives the bits running it gave; phase moves cross merges. */
 START_TEST(test_combine_seek)
 {
-	static const struct online_rule rule = { CONV_NORMALIZED, BUG_NONE };
+	static const struct online_rule rule = { CONV_NORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	struct inputs_rng rng;
 	struct problem_spec spec;
 	struct problem p;
@@ -727,7 +727,7 @@ record_l_new(const struct sim_view *v, void *ctx)
 
 START_TEST(test_forward_seek)
 {
-	static const struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	static const struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	struct inputs_rng rng;
 	struct problem p;
 	struct tiling t;
@@ -789,7 +789,7 @@ heads_problem(int heads, int kv_heads, int tq, int causal, struct problem *p)
  */
 START_TEST(test_grouped_heads)
 {
-	static const struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	static const struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	static const int shapes[][3] = {	/* H, G, Tq */
 		{ 4, 2, 1 }, { 8, 1, 1 }, { 6, 3, 3 }, { 4, 4, 2 }, { 8, 2, 5 },
 	};
@@ -949,7 +949,7 @@ END_TEST
  * the runs to spread are the non-empty (row block, range) pairs. */
 START_TEST(test_split_traffic)
 {
-	static const struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	static const struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	struct problem_spec spec;
 	struct problem p;
 	struct tiling t = { 4, 4, ORDER_FA2 };

@@ -31,7 +31,7 @@ fixture_open(struct fixture *f)
 {
 	struct problem_spec spec;
 	struct tiling t = { 3, 2, ORDER_FA2 };
-	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	struct backward_input in;
 	char err[256];
 

@@ -14,7 +14,7 @@ static char *
 trace_to_string(const struct problem *p, const struct tiling *t,
     const char *format, int with_tiles, int with_acc)
 {
-	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	struct trace tr;
 	char *buf = NULL, err[256];
 	size_t len = 0;

@@ -11,6 +11,7 @@ CORE_CHECKS = \
 	tests/check_fp8 \
 	tests/check_npy \
 	tests/check_online \
+	tests/check_mask \
 	tests/check_memory \
 	tests/check_options \
 	tests/check_outfile \
@@ -43,6 +44,8 @@ tests_check_npy_SOURCES = tests/check_npy.c $(TESTUTIL)
 tests_check_npy_LDADD = $(CHECK_LDADD)
 tests_check_online_SOURCES = tests/check_online.c $(TESTUTIL)
 tests_check_online_LDADD = $(CHECK_LDADD)
+tests_check_mask_SOURCES = tests/check_mask.c $(TESTUTIL)
+tests_check_mask_LDADD = $(CHECK_LDADD)
 tests_check_memory_SOURCES = tests/check_memory.c $(TESTUTIL)
 tests_check_memory_LDADD = $(CHECK_LDADD)
 tests_check_outfile_SOURCES = tests/check_outfile.c $(TESTUTIL)

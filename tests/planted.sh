@@ -54,6 +54,20 @@
 #       src/model/backward.c
 #       sed 's/dtype_round(p->dtype, in->o\[(size_t)r \* b->dv + x\])/in->o[(size_t)r * b->dv + x]/'
 #       -> tests/check_backward:test_precision_rule
+#   skip a seen tile    a tile is skipped only when every entry of it is
+#                       hidden (mask_rule.h's mask_rule_keys, read by the
+#                       schedule and the teaching kernels; check_mask)
+#       src/model/mask_rule.h
+#       sed 's/\*lo = a < 0 ? 0 : a;/*lo = a < 0 ? 0 : a + 1;/'
+#       a row block's first visible key taken one to the right: the
+#       tile holding only that key of the band is skipped
+#       -> tests/check_mask:test_skipped_tiles_brute_force
+#   cap's backward      the backward goes through softcap's derivative
+#   dropped             1 - (s_capped / C)^2 (check_mask)
+#       src/model/backward.c
+#       sed 's/if (tb->pm\[e\] != 0.0f)$/if (tb->pm[e] != tb->pm[e])/'
+#       dS goes on to dQ and dK as if there were no cap
+#       -> tests/check_mask:test_backward_random
 #   merge drops a       split-KV equals the unsplit run: the combine
 #   rescale             merges partials with both weights (check_split)
 #       src/model/combine.c
@@ -142,7 +156,7 @@ trap 'exit 143' TERM
 
 # Every program some plant names: the base builds them once, and the
 # tree as it is must pass them all.
-ALL_TESTS="tests/check_sim tests/check_backward tests/check_split tests/check_outfile
+ALL_TESTS="tests/check_sim tests/check_backward tests/check_split tests/check_mask tests/check_outfile
     tests/check_ui tests/check_options tests/outfile.test tests/check_lesson
     tests/check_fp8"
 
@@ -290,6 +304,12 @@ plant "dV from fp32 P" src/model/backward.c \
 plant "D from fp32 O" src/model/backward.c \
     's/dtype_round(p->dtype, in->o\[(size_t)r \* b->dv + x\])/in->o[(size_t)r * b->dv + x]/' \
     tests/check_backward:test_precision_rule
+plant "skip a seen tile" src/model/mask_rule.h \
+    's/\*lo = a < 0 ? 0 : a;/*lo = a < 0 ? 0 : a + 1;/' \
+    tests/check_mask:test_skipped_tiles_brute_force
+plant "cap's backward dropped" src/model/backward.c \
+    's/if (tb->pm\[e\] != 0.0f)$/if (tb->pm[e] != tb->pm[e])/' \
+    tests/check_mask:test_backward_random
 plant "merge drops rescale" src/model/combine.c \
     's/du\[(size_t)r \* dv + x\] = merge_mix(w, ua\[x\], ub\[x\]);/du[(size_t)r * dv + x] = ua[x] + w.w_b * ub[x];/' \
     tests/check_split:test_split_matches_unsplit

@@ -3,6 +3,7 @@
 
 #include "options.h"
 #include "options_fp8.h"
+#include "model/mask.h"
 #include "model/util.h"
 
 #include <ctype.h>
@@ -162,6 +163,23 @@ merge_bug_more(char *buf, size_t len)
 	options_words(buf, len, merge_bug_word, MERGE_BUGS, "|", NULL);
 }
 
+static const char *mask_bug_word(int i);
+
+/* --mask-bug's help: the words, then what each breaks (mask_rule.h). */
+static void
+mask_bug_more(char *buf, size_t len)
+{
+	size_t at;
+	int b;
+
+	options_words(buf, len, mask_bug_word, MASK_BUGS, "|", NULL);
+	for (b = 0; b < MASK_BUGS; b++) {
+		at = strlen(buf);
+		snprintf(buf + at, len - at, "\n%s: %s", mask_bug_name((enum mask_bug)b),
+		    mask_bug_breaks((enum mask_bug)b));
+	}
+}
+
 static void
 grad_bug_more(char *buf, size_t len)
 {
@@ -241,6 +259,75 @@ static int
 set_causal(void *ctx, const char *v, char *err, size_t errlen)
 {
 	return options_set_flag(&((struct options *)ctx)->spec.causal, v, err, errlen);
+}
+
+/* --window L,R: two integers from -1 (unbounded) up, one comma. */
+static int
+set_window(void *ctx, const char *v, char *err, size_t errlen)
+{
+	struct options *o = ctx;
+	const char *comma = strchr(v, ',');
+	char left[32];
+	long l, r;
+	size_t n;
+
+	n = comma != NULL ? (size_t)(comma - v) : 0;
+	if (comma == NULL || n == 0 || n >= sizeof left || strchr(comma + 1, ','))
+		return util_error(err, errlen, "--window must be L,R (two numbers "
+		    "of keys, -1 for unbounded, e.g. 8,0), not '%s'", v);
+	memcpy(left, v, n);
+	left[n] = '\0';
+	if (options_int("window", left, -1, INT_MAX, &l, err, errlen) != 0 ||
+	    options_int("window", comma + 1, -1, INT_MAX, &r, err, errlen) != 0)
+		return util_error(err, errlen, "--window must be L,R with each "
+		    "side -1 (unbounded) or a number of keys >= 0, not '%s'", v);
+	o->spec.window_set = 1;
+	o->spec.window_left = (int)l;
+	o->spec.window_right = (int)r;
+	return 0;
+}
+
+static int
+set_softcap(void *ctx, const char *v, char *err, size_t errlen)
+{
+	struct options *o = ctx;
+
+	if (options_double("softcap", v, &o->spec.softcap, err, errlen) != 0)
+		return -1;
+	if (!(o->spec.softcap > 0) || o->spec.softcap > FLT_MAX ||
+	    (float)o->spec.softcap == 0.0f)
+		return util_error(err, errlen, "--softcap must be a positive number "
+		    "within float32's range (%g to %g), not '%s'",
+		    (double)FLT_TRUE_MIN, (double)FLT_MAX, v);
+	o->spec.softcap_set = 1;
+	return 0;
+}
+
+static int
+set_alibi(void *ctx, const char *v, char *err, size_t errlen)
+{
+	struct options *o = ctx;
+
+	if (options_double("alibi", v, &o->spec.alibi, err, errlen) != 0)
+		return -1;
+	if (!(o->spec.alibi >= 0 && o->spec.alibi <= 1e6))
+		return util_error(err, errlen, "--alibi must be a slope from 0 to "
+		    "1e6, not '%s'", v);
+	o->spec.alibi_set = 1;
+	return 0;
+}
+
+/* The list is read again by problem_build, against --heads. */
+static int
+set_alibi_slopes(void *ctx, const char *v, char *err, size_t errlen)
+{
+	struct options *o = ctx;
+	int n;
+
+	if (problem_slopes(v, NULL, 0, &n, err, errlen) != 0)
+		return -1;
+	o->spec.alibi_slopes = v;
+	return 0;
 }
 
 static int
@@ -359,6 +446,23 @@ set_bug(void *ctx, const char *v, char *err, size_t errlen)
 	return 0;
 }
 
+static const char *
+mask_bug_word(int i)
+{
+	return mask_bug_name((enum mask_bug)i);
+}
+
+static int
+set_mask_bug(void *ctx, const char *v, char *err, size_t errlen)
+{
+	struct options *o = ctx;
+
+	if (mask_bug_parse(v, &o->rule.mask_bug) != 0)
+		return not_one_of(err, errlen, "mask-bug", mask_bug_word, MASK_BUGS,
+		    v);
+	return 0;
+}
+
 static int
 set_dtype(void *ctx, const char *v, char *err, size_t errlen)
 {
@@ -378,7 +482,14 @@ static const struct options_entry problem_entries[] = {
 	{ "br", "N", "query rows per tile Br (default 4)", set_br },
 	{ "bc", "N", "keys per tile Bc (default 4)", set_bc },
 	{ "order", "fa1|fa2", "loop order (default fa2)", set_order },
-	{ "causal", NULL, "causal mask, aligned bottom-right", set_causal },
+	{ "causal", NULL, "causal mask, bottom-right (= --window -1,0)",
+	    set_causal },
+	{ "window", "L,R", "keys r+Tk-Tq-L .. r+Tk-Tq+R (-1: unbounded)",
+	    set_window },
+	{ "softcap", "C", "scores -> C tanh(s/C), before the max", set_softcap },
+	{ "alibi", "SLOPE", "add -SLOPE |r+Tk-Tq-c| to the scores", set_alibi },
+	{ "alibi-slopes", "A,B,..", "ALiBi, one slope per query head",
+	    set_alibi_slopes },
 	{ "scale", "X", "score scale (default 1/sqrt(d))", set_scale },
 	{ "seed", "N", "seed of the generated inputs (default 1)", set_seed },
 	{ "input", "KIND", "normal|uniform|ramp|spike|outliers (default ramp)",
@@ -389,6 +500,7 @@ static const struct options_entry problem_entries[] = {
 	{ "scores", "S.npy", "scores (Tq, Tk) given directly; with --v", set_scores },
 	{ "convention", "NAME", "", set_convention },
 	{ "bug", "NAME", "", set_bug },
+	{ "mask-bug", "NAME", "", set_mask_bug },
 	{ "dtype", "TYPE", "fp32|fp16|bf16|fp8: storage type emulated (default "
 	    "fp32; fp8 is e4m3 with block scales)", set_dtype },
 	{ "fp8-block", "N", "fp8: rows of Q, K, V sharing one scale (default "
@@ -741,6 +853,7 @@ static const struct {
 	{ set_merge_bug, merge_bug_more },
 	{ set_grad_bug, grad_bug_more },
 	{ options_set_fp8_bug, options_fp8_bug_more },
+	{ set_mask_bug, mask_bug_more },
 };
 
 /* One option: its name and help, and the generated help's lines after

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "setup.h"
+#include "model/mask.h"
 #include "model/memory.h"
 #include "model/npy.h"
 #include "npyout.h"
@@ -120,6 +121,16 @@ setup_describe(FILE *f, const struct sim *sim)
 	    s->br, s->bc, s->tr, s->tc, s->nsteps, (long)s->tr * s->tc - s->nsteps);
 	fprintf(f, "update:   convention=%s bug=%s\n",
 	    online_convention_name(r->convention), online_bug_name(r->bug));
+	if (problem_beyond_causal(p) || r->mask_bug != MASK_BUG_NONE) {
+		char what[128];
+
+		fprintf(f, "mask:     %s", mask_describe(problem_mask(p, 0), p->alibi != NULL,
+		    what, sizeof what));
+		if (p->alibi != NULL)
+			fprintf(f, " (slope %g%s)", (double)p->alibi[0],
+			    s->heads > 1 ? " for head 0" : "");
+		fprintf(f, ", mask-bug=%s\n", mask_bug_name(r->mask_bug));
+	}
 	if (s->heads > 1)
 		fprintf(f, "heads:    H=%d query heads share G=%d K/V heads (%d "
 		    "each)%s\n", s->heads, s->kv_heads, s->group, s->pack ?

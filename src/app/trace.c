@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "trace.h"
+#include "model/mask.h"
 
 #include <math.h>
 #include <string.h>
@@ -129,6 +130,7 @@ jsonl_begin(struct trace *t)
 	const struct problem *p = sim_problem(t->sim);
 	const struct schedule *s = sim_schedule(t->sim);
 	const struct online_rule *r = sim_rule(t->sim);
+	int h;
 
 	fprintf(t->f, "{\"type\":\"problem\",\"tq\":%d,\"tk\":%d,\"d\":%d,"
 	    "\"dv\":%d,\"br\":%d,\"bc\":%d,\"tr\":%d,\"tc\":%d,\"order\":\"%s\","
@@ -142,6 +144,19 @@ jsonl_begin(struct trace *t)
 	    dtype_name(p->dtype), s->nsteps, p->scores_mode ? "true" : "false",
 	    r->convention == CONV_UNNORMALIZED ? "u" : "o");
 	json_string(t->f, p->source);
+	/* The score rules (mask_rule.h): the window, the cap (0: none), a
+	 * slope per head (empty: no ALiBi), the mask bug. */
+	fprintf(t->f, ",\"window\":[%d,%d],\"softcap\":",
+	    problem_mask(p, 0).window ? problem_mask(p, 0).left : -1,
+	    problem_mask(p, 0).window ? problem_mask(p, 0).right : -1);
+	trace_number(t->f, p->mask.softcap, 1);
+	fputs(",\"alibi\":[", t->f);
+	for (h = 0; p->alibi != NULL && h < s->heads; h++) {
+		if (h > 0)
+			fputc(',', t->f);
+		trace_number(t->f, p->alibi[h], 1);
+	}
+	fprintf(t->f, "],\"mask_bug\":\"%s\"", mask_bug_name(r->mask_bug));
 	fprintf(t->f, ",\"heads\":%d,\"kv_heads\":%d,\"pack_gqa\":%s,"
 	    "\"splits\":%d", s->heads, s->kv_heads, s->pack ? "true" : "false",
 	    s->splits);
@@ -522,6 +537,13 @@ text_begin(struct trace *t)
 	    online_convention_name(r->convention), online_bug_name(r->bug),
 	    dtype_name(p->dtype), p->source, s->nsteps, s->tr, s->tc,
 	    (long)s->tr * s->tc - s->nsteps);
+	if (problem_beyond_causal(p) || r->mask_bug != MASK_BUG_NONE) {
+		char what[128];
+
+		fprintf(t->f, "mask: %s, mask-bug=%s\n", mask_describe(problem_mask(p, 0),
+		    p->alibi != NULL, what, sizeof what),
+		    mask_bug_name(r->mask_bug));
+	}
 	if (s->heads > 1)
 		fprintf(t->f, "heads: H=%d query heads share G=%d K/V heads%s; "
 		    "rows are %s\n", s->heads, s->kv_heads, s->pack ? ", packed" : "",

@@ -120,7 +120,7 @@ static void
 bench_child(enum bench_kind kind, long t, int fd)
 {
 	struct tiling tiling = { 64, 64, ORDER_FA2 };
-	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	struct bench_report rep;
 	struct problem p;
 	struct sim *sim = NULL;
@@ -285,7 +285,7 @@ static int
 bench_seeks(const struct bench_args *a, char *err, size_t errlen)
 {
 	struct tiling tiling = { 64, 64, ORDER_FA2 };
-	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	struct inputs_rng rng;
 	struct problem p;
 	struct sim *sim = NULL;

@@ -40,6 +40,7 @@ struct blockseek {
 struct tile_bufs {
 	float *s, *pm, *pr, *dp, *ds, *dsr;	/* S, P (float32, and in the
 						 * dtype), dP, dS (both ways) */
+	float *cap;		/* S after the cap, before ALiBi's bias */
 	float *prod;
 };
 
@@ -166,8 +167,10 @@ tile_grads(struct backward *b, struct tile_bufs *tb,
 	int rows = t->r1 - t->r0, cols = t->c1 - t->c0, r, c, x;
 	size_t n = (size_t)rows * cols, e;
 
-	/* S = scale Q_i K_j^T, recomputed as the forward computed it. */
-	sim_tile_scores(p, &b->sched, t, tb->s);
+	/* S = scale Q_i K_j^T with the score rules, recomputed as the
+	 * forward computed it; cap keeps the capped scores for the cap's
+	 * backward. */
+	sim_tile_scores_capped(p, &b->sched, t, tb->s, tb->cap);
 
 	/* P = exp(S - lse): a row that sees no key (lse = -inf) gets 0, as
 	 * online_exp does while m = -inf; a masked entry gets exp(-inf). */
@@ -199,6 +202,12 @@ tile_grads(struct backward *b, struct tile_bufs *tb,
 			e = (size_t)r * cols + c;
 			tb->ds[e] = b->bug == BWD_BUG_NO_D ? tb->pm[e] * tb->dp[e] :
 			    tb->pm[e] * (tb->dp[e] - dr);
+			/* Back through the cap to scale Q K^T (mask_rule.h);
+			 * ALiBi's bias passes dS through.  Hidden entries
+			 * have P = 0, so dS = 0 stays. */
+			if (tb->pm[e] != 0.0f)
+				tb->ds[e] = mask_rule_dscore(p->mask, tb->ds[e],
+				    tb->cap[e]);
 		}
 	}
 
@@ -320,7 +329,7 @@ view_set(struct backward *b, const struct schedule_tile *t, int phase)
 	v->tile = *t;
 	v->rows = t->r1 - t->r0;
 	v->cols = t->c1 - t->c0;
-	v->last_in_key = t->i == b->sched.tr - 1;
+	v->last_in_key = t->i == b->sched.iend[t->j] - 1;
 	v->nphases = v->last_in_key ? BWD_PHASES : BWD_PHASES - 1;
 	if (phase < 0 || phase >= v->nphases)
 		phase = v->nphases - 1;
@@ -430,7 +439,8 @@ static int
 tile_bufs_alloc(struct tile_bufs *tb, size_t tile, size_t wide, char *err,
     size_t errlen)
 {
-	float **each[] = { &tb->s, &tb->pm, &tb->pr, &tb->dp, &tb->ds, &tb->dsr };
+	float **each[] = { &tb->s, &tb->pm, &tb->pr, &tb->dp, &tb->ds, &tb->dsr,
+		&tb->cap };
 	size_t k;
 
 	for (k = 0; k < sizeof each / sizeof each[0]; k++)
@@ -450,6 +460,7 @@ tile_bufs_free(struct tile_bufs *tb)
 	free(tb->dp);
 	free(tb->ds);
 	free(tb->dsr);
+	free(tb->cap);
 	free(tb->prod);
 }
 
@@ -628,15 +639,16 @@ backward_step_phases(const struct backward *b, long k)
 	struct schedule_tile t;
 
 	schedule_tile(&b->sched, k, &t);
-	return t.i == b->sched.tr - 1 ? BWD_PHASES : BWD_PHASES - 1;
+	return t.i == b->sched.iend[t.j] - 1 ? BWD_PHASES : BWD_PHASES - 1;
 }
 
-/* The tile of row block i's n-th visible key block (n = j), or of key
- * block j's n-th visible row block. */
+/* The tile of row block i's n-th visible key block (j = jbegin(i) + n),
+ * or of key block j's n-th visible row block. */
 static void
 row_tile(const struct backward *b, int i, int n, struct schedule_tile *t)
 {
-	schedule_tile(&b->sched, schedule_step_of(&b->sched, i, n), t);
+	schedule_tile(&b->sched, schedule_step_of(&b->sched, i,
+	    b->sched.jbegin[i] + n), t);
 }
 
 static void
@@ -655,9 +667,9 @@ backward_seek(struct backward *b, long k, int phase)
 	if (k < 0 || k >= b->sched.nsteps)
 		return -1;
 	schedule_tile(&b->sched, k, &t);
-	/* Before this tile, row block i has had its tiles (i, 0 .. j-1) and
-	 * key block j its tiles (ibegin(j) .. i-1, j). */
-	nrow = t.j;
+	/* Before this tile, row block i has had its tiles (i, jbegin(i) ..
+	 * j-1) and key block j its tiles (ibegin(j) .. i-1, j). */
+	nrow = t.j - b->sched.jbegin[t.i];
 	nkey = t.i - b->sched.ibegin[t.j];
 
 	ck_reach(&b->rowck, t.i, nrow);
@@ -686,7 +698,8 @@ int
 backward_warm(struct backward *b, int key, int blk, int ntiles)
 {
 	struct ckstore *cs = key ? &b->keyck.ck : &b->rowck.ck;
-	int len = key ? b->sched.tr - b->sched.ibegin[blk] : b->sched.jend[blk];
+	int len = key ? b->sched.iend[blk] - b->sched.ibegin[blk] :
+	    b->sched.jend[blk] - b->sched.jbegin[blk];
 	struct schedule_tile t;
 	const float *from;
 	int n;
@@ -766,7 +779,8 @@ backward_run(struct backward *b, backward_step_fn fn, void *ctx,
 		tile_apply(b, &t, dq + (size_t)t.r0 * d, kv);
 		/* The run passes every checkpoint position: keep them, so
 		 * that the first seeks after it are cheap. */
-		ckstore_save(&b->rowck.ck, t.i, t.j + 1, dq + (size_t)t.r0 * d,
+		ckstore_save(&b->rowck.ck, t.i, t.j - b->sched.jbegin[t.i] + 1,
+		    dq + (size_t)t.r0 * d,
 		    (size_t)(t.r1 - t.r0) * d);
 		ckstore_save(&b->keyck.ck, t.j, t.i - b->sched.ibegin[t.j] + 1,
 		    kv, bc * (d + dv));
@@ -775,7 +789,7 @@ backward_run(struct backward *b, backward_step_fn fn, void *ctx,
 				memcpy(g->ds + (size_t)(t.r0 + c) * p->tk + t.c0,
 				    b->tile.ds + (size_t)c * (t.c1 - t.c0),
 				    (size_t)(t.c1 - t.c0) * sizeof *g->ds);
-		if (t.i == b->sched.tr - 1) {	/* WRITE dK_j, dV_j */
+		if (t.i == b->sched.iend[t.j] - 1) {	/* WRITE dK_j, dV_j */
 			if (g != NULL && g->dk != NULL)
 				memcpy(g->dk + (size_t)t.c0 * d, kv,
 				    (size_t)(t.c1 - t.c0) * d * sizeof *kv);

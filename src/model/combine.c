@@ -15,6 +15,7 @@
 #include "config.h"
 
 #include "combine.h"
+#include "reference.h"
 #include "util.h"
 
 #include <math.h>
@@ -623,7 +624,7 @@ combine_bound(const struct combine *c, struct combine_bounds *out)
 		depth = n;
 
 	for (i = 0; i < s->tr; i++) {
-		int t1 = s->jend[i], tn = (t1 + n - 1) / n;
+		int t1 = s->jend[i] - s->jbegin[i], tn = (t1 + n - 1) / n;
 
 		schedule_rows(s, i, &r0, &r1);
 		for (r = r0; r < r1; r++) {
@@ -645,6 +646,9 @@ combine_bound(const struct combine *c, struct combine_bounds *out)
 						sc += (double)q[x] * k[x];
 					sc *= p->scale;
 				}
+				/* the score the softmax sees: capped and biased */
+				sc = reference_score_head(p, (int)(qrow / (size_t)p->tq),
+				    pos, col, sc);
 				if (sc == -INFINITY)
 					continue;
 				lo = sc < lo ? sc : lo;

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "gradref.h"
+#include "reference.h"
 #include "util.h"
 
 #include <math.h>
@@ -50,7 +51,11 @@ gradref_sums(const struct problem *p, const float *dout, int magnitudes,
 					    (double)p->k[(size_t)c * d + x];
 				dot *= (double)p->scale;
 			}
-			s[c] = problem_visible(p, r, c) ? dot : -INFINITY;
+			/* x (the scaled product) in pr until P replaces it:
+			 * the cap's backward reads it. */
+			pr[c] = dot;
+			s[c] = problem_visible(p, r, c) ? reference_score(p, r, c,
+			    dot) : -INFINITY;
 			if (s[c] > m)
 				m = s[c];
 		}
@@ -58,7 +63,12 @@ gradref_sums(const struct problem *p, const float *dout, int magnitudes,
 			continue;
 		l = 0.0;
 		for (c = 0; c < tk; c++) {
+			/* s holds the cap's derivative from here on: P is all
+			 * the rest needs of the score. */
+			double x = pr[c];
+
 			pr[c] = exp(s[c] - m);
+			s[c] = reference_dscore(p, x);
 			l += pr[c];
 		}
 		memset(o, 0, (size_t)dvw * sizeof *o);
@@ -82,6 +92,9 @@ gradref_sums(const struct problem *p, const float *dout, int magnitudes,
 				dp += magnitudes ? fabs(t) : t;
 			}
 			g = magnitudes ? pr[c] * (dp + dsum) : pr[c] * (dp - dsum);
+			/* Through the cap to the scaled product (ALiBi's bias
+			 * is a constant: nothing to go through). */
+			g *= magnitudes ? fabs(s[c]) : s[c];
 			if (ds != NULL)
 				ds[(size_t)r * tk + c] = g;	/* dS_rc */
 			if (dv != NULL)

@@ -10,6 +10,12 @@
  *                    dV_c += P_rc dO_r
  *                    dQ_r += scale dS_rc K_c     dK_c += scale dS_rc Q_r
  *
+ * The score rules (mask_rule.h) bend s first: the softmax sees
+ * C tanh(x / C) - slope |r + Tk - Tq - c| of the scaled product x, so
+ * dS_rc above is the gradient of that score, and the one that goes on to
+ * dQ, dK and the returned dS is dS_rc (1 - tanh^2(x / C)), the gradient
+ * of x (ALiBi's bias is a constant and changes nothing).
+ *
  * A scores problem's gradient with respect to S is dS itself (and dV).
  * Rows that see no key contribute nothing.  It never tiles and shares no
  * code and no rounding with backward.c; tests check it in turn against

@@ -70,13 +70,13 @@ memory_clamp(int n, uint64_t max)
 	return n > 0 && (uint64_t)n < max ? (uint64_t)n : max;
 }
 
-/* A schedule and its traffic table, in bytes: jend per row block,
- * ibegin per key block (per head), first and a struct traffic per outer
- * block. */
+/* A schedule and its traffic table, in bytes: jbegin and jend per row
+ * block, ibegin and iend per key block (per head), first and a struct
+ * traffic per outer block. */
 static msize
 memory_schedule(uint64_t tr, uint64_t tc_all, uint64_t outer)
 {
-	return (msize)(tr + tc_all + outer + 1) * sizeof(int) +
+	return (msize)(2 * tr + 2 * tc_all + outer + 1) * sizeof(int) +
 	    (msize)(outer + 1) * sizeof(struct traffic) +
 	    sizeof(struct traffic_cursor);
 }
@@ -190,7 +190,7 @@ memory_estimate(const struct memory_job *j)
 		bytes += twin * memory_schedule(btr, tc, tc);
 		floats += rows * dv +		/* dO */
 		    twin * (rows * (3 + dv) +	/* its lse, m, D and dO */
-		    2 * (6 * tile + wide) +	/* two sets of tile buffers */
+		    2 * (7 * tile + wide) +	/* two sets of tile buffers */
 		    bc * (d + dv) + brh * d + 1 +	/* the side state */
 		    2 * (brh * d + 1) + 2 * (bc * d + 1) + 2 * bc * dv +
 		    (brh * d + 1) + bc * (d + dv));	/* old and new, work */

@@ -25,10 +25,13 @@
 
 /* The conventions and the bug modes' table. */
 #include "online_rule.h"
+#include "mask_rule.h"
 
 struct online_rule {
 	enum online_convention convention;
 	enum online_bug bug;
+	enum mask_bug mask_bug;	/* a mistake in the mask or score rules
+				 * (mask_rule.h's MASK_BUG_TABLE) */
 };
 
 const char *online_convention_name(enum online_convention c);

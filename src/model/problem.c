@@ -6,6 +6,8 @@
 #include "npy.h"
 #include "util.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <float.h>
 #include <limits.h>
 #include <math.h>
@@ -44,6 +46,7 @@ problem_free(struct problem *p)
 	free(p->s);
 	free(p->kt);
 	fp8_free(p->fp8);
+	free(p->alibi);
 	memset(p, 0, sizeof *p);
 }
 
@@ -198,7 +201,8 @@ fill_heads(const struct problem_spec *spec, struct problem *p, char *err,
 		g = h / group;
 		inputs_fill(spec->input, spec->seed + (uint64_t)h * 0x9e3779b97f4a7c15ull,
 		    p->tq, h % group == 0 ? p->tk : 1, p->d, p->dv,
-		    spec->bc > 0 ? spec->bc : PROBLEM_DEFAULT_TILE, spec->causal,
+		    spec->bc > 0 ? spec->bc : PROBLEM_DEFAULT_TILE, spec->causal ? 0 :
+		    spec->window_set ? spec->window_right : -1,
 		    p->q + (size_t)h * p->tq * p->d,
 		    h % group == 0 ? p->k + (size_t)g * nk : spare,
 		    h % group == 0 ? p->v + (size_t)g * nv : spare + p->d);
@@ -222,6 +226,114 @@ problem_head(const struct problem *p, int h, struct problem *out)
 		out->kt = p->kt != NULL ? p->kt + (size_t)g * p->tk * p->d : NULL;
 	}
 	out->v = p->v + (size_t)g * p->tk * p->dv;
+	out->alibi = p->alibi != NULL ? p->alibi + h : NULL;
+}
+
+int
+problem_slopes(const char *text, float *out, int max, int *n, char *err,
+    size_t errlen)
+{
+	const char *at = text;
+	char *end;
+	double x;
+
+	*n = 0;
+	for (;;) {
+		errno = 0;
+		x = strtod(at, &end);
+		/* strtod skips blanks and reads "inf": a slope is a plain
+		 * number, from its first character to the comma. */
+		if (end == at || isspace((unsigned char)*at) || errno != 0 ||
+		    !isfinite(x) || (*end != ',' && *end != '\0'))
+			return util_error(err, errlen, "--alibi-slopes: slope %d of "
+			    "'%s' is not a number", *n + 1, text);
+		if (!(x >= 0 && x <= 1e6))
+			return util_error(err, errlen, "--alibi-slopes: slope %d (%g) "
+			    "must be from 0 to 1e6 (the bias -slope |r + Tk - Tq - c| "
+			    "falls with distance)", *n + 1, x);
+		if (out != NULL && *n < max)
+			out[*n] = (float)x;
+		(*n)++;
+		if (*end == '\0')
+			return 0;
+		at = end + 1;
+	}
+}
+
+/*
+ * The masks and score modifiers of the spec (mask_rule.h), checked
+ * before anything is read: --causal and --window both name the window
+ * (refused together: which one is meant?), --alibi and --alibi-slopes
+ * both the slopes.  The cap and the slopes must be numbers float32
+ * holds.
+ */
+static int
+check_mask(const struct problem_spec *spec, int heads, char *err,
+    size_t errlen)
+{
+	int n;
+
+	if (spec->causal && spec->window_set)
+		return util_error(err, errlen, "--causal and --window both set the "
+		    "window: give one (--causal is --window -1,0)");
+	if (spec->window_set && (spec->window_left < -1 || spec->window_right < -1))
+		return util_error(err, errlen, "--window %d,%d: each side is -1 "
+		    "(unbounded) or a number of keys >= 0", spec->window_left,
+		    spec->window_right);
+	if (spec->softcap_set && !(isfinite(spec->softcap) && spec->softcap > 0 &&
+	    spec->softcap <= FLT_MAX && (float)spec->softcap > 0.0f))
+		return util_error(err, errlen, "--softcap must be a positive number "
+		    "within float32's range, not %g", spec->softcap);
+	if (spec->alibi_set && spec->alibi_slopes != NULL)
+		return util_error(err, errlen, "--alibi and --alibi-slopes both set "
+		    "the slopes: give one (--alibi is every head's)");
+	if (spec->alibi_set && !(isfinite(spec->alibi) && spec->alibi >= 0 &&
+	    spec->alibi <= 1e6))
+		return util_error(err, errlen, "--alibi: slope %g must be a number "
+		    "from 0 to 1e6 (the bias -slope |r + Tk - Tq - c| falls with "
+		    "distance)", spec->alibi);
+	if (spec->alibi_slopes != NULL) {
+		if (problem_slopes(spec->alibi_slopes, NULL, 0, &n, err, errlen) != 0)
+			return -1;
+		if (n != heads)
+			return util_error(err, errlen, "--alibi-slopes has %d slope%s "
+			    "but --heads is %d: one slope per query head", n,
+			    n == 1 ? "" : "s", heads);
+	}
+	return 0;
+}
+
+/* The problem's rules from a checked spec: the window (causal is
+ * (-1, 0)), the cap, and the slopes, one per head. */
+static int
+set_mask(const struct problem_spec *spec, struct problem *p, char *err,
+    size_t errlen)
+{
+	int h, n;
+
+	/* The causal mask is the flag (what every kernel reads); the
+	 * window (-1, 0) is it too, and (-1, -1) no window at all. */
+	p->mask = mask_rule_none();
+	if (spec->window_set && !(spec->window_left < 0 && spec->window_right < 0))
+		p->mask = mask_rule_window(p->mask, spec->window_left,
+		    spec->window_right);
+	p->causal = spec->causal || mask_rule_has(p->mask, MASK_CAUSAL);
+	if (p->causal)
+		p->mask = mask_rule_none();
+	if (spec->softcap_set)
+		p->mask.softcap = (float)spec->softcap;
+	if (!spec->alibi_set && spec->alibi_slopes == NULL)
+		return 0;
+	p->alibi = util_calloc((size_t)p->heads, sizeof *p->alibi, "ALiBi slopes",
+	    err, errlen);
+	if (p->alibi == NULL)
+		return -1;
+	if (spec->alibi_slopes != NULL)
+		return problem_slopes(spec->alibi_slopes, p->alibi, p->heads, &n,
+		    err, errlen);
+	for (h = 0; h < p->heads; h++)
+		p->alibi[h] = (float)spec->alibi;
+	return 0;
 }
 
 static int
@@ -331,6 +443,8 @@ problem_build(const struct problem_spec *spec, struct problem *p, char *err,
 	if (heads % kv_heads != 0)
 		return util_error(err, errlen, "--kv-heads %d must divide --heads %d "
 		    "(each K/V head serves H/G query heads)", kv_heads, heads);
+	if (check_mask(spec, heads, err, errlen) != 0)
+		return -1;
 	if (spec->scale_set && !(isfinite(spec->scale) && spec->scale > 0 &&
 	    spec->scale <= FLT_MAX && (float)spec->scale > 0.0f))
 		return util_error(err, errlen, "--scale must be a positive number "
@@ -483,7 +597,8 @@ problem_build(const struct problem_spec *spec, struct problem *p, char *err,
 	if (!p->scores_mode)
 		p->scale = spec->scale_set ? (float)spec->scale :
 		    (float)(1.0 / sqrt((double)p->d));
-	p->causal = spec->causal;
+	if (set_mask(spec, p, err, errlen) != 0)
+		goto fail;
 	p->dtype = spec->dtype;
 
 	/* The narrow types round what a kernel would store: the inputs;

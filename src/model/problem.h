@@ -11,8 +11,13 @@
  * d = 0: that is how the seed's scalar example is written (S = [1 2 1001
  * 1002], V = [2 -1 4 8]^T).  There an entry of -inf means "masked".
  *
- * The causal mask is aligned bottom-right, as in FlashAttention 2.1 and
- * later: query r sees key c when c <= r + Tk - Tq.
+ * The masks and score modifiers are mask_rule.h's table: the causal
+ * mask (aligned bottom-right, as in FlashAttention 2.1 and later: query
+ * r sees key c when c <= r + Tk - Tq) is the window (-1, 0); a window
+ * (L, R) hides keys outside [r + Tk - Tq - L, r + Tk - Tq + R]; softcap
+ * bends the scaled score to C tanh(s / C); ALiBi adds -slope |r + Tk -
+ * Tq - c| with a slope per query head.  Rows that see no key output 0
+ * with lse = -inf.
  *
  * Grouped heads: H query heads share G K/V heads (G divides H; G = H is
  * multi-head attention, G = 1 multi-query).  Query head h reads K/V head
@@ -29,6 +34,7 @@
 #include "dtype.h"
 #include "fp8.h"
 #include "inputs.h"
+#include "mask_rule.h"
 #include "tile_rule.h"
 
 /* One input matrix: an .npy file, or numbers given inline (lessons). */
@@ -43,7 +49,15 @@ struct problem_spec {
 	int tq, tk, d, dv;
 	double scale;		/* used when scale_set */
 	int scale_set;
-	int causal;
+	int causal;		/* --causal: the window (-1, 0) */
+	int window_set;		/* --window L,R given */
+	int window_left, window_right;	/* -1: unbounded on that side */
+	double softcap;		/* --softcap C (used when softcap_set) */
+	int softcap_set;
+	double alibi;		/* --alibi SLOPE, every head's (alibi_set) */
+	int alibi_set;
+	const char *alibi_slopes;	/* --alibi-slopes "a,b,...": one per
+				 * query head (problem_slopes reads it), or NULL */
 	enum dtype dtype;
 	enum inputs_kind input;
 	uint64_t seed;
@@ -65,7 +79,13 @@ struct problem_spec {
 struct problem {
 	int tq, tk, d, dv;
 	float scale;
-	int causal;
+	int causal;		/* the causal mask (--causal, or --window -1,0):
+				 * what a kernel that knows only it reads, and
+				 * the window problem_mask gives when set */
+	struct mask_rule mask;	/* any other window, and the cap (mask.slope
+				 * is 0: ALiBi's slopes are per head, in
+				 * alibi); read it through problem_mask */
+	float *alibi;		/* H slopes, one per query head, or NULL */
 	enum dtype dtype;
 	int scores_mode;	/* S given directly; q, k, kt are NULL */
 	float *q, *k, *v, *s;	/* already rounded to dtype (fp8: dequantized) */
@@ -80,6 +100,15 @@ struct problem {
 #define PROBLEM_DEFAULT_T 16
 #define PROBLEM_DEFAULT_D 4
 #define PROBLEM_DEFAULT_TILE 4
+
+/*
+ * Reads a list of ALiBi slopes "a,b,..." (numbers from 0 to 1e6, comma
+ * separated, nothing else): *n gets the count, and out (when not NULL)
+ * the first max of them.  Returns 0, or -1 with one line in err naming
+ * --alibi-slopes and the slope at fault.
+ */
+int problem_slopes(const char *text, float *out, int max, int *n, char *err,
+    size_t errlen);
 
 /* A spec with every field at its default. */
 void problem_spec_init(struct problem_spec *spec);
@@ -115,17 +144,39 @@ problem_rows(const struct problem *p)
 }
 
 /* Does query r see key c under the mask?  (r is a position: a row
- * within its head.) */
+ * within its head.)  The same for every head. */
+/* The rules of query head h (0 <= h < H): the window (causal: (-1,
+ * 0)), the cap and the head's ALiBi slope (0 without ALiBi). */
+static inline struct mask_rule
+problem_mask(const struct problem *p, int h)
+{
+	struct mask_rule m = p->mask;
+
+	if (p->causal)
+		m = mask_rule_window(m, MASK_UNBOUNDED, 0);
+	m.slope = p->alibi != NULL ? p->alibi[h] : 0.0f;
+	return m;
+}
+
 static inline int
 problem_visible(const struct problem *p, int r, int c)
 {
-	return tile_rule_visible(p->causal, r, c, p->tq, p->tk);
+	return mask_rule_visible(problem_mask(p, 0), r, c, p->tq, p->tk);
+}
+
+/* Does anything hide or bend scores beyond the causal mask (a kernel
+ * that knows only causal refuses such a problem)? */
+static inline int
+problem_beyond_causal(const struct problem *p)
+{
+	return mask_rule_has(problem_mask(p, 0), MASK_WINDOW) ||
+	    mask_rule_has(p->mask, MASK_SOFTCAP) || p->alibi != NULL;
 }
 
 /*
  * The single-head problem of query head h (0 <= h < H): its rows of Q
- * (or S), the K, K^T and V of its K/V head, heads = kv_heads = 1.  The
- * arrays are borrowed from p: never problem_free() the result.
+ * (or S), the K, K^T and V of its K/V head, its ALiBi slope, heads =
+ * kv_heads = 1.  The arrays are borrowed from p: never problem_free() the result.
  */
 void problem_head(const struct problem *p, int h, struct problem *out);
 

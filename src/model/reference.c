@@ -16,6 +16,36 @@
 #include <string.h>
 #include <unistd.h>
 
+double
+reference_score(const struct problem *p, int r, int c, double x)
+{
+	return reference_score_head(p, 0, r, c, x);
+}
+
+double
+reference_score_head(const struct problem *p, int h, int r, int c, double x)
+{
+	struct mask_rule m = problem_mask(p, h);
+	double dist = fabs((double)r + p->tk - p->tq - c);
+
+	if (x == -INFINITY)
+		return x;	/* a scores problem's masked entry stays masked */
+	if (m.softcap > 0.0f)
+		x = (double)m.softcap * tanh(x / (double)m.softcap);
+	return x - (double)m.slope * dist;
+}
+
+double
+reference_dscore(const struct problem *p, double x)
+{
+	double t;
+
+	if (!(p->mask.softcap > 0.0f))
+		return 1.0;
+	t = tanh(x / (double)p->mask.softcap);
+	return 1.0 - t * t;
+}
+
 /*
  * Row r of O (dv) and its lse, with s and pr scratch rows of Tk doubles:
  * S's row (masked entries -inf), its max m, P = exp(S - m), l = sum P,
@@ -39,7 +69,8 @@ reference_row(const struct problem *p, int r, double *s, double *pr,
 				    (double)p->k[(size_t)c * p->d + x];
 			dot *= (double)p->scale;
 		}
-		s[c] = problem_visible(p, r, c) ? dot : -INFINITY;
+		s[c] = problem_visible(p, r, c) ? reference_score(p, r, c, dot) :
+		    -INFINITY;
 		if (s[c] > m)
 			m = s[c];
 	}
@@ -183,8 +214,9 @@ reference_naive_f32(const struct problem *p, float *o, char *err, size_t errlen)
 				srow[c] *= p->scale;
 		}
 		for (c = 0; c < p->tk; c++)
-			if (!problem_visible(p, r, c))
-				srow[c] = -INFINITY;
+			srow[c] = problem_visible(p, r, c) ? mask_rule_score(
+			    problem_mask(p, 0), srow[c], r, c, p->tq, p->tk) :
+			    -INFINITY;
 	}
 	/* P = softmax(S) row by row, in place. */
 	for (r = 0; r < p->tq; r++) {

@@ -2,7 +2,8 @@
  * reference.h - attention computed the plain way: the ground truth.
  *
  * reference_attention works in double: for each query row it forms the
- * row of S = scale Q K^T (masked entries -inf), its max, P = exp(S - max),
+ * row of S = scale Q K^T, bent by the score rules (reference_score:
+ * softcap, then ALiBi's bias), hidden entries -inf, its max, P = exp(S - max),
  * l = sum P, O = P V / l and lse = max + log l.  It never tiles and never
  * rescales, so it shares no code and no rounding with the simulator.
  *
@@ -17,6 +18,19 @@
 #include <stddef.h>
 
 #include "problem.h"
+
+/*
+ * The score rules of mask_rule.h in double, written apart from the
+ * simulator's float32 ones (libm's tanh, not mask_rule_tanh): the score
+ * the softmax sees of the scaled product x at visible (r, c) of a
+ * one-head problem p, C tanh(x / C) - slope |r + Tk - Tq - c|; and the
+ * derivative of that score in x, 1 - tanh^2(x / C) (1 without a cap).
+ */
+double reference_score(const struct problem *p, int r, int c, double x);
+/* The same for query head h of a problem with several heads. */
+double reference_score_head(const struct problem *p, int h, int r, int c,
+    double x);
+double reference_dscore(const struct problem *p, double x);
 
 /* O (Tq, dv) and lse (Tq) in double, on the calling thread.  Rows that
  * see no key get O = 0 and lse = -inf.  Returns 0, or -1 when out of

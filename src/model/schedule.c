@@ -2,7 +2,7 @@
 #include "config.h"
 
 #include "schedule.h"
-#include "tile_rule.h"
+#include "mask_rule.h"
 #include "util.h"
 
 #include <stdlib.h>
@@ -52,7 +52,7 @@ schedule_init_split(struct schedule *s, const struct problem *p,
     size_t errlen)
 {
 	static const struct split_plan none;
-	int i, j, o, inner, r0, r1;
+	int i, j, o, inner, r0, r1, nb, ne, a;
 
 	memset(s, 0, sizeof *s);
 	if (sp == NULL)
@@ -80,43 +80,64 @@ schedule_init_split(struct schedule *s, const struct problem *p,
 	s->tr = s->nseg * s->tr_seg;
 	s->tc = (p->tk + s->bc - 1) / s->bc;
 	s->causal = p->causal;
+	s->mask = problem_mask(p, 0);
 	s->order = t->order;
 	s->nouter = t->order == ORDER_FA2 ? s->tr : s->nseg * s->tc;
+	s->jbegin = calloc((size_t)s->tr, sizeof *s->jbegin);
 	s->jend = calloc((size_t)s->tr, sizeof *s->jend);
 	s->ibegin = calloc((size_t)s->tc, sizeof *s->ibegin);
+	s->iend = calloc((size_t)s->tc, sizeof *s->iend);
 	s->first = calloc((size_t)s->nouter + 1, sizeof *s->first);
-	if (s->jend == NULL || s->ibegin == NULL || s->first == NULL) {
+	if (s->jbegin == NULL || s->jend == NULL || s->ibegin == NULL ||
+	    s->iend == NULL || s->first == NULL) {
 		schedule_free(s);
 		return util_error(err, errlen, "schedule: out of memory");
 	}
 
-	/* Tile (i, j) is visible when its last row sees its first key; the
-	 * rows of a block rise in position, so the last row sees the most.
-	 * Every segment has the same shape, so the same jend. */
+	/* Row block i sees the keys its rows see between them, one
+	 * interval (mask_rule_keys): from the first row's left edge to the
+	 * last row's right edge.  A tile is visible when it holds one of
+	 * them, and skipped only when it holds none.  Every segment has
+	 * the same shape, so the same ranges. */
 	for (i = 0; i < s->tr; i++) {
-		long seen;
+		long lo, hi;
 
 		schedule_rows(s, i, &r0, &r1);
-		seen = tile_rule_last_key(schedule_row_pos(s, r1 - 1), p->tq,
-		    p->tk);
-		if (!s->causal)
-			s->jend[i] = s->tc;
-		else if (seen < 0)
-			s->jend[i] = 0;
-		else
-			s->jend[i] = (int)(seen / s->bc + 1 < s->tc ? seen / s->bc + 1 : s->tc);
+		mask_rule_keys(s->mask, schedule_row_pos(s, r0),
+		    schedule_row_pos(s, r1 - 1), p->tq, p->tk, &lo, &hi);
+		if (lo > hi)
+			s->jbegin[i] = s->jend[i] = 0;	/* sees no key */
+		else {
+			s->jbegin[i] = (int)(lo / s->bc);
+			s->jend[i] = (int)(hi / s->bc + 1);
+		}
 	}
-	/* Within a segment jend never decreases with i, so ibegin[j] (the
-	 * first row block of a segment with jend > j, counted from the
-	 * segment's start) never decreases with j: one sweep finds them. */
-	for (i = 0, j = 0; j < s->tc; j++) {
-		while (i < s->tr_seg && s->jend[i] <= j)
+	/* Within a segment the blocks that see a key are consecutive, and
+	 * over them jbegin and jend never decrease with i (the band moves
+	 * right as the rows go down).  So the row blocks that see key block
+	 * j are one interval [ibegin[j], iend[j]) (counted from the
+	 * segment's start): from the first with jend > j to the first
+	 * after it with jbegin > j.  Both edges never decrease with j: one
+	 * sweep each finds them. */
+	nb = 0;
+	while (nb < s->tr_seg && s->jend[nb] == 0)
+		nb++;
+	ne = nb;
+	while (ne < s->tr_seg && s->jend[ne] > 0)
+		ne++;
+	for (i = nb, a = nb, j = 0; j < s->tc; j++) {
+		while (i < ne && s->jend[i] <= j)
 			i++;
+		if (a < i)
+			a = i;
+		while (a < ne && s->jbegin[a] <= j)
+			a++;
 		s->ibegin[j] = i;
+		s->iend[j] = a;
 	}
 	for (o = 0; o < s->nouter; o++) {
-		inner = t->order == ORDER_FA2 ? s->jend[o] :
-		    s->tr_seg - s->ibegin[o % s->tc];
+		inner = t->order == ORDER_FA2 ? s->jend[o] - s->jbegin[o] :
+		    s->iend[o % s->tc] - s->ibegin[o % s->tc];
 		s->first[o + 1] = s->first[o] + inner;
 	}
 	s->nsteps = s->first[s->nouter];
@@ -126,8 +147,10 @@ schedule_init_split(struct schedule *s, const struct problem *p,
 void
 schedule_free(struct schedule *s)
 {
+	free(s->jbegin);
 	free(s->jend);
 	free(s->ibegin);
+	free(s->iend);
 	free(s->first);
 	memset(s, 0, sizeof *s);
 }
@@ -164,7 +187,7 @@ schedule_tile(const struct schedule *s, long k, struct schedule_tile *out)
 	out->step = k;
 	if (s->order == ORDER_FA2) {
 		out->i = o;
-		out->j = (int)inner;
+		out->j = s->jbegin[o] + (int)inner;
 	} else {
 		out->j = o % s->tc;
 		out->i = (o / s->tc) * s->tr_seg + s->ibegin[out->j] + (int)inner;
@@ -172,7 +195,7 @@ schedule_tile(const struct schedule *s, long k, struct schedule_tile *out)
 	schedule_rows(s, out->i, &out->r0, &out->r1);
 	out->c0 = out->j * s->bc;
 	out->c1 = min_int(out->c0 + s->bc, s->tk);
-	out->first_in_row = out->j == 0;
+	out->first_in_row = out->j == s->jbegin[out->i];
 	out->last_in_row = out->j == s->jend[out->i] - 1;
 	out->first_in_outer = inner == 0;
 	schedule_split_tile(s, out);
@@ -181,7 +204,7 @@ schedule_tile(const struct schedule *s, long k, struct schedule_tile *out)
 int
 schedule_skipped(const struct schedule *s, int i, int j)
 {
-	return j >= s->jend[i];
+	return j < s->jbegin[i] || j >= s->jend[i];
 }
 
 long
@@ -190,7 +213,7 @@ schedule_step_of(const struct schedule *s, int i, int j)
 	if (i < 0 || i >= s->tr || j < 0 || j >= s->tc || schedule_skipped(s, i, j))
 		return -1;
 	if (s->order == ORDER_FA2)
-		return s->first[i] + j;
+		return s->first[i] + (j - s->jbegin[i]);
 	return s->first[(i / s->tr_seg) * s->tc + j] +
 	    (i % s->tr_seg - s->ibegin[j]);
 }
@@ -210,18 +233,21 @@ void
 schedule_split_range(const struct schedule *s, int i, int split, int *j0,
     int *j1)
 {
-	int n = s->jend[i], base = n / s->splits, extra = n % s->splits;
+	int n = s->jend[i] - s->jbegin[i], base = n / s->splits;
+	int extra = n % s->splits;
 
-	*j0 = split * base + min_int(split, extra);
+	*j0 = s->jbegin[i] + split * base + min_int(split, extra);
 	*j1 = *j0 + base + (split < extra);
 }
 
 int
 schedule_split_of(const struct schedule *s, int i, int j)
 {
-	int n = s->jend[i], base = n / s->splits, extra = n % s->splits;
+	int n = s->jend[i] - s->jbegin[i], base = n / s->splits;
+	int extra = n % s->splits;
 	int longer = extra * (base + 1);	/* blocks in the longer ranges */
 
+	j -= s->jbegin[i];
 	if (j < longer)
 		return j / (base + 1);
 	return extra + (j - longer) / base;

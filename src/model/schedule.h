@@ -8,11 +8,13 @@
  *   fa2: for i in 0..Tr: for j in 0..Tc   (a row block's state stays on chip)
  *   fa1: for j in 0..Tc: for i in 0..Tr   (O, l, m go back to HBM each tile)
  *
- * A tile that the causal mask hides completely is skipped: it gets no
- * step.  Under the bottom-right mask the visible tiles of row block i are
- * always j = 0 .. jend(i)-1, and those of key block j are i = ibegin(j) ..
- * Tr-1, so each outer block's inner range is one interval.  Steps are
- * numbered from 0 in loop order.
+ * A tile that the mask (causal, or a window: mask_rule.h) hides
+ * completely is skipped: it gets no step; a tile with one visible entry
+ * runs.  Under a bottom-right band the visible tiles of row block i are
+ * j = jbegin(i) .. jend(i)-1 (jbegin = 0 without a left edge), and those
+ * of key block j are i = ibegin(j) .. iend(j)-1 of each segment (iend is
+ * the segment's last block + 1 without a left edge), so each outer
+ * block's inner range is one interval.  Steps are numbered from 0 in loop order.
  *
  * Grouped heads (problem.h: H query heads share G K/V heads) lay the
  * rows of all heads one after another in segments, each tiled alone, so
@@ -27,7 +29,8 @@
  * Steps go segment after segment, in the loop order within each (FA1
  * runs its key loop per head).  With one head this is the plain layout.
  *
- * Split-KV (split_plan.splits = N > 1): the visible key blocks [0, jend(i))
+ * Split-KV (split_plan.splits = N > 1): the visible key blocks
+ * [jbegin(i), jend(i))
  * of each row block are cut into N contiguous ranges of whole key blocks,
  * as even as can be (the first jend(i) mod N ranges one block longer).
  * When jend(i) < N the last N - jend(i) ranges are empty, and a row
@@ -68,7 +71,7 @@ struct schedule_tile {
 	int i, j;		/* tile coordinates (row block, key block) */
 	int r0, r1;		/* rows [r0, r1) */
 	int c0, c1;		/* keys [c0, c1) */
-	int first_in_row;	/* j == 0: the row block's state starts here */
+	int first_in_row;	/* j == jbegin: the row block's state starts here */
 	int last_in_row;	/* the row block's last visible tile: finalize */
 	int first_in_outer;	/* first step of its outer loop iteration */
 	int split;		/* the key range of row block i holding j */
@@ -80,11 +83,14 @@ struct schedule_tile {
 struct schedule {
 	int tq, tk, br, bc, tr, tc;
 	int causal;
+	struct mask_rule mask;	/* the window that skips tiles (problem's) */
 	enum schedule_order order;
 	long nsteps;
 	int nouter;
-	int *jend;		/* per row block: visible key blocks are [0, jend) */
-	int *ibegin;		/* per key block: visible row blocks are [ibegin, Tr) */
+	int *jbegin, *jend;	/* per row block: visible key blocks are
+				 * [jbegin, jend); both 0 when none */
+	int *ibegin, *iend;	/* per key block: visible row blocks of each
+				 * segment are [ibegin, iend), from its start */
 	long *first;		/* per outer block: its first step; [nouter] = nsteps */
 
 	/* Heads and splits (one segment and splits = 1 without them). */
@@ -127,7 +133,8 @@ void schedule_rows(const struct schedule *s, int i, int *r0, int *r1);
 void schedule_split_range(const struct schedule *s, int i, int split,
     int *j0, int *j1);
 
-/* The range of row block i that holds key block j (0 <= j < jend(i)). */
+/* The range of row block i that holds key block j (jbegin(i) <= j <
+ * jend(i)). */
 int schedule_split_of(const struct schedule *s, int i, int j);
 
 /*

@@ -18,6 +18,7 @@
 
 #include "sim.h"
 #include "ckstore.h"
+#include "mask.h"
 #include "util.h"
 
 #include <math.h>
@@ -129,11 +130,19 @@ block_init(const struct sim *sim, float *b)
 #define SIM_HOT
 #endif
 
-/* The one place a tile's S is computed (sim.h): the backward's
- * recomputed S is the forward's, bit for bit. */
-SIM_HOT void
-sim_tile_scores(const struct problem *p, const struct schedule *sc,
-    const struct schedule_tile *t, float *s)
+/*
+ * The one place a tile's S is computed (sim.h): the backward's
+ * recomputed S is the forward's, bit for bit.  x = scale q.k summed in
+ * order, then the score rules of the row's head (mask_rule.h): the cap,
+ * the ALiBi bias, the window.  capped (when not NULL) gets the capped
+ * score before the bias (what the cap's backward reads), raw (when not
+ * NULL) x before the cap (what the softcap-after-max bug takes the max
+ * of); both -inf where hidden.  bug may move the window's edge.
+ */
+SIM_HOT static void
+tile_scores(const struct problem *p, const struct schedule *sc,
+    const struct schedule_tile *t, int bug, float *s, float *capped,
+    float *raw)
 {
 	int rows = t->r1 - t->r0, cols = t->c1 - t->c0, r, c, x;
 
@@ -145,6 +154,7 @@ sim_tile_scores(const struct problem *p, const struct schedule *sc,
 		float *srow = s + (size_t)r * cols;
 		int row = schedule_row_pos(sc, t->r0 + r);
 		size_t qrow = (size_t)schedule_row_out(sc, t->r0 + r);
+		struct mask_rule m = problem_mask(p, (int)(qrow / (size_t)p->tq));
 
 		if (p->scores_mode)
 			memcpy(srow, p->s + qrow * p->tk + t->c0,
@@ -163,10 +173,36 @@ sim_tile_scores(const struct problem *p, const struct schedule *sc,
 			for (c = 0; c < cols; c++)
 				srow[c] *= p->scale;
 		}
-		for (c = 0; c < cols; c++)
-			if (!problem_visible(p, row, t->c0 + c))
-				srow[c] = -INFINITY;
+		for (c = 0; c < cols; c++) {
+			long key = t->c0 + c;
+			int seen = mask_rule_visible_bug(m, bug, row, key, p->tq,
+			    p->tk);
+			float cap;
+
+			if (raw != NULL)
+				raw[(size_t)r * cols + c] = seen ? srow[c] :
+				    -INFINITY;
+			cap = seen ? mask_rule_cap(m, srow[c]) : -INFINITY;
+			if (capped != NULL)
+				capped[(size_t)r * cols + c] = cap;
+			srow[c] = seen ? cap + mask_rule_bias(m, row, key, p->tq,
+			    p->tk) : -INFINITY;
+		}
 	}
+}
+
+void
+sim_tile_scores(const struct problem *p, const struct schedule *sc,
+    const struct schedule_tile *t, float *s)
+{
+	tile_scores(p, sc, t, MASK_BUG_NONE, s, NULL, NULL);
+}
+
+void
+sim_tile_scores_capped(const struct problem *p, const struct schedule *sc,
+    const struct schedule_tile *t, float *s, float *capped)
+{
+	tile_scores(p, sc, t, MASK_BUG_NONE, s, capped, NULL);
 }
 
 /* pv = P V_j with P as rounded for the product; each entry sums over
@@ -206,13 +242,17 @@ tile_apply(struct sim *sim, const struct schedule_tile *t, float *m, float *l,
 	memcpy(sim->l_old, l, (size_t)rows * sizeof *l);
 	memcpy(sim->acc_old, acc, accn * sizeof *acc);
 
-	sim_tile_scores(sim->p, &sim->sched, t, sim->s);
+	/* The softcap-after-max bug takes the max of the scores before
+	 * the cap (in pm, which the exponentials overwrite next). */
+	tile_scores(sim->p, &sim->sched, t, sim->rule.mask_bug, sim->s, NULL,
+	    sim->rule.mask_bug == MASK_BUG_MAX_BEFORE_CAP ? sim->pm : NULL);
 	for (r = 0; r < rows; r++) {
 		const float *srow = sim->s + (size_t)r * cols;
 		float *prow = sim->pm + (size_t)r * cols;
 		float sum = 0.0f;
 
-		sim->rowmax[r] = online_max(-INFINITY, srow, cols);
+		sim->rowmax[r] = online_max(-INFINITY,
+		    sim->rule.mask_bug == MASK_BUG_MAX_BEFORE_CAP ? prow : srow, cols);
 		sim->m_new[r] = m[r] > sim->rowmax[r] ? m[r] : sim->rowmax[r];
 		sim->alpha[r] = online_alpha(m[r], sim->m_new[r]);
 		online_exp(srow, cols, sim->m_new[r], prow);
@@ -407,6 +447,8 @@ sim_new_split(const struct problem *p, const struct tiling *t,
 		    online_bug_name(rule->bug));
 		return NULL;
 	}
+	if (mask_bug_check(rule->mask_bug, problem_mask(p, 0), err, errlen) != 0)
+		return NULL;
 	sim = util_calloc(1, sizeof *sim, "sim", err, errlen);
 	if (sim == NULL)
 		return NULL;
@@ -584,9 +626,14 @@ sim_block_state(struct sim *sim, int i, int ntiles, float *m, float *l,
 	if (i < 0 || i >= sim->sched.tr || ntiles < 0 ||
 	    ntiles > sim->sched.jend[i])
 		return -1;
+	/* Before the row block's first visible tile (a window's left edge
+	 * skips tiles jbegin of them) the state is empty. */
+	if (ntiles < sim->sched.jbegin[i])
+		ntiles = sim->sched.jbegin[i];
+	j0 = sim->sched.jbegin[i];
 	/* With splits, the state of the range of tile ntiles - 1, which
 	 * started empty at its first tile j0. */
-	if (ntiles > 0) {
+	if (ntiles > j0) {
 		split = schedule_split_of(&sim->sched, i, ntiles - 1);
 		schedule_split_range(&sim->sched, i, split, &j0, &j1);
 	}

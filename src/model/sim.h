@@ -5,7 +5,8 @@
  * rule (convention, bug).  Step k visits one tile (schedule.h) in phases:
  *
  *   LOAD      Q_i, K_j, V_j into on-chip memory
- *   SCORES    S = scale Q_i K_j^T, masked entries -inf
+ *   SCORES    S = scale Q_i K_j^T, capped and biased by the score rules
+ *             (mask_rule.h), hidden entries -inf
  *   MAX       m_new = max(m_old, rowmax S)
  *   RESCALE   alpha = exp(m_old - m_new)
  *   EXP       P = exp(S - m_new)
@@ -136,8 +137,8 @@ const struct sim_view *sim_view(const struct sim *sim);
 int sim_seek(struct sim *sim, long k, int phase);
 
 /*
- * Row block i's running state after its first ntiles tiles (0 ..
- * jend[i]; 0 is the empty state m = -inf, l = 0, acc = 0): m and l get
+ * Row block i's running state after its tiles j < ntiles (0 .. jend[i];
+ * up to jbegin[i] it is the empty state m = -inf, l = 0, acc = 0): m and l get
  * one value per row of the block, acc rows x dv (u, or o if normalized);
  * any of them may be NULL.  Replays from the nearest checkpoint, keeping
  * the checkpoints it passes, in buffers of its own, so the view
@@ -176,5 +177,10 @@ const struct sim_partials *sim_partials(const struct sim *sim);
  */
 void sim_tile_scores(const struct problem *p, const struct schedule *sc,
     const struct schedule_tile *t, float *s);
+
+/* The same, and in capped each score after the cap and before the ALiBi
+ * bias (-inf where hidden): the cap's backward (mask_rule_dscore). */
+void sim_tile_scores_capped(const struct problem *p, const struct schedule *sc,
+    const struct schedule_tile *t, float *s, float *capped);
 
 #endif

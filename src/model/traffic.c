@@ -110,14 +110,15 @@ traffic_step(const struct traffic_table *t, const struct schedule_tile *tile,
 	traffic_step_through(t, tile, TRAFFIC_FINALIZE, out);
 }
 
-/* The first row block i in [lo, hi) with jend[i] > j (hi when none): a
- * binary search, as jend never decreases with i within a segment. */
+/* The first row block i in [lo, hi) with edge[i] > j (hi when none): a
+ * binary search, as jend and jbegin never decrease with i over the row
+ * blocks of a segment that see a key block. */
 static int
-first_jend_above(const struct schedule *s, int lo, int hi, int j)
+first_above(const int *edge, int lo, int hi, int j)
 {
 	while (lo < hi) {
 		int mid = lo + (hi - lo) / 2;
-		if (s->jend[mid] > j)
+		if (edge[mid] > j)
 			hi = mid;
 		else
 			lo = mid + 1;
@@ -129,29 +130,31 @@ first_jend_above(const struct schedule *s, int lo, int hi, int j)
  * Steps first .. first+n-1, summed into acc.  Consecutive steps count
  * alike except where a flag or a ragged edge changes: the first and
  * second step (first_in_outer, first_in_row, first_in_split), the last
- * (a ragged tile, last_in_split), and `extra` (another cut, or -1).
+ * (a ragged tile, last_in_split), and `extra`, `extra2` (other cuts, or
+ * -1).
  * Between cuts one step stands for all, so counting costs a few steps,
  * not a walk over them (268 million at Tq = 65536 and 4 x 4 tiles:
  * seconds).
  */
 static void
 add_run(const struct traffic_table *t, long first, long n, long extra,
-    struct traffic *acc)
+    long extra2, struct traffic *acc)
 {
-	long cut[5] = { 0, 1, n - 1, extra >= 0 ? extra : n, n }, c, x;
+	long cut[6] = { 0, 1, n - 1, extra >= 0 ? extra : n,
+	    extra2 >= 0 ? extra2 : n, n }, c, x;
 	struct schedule_tile tile;
 	struct traffic one;
 
 	if (n <= 0)
 		return;
 	/* Sort the few cuts (insertion), then count each run once. */
-	for (c = 1; c < 5; c++)
+	for (c = 1; c < 6; c++)
 		for (x = c; x > 0 && cut[x - 1] > cut[x]; x--) {
 			long tmp = cut[x];
 			cut[x] = cut[x - 1];
 			cut[x - 1] = tmp;
 		}
-	for (c = 0; c + 1 < 5; c++) {
+	for (c = 0; c + 1 < 6; c++) {
 		if (cut[c] >= n || cut[c + 1] <= cut[c])
 			continue;
 		schedule_tile(t->sched, first + cut[c], &tile);
@@ -164,9 +167,11 @@ add_run(const struct traffic_table *t, long first, long n, long extra,
  * Outer block o's steps, summed into acc, as runs that count alike.
  * fa2: row block o; with split-KV each key range is a run of its own
  * (its first tile reads Q_i, its last writes a partial).  fa1: key block
- * j = o % Tc of segment (head) o / Tc, over row blocks ibegin[j] ..; its
- * steps change where last_in_row stops, at the row blocks whose jend is
- * j + 1 (an interval, as jend never decreases within a segment).  fa1
+ * j = o % Tc of segment (head) o / Tc, over row blocks ibegin[j] ..
+ * iend[j] - 1; its steps change where last_in_row stops (at the row
+ * blocks whose jend is j + 1, an interval at the start, as jend never
+ * decreases within a segment) and where first_in_row starts (the row
+ * blocks whose jbegin is j, an interval at the end: a window's).  fa1
  * with split-KV changes at each row block's own range edges: walked
  * step by step.
  */
@@ -179,22 +184,22 @@ add_outer(const struct traffic_table *t, int o, struct traffic *acc)
 
 	if (s->order == ORDER_FA2) {
 		if (s->splits <= 1) {
-			add_run(t, first, n, -1, acc);
+			add_run(t, first, n, -1, -1, acc);
 			return;
 		}
 		for (sp = 0; sp < s->splits; sp++) {
 			schedule_split_range(s, o, sp, &j0, &j1);
-			add_run(t, first + j0, j1 - j0, -1, acc);
+			add_run(t, first + (j0 - s->jbegin[o]), j1 - j0, -1, -1, acc);
 		}
 	} else if (s->splits <= 1) {
 		int j = o % s->tc, base = (o / s->tc) * s->tr_seg;
-		int lo = base + s->ibegin[j];
+		int lo = base + s->ibegin[j], hi = base + s->iend[j];
 
-		add_run(t, first, n,
-		    first_jend_above(s, lo, base + s->tr_seg, j + 1) - lo, acc);
+		add_run(t, first, n, first_above(s->jend, lo, hi, j + 1) - lo,
+		    first_above(s->jbegin, lo, hi, j - 1) - lo, acc);
 	} else
 		for (k = 0; k < n; k++)
-			add_run(t, first + k, 1, -1, acc);
+			add_run(t, first + k, 1, -1, -1, acc);
 }
 
 /* An empty table over schedule s of problem p: the forward's, or the
@@ -452,7 +457,7 @@ traffic_backward_step_through(const struct traffic_table *t,
 	out->flops += 2 * R * C * d;			/* dK_j += scale dS^T Q_i */
 	if (stage < TRAFFIC_BWD_WRITE)
 		return;
-	if (tile->i == t->sched->tr - 1)		/* dK_j, dV_j, once */
+	if (tile->i == t->sched->iend[tile->j] - 1)	/* dK_j, dV_j, once */
 		out->hbm_write += kv_j;
 }
 

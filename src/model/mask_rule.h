@@ -1,0 +1,345 @@
+/*
+ * mask_rule.h - the masks and score modifiers, one table: what each does
+ * to visibility or to a score, which tiles it lets the schedule skip,
+ * and its backward.  Read by the simulator (problem.h, schedule.c,
+ * sim.c, backward.c), the double reference (reference.c, gradref.c,
+ * which write their own double-precision arithmetic from the same
+ * definitions) and the teaching kernels (gpu/teach_step.cuh,
+ * gpu/teach_bwd.cu, gpu/teach_split.cu), so each rule is written once,
+ * as online_rule.h's bug table is.  A new mask is one row of MASK_TABLE
+ * and its case in the functions below.
+ *
+ * Positions.  Query position r (a row within its head) and key c; the
+ * diagonal of row r is key r + Tk - Tq (bottom-right aligned, as
+ * FlashAttention 2.1 and later align it: the last query's diagonal is
+ * the last key, also when Tq != Tk).
+ *
+ * The score a row's softmax sees, in this order (FlashAttention 2's: its
+ * kernel caps the scaled product and adds the ALiBi bias after the cap,
+ * unscaled; flash_api sets scale_softmax to C and divides the slope by
+ * it, so that C tanh(scale q.k / C) + bias is what the exponential gets):
+ *
+ *   x = scale q.k              (a scores problem: x = S, scale 1)
+ *   s = C tanh(x / C)          softcap, when C > 0
+ *   s = s - slope |r + Tk - Tq - c|   ALiBi, when the head's slope != 0
+ *   s = -inf where the window hides key c from row r
+ *
+ * and the row max is taken on that s (after the cap).
+ *
+ * The window (left, right), FlashAttention's window_size: -1 is
+ * unbounded on that side; row r sees key c when
+ *   c >= r + Tk - Tq - left   (left >= 0)   and
+ *   c <= r + Tk - Tq + right  (right >= 0).
+ * (-1, -1) is no mask, (-1, 0) the causal mask.  A row may see no key
+ * at all (Tq > Tk under causal, or a band that falls outside [0, Tk)):
+ * such a row outputs 0 and lse = -inf, the same rule as causal's.
+ *
+ * Dropout is the next row this table is built for (a MASK_DROPS kind:
+ * P -> P keep / (1 - p), the keep bits regenerated from a seed in the
+ * backward); it is not here yet.
+ *
+ * Plain C that C++ and CUDA read too (MASK_RULE_FN).  The cap's tanh is
+ * written here in +, -, *, / alone (mask_rule_tanh) instead of the C
+ * library's tanhf or CUDA's: with -fmad=false both sides then compute
+ * it with the same roundings, so the teaching kernels keep their
+ * bit-for-bit agreement with the simulator in the max and the scores.
+ */
+#ifndef FLASHSTEP_MASK_RULE_H
+#define FLASHSTEP_MASK_RULE_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#ifdef __CUDACC__
+#define MASK_RULE_FN __host__ __device__ static inline
+#else
+#define MASK_RULE_FN static inline
+#endif
+
+/* What an entry does. */
+#define MASK_HIDES 0	/* visibility: a hidden entry is -inf, P = 0 */
+#define MASK_BENDS 1	/* a score modifier: s -> f(s), before the max */
+
+/*
+ * The entries, one X(...) each (enum mask_entry is made from it):
+ *
+ *   id, name, kind, the options that set it, what it does, the tiles it
+ *   skips, its backward
+ *
+ * A tile is skipped only when every one of its entries is hidden.
+ */
+#define MASK_TABLE(X)							\
+	X(MASK_CAUSAL, "causal", MASK_HIDES, "--causal (= --window -1,0)",\
+	    "hides key c > r + Tk - Tq: the window (-1, 0)",		\
+	    "every tile wholly right of the diagonal",			\
+	    "none: a hidden entry has P = 0, so dS = 0 there")		\
+	X(MASK_WINDOW, "window", MASK_HIDES, "--window L,R",		\
+	    "hides key c < r + Tk - Tq - L (L >= 0) and "		\
+	    "c > r + Tk - Tq + R (R >= 0)",				\
+	    "every tile wholly outside the band, on both sides: the "	\
+	    "visible tiles grow as T, not T^2",				\
+	    "none: a hidden entry has P = 0, so dS = 0 there")		\
+	X(MASK_SOFTCAP, "softcap", MASK_BENDS, "--softcap C",		\
+	    "s -> C tanh(s / C) on the scaled score, before the max",	\
+	    "none (it bends scores, hides none)",			\
+	    "dS before the cap = dS (1 - (s_capped / C)^2)")		\
+	X(MASK_ALIBI, "alibi", MASK_BENDS,				\
+	    "--alibi SLOPE or --alibi-slopes a,b,... (one per head)",	\
+	    "s -> s - slope |r + Tk - Tq - c|, added after the cap",	\
+	    "none (it bends scores, hides none)",			\
+	    "unchanged: the bias is a constant, dS passes through")
+
+enum mask_entry {
+#define MASK_ENTRY_ID(id, name, kind, opt, does, skips, bwd) id,
+	MASK_TABLE(MASK_ENTRY_ID)
+#undef MASK_ENTRY_ID
+};
+
+enum {
+#define MASK_ENTRY_ONE(id, name, kind, opt, does, skips, bwd) + 1
+	MASK_ENTRIES = 0 MASK_TABLE(MASK_ENTRY_ONE)
+#undef MASK_ENTRY_ONE
+};
+
+/*
+ * The mistakes that are common in these rules, one X(...) each (the
+ * --mask-bug words; enum mask_bug is made from it):
+ *
+ *   id, the word, the entry it needs (-1: none), what it breaks
+ */
+#define MASK_BUG_TABLE(X)						\
+	X(MASK_BUG_NONE, "none", -1, "the rules as written")		\
+	X(MASK_BUG_MAX_BEFORE_CAP, "softcap-after-max", MASK_SOFTCAP,	\
+	    "max of uncapped s: exp(cap(s) - m) may underflow")		\
+	X(MASK_BUG_WINDOW_EDGE, "window-off-by-one", MASK_WINDOW,	\
+	    "misses key r+Tk-Tq-L (its left edge)")
+
+enum mask_bug {
+#define MASK_BUG_ID(id, name, needs, breaks) id,
+	MASK_BUG_TABLE(MASK_BUG_ID)
+#undef MASK_BUG_ID
+};
+
+enum {
+#define MASK_BUG_ONE(id, name, needs, breaks) + 1
+	MASK_BUGS = 0 MASK_BUG_TABLE(MASK_BUG_ONE)
+#undef MASK_BUG_ONE
+};
+
+#define MASK_UNBOUNDED (-1)
+
+/* One head's rules.  A zero-filled rule is no rule at all: every key
+ * visible, scores as they are (so a problem built by hand, memset to
+ * 0, hides nothing it did not ask to hide). */
+struct mask_rule {
+	int window;		/* 1: left and right apply; 0: no window */
+	int left, right;	/* the window; MASK_UNBOUNDED on a side */
+	float softcap;		/* C > 0, or 0: no cap */
+	float slope;		/* this head's ALiBi slope, or 0: no bias */
+};
+
+/* No mask: every key visible, scores as they are. */
+MASK_RULE_FN struct mask_rule
+mask_rule_none(void)
+{
+	struct mask_rule m;
+
+	m.window = 0;
+	m.left = m.right = MASK_UNBOUNDED;
+	m.softcap = 0.0f;
+	m.slope = 0.0f;
+	return m;
+}
+
+/* The window (left, right) on m (-1 on a side: unbounded). */
+MASK_RULE_FN struct mask_rule
+mask_rule_window(struct mask_rule m, int left, int right)
+{
+	m.window = 1;
+	m.left = left;
+	m.right = right;
+	return m;
+}
+
+/* Is entry e on in m? */
+MASK_RULE_FN int
+mask_rule_has(struct mask_rule m, int e)
+{
+	switch (e) {
+	case MASK_CAUSAL:
+		return m.window && m.left < 0 && m.right == 0;
+	case MASK_WINDOW:
+		return m.window && !(m.left < 0 && m.right < 0) &&
+		    !(m.left < 0 && m.right == 0);
+	case MASK_SOFTCAP:
+		return m.softcap > 0.0f;
+	case MASK_ALIBI:
+		return m.slope != 0.0f;
+	}
+	return 0;
+}
+
+/* Does anything hide entries (causal or a window)? */
+MASK_RULE_FN int
+mask_rule_hides(struct mask_rule m)
+{
+	return m.window && (m.left >= 0 || m.right >= 0);
+}
+
+/* The diagonal of query position r: its key under the causal mask. */
+MASK_RULE_FN long
+mask_rule_diag(long r, int tq, int tk)
+{
+	return r + (long)tk - tq;
+}
+
+/* Does query position r see key c (0 <= c < Tk)?  bug may leave the
+ * window's left edge out (MASK_BUG_WINDOW_EDGE). */
+MASK_RULE_FN int
+mask_rule_visible_bug(struct mask_rule m, int bug, long r, long c, int tq,
+    int tk)
+{
+	long diag = mask_rule_diag(r, tq, tk);
+	long lo = m.left < 0 ? c : diag - m.left +
+	    (bug == MASK_BUG_WINDOW_EDGE ? 1 : 0);
+
+	if (!m.window)
+		return 1;
+	return c >= lo && (m.right < 0 || c <= diag + m.right);
+}
+
+MASK_RULE_FN int
+mask_rule_visible(struct mask_rule m, long r, long c, int tq, int tk)
+{
+	return mask_rule_visible_bug(m, MASK_BUG_NONE, r, c, tq, tk);
+}
+
+/*
+ * The keys rows r_first .. r_last (positions, r_first <= r_last, the
+ * rows of one tile) see between them: [*lo, *hi], empty when *lo > *hi.
+ * Each row's keys are an interval that moves one key right per row, so
+ * their union is one interval too: from the first row's left edge to
+ * the last row's right edge.  The schedule skips the tiles outside it.
+ */
+MASK_RULE_FN void
+mask_rule_keys(struct mask_rule m, long r_first, long r_last, int tq, int tk,
+    long *lo, long *hi)
+{
+	long a = !m.window || m.left < 0 ? 0 :
+	    mask_rule_diag(r_first, tq, tk) - m.left;
+	long b = !m.window || m.right < 0 ? (long)tk - 1 :
+	    mask_rule_diag(r_last, tq, tk) + m.right;
+
+	*lo = a < 0 ? 0 : a;
+	*hi = b > (long)tk - 1 ? (long)tk - 1 : b;
+}
+
+/* 2^n for -126 <= n <= 127, exactly. */
+MASK_RULE_FN float
+mask_rule_pow2(int n)
+{
+	uint32_t u = (uint32_t)(n + 127) << 23;
+	float f;
+
+	memcpy(&f, &u, sizeof f);
+	return f;
+}
+
+/*
+ * e^x for 0 <= x <= 20 in +, -, * alone: x = n ln 2 + t with |t| <=
+ * ln 2 / 2 (ln 2 in two parts, the first exact times any n here), e^t
+ * by its series to t^8 (the rest below 2^-27 of it), times 2^n.  Within
+ * a few units of 2^-24 of e^x.
+ */
+MASK_RULE_FN float
+mask_rule_exp(float x)
+{
+	const float ln2_hi = 0.693145751953125f;	/* 12 bits */
+	const float ln2_lo = 1.428606765330187e-06f;
+	int n = (int)(x * 1.44269504f + 0.5f);
+	float t = (x - (float)n * ln2_hi) - (float)n * ln2_lo;
+	float e = 1.0f + t * (1.0f + t * (0.5f + t * (1.0f / 6.0f +
+	    t * (1.0f / 24.0f + t * (1.0f / 120.0f + t * (1.0f / 720.0f +
+	    t * (1.0f / 5040.0f + t * (1.0f / 40320.0f))))))));
+
+	return e * mask_rule_pow2(n);
+}
+
+/*
+ * tanh y in +, -, *, / alone, the same bits on the host and the device:
+ * for |y| < 0.55 its odd series to y^21 (the rest below 2^-29 of it);
+ * above, 1 - 2 / (e^{2|y|} + 1), where the subtraction keeps every bit
+ * (tanh >= 1/2 there); past 9 it is 1 in float32.  Within 4 units of
+ * 2^-24 (tests/check_mask).
+ */
+MASK_RULE_FN float
+mask_rule_tanh(float y)
+{
+	float a = y < 0.0f ? -y : y, t, y2;
+
+	if (a != a)
+		return y;		/* NaN */
+	if (a < 0.55f) {
+		y2 = a * a;
+		t = a * (1.0f + y2 * (-1.0f / 3.0f + y2 * (2.0f / 15.0f +
+		    y2 * (-17.0f / 315.0f + y2 * (62.0f / 2835.0f +
+		    y2 * (-1382.0f / 155925.0f + y2 * (21844.0f / 6081075.0f +
+		    y2 * (-929569.0f / 638512875.0f +
+		    y2 * (6404582.0f / 10854718875.0f +
+		    y2 * (-443861162.0f / 1856156927625.0f +
+		    y2 * (18888466084.0f / 194896477400625.0f)))))))))));
+	} else if (a >= 9.0f)
+		t = 1.0f;
+	else
+		t = 1.0f - 2.0f / (mask_rule_exp(2.0f * a) + 1.0f);
+	return y < 0.0f ? -t : t;
+}
+
+/* softcap: C tanh(x / C), or x when there is no cap. */
+MASK_RULE_FN float
+mask_rule_cap(struct mask_rule m, float x)
+{
+	if (!(m.softcap > 0.0f) || x == -INFINITY)
+		return x;
+	return m.softcap * mask_rule_tanh(x / m.softcap);
+}
+
+/* ALiBi's bias of (r, c): -slope |r + Tk - Tq - c|, or 0. */
+MASK_RULE_FN float
+mask_rule_bias(struct mask_rule m, long r, long c, int tq, int tk)
+{
+	long dist = mask_rule_diag(r, tq, tk) - c;
+
+	if (m.slope == 0.0f)
+		return 0.0f;
+	return -m.slope * (float)(dist < 0 ? -dist : dist);
+}
+
+/* The score the softmax sees from the scaled product x of a visible
+ * (r, c): capped, then biased.  (Visibility is the caller's.) */
+MASK_RULE_FN float
+mask_rule_score(struct mask_rule m, float x, long r, long c, int tq, int tk)
+{
+	return mask_rule_cap(m, x) + mask_rule_bias(m, r, c, tq, tk);
+}
+
+/*
+ * The backward through the modifiers: from dS (the gradient of the
+ * score the softmax saw) to the gradient of the scaled product x.  ALiBi
+ * adds a constant: it passes dS through.  The cap's derivative is
+ * 1 - tanh^2 = 1 - (capped / C)^2, capped = C tanh(x / C) without the
+ * bias (the backward recomputes it).
+ */
+MASK_RULE_FN float
+mask_rule_dscore(struct mask_rule m, float ds, float capped)
+{
+	float t;
+
+	if (!(m.softcap > 0.0f))
+		return ds;
+	t = capped / m.softcap;
+	return ds * (1.0f - t * t);
+}
+
+#endif
