@@ -128,7 +128,7 @@ bench_fp8_one(int row, int t, int d, enum inputs_kind in, uint64_t seed,
 	struct problem_spec spec;
 	struct problem p, exact;
 	struct tiling tl;
-	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	struct compare_result res;
 	struct sim *sim = NULL;
 	float *o = NULL, *lse = NULL;
