@@ -27,6 +27,8 @@ dist_lessons_DATA = \
 	lessons/18-kernel-ladder.lesson \
 	lessons/19-fast-backward.lesson \
 	lessons/20-machine.lesson \
+	lessons/23-windows.lesson \
+	lessons/24-softcap-alibi.lesson \
 	lessons/h200-figures.txt \
 	lessons/h200-roofline.txt
 
