@@ -52,10 +52,9 @@ END_TEST
  * tile_rule_visible (the causal-only kernels' reading). */
 START_TEST(test_causal_is_a_window)
 {
-	struct mask_rule m = mask_rule_none();
+	struct mask_rule m = mask_rule_window(mask_rule_none(), -1, 0);
 	int tq, tk, r, c;
 
-	m.right = 0;
 	ck_assert(mask_rule_has(m, MASK_CAUSAL) && !mask_rule_has(m, MASK_WINDOW));
 	for (tq = 1; tq < 9; tq++)
 		for (tk = 1; tk < 9; tk++)
@@ -68,6 +67,10 @@ START_TEST(test_causal_is_a_window)
 	m.right = MASK_UNBOUNDED;
 	ck_assert(!mask_rule_has(m, MASK_CAUSAL) && !mask_rule_has(m, MASK_WINDOW));
 	ck_assert(!mask_rule_hides(m));
+	/* a zero-filled rule (a problem built by hand) hides nothing */
+	memset(&m, 0, sizeof m);
+	ck_assert(!mask_rule_hides(m) && mask_rule_visible(m, 0, 8, 1, 9) &&
+	    mask_rule_visible(m, 0, 0, 9, 1));
 }
 END_TEST
 
@@ -76,7 +79,7 @@ END_TEST
  * bug leaves the left edge out and nothing else. */
 START_TEST(test_window_definition)
 {
-	struct mask_rule m = mask_rule_none();
+	struct mask_rule m = mask_rule_window(mask_rule_none(), -1, -1);
 	int tq = 7, tk = 11, r, c, want;
 
 	for (m.left = -1; m.left < 5; m.left++)
@@ -796,6 +799,46 @@ START_TEST(test_bug_modes_damage)
 }
 END_TEST
 
+/* --window -1,0 is --causal: the same flag (what the causal-only kernels
+ * read), the same schedule and the same bits of O; -1,-1 is no mask. */
+START_TEST(test_window_causal_alias)
+{
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
+	struct tiling t = { 3, 5, ORDER_FA2 };
+	struct problem_spec spec;
+	struct problem a, b;
+	float *oa, *la, *ob, *lb;
+	char err[256];
+
+	problem_spec_init(&spec);
+	spec.tq = 13;
+	spec.tk = 9;
+	spec.input = INPUTS_NORMAL;
+	spec.causal = 1;
+	ck_assert(problem_build(&spec, &a, err, sizeof err) == 0);
+	spec.causal = 0;
+	spec.window_set = 1;
+	spec.window_left = -1;
+	spec.window_right = 0;
+	ck_assert(problem_build(&spec, &b, err, sizeof err) == 0);
+	ck_assert(a.causal && b.causal && !problem_beyond_causal(&b));
+	tu_run(&a, &t, &rule, &oa, &la);
+	tu_run(&b, &t, &rule, &ob, &lb);
+	ck_assert(memcmp(oa, ob, 13 * 4 * sizeof *oa) == 0);
+	ck_assert(memcmp(la, lb, 13 * sizeof *la) == 0);
+	free(oa);
+	free(la);
+	free(ob);
+	free(lb);
+	problem_free(&b);
+	spec.window_right = -1;
+	ck_assert(problem_build(&spec, &b, err, sizeof err) == 0);
+	ck_assert(!b.causal && !b.mask.window && !problem_beyond_causal(&b));
+	problem_free(&a);
+	problem_free(&b);
+}
+END_TEST
+
 /* ---- refusals ---- */
 
 START_TEST(test_refusals)
@@ -861,6 +904,7 @@ test_suite(void)
 	tcase_add_test(tc, test_gradref_finite_differences);
 	tcase_add_test(tc, test_window_cost_linear);
 	tcase_add_test(tc, test_bug_modes_damage);
+	tcase_add_test(tc, test_window_causal_alias);
 	tcase_add_test(tc, test_refusals);
 	suite_add_tcase(s, tc);
 	return s;

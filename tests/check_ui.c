@@ -459,7 +459,7 @@ START_TEST(test_rebuild_keeps_position)
 	press(ui, 'm');		/* the window (4, 0) */
 	press(ui, 'm');		/* (4, 4) */
 	press(ui, 'm');		/* none */
-	ck_assert(!mask_rule_hides(UI_PROBLEM(ui)->mask));
+	ck_assert(!mask_rule_hides(problem_mask(UI_PROBLEM(ui), 0)));
 	press(ui, 'o');
 	ck_assert_int_eq(sim_schedule(ui_sim(ui))->order, ORDER_FA2);
 	v = sim_view(ui_sim(ui));
@@ -2738,31 +2738,31 @@ START_TEST(test_mask_cycle)
 	ck_assert(UI_PROBLEM(ui)->causal);
 	press(ui, 'm');
 	p = UI_PROBLEM(ui);
-	ck_assert_int_eq(p->mask.left, 4);
-	ck_assert_int_eq(p->mask.right, 0);
+	ck_assert_int_eq(problem_mask(p, 0).left, 4);
+	ck_assert_int_eq(problem_mask(p, 0).right, 0);
 	ck_assert_msg(strstr(ui->msg, "window (4, 0)") != NULL, "%s", ui->msg);
 	/* Row block i sees keys 4i - 4 .. 4i + 3: two tiles, one for i = 0. */
 	ck_assert_int_eq(sim_steps(ui_sim(ui)), 7);
 	press(ui, 'm');
 	p = UI_PROBLEM(ui);
-	ck_assert_int_eq(p->mask.left, 4);
-	ck_assert_int_eq(p->mask.right, 4);
+	ck_assert_int_eq(problem_mask(p, 0).left, 4);
+	ck_assert_int_eq(problem_mask(p, 0).right, 4);
 	ck_assert_int_eq(sim_steps(ui_sim(ui)), 10);
 	press(ui, 'm');
-	ck_assert(!mask_rule_hides(UI_PROBLEM(ui)->mask));
+	ck_assert(!mask_rule_hides(problem_mask(UI_PROBLEM(ui), 0)));
 	ck_assert_int_eq(sim_steps(ui_sim(ui)), 16);
 	ui_free(ui);
 
 	/* The command line's window sets W. */
 	ui = window_view(16, 4, 2, 0);
 	press(ui, 'm');		/* (2, 2) */
-	ck_assert_int_eq(UI_PROBLEM(ui)->mask.left, 2);
-	ck_assert_int_eq(UI_PROBLEM(ui)->mask.right, 2);
+	ck_assert_int_eq(problem_mask(UI_PROBLEM(ui), 0).left, 2);
+	ck_assert_int_eq(problem_mask(UI_PROBLEM(ui), 0).right, 2);
 	press(ui, 'm');		/* none */
 	press(ui, 'm');		/* causal */
 	press(ui, 'm');		/* (2, 0) again */
-	ck_assert_int_eq(UI_PROBLEM(ui)->mask.left, 2);
-	ck_assert_int_eq(UI_PROBLEM(ui)->mask.right, 0);
+	ck_assert_int_eq(problem_mask(UI_PROBLEM(ui), 0).left, 2);
+	ck_assert_int_eq(problem_mask(UI_PROBLEM(ui), 0).right, 0);
 	ui_free(ui);
 }
 END_TEST
@@ -2819,7 +2819,7 @@ START_TEST(test_mask_bugs)
 	while (ui->opts.rule.mask_bug != MASK_BUG_WINDOW_EDGE)
 		press(ui, 'b');
 	press(ui, 'm');
-	ck_assert_int_eq(UI_PROBLEM(ui)->mask.right, 3);
+	ck_assert_int_eq(problem_mask(UI_PROBLEM(ui), 0).right, 3);
 	ck_assert_int_eq(ui->opts.rule.mask_bug, MASK_BUG_WINDOW_EDGE);
 	press(ui, 'm');
 	ck_assert_int_eq(ui->opts.rule.mask_bug, MASK_BUG_NONE);
@@ -2931,7 +2931,7 @@ START_TEST(test_mask_form)
 	ck_assert(ui->form.open);
 	ck_assert_msg(strstr(ui->form.error, "--window must be L,R") != NULL,
 	    "%s", ui->form.error);
-	ck_assert(!mask_rule_hides(UI_PROBLEM(ui)->mask));
+	ck_assert(!mask_rule_hides(problem_mask(UI_PROBLEM(ui), 0)));
 	type(ui, ",0");
 	press(ui, UI_KEY_TAB);
 	type(ui, "30");
@@ -2947,8 +2947,8 @@ START_TEST(test_mask_form)
 	press(ui, UI_KEY_ENTER);
 	ck_assert_msg(!ui->form.open, "%s", ui->form.error);
 	p = UI_PROBLEM(ui);
-	ck_assert_int_eq(p->mask.left, 3);
-	ck_assert_int_eq(p->mask.right, 0);
+	ck_assert_int_eq(problem_mask(p, 0).left, 3);
+	ck_assert_int_eq(problem_mask(p, 0).right, 0);
 	ck_assert(p->mask.softcap == 30.0f);
 	ck_assert(p->alibi != NULL && p->alibi[0] == 0.5f);
 	ck_assert_int_eq(sim_steps(ui_sim(ui)), 7);
@@ -2976,7 +2976,7 @@ START_TEST(test_mask_form)
 	press(ui, UI_KEY_ENTER);
 	ck_assert_msg(!ui->form.open, "%s", ui->form.error);
 	p = UI_PROBLEM(ui);
-	ck_assert(!mask_rule_hides(p->mask));
+	ck_assert(!mask_rule_hides(problem_mask(p, 0)));
 	ck_assert(!mask_rule_has(p->mask, MASK_SOFTCAP));
 	ck_assert(p->alibi == NULL);
 	ui_free(ui);

@@ -200,7 +200,8 @@ fill_heads(const struct problem_spec *spec, struct problem *p, char *err,
 		g = h / group;
 		inputs_fill(spec->input, spec->seed + (uint64_t)h * 0x9e3779b97f4a7c15ull,
 		    p->tq, h % group == 0 ? p->tk : 1, p->d, p->dv,
-		    spec->bc > 0 ? spec->bc : PROBLEM_DEFAULT_TILE, spec->causal,
+		    spec->bc > 0 ? spec->bc : PROBLEM_DEFAULT_TILE, spec->causal ? 0 :
+		    spec->window_set ? spec->window_right : -1,
 		    p->q + (size_t)h * p->tq * p->d,
 		    h % group == 0 ? p->k + (size_t)g * nk : spare,
 		    h % group == 0 ? p->v + (size_t)g * nv : spare + p->d);
@@ -309,16 +310,17 @@ set_mask(const struct problem_spec *spec, struct problem *p, char *err,
 {
 	int h, n;
 
+	/* The causal mask is the flag (what every kernel reads); the
+	 * window (-1, 0) is it too, and (-1, -1) no window at all. */
 	p->mask = mask_rule_none();
-	if (spec->causal)
-		p->mask.right = 0;
-	else if (spec->window_set) {
-		p->mask.left = spec->window_left;
-		p->mask.right = spec->window_right;
-	}
+	if (spec->window_set && !(spec->window_left < 0 && spec->window_right < 0))
+		p->mask = mask_rule_window(p->mask, spec->window_left,
+		    spec->window_right);
+	p->causal = spec->causal || mask_rule_has(p->mask, MASK_CAUSAL);
+	if (p->causal)
+		p->mask = mask_rule_none();
 	if (spec->softcap_set)
 		p->mask.softcap = (float)spec->softcap;
-	p->causal = mask_rule_has(p->mask, MASK_CAUSAL);
 	if (!spec->alibi_set && spec->alibi_slopes == NULL)
 		return 0;
 	p->alibi = util_calloc((size_t)p->heads, sizeof *p->alibi, "ALiBi slopes",

@@ -77,10 +77,12 @@ struct problem_spec {
 struct problem {
 	int tq, tk, d, dv;
 	float scale;
-	int causal;		/* the window is exactly (-1, 0): what a kernel
-				 * that knows only the causal mask reads */
-	struct mask_rule mask;	/* the window and the cap (mask.slope is 0:
-				 * ALiBi's slopes are per head, in alibi) */
+	int causal;		/* the causal mask (--causal, or --window -1,0):
+				 * what a kernel that knows only it reads, and
+				 * the window problem_mask gives when set */
+	struct mask_rule mask;	/* any other window, and the cap (mask.slope
+				 * is 0: ALiBi's slopes are per head, in
+				 * alibi); read it through problem_mask */
 	float *alibi;		/* H slopes, one per query head, or NULL */
 	enum dtype dtype;
 	int scores_mode;	/* S given directly; q, k, kt are NULL */
@@ -139,21 +141,23 @@ problem_rows(const struct problem *p)
 
 /* Does query r see key c under the mask?  (r is a position: a row
  * within its head.)  The same for every head. */
-static inline int
-problem_visible(const struct problem *p, int r, int c)
-{
-	return mask_rule_visible(p->mask, r, c, p->tq, p->tk);
-}
-
-/* The rules of query head h (0 <= h < H): the window, the cap and the
- * head's ALiBi slope (0 without ALiBi). */
+/* The rules of query head h (0 <= h < H): the window (causal: (-1,
+ * 0)), the cap and the head's ALiBi slope (0 without ALiBi). */
 static inline struct mask_rule
 problem_mask(const struct problem *p, int h)
 {
 	struct mask_rule m = p->mask;
 
+	if (p->causal)
+		m = mask_rule_window(m, MASK_UNBOUNDED, 0);
 	m.slope = p->alibi != NULL ? p->alibi[h] : 0.0f;
 	return m;
+}
+
+static inline int
+problem_visible(const struct problem *p, int r, int c)
+{
+	return mask_rule_visible(problem_mask(p, 0), r, c, p->tq, p->tk);
 }
 
 /* Does anything hide or bend scores beyond the causal mask (a kernel
@@ -161,7 +165,7 @@ problem_mask(const struct problem *p, int h)
 static inline int
 problem_beyond_causal(const struct problem *p)
 {
-	return mask_rule_has(p->mask, MASK_WINDOW) ||
+	return mask_rule_has(problem_mask(p, 0), MASK_WINDOW) ||
 	    mask_rule_has(p->mask, MASK_SOFTCAP) || p->alibi != NULL;
 }
 

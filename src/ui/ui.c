@@ -622,7 +622,7 @@ static int
 ui_cycle_update_bug(struct ui *ui)
 {
 	struct options o = ui->opts;
-	struct mask_rule m = UI_PROBLEM(ui)->mask;
+	struct mask_rule m = problem_mask(UI_PROBLEM(ui), 0);
 	char what[200], err[200];
 	int b;
 
@@ -749,7 +749,7 @@ ui_toggle_mask(struct ui *ui)
 {
 	const struct problem *p = UI_PROBLEM(ui);
 	struct options o = ui->opts;
-	struct mask_rule m = p->mask;
+	struct mask_rule m = problem_mask(p, 0);
 	char what[240], err[200];
 	int w;
 
@@ -770,8 +770,8 @@ ui_toggle_mask(struct ui *ui)
 		o.spec.window_left = MASK_UNBOUNDED;
 		o.spec.window_right = 0;
 	}
-	m.left = o.spec.window_set ? o.spec.window_left : MASK_UNBOUNDED;
-	m.right = o.spec.window_set ? o.spec.window_right : MASK_UNBOUNDED;
+	m = o.spec.window_set ? mask_rule_window(m, o.spec.window_left,
+	    o.spec.window_right) : mask_rule_none();
 	if (!o.spec.window_set)
 		snprintf(what, sizeof what, "mask off: every query sees every key");
 	else if (mask_rule_has(m, MASK_CAUSAL))

@@ -69,9 +69,9 @@ ui_form_open(struct ui *ui)
 	    ui->opts.backward ? "on" : "off");
 	snprintf(f->value[UI_FORM_SPLITS], sizeof f->value[0], "%d",
 	    ui->opts.split.splits > 1 ? ui->opts.split.splits : 1);
-	if (mask_rule_hides(p->mask))
+	if (mask_rule_hides(problem_mask(p, 0)))
 		snprintf(f->value[UI_FORM_WINDOW], sizeof f->value[0], "%d,%d",
-		    p->mask.left, p->mask.right);
+		    problem_mask(p, 0).left, problem_mask(p, 0).right);
 	if (mask_rule_has(p->mask, MASK_SOFTCAP))
 		snprintf(f->value[UI_FORM_SOFTCAP], sizeof f->value[0], "%g",
 		    (double)p->mask.softcap);
@@ -148,10 +148,8 @@ ui_form_apply(struct ui *ui)
 		ui->mask_width = o.spec.window_left;
 	/* A mask bug the new rules cannot show goes, said so below. */
 	m = mask_rule_none();
-	if (o.spec.window_set) {
-		m.left = o.spec.window_left;
-		m.right = o.spec.window_right;
-	}
+	if (o.spec.window_set)
+		m = mask_rule_window(m, o.spec.window_left, o.spec.window_right);
 	if (o.spec.softcap_set)
 		m.softcap = (float)o.spec.softcap;
 	dropped = mask_bug_check(o.rule.mask_bug, m, f->error,

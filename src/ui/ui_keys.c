@@ -561,7 +561,7 @@ ui_keys_prompt_tile(struct ui *ui, long a, long b)
 		char what[80];
 
 		ui_message(ui, UI_ROLE_ERROR, "go to: tile (%ld,%ld) is skipped "
-		    "by the mask (%s)", a, b, mask_describe(UI_PROBLEM(ui)->mask,
+		    "by the mask (%s)", a, b, mask_describe(problem_mask(UI_PROBLEM(ui), 0),
 		    0, what, sizeof what));
 		return -1;
 	}

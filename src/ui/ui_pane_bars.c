@@ -37,8 +37,8 @@ ui_bars_mask(const struct ui *ui, char *buf, size_t len)
 	const struct problem *p = UI_PROBLEM(ui);
 
 	buf[0] = '\0';
-	if (mask_rule_hides(p->mask) || problem_beyond_causal(p))
-		mask_describe(p->mask, p->alibi != NULL, buf, len);
+	if (mask_rule_hides(problem_mask(p, 0)) || problem_beyond_causal(p))
+		mask_describe(problem_mask(p, 0), p->alibi != NULL, buf, len);
 }
 
 /* The parts that say where in its segment the reader is and by which

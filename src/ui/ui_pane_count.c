@@ -56,8 +56,8 @@ ui_pane_count_problem(struct ui *ui, struct ui_grid *g, int x, int y, int w)
 
 	if (s->splits > 1)
 		snprintf(split, sizeof split, " splits=%d", s->splits);
-	if (mask_rule_hides(p->mask) || problem_beyond_causal(p))
-		snprintf(mask, sizeof mask, "; %s", mask_describe(p->mask,
+	if (mask_rule_hides(problem_mask(p, 0)) || problem_beyond_causal(p))
+		snprintf(mask, sizeof mask, "; %s", mask_describe(problem_mask(p, 0),
 		    p->alibi != NULL, rules, sizeof rules));
 	if (p->scores_mode)
 		ui_grid_printf(g, x, y, w, UI_ROLE_LABEL, "Tq=%d Tk=%d dv=%d "

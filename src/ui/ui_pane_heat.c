@@ -219,7 +219,7 @@ ui_pane_heat_hidden(const struct problem *p, int r0, int r1, int c0, int c1)
 {
 	long lo, hi;
 
-	mask_rule_keys(p->mask, r0, r1 - 1, p->tq, p->tk, &lo, &hi);
+	mask_rule_keys(problem_mask(p, 0), r0, r1 - 1, p->tq, p->tk, &lo, &hi);
 	return lo > hi || hi < c0 || lo > c1 - 1;
 }
 
@@ -234,7 +234,8 @@ ui_pane_heat_hidden(const struct problem *p, int r0, int r1, int c0, int c1)
 static int
 ui_pane_heat_summary(const struct problem *p)
 {
-	return p->mask.right == 0;
+	return mask_rule_hides(problem_mask(p, 0)) &&
+	    problem_mask(p, 0).right == 0;
 }
 
 /*
@@ -248,13 +249,14 @@ ui_pane_heat_pooled(struct ui *ui, struct ui_pane_heat_data *hs,
     const struct ui_heat_geom *gm)
 {
 	const struct problem *p = UI_PROBLEM(ui);
+	struct mask_rule m = problem_mask(p, 0);
 	int causal = ui_pane_heat_summary(p);
 	float *pool;
 	int a, b, r0, r1, c0, c1, known;
 
 	if (hs->pool != NULL && hs->ny == gm->ny && hs->nx == gm->nx &&
 	    hs->fy == gm->fy && hs->fx == gm->fx &&
-	    hs->mask.left == p->mask.left && hs->mask.right == p->mask.right &&
+	    memcmp(&hs->mask, &m, sizeof m) == 0 &&
 	    hs->heat_gen == ui->heat_gen && hs->bands == ui->heat.bands_done)
 		return hs->pool;
 	pool = realloc(hs->pool, (size_t)gm->ny * gm->nx * sizeof *pool);
@@ -279,7 +281,7 @@ ui_pane_heat_pooled(struct ui *ui, struct ui_pane_heat_data *hs,
 	hs->nx = gm->nx;
 	hs->fy = gm->fy;
 	hs->fx = gm->fx;
-	hs->mask = p->mask;
+	hs->mask = m;
 	hs->heat_gen = ui->heat_gen;
 	hs->bands = ui->heat.bands_done;
 	return pool;
@@ -310,7 +312,7 @@ static void
 ui_pane_heat_rules(struct ui *ui, struct ui_grid *g, int x, int y, int w)
 {
 	const struct problem *p = UI_PROBLEM(ui);
-	const struct mask_rule *m = &p->mask;
+	const struct mask_rule mr = problem_mask(p, 0), *m = &mr;
 	char lo[32], hi[32];
 
 	if (mask_rule_has(*m, MASK_WINDOW)) {
@@ -497,7 +499,7 @@ ui_pane_heat_key(struct ui *ui, const struct ui_key *k, struct ui_rect r)
 
 		ui_message(ui, UI_ROLE_MESSAGE, "tile (%d,%d) is skipped by the "
 		    "mask (%s): it sees no key there", i, j,
-		    mask_describe(p->mask, 0, what, sizeof what));
+		    mask_describe(problem_mask(p, 0), 0, what, sizeof what));
 		return UI_HANDLED;
 	}
 	/* The tile in the segment shown: its step there, or in the
