@@ -2732,6 +2732,7 @@ END_TEST
 START_TEST(test_mask_cycle)
 {
 	struct ui *ui = new_view(NULL, &utf8_style);
+	struct ui_grid g = { 0 };
 	const struct problem *p;
 
 	press(ui, 'm');
@@ -2743,12 +2744,18 @@ START_TEST(test_mask_cycle)
 	ck_assert_msg(strstr(ui->msg, "window (4, 0)") != NULL, "%s", ui->msg);
 	/* Row block i sees keys 4i - 4 .. 4i + 3: two tiles, one for i = 0. */
 	ck_assert_int_eq(sim_steps(ui_sim(ui)), 7);
+	/* The counters say what the window does to the arithmetic. */
+	draw(ui, &g, 160, 40);
+	ck_assert(screen_has(&g, "FLOPs grow as T (the window)"));
 	press(ui, 'm');
 	p = UI_PROBLEM(ui);
 	ck_assert_int_eq(problem_mask(p, 0).left, 4);
 	ck_assert_int_eq(problem_mask(p, 0).right, 4);
 	ck_assert_int_eq(sim_steps(ui_sim(ui)), 10);
 	press(ui, 'm');
+	draw(ui, &g, 160, 40);
+	ck_assert(screen_has(&g, "FLOPs stay quadratic"));
+	ui_grid_free(&g);
 	ck_assert(!mask_rule_hides(problem_mask(UI_PROBLEM(ui), 0)));
 	ck_assert_int_eq(sim_steps(ui_sim(ui)), 16);
 	ui_free(ui);

@@ -97,10 +97,15 @@ ui_pane_count_forward(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 		    util_bytes((double)t->partials, b, sizeof b),
 		    util_bytes((double)all->partials, d, sizeof d));
 	else if (y < r.y + r.h)
+		/* Tiling saves traffic, not arithmetic: only a window with a
+		 * left edge bounds each row's keys, so its FLOPs grow as T. */
 		ui_grid_printf(g, r.x, y++, r.w, UI_ROLE_NORMAL, "kept in HBM: %s, "
-		    "standard %s (S, P); FLOPs stay quadratic",
+		    "standard %s (S, P); FLOPs %s",
 		    util_bytes((double)all->stored, b, sizeof b),
-		    util_bytes((double)std->stored, d, sizeof d));
+		    util_bytes((double)std->stored, d, sizeof d),
+		    mask_rule_has(problem_mask(UI_PROBLEM(ui), 0), MASK_WINDOW) &&
+		    problem_mask(UI_PROBLEM(ui), 0).left >= 0 ?
+		    "grow as T (the window)" : "stay quadratic");
 	if (y < r.y + r.h)
 		ui_pane_count_problem(ui, g, r.x, y, r.w);
 }
