@@ -28,6 +28,8 @@ dist_lessons_DATA = \
 	lessons/19-fast-backward.lesson \
 	lessons/20-machine.lesson \
 	lessons/21-pipeline.lesson \
+	lessons/23-windows.lesson \
+	lessons/24-softcap-alibi.lesson \
 	lessons/25-low-precision.lesson \
 	lessons/h200-figures.txt \
 	lessons/h200-roofline.txt

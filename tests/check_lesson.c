@@ -1466,6 +1466,45 @@ START_TEST(test_many_labels)
 }
 END_TEST
 
+/* ---- the score rules' quantities (mask_rule.h) ---- */
+
+/* s-scaled is x before the cap, cap-slope 1 - tanh^2(x / C), each
+ * against libm's tanh here; alibi-bias -slope |r + Tk - Tq - c| with
+ * Tq != Tk, s - s-scaled the bias; keys-seen counts a window's keys,
+ * 0 for a row the band misses. */
+START_TEST(test_mask_quantities)
+{
+	char script[1024];
+	double t0 = tanh(90.0 / 30.0), t1 = tanh(-5.0 / 30.0);
+
+	snprintf(script, sizeof script, "title t\nscores 2 40 90 -5 ; 100 200 60 "
+	    "10\nvalues 1 2 3 4\nbr 2\nbc 2\nsoftcap 30\ngoto tile 0 1 phase "
+	    "scores\nexpect s-scaled 90 -5\nexpect s %.9g %.9g rtol 1e-6\n"
+	    "expect cap-slope %.9g %.9g rtol 1e-5\nexpect alibi-bias 0 0\n",
+	    30.0 * t0, 30.0 * t1, 1.0 - t0 * t0, 1.0 - t1 * t1);
+	runs_clean(script);
+	run_fails("title t\nscores 2 40 90 -5 ; 100 200 60 10\nvalues 1 2 3 4\n"
+	    "br 2\nbc 2\nsoftcap 30\ngoto tile 0 1 phase scores\n"
+	    "expect cap-slope 1 1\n", LESSON_FAILED, "expected cap-slope 1 1");
+	/* Without a cap the slope is 1, and hidden keys have none. */
+	runs_clean("title t\ntq 4\ntk 4\nd 2\nbr 2\nbc 2\ncausal\n"
+	    "goto tile 0 0 phase scores\nexpect cap-slope 1 0\n"
+	    "expect s-scaled[1] -inf\n");
+	/* ALiBi, bottom-right: row 6 of 8 against 6 keys has its diagonal
+	 * at key 4. */
+	runs_clean("title t\ntq 8\ntk 6\nd 2\nbr 4\nbc 3\ninput normal\n"
+	    "alibi 0.5\nfocus row 6\ngoto tile 1 0 phase scores\n"
+	    "expect alibi-bias -2 -1.5 -1\nexpect s[0] - s-scaled[0] -2 "
+	    "tol 1e-6\nexpect s[2] - s-scaled[2] -1 tol 1e-6\n"
+	    "expect keys-seen 6\nwindow 1,0\nexpect keys-seen 2\nfocus row 0\n"
+	    "expect keys-seen 0\nwindow -1,0\nfocus row 6\nexpect keys-seen 5\n");
+	run_fails("title t\ntq 8\ntk 6\nd 2\nbr 4\nbc 3\nalibi 0.5\n"
+	    "focus row 6\ngoto tile 1 0 phase scores\n"
+	    "expect alibi-bias -3 -2.5 -2\n", LESSON_FAILED,
+	    "expected alibi-bias -3 -2.5 -2");
+}
+END_TEST
+
 /* ---- the fast kernel's arithmetic, the mask's tiles ---- */
 
 START_TEST(test_fast_quantities)
@@ -2690,6 +2729,7 @@ test_suite(void)
 	tcase_add_test(tc, test_builds_on_cycles);
 	tcase_add_test(tc, test_odd_bytes);
 	tcase_add_test(tc, test_fast_quantities);
+	tcase_add_test(tc, test_mask_quantities);
 	tcase_add_test(tc, test_notes);
 	tcase_add_test(tc, test_slide_heading);
 	tcase_add_test(tc, test_handout);

@@ -456,7 +456,10 @@ START_TEST(test_rebuild_keeps_position)
 	ck_assert(UI_PROBLEM(ui)->causal);
 	ck_assert_int_eq(v->tile.i, 1);
 	ck_assert_int_eq(v->tile.j, 1);
-	press(ui, 'm');
+	press(ui, 'm');		/* the window (4, 0) */
+	press(ui, 'm');		/* (4, 4) */
+	press(ui, 'm');		/* none */
+	ck_assert(!mask_rule_hides(problem_mask(UI_PROBLEM(ui), 0)));
 	press(ui, 'o');
 	ck_assert_int_eq(sim_schedule(ui_sim(ui))->order, ORDER_FA2);
 	v = sim_view(ui_sim(ui));
@@ -467,8 +470,9 @@ START_TEST(test_rebuild_keeps_position)
 END_TEST
 
 /* A view opened on a window (flashstep --window 8,0) skips its tiles on
- * both sides; m turns the window off (every tile visible) and then the
- * causal mask on, never refusing --causal with --window. */
+ * both sides; m widens it to (8, 8), then turns it off (every tile
+ * visible) and then the causal mask on, never refusing --causal with
+ * --window. */
 START_TEST(test_mask_key_window)
 {
 	struct options o;
@@ -485,6 +489,10 @@ START_TEST(test_mask_key_window)
 	ck_assert(schedule_skipped(s, 7, 0) && !schedule_skipped(s, 7, 5) &&
 	    schedule_skipped(s, 2, 3) && !schedule_skipped(s, 2, 2));
 	ck_assert_int_eq(s->jbegin[7], 5);
+	press(ui, 'm');
+	s = sim_schedule(ui_sim(ui));
+	ck_assert(schedule_skipped(s, 7, 0) && !schedule_skipped(s, 2, 3) &&
+	    schedule_skipped(s, 2, 5));
 	press(ui, 'm');
 	s = sim_schedule(ui_sim(ui));
 	ck_assert(!UI_PROBLEM(ui)->causal && !schedule_skipped(s, 7, 0) &&
@@ -713,8 +721,8 @@ START_TEST(test_form)
 	press(ui, UI_KEY_BACKSPACE);
 	type(ui, "8");
 	press(ui, UI_KEY_UP);		/* wraps to the last field */
-	press(ui, UI_KEY_UP);
-	press(ui, UI_KEY_UP);		/* the input */
+	while (ui->form.field > UI_FORM_INPUT)
+		press(ui, UI_KEY_UP);	/* up to the input */
 	ck_assert_int_eq(ui->form.field, UI_FORM_INPUT);
 	while (ui->form.value[UI_FORM_INPUT][0] != '\0')
 		press(ui, UI_KEY_BACKSPACE);
@@ -2710,6 +2718,383 @@ START_TEST(test_random_keys_timeline)
 }
 END_TEST
 
+/* ---- masks and score rules in the view ---- */
+
+/* A view of a generated problem with the window (left, right). */
+static struct ui *
+window_view(int t, int tile, int left, int right)
+{
+	struct options o;
+
+	options_init(&o);
+	o.spec.tq = o.spec.tk = t;
+	o.spec.input = INPUTS_NORMAL;
+	o.spec.window_set = 1;
+	o.spec.window_left = left;
+	o.spec.window_right = right;
+	o.tiling.br = o.tiling.bc = tile;
+	return new_view(&o, &utf8_style);
+}
+
+/* Computes the whole heatmap summary (idle time does it in the view). */
+static void
+heat_finish(struct ui *ui)
+{
+	int wait;
+
+	while (!heatmap_complete(&ui->heat))
+		ui_idle(ui, util_now() + 0.01, &wait);
+}
+
+/*
+ * Every screen cell of the heatmap against a count over what it covers:
+ * hatched (skipped) when the schedule skips every tile under it, blank
+ * (masked) when it runs one but the mask hides every entry under it,
+ * else a heat level.  Counts the cells of each kind into kinds.
+ */
+static void
+heat_cells_check(struct ui *ui, const struct ui_grid *g, int kinds[3])
+{
+	const struct problem *p = UI_PROBLEM(ui);
+	const struct schedule *s = sim_schedule(ui_sim(ui));
+	const struct ui_heat_geom *hg = ui_pane_heat_last(ui);
+	int a, b, r, c, i, j, run, seen, role;
+
+	kinds[0] = kinds[1] = kinds[2] = 0;
+	ck_assert_int_gt(hg->ny, 0);
+	for (a = 0; a < hg->ny; a++)
+		for (b = 0; b < hg->nx; b++) {
+			run = seen = 0;
+			for (r = a * hg->fy; r < (a + 1) * hg->fy && r < p->tq; r++)
+				for (c = b * hg->fx; c < (b + 1) * hg->fx &&
+				    c < p->tk; c++) {
+					i = r / s->br;
+					j = c / s->bc;
+					run |= !schedule_skipped(s, i, j);
+					seen |= problem_visible(p, r, c);
+				}
+			role = g->cells[(size_t)(hg->y0 + a * hg->sy) * g->w +
+			    hg->x0 + b * hg->sx].role;
+			if (!run) {
+				ck_assert_msg(role == UI_ROLE_TILE_SKIPPED, "cell (%d,%d) "
+				    "covers skipped tiles only, role %d", a, b, role);
+				kinds[0]++;
+			} else if (!seen) {
+				ck_assert_msg(role == UI_ROLE_MASKED, "cell (%d,%d) "
+				    "has no visible entry, role %d", a, b, role);
+				kinds[1]++;
+			} else {
+				ck_assert_msg(role >= UI_ROLE_HEAT0 && role <
+				    UI_ROLE_HEAT0 + UI_HEAT_LEVELS, "cell (%d,%d) has a "
+				    "visible entry, role %d", a, b, role);
+				kinds[2]++;
+			}
+		}
+}
+
+/* The window's band on the heatmap: skipped tiles on both sides of the
+ * diagonal hatched, hidden entries of the tiles it runs blank, every
+ * cell against the schedule and the mask, unpooled and pooled. */
+START_TEST(test_mask_heat_window)
+{
+	struct ui *ui = window_view(16, 4, 3, 0);
+	struct ui_grid g = { 0 };
+	const struct ui_heat_geom *hg;
+	int kinds[3];
+
+	draw(ui, &g, 100, 30);
+	heat_finish(ui);
+	draw(ui, &g, 100, 30);
+	hg = ui_pane_heat_last(ui);
+	ck_assert_int_eq(hg->fy, 1);
+	ck_assert_int_eq(hg->fx, 1);
+	heat_cells_check(ui, &g, kinds);
+	/* 7 of the 16 tiles run: 9 skipped, 3 of them left of the band. */
+	ck_assert_int_eq(sim_steps(ui_sim(ui)), 7);
+	ck_assert_int_eq(kinds[0], 9 * 16);
+	ck_assert_int_gt(kinds[1], 0);
+	ck_assert(screen_has(&g, "band: row r sees keys r-3..r"));
+	ck_assert(screen_has(&g, "window (3, 0)"));
+	ui_free(ui);
+
+	/* Both sides, pooled at 80x24. */
+	ui = window_view(64, 4, 5, 2);
+	draw(ui, &g, 80, 24);
+	heat_finish(ui);
+	draw(ui, &g, 80, 24);
+	hg = ui_pane_heat_last(ui);
+	ck_assert(hg->fy > 1 || hg->fx > 1);
+	heat_cells_check(ui, &g, kinds);
+	ck_assert_int_gt(kinds[0], 0);
+	ck_assert_int_gt(kinds[2], 0);
+	ui_free(ui);
+	ui_grid_free(&g);
+}
+END_TEST
+
+/* m cycles the masks that hide: none, causal, (W, 0), (W, W), none;
+ * W is the last window's left edge, else Tk / 4. */
+START_TEST(test_mask_cycle)
+{
+	struct ui *ui = new_view(NULL, &utf8_style);
+	struct ui_grid g = { 0 };
+	const struct problem *p;
+
+	press(ui, 'm');
+	ck_assert(UI_PROBLEM(ui)->causal);
+	press(ui, 'm');
+	p = UI_PROBLEM(ui);
+	ck_assert_int_eq(problem_mask(p, 0).left, 4);
+	ck_assert_int_eq(problem_mask(p, 0).right, 0);
+	ck_assert_msg(strstr(ui->msg, "window (4, 0)") != NULL, "%s", ui->msg);
+	/* Row block i sees keys 4i - 4 .. 4i + 3: two tiles, one for i = 0. */
+	ck_assert_int_eq(sim_steps(ui_sim(ui)), 7);
+	/* The counters say what the window does to the arithmetic. */
+	draw(ui, &g, 160, 40);
+	ck_assert(screen_has(&g, "FLOPs grow as T (the window)"));
+	press(ui, 'm');
+	p = UI_PROBLEM(ui);
+	ck_assert_int_eq(problem_mask(p, 0).left, 4);
+	ck_assert_int_eq(problem_mask(p, 0).right, 4);
+	ck_assert_int_eq(sim_steps(ui_sim(ui)), 10);
+	press(ui, 'm');
+	draw(ui, &g, 160, 40);
+	ck_assert(screen_has(&g, "FLOPs stay quadratic"));
+	ui_grid_free(&g);
+	ck_assert(!mask_rule_hides(problem_mask(UI_PROBLEM(ui), 0)));
+	ck_assert_int_eq(sim_steps(ui_sim(ui)), 16);
+	ui_free(ui);
+
+	/* The command line's window sets W. */
+	ui = window_view(16, 4, 2, 0);
+	press(ui, 'm');		/* (2, 2) */
+	ck_assert_int_eq(problem_mask(UI_PROBLEM(ui), 0).left, 2);
+	ck_assert_int_eq(problem_mask(UI_PROBLEM(ui), 0).right, 2);
+	press(ui, 'm');		/* none */
+	press(ui, 'm');		/* causal */
+	press(ui, 'm');		/* (2, 0) again */
+	ck_assert_int_eq(problem_mask(UI_PROBLEM(ui), 0).left, 2);
+	ck_assert_int_eq(problem_mask(UI_PROBLEM(ui), 0).right, 0);
+	ui_free(ui);
+}
+END_TEST
+
+/* b in the forward goes on from the update's bugs to the mask bugs the
+ * rules can show, one at a time, the correct run beside it; none of
+ * them without a cap or a left edge. */
+START_TEST(test_mask_bugs)
+{
+	struct options o;
+	struct ui *ui;
+	struct ui_grid g = { 0 };
+	const struct ui_keydef *d;
+	char help[1000];
+	int i, seen_cap = 0, seen_edge = 0;
+
+	/* b's help names them, from the mask bug table. */
+	for (d = ui_keydefs; d->keys != NULL && strcmp(d->keys, "b") != 0; d++)
+		;
+	ck_assert_ptr_nonnull(d->keys);
+	ui_keys_help_of(d, help, sizeof help);
+	for (i = 1; i < MASK_BUGS; i++)
+		ck_assert_msg(strstr(help, mask_bug_name((enum mask_bug)i)) != NULL,
+		    "b's help '%s' lacks %s", help, mask_bug_name((enum mask_bug)i));
+	options_init(&o);
+	o.spec.input = INPUTS_NORMAL;
+	o.spec.softcap_set = 1;
+	o.spec.softcap = 0.5;
+	o.spec.window_set = 1;
+	o.spec.window_left = 3;
+	o.spec.window_right = 0;
+	ui = new_view(&o, &utf8_style);
+	/* The update's bugs after none, then the two mask bugs. */
+	for (i = 0; i < ONLINE_BUGS - 1 + MASK_BUGS - 1; i++) {
+		press(ui, 'b');
+		ck_assert(ui->opts.rule.bug == BUG_NONE ||
+		    ui->opts.rule.mask_bug == MASK_BUG_NONE);
+		if (ui->opts.rule.mask_bug == MASK_BUG_NONE)
+			continue;
+		ck_assert_msg(ui->correct != NULL, "no correct run beside %s",
+		    mask_bug_name(ui->opts.rule.mask_bug));
+		ck_assert_int_eq(sim_rule(ui->correct)->mask_bug, MASK_BUG_NONE);
+		draw(ui, &g, 100, 30);
+		ck_assert(screen_has(&g, "mask bug "));
+		seen_cap |= ui->opts.rule.mask_bug == MASK_BUG_MAX_BEFORE_CAP;
+		seen_edge |= ui->opts.rule.mask_bug == MASK_BUG_WINDOW_EDGE;
+	}
+	ck_assert(seen_cap && seen_edge);
+	press(ui, 'b');		/* back to none */
+	ck_assert(ui->opts.rule.bug == BUG_NONE &&
+	    ui->opts.rule.mask_bug == MASK_BUG_NONE);
+	/* m from the window (3, 0) to (3, 3) keeps window-off-by-one, and
+	 * to none drops it: no left edge to be off by one. */
+	while (ui->opts.rule.mask_bug != MASK_BUG_WINDOW_EDGE)
+		press(ui, 'b');
+	press(ui, 'm');
+	ck_assert_int_eq(problem_mask(UI_PROBLEM(ui), 0).right, 3);
+	ck_assert_int_eq(ui->opts.rule.mask_bug, MASK_BUG_WINDOW_EDGE);
+	press(ui, 'm');
+	ck_assert_int_eq(ui->opts.rule.mask_bug, MASK_BUG_NONE);
+	ck_assert_msg(strstr(ui->msg, "mask bug window-off-by-one dropped") !=
+	    NULL, "%s", ui->msg);
+	ui_free(ui);
+
+	/* Without a cap or a window, b never reaches a mask bug. */
+	ui = new_view(NULL, &utf8_style);
+	for (i = 0; i < 2 * (ONLINE_BUGS + MASK_BUGS); i++) {
+		press(ui, 'b');
+		ck_assert_int_eq(ui->opts.rule.mask_bug, MASK_BUG_NONE);
+	}
+	ui_free(ui);
+	ui_grid_free(&g);
+}
+END_TEST
+
+/* The tile pane under a softcap and ALiBi: S is C tanh(x / C) + b, and
+ * beneath the focused row its x (recomputed here from Q and K) and its
+ * bias -slope |r - c|. */
+START_TEST(test_mask_tile_rules)
+{
+	struct options o;
+	struct ui *ui;
+	struct ui_grid g = { 0 };
+	const struct problem *p;
+	const struct sim_view *v;
+	char word[16][40], want[40];
+	struct ui_rect r;
+	int y, n, c, k, row, xline = -1, bline = -1;
+	float x, cap, bias;
+
+	options_init(&o);
+	o.spec.input = INPUTS_NORMAL;
+	o.spec.scale_set = 1;
+	o.spec.scale = 4;
+	o.spec.softcap_set = 1;
+	o.spec.softcap = 1;
+	o.spec.alibi_set = 1;
+	o.spec.alibi = 0.25;
+	ui = new_view(&o, &utf8_style);
+	p = UI_PROBLEM(ui);
+	ck_assert_int_eq(ui_seek(ui, 5, SIM_PHASE_SCORES), 0);	/* tile (1,1) */
+	ui_set_focus(ui, 2);
+	draw(ui, &g, 100, 30);
+	v = sim_view(ui_sim(ui));
+	ck_assert_int_eq(v->tile.i, 1);
+	ck_assert_int_eq(v->tile.j, 1);
+	ck_assert(screen_has(&g, "S = C tanh(x/C) + b"));
+	ck_assert(screen_has(&g, "softcap 1, alibi"));
+	r = ui->slot[UI_SLOT_TILE];
+	for (y = 2; y < r.h; y++) {
+		n = pane_words(&g, r, y, word, 16);
+		if (n > 0 && strcmp(word[0], "x") == 0)
+			xline = y;
+		/* "+b", or "b" beside one-digit row labels */
+		if (n > 0 && (strcmp(word[0], "+b") == 0 ||
+		    strcmp(word[0], "b") == 0))
+			bline = y;
+	}
+	ck_assert_int_ge(xline, 2);
+	ck_assert_int_eq(bline, xline + 1);
+	row = v->tile.r0 + 2;
+	n = pane_words(&g, r, xline, word, 16);
+	ck_assert_int_eq(n, 1 + v->cols + 1);	/* x, the keys, max x */
+	for (c = 0; c < v->cols; c++) {
+		for (x = 0, k = 0; k < p->d; k++)
+			x += p->q[(size_t)row * p->d + k] *
+			    p->k[(size_t)(v->tile.c0 + c) * p->d + k];
+		x *= p->scale;
+		ck_assert_shown(ui, word[1 + c], x, 7, "x");
+		cap = tanhf(x);
+		bias = -0.25f * (float)abs(row - (v->tile.c0 + c));
+		ck_assert_msg(fabsf(v->s[(size_t)2 * v->cols + c] - (cap + bias)) <
+		    1e-6f, "S = %g, C tanh(x/C) + b = %g",
+		    (double)v->s[(size_t)2 * v->cols + c], (double)(cap + bias));
+	}
+	n = pane_words(&g, r, bline, word, 16);
+	ck_assert_int_eq(n, 1 + v->cols);
+	for (c = 0; c < v->cols; c++) {
+		bias = -0.25f * (float)abs(row - (v->tile.c0 + c));
+		ck_assert_str_eq(word[1 + c], shown(ui, bias + 0.0f, 7, want));
+	}
+	/* At the exp phase P shows, without the lines. */
+	ck_assert_int_eq(ui_seek(ui, 5, SIM_PHASE_EXP), 0);
+	draw(ui, &g, 100, 30);
+	for (y = 2; y < r.h; y++) {
+		n = pane_words(&g, r, y, word, 16);
+		ck_assert(n == 0 || strcmp(word[0], "x") != 0);
+	}
+	ui_free(ui);
+	ui_grid_free(&g);
+}
+END_TEST
+
+/* The e form sets the window, the softcap and ALiBi's slope; a wrong
+ * value is refused with the option's own message and nothing changes. */
+START_TEST(test_mask_form)
+{
+	struct ui *ui = new_view(NULL, &utf8_style);
+	const struct problem *p;
+
+	press(ui, 'e');
+	while (ui->form.field != UI_FORM_WINDOW)
+		press(ui, UI_KEY_TAB);
+	type(ui, "3");
+	press(ui, UI_KEY_ENTER);
+	ck_assert(ui->form.open);
+	ck_assert_msg(strstr(ui->form.error, "--window must be L,R") != NULL,
+	    "%s", ui->form.error);
+	ck_assert(!mask_rule_hides(problem_mask(UI_PROBLEM(ui), 0)));
+	type(ui, ",0");
+	press(ui, UI_KEY_TAB);
+	type(ui, "30");
+	press(ui, UI_KEY_TAB);
+	type(ui, "-1");
+	press(ui, UI_KEY_ENTER);
+	ck_assert(ui->form.open);
+	ck_assert_msg(strstr(ui->form.error, "--alibi must be a slope") != NULL,
+	    "%s", ui->form.error);
+	press(ui, UI_KEY_BACKSPACE);
+	press(ui, UI_KEY_BACKSPACE);
+	type(ui, "0.5");
+	press(ui, UI_KEY_ENTER);
+	ck_assert_msg(!ui->form.open, "%s", ui->form.error);
+	p = UI_PROBLEM(ui);
+	ck_assert_int_eq(problem_mask(p, 0).left, 3);
+	ck_assert_int_eq(problem_mask(p, 0).right, 0);
+	ck_assert(p->mask.softcap == 30.0f);
+	ck_assert(p->alibi != NULL && p->alibi[0] == 0.5f);
+	ck_assert_int_eq(sim_steps(ui_sim(ui)), 7);
+	/* The form opens with them; -1,0 is the causal mask. */
+	press(ui, 'e');
+	ck_assert_str_eq(ui->form.value[UI_FORM_WINDOW], "3,0");
+	ck_assert_str_eq(ui->form.value[UI_FORM_SOFTCAP], "30");
+	ck_assert_str_eq(ui->form.value[UI_FORM_ALIBI], "0.5");
+	while (ui->form.field != UI_FORM_WINDOW)
+		press(ui, UI_KEY_TAB);
+	while (ui->form.value[UI_FORM_WINDOW][0] != '\0')
+		press(ui, UI_KEY_BACKSPACE);
+	type(ui, "-1,0");
+	press(ui, UI_KEY_ENTER);
+	ck_assert_msg(!ui->form.open, "%s", ui->form.error);
+	ck_assert(UI_PROBLEM(ui)->causal);
+	/* Every field of the three blank: none of them. */
+	press(ui, 'e');
+	while (ui->form.field != UI_FORM_WINDOW)
+		press(ui, UI_KEY_TAB);
+	for (; ui->form.field <= UI_FORM_ALIBI && ui->form.field > 0;
+	    press(ui, UI_KEY_TAB))
+		while (ui->form.value[ui->form.field][0] != '\0')
+			press(ui, UI_KEY_BACKSPACE);
+	press(ui, UI_KEY_ENTER);
+	ck_assert_msg(!ui->form.open, "%s", ui->form.error);
+	p = UI_PROBLEM(ui);
+	ck_assert(!mask_rule_hides(problem_mask(p, 0)));
+	ck_assert(!mask_rule_has(p->mask, MASK_SOFTCAP));
+	ck_assert(p->alibi == NULL);
+	ui_free(ui);
+}
+END_TEST
+
 Suite *
 test_suite(void)
 {
@@ -2732,6 +3117,11 @@ test_suite(void)
 	tcase_add_test(tc, test_eq_follows_bug_table);
 	tcase_add_test(tc, test_pane_state);
 	tcase_add_test(tc, test_form);
+	tcase_add_test(tc, test_mask_heat_window);
+	tcase_add_test(tc, test_mask_cycle);
+	tcase_add_test(tc, test_mask_bugs);
+	tcase_add_test(tc, test_mask_tile_rules);
+	tcase_add_test(tc, test_mask_form);
 	tcase_add_test(tc, test_goto_prompt_and_gpu);
 	tcase_add_test(tc, test_mouse);
 	tcase_add_test(tc, test_seed_example);

@@ -99,8 +99,15 @@
 #   b skips a mode      the view's b key cycles through every row of
 #                       the bug table (check_ui)
 #       src/ui/ui.c
-#       sed 's/% ONLINE_BUGS);/% (ONLINE_BUGS - 1));/'
+#       sed 's/o.rule.bug + 1 < ONLINE_BUGS/o.rule.bug + 2 < ONLINE_BUGS/'
 #       -> tests/check_ui:test_bug_table_in_view
+#   band's left edge    the heatmap hatches every tile a window skips,
+#   unhatched           on both sides of its band (check_ui)
+#       src/ui/ui_pane_heat.c
+#       sed 's/^\tif (s->jbegin\[i\] > j1 || s->jend\[i\] <= j0)$/\tif (s->jend[i] <= j0)/'
+#       the cell's state reads only jend, as for the causal mask: the
+#       tiles left of the band show as run
+#       -> tests/check_ui:test_mask_heat_window
 #   --help from the     --bug's help is generated from the table, one
 #   table               line per mode (check_options)
 #       src/app/options.c
@@ -324,8 +331,11 @@ plant "eq pane bypasses the bug table" src/ui/ui_pane_eq.c \
     's/int lscaled = f.scale_l, uscaled = f.scale_acc;/int lscaled = rule->bug != BUG_NUMERATOR_ONLY, uscaled = f.scale_acc;/' \
     tests/check_ui:test_eq_follows_bug_table
 plant "b skips a mode" src/ui/ui.c \
-    's/% ONLINE_BUGS);/% (ONLINE_BUGS - 1));/' \
+    's/o.rule.bug + 1 < ONLINE_BUGS/o.rule.bug + 2 < ONLINE_BUGS/' \
     tests/check_ui:test_bug_table_in_view
+plant "band's left edge unhatched" src/ui/ui_pane_heat.c \
+    's/^\tif (s->jbegin\[i\] > j1 || s->jend\[i\] <= j0)$/\tif (s->jend[i] <= j0)/' \
+    tests/check_ui:test_mask_heat_window
 plant "--help from the table" src/app/options.c \
     's/^\t{ set_bug, bug_more },$//' \
     tests/check_options:test_bug_table

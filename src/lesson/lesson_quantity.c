@@ -710,6 +710,79 @@ read_raw_scores(struct lesson_read *rq)
 	return 0;
 }
 
+/*
+ * The score rules' quantities of the focus row r (H Tq rows, head after
+ * head) and key c, from mask_rule.h as the simulator applies them: the
+ * scaled product x before a softcap or ALiBi bends it (-inf where
+ * hidden; the simulator's sum in order, then the scale), ALiBi's bias
+ * (computed from the positions), and the cap's derivative 1 - (C tanh(x
+ * / C) / C)^2, the factor the backward multiplies dS by (1 without a
+ * cap, 0 where hidden).
+ */
+enum { RULE_SCALED, RULE_BIAS, RULE_CAP_SLOPE };
+
+static float
+rule_value(const struct problem *p, int r, int c, int what)
+{
+	int h = r / p->tq, pos = r % p->tq;
+	struct mask_rule m = problem_mask(p, h);
+	float acc = 0, t;
+	int x;
+
+	if (what == RULE_BIAS)
+		return mask_rule_bias(m, pos, c, p->tq, p->tk);
+	if (!mask_rule_visible(m, pos, c, p->tq, p->tk))
+		return what == RULE_SCALED ? -INFINITY : 0.0f;
+	if (p->scores_mode)
+		acc = p->s[(size_t)r * p->tk + c];
+	else {
+		for (x = 0; x < p->d; x++)
+			acc += p->q[(size_t)r * p->d + x] *
+			    p->kt[((size_t)(h / (p->heads / p->kv_heads)) * p->d + x) *
+			    p->tk + c];
+		acc *= p->scale;
+	}
+	if (what == RULE_SCALED || !mask_rule_has(m, MASK_SOFTCAP))
+		return what == RULE_SCALED ? acc : 1.0f;
+	t = mask_rule_cap(m, acc) / m.softcap;
+	return 1.0f - t * t;
+}
+
+static int
+read_rule(struct lesson_read *rq)
+{
+	struct lesson_run *run = rq->run;
+	const struct sim_view *v;
+	struct lesson_row row;
+	int c;
+
+	if (tile_row(rq, SIM_PHASE_SCORES, &row) != 0)
+		return -1;
+	v = sim_view(run->setup.sim);
+	for (c = 0; c < v->cols && c < rq->max; c++)
+		rq->out[c] = rule_value(&run->setup.problem, run->focus,
+		    v->tile.c0 + c, rq->rd->from);
+	rq->n = c;
+	return 0;
+}
+
+/* How many keys the focus row sees under the problem's mask (its
+ * head's window; the rules as written, not a mask bug's). */
+static int
+read_keys_seen(struct lesson_read *rq)
+{
+	const struct problem *p = &rq->run->setup.problem;
+	struct lesson_row row;
+	int r = rq->run->focus, c, n = 0;
+
+	if (focus_row(rq, &row) != 0)
+		return -1;
+	for (c = 0; c < p->tk; c++)
+		n += mask_rule_visible(problem_mask(p, r / p->tq), r % p->tq, c,
+		    p->tq, p->tk);
+	return one(rq, (double)n);
+}
+
 static int
 read_exp2(struct lesson_read *rq)
 {
@@ -1063,6 +1136,20 @@ static const struct lesson_quantity quantities[] = {
 	  .help = "scale log2(e) in float32: the fast kernel's exponent factor" },
 	{ .name = "s-raw", .vector = 1, FWD(read_raw_scores),
 	  .help = "the row's raw scores q.k in the current tile, before scale" },
+	/* the score rules (mask_rule.h) */
+	{ .name = "s-scaled", .vector = 1, FWD(read_rule, .from = RULE_SCALED),
+	  .help = "the row's x = scale q.k in the current tile, before a softcap "
+	  "or ALiBi bends it (-inf where hidden)" },
+	{ .name = "keys-seen", .kind = LESSON_Q_COUNT, ALL(read_keys_seen),
+	  .help = "how many keys the focus row sees under the mask (causal "
+	  "or a window), of Tk" },
+	{ .name = "alibi-bias", .vector = 1, FWD(read_rule, .from = RULE_BIAS),
+	  .help = "ALiBi's bias -slope |r + Tk - Tq - c| of the row's keys in "
+	  "the current tile (0 without ALiBi)" },
+	{ .name = "cap-slope", .vector = 1, FWD(read_rule,
+	  .from = RULE_CAP_SLOPE),
+	  .help = "the softcap's derivative 1 - tanh^2(x / C) at the row's "
+	  "keys in the current tile: the factor on dS (1 without a cap)" },
 	{ .name = "m-raw", FWD(read_raw_max), BWD(read_raw_max),
 	  .help = "the running max of the raw scores, as a fast kernel keeps it" },
 	{ .name = "p-exp2", .vector = 1, FWD(read_exp2),

@@ -46,8 +46,9 @@ ui_correct_reset(struct ui *ui)
 	ui->correct = NULL;
 	ui->correct_comb = NULL;
 	ui->correct_bwd = NULL;
-	if (ok.bug != BUG_NONE) {
+	if (ok.bug != BUG_NONE || ok.mask_bug != MASK_BUG_NONE) {
 		ok.bug = BUG_NONE;
+		ok.mask_bug = MASK_BUG_NONE;
 		ui->correct = sim_new_split(UI_PROBLEM(ui), &ui->opts.tiling,
 		    &ui->opts.split, &ok, err, sizeof err);
 	}
@@ -612,15 +613,34 @@ ui_cycle_convention(struct ui *ui)
 	return ui_reconfigure(ui, &o, what);
 }
 
-/* b in the forward: the next bug of the online update. */
+/*
+ * b in the forward: the next bug of the online update, then the mask
+ * bugs the problem's rules can show (mask_bug_check: softcap-after-max
+ * needs a cap, window-off-by-one a window's left edge), then none again.
+ * One bug at a time, so what differs from the correct run beside it is
+ * that bug's doing.
+ */
 static int
 ui_cycle_update_bug(struct ui *ui)
 {
 	struct options o = ui->opts;
-	char what[200];
+	struct mask_rule m = problem_mask(UI_PROBLEM(ui), 0);
+	char what[200], err[200];
+	int b;
 
-	o.rule.bug = (enum online_bug)(((int)o.rule.bug + 1) % ONLINE_BUGS);
-	if (!online_rule_valid(&o.rule)) {
+	if (o.rule.mask_bug == MASK_BUG_NONE && o.rule.bug + 1 < ONLINE_BUGS)
+		o.rule.bug = (enum online_bug)((int)o.rule.bug + 1);
+	else {
+		o.rule.bug = BUG_NONE;
+		for (b = (int)o.rule.mask_bug + 1; b < MASK_BUGS; b++)
+			if (mask_bug_check((enum mask_bug)b, m, err, sizeof err) == 0)
+				break;
+		o.rule.mask_bug = b < MASK_BUGS ? (enum mask_bug)b : MASK_BUG_NONE;
+	}
+	if (o.rule.mask_bug != MASK_BUG_NONE)
+		snprintf(what, sizeof what, "mask bug %s: %s",
+		    mask_bug_name(o.rule.mask_bug), mask_bug_breaks(o.rule.mask_bug));
+	else if (!online_rule_valid(&o.rule)) {
 		o.rule.convention = (enum online_convention)
 		    online_bug_mode(o.rule.bug)->needs;
 		o.convention_set = 1;
@@ -717,21 +737,58 @@ ui_toggle_order(struct ui *ui)
 	return ui_reconfigure(ui, &o, what);
 }
 
+/*
+ * m: the masks that hide, in turn: none, causal, the sliding window
+ * (W, 0) (W keys back and the diagonal), the window (W, W) (W on each
+ * side), none.  W is the last window's left edge the view saw (the
+ * command line's or the e form's), else a quarter of Tk.  The softcap
+ * and ALiBi bend scores rather than hide them: they stay as they are
+ * (the e form sets them).  A mask bug the new mask cannot show is
+ * dropped, said so.
+ */
 int
 ui_toggle_mask(struct ui *ui)
 {
+	const struct problem *p = UI_PROBLEM(ui);
 	struct options o = ui->opts;
+	struct mask_rule m = problem_mask(p, 0);
+	char what[240], err[200];
+	int w;
 
-	/* A window (--window) goes off with the key, as the causal mask
-	 * does; the next press turns the causal mask on. */
-	if (o.spec.window_set) {
+	if (m.left > 0)
+		ui->mask_width = m.left;
+	w = ui->mask_width > 0 ? ui->mask_width : p->tk / 4 > 0 ? p->tk / 4 : 1;
+	o.spec.causal = 0;
+	o.spec.window_set = 1;
+	if (mask_rule_has(m, MASK_CAUSAL)) {
+		o.spec.window_left = w;
+		o.spec.window_right = 0;
+	} else if (m.left >= 0 && m.right == 0) {
+		o.spec.window_left = w;
+		o.spec.window_right = w;
+	} else if (mask_rule_hides(m)) {
 		o.spec.window_set = 0;
-		o.spec.causal = 0;
-	} else
-		o.spec.causal = !o.spec.causal;
-	return ui_reconfigure(ui, &o, o.spec.causal ?
-	    "causal mask on: query r sees key c when c <= r + Tk - Tq" :
-	    "mask off: every query sees every key");
+	} else {
+		o.spec.window_left = MASK_UNBOUNDED;
+		o.spec.window_right = 0;
+	}
+	m = o.spec.window_set ? mask_rule_window(m, o.spec.window_left,
+	    o.spec.window_right) : mask_rule_none();
+	if (!o.spec.window_set)
+		snprintf(what, sizeof what, "mask off: every query sees every key");
+	else if (mask_rule_has(m, MASK_CAUSAL))
+		snprintf(what, sizeof what, "causal mask on: query r sees key c "
+		    "when c <= r + Tk - Tq");
+	else
+		snprintf(what, sizeof what, "window (%d, %d): query r sees keys "
+		    "r + Tk - Tq - %d .. r + Tk - Tq + %d; tiles outside the band "
+		    "are skipped", m.left, m.right, m.left, m.right);
+	if (mask_bug_check(o.rule.mask_bug, m, err, sizeof err) != 0) {
+		snprintf(what + strlen(what), sizeof what - strlen(what),
+		    " (mask bug %s dropped)", mask_bug_name(o.rule.mask_bug));
+		o.rule.mask_bug = MASK_BUG_NONE;
+	}
+	return ui_reconfigure(ui, &o, what);
 }
 
 /* Arrays for Br values of the GPU's m, alpha and l. */

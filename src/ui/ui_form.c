@@ -1,6 +1,7 @@
 /*
- * ui_form.c - the `e` form: edit the problem's sizes, tiles, seed and
- * inputs, and turn the backward and split-KV on or off.  The values are
+ * ui_form.c - the `e` form: edit the problem's sizes, tiles, seed,
+ * inputs, window, softcap and ALiBi slope, and turn the backward and
+ * split-KV on or off.  The values are
  * checked by the command line's own code: the form becomes "--tq=..."
  * arguments for options_parse, then the problem, sim and timeline are
  * rebuilt (ui_configure) keeping the position.
@@ -29,6 +30,9 @@ static const struct {
 	{ "input", "input", "normal uniform ramp spike, or files" },
 	{ "bwd", "backward", "backward pass: on or off" },
 	{ "splits", "splits", "key ranges per row block (1: none)" },
+	{ "window", "window", "L,R (-1: unbounded; -1,0: causal)" },
+	{ "cap", "softcap", "softcap C: s -> C tanh(s/C)" },
+	{ "alibi", "alibi", "slope: bias -slope |r+Tk-Tq-c|" },
 };
 
 /* Did the options name input files (or inline matrices)? */
@@ -65,6 +69,16 @@ ui_form_open(struct ui *ui)
 	    ui->opts.backward ? "on" : "off");
 	snprintf(f->value[UI_FORM_SPLITS], sizeof f->value[0], "%d",
 	    ui->opts.split.splits > 1 ? ui->opts.split.splits : 1);
+	if (mask_rule_hides(problem_mask(p, 0)))
+		snprintf(f->value[UI_FORM_WINDOW], sizeof f->value[0], "%d,%d",
+		    problem_mask(p, 0).left, problem_mask(p, 0).right);
+	if (mask_rule_has(p->mask, MASK_SOFTCAP))
+		snprintf(f->value[UI_FORM_SOFTCAP], sizeof f->value[0], "%g",
+		    (double)p->mask.softcap);
+	/* The view shows one head: its slope (--alibi or --alibi-slopes). */
+	if (p->alibi != NULL)
+		snprintf(f->value[UI_FORM_ALIBI], sizeof f->value[0], "%g",
+		    (double)p->alibi[0]);
 }
 
 /* Validates and applies the form's values (as Enter does).  Returns 0,
@@ -76,6 +90,8 @@ ui_form_apply(struct ui *ui)
 	struct options o = ui->opts;
 	char args[UI_FORM_FIELDS][64], *argv[UI_FORM_FIELDS + 1];
 	const char *input = f->value[UI_FORM_INPUT];
+	enum mask_bug dropped;
+	struct mask_rule m;
 	int argc = 0, i, rc;
 
 	/* Blank fields mean the defaults, as when the option is left out. */
@@ -84,6 +100,9 @@ ui_form_apply(struct ui *ui)
 	o.tiling.br = o.tiling.bc = PROBLEM_DEFAULT_TILE;
 	o.backward = 0;
 	o.split.splits = 0;
+	o.spec.causal = o.spec.window_set = 0;
+	o.spec.softcap_set = o.spec.alibi_set = 0;
+	o.spec.alibi_slopes = NULL;
 	o.args = NULL;
 	o.nargs = 0;
 	argv[argc++] = "edit";
@@ -125,11 +144,27 @@ ui_form_apply(struct ui *ui)
 	options_free(&o);
 	if (rc != 0)
 		return -1;
+	if (o.spec.window_set && o.spec.window_left > 0)
+		ui->mask_width = o.spec.window_left;
+	/* A mask bug the new rules cannot show goes, said so below. */
+	m = mask_rule_none();
+	if (o.spec.window_set)
+		m = mask_rule_window(m, o.spec.window_left, o.spec.window_right);
+	if (o.spec.softcap_set)
+		m.softcap = (float)o.spec.softcap;
+	dropped = mask_bug_check(o.rule.mask_bug, m, f->error,
+	    sizeof f->error) != 0 ? o.rule.mask_bug : MASK_BUG_NONE;
+	f->error[0] = '\0';
+	if (dropped != MASK_BUG_NONE)
+		o.rule.mask_bug = MASK_BUG_NONE;
 	if (ui_configure(ui, &o, f->error, sizeof f->error) != 0)
 		return -1;
 	f->open = 0;
-	ui_message(ui, UI_ROLE_MESSAGE, "problem rebuilt: %ld steps",
-	    timeline_steps(ui->line.tl));
+	ui_message(ui, UI_ROLE_MESSAGE, "problem rebuilt: %ld steps%s%s%s",
+	    timeline_steps(ui->line.tl), dropped != MASK_BUG_NONE ?
+	    " (mask bug " : "", dropped != MASK_BUG_NONE ?
+	    mask_bug_name(dropped) : "", dropped != MASK_BUG_NONE ?
+	    " dropped: the new rules cannot show it)" : "");
 	return 0;
 }
 

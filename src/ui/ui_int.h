@@ -25,6 +25,7 @@
 
 #include "app/fulltimeline.h"
 #include "model/heatmap.h"
+#include "model/mask.h"
 #include "model/traffic.h"
 
 /* Characters that differ between UTF-8 and ASCII terminals. */
@@ -117,7 +118,7 @@ struct ui_pane_own {
 };
 
 /* The edit form ('e'): fields as text, validated on Enter. */
-#define UI_FORM_FIELDS 10
+#define UI_FORM_FIELDS 13
 struct ui_form {
 	int open;
 	int field;		/* the field being edited */
@@ -208,6 +209,8 @@ struct ui {
 						 * problem (NULL: none yet) */
 
 	long gen;		/* counts rebuilds of the sim */
+	int mask_width;		/* m: the last window's left edge seen (0:
+				 * none yet, a quarter of Tk then) */
 
 	char msg[240];		/* the status line */
 	int msg_role;
@@ -337,7 +340,8 @@ int ui_phase(struct ui *ui, int delta);
  * backward's tile). */
 void ui_clamp_focus(struct ui *ui);
 
-/* Rebuild helpers for the keys c, b, o, m and O (the merge order). */
+/* Rebuild helpers for the keys c, b, o, m and O (the merge order); m
+ * cycles none, causal, the window (W, 0), the window (W, W). */
 int ui_cycle_convention(struct ui *ui);
 int ui_cycle_bug(struct ui *ui);
 int ui_toggle_order(struct ui *ui);

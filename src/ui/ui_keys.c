@@ -277,8 +277,11 @@ const struct ui_keydef ui_keydefs[] = {
 	{ "O", "merge order of the combine: ltr / tree / reverse",
 	    ui_keys_merge_order, { 'O' } },
 	{ "o", "loop order: fa2 / fa1", ui_keys_order, { 'o' } },
-	{ "m", "causal mask on / off", ui_keys_mask, { 'm' } },
-	{ "e", "edit the problem: sizes, tiles, seed, input, backward, splits",
+	{ "m", "mask: none, causal, the window (W, 0), the window (W, W), none "
+	    "(W: the last window's left edge, else Tk/4); softcap and ALiBi "
+	    "stay (e sets them)", ui_keys_mask, { 'm' } },
+	{ "e", "edit the problem: sizes, tiles, seed, input, backward, splits, "
+	    "window, softcap, ALiBi",
 	    ui_keys_edit, { 'e' } },
 	{ "G", "the GPU kernel's m', alpha, l' beside the simulator's",
 	    ui_keys_gpu, { 'G' } },
@@ -318,6 +321,13 @@ ui_keys_bug_word(int i)
 	return online_bug_name((enum online_bug)i);
 }
 
+/* The mask bugs after none: b shows each where the rules allow it. */
+static const char *
+ui_keys_mask_bug_word(int i)
+{
+	return mask_bug_name((enum mask_bug)(i + 1));
+}
+
 static const char *
 ui_keys_merge_bug_word(int i)
 {
@@ -336,11 +346,14 @@ ui_keys_grad_bug_word(int i)
 static void
 ui_keys_bug_more(char *buf, size_t len)
 {
-	char fwd[200], merge[200], grad[200];
+	char fwd[200], mask[200], merge[200], grad[200];
 
-	snprintf(buf, len, " the forward's (%s), the merge's (%s), the "
-	    "backward's (%s)", options_words(fwd, sizeof fwd, ui_keys_bug_word,
-	    ONLINE_BUGS, " ", NULL), options_words(merge, sizeof merge,
+	snprintf(buf, len, " the forward's (%s, then the mask's: %s, where "
+	    "the rules have a cap or a window's left edge), the merge's (%s), "
+	    "the backward's (%s)", options_words(fwd, sizeof fwd,
+	    ui_keys_bug_word, ONLINE_BUGS, " ", NULL), options_words(mask,
+	    sizeof mask, ui_keys_mask_bug_word, MASK_BUGS - 1, " ", NULL),
+	    options_words(merge, sizeof merge,
 	    ui_keys_merge_bug_word, MERGE_BUGS, " ", NULL), options_words(grad,
 	    sizeof grad, ui_keys_grad_bug_word, BACKWARD_BUGS, " ", NULL));
 }
@@ -385,7 +398,7 @@ ui_keys_help_text(struct ui_grid *g, int w)
 {
 	const struct ui_keydef *d;
 	int y = 0, kw = 18;
-	char help[600];
+	char help[1000];
 	size_t i;
 
 	for (d = ui_keydefs; d->keys != NULL; d++) {
@@ -556,8 +569,11 @@ ui_keys_prompt_tile(struct ui *ui, long a, long b)
 	}
 	k = schedule_step_of(s, (int)a, (int)b);
 	if (k < 0) {
+		char what[80];
+
 		ui_message(ui, UI_ROLE_ERROR, "go to: tile (%ld,%ld) is skipped "
-		    "by the causal mask", a, b);
+		    "by the mask (%s)", a, b, mask_describe(problem_mask(UI_PROBLEM(ui), 0),
+		    0, what, sizeof what));
 		return -1;
 	}
 	return timeline_first(ui->line.tl, pos.seg) + k;

@@ -23,9 +23,23 @@ ui_pane_bars_none(const struct ui *ui, int w, int h, int *minh, int *wanth,
 
 /* The header's parts in the order shown, each with a priority: the
  * lowest go first when the line is too narrow. */
-#define UI_BARS_PARTS 9
+#define UI_BARS_PARTS 10
 enum { BAR_NAME, BAR_STEP, BAR_WHERE, BAR_PHASE, BAR_GLOBAL, BAR_ORDER,
-    BAR_RULE, BAR_BUG, BAR_PLAY };
+    BAR_RULE, BAR_MASK, BAR_BUG, BAR_PLAY };
+
+/*
+ * The masks and score rules in force, for the header: nothing without
+ * any, else "causal", "window (8, 0)", "softcap 30", "alibi", joined.
+ */
+static void
+ui_bars_mask(const struct ui *ui, char *buf, size_t len)
+{
+	const struct problem *p = UI_PROBLEM(ui);
+
+	buf[0] = '\0';
+	if (mask_rule_hides(problem_mask(p, 0)) || problem_beyond_causal(p))
+		mask_describe(problem_mask(p, 0), p->alibi != NULL, buf, len);
+}
 
 /* The parts that say where in its segment the reader is and by which
  * rule it runs. */
@@ -34,8 +48,9 @@ ui_pane_bars_segment(struct ui *ui, char part[][80], size_t len)
 {
 	struct timeline_pos pos;
 	const struct timeline_segment *seg;
-	const char *causal = UI_PROBLEM(ui)->causal ? "causal" : "";
 	long n;
+
+	ui_bars_mask(ui, part[BAR_MASK], len);
 
 	ui_position(ui, &pos);
 	seg = timeline_segment(ui->line.tl, pos.seg);
@@ -80,10 +95,8 @@ ui_pane_bars_segment(struct ui *ui, char part[][80], size_t len)
 		    v->tile.j);
 		snprintf(part[BAR_ORDER], len, "keys outer");
 		if (ui->opts.grad_bug != BWD_BUG_NONE)
-			snprintf(part[BAR_BUG], len, "grad bug %s  %s",
-			    backward_bug_name(ui->opts.grad_bug), causal);
-		else
-			snprintf(part[BAR_BUG], len, "%s", causal);
+			snprintf(part[BAR_BUG], len, "grad bug %s",
+			    backward_bug_name(ui->opts.grad_bug));
 		break;
 	}
 	default: {
@@ -95,11 +108,12 @@ ui_pane_bars_segment(struct ui *ui, char part[][80], size_t len)
 		    schedule_order_name(sim_schedule(ui->sim)->order));
 		snprintf(part[BAR_RULE], len, "%s",
 		    online_convention_name(rule->convention));
-		if (rule->bug == BUG_NONE)
-			snprintf(part[BAR_BUG], len, "%s", causal);
-		else
-			snprintf(part[BAR_BUG], len, "bug %s%s%s",
-			    online_bug_name(rule->bug), *causal ? "  " : "", causal);
+		if (rule->bug != BUG_NONE)
+			snprintf(part[BAR_BUG], len, "bug %s",
+			    online_bug_name(rule->bug));
+		else if (rule->mask_bug != MASK_BUG_NONE)
+			snprintf(part[BAR_BUG], len, "mask bug %s",
+			    mask_bug_name(rule->mask_bug));
 		break;
 	}
 	}
@@ -110,8 +124,8 @@ ui_pane_bars_header(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 {
 	static const int prio[UI_BARS_PARTS] = {
 		[BAR_NAME] = 0, [BAR_STEP] = 7, [BAR_WHERE] = 6, [BAR_PHASE] = 5,
-		[BAR_GLOBAL] = 1, [BAR_ORDER] = 2, [BAR_RULE] = 3, [BAR_BUG] = 4,
-		[BAR_PLAY] = 1,
+		[BAR_GLOBAL] = 1, [BAR_ORDER] = 2, [BAR_RULE] = 3, [BAR_MASK] = 4,
+		[BAR_BUG] = 4, [BAR_PLAY] = 1,
 	};
 	char part[UI_BARS_PARTS][80];
 	int show[UI_BARS_PARTS], i, w, low, x;

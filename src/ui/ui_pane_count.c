@@ -46,24 +46,27 @@ ui_count_si(double x, char *buf, size_t len)
 	return buf;
 }
 
-/* The last line: the problem. */
+/* The last line: the problem, and its masks and score rules. */
 static void
 ui_pane_count_problem(struct ui *ui, struct ui_grid *g, int x, int y, int w)
 {
 	const struct problem *p = UI_PROBLEM(ui);
 	const struct schedule *s = sim_schedule(ui->sim);
-	char split[40] = "";
+	char split[40] = "", mask[100] = "", rules[80];
 
 	if (s->splits > 1)
 		snprintf(split, sizeof split, " splits=%d", s->splits);
+	if (mask_rule_hides(problem_mask(p, 0)) || problem_beyond_causal(p))
+		snprintf(mask, sizeof mask, "; %s", mask_describe(problem_mask(p, 0),
+		    p->alibi != NULL, rules, sizeof rules));
 	if (p->scores_mode)
 		ui_grid_printf(g, x, y, w, UI_ROLE_LABEL, "Tq=%d Tk=%d dv=%d "
-		    "Br=%d Bc=%d%s %s, %s", p->tq, p->tk, p->dv, s->br, s->bc,
-		    split, dtype_name(p->dtype), p->source);
+		    "Br=%d Bc=%d%s %s, %s%s", p->tq, p->tk, p->dv, s->br, s->bc,
+		    split, dtype_name(p->dtype), p->source, mask);
 	else
 		ui_grid_printf(g, x, y, w, UI_ROLE_LABEL, "Tq=%d Tk=%d d=%d dv=%d "
-		    "Br=%d Bc=%d%s %s, %s", p->tq, p->tk, p->d, p->dv, s->br, s->bc,
-		    split, dtype_name(p->dtype), p->source);
+		    "Br=%d Bc=%d%s %s, %s%s", p->tq, p->tk, p->d, p->dv, s->br,
+		    s->bc, split, dtype_name(p->dtype), p->source, mask);
 }
 
 static void
@@ -94,10 +97,15 @@ ui_pane_count_forward(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 		    util_bytes((double)t->partials, b, sizeof b),
 		    util_bytes((double)all->partials, d, sizeof d));
 	else if (y < r.y + r.h)
+		/* Tiling saves traffic, not arithmetic: only a window with a
+		 * left edge bounds each row's keys, so its FLOPs grow as T. */
 		ui_grid_printf(g, r.x, y++, r.w, UI_ROLE_NORMAL, "kept in HBM: %s, "
-		    "standard %s (S, P); FLOPs stay quadratic",
+		    "standard %s (S, P); FLOPs %s",
 		    util_bytes((double)all->stored, b, sizeof b),
-		    util_bytes((double)std->stored, d, sizeof d));
+		    util_bytes((double)std->stored, d, sizeof d),
+		    mask_rule_has(problem_mask(UI_PROBLEM(ui), 0), MASK_WINDOW) &&
+		    problem_mask(UI_PROBLEM(ui), 0).left >= 0 ?
+		    "grow as T (the window)" : "stay quadratic");
 	if (y < r.y + r.h)
 		ui_pane_count_problem(ui, g, r.x, y, r.w);
 }

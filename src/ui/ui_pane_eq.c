@@ -116,7 +116,13 @@ ui_pane_eq_lines(struct ui *ui, int width, int digits, struct ui_eq_line *ln)
 #define ADD(b, x) ui_eq_term(ui, (x), digits, (b), sizeof (b))
 	ln[n].phase = SIM_PHASE_SCORES;
 	ln[n].keep = 2;
-	if (UI_PROBLEM(ui)->scores_mode)
+	if (mask_rule_has(UI_PROBLEM(ui)->mask, MASK_SOFTCAP) ||
+	    UI_PROBLEM(ui)->alibi != NULL)
+		/* x = scale q.k (or the given S), bent before the max. */
+		snprintf(ln[n].formula, sizeof ln[n].formula, "s  = %s%s",
+		    mask_rule_has(UI_PROBLEM(ui)->mask, MASK_SOFTCAP) ?
+		    "C tanh(x/C)" : "x", UI_PROBLEM(ui)->alibi != NULL ? " + b" : "");
+	else if (UI_PROBLEM(ui)->scores_mode)
 		snprintf(ln[n].formula, sizeof ln[n].formula, "s  = S (given)");
 	else
 		snprintf(ln[n].formula, sizeof ln[n].formula, "s  = scale%sqK_j%s",
@@ -128,9 +134,12 @@ ui_pane_eq_lines(struct ui *ui, int width, int digits, struct ui_eq_line *ln)
 
 	ln[n].phase = SIM_PHASE_MAX;
 	ln[n].keep = 9;
-	snprintf(ln[n].formula, sizeof ln[n].formula, "m%s = max(m, max s)", P);
-	snprintf(ln[n++].subst, sizeof ln[0].subst, "= max(%s, %s) = %s",
-	    NUM(n1, m0), NUM(n2, v->rowmax[row]), NUM(n3, m1));
+	snprintf(ln[n].formula, sizeof ln[n].formula, "m%s = max(m, max %s)", P,
+	    sim_rule(ui->sim)->mask_bug == MASK_BUG_MAX_BEFORE_CAP ? "x" : "s");
+	snprintf(ln[n++].subst, sizeof ln[0].subst, "= max(%s, %s) = %s%s",
+	    NUM(n1, m0), NUM(n2, v->rowmax[row]), NUM(n3, m1),
+	    sim_rule(ui->sim)->mask_bug == MASK_BUG_MAX_BEFORE_CAP ?
+	    "  (bug: x before the cap)" : "");
 
 	ln[n].phase = SIM_PHASE_RESCALE;
 	ln[n].keep = 9;

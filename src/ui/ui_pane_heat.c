@@ -1,7 +1,11 @@
 /*
  * ui_pane_heat.c - the whole score matrix S as a heatmap: the current
  * tile reversed, tiles not visited yet dim, tiles the mask skips
- * hatched, masked entries blank.  In the backward "visited" follows its
+ * hatched (a window's on both sides of its band, causal's right of the
+ * diagonal), masked entries blank, so a window shows as a band of
+ * scores between hidden entries and skipped tiles.  The scores are the
+ * scaled products x = scale Q K^T, before a softcap or ALiBi bends them
+ * (the tile pane shows both).  In the backward "visited" follows its
  * own order (key blocks outside); in the combine every tile is done and
  * the row block being merged is the current one.  One screen cell shows fy rows by fx
  * keys; when that is more than one entry the pane says "pooled" and each
@@ -16,6 +20,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 extern const struct ui_pane ui_pane_heat;	/* at the end */
 
@@ -28,7 +33,8 @@ struct ui_pane_heat_data {
 	 * only when the pooling, the mask or the summary (its layout,
 	 * ui->heat_gen, or its progress) changes. */
 	float *pool;
-	int ny, nx, fy, fx, causal, bands;
+	int ny, nx, fy, fx, bands;
+	struct mask_rule mask;
 	long heat_gen;
 };
 
@@ -177,33 +183,59 @@ ui_pane_heat_cursor(const struct ui *ui, struct ui_heat_cursor *cu)
 }
 
 /*
- * In both loop orders the visible tile of the cell visited last is the
- * bottom row block's last visible one, (i1, min(j1, jend[i1] - 1)): fa2
- * orders steps by (i, j), fa1 by (j, i), and jend never decreases with
- * i.  So one look-up tells a cell's state, however many tiles a pooled
- * cell covers (millions in a large problem).
+ * A row block's visible key blocks are [jbegin, jend), and both never
+ * decrease with i (the band moves right as the rows go down).  So among
+ * the cell's row blocks i0 .. i1 the last with a visible tile in key
+ * blocks j0 .. j1 is the last whose jbegin <= j1, when its jend > j0;
+ * and in both loop orders the cell's tile visited last is that row
+ * block's last visible one in the cell, (i, min(j1, jend[i] - 1)): fa2
+ * orders steps by (i, j), fa1 by (j, i), and no later row block of the
+ * cell reaches that key block.  A few look-ups tell a cell's state,
+ * however many tiles a pooled cell covers (millions in a large
+ * problem).
  */
 static enum ui_pane_heat_state
 ui_pane_heat_tiles(const struct ui_heat_cursor *cu, int r0, int r1, int c0,
     int c1)
 {
 	const struct schedule *s = cu->s;
-	int i1 = (r1 - 1) / s->br, j0 = c0 / s->bc, j1 = (c1 - 1) / s->bc, jv;
+	int i0 = r0 / s->br, i1 = (r1 - 1) / s->br, j0 = c0 / s->bc;
+	int j1 = (c1 - 1) / s->bc, i, jv;
 
-	if (cu->i1 >= r0 / s->br && cu->i0 <= i1 &&
-	    cu->j1 >= j0 && cu->j0 <= j1)
+	if (cu->i1 >= i0 && cu->i0 <= i1 && cu->j1 >= j0 && cu->j0 <= j1)
 		return HEAT_CURRENT;
-	jv = j1 < s->jend[i1] - 1 ? j1 : s->jend[i1] - 1;
-	/* A window's band may start right of the cell in its bottom row
-	 * block: then a row block above holds the cell's last visible tile
-	 * (the one whose band reaches into the cell first from below). */
-	while (i1 > r0 / s->br && (jv < j0 || jv < s->jbegin[i1])) {
-		i1--;
-		jv = j1 < s->jend[i1] - 1 ? j1 : s->jend[i1] - 1;
-	}
-	if (jv < j0 || jv < s->jbegin[i1])
+	for (i = i1; i > i0 && s->jbegin[i] > j1; i--)
+		;
+	if (s->jbegin[i] > j1 || s->jend[i] <= j0)
 		return HEAT_SKIPPED;
-	return schedule_step_of(s, i1, jv) > cu->step ? HEAT_PENDING : HEAT_DONE;
+	jv = j1 < s->jend[i] - 1 ? j1 : s->jend[i] - 1;
+	return schedule_step_of(s, i, jv) > cu->step ? HEAT_PENDING : HEAT_DONE;
+}
+
+/* Does the mask hide every entry of rows [r0, r1) by keys [c0, c1)?
+ * The keys the rows see between them are one interval (mask_rule_keys). */
+static int
+ui_pane_heat_hidden(const struct problem *p, int r0, int r1, int c0, int c1)
+{
+	long lo, hi;
+
+	mask_rule_keys(problem_mask(p, 0), r0, r1 - 1, p->tq, p->tk, &lo, &hi);
+	return lo > hi || hi < c0 || lo > c1 - 1;
+}
+
+/*
+ * Which of the summary's two maxima serves the mask: the causal one
+ * (keys right of the diagonal left out) when the mask's right edge is
+ * the diagonal, else the one over every key.  A window's left edge is
+ * the view's (ui_pane_heat_hidden): a cell wholly left of the band is
+ * blank, and a pooled cell the edge crosses shows the max of all its
+ * entries in the band's rows (exact when every cell is one entry).
+ */
+static int
+ui_pane_heat_summary(const struct problem *p)
+{
+	return mask_rule_hides(problem_mask(p, 0)) &&
+	    problem_mask(p, 0).right == 0;
 }
 
 /*
@@ -214,14 +246,17 @@ ui_pane_heat_tiles(const struct ui_heat_cursor *cu, int r0, int r1, int c0,
  */
 static const float *
 ui_pane_heat_pooled(struct ui *ui, struct ui_pane_heat_data *hs,
-    const struct ui_heat_geom *gm, int causal)
+    const struct ui_heat_geom *gm)
 {
 	const struct problem *p = UI_PROBLEM(ui);
+	struct mask_rule m = problem_mask(p, 0);
+	int causal = ui_pane_heat_summary(p);
 	float *pool;
 	int a, b, r0, r1, c0, c1, known;
 
 	if (hs->pool != NULL && hs->ny == gm->ny && hs->nx == gm->nx &&
-	    hs->fy == gm->fy && hs->fx == gm->fx && hs->causal == causal &&
+	    hs->fy == gm->fy && hs->fx == gm->fx &&
+	    memcmp(&hs->mask, &m, sizeof m) == 0 &&
 	    hs->heat_gen == ui->heat_gen && hs->bands == ui->heat.bands_done)
 		return hs->pool;
 	pool = realloc(hs->pool, (size_t)gm->ny * gm->nx * sizeof *pool);
@@ -238,13 +273,15 @@ ui_pane_heat_pooled(struct ui *ui, struct ui_pane_heat_data *hs,
 			    r0, r1, c0, c1, &known);
 			if (!known)
 				pool[(size_t)a * gm->nx + b] = NAN;
+			else if (ui_pane_heat_hidden(p, r0, r1, c0, c1))
+				pool[(size_t)a * gm->nx + b] = -INFINITY;
 		}
 	}
 	hs->ny = gm->ny;
 	hs->nx = gm->nx;
 	hs->fy = gm->fy;
 	hs->fx = gm->fx;
-	hs->causal = causal;
+	hs->mask = m;
 	hs->heat_gen = ui->heat_gen;
 	hs->bands = ui->heat.bands_done;
 	return pool;
@@ -268,6 +305,41 @@ ui_pane_heat_legend(struct ui *ui, struct ui_grid *g, int x, int y, int w)
 	n += ui_grid_text(g, x + n, y + 1, w - n, UI_ROLE_TILE_SKIPPED,
 	    gl->skipped);
 	ui_grid_text(g, x + n, y + 1, w - n, UI_ROLE_LABEL, " skip");
+}
+
+/* The window's band in keys of row r, under the legend. */
+static void
+ui_pane_heat_rules(struct ui *ui, struct ui_grid *g, int x, int y, int w)
+{
+	const struct problem *p = UI_PROBLEM(ui);
+	const struct mask_rule mr = problem_mask(p, 0), *m = &mr;
+	char lo[32], hi[32];
+
+	if (mask_rule_has(*m, MASK_WINDOW)) {
+		if (m->left >= 0)
+			snprintf(lo, sizeof lo, "r%+d", p->tk - p->tq - m->left);
+		else
+			snprintf(lo, sizeof lo, "0");
+		if (m->right >= 0)
+			snprintf(hi, sizeof hi, "r%+d", p->tk - p->tq + m->right);
+		else
+			snprintf(hi, sizeof hi, "%d", p->tk - 1);
+		/* "r+0" reads better as "r". */
+		if (strcmp(lo, "r+0") == 0)
+			lo[1] = '\0';
+		if (strcmp(hi, "r+0") == 0)
+			hi[1] = '\0';
+		ui_grid_printf(g, x, y, w, UI_ROLE_LABEL, "band: row r sees keys "
+		    "%s..%s", lo, hi);
+	}
+}
+
+/* Does the problem bend its scores (a softcap or ALiBi)?  Then the map
+ * shows x = scale Q K^T, before they are bent, and says so. */
+static int
+ui_pane_heat_bends(const struct problem *p)
+{
+	return mask_rule_has(p->mask, MASK_SOFTCAP) || p->alibi != NULL;
 }
 
 static void
@@ -298,8 +370,8 @@ ui_pane_heat_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 		gm->nx = (r.x + r.w - gm->x0) / gm->sx;
 	lw = gm->x0 - r.x - 1;
 
-	n = ui_grid_printf(g, r.x, r.y, r.w, UI_ROLE_TITLE, "S %d%s%d", p->tq,
-	    gl->times, p->tk);
+	n = ui_grid_printf(g, r.x, r.y, r.w, UI_ROLE_TITLE, "%s %d%s%d",
+	    ui_pane_heat_bends(p) ? "x" : "S", p->tq, gl->times, p->tk);
 	if (gm->fy > 1 || gm->fx > 1)
 		ui_grid_printf(g, r.x + n, r.y, r.w - n, UI_ROLE_LABEL,
 		    " pooled %d%s%d", gm->fy, gl->times, gm->fx);
@@ -313,9 +385,9 @@ ui_pane_heat_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 		ui_grid_text(g, r.x, r.y + 2, r.w, UI_ROLE_DIM, "(no heatmap)");
 		return;
 	}
-	lo = p->causal ? ui->heat.lo_causal : ui->heat.lo_all;
-	hi = p->causal ? ui->heat.hi_causal : ui->heat.hi_all;
-	pool = ui_pane_heat_pooled(ui, hs, gm, p->causal);
+	lo = ui_pane_heat_summary(p) ? ui->heat.lo_causal : ui->heat.lo_all;
+	hi = ui_pane_heat_summary(p) ? ui->heat.hi_causal : ui->heat.hi_all;
+	pool = ui_pane_heat_pooled(ui, hs, gm);
 	if (pool == NULL) {
 		ui_grid_text(g, r.x, r.y + 2, r.w, UI_ROLE_DIM, "(out of memory)");
 		return;
@@ -388,8 +460,11 @@ ui_pane_heat_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 	if (y + 1 < r.y + r.h)
 		ui_pane_heat_legend(ui, g, r.x, y, r.w);
 	if (y + 2 < r.y + r.h && isfinite(lo))
-		ui_grid_printf(g, r.x, y + 2, r.w, UI_ROLE_LABEL, "S %s %.4g..%.4g",
+		ui_grid_printf(g, r.x, y + 2, r.w, UI_ROLE_LABEL, "%s %s %.4g..%.4g",
+		    ui_pane_heat_bends(p) ? "x" : "S",
 		    gm->fy > 1 || gm->fx > 1 ? "max" : "in", (double)lo, (double)hi);
+	if (y + 3 < r.y + r.h)
+		ui_pane_heat_rules(ui, g, r.x, y + 3, r.w);
 }
 
 /* A click on the grid goes to the tile under it (the middle of a pooled
@@ -420,8 +495,11 @@ ui_pane_heat_key(struct ui *ui, const struct ui_key *k, struct ui_rect r)
 	i = row / s->br;
 	j = col / s->bc;
 	if (schedule_step_of(s, i, j) < 0) {
+		char what[80];
+
 		ui_message(ui, UI_ROLE_MESSAGE, "tile (%d,%d) is skipped by the "
-		    "causal mask", i, j);
+		    "mask (%s): it sees no key there", i, j,
+		    mask_describe(problem_mask(p, 0), 0, what, sizeof what));
 		return UI_HANDLED;
 	}
 	/* The tile in the segment shown: its step there, or in the

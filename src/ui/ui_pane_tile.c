@@ -3,7 +3,11 @@
  * the scores phase, P = exp(S - m') from the exp phase, masked entries
  * shown as such, each row's max marked, and beside them the row max (or
  * the row sum of P).  Rows and keys beyond the pane are windowed: the
- * focused row always shows.
+ * focused row always shows.  Under a softcap or ALiBi, S is the score
+ * the softmax sees, C tanh(x / C) + bias; the focused row has the
+ * scaled product x before the cap (line "x") and the ALiBi bias of each
+ * entry (line "+b", -slope |r + Tk - Tq - c|, computed from the
+ * positions as the kernel does) beneath it while S shows.
  */
 #include "config.h"
 
@@ -11,6 +15,93 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+
+extern const struct ui_pane ui_pane_tile;	/* at the end */
+
+/* The scaled products x of the tile shown (before the cap and the
+ * bias), recomputed when the step changes. */
+struct ui_pane_tile_data {
+	float *x;
+	size_t n;
+	long step, gen;
+};
+
+static void *
+ui_pane_tile_init(struct ui *ui)
+{
+	struct ui_pane_tile_data *d = calloc(1, sizeof *d);
+
+	(void)ui;
+	if (d != NULL)
+		d->step = -1;
+	return d;
+}
+
+static void
+ui_pane_tile_free(void *data)
+{
+	struct ui_pane_tile_data *d = data;
+
+	free(d->x);
+	free(d);
+}
+
+/* Does the problem bend its scores (softcap or ALiBi)? */
+static int
+ui_pane_tile_bends(const struct problem *p)
+{
+	return mask_rule_has(p->mask, MASK_SOFTCAP) || p->alibi != NULL;
+}
+
+/*
+ * x = scale Q_i K_j^T of the current tile, hidden entries -inf: the
+ * simulator's own tile scores of the problem without its cap and
+ * slopes (the same sums in the same order), or NULL without memory.
+ */
+static const float *
+ui_pane_tile_raw(struct ui *ui)
+{
+	struct ui_pane_tile_data *d = ui_pane_data(ui, &ui_pane_tile);
+	const struct sim_view *v = sim_view(ui->sim);
+	struct problem raw = *UI_PROBLEM(ui);
+	size_t n = (size_t)v->rows * v->cols;
+	float *x;
+
+	if (d == NULL)
+		return NULL;
+	if (d->x != NULL && d->step == v->step && d->gen == ui->gen &&
+	    d->n == n)
+		return d->x;
+	x = realloc(d->x, (n > 0 ? n : 1) * sizeof *x);
+	if (x == NULL)
+		return NULL;
+	d->x = x;
+	raw.mask.softcap = 0.0f;
+	raw.alibi = NULL;
+	sim_tile_scores(&raw, sim_schedule(ui->sim), &v->tile, x);
+	d->n = n;
+	d->step = v->step;
+	d->gen = ui->gen;
+	return x;
+}
+
+/* The ALiBi bias of the tile's row `row` (within the tile) and key c
+ * (within it): the row's head's slope times its distance from the
+ * diagonal. */
+static float
+ui_pane_tile_bias(const struct ui *ui, int row, int c)
+{
+	const struct problem *p = UI_PROBLEM(ui);
+	const struct schedule *s = sim_schedule(ui->sim);
+	const struct sim_view *v = sim_view(ui->sim);
+	int out = schedule_row_out(s, v->tile.r0 + row);
+
+	/* + 0 spells the diagonal's -0 as 0. */
+	return mask_rule_bias(problem_mask(p, out / p->tq),
+	    schedule_row_pos(s, v->tile.r0 + row), v->tile.c0 + c, p->tq,
+	    p->tk) + 0.0f;
+}
 
 /* Columns of one number, and of one entry with its leading space. */
 #define UI_TILE_NW 7
@@ -20,9 +111,14 @@ static void
 ui_pane_tile_size(const struct ui *ui, int w, int h, int *minh, int *wanth,
     int *wantw)
 {
+	const struct problem *p = UI_PROBLEM(ui);
+
 	(void)h;
 	*minh = 3;
 	*wanth = 2 + sim_view(ui->sim)->rows;
+	if (ui_pane_tile_bends(p))
+		*wanth += mask_rule_has(p->mask, MASK_SOFTCAP) +
+		    (p->alibi != NULL);
 	*wantw = w;
 }
 
@@ -107,6 +203,54 @@ ui_pane_tile_load(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 	    "S = scale Q_i K_j^T comes in the next phase (.)");
 }
 
+/*
+ * Beneath the focused row (line y): its x before the cap, with the max
+ * of x (what the softcap-after-max bug takes) in the max column, and
+ * the ALiBi bias of each entry.  Returns the last line written.
+ */
+static int
+ui_pane_tile_under(struct ui *ui, struct ui_grid *g, struct ui_rect r, int y,
+    int lw, int nw, int ncols, int cut, const float *raw)
+{
+	const struct sim_view *v = sim_view(ui->sim);
+	const struct problem *p = UI_PROBLEM(ui);
+	const float *xr = raw + (size_t)ui->focus * v->cols;
+	float mx = -INFINITY;
+	char b[32];
+	int c, x;
+
+	if (mask_rule_has(p->mask, MASK_SOFTCAP) && y + 1 < r.y + r.h) {
+		y++;
+		ui_grid_right(g, r.x, y, lw - 1, UI_ROLE_DIM, "x");
+		for (c = 0, x = r.x + lw; c < ncols && c < v->cols; c++,
+		    x += nw + 1)
+			if (!(isinf(xr[c]) && xr[c] < 0))
+				ui_grid_right(g, x, y, nw + 1, UI_ROLE_DIM,
+				    ui_num(ui, xr[c], nw, b, sizeof b));
+		for (c = 0; c < v->cols; c++)
+			mx = xr[c] > mx ? xr[c] : mx;
+		if (cut)
+			x += 2;
+		ui_grid_text(g, x + 1, y, 1, UI_ROLE_LABEL, ui->gl->vline);
+		ui_grid_right(g, x + 2, y, nw, UI_ROLE_DIM,
+		    ui_num(ui, mx, nw, b, sizeof b));
+	}
+	if (p->alibi != NULL && y + 1 < r.y + r.h) {
+		y++;
+		ui_grid_right(g, r.x, y, lw - 1, UI_ROLE_DIM, lw > 2 ? "+b" : "b");
+		for (c = 0, x = r.x + lw; c < ncols && c < v->cols; c++,
+		    x += nw + 1)
+			if (!(isinf(xr[c]) && xr[c] < 0))
+				ui_grid_right(g, x, y, nw + 1, UI_ROLE_DIM,
+				    ui_num(ui, ui_pane_tile_bias(ui, ui->focus, c),
+				    nw, b, sizeof b));
+		if (cut)
+			x += 2;
+		ui_grid_text(g, x + 1, y, 1, UI_ROLE_LABEL, ui->gl->vline);
+	}
+	return y;
+}
+
 static void
 ui_pane_tile_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 {
@@ -114,8 +258,9 @@ ui_pane_tile_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 	const struct ui_glyphs *gl = ui->gl;
 	int showp = v->phase >= SIM_PHASE_EXP, showmax = v->phase >= SIM_PHASE_MAX;
 	int lw = ui_digits(v->tile.r1 - 1) + 1, ncols, nrows, row, c;
-	int x, y, role, n, cut, nw;
-	const float *m = showp ? v->p : v->s;
+	int x, y, role, n, cut, nw, extra;
+	const struct problem *p = UI_PROBLEM(ui);
+	const float *m = showp ? v->p : v->s, *raw;
 	float s, val;
 	char b[32];
 
@@ -127,6 +272,10 @@ ui_pane_tile_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 	else if (showp)
 		n += ui_grid_printf(g, r.x + n, r.y, r.w - n, UI_ROLE_TITLE,
 		    "P = e^(S-m%s)", gl->prime);
+	else if (ui_pane_tile_bends(UI_PROBLEM(ui)))
+		n += ui_grid_printf(g, r.x + n, r.y, r.w - n, UI_ROLE_TITLE,
+		    "S = %s%s", mask_rule_has(UI_PROBLEM(ui)->mask, MASK_SOFTCAP) ?
+		    "C tanh(x/C)" : "x", UI_PROBLEM(ui)->alibi != NULL ? " + b" : "");
 	else if (UI_PROBLEM(ui)->scores_mode)
 		n += ui_grid_printf(g, r.x + n, r.y, r.w - n, UI_ROLE_TITLE,
 		    "S (given)");
@@ -152,7 +301,17 @@ ui_pane_tile_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 		ncols--;
 	if (ncols < 1)
 		ncols = 1;
-	nrows = r.h - 2;
+	/* The focused row's x and bias lines, while S shows. */
+	extra = showp || !ui_pane_tile_bends(p) ? 0 :
+	    mask_rule_has(p->mask, MASK_SOFTCAP) + (p->alibi != NULL);
+	raw = extra > 0 ? ui_pane_tile_raw(ui) : NULL;
+	if (raw == NULL)
+		extra = 0;
+	nrows = r.h - 2 - extra;
+	if (nrows < 1) {
+		nrows = r.h - 2;
+		extra = 0;
+	}
 	ui->tile_first = ui_pane_tile_window(ui->tile_first, ui->focus, v->rows,
 	    nrows);
 
@@ -203,16 +362,26 @@ ui_pane_tile_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 			    ui_num(ui, v->rowmax[row], nw, b, sizeof b));
 		else
 			ui_grid_right(g, x + 2, y, nw, UI_ROLE_DIM, "?");
+		if (row == ui->focus && extra > 0)
+			y = ui_pane_tile_under(ui, g, r, y, lw, nw, ncols, cut, raw);
 	}
 	ui_pane_cut_mark(ui, g, r, ui->tile_first, v->rows - row,
 	    v->cols > ncols ? v->cols - ncols : 0);
 }
 
-/* A click on a row focuses it. */
+/* A click on a row focuses it (the focused row's x and bias lines
+ * count as the focused row). */
 static int
 ui_pane_tile_key(struct ui *ui, const struct ui_key *k, struct ui_rect r)
 {
+	const struct problem *p = UI_PROBLEM(ui);
+	const struct sim_view *v = sim_view(ui->sim);
 	int row = ui->tile_first + k->y - (r.y + 2);
+	int extra = v->phase >= SIM_PHASE_EXP || v->phase == SIM_PHASE_LOAD ?
+	    0 : mask_rule_has(p->mask, MASK_SOFTCAP) + (p->alibi != NULL);
+
+	if (row > ui->focus && extra > 0)
+		row = row - extra > ui->focus ? row - extra : ui->focus;
 
 	if (k->y >= r.y + 2 && row < sim_view(ui->sim)->rows)
 		ui_set_focus(ui, row);
@@ -221,6 +390,8 @@ ui_pane_tile_key(struct ui *ui, const struct ui_key *k, struct ui_rect r)
 
 const struct ui_pane ui_pane_tile = {
 	.name = "tile",
+	.init = ui_pane_tile_init,
+	.free = ui_pane_tile_free,
 	.size = ui_pane_tile_size,
 	.draw = ui_pane_tile_draw,
 	.handle_key = ui_pane_tile_key,
