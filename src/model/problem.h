@@ -16,8 +16,9 @@
  * r sees key c when c <= r + Tk - Tq) is the window (-1, 0); a window
  * (L, R) hides keys outside [r + Tk - Tq - L, r + Tk - Tq + R]; softcap
  * bends the scaled score to C tanh(s / C); ALiBi adds -slope |r + Tk -
- * Tq - c| with a slope per query head.  Rows that see no key output 0
- * with lse = -inf.
+ * Tq - c| with a slope per query head; dropout zeroes entries of P
+ * drawn from a seed and scales the rest by 1 / (1 - p).  Rows that see
+ * no key output 0 with lse = -inf.
  *
  * Grouped heads: H query heads share G K/V heads (G divides H; G = H is
  * multi-head attention, G = 1 multi-query).  Query head h reads K/V head
@@ -57,6 +58,11 @@ struct problem_spec {
 	int alibi_set;
 	const char *alibi_slopes;	/* --alibi-slopes "a,b,...": one per
 				 * query head (problem_slopes reads it), or NULL */
+	double dropout;		/* --dropout P, 0 <= P < 1 (used when dropout_set) */
+	int dropout_set;
+	uint64_t dropout_seed;	/* --dropout-seed N: the generator's key */
+	uint64_t dropout_offset;	/* --dropout-offset K: its counter's last
+				 * word (FlashAttention's philox offset) */
 	enum dtype dtype;
 	enum inputs_kind input;
 	uint64_t seed;
@@ -79,8 +85,12 @@ struct problem {
 	float scale;
 	int causal;		/* the window is exactly (-1, 0): what a kernel
 				 * that knows only the causal mask reads */
-	struct mask_rule mask;	/* the window and the cap (mask.slope is 0:
-				 * ALiBi's slopes are per head, in alibi) */
+	struct mask_rule mask;	/* the window, the cap and dropout (mask.slope
+				 * is 0: ALiBi's slopes are per head, in alibi;
+				 * mask.drop_head is 0: problem_mask sets it) */
+	int head0;		/* the query head of this problem's first head:
+				 * 0, or h for problem_head's head h (dropout's
+				 * counter counts heads from it) */
 	float *alibi;		/* H slopes, one per query head, or NULL */
 	enum dtype dtype;
 	int scores_mode;	/* S given directly; q, k, kt are NULL */
@@ -145,14 +155,15 @@ problem_visible(const struct problem *p, int r, int c)
 	return mask_rule_visible(p->mask, r, c, p->tq, p->tk);
 }
 
-/* The rules of query head h (0 <= h < H): the window, the cap and the
- * head's ALiBi slope (0 without ALiBi). */
+/* The rules of query head h (0 <= h < H): the window, the cap, the
+ * head's ALiBi slope (0 without ALiBi) and its dropout counter. */
 static inline struct mask_rule
 problem_mask(const struct problem *p, int h)
 {
 	struct mask_rule m = p->mask;
 
 	m.slope = p->alibi != NULL ? p->alibi[h] : 0.0f;
+	m.drop_head = (uint32_t)(p->head0 + h);
 	return m;
 }
 
@@ -162,7 +173,8 @@ static inline int
 problem_beyond_causal(const struct problem *p)
 {
 	return mask_rule_has(p->mask, MASK_WINDOW) ||
-	    mask_rule_has(p->mask, MASK_SOFTCAP) || p->alibi != NULL;
+	    mask_rule_has(p->mask, MASK_SOFTCAP) || p->alibi != NULL ||
+	    mask_rule_has(p->mask, MASK_DROPOUT);
 }
 
 /*
