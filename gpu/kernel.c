@@ -88,7 +88,8 @@ static const struct gpu_kernel gpu_kernel_naive = {
  * backward in its order, every backward bug mode. */
 static const struct gpu_backward gpu_backward_teaching = {
 	.dtypes = ALL_DTYPES,
-	.bugs = (1u << BACKWARD_BUGS) - 1,
+	/* every bug but dropout-offset: it takes no dropout yet */
+	.bugs = ((1u << BACKWARD_BUGS) - 1) & ~BIT(BWD_BUG_DROPOUT_OFFSET),
 	.caps = GPU_CAP_SCORES | GPU_CAP_CAUSAL | GPU_CAP_TRACE,
 	.rtol = {
 		[DTYPE_FP32] = TEACH_BWD_RTOL,
@@ -420,12 +421,14 @@ gpu_mask_takes(const struct gpu_kernel *k, unsigned caps,
 		{ GPU_CAP_SOFTCAP, "--softcap" },
 		{ GPU_CAP_ALIBI, "--alibi/--alibi-slopes" },
 		{ GPU_CAP_MASK_BUGS, "--mask-bug" },
+		{ GPU_CAP_DROPOUT, "--dropout" },
 	};
 	const int on[] = {
 		mask_rule_has(p->mask, MASK_WINDOW),
 		mask_rule_has(p->mask, MASK_SOFTCAP),
 		p->alibi != NULL,
 		rule != NULL && rule->mask_bug != MASK_BUG_NONE,
+		mask_rule_has(p->mask, MASK_DROPOUT),
 	};
 	char what[96];
 	size_t i;
