@@ -94,6 +94,11 @@ gpu_problems_alike(const struct problem *ps, int n, char *err, size_t errlen)
 		if (b->tq != a->tq || b->tk != a->tk || b->d != a->d ||
 		    b->dv != a->dv || b->scale != a->scale ||
 		    b->causal != a->causal || b->dtype != a->dtype ||
+		    b->mask.window != a->mask.window ||
+		    b->mask.left != a->mask.left ||
+		    b->mask.right != a->mask.right ||
+		    b->mask.softcap != a->mask.softcap ||
+		    (b->alibi == NULL) != (a->alibi == NULL) ||
 		    b->scores_mode != a->scores_mode ||
 		    problem_rows(b) != problem_rows(a) ||
 		    b->kv_heads != a->kv_heads)

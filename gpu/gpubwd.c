@@ -149,9 +149,9 @@ gpu_backward_run(const struct gpu_kernel *k, const struct problem *ps,
 	const struct tiling bt = { t->br, t->bc, ORDER_FA1 };
 	struct schedule sched;
 	struct gpu_bwd_job job;
-	float *q = NULL, *kk = NULL, *v = NULL, *s = NULL;
+	float *q = NULL, *kk = NULL, *v = NULL, *s = NULL, *slopes = NULL;
 	const size_t d = p->scores_mode ? 0 : (size_t)p->d;
-	int rc = -1;
+	int rc = -1, b;
 
 	memset(g, 0, sizeof *g);
 	memset(&sched, 0, sizeof sched);
@@ -190,6 +190,17 @@ gpu_backward_run(const struct gpu_kernel *k, const struct problem *ps,
 	job.dv = p->dv;
 	job.scale = p->scale;
 	job.causal = p->causal;
+	job.mask = problem_mask(p, 0);
+	/* each problem's ALiBi slope (a head a problem) */
+	if (p->alibi != NULL) {
+		slopes = util_calloc((size_t)n, sizeof *slopes, "ALiBi slopes", err,
+		    errlen);
+		if (slopes == NULL)
+			goto out;
+		for (b = 0; b < n; b++)
+			slopes[b] = ps[b].alibi[0];
+	}
+	job.slopes = slopes;
 	job.dtype = p->dtype;
 	job.bug = bug;
 	job.q = q;
@@ -209,6 +220,7 @@ out:
 		gpu_grads_free(g);
 	free(q);
 	free(kk);
+	free(slopes);
 	free(v);
 	free(s);
 	schedule_free(&sched);

@@ -147,7 +147,8 @@ gpucheck_exact_p(const struct problem *p)
 	float level;
 	int r, c, seen;
 
-	if (!p->scores_mode)
+	/* ALiBi's bias makes a row's scores differ however S is given */
+	if (!p->scores_mode || p->alibi != NULL)
 		return 0;
 	for (r = 0; r < rows; r++) {
 		s = p->s + (size_t)r * p->tk;

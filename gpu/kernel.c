@@ -90,7 +90,8 @@ static const struct gpu_backward gpu_backward_teaching = {
 	.dtypes = ALL_DTYPES,
 	/* every bug but dropout-offset: it takes no dropout yet */
 	.bugs = ((1u << BACKWARD_BUGS) - 1) & ~BIT(BWD_BUG_DROPOUT_OFFSET),
-	.caps = GPU_CAP_SCORES | GPU_CAP_CAUSAL | GPU_CAP_TRACE,
+	.caps = GPU_CAP_SCORES | GPU_CAP_CAUSAL | GPU_CAP_TRACE |
+	    GPU_CAP_WINDOW | GPU_CAP_SOFTCAP | GPU_CAP_ALIBI,
 	.rtol = {
 		[DTYPE_FP32] = TEACH_BWD_RTOL,
 		[DTYPE_FP16] = TEACH_BWD_RTOL_FP16,
@@ -117,7 +118,7 @@ static const struct gpu_kernel gpu_kernel_teaching = {
 	.bugs = ALL_BUGS,
 	.dims = NULL,
 	.caps = GPU_CAP_SCORES | GPU_CAP_CAUSAL | GPU_CAP_ANY_SCALE |
-	    GPU_CAP_ANY_TILING | GPU_CAP_TRACE,
+	    GPU_CAP_ANY_TILING | GPU_CAP_TRACE | GPU_CAP_MASKS,
 	.arith = GPU_ARITH_SIM_ORDER,
 	.bench = GPU_BENCH_DEFAULT | GPU_BENCH_FA1,
 	.bench_repeat = 3,
@@ -424,7 +425,7 @@ gpu_mask_takes(const struct gpu_kernel *k, unsigned caps,
 		{ GPU_CAP_DROPOUT, "--dropout" },
 	};
 	const int on[] = {
-		mask_rule_has(p->mask, MASK_WINDOW),
+		mask_rule_has(problem_mask(p, 0), MASK_WINDOW),
 		mask_rule_has(p->mask, MASK_SOFTCAP),
 		p->alibi != NULL,
 		rule != NULL && rule->mask_bug != MASK_BUG_NONE,
@@ -675,9 +676,11 @@ gpu_describe_inputs(const struct gpu_kernel *k, char *buf, size_t len)
 	if (k->max_tq > 0)
 		snprintf(rows, sizeof rows, "; at most %d query rows a head",
 		    k->max_tq);
-	snprintf(buf, len, "Q, K, V%s; %s; %s%s; %s",
+	snprintf(buf, len, "Q, K, V%s; %s%s; %s%s; %s",
 	    k->caps & GPU_CAP_SCORES ? " or scores S, V" : "",
 	    k->caps & GPU_CAP_CAUSAL ? "causal or not" : "no mask",
+	    (k->caps & GPU_CAP_MASKS) == GPU_CAP_MASKS ? ", windows, softcap, "
+	    "ALiBi and the mask bugs" : "",
 	    k->caps & GPU_CAP_ANY_SCALE ? "any scale" : "a positive scale", rows,
 	    k->caps & GPU_CAP_HEADS ? "H query heads on G K/V heads as one "
 	    "problem, each group's rows packed" : "heads one at a time");
@@ -729,9 +732,10 @@ gpu_describe_backward(const struct gpu_kernel *k, char *buf, size_t len)
 	gpu_mask_words(b->dtypes, 3, gpu_dtype_word, dtypes, sizeof dtypes);
 	gpu_mask_words(b->bugs, BACKWARD_BUGS, gpu_bwd_bug_word, bugs,
 	    sizeof bugs);
-	snprintf(buf, len, "%s; %s%s; bug modes %s; dQ atomic or ordered%s "
+	snprintf(buf, len, "%s; %s%s%s; bug modes %s; dQ atomic or ordered%s "
 	    "(--backward)", dtypes, b->caps & GPU_CAP_CAUSAL ? "causal or not" :
-	    "no mask", b->caps & GPU_CAP_SCORES ? "; scores problems" : "", bugs,
+	    "no mask", b->caps & GPU_CAP_WINDOW ? ", windows, softcap, ALiBi" :
+	    "", b->caps & GPU_CAP_SCORES ? "; scores problems" : "", bugs,
 	    b->caps & GPU_CAP_TRACE ? "" : "; final gradients, no step trace");
 }
 

@@ -59,6 +59,8 @@ struct gpu_bwd_job {
 	int n, tq, tk, d, dv;
 	float scale;
 	int causal, dtype, bug;
+	struct mask_rule mask;		/* the window and the cap (mask_rule.h) */
+	const float *slopes;		/* (n) each problem's ALiBi slope, or NULL */
 	const float *q, *k, *v, *s;
 	struct gpu_bwd_inputs in;
 	int br, bc;			/* as asked (the kernel cuts them) */

@@ -53,7 +53,8 @@ struct teach_params {
 	float *o, *lse;			/* (n, Tq, dv) (n, Tq); fa1 keeps acc in o */
 	float *m, *l;			/* fa1: m and l between launches, (n, Tq) */
 	float *tr_m, *tr_alpha, *tr_l, *tr_acc;	/* the trace, or NULL */
-	const int *jend, *ibegin;
+	const float *slopes;		/* (n) each problem's ALiBi slope, or NULL */
+	const int *jbegin, *jend, *ibegin;
 	const long *first;
 	long nsteps;
 	int j;				/* fa1: this launch's key block */
@@ -97,6 +98,7 @@ tile_step(const struct teach_params &P, const struct teach_tile &T, int b,
 	R.pos = NULL;
 	R.r0 = i * st.br;
 	R.rows = min(st.br, st.tq - R.r0);
+	R.slopes = P.slopes != NULL ? P.slopes + b : NULL;
 	tr.m = tr.alpha = tr.l = tr.acc = NULL;
 	if (P.tr_m != NULL) {
 		at = trace_at(P, b, step, 0);
@@ -140,8 +142,8 @@ teach_fa2(struct teach_params P)
 	/* Q_i is read once and stays on chip for every key tile. */
 	load_q(P, T, b, i);
 	__syncthreads();
-	for (j = 0; j < P.jend[i]; j++)
-		tile_step(P, T, b, i, j, P.first[i] + j);
+	for (j = P.jbegin[i]; j < P.jend[i]; j++)
+		tile_step(P, T, b, i, j, P.first[i] + (j - P.jbegin[i]));
 	tile_finalize(P, T, b, i);
 }
 
@@ -163,7 +165,8 @@ teach_fa1_init(struct teach_params P, int n)
 	}
 }
 
-/* fa1: key block P.j; block (x, b) runs row block i = ibegin[j] + x. */
+/* fa1: key block P.j; block (x, b) runs row block i = ibegin[j] + x, x
+ * below iend[j] - ibegin[j] (the launch's grid). */
 __global__ static void __launch_bounds__(TEACH_THREADS)
 teach_fa1(struct teach_params P)
 {
@@ -226,10 +229,10 @@ teach_enqueue(void *ctx, char *err, size_t errlen)
 	teach_fa1_init<<<1024, 256>>>(P, run->job->n);
 	CUDA_CHECK(cudaGetLastError());
 	for (jb = 0; jb < sc->tc; jb++) {
-		if (sc->tr - sc->ibegin[jb] <= 0)
+		if (sc->iend[jb] - sc->ibegin[jb] <= 0)
 			continue;
 		P.j = jb;
-		grid = dim3((unsigned)(sc->tr - sc->ibegin[jb]),
+		grid = dim3((unsigned)(sc->iend[jb] - sc->ibegin[jb]),
 		    (unsigned)run->job->n);
 		teach_fa1<<<grid, TEACH_THREADS, run->smem>>>(P);
 		CUDA_CHECK(cudaGetLastError());
@@ -255,7 +258,8 @@ teach_go(const struct gpu_job *job, int traced, char *err, size_t errlen)
 	struct teach_params &P = run.P;
 	float *q, *k, *v, *s, *o, *lse, *m, *l;
 	float *tm = NULL, *ta = NULL, *tl = NULL, *tacc = NULL;
-	int *jend, *ibegin;
+	int *jbegin, *jend, *ibegin;
+	float *slopes = NULL;
 	long *first;
 	size_t nq, nk, nv, ns, no, trace, b;
 	int dev, optin, nouter, n = job->n, rc = -1;
@@ -308,6 +312,10 @@ teach_go(const struct gpu_job *job, int traced, char *err, size_t errlen)
 
 	/* The simulator's schedule, so both visit the same tiles. */
 	nouter = sc->order == ORDER_FA2 ? sc->tr : sc->tc;
+	CUDA_CHECK(gpu_mem_alloc(&mem, (void **)&jbegin, (size_t)sc->tr *
+	    sizeof *jbegin, GPU_MEM_KERNEL));
+	CUDA_CHECK(cudaMemcpy(jbegin, sc->jbegin, (size_t)sc->tr *
+	    sizeof *jbegin, cudaMemcpyHostToDevice));
 	CUDA_CHECK(gpu_mem_alloc(&mem, (void **)&jend, (size_t)sc->tr *
 	    sizeof *jend, GPU_MEM_KERNEL));
 	CUDA_CHECK(gpu_mem_alloc(&mem, (void **)&ibegin, (size_t)sc->tc *
@@ -354,9 +362,18 @@ teach_go(const struct gpu_job *job, int traced, char *err, size_t errlen)
 	P.tr_alpha = ta;
 	P.tr_l = tl;
 	P.tr_acc = tacc;
+	P.jbegin = jbegin;
 	P.jend = jend;
 	P.ibegin = ibegin;
 	P.first = first;
+	/* Each problem's ALiBi slope (the commands run a head a problem). */
+	if (p->alibi != NULL) {
+		CUDA_CHECK(gpu_mem_floats(&mem, &slopes, (size_t)n, GPU_MEM_KERNEL));
+		for (b = 0; b < (size_t)n; b++)
+			CUDA_CHECK(cudaMemcpy(slopes + b, job->ps[b].alibi,
+			    sizeof(float), cudaMemcpyHostToDevice));
+	}
+	P.slopes = slopes;
 	P.nsteps = sc->nsteps;
 	P.st.tq = p->tq;
 	P.st.tk = p->tk;
@@ -365,7 +382,9 @@ teach_go(const struct gpu_job *job, int traced, char *err, size_t errlen)
 	P.st.br = sc->br;
 	P.st.bc = sc->bc;
 	P.st.scale = p->scale;
-	P.st.causal = p->causal;
+	P.st.mask = problem_mask(p, 0);
+	P.st.mask.slope = 0.0f;
+	P.st.mask_bug = job->rule->mask_bug;
 	P.st.scores = p->scores_mode;
 	P.st.dtype = p->dtype;
 	P.st.convention = job->rule->convention;

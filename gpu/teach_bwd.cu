@@ -18,7 +18,8 @@
  *   bwd_kv        one block of BWD_THREADS threads per (key block j,
  *                 problem b): K_j, V_j and the accumulators dK_j, dV_j
  *                 stay in shared memory while the block walks row blocks
- *                 i = ibegin(j) .. Tr-1; dK_j and dV_j are written once.
+ *                 i = ibegin(j) .. iend(j)-1; dK_j and dV_j are written
+ *                 once.
  *                 Each phase is a loop of the block's threads over the
  *                 tile's entries, and a barrier ends it.
  *   bwd_dq_sum    ORDERED only: dQ_i = the key blocks' parts summed in
@@ -74,12 +75,15 @@ struct bwd_params {
 	float *gq, *gk, *gv, *gs;	/* dQ, dK, dV; dS for scores problems */
 	float *part;			/* ORDERED: (n, Tc, Tq, d) dQ parts */
 	float *tr_dk, *tr_dv, *tr_dq;	/* the trace, or NULL */
-	const int *jend, *ibegin;	/* (Tr), (Tc) */
+	const int *jbegin, *jend;	/* (Tr) */
+	const int *ibegin, *iend;	/* (Tc) */
 	const long *first;		/* (Tc + 1) first step of each key block */
+	const float *slopes;		/* (n) each problem's ALiBi slope, or NULL */
 	long nsteps;
 	int n, tq, tk, d, dv, br, bc, tr, tc;
 	float scale;
-	int causal, scores, dtype, bug, dq_mode;
+	struct mask_rule mask;		/* the window and the cap (mask_rule.h) */
+	int scores, dtype, bug, dq_mode;
 };
 
 /* One block's shared memory, carved as in the picture above. */
@@ -143,6 +147,17 @@ bwd_dsum(struct bwd_params P)
 	}
 }
 
+/* Row r's scaled product with key c of the tile (before the rules):
+ * the forward's teach_step_score, or S itself. */
+__device__ static float
+bwd_product(const struct bwd_params &P, const struct bwd_tile &T, size_t row0,
+    int r, int c, int c0)
+{
+	if (P.scores)
+		return P.s[(row0 + r) * P.tk + c0 + c];
+	return teach_step_score(&T.q[r * P.d], &T.k[c * (P.d + 1)], P.d, P.scale);
+}
+
 /*
  * One step: tile (i, j) of problem b, added to the key block's dK_j and
  * dV_j in shared memory and to dQ_i in global memory.  The phases are
@@ -159,8 +174,11 @@ bwd_tile(const struct bwd_params &P, const struct bwd_tile &T, int b, int i,
 	const size_t row0 = (size_t)b * P.tq + r0;
 	const float f = grad_scale(P);
 	const float *sub = P.bug == BWD_BUG_MAX_NOT_LSE ? P.m : P.lse;
+	struct mask_rule m = P.mask;
 	int e, r, c, x;
 
+	if (P.slopes != NULL)
+		m.slope = P.slopes[b];
 	/* Phase 1, load: Q_i, dO_i, lse_i (or m) and D_i. */
 	if (!P.scores)
 		for (e = tid; e < rows * P.d; e += nt)
@@ -174,19 +192,14 @@ bwd_tile(const struct bwd_params &P, const struct bwd_tile &T, int b, int i,
 	__syncthreads();
 
 	/* Phase 2, scores: S = scale Q_i K_j^T, the forward's score
-	 * (teach_step.cuh) and mask (tile_rule.h); masked entries -inf. */
+	 * (teach_step.cuh) and rules (mask_rule.h: the window, the cap,
+	 * ALiBi's bias); hidden entries -inf. */
 	for (e = tid; e < rows * cols; e += nt) {
-		float s;
-
 		r = e / cols;
 		c = e % cols;
-		if (P.scores)
-			s = P.s[(row0 + r) * P.tk + c0 + c];
-		else
-			s = teach_step_score(&T.q[r * P.d], &T.k[c * dk], P.d,
-			    P.scale);
-		T.p[r * ds + c] = tile_rule_visible(P.causal, r0 + r, c0 + c,
-		    P.tq, P.tk) ? s : -INFINITY;
+		T.p[r * ds + c] = mask_rule_visible(m, r0 + r, c0 + c, P.tq, P.tk) ?
+		    mask_rule_score(m, bwd_product(P, T, row0, r, c, c0), r0 + r,
+		    c0 + c, P.tq, P.tk) : -INFINITY;
 	}
 	__syncthreads();
 
@@ -227,6 +240,12 @@ bwd_tile(const struct bwd_params &P, const struct bwd_tile &T, int b, int i,
 			dp += T.dout[r * P.dv + x] * T.v[c * dvp + x];
 		g = P.bug == BWD_BUG_NO_D ? T.p[r * ds + c] * dp :
 		    T.p[r * ds + c] * (dp - T.dsum[r]);
+		/* back through the cap (its capped score recomputed, the
+		 * same bits as phase 2's); ALiBi's bias passes dS through,
+		 * and a hidden entry (P = 0) keeps dS = 0 */
+		if (T.p[r * ds + c] != 0.0f)
+			g = mask_rule_dscore(m, g, mask_rule_cap(m,
+			    bwd_product(P, T, row0, r, c, c0)));
 		if (P.gs != NULL)
 			P.gs[(row0 + r) * P.tk + c0 + c] = g;
 		T.ds[r * ds + c] = tile_rule_round(P.dtype, g);
@@ -299,7 +318,7 @@ bwd_kv(struct bwd_params P)
 	for (e = threadIdx.x; e < cols * P.dv; e += blockDim.x)
 		T.dv[e] = 0.0f;
 	__syncthreads();
-	for (i = P.ibegin[j]; i < P.tr; i++)
+	for (i = P.ibegin[j]; i < P.iend[j]; i++)
 		bwd_tile(P, T, b, i, j, P.first[j] + (i - P.ibegin[j]));
 	/* ... and go out once, after the key block's last tile. */
 	for (e = threadIdx.x; e < cols * P.d; e += blockDim.x)
@@ -324,7 +343,7 @@ bwd_dq_sum(struct bwd_params P)
 		long step;
 		int j;
 
-		for (j = 0; j < P.jend[i]; j++) {
+		for (j = P.jbegin[i]; j < P.jend[i]; j++) {
 			part = P.part[(((size_t)b * P.tc + j) * P.tq + row) * P.d + x];
 			acc = P.bug == BWD_BUG_DQ_OVERWRITE ? part : acc + part;
 			if (P.tr_dq != NULL) {
@@ -339,31 +358,35 @@ bwd_dq_sum(struct bwd_params P)
 
 /*
  * The simulator's schedule for key blocks outside (schedule.c, fa1
- * order): Br, Bc clamped to the problem; row block i sees key blocks
- * [0, jend(i)), key block j is seen by row blocks [ibegin(j), Tr), and
- * key block j's steps start at first[j].  Host arrays, malloc'd.
+ * order, one head): Br, Bc clamped to the problem; row block i sees key
+ * blocks [jbegin(i), jend(i)) (the keys its rows see between them,
+ * mask_rule_keys, as schedule.c reads them), key block j is seen by row
+ * blocks [ibegin(j), iend(j)), and key block j's steps start at
+ * first[j].  Host arrays, malloc'd.
  */
 struct bwd_schedule {
 	int br, bc, tr, tc;
-	int *jend, *ibegin;
+	int *jbegin, *jend, *ibegin, *iend;
 	long *first;
 };
 
 static void
 bwd_schedule_free(struct bwd_schedule *s)
 {
+	free(s->jbegin);
 	free(s->jend);
 	free(s->ibegin);
+	free(s->iend);
 	free(s->first);
 	memset(s, 0, sizeof *s);
 }
 
 static int
 bwd_schedule_init(struct bwd_schedule *s, int tq, int tk, int br, int bc,
-    int causal)
+    struct mask_rule m)
 {
-	long seen;
-	int i, j;
+	long lo, hi;
+	int i, j, a, nb, ne;
 
 	memset(s, 0, sizeof *s);
 	if (tq <= 0 || tk <= 0 || br <= 0 || bc <= 0)
@@ -372,39 +395,51 @@ bwd_schedule_init(struct bwd_schedule *s, int tq, int tk, int br, int bc,
 	s->bc = bc < tk ? bc : tk;
 	s->tr = (tq + s->br - 1) / s->br;
 	s->tc = (tk + s->bc - 1) / s->bc;
+	s->jbegin = (int *)calloc((size_t)s->tr, sizeof *s->jbegin);
 	s->jend = (int *)calloc((size_t)s->tr, sizeof *s->jend);
 	s->ibegin = (int *)calloc((size_t)s->tc, sizeof *s->ibegin);
+	s->iend = (int *)calloc((size_t)s->tc, sizeof *s->iend);
 	s->first = (long *)calloc((size_t)s->tc + 1, sizeof *s->first);
-	if (s->jend == NULL || s->ibegin == NULL || s->first == NULL) {
+	if (s->jbegin == NULL || s->jend == NULL || s->ibegin == NULL ||
+	    s->iend == NULL || s->first == NULL) {
 		bwd_schedule_free(s);
 		return -1;
 	}
 	for (i = 0; i < s->tr; i++) {
-		/* the last key the block's last row sees */
-		seen = (long)((i + 1) * s->br < tq ? (i + 1) * s->br : tq) - 1 +
-		    tk - tq;
-		if (!causal)
-			s->jend[i] = s->tc;
-		else
-			s->jend[i] = seen < 0 ? 0 : seen / s->bc + 1 < s->tc ?
-			    (int)(seen / s->bc + 1) : s->tc;
+		mask_rule_keys(m, (long)i * s->br, (long)((i + 1) * s->br < tq ?
+		    (i + 1) * s->br : tq) - 1, tq, tk, &lo, &hi);
+		if (lo <= hi) {
+			s->jbegin[i] = (int)(lo / s->bc);
+			s->jend[i] = (int)(hi / s->bc + 1);
+		}
 	}
-	for (i = 0, j = 0; j < s->tc; j++) {
-		while (i < s->tr && s->jend[i] <= j)
+	/* the blocks that see a key are consecutive, and over them both
+	 * edges never decrease: one sweep each (schedule.c) */
+	for (nb = 0; nb < s->tr && s->jend[nb] == 0; nb++)
+		;
+	for (ne = nb; ne < s->tr && s->jend[ne] > 0; ne++)
+		;
+	for (i = nb, a = nb, j = 0; j < s->tc; j++) {
+		while (i < ne && s->jend[i] <= j)
 			i++;
+		if (a < i)
+			a = i;
+		while (a < ne && s->jbegin[a] <= j)
+			a++;
 		s->ibegin[j] = i;
-		s->first[j + 1] = s->first[j] + (s->tr - i);
+		s->iend[j] = a;
+		s->first[j + 1] = s->first[j] + (a - i);
 	}
 	return 0;
 }
 
 extern "C" long
-teach_bwd_steps(int tq, int tk, int br, int bc, int causal)
+teach_bwd_steps(int tq, int tk, int br, int bc, struct mask_rule m)
 {
 	struct bwd_schedule s;
 	long n;
 
-	if (bwd_schedule_init(&s, tq, tk, br, bc, causal) != 0)
+	if (bwd_schedule_init(&s, tq, tk, br, bc, m) != 0)
 		return -1;
 	n = s.first[s.tc];
 	bwd_schedule_free(&s);
@@ -412,14 +447,16 @@ teach_bwd_steps(int tq, int tk, int br, int bc, int causal)
 }
 
 extern "C" long
-teach_bwd_step(int tq, int tk, int br, int bc, int causal, int i, int j)
+teach_bwd_step(int tq, int tk, int br, int bc, struct mask_rule m, int i,
+    int j)
 {
 	struct bwd_schedule s;
 	long k = -1;
 
-	if (bwd_schedule_init(&s, tq, tk, br, bc, causal) != 0)
+	if (bwd_schedule_init(&s, tq, tk, br, bc, m) != 0)
 		return -1;
-	if (i >= 0 && i < s.tr && j >= 0 && j < s.tc && i >= s.ibegin[j])
+	if (i >= 0 && i < s.tr && j >= 0 && j < s.tc && i >= s.ibegin[j] &&
+	    i < s.iend[j])
 		k = s.first[j] + (i - s.ibegin[j]);
 	bwd_schedule_free(&s);
 	return k;
@@ -494,7 +531,8 @@ teach_bwd(struct teach_bwd_job *job, char *err, size_t errlen)
 	float *lse = NULL, *m = NULL, *dsum = NULL, *dq = NULL, *dk = NULL;
 	float *dv = NULL, *ds = NULL, *part = NULL, *tdk = NULL, *tdv = NULL;
 	float *tdq = NULL, *times = NULL;
-	int *jend = NULL, *ibegin = NULL;
+	int *jend = NULL, *ibegin = NULL, *jbegin = NULL, *iend = NULL;
+	float *slopes = NULL;
 	long *first = NULL;
 	cudaEvent_t ev0 = NULL, ev1 = NULL;
 	size_t n, nq, nk, nv, ns, rows, smem, trace;
@@ -505,7 +543,7 @@ teach_bwd(struct teach_bwd_job *job, char *err, size_t errlen)
 	scores = job->d == 0;
 	if (job->n <= 0 || job->n > 65535 || job->d < 0 || job->dv <= 0 ||
 	    bwd_schedule_init(&sch, job->tq, job->tk, job->br, job->bc,
-	    job->causal) != 0) {
+	    job->mask) != 0) {
 		snprintf(err, errlen, "teach_bwd: bad sizes (n=%d Tq=%d Tk=%d d=%d "
 		    "dv=%d Br=%d Bc=%d)", job->n, job->tq, job->tk, job->d, job->dv,
 		    job->br, job->bc);
@@ -559,6 +597,14 @@ teach_bwd(struct teach_bwd_job *job, char *err, size_t errlen)
 	}
 	if (job->trace_dq != NULL)
 		CUDA_CHECK(bwd_nans(&tdq, trace * sch.br * job->d));
+	CUDA_CHECK(cudaMalloc((void **)&jbegin, (size_t)sch.tr * sizeof *jbegin));
+	CUDA_CHECK(cudaMalloc((void **)&iend, (size_t)sch.tc * sizeof *iend));
+	CUDA_CHECK(cudaMemcpy(jbegin, sch.jbegin, (size_t)sch.tr * sizeof *jbegin,
+	    cudaMemcpyHostToDevice));
+	CUDA_CHECK(cudaMemcpy(iend, sch.iend, (size_t)sch.tc * sizeof *iend,
+	    cudaMemcpyHostToDevice));
+	if (job->slopes != NULL)
+		CUDA_CHECK(bwd_upload(&slopes, job->slopes, n));
 	CUDA_CHECK(cudaMalloc((void **)&jend, (size_t)sch.tr * sizeof *jend));
 	CUDA_CHECK(cudaMalloc((void **)&ibegin, (size_t)sch.tc * sizeof *ibegin));
 	CUDA_CHECK(cudaMalloc((void **)&first, ((size_t)sch.tc + 1) * sizeof *first));
@@ -587,9 +633,12 @@ teach_bwd(struct teach_bwd_job *job, char *err, size_t errlen)
 	P.tr_dk = tdk;
 	P.tr_dv = tdv;
 	P.tr_dq = tdq;
+	P.jbegin = jbegin;
 	P.jend = jend;
 	P.ibegin = ibegin;
+	P.iend = iend;
 	P.first = first;
+	P.slopes = slopes;
 	P.nsteps = job->nsteps;
 	P.n = job->n;
 	P.tq = job->tq;
@@ -601,7 +650,8 @@ teach_bwd(struct teach_bwd_job *job, char *err, size_t errlen)
 	P.tr = sch.tr;
 	P.tc = sch.tc;
 	P.scale = job->scale;
-	P.causal = job->causal;
+	P.mask = job->mask;
+	P.mask.slope = 0.0f;
 	P.scores = scores;
 	P.dtype = job->dtype;
 	P.bug = job->bug;
@@ -671,6 +721,9 @@ fail:
 	cudaFree(tdq);
 	cudaFree(jend);
 	cudaFree(ibegin);
+	cudaFree(jbegin);
+	cudaFree(iend);
+	cudaFree(slopes);
 	cudaFree(first);
 	free(times);
 	bwd_schedule_free(&sch);
@@ -695,7 +748,8 @@ teach_bwd_launch(const struct gpu_bwd_job *job, char *err, size_t errlen)
 	t.d = job->d;
 	t.dv = job->dv;
 	t.scale = job->scale;
-	t.causal = job->causal;
+	t.mask = job->mask;
+	t.slopes = job->slopes;
 	t.dtype = job->dtype;
 	t.bug = job->bug;
 	t.q = job->q;

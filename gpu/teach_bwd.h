@@ -9,8 +9,11 @@
  *   O, dO (n, Tq, dv)  lse, m (n, Tq)
  *   grad_q = dQ (n, Tq, d)   grad_k = dK (n, Tk, d)   grad_v = dV (n, Tk, dv)
  *   grad_s = dS (n, Tq, Tk), a scores problem's gradient   dsum = D (n, Tq)
- * The causal mask is bottom-right (query r sees key c when c <= r + Tk -
- * Tq); a row that sees no key has lse = -inf, gets P = 0 and gradients 0.
+ * The masks and score modifiers are mask_rule.h's (the causal mask, bottom
+ * right, is the window (-1, 0): query r sees key c when c <= r + Tk - Tq;
+ * a window, softcap and ALiBi's bias as the forward applies them, and the
+ * cap's backward 1 - (s_capped / C)^2); a row that sees no key has lse =
+ * -inf, gets P = 0 and gradients 0.
  *
  * dQ, two ways (teach_bwd_job.dq_mode):
  *   ATOMIC   FlashAttention 2's: each key block's thread block adds its
@@ -51,6 +54,8 @@
 extern "C" {
 #endif
 
+#include "model/mask_rule.h"
+
 #define TEACH_BWD_RTOL		1e-4
 #define TEACH_BWD_RTOL_FP16	0x1p-10
 #define TEACH_BWD_RTOL_BF16	0x1p-7
@@ -64,7 +69,9 @@ struct teach_bwd_job {
 	/* the problems */
 	int n, tq, tk, d, dv;		/* d = 0: scores problems */
 	float scale;
-	int causal;
+	struct mask_rule mask;		/* the window and the cap (mask_rule.h;
+					 * the causal mask is (-1, 0)) */
+	const float *slopes;		/* (n) each problem's ALiBi slope, or NULL */
 	int dtype;			/* enum dtype: 0 fp32, 1 fp16, 2 bf16 */
 	int bug;			/* enum backward_bug (0: none) */
 	const float *q, *k, *v, *s;	/* inputs; s only for scores problems */
@@ -85,12 +92,13 @@ struct teach_bwd_job {
 
 /* The backward's steps for this shape and tiling (the trace's second
  * axis), or -1 for bad sizes. */
-long teach_bwd_steps(int tq, int tk, int br, int bc, int causal);
+long teach_bwd_steps(int tq, int tk, int br, int bc, struct mask_rule m);
 
 /* The step that visits tile (i, j) (row block i, key block j), or -1
  * when the mask skips it or it is out of range: where the trace holds
  * that tile. */
-long teach_bwd_step(int tq, int tk, int br, int bc, int causal, int i, int j);
+long teach_bwd_step(int tq, int tk, int br, int bc, struct mask_rule m, int i,
+    int j);
 
 /* Bytes of shared memory one block needs. */
 size_t teach_bwd_smem_bytes(int br, int bc, int d, int dv);

@@ -52,6 +52,7 @@ struct split_params {
 	const float *q, *k, *v, *s;
 	int splits;
 	const int *block_rows, *block_kv, *range, *row_out, *row_pos;
+	const float *slopes;		/* (H) ALiBi's slope per query head, or NULL */
 	float *pm, *pl, *plse, *pacc, *po;	/* the partials */
 };
 
@@ -66,7 +67,8 @@ teach_split_ranges(struct split_params P)
 	const int r0 = P.block_rows[i], rows = P.block_rows[i + 1] - r0;
 	const int j0 = P.range[(i * N + sp) * 2], j1 = P.range[(i * N + sp) * 2 + 1];
 	const int kv = P.block_kv[i];
-	const struct teach_rows R = { P.s, P.row_out, P.row_pos, r0, rows };
+	const struct teach_rows R = { P.s, P.row_out, P.row_pos, r0, rows,
+		P.slopes };
 	const struct teach_trace_rows untraced = { NULL, NULL, NULL, NULL };
 	int e, r, j;
 
@@ -273,6 +275,7 @@ teach_split_launch(const struct gpu_split_job *job, char *err, size_t errlen)
 	const size_t nout = (size_t)heads * p->tq, dv = (size_t)p->dv;
 	const int d = p->scores_mode ? 0 : p->d;
 	float *q = NULL, *k = NULL, *v = NULL, *s = NULL, *scratch = NULL;
+	float *slopes = NULL;
 	float *pm, *pl, *plse, *pacc, *po, *mm, *ml, *o, *lse;
 	int *block_rows, *block_kv, *range, *row_out, *row_pos;
 	struct combine_merge *plan;
@@ -340,8 +343,16 @@ teach_split_launch(const struct gpu_split_job *job, char *err, size_t errlen)
 	P->st.br = sc->br;
 	P->st.bc = sc->bc;
 	P->st.scale = p->scale;
-	P->st.causal = p->causal;
+	P->st.mask = problem_mask(p, 0);
+	P->st.mask.slope = 0.0f;
+	P->st.mask_bug = job->rule->mask_bug;
 	P->st.scores = p->scores_mode;
+	/* one ALiBi slope per query head: the row's head is its row of S
+	 * (row_out) over Tq */
+	if (p->alibi != NULL)
+		CUDA_CHECK(split_upload(&mem, &slopes, (const float *)p->alibi,
+		    (size_t)p->heads));
+	P->slopes = slopes;
 	P->st.dtype = p->dtype;
 	P->st.convention = job->rule->convention;
 	P->st.bug = job->rule->bug;

@@ -6,8 +6,9 @@
  * alpha, acc) and the same order in every sum: each score sums q[x] k[x]
  * over x = 0 .. d-1 and then scales (teach_step_score, which the
  * backward's scores use too), each row sum and each entry of P V runs
- * over the tile's keys in order.  The mask and the rounding of P are
- * tile_rule.h's, the simulator's own lines.
+ * over the tile's keys in order.  The masks and score modifiers are
+ * mask_rule.h's (the window, the cap, ALiBi's bias, the mask bug modes)
+ * and the rounding of P is tile_rule.h's: the simulator's own lines.
  *
  * Device code only, included by teach.cu (the forward: one block per row
  * block, or per key block and row block in fa1 order), teach_split.cu
@@ -34,6 +35,7 @@
 
 extern "C" {
 #include "model/online.h"
+#include "model/mask_rule.h"
 #include "model/online_rule.h"
 #include "model/tile_rule.h"
 }
@@ -42,7 +44,10 @@ extern "C" {
 struct teach_step_params {
 	int tq, tk, d, dv, br, bc;	/* d = 0 in a scores problem */
 	float scale;
-	int causal, scores, dtype, convention, bug;
+	struct mask_rule mask;	/* the window and the cap (slope 0: the
+				 * slopes are teach_rows') */
+	int mask_bug;		/* mask_rule.h's MASK_BUG_... */
+	int scores, dtype, convention, bug;
 };
 
 /* One block's shared memory, carved into the arrays of the picture. */
@@ -54,11 +59,13 @@ struct teach_tile {
 /* Where the block's rows are: row r (0 <= r < rows) is row r0 + r of the
  * run's order; its row of S is s_rows[r0 + r] (or r0 + r itself when
  * s_rows is NULL) of S (.., Tk), its query position pos[r0 + r] (or
- * r0 + r), which the mask reads. */
+ * r0 + r), which the mask reads.  Its ALiBi slope is slopes[h] for the
+ * query head h = (its row of S) / Tq (slopes NULL: no ALiBi). */
 struct teach_rows {
 	const float *s;
 	const int *s_rows, *pos;
 	int r0, rows;
+	const float *slopes;
 };
 
 /* Where a traced step writes its rows' m_new, alpha, l_new (row r at
@@ -121,6 +128,33 @@ teach_step_score(const float *q, const float *k, int d, float scale)
 	return s * scale;
 }
 
+/* The rules of run row `row` (mask_rule.h): the window and the cap of
+ * the run, the slope of its head. */
+__device__ static inline struct mask_rule
+teach_step_mask(const struct teach_step_params &P, const struct teach_rows &R,
+    int row)
+{
+	struct mask_rule m = P.mask;
+
+	if (R.slopes != NULL)
+		m.slope = R.slopes[(R.s_rows != NULL ? R.s_rows[row] : row) / P.tq];
+	return m;
+}
+
+/* Row r's scaled product x with key c of the tile (the score before the
+ * rules): read from S, or summed from Q_i and K_j in shared memory. */
+__device__ static inline float
+teach_step_product(const struct teach_step_params &P, const struct teach_tile &T,
+    const struct teach_rows &R, int r, int c, int c0)
+{
+	const int row = R.r0 + r;
+
+	if (P.scores)
+		return R.s[(size_t)(R.s_rows != NULL ? R.s_rows[row] : row) *
+		    P.tk + c0 + c];
+	return teach_step_score(&T.q[r * P.d], &T.k[c * (P.d + 1)], P.d, P.scale);
+}
+
 /* online_update()'s two factors: which of l and acc get alpha.  The bug
  * modes (online_rule.h's table, the simulator's) leave one or both at 1. */
 __device__ static inline float
@@ -165,22 +199,22 @@ teach_step(const struct teach_step_params &P, const struct teach_tile &T,
 		T.v[e] = v[e];
 	__syncthreads();
 
-	/* Phase 2, scores: S = scale Q_i K_j^T; masked entries -inf. */
+	/* Phase 2, scores: S = scale Q_i K_j^T, capped and biased by the
+	 * row's rules (mask_rule_score, as the simulator's tile_scores);
+	 * hidden entries -inf. */
 	for (e = tid; e < rows * cols; e += nt) {
 		const int row = R.r0 + e / cols;
+		const long pos = R.pos != NULL ? R.pos[row] : row;
+		const struct mask_rule m = teach_step_mask(P, R, row);
 		float s;
 
 		r = e / cols;
 		c = e % cols;
-		if (P.scores)
-			s = R.s[(size_t)(R.s_rows != NULL ? R.s_rows[row] : row) *
-			    P.tk + c0 + c];
-		else
-			s = teach_step_score(&T.q[r * P.d], &T.k[c * dk], P.d,
-			    P.scale);
-		if (!tile_rule_visible(P.causal, R.pos != NULL ? R.pos[row] : row,
-		    c0 + c, P.tq, P.tk))
+		s = teach_step_product(P, T, R, r, c, c0);
+		if (!mask_rule_visible_bug(m, P.mask_bug, pos, c0 + c, P.tq, P.tk))
 			s = -INFINITY;
+		else
+			s = mask_rule_score(m, s, pos, c0 + c, P.tq, P.tk);
 		T.s[r * ds + c] = s;
 	}
 	__syncthreads();
@@ -193,6 +227,12 @@ teach_step(const struct teach_step_params &P, const struct teach_tile &T,
 
 		for (c = 0; c < cols; c++) {
 			float s = T.s[r * ds + c];
+
+			/* softcap-after-max: the max of the products before
+			 * the cap (recomputed: the same bits as phase 2's) */
+			if (P.mask_bug == MASK_BUG_MAX_BEFORE_CAP)
+				s = s == -INFINITY ? s :
+				    teach_step_product(P, T, R, r, c, c0);
 			rowmax = s > rowmax ? s : rowmax;
 		}
 		m_new = T.m[r] > rowmax ? T.m[r] : rowmax;

@@ -194,7 +194,7 @@ START_TEST(test_heads)
 	struct gpucheck_report reps[6];
 	struct gpu_result res;
 	struct tiling t;
-	struct online_rule rule;
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	char err[512], what[160];
 	int trial, b;
 	size_t no;
@@ -236,6 +236,121 @@ START_TEST(test_heads)
 		    "%s: heads 0 and 1 gave the same output", what);
 		gpu_result_free(&res);
 		for (b = 0; b < 6; b++) {
+			gpucheck_report_free(&reps[b]);
+			problem_free(&ps[b]);
+		}
+	}
+}
+END_TEST
+
+/*
+ * A random problem under mask_rule.h's rules: a window of any sides
+ * (often with a left edge), softcap, ALiBi with a slope of the head's
+ * own (seed), each on or off; ragged tiles, Tq != Tk, both orders and
+ * conventions; and, when bug is set, the mask bug the rules allow.
+ */
+static void
+masked_case(struct inputs_rng *rng, enum dtype dtype, double slope, int bug,
+    struct problem *p, struct tiling *t, struct online_rule *rule,
+    char *what, size_t len)
+{
+	struct problem_spec spec;
+	char err[256];
+
+	problem_spec_init(&spec);
+	spec.tq = 1 + (int)(inputs_rng_next(rng) % 70);
+	spec.tk = 1 + (int)(inputs_rng_next(rng) % 70);
+	spec.d = 1 + (int)(inputs_rng_next(rng) % 20);
+	spec.dv = 1 + (int)(inputs_rng_next(rng) % 20);
+	spec.dtype = dtype;
+	spec.input = INPUTS_NORMAL;
+	spec.seed = inputs_rng_next(rng);
+	spec.window_set = 1;
+	spec.window_left = (int)(inputs_rng_next(rng) % 30) - 1;
+	spec.window_right = (int)(inputs_rng_next(rng) % 30) - 1;
+	if (inputs_rng_next(rng) % 2) {
+		spec.softcap_set = 1;
+		spec.softcap = 0.5 + (double)(inputs_rng_next(rng) % 50) / 10.0;
+	}
+	if (slope > 0) {
+		spec.alibi_set = 1;
+		spec.alibi = slope;
+	}
+	t->br = 1 + (int)(inputs_rng_next(rng) % 24);
+	t->bc = 1 + (int)(inputs_rng_next(rng) % 24);
+	t->order = inputs_rng_next(rng) % 2 ? ORDER_FA1 : ORDER_FA2;
+	spec.bc = t->bc;
+	rule->convention = inputs_rng_next(rng) % 2 ? CONV_NORMALIZED :
+	    CONV_UNNORMALIZED;
+	rule->bug = BUG_NONE;
+	rule->mask_bug = MASK_BUG_NONE;
+	if (bug && spec.softcap_set && inputs_rng_next(rng) % 2)
+		rule->mask_bug = MASK_BUG_MAX_BEFORE_CAP;
+	else if (bug && spec.window_left >= 0)
+		rule->mask_bug = MASK_BUG_WINDOW_EDGE;
+	ck_assert_msg(problem_build(&spec, p, err, sizeof err) == 0, "%s", err);
+	snprintf(what, len, "Tq=%d Tk=%d d=%d dv=%d Br=%d Bc=%d %s %s window "
+	    "(%d, %d) softcap %g alibi %g %s mask-bug %s", p->tq, p->tk, p->d,
+	    p->dv, t->br, t->bc, schedule_order_name(t->order),
+	    online_convention_name(rule->convention), p->mask.left,
+	    p->mask.right, (double)p->mask.softcap, slope, dtype_name(dtype),
+	    rule->mask_bug == MASK_BUG_NONE ? "none" :
+	    rule->mask_bug == MASK_BUG_MAX_BEFORE_CAP ? "softcap-after-max" :
+	    "window-off-by-one");
+}
+
+/*
+ * The rules of mask_rule.h on the teaching kernel, step by step against
+ * the simulator: 100 fp32 problems (windows, softcap, ALiBi; each mask
+ * bug mode too, which the kernel runs as the simulator does) in the
+ * simulator's order (m the same bits: the cap's tanh is mask_rule_tanh,
+ * the same roundings on both sides), 30 in fp16 and bf16; and heads of
+ * one launch, each with its own ALiBi slope, each held to its own
+ * simulator.
+ */
+START_TEST(test_masks)
+{
+	struct inputs_rng rng;
+	struct problem p, ps[4];
+	struct tiling t;
+	struct online_rule rule;
+	struct gpucheck_report rep, reps[4];
+	char err[512], what[256];
+	int n, b, bugs = 0, windows = 0, caps = 0;
+
+	inputs_rng_seed(&rng, 2828);
+	for (n = 0; n < 130; n++) {
+		masked_case(&rng, n < 100 ? DTYPE_FP32 : n % 2 ? DTYPE_FP16 :
+		    DTYPE_BF16, n % 3 ? 0.05 * (n % 7 + 1) : 0.0, n % 4 == 0, &p, &t,
+		    &rule, what, sizeof what);
+		ck_assert_msg(gpucheck_run(&p, &t, &rule, &rep, err,
+		    sizeof err) == 0, "case %d (%s): %s", n, what, err);
+		if (n < 100)
+			check_agree_fp32(&rep, what);
+		else
+			check_agree(&rep, what);
+		bugs += rule.mask_bug != MASK_BUG_NONE;
+		windows += p.mask.left >= 0;
+		caps += p.mask.softcap > 0;
+		gpucheck_report_free(&rep);
+		problem_free(&p);
+	}
+	ck_assert_int_ge(bugs, 10);
+	ck_assert_int_ge(windows, 60);
+	ck_assert_int_ge(caps, 40);
+
+	for (n = 0; n < 4; n++) {
+		for (b = 0; b < 4; b++) {
+			/* the same draw for every head (one shape), each with
+			 * its own slope */
+			inputs_rng_seed(&rng, 2900 + (uint64_t)n);
+			masked_case(&rng, DTYPE_FP32, 0.5 / (1 << b), 0, &ps[b], &t,
+			    &rule, what, sizeof what);
+		}
+		ck_assert_msg(gpucheck_run_many(ps, 4, &t, &rule, NULL, reps, err,
+		    sizeof err) == 0, "%s: %s", what, err);
+		for (b = 0; b < 4; b++) {
+			check_agree_fp32(&reps[b], what);
 			gpucheck_report_free(&reps[b]);
 			problem_free(&ps[b]);
 		}
@@ -315,7 +430,7 @@ START_TEST(test_bug_modes)
 	struct gpu_result res;
 	struct problem p;
 	struct tiling t = { 8, 8, ORDER_FA2 };
-	struct online_rule rule;
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	char err[512], what[96];
 	double excess;
 	int conv, bug, order;
@@ -695,6 +810,7 @@ test_suite(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_random_fp32);
 	tcase_add_test(tc, test_random_narrow);
+	tcase_add_test(tc, test_masks);
 	tcase_add_test(tc, test_heads);
 	tcase_add_test(tc, test_fault_caught);
 	tcase_add_test(tc, test_bug_modes);

@@ -187,6 +187,78 @@ START_TEST(test_bwd_random)
 END_TEST
 
 /*
+ * mask_rule.h's rules through the teaching backward: 36 random problems
+ * with a window of any sides, softcap (its backward, 1 - (s_capped /
+ * C)^2, recomputed from the same capped score on both sides) and ALiBi
+ * (a slope a head, three heads of one launch), the dtypes in turn, each
+ * against its own simulator after every step (ordered dQ) and at the
+ * end (atomic).
+ */
+START_TEST(test_bwd_masks)
+{
+	struct gpucheck_bwd_opts o;
+	struct gpucheck_bwd_report reps[3];
+	struct inputs_rng rng;
+	struct problem_spec spec;
+	struct problem ps[3];
+	struct tiling t;
+	char err[256], what[256];
+	float *dout;
+	int n, b, mode, windows = 0;
+
+	memset(&o, 0, sizeof o);
+	o.kernel = teaching();
+	inputs_rng_seed(&rng, 2828);
+	for (n = 0; n < 12; n++) {
+		problem_spec_init(&spec);
+		spec.tq = 1 + (int)(inputs_rng_next(&rng) % 70);
+		spec.tk = 1 + (int)(inputs_rng_next(&rng) % 70);
+		spec.d = 1 + (int)(inputs_rng_next(&rng) % 20);
+		spec.dv = 1 + (int)(inputs_rng_next(&rng) % 20);
+		spec.dtype = (enum dtype)(n % 3);
+		spec.input = INPUTS_NORMAL;
+		spec.window_set = 1;
+		spec.window_left = (int)(inputs_rng_next(&rng) % 30) - 1;
+		spec.window_right = (int)(inputs_rng_next(&rng) % 30) - 1;
+		spec.softcap_set = n % 2 == 0;
+		spec.softcap = 0.5 + (double)(inputs_rng_next(&rng) % 50) / 10.0;
+		t.br = 1 + (int)(inputs_rng_next(&rng) % 24);
+		t.bc = 1 + (int)(inputs_rng_next(&rng) % 24);
+		t.order = ORDER_FA1;
+		spec.bc = t.bc;
+		for (b = 0; b < 3; b++) {
+			spec.seed = 40 + (uint64_t)b;
+			/* every third problem without ALiBi */
+			spec.alibi_set = n % 3 != 0;
+			spec.alibi = 0.5 / (1 << b);
+			ck_assert_msg(problem_build(&spec, &ps[b], err, sizeof err) ==
+			    0, "%s", err);
+		}
+		snprintf(what, sizeof what, "masks case %d: Tq=%d Tk=%d d=%d dv=%d "
+		    "Br=%d Bc=%d window (%d, %d) softcap %g alibi %s %s", n,
+		    spec.tq, spec.tk, spec.d, spec.dv, t.br, t.bc,
+		    spec.window_left, spec.window_right, spec.softcap_set ?
+		    spec.softcap : 0.0, spec.alibi_set ? "0.5/2^h" : "none",
+		    dtype_name(spec.dtype));
+		dout = bwd_douts(&ps[0], 3, 9100 + (uint64_t)n);
+		for (mode = 0; mode < 2; mode++) {
+			o.dq = mode ? GPU_DQ_ATOMIC : GPU_DQ_ORDERED;
+			ck_assert_msg(bwd_check(ps, 3, &t, &o, dout, reps, what) == 3,
+			    "%s, dQ %s: head 0 %ld values differ (worst %g of the "
+			    "tolerance)", what, gpu_dq_mode_name(o.dq),
+			    reps[0].failures, reps[0].worst_excess);
+			bwd_reports_free(reps, 3);
+		}
+		windows += spec.window_left >= 0;
+		free(dout);
+		for (b = 0; b < 3; b++)
+			problem_free(&ps[b]);
+	}
+	ck_assert_int_ge(windows, 6);
+}
+END_TEST
+
+/*
  * Several heads in one launch, causal with Tq > Tk (the first rows see
  * no key: their dQ must be exactly 0), each head against its own
  * simulator; a larger problem (many tiles, the atomic dQ's adds racing)
@@ -510,6 +582,7 @@ test_suite(void)
 	tcase_add_test(tc, test_bwd_refusals);
 	tcase_add_test(tc, test_bwd_random);
 	tcase_add_test(tc, test_bwd_heads);
+	tcase_add_test(tc, test_bwd_masks);
 	tcase_add_test(tc, test_bwd_bugs);
 	tcase_add_test(tc, test_bwd_fault_caught);
 	tcase_add_test(tc, test_bwd_exact_p);

@@ -237,6 +237,67 @@ START_TEST(test_random)
 }
 END_TEST
 
+/*
+ * mask_rule.h's rules through split-KV and grouped heads: 30 problems
+ * with a window of any sides (its ranges cut from the row block's first
+ * visible key block, jbegin), softcap, and ALiBi with one slope per query
+ * head (a packed row block mixes heads: each row takes its own), each
+ * range's partial, each merge and O against the simulator's.
+ */
+START_TEST(test_masks)
+{
+	static const int group_heads[][2] = { { 1, 1 }, { 2, 2 }, { 4, 2 },
+	    { 4, 1 } };
+	struct inputs_rng rng;
+	struct problem_spec spec;
+	struct split_case c;
+	struct gpucheck_split_report rep;
+	char slopes[128];
+	int n, k, h, at, windows = 0, packed = 0;
+
+	inputs_rng_seed(&rng, 2830);
+	for (n = 0; n < 30; n++) {
+		memset(&c, 0, sizeof c);
+		problem_spec_init(&spec);
+		k = draw(&rng, 0, 3);
+		spec.heads = group_heads[k][0];
+		spec.kv_heads = group_heads[k][1];
+		spec.tq = draw(&rng, 1, 40);
+		spec.tk = draw(&rng, 1, 80);
+		spec.d = draw(&rng, 1, 24);
+		spec.dv = draw(&rng, 1, 24);
+		spec.window_set = 1;
+		spec.window_left = draw(&rng, -1, 30);
+		spec.window_right = draw(&rng, -1, 30);
+		spec.softcap_set = draw(&rng, 0, 1);
+		spec.softcap = 0.5 + draw(&rng, 0, 50) / 10.0;
+		for (h = 0, at = 0; h < spec.heads; h++)
+			at += snprintf(slopes + at, sizeof slopes - (size_t)at, "%s%g",
+			    h ? "," : "", 0.5 / (1 << h));
+		spec.alibi_slopes = draw(&rng, 0, 2) ? slopes : NULL;
+		spec.input = INPUTS_NORMAL;
+		spec.seed = inputs_rng_next(&rng);
+		spec.dtype = n % 3 == 0 ? DTYPE_FP16 : DTYPE_FP32;
+		spec.bc = draw(&rng, 1, 24);
+		c.t.order = ORDER_FA2;
+		c.rule.convention = draw(&rng, 0, 1) ? CONV_NORMALIZED :
+		    CONV_UNNORMALIZED;
+		split_case_build(&c, &spec, draw(&rng, 1, 24), spec.bc,
+		    draw(&rng, 2, 6), (enum merge_form)draw(&rng, 0, 1),
+		    spec.heads > 1 && draw(&rng, 0, 1),
+		    (enum combine_order)(n % 3));
+		split_case_check(&c, NULL, &rep);
+		split_case_agree(&rep, c.what);
+		windows += spec.window_left >= 0;
+		packed += c.sp.pack_gqa;
+		gpucheck_split_report_free(&rep);
+		split_case_close(&c);
+	}
+	ck_assert_msg(windows >= 15 && packed >= 5, "coverage: %d windows, %d "
+	    "packed", windows, packed);
+}
+END_TEST
+
 /* Rows that see no key and ranges that get no key block: the empty
  * partial merges as nothing, O = 0 and lse = -inf on both sides. */
 START_TEST(test_empty_partials)
@@ -590,6 +651,7 @@ test_suite(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_random);
 	tcase_add_test(tc, test_empty_partials);
+	tcase_add_test(tc, test_masks);
 	tcase_add_test(tc, test_scores);
 	tcase_add_test(tc, test_bug_modes);
 	tcase_add_test(tc, test_grouped_heads);

@@ -338,6 +338,83 @@ START_TEST(test_refusals)
 }
 END_TEST
 
+/*
+ * The masks and score modifiers (mask_rule.h): the teaching kernel takes
+ * each, forward, backward and split-KV; every other kernel refuses each
+ * by its option's name (and the causal mask alone still runs there).
+ */
+START_TEST(test_mask_refusals)
+{
+	static const char *const option[] = {
+		"--window", "--softcap", "--alibi/--alibi-slopes", "--mask-bug",
+	};
+	struct problem_spec spec;
+	struct problem p;
+	struct tiling t = { 64, 64, ORDER_FA2 };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
+	char err[512], want[128];
+	int k, i;
+
+	for (k = 0; k < 4; k++) {
+		problem_spec_init(&spec);
+		spec.tq = spec.tk = 40;
+		spec.d = spec.dv = 64;
+		spec.dtype = DTYPE_FP16;
+		spec.input = INPUTS_NORMAL;
+		rule.mask_bug = MASK_BUG_NONE;
+		/* the mask bug on a causal problem: what the table checks
+		 * (the sim refuses it later, having no left edge) */
+		spec.causal = k == 3;
+		if (k == 0) {
+			spec.window_set = 1;
+			spec.window_left = 8;
+			spec.window_right = 0;
+		}
+		if (k == 1) {
+			spec.softcap_set = 1;
+			spec.softcap = 20;
+		}
+		if (k == 2) {
+			spec.alibi_set = 1;
+			spec.alibi = 0.25;
+		}
+		if (k == 3)
+			rule.mask_bug = MASK_BUG_WINDOW_EDGE;
+		build(&spec, &p);
+		ck_assert_msg(gpu_kernel_check(kernel("teaching"), &p, &t, &rule,
+		    GPU_TRACE, err, sizeof err) == 0 || strstr(err, "built "
+		    "without CUDA") != NULL, "%s", err);
+		if (k < 3)
+			ck_assert_msg(gpu_backward_check(kernel("teaching"), &p, 0,
+			    err, sizeof err) == 0 || strstr(err, "built without CUDA")
+			    != NULL, "%s", err);
+		for (i = 0; gpu_kernels[i] != NULL; i++) {
+			if (strcmp(gpu_kernels[i]->name, "teaching") == 0)
+				continue;
+			ck_assert_int_eq(gpu_kernel_check(gpu_kernels[i], &p, &t,
+			    &rule, 0, err, sizeof err), -1);
+			snprintf(want, sizeof want, "kernel %s does not take %s",
+			    gpu_kernels[i]->name, option[k]);
+			if (strstr(err, "built without CUDA") == NULL &&
+			    strstr(err, "does not take --dtype") == NULL &&
+			    strstr(err, "does not take d = ") == NULL)
+				ck_assert_msg(strstr(err, want) != NULL, "%s: '%s'",
+				    want, err);
+			if (gpu_kernels[i]->backward != NULL && k < 3) {
+				ck_assert_int_eq(gpu_backward_check(gpu_kernels[i], &p,
+				    0, err, sizeof err), -1);
+				snprintf(want, sizeof want, "does not take %s backward",
+				    option[k]);
+				if (strstr(err, "built without CUDA") == NULL)
+					ck_assert_msg(strstr(err, want) != NULL, "%s",
+					    err);
+			}
+		}
+		problem_free(&p);
+	}
+}
+END_TEST
+
 /* The fast kernel's tilings (its variants, compiled in fast.cu), or the
  * stub's one answer. */
 START_TEST(test_tilings)
@@ -495,9 +572,10 @@ START_TEST(test_describe)
 	    "no step trace (--backward)");
 	ck_assert_int_eq(gpu_kernel_describe(kernel("teaching"), 10, line,
 	    sizeof line), 0);
-	ck_assert_str_eq(line, "backward     fp32, fp16, bf16; causal or not; "
-	    "scores problems; bug modes none, no-d, max-not-lse, no-scale, "
-	    "dq-overwrite; dQ atomic or ordered (--backward)");
+	ck_assert_str_eq(line, "backward     fp32, fp16, bf16; causal or not, "
+	    "windows, softcap, ALiBi; scores problems; bug modes none, no-d, "
+	    "max-not-lse, no-scale, dq-overwrite; dQ atomic or ordered "
+	    "(--backward)");
 	ck_assert_int_eq(gpu_kernel_describe(kernel("fast"), 1, line,
 	    sizeof line), 0);
 	ck_assert_str_eq(line, "dtypes       fp16, bf16");
@@ -935,6 +1013,7 @@ test_suite(void)
 	tcase_add_test(tc, test_find);
 	tcase_add_test(tc, test_every_entry);
 	tcase_add_test(tc, test_manpage);
+	tcase_add_test(tc, test_mask_refusals);
 	tcase_add_test(tc, test_refusals);
 	tcase_add_test(tc, test_tilings);
 	tcase_add_test(tc, test_wgmma_tilings);

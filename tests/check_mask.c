@@ -53,10 +53,9 @@ END_TEST
  * tile_rule_visible (the causal-only kernels' reading). */
 START_TEST(test_causal_is_a_window)
 {
-	struct mask_rule m = mask_rule_none();
+	struct mask_rule m = mask_rule_window(mask_rule_none(), -1, 0);
 	int tq, tk, r, c;
 
-	m.right = 0;
 	ck_assert(mask_rule_has(m, MASK_CAUSAL) && !mask_rule_has(m, MASK_WINDOW));
 	for (tq = 1; tq < 9; tq++)
 		for (tk = 1; tk < 9; tk++)
@@ -69,6 +68,10 @@ START_TEST(test_causal_is_a_window)
 	m.right = MASK_UNBOUNDED;
 	ck_assert(!mask_rule_has(m, MASK_CAUSAL) && !mask_rule_has(m, MASK_WINDOW));
 	ck_assert(!mask_rule_hides(m));
+	/* a zero-filled rule (a problem built by hand) hides nothing */
+	memset(&m, 0, sizeof m);
+	ck_assert(!mask_rule_hides(m) && mask_rule_visible(m, 0, 8, 1, 9) &&
+	    mask_rule_visible(m, 0, 0, 9, 1));
 }
 END_TEST
 
@@ -77,7 +80,7 @@ END_TEST
  * bug leaves the left edge out and nothing else. */
 START_TEST(test_window_definition)
 {
-	struct mask_rule m = mask_rule_none();
+	struct mask_rule m = mask_rule_window(mask_rule_none(), -1, -1);
 	int tq = 7, tk = 11, r, c, want;
 
 	for (m.left = -1; m.left < 5; m.left++)

@@ -118,7 +118,7 @@ START_TEST(test_bugs_break_rising_max)
 	struct problem_spec spec;
 	struct problem p;
 	struct tiling t = { 8, 8, ORDER_FA2 };
-	struct online_rule rule;
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	float *o, *lse;
 	char err[256];
 	double e;
@@ -158,7 +158,7 @@ START_TEST(test_bugs_hide_when_max_never_rises)
 	float s[TQ * TK], v[TK * DV];
 	struct problem p;
 	struct tiling t = { 2, 4, ORDER_FA2 };
-	struct online_rule rule;
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	float *o, *lse;
 	double e;
 	int r, c, b;

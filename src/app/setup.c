@@ -124,7 +124,7 @@ setup_describe(FILE *f, const struct sim *sim)
 	if (problem_beyond_causal(p) || r->mask_bug != MASK_BUG_NONE) {
 		char what[128];
 
-		fprintf(f, "mask:     %s", mask_describe(p->mask, p->alibi != NULL,
+		fprintf(f, "mask:     %s", mask_describe(problem_mask(p, 0), p->alibi != NULL,
 		    what, sizeof what));
 		if (p->alibi != NULL)
 			fprintf(f, " (slope %g%s)", (double)p->alibi[0],

@@ -146,8 +146,9 @@ jsonl_begin(struct trace *t)
 	json_string(t->f, p->source);
 	/* The score rules (mask_rule.h): the window, the cap (0: none), a
 	 * slope per head (empty: no ALiBi), the mask bug. */
-	fprintf(t->f, ",\"window\":[%d,%d],\"softcap\":", p->mask.left,
-	    p->mask.right);
+	fprintf(t->f, ",\"window\":[%d,%d],\"softcap\":",
+	    problem_mask(p, 0).window ? problem_mask(p, 0).left : -1,
+	    problem_mask(p, 0).window ? problem_mask(p, 0).right : -1);
 	trace_number(t->f, p->mask.softcap, 1);
 	fputs(",\"alibi\":[", t->f);
 	for (h = 0; p->alibi != NULL && h < s->heads; h++) {
@@ -547,7 +548,7 @@ text_begin(struct trace *t)
 	if (problem_beyond_causal(p) || r->mask_bug != MASK_BUG_NONE) {
 		char what[128];
 
-		fprintf(t->f, "mask: %s, mask-bug=%s\n", mask_describe(p->mask,
+		fprintf(t->f, "mask: %s, mask-bug=%s\n", mask_describe(problem_mask(p, 0),
 		    p->alibi != NULL, what, sizeof what),
 		    mask_bug_name(r->mask_bug));
 	}

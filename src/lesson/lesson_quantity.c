@@ -817,12 +817,16 @@ read_tiles(struct lesson_read *rq)
 	int i, j, c1, r0, r1, f = run->focus;
 
 	if (!rq->rd->from)
-		return one(rq, s->jend[lesson_run_block(run, f)]);
+		return one(rq, s->jend[lesson_run_block(run, f)] -
+		    s->jbegin[lesson_run_block(run, f)]);
+	/* A visible tile the mask cuts hides its top-right entry (past the
+	 * band's right edge) or its bottom-left one (before its left edge). */
 	for (i = 0; i < s->tr; i++)
-		for (j = 0; j < s->jend[i]; j++) {
+		for (j = s->jbegin[i]; j < s->jend[i]; j++) {
 			schedule_rows(s, i, &r0, &r1);
 			c1 = (j + 1) * s->bc < s->tk ? (j + 1) * s->bc : s->tk;
-			cut += !problem_visible(p, schedule_row_pos(s, r0), c1 - 1);
+			cut += !problem_visible(p, schedule_row_pos(s, r0), c1 - 1) ||
+			    !problem_visible(p, schedule_row_pos(s, r1 - 1), j * s->bc);
 		}
 	return one(rq, (double)cut);
 }

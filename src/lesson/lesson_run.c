@@ -792,7 +792,7 @@ last_visit(const struct schedule *s, int i, long before)
 	long k;
 	int j;
 
-	for (j = s->jend[i] - 1; j >= 0; j--) {
+	for (j = s->jend[i] - 1; j >= s->jbegin[i]; j--) {
 		k = schedule_step_of(s, i, j);
 		if (k >= 0 && k < before)
 			return k;

@@ -78,7 +78,7 @@ mask_bug_check(enum mask_bug b, struct mask_rule m, char *err, size_t errlen)
 			    "(there is no cap to take the max before)", bugs[b].name);
 		break;
 	case MASK_WINDOW:
-		if (m.left < 0)
+		if (!m.window || m.left < 0)
 			return util_error(err, errlen, "--mask-bug %s needs a window "
 			    "with a left edge (--window L,R with L >= 0)",
 			    bugs[b].name);

@@ -131,11 +131,9 @@ enum {
 #define MASK_BUG_TABLE(X)						\
 	X(MASK_BUG_NONE, "none", -1, "the rules as written")		\
 	X(MASK_BUG_MAX_BEFORE_CAP, "softcap-after-max", MASK_SOFTCAP,	\
-	    "the max taken on the uncapped scores: exp(C tanh(s/C) - "	\
-	    "max s) underflows once the scores pass the cap by ~88")	\
+	    "max of uncapped s: exp(cap(s) - m) may underflow")		\
 	X(MASK_BUG_WINDOW_EDGE, "window-off-by-one", MASK_WINDOW,	\
-	    "the window's left edge left out: row r misses key "	\
-	    "r + Tk - Tq - L, so it sees L keys back, not L + 1 with itself")
+	    "misses key r+Tk-Tq-L (its left edge)")
 
 enum mask_bug {
 #define MASK_BUG_ID(id, name, needs, breaks) id,
@@ -151,8 +149,11 @@ enum {
 
 #define MASK_UNBOUNDED (-1)
 
-/* One head's rules. */
+/* One head's rules.  A zero-filled rule is no rule at all: every key
+ * visible, scores as they are (so a problem built by hand, memset to
+ * 0, hides nothing it did not ask to hide). */
 struct mask_rule {
+	int window;		/* 1: left and right apply; 0: no window */
 	int left, right;	/* the window; MASK_UNBOUNDED on a side */
 	float softcap;		/* C > 0, or 0: no cap */
 	float slope;		/* this head's ALiBi slope, or 0: no bias */
@@ -170,6 +171,7 @@ mask_rule_none(void)
 {
 	struct mask_rule m;
 
+	m.window = 0;
 	m.left = m.right = MASK_UNBOUNDED;
 	m.softcap = 0.0f;
 	m.slope = 0.0f;
@@ -182,15 +184,26 @@ mask_rule_none(void)
 	return m;
 }
 
+/* The window (left, right) on m (-1 on a side: unbounded). */
+MASK_RULE_FN struct mask_rule
+mask_rule_window(struct mask_rule m, int left, int right)
+{
+	m.window = 1;
+	m.left = left;
+	m.right = right;
+	return m;
+}
+
 /* Is entry e on in m? */
 MASK_RULE_FN int
 mask_rule_has(struct mask_rule m, int e)
 {
 	switch (e) {
 	case MASK_CAUSAL:
-		return m.left < 0 && m.right == 0;
+		return m.window && m.left < 0 && m.right == 0;
 	case MASK_WINDOW:
-		return !(m.left < 0 && m.right < 0) && !(m.left < 0 && m.right == 0);
+		return m.window && !(m.left < 0 && m.right < 0) &&
+		    !(m.left < 0 && m.right == 0);
 	case MASK_SOFTCAP:
 		return m.softcap > 0.0f;
 	case MASK_ALIBI:
@@ -205,7 +218,7 @@ mask_rule_has(struct mask_rule m, int e)
 MASK_RULE_FN int
 mask_rule_hides(struct mask_rule m)
 {
-	return m.left >= 0 || m.right >= 0;
+	return m.window && (m.left >= 0 || m.right >= 0);
 }
 
 /* The diagonal of query position r: its key under the causal mask. */
@@ -225,6 +238,8 @@ mask_rule_visible_bug(struct mask_rule m, int bug, long r, long c, int tq,
 	long lo = m.left < 0 ? c : diag - m.left +
 	    (bug == MASK_BUG_WINDOW_EDGE ? 1 : 0);
 
+	if (!m.window)
+		return 1;
 	return c >= lo && (m.right < 0 || c <= diag + m.right);
 }
 
@@ -245,8 +260,9 @@ MASK_RULE_FN void
 mask_rule_keys(struct mask_rule m, long r_first, long r_last, int tq, int tk,
     long *lo, long *hi)
 {
-	long a = m.left < 0 ? 0 : mask_rule_diag(r_first, tq, tk) - m.left;
-	long b = m.right < 0 ? (long)tk - 1 :
+	long a = !m.window || m.left < 0 ? 0 :
+	    mask_rule_diag(r_first, tq, tk) - m.left;
+	long b = !m.window || m.right < 0 ? (long)tk - 1 :
 	    mask_rule_diag(r_last, tq, tk) + m.right;
 
 	*lo = a < 0 ? 0 : a;

@@ -318,16 +318,17 @@ set_mask(const struct problem_spec *spec, struct problem *p, char *err,
 {
 	int h, n;
 
+	/* The causal mask is the flag (what every kernel reads); the
+	 * window (-1, 0) is it too, and (-1, -1) no window at all. */
 	p->mask = mask_rule_none();
-	if (spec->causal)
-		p->mask.right = 0;
-	else if (spec->window_set) {
-		p->mask.left = spec->window_left;
-		p->mask.right = spec->window_right;
-	}
+	if (spec->window_set && !(spec->window_left < 0 && spec->window_right < 0))
+		p->mask = mask_rule_window(p->mask, spec->window_left,
+		    spec->window_right);
+	p->causal = spec->causal || mask_rule_has(p->mask, MASK_CAUSAL);
+	if (p->causal)
+		p->mask = mask_rule_none();
 	if (spec->softcap_set)
 		p->mask.softcap = (float)spec->softcap;
-	p->causal = mask_rule_has(p->mask, MASK_CAUSAL);
 	if (spec->dropout_set && spec->dropout > 0)
 		mask_rule_set_dropout(&p->mask, spec->dropout, spec->dropout_seed,
 		    (uint32_t)spec->dropout_offset);

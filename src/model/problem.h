@@ -83,11 +83,13 @@ struct problem_spec {
 struct problem {
 	int tq, tk, d, dv;
 	float scale;
-	int causal;		/* the window is exactly (-1, 0): what a kernel
-				 * that knows only the causal mask reads */
-	struct mask_rule mask;	/* the window, the cap and dropout (mask.slope
-				 * is 0: ALiBi's slopes are per head, in alibi;
-				 * mask.drop_head is 0: problem_mask sets it) */
+	int causal;		/* the causal mask (--causal, or --window -1,0):
+				 * what a kernel that knows only it reads, and
+				 * the window problem_mask gives when set */
+	struct mask_rule mask;	/* any other window, the cap and dropout
+				 * (mask.slope is 0: ALiBi's slopes are per
+				 * head, in alibi; mask.drop_head is 0);
+				 * read it through problem_mask */
 	int head0;		/* the query head of this problem's first head:
 				 * 0, or h for problem_head's head h (dropout's
 				 * counter counts heads from it) */
@@ -149,22 +151,25 @@ problem_rows(const struct problem *p)
 
 /* Does query r see key c under the mask?  (r is a position: a row
  * within its head.)  The same for every head. */
-static inline int
-problem_visible(const struct problem *p, int r, int c)
-{
-	return mask_rule_visible(p->mask, r, c, p->tq, p->tk);
-}
-
-/* The rules of query head h (0 <= h < H): the window, the cap, the
- * head's ALiBi slope (0 without ALiBi) and its dropout counter. */
+/* The rules of query head h (0 <= h < H): the window (causal: (-1,
+ * 0)), the cap, the head's ALiBi slope (0 without ALiBi) and its
+ * dropout counter. */
 static inline struct mask_rule
 problem_mask(const struct problem *p, int h)
 {
 	struct mask_rule m = p->mask;
 
+	if (p->causal)
+		m = mask_rule_window(m, MASK_UNBOUNDED, 0);
 	m.slope = p->alibi != NULL ? p->alibi[h] : 0.0f;
 	m.drop_head = (uint32_t)(p->head0 + h);
 	return m;
+}
+
+static inline int
+problem_visible(const struct problem *p, int r, int c)
+{
+	return mask_rule_visible(problem_mask(p, 0), r, c, p->tq, p->tk);
 }
 
 /* Does anything hide or bend scores beyond the causal mask (a kernel
@@ -172,7 +177,7 @@ problem_mask(const struct problem *p, int h)
 static inline int
 problem_beyond_causal(const struct problem *p)
 {
-	return mask_rule_has(p->mask, MASK_WINDOW) ||
+	return mask_rule_has(problem_mask(p, 0), MASK_WINDOW) ||
 	    mask_rule_has(p->mask, MASK_SOFTCAP) || p->alibi != NULL ||
 	    mask_rule_has(p->mask, MASK_DROPOUT);
 }

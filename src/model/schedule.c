@@ -80,7 +80,7 @@ schedule_init_split(struct schedule *s, const struct problem *p,
 	s->tr = s->nseg * s->tr_seg;
 	s->tc = (p->tk + s->bc - 1) / s->bc;
 	s->causal = p->causal;
-	s->mask = p->mask;
+	s->mask = problem_mask(p, 0);
 	s->order = t->order;
 	s->nouter = t->order == ORDER_FA2 ? s->tr : s->nseg * s->tc;
 	s->jbegin = calloc((size_t)s->tr, sizeof *s->jbegin);
@@ -103,7 +103,7 @@ schedule_init_split(struct schedule *s, const struct problem *p,
 		long lo, hi;
 
 		schedule_rows(s, i, &r0, &r1);
-		mask_rule_keys(p->mask, schedule_row_pos(s, r0),
+		mask_rule_keys(s->mask, schedule_row_pos(s, r0),
 		    schedule_row_pos(s, r1 - 1), p->tq, p->tk, &lo, &hi);
 		if (lo > hi)
 			s->jbegin[i] = s->jend[i] = 0;	/* sees no key */

@@ -473,7 +473,7 @@ sim_new_split(const struct problem *p, const struct tiling *t,
 		    online_bug_name(rule->bug));
 		return NULL;
 	}
-	if (mask_bug_check(rule->mask_bug, p->mask, err, errlen) != 0)
+	if (mask_bug_check(rule->mask_bug, problem_mask(p, 0), err, errlen) != 0)
 		return NULL;
 	sim = util_calloc(1, sizeof *sim, "sim", err, errlen);
 	if (sim == NULL)

@@ -67,7 +67,8 @@ ui_idle_warm_backward(struct ui *ui, double deadline)
 	    util_now() < deadline)) {
 		key = ui->warm_bwd < s->tc;
 		blk = key ? ui->warm_bwd : ui->warm_bwd - s->tc;
-		len = key ? s->tr - s->ibegin[blk] : s->jend[blk];
+		len = key ? s->iend[blk] - s->ibegin[blk] :
+		    s->jend[blk] - s->jbegin[blk];
 		every = backward_checkpoint_every(b, key);
 		n = ui->warm_bwd_n + 4 * every;
 		n = n < len ? n : len;

@@ -194,7 +194,14 @@ ui_pane_heat_tiles(const struct ui_heat_cursor *cu, int r0, int r1, int c0,
 	    cu->j1 >= j0 && cu->j0 <= j1)
 		return HEAT_CURRENT;
 	jv = j1 < s->jend[i1] - 1 ? j1 : s->jend[i1] - 1;
-	if (jv < j0)
+	/* A window's band may start right of the cell in its bottom row
+	 * block: then a row block above holds the cell's last visible tile
+	 * (the one whose band reaches into the cell first from below). */
+	while (i1 > r0 / s->br && (jv < j0 || jv < s->jbegin[i1])) {
+		i1--;
+		jv = j1 < s->jend[i1] - 1 ? j1 : s->jend[i1] - 1;
+	}
+	if (jv < j0 || jv < s->jbegin[i1])
 		return HEAT_SKIPPED;
 	return schedule_step_of(s, i1, jv) > cu->step ? HEAT_PENDING : HEAT_DONE;
 }

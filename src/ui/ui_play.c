@@ -95,8 +95,8 @@ ui_play_find(struct ui *ui, int x, int *phase, char *why, size_t len)
 			goto done;
 		after = m[x];
 		/* A new key range starts from nothing: no rise to see. */
-		if (j > 0 && schedule_split_of(s, i, j) != schedule_split_of(s, i,
-		    j - 1))
+		if (j > s->jbegin[i] && schedule_split_of(s, i, j) !=
+		    schedule_split_of(s, i, j - 1))
 			before = -INFINITY;
 		k = schedule_step_of(s, i, j);
 		/* The rise at the max phase, the finish at finalize: the
