@@ -27,6 +27,7 @@ dist_lessons_DATA = \
 	lessons/18-kernel-ladder.lesson \
 	lessons/19-fast-backward.lesson \
 	lessons/20-machine.lesson \
+	lessons/26-dropout.lesson \
 	lessons/h200-figures.txt \
 	lessons/h200-roofline.txt
 
