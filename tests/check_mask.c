@@ -744,6 +744,88 @@ START_TEST(test_window_cost_linear)
 }
 END_TEST
 
+/*
+ * The traffic table counts a windowed schedule's steps in runs that
+ * count alike (traffic.c's add_run: in fa1 a key block's run is cut
+ * where last_in_row stops and where a window's first_in_row starts):
+ * its totals must be the sum of every step counted alone, for random
+ * windows, both orders, heads, packing and splits, forward and backward.
+ */
+START_TEST(test_traffic_runs)
+{
+	struct inputs_rng rng;
+	struct shape sh;
+	struct problem p;
+	struct schedule s;
+	struct tiling t;
+	struct split_plan sp;
+	struct traffic_table tt;
+	struct traffic tot, sum, one;
+	struct schedule_tile tile;
+	char err[256], what[256];
+	long k;
+	int n, bwd;
+
+	inputs_rng_seed(&rng, 2031);
+	for (n = 0; n < 200; n++) {
+		random_shape(&rng, &sh);
+		sh.scores = 0;
+		bwd = n % 4 == 0;
+		if (bwd) {
+			sh.heads = sh.kv_heads = 1;
+			sh.splits = 1;
+			sh.pack = 0;
+			sh.order = ORDER_FA1;
+		}
+		build(&sh, INPUTS_RAMP, 1, &p);
+		describe(&sh, what, sizeof what);
+		t.br = sh.br;
+		t.bc = sh.bc;
+		t.order = sh.order;
+		memset(&sp, 0, sizeof sp);
+		sp.splits = sh.splits;
+		sp.pack_gqa = sh.pack;
+		ck_assert(schedule_init_split(&s, &p, &t, &sp, err, sizeof err) == 0);
+		ck_assert_msg((bwd ? traffic_backward_init(&tt, &p, &s, err,
+		    sizeof err) : traffic_init(&tt, &p, &s, err, sizeof err)) == 0,
+		    "%s", err);
+		memset(&sum, 0, sizeof sum);
+		for (k = 0; k < s.nsteps; k++) {
+			schedule_tile(&s, k, &tile);
+			if (bwd)
+				traffic_backward_step(&tt, &tile, &one);
+			else
+				traffic_step(&tt, &tile, &one);
+			sum.hbm_read += one.hbm_read;
+			sum.hbm_write += one.hbm_write;
+			sum.flops += one.flops;
+			sum.exps += one.exps;
+			sum.kv_read += one.kv_read;
+		}
+		if (s.nsteps > 0) {
+			if (bwd)
+				traffic_backward_at(&tt, s.nsteps - 1, TRAFFIC_BWD_WRITE,
+				    &tot);
+			else
+				traffic_upto(&tt, s.nsteps - 1, &tot);
+			ck_assert_msg(tot.flops == sum.flops && tot.exps == sum.exps &&
+			    tot.kv_read == sum.kv_read && (bwd ||
+			    (tot.hbm_read == sum.hbm_read &&
+			    tot.hbm_write == sum.hbm_write)), "%s%s: the table's "
+			    "totals (read %llu, flops %llu) are not its steps' (read "
+			    "%llu, flops %llu)", what, bwd ? " backward" : "",
+			    (unsigned long long)tot.hbm_read,
+			    (unsigned long long)tot.flops,
+			    (unsigned long long)sum.hbm_read,
+			    (unsigned long long)sum.flops);
+		}
+		traffic_free(&tt);
+		schedule_free(&s);
+		problem_free(&p);
+	}
+}
+END_TEST
+
 /* ---- the bug modes ---- */
 
 /*
@@ -797,6 +879,46 @@ START_TEST(test_bug_modes_damage)
 	ck_assert(sim_new(&p, &t, &rule, err, sizeof err) == NULL);
 	ck_assert(strstr(err, "--window") != NULL);
 	problem_free(&p);
+}
+END_TEST
+
+/* --window -1,0 is --causal: the same flag (what the causal-only kernels
+ * read), the same schedule and the same bits of O; -1,-1 is no mask. */
+START_TEST(test_window_causal_alias)
+{
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
+	struct tiling t = { 3, 5, ORDER_FA2 };
+	struct problem_spec spec;
+	struct problem a, b;
+	float *oa, *la, *ob, *lb;
+	char err[256];
+
+	problem_spec_init(&spec);
+	spec.tq = 13;
+	spec.tk = 9;
+	spec.input = INPUTS_NORMAL;
+	spec.causal = 1;
+	ck_assert(problem_build(&spec, &a, err, sizeof err) == 0);
+	spec.causal = 0;
+	spec.window_set = 1;
+	spec.window_left = -1;
+	spec.window_right = 0;
+	ck_assert(problem_build(&spec, &b, err, sizeof err) == 0);
+	ck_assert(a.causal && b.causal && !problem_beyond_causal(&b));
+	tu_run(&a, &t, &rule, &oa, &la);
+	tu_run(&b, &t, &rule, &ob, &lb);
+	ck_assert(memcmp(oa, ob, 13 * 4 * sizeof *oa) == 0);
+	ck_assert(memcmp(la, lb, 13 * sizeof *la) == 0);
+	free(oa);
+	free(la);
+	free(ob);
+	free(lb);
+	problem_free(&b);
+	spec.window_right = -1;
+	ck_assert(problem_build(&spec, &b, err, sizeof err) == 0);
+	ck_assert(!b.causal && !b.mask.window && !problem_beyond_causal(&b));
+	problem_free(&a);
+	problem_free(&b);
 }
 END_TEST
 
@@ -864,7 +986,9 @@ test_suite(void)
 	tcase_add_test(tc, test_backward_random);
 	tcase_add_test(tc, test_gradref_finite_differences);
 	tcase_add_test(tc, test_window_cost_linear);
+	tcase_add_test(tc, test_traffic_runs);
 	tcase_add_test(tc, test_bug_modes_damage);
+	tcase_add_test(tc, test_window_causal_alias);
 	tcase_add_test(tc, test_refusals);
 	suite_add_tcase(s, tc);
 	return s;

@@ -466,6 +466,35 @@ START_TEST(test_rebuild_keeps_position)
 }
 END_TEST
 
+/* A view opened on a window (flashstep --window 8,0) skips its tiles on
+ * both sides; m turns the window off (every tile visible) and then the
+ * causal mask on, never refusing --causal with --window. */
+START_TEST(test_mask_key_window)
+{
+	struct options o;
+	struct ui *ui;
+	const struct schedule *s;
+
+	options_init(&o);
+	o.spec.tq = o.spec.tk = 32;
+	o.spec.window_set = 1;
+	o.spec.window_left = 8;
+	o.spec.window_right = 0;
+	ui = new_view(&o, &utf8_style);
+	s = sim_schedule(ui_sim(ui));
+	ck_assert(schedule_skipped(s, 7, 0) && !schedule_skipped(s, 7, 5) &&
+	    schedule_skipped(s, 2, 3) && !schedule_skipped(s, 2, 2));
+	ck_assert_int_eq(s->jbegin[7], 5);
+	press(ui, 'm');
+	s = sim_schedule(ui_sim(ui));
+	ck_assert(!UI_PROBLEM(ui)->causal && !schedule_skipped(s, 7, 0) &&
+	    s->nsteps == (long)s->tr * s->tc);
+	press(ui, 'm');
+	ck_assert(UI_PROBLEM(ui)->causal);
+	ui_free(ui);
+}
+END_TEST
+
 /* b cycles the bugs; forget-old-denominator brings the normalized
  * convention with it, and c away from it drops the bug. */
 START_TEST(test_bug_cycle)
@@ -2627,6 +2656,7 @@ test_suite(void)
 	tcase_add_test(tc, test_heatmap_exact);
 	tcase_add_test(tc, test_rebuild_keeps_position);
 	tcase_add_test(tc, test_bug_cycle);
+	tcase_add_test(tc, test_mask_key_window);
 	tcase_add_test(tc, test_bug_table_in_view);
 	tcase_add_test(tc, test_eq_follows_bug_table);
 	tcase_add_test(tc, test_pane_state);

@@ -30,9 +30,10 @@
 # plant and test, and exits 0 when every plant was caught by each.
 #
 # The teaching kernels share one tile step (gpu/teach_step.cuh: teach.cu
-# and teach_split.cu run it, teach_bwd.cu its score) and one mask and
-# rounding (src/model/tile_rule.h, whose device branch only the kernels
-# run), so each plant below is made once and must be caught by the test
+# and teach_split.cu run it, teach_bwd.cu its score), one mask
+# (src/model/mask_rule.h) and one rounding (src/model/tile_rule.h, whose
+# device branch only the kernels run), so each plant below is made once
+# and must be caught by the test
 # of every kernel it reaches: check_gpu (the forward), check_gpu_split
 # (its split-KV run), check_gpu_bwd (the backward, for the score, the
 # mask and the rounding).
@@ -158,6 +159,7 @@ plant() {
 
 step=gpu/teach_step.cuh
 rule=src/model/tile_rule.h
+mrule=src/model/mask_rule.h
 fwd="tests/check_gpu tests/check_gpu_split"
 all="tests/check_gpu tests/check_gpu_split tests/check_gpu_bwd"
 printf '%-16s %-22s %-7s %-4s %-11s %s\n' "plant" "test" "build" "exit" \
@@ -173,8 +175,8 @@ plant "alpha __expf" "$step" tests/check_gpu \
     's/expf(T\.m\[r\] - m_new)/__expf(T.m[r] - m_new)/'
 plant "P V reversed" "$step" "$fwd" \
     '/float pv = 0\.0f/,/pv +=/s/for (c = 0; c < cols; c++)/for (c = cols - 1; c >= 0; c--)/'
-plant "mask off by one" "$rule" "$all" \
-    's/^\treturn !causal || c <= tile_rule_last_key(r, tq, tk);$/#ifdef __CUDA_ARCH__\n\treturn !causal || c < tile_rule_last_key(r, tq, tk);\n#else\n&\n#endif/'
+plant "mask off by one" "$mrule" "$all" \
+    's/^\treturn c >= lo \&\& (m.right < 0 || c <= diag + m.right);$/#ifdef __CUDA_ARCH__\n\treturn c >= lo \&\& (m.right < 0 || c < diag + m.right);\n#else\n&\n#endif/'
 plant "fp32 rounded" "$rule" "$all" \
     '/^#ifdef __CUDA_ARCH__$/,/^#else$/s/^\treturn x;$/\treturn __bfloat162float(__float2bfloat16_rn(x));/'
 plant "mma no rescale" gpu/decode.cu tests/check_gpu_decode \

@@ -109,7 +109,7 @@ fill_ramp(struct inputs_rng *r, int tq, int tk, int d, float *q, float *k)
  * query can see: the max jumps late, after many tiles of accumulation.
  */
 static void
-fill_spike(struct inputs_rng *r, int tq, int tk, int d, int bc, int causal,
+fill_spike(struct inputs_rng *r, int tq, int tk, int d, int bc, int right,
     float *q, float *k)
 {
 	int row, c, last, x;
@@ -118,7 +118,8 @@ fill_spike(struct inputs_rng *r, int tq, int tk, int d, int bc, int causal,
 	fill(r, INPUTS_NORMAL, q, (long)tq * d);
 	fill(r, INPUTS_NORMAL, k, (long)tk * d);
 	row = (int)(inputs_rng_next(r) % (uint64_t)tq);
-	last = causal ? row + tk - tq : tk - 1;
+	last = right >= 0 ? row + tk - tq + right : tk - 1;
+	last = last < tk - 1 ? last : tk - 1;
 	if (last < 0) {			/* that row sees no key: take the last row */
 		row = tq - 1;
 		last = tk - 1;
@@ -134,7 +135,7 @@ fill_spike(struct inputs_rng *r, int tq, int tk, int d, int bc, int causal,
 
 void
 inputs_fill(enum inputs_kind kind, uint64_t seed, int tq, int tk, int d,
-    int dv, int bc, int causal, float *q, float *k, float *v)
+    int dv, int bc, int right, float *q, float *k, float *v)
 {
 	struct inputs_rng r;
 
@@ -144,7 +145,7 @@ inputs_fill(enum inputs_kind kind, uint64_t seed, int tq, int tk, int d,
 		fill_ramp(&r, tq, tk, d, q, k);
 		break;
 	case INPUTS_SPIKE:
-		fill_spike(&r, tq, tk, d, bc, causal, q, k);
+		fill_spike(&r, tq, tk, d, bc, right, q, k);
 		break;
 	case INPUTS_NORMAL:
 	case INPUTS_UNIFORM:

@@ -38,10 +38,13 @@ double inputs_rng_uniform(struct inputs_rng *r);
 double inputs_rng_normal(struct inputs_rng *r);
 
 /*
- * Fills q (tq, d), k (tk, d), v (tk, dv).  causal tells `spike` which
- * keys a row can see, so the spike is never hidden by the mask.
+ * Fills q (tq, d), k (tk, d), v (tk, dv).  right tells `spike` the last
+ * key a row can see, r + Tk - Tq + right (-1: the last key, no mask;
+ * causal is 0, a window (L, R) R), so the spike is never hidden by the
+ * mask's right edge; it lands at most one tile left of it, where a
+ * window's left edge of at least Bc - 1 keys still sees it.
  */
 void inputs_fill(enum inputs_kind kind, uint64_t seed, int tq, int tk,
-    int d, int dv, int bc, int causal, float *q, float *k, float *v);
+    int d, int dv, int bc, int right, float *q, float *k, float *v);
 
 #endif

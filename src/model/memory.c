@@ -183,7 +183,7 @@ memory_estimate(const struct memory_job *j)
 		bytes += twin * memory_schedule(btr, tc, tc);
 		floats += rows * dv +		/* dO */
 		    twin * (rows * (3 + dv) +	/* its lse, m, D and dO */
-		    2 * (6 * tile + wide) +	/* two sets of tile buffers */
+		    2 * (7 * tile + wide) +	/* two sets of tile buffers */
 		    bc * (d + dv) + brh * d + 1 +	/* the side state */
 		    2 * (brh * d + 1) + 2 * (bc * d + 1) + 2 * bc * dv +
 		    (brh * d + 1) + bc * (d + dv));	/* old and new, work */

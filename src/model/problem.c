@@ -200,7 +200,8 @@ fill_heads(const struct problem_spec *spec, struct problem *p, char *err,
 		g = h / group;
 		inputs_fill(spec->input, spec->seed + (uint64_t)h * 0x9e3779b97f4a7c15ull,
 		    p->tq, h % group == 0 ? p->tk : 1, p->d, p->dv,
-		    spec->bc > 0 ? spec->bc : PROBLEM_DEFAULT_TILE, spec->causal,
+		    spec->bc > 0 ? spec->bc : PROBLEM_DEFAULT_TILE, spec->causal ? 0 :
+		    spec->window_set ? spec->window_right : -1,
 		    p->q + (size_t)h * p->tq * p->d,
 		    h % group == 0 ? p->k + (size_t)g * nk : spare,
 		    h % group == 0 ? p->v + (size_t)g * nv : spare + p->d);

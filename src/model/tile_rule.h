@@ -1,15 +1,17 @@
 /*
  * tile_rule.h - the two rules every tile applies entry by entry, read by
- * the simulator (problem.h, schedule.c, dtype.c) and by the teaching
- * kernels (gpu/teach_step.cuh, gpu/teach_bwd.cu), so each is written
- * once, as online_rule.h's bug table is:
+ * the simulator (dtype.c) and by the kernels (gpu/teach_step.cuh,
+ * gpu/teach_bwd.cu, gpu/fast_bwd.cu), so each is written once, as
+ * online_rule.h's bug table is:
  *
  *   the mask   query position r (a row within its head) sees key c when
  *              c <= r + Tk - Tq: the causal mask aligned bottom-right,
- *              so the last query sees every key even when Tq < Tk (the
- *              window (-1, 0) of mask_rule.h, whose table holds the
- *              windows, softcap and ALiBi; this is what the kernels that
- *              know the causal mask alone read)
+ *              so the last query sees every key even when Tq < Tk.  It
+ *              is the window (-1, 0) of mask_rule.h, whose table holds
+ *              the windows, softcap and ALiBi and which the simulator and
+ *              the teaching kernels read; the two functions below are
+ *              that entry for the kernels that know the causal mask
+ *              alone, made from mask_rule.h's own.
  *   rounding   x as fp16 or bf16 would store it (round to nearest, ties
  *              to even), back in float32; fp32 leaves x as it is
  *
@@ -25,6 +27,8 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "mask_rule.h"
 
 #ifdef __CUDACC__
 /* C++ linkage even inside a .cu file's extern "C" block: templates. */
@@ -48,14 +52,15 @@ extern "C++" {
 TILE_RULE_FN long
 tile_rule_last_key(long r, int tq, int tk)
 {
-	return r + tk - tq;
+	return mask_rule_diag(r, tq, tk);
 }
 
-/* Does query position r see key c? */
+/* Does query position r see key c (causal, or no mask)? */
 TILE_RULE_FN int
 tile_rule_visible(int causal, long r, long c, int tq, int tk)
 {
-	return !causal || c <= tile_rule_last_key(r, tq, tk);
+	return !causal || mask_rule_visible(mask_rule_window(mask_rule_none(),
+	    MASK_UNBOUNDED, 0), r, c, tq, tk);
 }
 
 /* ---- the host's emulation of the conversions ---- */

@@ -720,7 +720,13 @@ ui_toggle_mask(struct ui *ui)
 {
 	struct options o = ui->opts;
 
-	o.spec.causal = !o.spec.causal;
+	/* A window (--window) goes off with the key, as the causal mask
+	 * does; the next press turns the causal mask on. */
+	if (o.spec.window_set) {
+		o.spec.window_set = 0;
+		o.spec.causal = 0;
+	} else
+		o.spec.causal = !o.spec.causal;
 	return ui_reconfigure(ui, &o, o.spec.causal ?
 	    "causal mask on: query r sees key c when c <= r + Tk - Tq" :
 	    "mask off: every query sees every key");
