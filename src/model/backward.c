@@ -235,8 +235,10 @@ tile_grads(struct backward *b, struct tile_bufs *tb,
 	/* P and dS as the products read them: in the storage type; dV's
 	 * P is the dropped one, as the forward's P V read it. */
 	for (e = 0; e < n; e++) {
-		tb->pr[e] = dtype_round(p->dtype, dm.dropout > 0.0f ?
-		    mask_rule_drop(dm, keep[e], tb->pm[e]) : tb->pm[e]);
+		tb->pr[e] = dtype_round(p->dtype, tb->pm[e]);
+		if (dm.dropout > 0.0f)
+			tb->pr[e] = dtype_round(p->dtype, mask_rule_drop(dm, keep[e],
+			    tb->pm[e]));
 		tb->dsr[e] = dtype_round(p->dtype, tb->ds[e]);
 	}
 }
