@@ -105,6 +105,21 @@ gpu_problems_alike(const struct problem *ps, int n, char *err, size_t errlen)
 			return util_error(err, errlen, "problem %d differs from "
 			    "problem 0 in shape, heads, scale, mask, dtype or kind "
 			    "(heads and batch share one shape)", i);
+		/* Dropout: one p, seed and offset, and the keep bits of
+		 * problem i drawn for head head0 + i (the teaching kernels
+		 * count a launch's problems as heads from problem 0's). */
+		if (b->mask.dropout != a->mask.dropout ||
+		    b->mask.seed_lo != a->mask.seed_lo ||
+		    b->mask.seed_hi != a->mask.seed_hi ||
+		    b->mask.drop_offset != a->mask.drop_offset)
+			return util_error(err, errlen, "problem %d differs from "
+			    "problem 0 in dropout's p, seed or offset", i);
+		if (mask_rule_has(a->mask, MASK_DROPOUT) &&
+		    b->head0 != a->head0 + i)
+			return util_error(err, errlen, "problem %d is head %d, not "
+			    "%d: with --dropout one launch runs consecutive heads "
+			    "(their keep bits are drawn per head)", i, b->head0,
+			    a->head0 + i);
 	}
 	return 0;
 }

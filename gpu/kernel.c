@@ -91,7 +91,7 @@ static const struct gpu_backward gpu_backward_teaching = {
 	.dtypes = ALL_DTYPES,
 	.bugs = (1u << BACKWARD_BUGS) - 1,
 	.caps = GPU_CAP_SCORES | GPU_CAP_CAUSAL | GPU_CAP_TRACE |
-	    GPU_CAP_WINDOW | GPU_CAP_SOFTCAP | GPU_CAP_ALIBI,
+	    GPU_CAP_WINDOW | GPU_CAP_SOFTCAP | GPU_CAP_ALIBI | GPU_CAP_DROPOUT,
 	.rtol = {
 		[DTYPE_FP32] = TEACH_BWD_RTOL,
 		[DTYPE_FP16] = TEACH_BWD_RTOL_FP16,
@@ -426,12 +426,14 @@ gpu_mask_takes(const struct gpu_kernel *k, unsigned caps,
 		{ GPU_CAP_SOFTCAP, "--softcap" },
 		{ GPU_CAP_ALIBI, "--alibi/--alibi-slopes" },
 		{ GPU_CAP_MASK_BUGS, "--mask-bug" },
+		{ GPU_CAP_DROPOUT, "--dropout" },
 	};
 	const int on[] = {
 		mask_rule_has(problem_mask(p, 0), MASK_WINDOW),
 		mask_rule_has(p->mask, MASK_SOFTCAP),
 		p->alibi != NULL,
 		rule != NULL && rule->mask_bug != MASK_BUG_NONE,
+		mask_rule_has(p->mask, MASK_DROPOUT),
 	};
 	char what[96];
 	size_t i;
@@ -695,7 +697,7 @@ gpu_describe_inputs(const struct gpu_kernel *k, char *buf, size_t len)
 	    k->caps & GPU_CAP_SCORES ? " or scores S, V" : "",
 	    k->caps & GPU_CAP_CAUSAL ? "causal or not" : "no mask",
 	    (k->caps & GPU_CAP_MASKS) == GPU_CAP_MASKS ? ", windows, softcap, "
-	    "ALiBi and the mask bugs" : "",
+	    "ALiBi, dropout and the mask bugs" : "",
 	    k->caps & GPU_CAP_ANY_SCALE ? "any scale" : "a positive scale", rows,
 	    k->caps & GPU_CAP_HEADS ? "H query heads on G K/V heads as one "
 	    "problem, each group's rows packed" : "heads one at a time");
@@ -750,11 +752,12 @@ gpu_describe_backward(const struct gpu_kernel *k, char *buf, size_t len)
 	gpu_mask_words(b->dtypes, 3, gpu_dtype_word, dtypes, sizeof dtypes);
 	gpu_mask_words(b->bugs, BACKWARD_BUGS, gpu_bwd_bug_word, bugs,
 	    sizeof bugs);
-	snprintf(buf, len, "%s; %s%s%s; bug modes %s; dQ atomic or ordered%s%s "
-	    "(--backward)", dtypes, b->caps & GPU_CAP_CAUSAL ? "causal or not" :
-	    "no mask", b->caps & GPU_CAP_WINDOW ? ", windows, softcap, ALiBi" :
-	    "", b->caps & GPU_CAP_SCORES ? "; scores problems" : "", bugs,
-	    tiles, b->caps & GPU_CAP_TRACE ? "" :
+	snprintf(buf, len, "%s; %s%s%s%s; bug modes %s; dQ atomic or "
+	    "ordered%s%s (--backward)", dtypes, b->caps & GPU_CAP_CAUSAL ?
+	    "causal or not" : "no mask", b->caps & GPU_CAP_WINDOW ?
+	    ", windows, softcap, ALiBi" : "", b->caps & GPU_CAP_DROPOUT ?
+	    ", dropout" : "", b->caps & GPU_CAP_SCORES ? "; scores problems" :
+	    "", bugs, tiles, b->caps & GPU_CAP_TRACE ? "" :
 	    "; final gradients, no step trace");
 }
 

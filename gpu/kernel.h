@@ -66,9 +66,10 @@ enum gpu_arith {
 #define GPU_CAP_SOFTCAP		0x200	/* --softcap C */
 #define GPU_CAP_ALIBI		0x400	/* --alibi, --alibi-slopes */
 #define GPU_CAP_MASK_BUGS	0x800	/* --mask-bug (mask_rule.h's table) */
+#define GPU_CAP_DROPOUT		0x1000	/* --dropout (mask_rule.h's keep bits) */
 /* The whole of mask_rule.h's table (the causal mask is its own cap). */
 #define GPU_CAP_MASKS	(GPU_CAP_WINDOW | GPU_CAP_SOFTCAP | GPU_CAP_ALIBI | \
-	GPU_CAP_MASK_BUGS)
+	GPU_CAP_MASK_BUGS | GPU_CAP_DROPOUT)
 
 /*
  * What bench --gpu does with a kernel (struct gpu_kernel's bench): its

@@ -99,6 +99,7 @@ tile_step(const struct teach_params &P, const struct teach_tile &T, int b,
 	R.r0 = i * st.br;
 	R.rows = min(st.br, st.tq - R.r0);
 	R.slopes = P.slopes != NULL ? P.slopes + b : NULL;
+	R.head0 = st.mask.drop_head + (unsigned)b;	/* gpu_problems_alike */
 	tr.m = tr.alpha = tr.l = tr.acc = NULL;
 	if (P.tr_m != NULL) {
 		at = trace_at(P, b, step, 0);

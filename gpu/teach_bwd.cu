@@ -163,6 +163,16 @@ bwd_product(const struct bwd_params &P, const struct bwd_tile &T, size_t row0,
  * dV_j in shared memory and to dQ_i in global memory.  The phases are
  * backward.h's: load, scores, P, dV, dP and dS, dQ and dK.
  */
+/* Dropout's keep bit of (r, c), regenerated from the seed with the
+ * forward's offset (the dropout-offset bug: the next one); 1 without
+ * dropout. */
+__device__ static inline int
+bwd_keep(const struct bwd_params &P, struct mask_rule m, long r, long c)
+{
+	return mask_rule_keep_at(m, m.drop_offset +
+	    (P.bug == BWD_BUG_DROPOUT_OFFSET ? 1u : 0u), r, c);
+}
+
 __device__ static void
 bwd_tile(const struct bwd_params &P, const struct bwd_tile &T, int b, int i,
     int j, long step)
@@ -179,6 +189,7 @@ bwd_tile(const struct bwd_params &P, const struct bwd_tile &T, int b, int i,
 
 	if (P.slopes != NULL)
 		m.slope = P.slopes[b];
+	m.drop_head += (unsigned)b;	/* problem b is head head0 + b */
 	/* Phase 1, load: Q_i, dO_i, lse_i (or m) and D_i. */
 	if (!P.scores)
 		for (e = tid; e < rows * P.d; e += nt)
@@ -223,7 +234,9 @@ bwd_tile(const struct bwd_params &P, const struct bwd_tile &T, int b, int i,
 		c = e / P.dv;
 		x = e % P.dv;
 		for (r = 0; r < rows; r++)
-			t += tile_rule_round(P.dtype, T.p[r * ds + c]) * T.dout[r * P.dv + x];
+			t += tile_rule_round(P.dtype, mask_rule_drop(m,
+			    bwd_keep(P, m, r0 + r, c0 + c), T.p[r * ds + c])) *
+			    T.dout[r * P.dv + x];
 		T.dv[e] = T.dv[e] + t;
 	}
 	__syncthreads();
@@ -238,6 +251,9 @@ bwd_tile(const struct bwd_params &P, const struct bwd_tile &T, int b, int i,
 		c = e % cols;
 		for (x = 0; x < P.dv; x++)
 			dp += T.dout[r * P.dv + x] * T.v[c * dvp + x];
+		/* dropout: dP' = dP keep / (1 - p), the forward's bits
+		 * regenerated (bwd_keep) */
+		dp = mask_rule_drop(m, bwd_keep(P, m, r0 + r, c0 + c), dp);
 		g = P.bug == BWD_BUG_NO_D ? T.p[r * ds + c] * dp :
 		    T.p[r * ds + c] * (dp - T.dsum[r]);
 		/* back through the cap (its capped score recomputed, the

@@ -68,7 +68,7 @@ teach_split_ranges(struct split_params P)
 	const int j0 = P.range[(i * N + sp) * 2], j1 = P.range[(i * N + sp) * 2 + 1];
 	const int kv = P.block_kv[i];
 	const struct teach_rows R = { P.s, P.row_out, P.row_pos, r0, rows,
-		P.slopes };
+		P.slopes, st.mask.drop_head };
 	const struct teach_trace_rows untraced = { NULL, NULL, NULL, NULL };
 	int e, r, j;
 

@@ -66,6 +66,8 @@ struct teach_rows {
 	const int *s_rows, *pos;
 	int r0, rows;
 	const float *slopes;
+	unsigned head0;		/* dropout's head of the rows' first head: row
+				 * `row` draws for head0 + (its row of S) / Tq */
 };
 
 /* Where a traced step writes its rows' m_new, alpha, l_new (row r at
@@ -135,9 +137,11 @@ teach_step_mask(const struct teach_step_params &P, const struct teach_rows &R,
     int row)
 {
 	struct mask_rule m = P.mask;
+	const int head = (R.s_rows != NULL ? R.s_rows[row] : row) / P.tq;
 
 	if (R.slopes != NULL)
-		m.slope = R.slopes[(R.s_rows != NULL ? R.s_rows[row] : row) / P.tq];
+		m.slope = R.slopes[head];
+	m.drop_head = R.head0 + (unsigned)head;
 	return m;
 }
 
@@ -264,6 +268,18 @@ teach_step(const struct teach_step_params &P, const struct teach_tile &T,
 			rowsum += T.s[r * ds + c];
 		T.rowsum[r] = rowsum;
 		T.l_new[r] = teach_step_factor_l(P, T.alpha[r]) * T.l[r] + rowsum;
+		/* dropout (mask_rule.h): P V reads P keep / (1 - p), the keep
+		 * bits the simulator's (mask_rule_keep of the row's head,
+		 * position and key); l above summed the undropped P */
+		if (P.mask.dropout > 0.0f) {
+			const int row = R.r0 + r;
+			const long pos = R.pos != NULL ? R.pos[row] : row;
+			const struct mask_rule m = teach_step_mask(P, R, row);
+
+			for (c = 0; c < cols; c++)
+				T.s[r * ds + c] = mask_rule_drop(m,
+				    mask_rule_keep(m, pos, c0 + c), T.s[r * ds + c]);
+		}
 		for (c = 0; c < cols; c++)
 			T.s[r * ds + c] = tile_rule_round(P.dtype, T.s[r * ds + c]);
 	}

@@ -31,6 +31,7 @@ dist_lessons_DATA = \
 	lessons/23-windows.lesson \
 	lessons/24-softcap-alibi.lesson \
 	lessons/25-low-precision.lesson \
+	lessons/26-dropout.lesson \
 	lessons/h200-figures.txt \
 	lessons/h200-roofline.txt
 

@@ -358,6 +358,62 @@ START_TEST(test_masks)
 }
 END_TEST
 
+/*
+ * Dropout on the teaching kernel, step by step against the simulator:
+ * the keep bits are mask_rule_keep's on both sides (Philox4x32-10 in
+ * integers: the same bits), so 60 fp32 problems (with windows, softcap
+ * and ALiBi as masked_case draws them, p from 0.1 to 0.8, any seed and
+ * offset) agree as the unmasked ones do, 20 in fp16 and bf16 within
+ * their tolerance; and 3 heads of one launch, each drawing its own bits
+ * (head0 + b), each held to its own simulator.
+ */
+START_TEST(test_dropout)
+{
+	struct inputs_rng rng;
+	struct problem p, ps[3];
+	struct tiling t;
+	struct online_rule rule;
+	struct gpucheck_report rep, reps[3];
+	char err[512], what[320];
+	int n, b;
+
+	inputs_rng_seed(&rng, 2626);
+	for (n = 0; n < 80; n++) {
+		masked_case(&rng, n < 60 ? DTYPE_FP32 : n % 2 ? DTYPE_FP16 :
+		    DTYPE_BF16, n % 3 ? 0.1 : 0.0, 0, &p, &t, &rule, what,
+		    sizeof what);
+		mask_rule_set_dropout(&p.mask, 0.1 * (double)(1 + n % 8),
+		    inputs_rng_next(&rng), (uint32_t)(n % 5));
+		snprintf(what + strlen(what), sizeof what - strlen(what),
+		    " dropout %g", (double)p.mask.dropout);
+		ck_assert_msg(gpucheck_run(&p, &t, &rule, &rep, err,
+		    sizeof err) == 0, "case %d (%s): %s", n, what, err);
+		if (n < 60)
+			check_agree_fp32(&rep, what);
+		else
+			check_agree(&rep, what);
+		gpucheck_report_free(&rep);
+		problem_free(&p);
+	}
+	for (n = 0; n < 3; n++) {
+		for (b = 0; b < 3; b++) {
+			inputs_rng_seed(&rng, 2700 + (uint64_t)n);
+			masked_case(&rng, DTYPE_FP32, 0.0, 0, &ps[b], &t, &rule, what,
+			    sizeof what);
+			mask_rule_set_dropout(&ps[b].mask, 0.3, 77, 2);
+			ps[b].head0 = b;
+		}
+		ck_assert_msg(gpucheck_run_many(ps, 3, &t, &rule, NULL, reps, err,
+		    sizeof err) == 0, "%s: %s", what, err);
+		for (b = 0; b < 3; b++) {
+			check_agree_fp32(&reps[b], what);
+			gpucheck_report_free(&reps[b]);
+			problem_free(&ps[b]);
+		}
+	}
+}
+END_TEST
+
 /* A ramp problem: the running max rises tile after tile, so every
  * rescale factor alpha < 1 and leaving one out shows. */
 static void
@@ -811,6 +867,7 @@ test_suite(void)
 	tcase_add_test(tc, test_random_fp32);
 	tcase_add_test(tc, test_random_narrow);
 	tcase_add_test(tc, test_masks);
+	tcase_add_test(tc, test_dropout);
 	tcase_add_test(tc, test_heads);
 	tcase_add_test(tc, test_fault_caught);
 	tcase_add_test(tc, test_bug_modes);

@@ -259,6 +259,92 @@ START_TEST(test_bwd_masks)
 END_TEST
 
 /*
+ * Dropout through the teaching backward: the keep bits regenerated from
+ * the seed on the device as the simulator regenerates them (dV from the
+ * dropped P, dP' = dP keep / (1 - p)); 9 random problems, 3 heads of a
+ * launch each drawing its own bits, the dtypes in turn, against the
+ * simulator after every step (ordered dQ) and at the end (atomic).  The
+ * dropout-offset bug reaches the kernel: its gradients are not the
+ * right ones.
+ */
+START_TEST(test_bwd_dropout)
+{
+	struct gpucheck_bwd_opts o;
+	struct gpucheck_bwd_report reps[3];
+	struct inputs_rng rng;
+	struct problem_spec spec;
+	struct problem ps[3];
+	struct tiling t;
+	struct gpu_bwd_inputs in;
+	struct gpu_grads right, wrong;
+	char err[256], what[256];
+	float *dout;
+	int n, b, mode;
+
+	memset(&o, 0, sizeof o);
+	o.kernel = teaching();
+	inputs_rng_seed(&rng, 2627);
+	for (n = 0; n < 9; n++) {
+		problem_spec_init(&spec);
+		spec.tq = 1 + (int)(inputs_rng_next(&rng) % 70);
+		spec.tk = 1 + (int)(inputs_rng_next(&rng) % 70);
+		spec.d = 1 + (int)(inputs_rng_next(&rng) % 20);
+		spec.dv = 1 + (int)(inputs_rng_next(&rng) % 20);
+		spec.dtype = (enum dtype)(n % 3);
+		spec.input = INPUTS_NORMAL;
+		spec.causal = n % 2;
+		spec.dropout_set = 1;
+		spec.dropout = 0.1 + 0.1 * (double)(n % 7);
+		spec.dropout_seed = inputs_rng_next(&rng);
+		spec.dropout_offset = (uint64_t)n;
+		t.br = 1 + (int)(inputs_rng_next(&rng) % 24);
+		t.bc = 1 + (int)(inputs_rng_next(&rng) % 24);
+		t.order = ORDER_FA1;
+		spec.bc = t.bc;
+		for (b = 0; b < 3; b++) {
+			spec.seed = 60 + (uint64_t)b;
+			ck_assert_msg(problem_build(&spec, &ps[b], err, sizeof err) ==
+			    0, "%s", err);
+			ps[b].head0 = b;	/* heads of one problem */
+		}
+		snprintf(what, sizeof what, "dropout case %d: Tq=%d Tk=%d d=%d "
+		    "dv=%d Br=%d Bc=%d causal %d dropout %g %s", n, spec.tq, spec.tk,
+		    spec.d, spec.dv, t.br, t.bc, spec.causal, spec.dropout,
+		    dtype_name(spec.dtype));
+		dout = bwd_douts(&ps[0], 3, 9200 + (uint64_t)n);
+		for (mode = 0; mode < 2; mode++) {
+			o.dq = mode ? GPU_DQ_ATOMIC : GPU_DQ_ORDERED;
+			ck_assert_msg(bwd_check(ps, 3, &t, &o, dout, reps, what) == 3,
+			    "%s, dQ %s: head 0 %ld values differ (worst %g of the "
+			    "tolerance)", what, gpu_dq_mode_name(o.dq),
+			    reps[0].failures, reps[0].worst_excess);
+			bwd_reports_free(reps, 3);
+		}
+		free(dout);
+		if (n == 0) {
+			/* the bug changes the gradients of a one-head launch */
+			dout = bwd_douts(&ps[0], 1, 9300);
+			bwd_forward(&ps[0], &t, &in, dout);
+			ck_assert_msg(gpu_backward_run(teaching(), &ps[0], 1, &t, &in,
+			    BWD_BUG_NONE, GPU_DQ_ORDERED, 0, 0, &right, err,
+			    sizeof err) == 0, "%s", err);
+			ck_assert_msg(gpu_backward_run(teaching(), &ps[0], 1, &t, &in,
+			    BWD_BUG_DROPOUT_OFFSET, GPU_DQ_ORDERED, 0, 0, &wrong, err,
+			    sizeof err) == 0, "%s", err);
+			ck_assert(memcmp(right.grad_v, wrong.grad_v, (size_t)spec.tk *
+			    spec.dv * sizeof(float)) != 0);
+			gpu_grads_free(&right);
+			gpu_grads_free(&wrong);
+			bwd_forward_free(&in);
+			free(dout);
+		}
+		for (b = 0; b < 3; b++)
+			problem_free(&ps[b]);
+	}
+}
+END_TEST
+
+/*
  * Several heads in one launch, causal with Tq > Tk (the first rows see
  * no key: their dQ must be exactly 0), each head against its own
  * simulator; a larger problem (many tiles, the atomic dQ's adds racing)
@@ -393,6 +479,10 @@ START_TEST(test_bwd_bugs)
 	ck_assert_msg(gpu_backward_run(teaching(), &p, 1, &t, &in, BWD_BUG_NONE,
 	    GPU_DQ_ORDERED, 0, 0, &right, err, sizeof err) == 0, "%s", err);
 	for (bug = 1; bug < BACKWARD_BUGS; bug++) {
+		/* no dropout here, so dropout-offset changes nothing:
+		 * test_bwd_dropout shows it */
+		if (bug == BWD_BUG_DROPOUT_OFFSET)
+			continue;
 		ck_assert_msg(gpu_backward_run(teaching(), &p, 1, &t, &in, bug,
 		    GPU_DQ_ORDERED, 0, 0, &wrong, err, sizeof err) == 0, "%s", err);
 		differ = memcmp(right.grad_q, wrong.grad_q, 64 * 16 *
@@ -583,6 +673,7 @@ test_suite(void)
 	tcase_add_test(tc, test_bwd_random);
 	tcase_add_test(tc, test_bwd_heads);
 	tcase_add_test(tc, test_bwd_masks);
+	tcase_add_test(tc, test_bwd_dropout);
 	tcase_add_test(tc, test_bwd_bugs);
 	tcase_add_test(tc, test_bwd_fault_caught);
 	tcase_add_test(tc, test_bwd_exact_p);

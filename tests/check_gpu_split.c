@@ -298,6 +298,59 @@ START_TEST(test_masks)
 }
 END_TEST
 
+/*
+ * Dropout through split-KV and grouped heads: 15 problems, each range's
+ * partial, each merge and O against the simulator's.  A packed row
+ * block mixes query heads, and each row draws its own head's keep bits
+ * (head0 + its row of S / Tq), as the simulator's rows do.
+ */
+START_TEST(test_dropout)
+{
+	static const int group_heads[][2] = { { 1, 1 }, { 2, 2 }, { 4, 2 },
+	    { 4, 1 } };
+	struct inputs_rng rng;
+	struct problem_spec spec;
+	struct split_case c;
+	struct gpucheck_split_report rep;
+	int n, k, packed = 0;
+
+	inputs_rng_seed(&rng, 2831);
+	for (n = 0; n < 15; n++) {
+		memset(&c, 0, sizeof c);
+		problem_spec_init(&spec);
+		k = draw(&rng, 0, 3);
+		spec.heads = group_heads[k][0];
+		spec.kv_heads = group_heads[k][1];
+		spec.tq = draw(&rng, 1, 40);
+		spec.tk = draw(&rng, 1, 80);
+		spec.d = draw(&rng, 1, 24);
+		spec.dv = draw(&rng, 1, 24);
+		spec.causal = draw(&rng, 0, 1);
+		spec.dropout_set = 1;
+		spec.dropout = 0.1 * draw(&rng, 1, 8);
+		spec.dropout_seed = inputs_rng_next(&rng);
+		spec.dropout_offset = (uint64_t)draw(&rng, 0, 9);
+		spec.input = INPUTS_NORMAL;
+		spec.seed = inputs_rng_next(&rng);
+		spec.dtype = n % 3 == 0 ? DTYPE_FP16 : DTYPE_FP32;
+		spec.bc = draw(&rng, 1, 24);
+		c.t.order = ORDER_FA2;
+		c.rule.convention = draw(&rng, 0, 1) ? CONV_NORMALIZED :
+		    CONV_UNNORMALIZED;
+		split_case_build(&c, &spec, draw(&rng, 1, 24), spec.bc,
+		    draw(&rng, 2, 6), (enum merge_form)draw(&rng, 0, 1),
+		    spec.heads > 1 && draw(&rng, 0, 1),
+		    (enum combine_order)(n % 3));
+		split_case_check(&c, NULL, &rep);
+		split_case_agree(&rep, c.what);
+		packed += c.sp.pack_gqa;
+		gpucheck_split_report_free(&rep);
+		split_case_close(&c);
+	}
+	ck_assert_msg(packed >= 2, "coverage: %d packed", packed);
+}
+END_TEST
+
 /* Rows that see no key and ranges that get no key block: the empty
  * partial merges as nothing, O = 0 and lse = -inf on both sides. */
 START_TEST(test_empty_partials)
@@ -652,6 +705,7 @@ test_suite(void)
 	tcase_add_test(tc, test_random);
 	tcase_add_test(tc, test_empty_partials);
 	tcase_add_test(tc, test_masks);
+	tcase_add_test(tc, test_dropout);
 	tcase_add_test(tc, test_scores);
 	tcase_add_test(tc, test_bug_modes);
 	tcase_add_test(tc, test_grouped_heads);

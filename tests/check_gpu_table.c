@@ -604,9 +604,9 @@ START_TEST(test_describe)
 	ck_assert_int_eq(gpu_kernel_describe(kernel("teaching"), 10, line,
 	    sizeof line), 0);
 	ck_assert_str_eq(line, "backward     fp32, fp16, bf16; causal or not, "
-	    "windows, softcap, ALiBi; scores problems; bug modes none, no-d, "
-	    "max-not-lse, no-scale, dq-overwrite; dQ atomic or ordered "
-	    "(--backward)");
+	    "windows, softcap, ALiBi, dropout; scores problems; bug modes none, "
+	    "no-d, max-not-lse, no-scale, dq-overwrite, dropout-offset; dQ "
+	    "atomic or ordered (--backward)");
 	ck_assert_int_eq(gpu_kernel_describe(kernel("fast"), 1, line,
 	    sizeof line), 0);
 	ck_assert_str_eq(line, "dtypes       fp16, bf16");

@@ -36,7 +36,8 @@ START_TEST(test_table)
 		ck_assert(row->name[0] != '\0' && row->does[0] != '\0' &&
 		    row->skips[0] != '\0' && row->backward[0] != '\0' &&
 		    row->options[0] != '\0');
-		ck_assert(row->kind == MASK_HIDES || row->kind == MASK_BENDS);
+		ck_assert(row->kind == MASK_HIDES || row->kind == MASK_BENDS ||
+		    row->kind == MASK_DROPS);
 	}
 	ck_assert_str_eq(mask_entry_row(MASK_CAUSAL)->name, "causal");
 	for (b = 0; b < MASK_BUGS; b++) {

@@ -7,6 +7,7 @@ CHECK_LDADD = $(FLASHSTEP_LIBS) $(CHECK_LIBS)
 
 CORE_CHECKS = \
 	tests/check_backward \
+	tests/check_dropout \
 	tests/check_dtype \
 	tests/check_fp8 \
 	tests/check_npy \
@@ -40,6 +41,8 @@ tests_check_dtype_SOURCES = tests/check_dtype.c $(TESTUTIL)
 tests_check_dtype_LDADD = $(CHECK_LDADD)
 tests_check_fp8_SOURCES = tests/check_fp8.c $(TESTUTIL)
 tests_check_fp8_LDADD = $(CHECK_LDADD)
+tests_check_dropout_SOURCES = tests/check_dropout.c $(TESTUTIL)
+tests_check_dropout_LDADD = $(CHECK_LDADD)
 tests_check_npy_SOURCES = tests/check_npy.c $(TESTUTIL)
 tests_check_npy_LDADD = $(CHECK_LDADD)
 tests_check_online_SOURCES = tests/check_online.c $(TESTUTIL)

@@ -68,6 +68,18 @@
 #       sed 's/if (tb->pm\[e\] != 0.0f)$/if (tb->pm[e] != tb->pm[e])/'
 #       dS goes on to dQ and dK as if there were no cap
 #       -> tests/check_mask:test_backward_random
+#   dropout offset      the backward regenerates the forward's dropout
+#                       mask from the seed (check_dropout)
+#       src/model/backward.c
+#       sed 's/return b->p->mask.drop_offset +$/return b->p->mask.drop_offset + 1 +/'
+#       the keep bits drawn with the next offset: another mask
+#       -> tests/check_dropout:test_backward_random
+#   philox constant     the generator is Philox4x32-10 as published
+#                       (Random123's known answers; check_dropout)
+#       src/model/philox.h
+#       sed 's/#define PHILOX_W1 0xBB67AE85u/#define PHILOX_W1 0xBB67AE86u/'
+#       one Weyl constant off by one: a generator still, not Philox
+#       -> tests/check_dropout:test_philox_known_answers
 #   merge drops a       split-KV equals the unsplit run: the combine
 #   rescale             merges partials with both weights (check_split)
 #       src/model/combine.c
@@ -163,9 +175,9 @@ trap 'exit 143' TERM
 
 # Every program some plant names: the base builds them once, and the
 # tree as it is must pass them all.
-ALL_TESTS="tests/check_sim tests/check_backward tests/check_split tests/check_mask tests/check_outfile
-    tests/check_ui tests/check_options tests/outfile.test tests/check_lesson
-    tests/check_fp8"
+ALL_TESTS="tests/check_sim tests/check_backward tests/check_split tests/check_mask tests/check_dropout
+    tests/check_outfile tests/check_ui tests/check_options tests/outfile.test
+    tests/check_lesson tests/check_fp8"
 
 # What make must build for a test: a check program is itself; a shell
 # test needs the binary.
@@ -317,6 +329,12 @@ plant "skip a seen tile" src/model/mask_rule.h \
 plant "cap's backward dropped" src/model/backward.c \
     's/if (tb->pm\[e\] != 0.0f)$/if (tb->pm[e] != tb->pm[e])/' \
     tests/check_mask:test_backward_random
+plant "dropout offset" src/model/backward.c \
+    's/return b->p->mask.drop_offset +$/return b->p->mask.drop_offset + 1 +/' \
+    tests/check_dropout:test_backward_random
+plant "philox constant" src/model/philox.h \
+    's/#define PHILOX_W1 0xBB67AE85u/#define PHILOX_W1 0xBB67AE86u/' \
+    tests/check_dropout:test_philox_known_answers
 plant "merge drops rescale" src/model/combine.c \
     's/du\[(size_t)r \* dv + x\] = merge_mix(w, ua\[x\], ub\[x\]);/du[(size_t)r * dv + x] = ua[x] + w.w_b * ub[x];/' \
     tests/check_split:test_split_matches_unsplit

@@ -317,6 +317,58 @@ set_alibi(void *ctx, const char *v, char *err, size_t errlen)
 	return 0;
 }
 
+static int
+set_dropout(void *ctx, const char *v, char *err, size_t errlen)
+{
+	struct options *o = ctx;
+
+	if (options_double("dropout", v, &o->spec.dropout, err, errlen) != 0)
+		return -1;
+	if (!(o->spec.dropout >= 0 && o->spec.dropout < 1 &&
+	    (float)o->spec.dropout < 1.0f))
+		return util_error(err, errlen, "--dropout must be a probability "
+		    "from 0 to below 1, not '%s'", v);
+	o->spec.dropout_set = 1;
+	return 0;
+}
+
+/* A non-negative integer of digits only, below limit + 1 (strtoull
+ * alone skips blanks and takes "-1" as 2^64 - 1). */
+static int
+read_count(const char *name, const char *v, unsigned long long limit,
+    uint64_t *out, char *err, size_t errlen)
+{
+	unsigned long long x;
+	char *end;
+
+	errno = 0;
+	x = strtoull(v, &end, 10);
+	if (!isdigit((unsigned char)*v) || *end != '\0' || errno != 0 ||
+	    x > limit)
+		return util_error(err, errlen, "--%s must be an integer from 0 to "
+		    "%llu, not '%s'", name, limit, v);
+	*out = x;
+	return 0;
+}
+
+static int
+set_dropout_seed(void *ctx, const char *v, char *err, size_t errlen)
+{
+	struct options *o = ctx;
+
+	return read_count("dropout-seed", v, UINT64_MAX, &o->spec.dropout_seed,
+	    err, errlen);
+}
+
+static int
+set_dropout_offset(void *ctx, const char *v, char *err, size_t errlen)
+{
+	struct options *o = ctx;
+
+	return read_count("dropout-offset", v, UINT32_MAX,
+	    &o->spec.dropout_offset, err, errlen);
+}
+
 /* The list is read again by problem_build, against --heads. */
 static int
 set_alibi_slopes(void *ctx, const char *v, char *err, size_t errlen)
@@ -490,6 +542,12 @@ static const struct options_entry problem_entries[] = {
 	{ "alibi", "SLOPE", "add -SLOPE |r+Tk-Tq-c| to the scores", set_alibi },
 	{ "alibi-slopes", "A,B,..", "ALiBi, one slope per query head",
 	    set_alibi_slopes },
+	{ "dropout", "P", "drop each entry of P with probability P, the rest "
+	    "scaled by 1/(1-P)", set_dropout },
+	{ "dropout-seed", "N", "the dropout generator's key (default 0)",
+	    set_dropout_seed },
+	{ "dropout-offset", "K", "the dropout counter's offset word (default 0)",
+	    set_dropout_offset },
 	{ "scale", "X", "score scale (default 1/sqrt(d))", set_scale },
 	{ "seed", "N", "seed of the generated inputs (default 1)", set_seed },
 	{ "input", "KIND", "normal|uniform|ramp|spike|outliers (default ramp)",

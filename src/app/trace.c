@@ -157,6 +157,14 @@ jsonl_begin(struct trace *t)
 		trace_number(t->f, p->alibi[h], 1);
 	}
 	fprintf(t->f, "],\"mask_bug\":\"%s\"", mask_bug_name(r->mask_bug));
+	/* Dropout: p (0: none), the seed and the offset its keep bits come
+	 * from, so a reader regenerates them (mask_rule_keep). */
+	fputs(",\"dropout\":", t->f);
+	trace_number(t->f, p->mask.dropout, 1);
+	fprintf(t->f, ",\"dropout_seed\":%llu,\"dropout_offset\":%u",
+	    (unsigned long long)p->mask.seed_lo |
+	    (unsigned long long)p->mask.seed_hi << 32,
+	    (unsigned)p->mask.drop_offset);
 	fprintf(t->f, ",\"heads\":%d,\"kv_heads\":%d,\"pack_gqa\":%s,"
 	    "\"splits\":%d", s->heads, s->kv_heads, s->pack ? "true" : "false",
 	    s->splits);

@@ -5,7 +5,8 @@
  *   {"type":"problem", "tq", "tk", "d", "dv", "br", "bc", "order",
  *    "causal", "scale", "convention", "bug", "dtype", "steps", "window"
  *    ([left, right], -1 unbounded), "softcap" (0: none), "alibi" (a slope
- *    per query head, [] without ALiBi), "mask_bug", "heads", "kv_heads",
+ *    per query head, [] without ALiBi), "mask_bug", "dropout" (p, 0:
+ *    none), "dropout_seed", "dropout_offset", "heads", "kv_heads",
  *    "pack_gqa", "splits", ...}
  *   {"type":"step", "step", "i", "j", "split", "rows":[r0,r1],
  *    "cols":[c0,c1], "m_old", "m_new", "alpha", "l_old", "l_new", ...}

@@ -955,6 +955,73 @@ read_tiles(struct lesson_read *rq)
 	return one(rq, (double)cut);
 }
 
+/* ---- dropout (mask_rule.h) ---- */
+
+/* The focus row's keep bits over the current tile's keys (1 kept, 0
+ * dropped; all 1 without dropout), regenerated from the seed as the
+ * simulator and the backward draw them. */
+static int
+read_keep(struct lesson_read *rq)
+{
+	struct lesson_run *run = rq->run;
+	const struct problem *p = &run->setup.problem;
+	const struct backward_view *bv;
+	struct lesson_row row;
+	struct mask_rule m;
+	int c0, c1, c, out, x;
+
+	if (lesson_run_kind(run) == TIMELINE_BACKWARD) {
+		if (btile_row(rq, &bv, &x) != 0)
+			return -1;
+		c0 = bv->tile.c0;
+		c1 = bv->tile.c1;
+		out = run->focus;
+	} else {
+		if (tile_row(rq, SIM_PHASE_LOAD, &row) != 0)
+			return -1;
+		c0 = sim_view(run->setup.sim)->tile.c0;
+		c1 = sim_view(run->setup.sim)->tile.c1;
+		out = lesson_run_out_row(run, run->focus);
+	}
+	m = problem_mask(p, out / p->tq);
+	for (c = c0; c < c1 && c - c0 < rq->max; c++)
+		rq->out[c - c0] = (float)mask_rule_keep(m, out % p->tq, c);
+	rq->n = c - c0;
+	return 0;
+}
+
+/* The bytes a stored keep mask would take, one byte an entry (as a
+ * framework's boolean mask): H Tq Tk, what FlashAttention regenerates
+ * from a seed and an offset instead (from = 1: those, 16 bytes). */
+static int
+read_dropout_bytes(struct lesson_read *rq)
+{
+	const struct problem *p = &rq->run->setup.problem;
+
+	if (rq->rd->from)
+		return one(rq, 16.0);
+	return one(rq, (double)problem_rows(p) * (double)p->tk);
+}
+
+/* The visible entries dropout drops, over every head. */
+static int
+read_dropped(struct lesson_read *rq)
+{
+	const struct problem *p = &rq->run->setup.problem;
+	long n = 0;
+	int h, r, c;
+
+	for (h = 0; h < (p->heads > 0 ? p->heads : 1); h++) {
+		struct mask_rule m = problem_mask(p, h);
+
+		for (r = 0; r < p->tq; r++)
+			for (c = 0; c < p->tk; c++)
+				n += mask_rule_visible(m, r, c, p->tq, p->tk) &&
+				    !mask_rule_keep(m, r, c);
+	}
+	return one(rq, (double)n);
+}
+
 /* A sum of fields of struct t. */
 static int
 sum_fields(struct lesson_read *rq, const struct traffic *t)
@@ -1242,6 +1309,17 @@ static const struct lesson_quantity quantities[] = {
 	  BWD(read_tile_ij), .help = "the current tile: I J" },
 	{ .name = "steps", HOW_MANY(0),
 	  .help = "the number of steps of the whole run" },
+	{ .name = "keep-bits", .vector = 1, ALL(read_keep),
+	  .help = "dropout's keep bits of the focus row in the current tile "
+	  "(1 kept, 0 dropped)" },
+	{ .name = "dropped", .kind = LESSON_Q_COUNT, ALL(read_dropped),
+	  .help = "visible entries dropout drops, every head" },
+	{ .name = "dropout-mask-bytes", .kind = LESSON_Q_COUNT,
+	  ALL(read_dropout_bytes),
+	  .help = "bytes a stored dropout mask takes, a byte an entry" },
+	{ .name = "dropout-state-bytes", .kind = LESSON_Q_COUNT,
+	  ALL(read_dropout_bytes, .from = 1),
+	  .help = "bytes FlashAttention keeps instead: the seed and offset" },
 	{ .name = "skipped", HOW_MANY(1),
 	  .help = "tiles the mask skips" },
 	{ .name = "forward-steps", HOW_MANY(2),

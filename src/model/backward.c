@@ -41,6 +41,7 @@ struct tile_bufs {
 	float *s, *pm, *pr, *dp, *ds, *dsr;	/* S, P (float32, and in the
 						 * dtype), dP, dS (both ways) */
 	float *cap;		/* S after the cap, before ALiBi's bias */
+	unsigned char *keep;	/* dropout's keep bits, regenerated */
 	float *prod;
 };
 
@@ -69,6 +70,7 @@ static const char *bug_names[] = {
 	[BWD_BUG_MAX_NOT_LSE] = "max-not-lse",
 	[BWD_BUG_NO_SCALE] = "no-scale",
 	[BWD_BUG_DQ_OVERWRITE] = "dq-overwrite",
+	[BWD_BUG_DROPOUT_OFFSET] = "dropout-offset",
 };
 
 static const char *phase_names[] = {
@@ -157,6 +159,15 @@ grad_scale(const struct backward *b)
 	return b->bug == BWD_BUG_NO_SCALE ? 1.0f : b->p->scale;
 }
 
+/* The offset the backward regenerates dropout's bits with: the
+ * forward's, or the next one under the dropout-offset bug. */
+static uint32_t
+dropout_offset(const struct backward *b)
+{
+	return b->p->mask.drop_offset +
+	    (b->bug == BWD_BUG_DROPOUT_OFFSET ? 1u : 0u);
+}
+
 /* S, P, dP and dS of tile t into tb, from the inputs alone. */
 BWD_HOT static void
 tile_grads(struct backward *b, struct tile_bufs *tb,
@@ -164,6 +175,8 @@ tile_grads(struct backward *b, struct tile_bufs *tb,
 {
 	const struct problem *p = b->p;
 	const float *sub = b->bug == BWD_BUG_MAX_NOT_LSE ? b->m : b->lse;
+	const struct mask_rule dm = problem_mask(p, 0);
+	unsigned char *keep = tb->keep;
 	int rows = t->r1 - t->r0, cols = t->c1 - t->c0, r, c, x;
 	size_t n = (size_t)rows * cols, e;
 
@@ -195,11 +208,19 @@ tile_grads(struct backward *b, struct tile_bufs *tb,
 		}
 	}
 
-	/* dS = P o (dP - D), from the float32 P. */
+	/* dS = P o (dP' - D), from the float32 P, where dropout's dP' = dP
+	 * keep / (1 - p) (mask_rule_drop) with the keep bits regenerated
+	 * from the seed, as the forward drew them (the dropout-offset bug
+	 * draws another mask). */
 	for (r = 0; r < rows; r++) {
 		const float dr = b->bug == BWD_BUG_NO_D ? 0.0f : b->dsum[t->r0 + r];
 		for (c = 0; c < cols; c++) {
 			e = (size_t)r * cols + c;
+			if (dm.dropout > 0.0f) {
+				keep[e] = (unsigned char)mask_rule_keep_at(dm,
+				    dropout_offset(b), t->r0 + r, t->c0 + c);
+				tb->dp[e] = mask_rule_drop(dm, keep[e], tb->dp[e]);
+			}
 			tb->ds[e] = b->bug == BWD_BUG_NO_D ? tb->pm[e] * tb->dp[e] :
 			    tb->pm[e] * (tb->dp[e] - dr);
 			/* Back through the cap to scale Q K^T (mask_rule.h);
@@ -211,9 +232,13 @@ tile_grads(struct backward *b, struct tile_bufs *tb,
 		}
 	}
 
-	/* P and dS as the products read them: in the storage type. */
+	/* P and dS as the products read them: in the storage type; dV's
+	 * P is the dropped one, as the forward's P V read it. */
 	for (e = 0; e < n; e++) {
 		tb->pr[e] = dtype_round(p->dtype, tb->pm[e]);
+		if (dm.dropout > 0.0f)
+			tb->pr[e] = dtype_round(p->dtype, mask_rule_drop(dm, keep[e],
+			    tb->pm[e]));
 		tb->dsr[e] = dtype_round(p->dtype, tb->ds[e]);
 	}
 }
@@ -447,6 +472,8 @@ tile_bufs_alloc(struct tile_bufs *tb, size_t tile, size_t wide, char *err,
 		if ((*each[k] = util_calloc(tile, sizeof(float), "tile", err,
 		    errlen)) == NULL)
 			return -1;
+	if ((tb->keep = util_calloc(tile, 1, "keep bits", err, errlen)) == NULL)
+		return -1;
 	tb->prod = util_calloc(wide, sizeof(float), "product", err, errlen);
 	return tb->prod != NULL ? 0 : -1;
 }
@@ -460,6 +487,7 @@ tile_bufs_free(struct tile_bufs *tb)
 	free(tb->dp);
 	free(tb->ds);
 	free(tb->dsr);
+	free(tb->keep);
 	free(tb->cap);
 	free(tb->prod);
 }

@@ -88,8 +88,12 @@ enum backward_bug {
 	BWD_BUG_MAX_NOT_LSE,	/* P = exp(S - m): the row max kept, not lse */
 	BWD_BUG_NO_SCALE,	/* dQ, dK without the factor scale */
 	BWD_BUG_DQ_OVERWRITE,	/* dQ_i = scale dS K_j: written, not added */
+	BWD_BUG_DROPOUT_OFFSET,	/* dropout's keep bits regenerated with the
+				 * counter's offset + 1: another mask than
+				 * the forward's (nothing changes without
+				 * dropout) */
 };
-#define BACKWARD_BUGS 5
+#define BACKWARD_BUGS 6
 
 /* What the backward takes from the forward, and the upstream gradient. */
 struct backward_input {

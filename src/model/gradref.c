@@ -75,7 +75,8 @@ gradref_sums(const struct problem *p, const float *dout, int magnitudes,
 		for (c = 0; c < tk; c++) {
 			pr[c] /= l;
 			for (x = 0; x < dvw; x++)
-				o[x] += pr[c] * (double)p->v[(size_t)c * dvw + x];
+				o[x] += pr[c] * reference_keep(p, r, c) *
+				    (double)p->v[(size_t)c * dvw + x];
 		}
 		dsum = 0.0;
 		for (x = 0; x < dvw; x++)
@@ -84,6 +85,11 @@ gradref_sums(const struct problem *p, const float *dout, int magnitudes,
 
 		/* Each key's part of the gradients. */
 		for (c = 0; c < tk; c++) {
+			/* Dropout's Z = keep / (1 - p): O_r = sum P Z V, so
+			 * dP_rc = Z dO_r . V_c and dV_c += P Z dO_r; D is
+			 * dO . O as ever (sum P dP = sum P Z dO . V = D). */
+			const double z = reference_keep(p, r, c);
+
 			if (pr[c] == 0.0)
 				continue;
 			dp = 0.0;
@@ -91,6 +97,7 @@ gradref_sums(const struct problem *p, const float *dout, int magnitudes,
 				double t = (double)gr[x] * (double)p->v[(size_t)c * dvw + x];
 				dp += magnitudes ? fabs(t) : t;
 			}
+			dp *= z;
 			g = magnitudes ? pr[c] * (dp + dsum) : pr[c] * (dp - dsum);
 			/* Through the cap to the scaled product (ALiBi's bias
 			 * is a constant: nothing to go through). */
@@ -99,7 +106,7 @@ gradref_sums(const struct problem *p, const float *dout, int magnitudes,
 				ds[(size_t)r * tk + c] = g;	/* dS_rc */
 			if (dv != NULL)
 				for (x = 0; x < dvw; x++)
-					dv[(size_t)c * dvw + x] += pr[c] *
+					dv[(size_t)c * dvw + x] += pr[c] * z *
 					    (magnitudes ? fabs(gr[x]) : (double)gr[x]);
 			if (!qk)
 				continue;

@@ -16,6 +16,12 @@
  * dQ, dK and the returned dS is dS_rc (1 - tanh^2(x / C)), the gradient
  * of x (ALiBi's bias is a constant and changes nothing).
  *
+ * Dropout (mask_rule.h) multiplies P by Z = keep / (1 - p) where P V
+ * reads it, so O_r = sum_c P_rc Z_rc V_c; then dP_rc = Z_rc dO_r . V_c,
+ * dV_c += P_rc Z_rc dO_r, and D_r = dO_r . O_r is still sum_c P_rc dP_rc,
+ * so dS_rc = P_rc (dP_rc - D_r) keeps its form: a dropped entry gets
+ * -P_rc D_r (its P still moved the softmax's denominator).
+ *
  * A scores problem's gradient with respect to S is dS itself (and dV).
  * Rows that see no key contribute nothing.  It never tiles and shares no
  * code and no rounding with backward.c; tests check it in turn against

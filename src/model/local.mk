@@ -14,7 +14,7 @@ src_model_libmodel_a_SOURCES = \
 	src/model/schedule.c src/model/schedule.h \
 	src/model/online.c src/model/online.h src/model/online_rule.h \
 	src/model/tile_rule.h \
-	src/model/mask_rule.h src/model/mask.c src/model/mask.h \
+	src/model/mask_rule.h src/model/mask.c src/model/mask.h src/model/philox.h \
 	src/model/traffic.c src/model/traffic.h \
 	src/model/roofline.c src/model/roofline.h \
 	src/model/ckstore.c src/model/ckstore.h \

@@ -103,7 +103,7 @@ put(char *buf, size_t len, size_t *at, const char *piece)
 const char *
 mask_describe(struct mask_rule m, int alibi_on, char *buf, size_t len)
 {
-	char piece[64];
+	char piece[96];
 	size_t at = 0;
 
 	if (len == 0)
@@ -122,6 +122,13 @@ mask_describe(struct mask_rule m, int alibi_on, char *buf, size_t len)
 	}
 	if (alibi_on)
 		put(buf, len, &at, at > 0 ? ", alibi" : "alibi");
+	if (mask_rule_has(m, MASK_DROPOUT)) {
+		snprintf(piece, sizeof piece, "%sdropout %g (seed %llu, offset %u)",
+		    at > 0 ? ", " : "", (double)m.dropout,
+		    (unsigned long long)m.seed_lo |
+		    (unsigned long long)m.seed_hi << 32, (unsigned)m.drop_offset);
+		put(buf, len, &at, piece);
+	}
 	if (at == 0)
 		put(buf, len, &at, "none");
 	return buf;

@@ -42,7 +42,8 @@ int mask_bug_check(enum mask_bug b, struct mask_rule m, char *err,
 /*
  * The rules in a few words, for the status line and trace headers:
  * "none", "causal", "window (8, 0)", joined by ", " with "softcap 30"
- * and "alibi" (alibi_heads > 0: ALiBi's slopes are on).  Returns buf.
+ * and "alibi" (alibi_heads > 0: ALiBi's slopes are on) and "dropout 0.1
+ * (seed N, offset K)".  Returns buf.
  */
 const char *mask_describe(struct mask_rule m, int alibi_on, char *buf,
     size_t len);

@@ -34,9 +34,19 @@
  * at all (Tq > Tk under causal, or a band that falls outside [0, Tk)):
  * such a row outputs 0 and lse = -inf, the same rule as causal's.
  *
- * Dropout is the next row this table is built for (a MASK_DROPS kind:
- * P -> P keep / (1 - p), the keep bits regenerated from a seed in the
- * backward); it is not here yet.
+ * Dropout (a MASK_DROPS entry) acts on P, not on s: after the row's
+ * exponentials, entry (r, c) of head h is kept when Philox4x32-10
+ * (philox.h) of the counter (c / 4, r, h, offset) under the key (the
+ * seed's two halves) gives, in word c % 4, a number >= p 2^32; a kept
+ * entry's P is multiplied by 1 / (1 - p), a dropped one's is 0, and
+ * that P feeds P V.  The row sum l sums the undropped P (FlashAttention
+ * 2's softmax_rescale_o sums before its apply_dropout), so the softmax
+ * is the undropped one and only P V sees the mask.  The bits are a pure
+ * function of (seed, offset, h, r, c): the backward regenerates them
+ * instead of storing them.  FlashAttention 2 zeroes the dropped entries
+ * and multiplies O by 1 / (1 - p) once (normalize_softmax_lse's
+ * rp_dropout); scaling each kept P instead is the same number, and
+ * lets split-KV's partials and their combine stay as they are.
  *
  * Plain C that C++ and CUDA read too (MASK_RULE_FN).  The cap's tanh is
  * written here in +, -, *, / alone (mask_rule_tanh) instead of the C
@@ -51,6 +61,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "philox.h"
+
 #ifdef __CUDACC__
 #define MASK_RULE_FN __host__ __device__ static inline
 #else
@@ -60,6 +72,7 @@
 /* What an entry does. */
 #define MASK_HIDES 0	/* visibility: a hidden entry is -inf, P = 0 */
 #define MASK_BENDS 1	/* a score modifier: s -> f(s), before the max */
+#define MASK_DROPS 2	/* acts on P after the softmax: P -> P keep / (1 - p) */
 
 /*
  * The entries, one X(...) each (enum mask_entry is made from it):
@@ -88,7 +101,14 @@
 	    "--alibi SLOPE or --alibi-slopes a,b,... (one per head)",	\
 	    "s -> s - slope |r + Tk - Tq - c|, added after the cap",	\
 	    "none (it bends scores, hides none)",			\
-	    "unchanged: the bias is a constant, dS passes through")
+	    "unchanged: the bias is a constant, dS passes through")	\
+	X(MASK_DROPOUT, "dropout", MASK_DROPS,				\
+	    "--dropout P --dropout-seed N [--dropout-offset K]",	\
+	    "P -> P keep / (1 - p) in P V, keep from Philox4x32-10 of "	\
+	    "(seed, offset, head, row, key); l sums the undropped P",	\
+	    "none (every tile still runs: dropout hides no tile)",	\
+	    "the same keep regenerated from the seed: dV from the "	\
+	    "dropped P, dP' = dP keep / (1 - p), dS = P (dP' - D)")
 
 enum mask_entry {
 #define MASK_ENTRY_ID(id, name, kind, opt, does, skips, bwd) id,
@@ -137,6 +157,12 @@ struct mask_rule {
 	int left, right;	/* the window; MASK_UNBOUNDED on a side */
 	float softcap;		/* C > 0, or 0: no cap */
 	float slope;		/* this head's ALiBi slope, or 0: no bias */
+	float dropout;		/* p in [0, 1), or 0: no dropout */
+	float drop_scale;	/* 1 / (1 - p) in float32 (1 without dropout) */
+	uint32_t drop_threshold;	/* kept when the word >= this: p 2^32 */
+	uint32_t seed_lo, seed_hi;	/* the generator's key */
+	uint32_t drop_offset;	/* the counter's fourth word (FA's offset) */
+	uint32_t drop_head;	/* the counter's third: the query head */
 };
 
 /* No mask: every key visible, scores as they are. */
@@ -149,6 +175,12 @@ mask_rule_none(void)
 	m.left = m.right = MASK_UNBOUNDED;
 	m.softcap = 0.0f;
 	m.slope = 0.0f;
+	m.dropout = 0.0f;
+	m.drop_scale = 1.0f;
+	m.drop_threshold = 0;
+	m.seed_lo = m.seed_hi = 0;
+	m.drop_offset = 0;
+	m.drop_head = 0;
 	return m;
 }
 
@@ -176,6 +208,8 @@ mask_rule_has(struct mask_rule m, int e)
 		return m.softcap > 0.0f;
 	case MASK_ALIBI:
 		return m.slope != 0.0f;
+	case MASK_DROPOUT:
+		return m.dropout > 0.0f;
 	}
 	return 0;
 }
@@ -340,6 +374,61 @@ mask_rule_dscore(struct mask_rule m, float ds, float capped)
 		return ds;
 	t = capped / m.softcap;
 	return ds * (1.0f - t * t);
+}
+
+/*
+ * Turns dropout on in m: probability p (0 < p < 1, the caller's check),
+ * the generator's key seed and the counter's offset word.  The
+ * threshold is p 2^32 rounded down (below 2^32 for p < 1), so a word
+ * drawn uniformly is dropped with probability within 2^-32 of p.
+ */
+MASK_RULE_FN void
+mask_rule_set_dropout(struct mask_rule *m, double p, uint64_t seed,
+    uint32_t offset)
+{
+	m->dropout = (float)p;
+	m->drop_scale = (float)(1.0 / (1.0 - p));
+	m->drop_threshold = (uint32_t)(p * 4294967296.0);
+	m->seed_lo = (uint32_t)seed;
+	m->seed_hi = (uint32_t)(seed >> 32);
+	m->drop_offset = offset;
+}
+
+/*
+ * Is entry (r, c) of m's head kept by dropout, with the counter's
+ * offset word offset?  (The forward and a correct backward pass
+ * m.drop_offset; the dropout-offset bug another.)  Always kept without
+ * dropout.
+ */
+MASK_RULE_FN int
+mask_rule_keep_at(struct mask_rule m, uint32_t offset, long r, long c)
+{
+	struct philox4 ctr, out;
+
+	if (!(m.dropout > 0.0f))
+		return 1;
+	ctr.v[0] = (uint32_t)((unsigned long)c >> 2);
+	ctr.v[1] = (uint32_t)r;
+	ctr.v[2] = m.drop_head;
+	ctr.v[3] = offset;
+	out = philox4x32_10(ctr, m.seed_lo, m.seed_hi);
+	return out.v[c & 3] >= m.drop_threshold;
+}
+
+MASK_RULE_FN int
+mask_rule_keep(struct mask_rule m, long r, long c)
+{
+	return mask_rule_keep_at(m, m.drop_offset, r, c);
+}
+
+/* What P V reads of an entry with softmax weight pv: pv / (1 - p) when
+ * kept, 0 when dropped (pv itself without dropout). */
+MASK_RULE_FN float
+mask_rule_drop(struct mask_rule m, int keep, float pv)
+{
+	if (!(m.dropout > 0.0f))
+		return pv;
+	return keep ? pv * m.drop_scale : 0.0f;
 }
 
 #endif

@@ -227,6 +227,7 @@ problem_head(const struct problem *p, int h, struct problem *out)
 	}
 	out->v = p->v + (size_t)g * p->tk * p->dv;
 	out->alibi = p->alibi != NULL ? p->alibi + h : NULL;
+	out->head0 = p->head0 + h;
 }
 
 int
@@ -284,6 +285,14 @@ check_mask(const struct problem_spec *spec, int heads, char *err,
 	    spec->softcap <= FLT_MAX && (float)spec->softcap > 0.0f))
 		return util_error(err, errlen, "--softcap must be a positive number "
 		    "within float32's range, not %g", spec->softcap);
+	if (spec->dropout_set && !(spec->dropout >= 0 && spec->dropout < 1 &&
+	    (float)spec->dropout < 1.0f))
+		return util_error(err, errlen, "--dropout must be a probability "
+		    "from 0 to below 1, not %g", spec->dropout);
+	if (spec->dropout_offset > UINT32_MAX)
+		return util_error(err, errlen, "--dropout-offset must be below "
+		    "2^32 (the counter's word), not %llu",
+		    (unsigned long long)spec->dropout_offset);
 	if (spec->alibi_set && spec->alibi_slopes != NULL)
 		return util_error(err, errlen, "--alibi and --alibi-slopes both set "
 		    "the slopes: give one (--alibi is every head's)");
@@ -322,6 +331,9 @@ set_mask(const struct problem_spec *spec, struct problem *p, char *err,
 		p->mask = mask_rule_none();
 	if (spec->softcap_set)
 		p->mask.softcap = (float)spec->softcap;
+	if (spec->dropout_set && spec->dropout > 0)
+		mask_rule_set_dropout(&p->mask, spec->dropout, spec->dropout_seed,
+		    (uint32_t)spec->dropout_offset);
 	if (!spec->alibi_set && spec->alibi_slopes == NULL)
 		return 0;
 	p->alibi = util_calloc((size_t)p->heads, sizeof *p->alibi, "ALiBi slopes",

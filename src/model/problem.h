@@ -16,8 +16,9 @@
  * r sees key c when c <= r + Tk - Tq) is the window (-1, 0); a window
  * (L, R) hides keys outside [r + Tk - Tq - L, r + Tk - Tq + R]; softcap
  * bends the scaled score to C tanh(s / C); ALiBi adds -slope |r + Tk -
- * Tq - c| with a slope per query head.  Rows that see no key output 0
- * with lse = -inf.
+ * Tq - c| with a slope per query head; dropout zeroes entries of P
+ * drawn from a seed and scales the rest by 1 / (1 - p).  Rows that see
+ * no key output 0 with lse = -inf.
  *
  * Grouped heads: H query heads share G K/V heads (G divides H; G = H is
  * multi-head attention, G = 1 multi-query).  Query head h reads K/V head
@@ -58,6 +59,11 @@ struct problem_spec {
 	int alibi_set;
 	const char *alibi_slopes;	/* --alibi-slopes "a,b,...": one per
 				 * query head (problem_slopes reads it), or NULL */
+	double dropout;		/* --dropout P, 0 <= P < 1 (used when dropout_set) */
+	int dropout_set;
+	uint64_t dropout_seed;	/* --dropout-seed N: the generator's key */
+	uint64_t dropout_offset;	/* --dropout-offset K: its counter's last
+				 * word (FlashAttention's philox offset) */
 	enum dtype dtype;
 	enum inputs_kind input;
 	uint64_t seed;
@@ -82,9 +88,13 @@ struct problem {
 	int causal;		/* the causal mask (--causal, or --window -1,0):
 				 * what a kernel that knows only it reads, and
 				 * the window problem_mask gives when set */
-	struct mask_rule mask;	/* any other window, and the cap (mask.slope
-				 * is 0: ALiBi's slopes are per head, in
-				 * alibi); read it through problem_mask */
+	struct mask_rule mask;	/* any other window, the cap and dropout
+				 * (mask.slope is 0: ALiBi's slopes are per
+				 * head, in alibi; mask.drop_head is 0);
+				 * read it through problem_mask */
+	int head0;		/* the query head of this problem's first head:
+				 * 0, or h for problem_head's head h (dropout's
+				 * counter counts heads from it) */
 	float *alibi;		/* H slopes, one per query head, or NULL */
 	enum dtype dtype;
 	int scores_mode;	/* S given directly; q, k, kt are NULL */
@@ -146,7 +156,8 @@ problem_rows(const struct problem *p)
 /* Does query r see key c under the mask?  (r is a position: a row
  * within its head.)  The same for every head. */
 /* The rules of query head h (0 <= h < H): the window (causal: (-1,
- * 0)), the cap and the head's ALiBi slope (0 without ALiBi). */
+ * 0)), the cap, the head's ALiBi slope (0 without ALiBi) and its
+ * dropout counter. */
 static inline struct mask_rule
 problem_mask(const struct problem *p, int h)
 {
@@ -155,6 +166,7 @@ problem_mask(const struct problem *p, int h)
 	if (p->causal)
 		m = mask_rule_window(m, MASK_UNBOUNDED, 0);
 	m.slope = p->alibi != NULL ? p->alibi[h] : 0.0f;
+	m.drop_head = (uint32_t)(p->head0 + h);
 	return m;
 }
 
@@ -170,7 +182,8 @@ static inline int
 problem_beyond_causal(const struct problem *p)
 {
 	return mask_rule_has(problem_mask(p, 0), MASK_WINDOW) ||
-	    mask_rule_has(p->mask, MASK_SOFTCAP) || p->alibi != NULL;
+	    mask_rule_has(p->mask, MASK_SOFTCAP) || p->alibi != NULL ||
+	    mask_rule_has(p->mask, MASK_DROPOUT);
 }
 
 /*

@@ -36,6 +36,16 @@ reference_score_head(const struct problem *p, int h, int r, int c, double x)
 }
 
 double
+reference_keep(const struct problem *p, int r, int c)
+{
+	struct mask_rule m = problem_mask(p, 0);
+
+	if (!mask_rule_has(m, MASK_DROPOUT))
+		return 1.0;
+	return mask_rule_keep(m, r, c) ? 1.0 / (1.0 - (double)m.dropout) : 0.0;
+}
+
+double
 reference_dscore(const struct problem *p, double x)
 {
 	double t;
@@ -49,7 +59,9 @@ reference_dscore(const struct problem *p, double x)
 /*
  * Row r of O (dv) and its lse, with s and pr scratch rows of Tk doubles:
  * S's row (masked entries -inf), its max m, P = exp(S - m), l = sum P,
- * O = P V / l, lse = m + log l.  A row that sees no key: O = 0, lse = -inf.
+ * O = (P o Z) V / l with Z dropout's keep / (1 - p) (1 without dropout;
+ * l sums the undropped P), lse = m + log l.  A row that sees no key:
+ * O = 0, lse = -inf.
  */
 static void
 reference_row(const struct problem *p, int r, double *s, double *pr,
@@ -85,10 +97,12 @@ reference_row(const struct problem *p, int r, double *s, double *pr,
 		l += pr[c];
 	}
 	for (c = 0; c < p->tk; c++) {
-		if (pr[c] == 0.0)
+		double z = pr[c] == 0.0 ? 0.0 : pr[c] * reference_keep(p, r, c);
+
+		if (z == 0.0)
 			continue;
 		for (x = 0; x < p->dv; x++)
-			orow[x] += pr[c] * (double)p->v[(size_t)c * p->dv + x];
+			orow[x] += z * (double)p->v[(size_t)c * p->dv + x];
 	}
 	for (x = 0; x < p->dv; x++)
 		orow[x] /= l;
@@ -232,12 +246,14 @@ reference_naive_f32(const struct problem *p, float *o, char *err, size_t errlen)
 		for (c = 0; c < p->tk; c++)
 			srow[c] = l > 0.0f ? srow[c] / l : 0.0f;
 	}
-	/* O = P V. */
+	/* O = P V (P dropped and scaled under dropout). */
 	memset(o, 0, (size_t)p->tq * p->dv * sizeof *o);
 	for (r = 0; r < p->tq; r++) {
+		struct mask_rule dm = problem_mask(p, 0);
 		srow = sp + (size_t)r * tk;
 		for (c = 0; c < p->tk; c++) {
-			const float pc = srow[c];
+			const float pc = mask_rule_drop(dm, mask_rule_keep(dm, r, c),
+			    srow[c]);
 			const float *vc = p->v + (size_t)c * p->dv;
 			for (x = 0; x < p->dv; x++)
 				o[(size_t)r * p->dv + x] += pc * vc[x];

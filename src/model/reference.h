@@ -31,6 +31,12 @@ double reference_score(const struct problem *p, int r, int c, double x);
 double reference_score_head(const struct problem *p, int h, int r, int c,
     double x);
 double reference_dscore(const struct problem *p, double x);
+/* Dropout's factor Z of entry (r, c) of a one-head problem p (its head
+ * is p->head0): 1 / (1 - p) where the generator keeps it, 0 where it
+ * drops it, 1 without dropout (the keep bits are mask_rule_keep's: the
+ * generator is the definition, shared; the arithmetic around it is
+ * double). */
+double reference_keep(const struct problem *p, int r, int c);
 
 /* O (Tq, dv) and lse (Tq) in double, on the calling thread.  Rows that
  * see no key get O = 0 and lse = -inf.  Returns 0, or -1 when out of

@@ -205,6 +205,30 @@ sim_tile_scores_capped(const struct problem *p, const struct schedule *sc,
 	tile_scores(p, sc, t, MASK_BUG_NONE, s, capped, NULL);
 }
 
+/*
+ * Dropout on the tile's P as P V reads it (mask_rule.h): pr = P / (1 - p)
+ * in the storage type where the row's head keeps the entry, 0 where it
+ * drops it.  pm (float32, what l summed) stays undropped.
+ */
+static void
+tile_dropout(const struct problem *p, const struct schedule *sc,
+    const struct schedule_tile *t, const float *pm, float *pr)
+{
+	int rows = t->r1 - t->r0, cols = t->c1 - t->c0, r, c;
+
+	for (r = 0; r < rows; r++) {
+		long row = schedule_row_pos(sc, t->r0 + r);
+		size_t qrow = (size_t)schedule_row_out(sc, t->r0 + r);
+		struct mask_rule m = problem_mask(p, (int)(qrow / (size_t)p->tq));
+
+		for (c = 0; c < cols; c++) {
+			size_t e = (size_t)r * cols + c;
+			pr[e] = dtype_round(p->dtype, mask_rule_drop(m,
+			    mask_rule_keep(m, row, t->c0 + c), pm[e]));
+		}
+	}
+}
+
 /* pv = P V_j with P as rounded for the product; each entry sums over
  * the tile's keys in order. */
 SIM_HOT static void
@@ -268,6 +292,8 @@ tile_apply(struct sim *sim, const struct schedule_tile *t, float *m, float *l,
 			sim->pr[c] = dtype_round(p->dtype, sim->pm[c]);
 	} else
 		memcpy(sim->pr, sim->pm, (size_t)rows * cols * sizeof *sim->pr);
+	if (mask_rule_has(p->mask, MASK_DROPOUT))
+		tile_dropout(p, &sim->sched, t, sim->pm, sim->pr);
 	tile_pv(sim, t);
 
 	for (r = 0; r < rows; r++) {

@@ -395,6 +395,14 @@ int ui_pane_tile_window(int first, int focus, int rows, int n);
  * left out, "+C→" columns (keys, entries) not shown; a title that runs
  * into the mark ends in an ellipsis.  Nothing when all three are 0.
  * Returns the mark's width; with g NULL it only measures. */
+/* Dropout in the tile pane (ui_dropout.c): is entry (row, c) of the
+ * view's tile dropped; and the rate and seed after the title at (x, y),
+ * w columns at most (returns the columns written, 0 without dropout). */
+int ui_dropout_dropped(const struct ui *ui, const struct sim_view *v, int row,
+    int c);
+int ui_dropout_title(const struct ui *ui, struct ui_grid *g, int x, int y,
+    int w);
+
 int ui_pane_cut_mark(struct ui *ui, struct ui_grid *g, struct ui_rect r,
     int above, int below, int right);
 

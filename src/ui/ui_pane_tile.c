@@ -282,8 +282,10 @@ ui_pane_tile_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 	else
 		n += ui_grid_printf(g, r.x + n, r.y, r.w - n, UI_ROLE_TITLE,
 		    "S = scale%sQ_iK_j%s", gl->dot, gl->transp);
-	ui_grid_printf(g, r.x + n, r.y, r.w - n, UI_ROLE_LABEL, "  rows %d-%d "
-	    "keys %d-%d", v->tile.r0, v->tile.r1 - 1, v->tile.c0, v->tile.c1 - 1);
+	n += ui_grid_printf(g, r.x + n, r.y, r.w - n, UI_ROLE_LABEL, "  rows "
+	    "%d-%d keys %d-%d", v->tile.r0, v->tile.r1 - 1, v->tile.c0,
+	    v->tile.c1 - 1);
+	ui_dropout_title(ui, g, r.x + n, r.y, r.w - n);
 	if (v->phase == SIM_PHASE_LOAD) {
 		ui_pane_tile_load(ui, g, r);
 		return;
@@ -349,6 +351,11 @@ ui_pane_tile_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 			    UI_ROLE_NORMAL;
 			ui_grid_right(g, x, y, (nw + 1), role,
 			    ui_num(ui, val, nw, b, sizeof b));
+			/* dropped by dropout, marked just before its P: P V
+			 * reads 0 here, the row sum still counts it */
+			if (showp && ui_dropout_dropped(ui, v, row, c))
+				ui_grid_text(g, x + nw - ui_grid_width(b), y, 1,
+				    UI_ROLE_MASKED, "x");
 		}
 		if (cut)
 			x += ui_grid_printf(g, x + 1, y, -1, UI_ROLE_DIM, "%s",
