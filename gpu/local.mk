@@ -27,6 +27,10 @@
 # below), its entry in kernel.c.
 
 noinst_LIBRARIES += gpu/libfsgpu.a
+# The rules C and CUDA share (tile_rule.h includes the other three): a
+# kernel that reads one is rebuilt when any changes.
+GPU_RULE_HDRS = src/model/tile_rule.h src/model/mask_rule.h \
+	src/model/philox.h src/model/fp8_rule.h
 GPU_HDRS = gpu/gpu.h gpu/kernel.h gpu/kernels.h gpu/cudacheck.h \
 	gpu/timing.h gpu/fast.h gpu/wgmma.h gpu/gpucheck.h gpu/gpucheck_bwd.h \
 	gpu/teach_bwd.h gpu/gpucheck_split.h gpu/decode.h gpu/to16.h \
@@ -84,7 +88,7 @@ gpu/fast.o: gpu/fast.cu gpu/fast.h gpu/fast_mma.cuh gpu/tc_args.h \
 # exponents are FFMAs), the project's headers for the table's glue.
 gpu/fast_bwd.o: gpu/fast_bwd.cu gpu/fast_bwd.h gpu/fast.h gpu/fast_mma.cuh \
 	gpu/tc_args.h gpu/timing.h gpu/to16.h gpu/kernels.h gpu/gpu.h \
-	src/model/tile_rule.h src/model/backward.h src/model/dtype.h \
+	$(GPU_RULE_HDRS) src/model/backward.h src/model/dtype.h \
 	config.h gpu/$(am__dirstamp)
 	$(AM_V_NVCC)$(NVCC) $(GPU_FAST_NVCCFLAGS) -I$(top_builddir) \
 	    -I$(top_srcdir)/src -I$(top_srcdir) $(NVCCFLAGS) -c -o $@ \
@@ -105,7 +109,7 @@ gpu/wgmma.o: gpu/wgmma.cu gpu/wgmma.h gpu/fast.h gpu/cudacheck.h \
 # nvcc tracks no dependencies here: name the headers the .cu files use.
 gpu/device.o gpu/timing.o gpu/teach.o gpu/naive.o gpu/tcrun.o \
 	gpu/teach_bwd.o gpu/teach_split.o gpu/decoderun.o: $(GPU_HDRS) \
-	src/model/online.h src/model/online_rule.h src/model/tile_rule.h \
+	src/model/online.h src/model/online_rule.h $(GPU_RULE_HDRS) \
 	src/model/schedule.h src/model/problem.h src/model/dtype.h src/model/util.h \
 	src/model/backward.h src/model/combine.h src/model/merge.h \
 	src/model/sim.h src/model/traffic.h config.h
