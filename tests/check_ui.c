@@ -12,6 +12,7 @@
 #include "ui/ui_int.h"
 #include "ui/ui_form.h"
 #include "ui/ui_keys.h"
+#include "ui/ui_roofline.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -1264,7 +1265,7 @@ START_TEST(test_help_and_doc_list_every_key)
 	long n;
 
 	press(ui, '?');
-	draw(ui, &g, 100, 40);
+	draw(ui, &g, 100, 44);	/* the whole help, unscrolled */
 	snprintf(path, sizeof path, "%s/doc/flashstep.1", top ? top : ".");
 	f = fopen(path, "r");
 	ck_assert_msg(f != NULL, "cannot read %s", path);
@@ -1785,6 +1786,146 @@ START_TEST(test_fp8_key)
 	draw(ui, &g, 80, 24);
 	ck_assert(screen_has(&g, "step 1 of"));
 	ck_assert(!screen_has(&g, "fp8 e4m3:"));
+	ui_grid_free(&g);
+	ui_free(ui);
+}
+END_TEST
+
+/* The roofline figure: the roofs where log-log axes put them, the
+ * ridges marked, a prefill shape right of the tensor ridge and a
+ * decode shape left of it, equal decades equally wide, in 80 x 24. */
+/* Where ch is in the plot (not its labels): grid cells. */
+static int
+roof_find(const struct ui_grid *g, char ch, int *x, int *y)
+{
+	int i, j;
+
+	for (j = UI_ROOFLINE_PLOT_Y; j < UI_ROOFLINE_PLOT_Y + UI_ROOFLINE_PLOT_H;
+	    j++)
+		for (i = UI_ROOFLINE_PLOT_X; i < UI_ROOFLINE_PLOT_X +
+		    UI_ROOFLINE_PLOT_W; i++)
+			if (g->cells[(size_t)j * g->w + i].ch == (uint32_t)ch) {
+				*x = i;
+				*y = j;
+				return 1;
+			}
+	return 0;
+}
+
+static uint32_t
+roof_at(const struct ui_grid *g, int x, int y)
+{
+	return g->cells[(size_t)(UI_ROOFLINE_PLOT_Y + y) * g->w +
+	    UI_ROOFLINE_PLOT_X + x].ch;
+}
+
+START_TEST(test_roofline_figure)
+{
+	const struct roofline_machine *m = &roofline_h200;
+	struct roofline_shape pre = { ROOFLINE_TILED, 8, 16, 16, 4096, 4096, 64,
+	    DTYPE_FP16, 128, 64, 0 };
+	struct roofline_shape dec = { ROOFLINE_TILED, 64, 32, 8, 1, 8192, 128,
+	    DTYPE_FP16, 4, 128, 1 };
+	struct roofline_count c;
+	struct ui_roofline_point pt[5];
+	struct ui_grid g = { 0 };
+	char err[200], line[400];
+	int i, x, y, ridge, ridge32, n, xs[3];
+	double in;
+
+	ck_assert_int_le(UI_ROOFLINE_W, 80);
+	ck_assert_int_le(UI_ROOFLINE_H, 24);
+	ck_assert(roofline_count(&pre, &c, err, sizeof err) == 0);
+	in = (double)c.flops / (double)c.hbm_bytes;
+	pt[0] = (struct ui_roofline_point){ in, 0.5 * roofline_roof(m->tensor,
+	    m->hbm, in), 'P', 0 };
+	ck_assert(roofline_count(&dec, &c, err, sizeof err) == 0);
+	in = (double)c.flops / (double)c.hbm_bytes;
+	pt[1] = (struct ui_roofline_point){ in, 0.5 * roofline_roof(m->tensor,
+	    m->hbm, in), 'D', 0 };
+	/* Three decades of intensity at one speed, under every roof. */
+	for (i = 0; i < 3; i++)
+		pt[2 + i] = (struct ui_roofline_point){ pow(10, i), 2e11,
+		    (char)('a' + i), 0 };
+	ck_assert(ui_grid_resize(&g, 80, 24, err, sizeof err) == 0);
+	ui_roofline_draw(&g, 0, 0, m, pt, 5);
+	for (y = 0; y < 24; y++)
+		ck_assert_msg(ui_grid_width(ui_grid_line(&g, y, line,
+		    sizeof line)) <= UI_ROOFLINE_W, "line %d: %s", y, line);
+	ck_assert(strstr(ui_grid_line(&g, 1, line, sizeof line),
+	    ": the ridges (206, 14)") != NULL);
+	/* The ridges: on the axis, a ':' at 10^-1 .. 10^4 on a log scale
+	 * of PLOT_W columns, the tensor's at 989 / 4.8 FLOPs a byte. */
+	ridge = (int)lround((log10(989.0 / 4.8) + 1) / 5 *
+	    (UI_ROOFLINE_PLOT_W - 1));
+	ridge32 = (int)lround((log10(67.0 / 4.8) + 1) / 5 *
+	    (UI_ROOFLINE_PLOT_W - 1));
+	for (x = n = 0; x < UI_ROOFLINE_PLOT_W; x++)
+		if (roof_at(&g, x, UI_ROOFLINE_PLOT_H - 1) == ':')
+			n++;
+	ck_assert_int_eq(n, 2);
+	ck_assert_int_eq(roof_at(&g, ridge, UI_ROOFLINE_PLOT_H - 1), ':');
+	ck_assert_int_eq(roof_at(&g, ridge32, UI_ROOFLINE_PLOT_H - 1), ':');
+	/* The tensor roof, 989 T on the top row (10^15 over four decades):
+	 * flat right of its ridge, and nowhere left of it (the knee's own
+	 * column may be either). */
+	for (x = 0; x < UI_ROOFLINE_PLOT_W; x++)
+		if (x > ridge)
+			ck_assert_msg(roof_at(&g, x, 0) == '=', "column %d", x);
+		else if (x < ridge)
+			ck_assert_msg(roof_at(&g, x, 0) != '=', "column %d", x);
+	/* fp32's, 67 T: row round((log10(67e12) - 11) / 4 * 14) = 10 up. */
+	ck_assert_int_eq(roof_at(&g, UI_ROOFLINE_PLOT_W - 1,
+	    UI_ROOFLINE_PLOT_H - 1 - 10), '-');
+	/* Bandwidth's at 1 FLOP a byte: 4.8 T, row round(5.88) = 6 up. */
+	ck_assert_int_eq(roof_at(&g, (int)lround(1.0 / 5 *
+	    (UI_ROOFLINE_PLOT_W - 1)), UI_ROOFLINE_PLOT_H - 1 - 6), '/');
+	/* Prefill is bound by compute, decode by bandwidth. */
+	ck_assert(roof_find(&g, 'P', &x, &y));
+	ck_assert_int_gt(x - UI_ROOFLINE_PLOT_X, ridge);
+	ck_assert(roof_find(&g, 'D', &x, &y));
+	ck_assert_int_lt(x - UI_ROOFLINE_PLOT_X, ridge32);
+	/* Log: each decade PLOT_W / 5 columns wide. */
+	for (i = 0; i < 3; i++) {
+		ck_assert_msg(roof_find(&g, (char)('a' + i), &xs[i], &y),
+		    "10^%d FLOPs a byte is not drawn", i);
+		ck_assert_int_eq(y, UI_ROOFLINE_PLOT_Y + UI_ROOFLINE_PLOT_H - 1 - 1);
+	}
+	ck_assert_int_ge(xs[1] - xs[0], 11);
+	ck_assert_int_le(xs[1] - xs[0], 12);
+	ck_assert_int_ge(xs[2] - xs[1], 11);
+	ck_assert_int_le(xs[2] - xs[1], 12);
+	ui_grid_free(&g);
+}
+END_TEST
+
+/* R: the roofline over the view, the head's two points on it, q back. */
+START_TEST(test_roof_key)
+{
+	struct ui *ui = new_view(NULL, &utf8_style);
+	struct ui_grid g = { 0 };
+	char line[400];
+	int y, x;
+
+	press(ui, 'R');
+	ck_assert(ui->roof);
+	draw(ui, &g, 80, 24);
+	ck_assert(screen_has(&g, "FLOP/s against FLOPs per HBM byte"));
+	ck_assert(screen_has(&g, "This head (Tq="));
+	ck_assert(screen_has(&g, "q returns."));
+	ck_assert(roof_find(&g, 'h', &x, &y));
+	ck_assert_int_lt(y, UI_ROOFLINE_PLOT_Y + UI_ROOFLINE_PLOT_H);
+	for (y = 0; y < 24; y++)
+		ck_assert_msg(ui_grid_width(ui_grid_line(&g, y, line,
+		    sizeof line)) <= 80, "line %d: %s", y, line);
+	/* n waits: it is not the view's next step. */
+	press(ui, 'n');
+	ck_assert(ui->roof);
+	ck_assert(!(ui_handle_key(ui, &(struct ui_key){ 'q', 0, 0 }) & UI_QUIT));
+	ck_assert(!ui->roof);
+	draw(ui, &g, 80, 24);
+	ck_assert(screen_has(&g, "step 1 of"));
+	ck_assert(!screen_has(&g, "FLOP/s against"));
 	ui_grid_free(&g);
 	ui_free(ui);
 }
@@ -3145,6 +3286,8 @@ test_suite(void)
 	tcase_add_test(tc, test_zoom_hide_and_room);
 	tcase_add_test(tc, test_pipeline_key);
 	tcase_add_test(tc, test_fp8_key);
+	tcase_add_test(tc, test_roofline_figure);
+	tcase_add_test(tc, test_roof_key);
 	tcase_add_test(tc, test_build_progress);
 	tcase_add_test(tc, test_busy_frame);
 	tcase_add_test(tc, test_end_and_play_show_whole_steps);

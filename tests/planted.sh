@@ -151,6 +151,12 @@
 #       sed 's/if (rest > 0x80000 || (rest == 0x80000 && (code & 1)))/if (rest >= 0x80000)/'
 #       a normal value halfway between two codes rounds up, not to even
 #       -> tests/check_fp8:test_rounding_ties
+#   roofline not log    the roofline figure's intensity axis is log,
+#                       a decade as wide as the next (check_ui)
+#       src/ui/ui_roofline.c
+#       sed 's/x = lround((log10(intensity) - X0)/x = lround((intensity - X0)/'
+#       the intensity axis is linear: 10 FLOPs a byte falls off the plot
+#       -> tests/check_ui:test_roofline_figure
 #
 # A plant names check programs (run as they are) or shell tests
 # (tests/NAME.test, run with the flashstep binary as make check runs
@@ -369,6 +375,9 @@ plant "quotes not held" src/lesson/lesson_check.c \
 plant "e4m3 ties up" src/model/fp8_rule.h \
     's/if (rest > 0x80000 || (rest == 0x80000 && (code & 1)))/if (rest >= 0x80000)/' \
     tests/check_fp8:test_rounding_ties
+plant "roofline not log" src/ui/ui_roofline.c \
+    's/x = lround((log10(intensity) - X0)/x = lround((intensity - X0)/' \
+    tests/check_ui:test_roofline_figure
 
 nplants=$(($(wc -l <"$work/verdicts") - 1))
 echo "planted: $(($(date +%s) - start)) s after the base build"

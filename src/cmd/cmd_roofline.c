@@ -11,7 +11,8 @@
  * same shapes.  With --gpu on a machine with a GPU, the four forward
  * kernels are also timed live (gpu_ladder, as `bench --gpu --ladder`
  * times them) on one prefill shape and placed on the same roofs, above
- * the recorded table.
+ * the recorded table.  The figure under the table is the view's
+ * (src/ui/ui_roofline.c), printed line by line.
  */
 #include "config.h"
 
@@ -21,6 +22,7 @@
 #include "model/problem.h"
 #include "model/roofline.h"
 #include "model/util.h"
+#include "ui/ui_roofline.h"
 
 #include <errno.h>
 #include <math.h>
@@ -292,100 +294,37 @@ roofline_shape_name(const struct roofline_row *r, char *buf, size_t len)
 		    s->tq);
 }
 
-/* Where x (0 .. 1) and y (0 .. 1) fall on the plot; a log-log plot of
- * intensity 0.1 .. 10^4 against 0.1 .. 10^3 TFLOP/s. */
-#define PLOT_W 60
-#define PLOT_H 15
-#define PLOT_X0 (-1.0)
-#define PLOT_X1 4.0
-#define PLOT_Y0 11.0
-#define PLOT_Y1 15.0
-
-static void
-roofline_plot_put(char grid[PLOT_H][PLOT_W + 1], double intensity,
-    double flops, char ch, int over)
-{
-	int x, y;
-
-	if (intensity <= 0 || flops <= 0)
-		return;
-	x = (int)lround((log10(intensity) - PLOT_X0) / (PLOT_X1 - PLOT_X0) *
-	    (PLOT_W - 1));
-	y = (int)lround((log10(flops) - PLOT_Y0) / (PLOT_Y1 - PLOT_Y0) *
-	    (PLOT_H - 1));
-	if (x < 0 || x >= PLOT_W || y < 0 || y >= PLOT_H)
-		return;
-	y = PLOT_H - 1 - y;
-	if (over || grid[y][x] == ' ')
-		grid[y][x] = ch;
-}
-
-static void
+/* The table's rows as the figure's points, each its table letter;
+ * torch's backends under the others, so that where two rows meet the
+ * kernel of this project is the letter shown. */
+static int
 roofline_plot(const struct roofline_figures *f)
 {
-	char grid[PLOT_H][PLOT_W + 1], axis[PLOT_W + 8];
-	static const char *const decades[] = { "0.1", "1", "10", "100",
-	    "1000", "10^4" };
-	int x, y, i, pass, at;
-	double in;
+	struct ui_roofline_point pt[ROOFLINE_MAX_ROWS];
+	struct ui_grid g = { 0 };
+	char err[128], line[4 * UI_ROOFLINE_W + 1];
+	int i;
 
-	for (y = 0; y < PLOT_H; y++) {
-		memset(grid[y], ' ', PLOT_W);
-		grid[y][PLOT_W] = '\0';
+	for (i = 0; i < f->n; i++) {
+		pt[i].intensity = (double)f->row[i].count.flops /
+		    (double)f->row[i].count.hbm_bytes;
+		pt[i].flops = f->row[i].achieved;
+		pt[i].letter = (char)(i < 26 ? 'A' + i : 'a' + i - 26);
+		pt[i].under = strncmp(roofline_kernels[f->row[i].kernel].name,
+		    "torch", 5) == 0;
 	}
-	/* The roofs first, the kernels over them. */
-	for (x = 0; x < PLOT_W * 4; x++) {
-		in = pow(10, PLOT_X0 + (PLOT_X1 - PLOT_X0) * x / (PLOT_W * 4 - 1.0));
-		roofline_plot_put(grid, in, roofline_roof(roofline_h200.tensor,
-		    roofline_h200.hbm, in), in < roofline_ridge(roofline_h200.tensor,
-		    roofline_h200.hbm) ? '/' : '=', 0);
-		roofline_plot_put(grid, in, roofline_roof(roofline_h200.fp32,
-		    roofline_h200.hbm, in), in < roofline_ridge(roofline_h200.fp32,
-		    roofline_h200.hbm) ? '/' : '-', 0);
-	}
-	/* torch's backends first, so that where two rows meet the
-	 * kernel of this project is the letter shown. */
-	for (pass = 0; pass < 2; pass++)
-		for (i = 0; i < f->n; i++) {
-			if ((strncmp(roofline_kernels[f->row[i].kernel].name,
-			    "torch", 5) != 0) != pass)
-				continue;
-			roofline_plot_put(grid, (double)f->row[i].count.flops /
-			    (double)f->row[i].count.hbm_bytes, f->row[i].achieved,
-			    (char)(i < 26 ? 'A' + i : 'a' + i - 26), 1);
-		}
-	printf("\nFLOP/s against FLOPs per HBM byte (both log); = the tensor "
-	    "roof, - fp32's,\n/ bandwidth's, a letter a row of the table:\n");
-	for (y = 0; y < PLOT_H; y++) {
-		const char *lab = "     ";
-
-		/* PLOT_H - 1 rows over four decades: a label every 3.5. */
-		if (y == 0)
-			lab = "1000T";
-		else if (y == 7)
-			lab = "  10T";
-		else if (y == PLOT_H - 1)
-			lab = " 0.1T";
-		printf("%s|%s\n", lab, grid[y]);
-	}
-	printf("     +");
-	for (x = 0; x < PLOT_W; x++)
-		putchar('-');
-	/* A decade every (PLOT_W - 1) / 5 columns, each label from its tick. */
-	memset(axis, ' ', sizeof axis - 1);
-	axis[sizeof axis - 1] = '\0';
-	for (i = 0; i < 6; i++) {
-		at = 5 + (int)lround(i * (PLOT_W - 1) / (PLOT_X1 - PLOT_X0));
-		if (i == 5)
-			at -= (int)strlen(decades[i]) - 1;
-		memcpy(axis + at, decades[i], strlen(decades[i]));
-	}
-	while (axis[strlen(axis) - 1] == ' ')
-		axis[strlen(axis) - 1] = '\0';
-	printf("\n%s\n", axis);
+	if (ui_grid_resize(&g, UI_ROOFLINE_W, UI_ROOFLINE_H, err,
+	    sizeof err) != 0)
+		return -1;
+	ui_roofline_draw(&g, 0, 0, &roofline_h200, pt, f->n);
+	putchar('\n');
+	for (i = 0; i < g.h; i++)
+		printf("%s\n", ui_grid_line(&g, i, line, sizeof line));
+	ui_grid_free(&g);
+	return 0;
 }
 
-static void
+static int
 roofline_print(struct roofline_figures *f)
 {
 	const struct roofline_machine *m = &roofline_h200;
@@ -440,7 +379,7 @@ roofline_print(struct roofline_figures *f)
 		printf("\nAbove the roof at their tile count (I tile x %.1f TB/s): "
 		    "%s.  Their repeated\nreads of K and V come from L2, not "
 		    "HBM.\n", m->hbm / 1e12, over);
-	roofline_plot(f);
+	return roofline_plot(f);
 }
 
 /* The live shape: fp16, d = 64, T = 4096, 16 heads (one batch entry of
@@ -627,7 +566,8 @@ cmd_roofline(int argc, char **argv)
 	}
 	if (live && roofline_live(err, sizeof err) != 0)
 		goto fail;
-	roofline_print(f);
+	if (roofline_print(f) != 0)
+		goto nomem;
 	rc = CMD_OK;
 	goto done;
 nomem:

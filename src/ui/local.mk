@@ -44,3 +44,6 @@ EXTRA_DIST += tests/view.test
 # The pipeline viewer (`flashstep pipeline --view`): no curses of its own.
 src_ui_libui_a_SOURCES += src/ui/ui_pipeline.c src/ui/ui_pipeline.h
 src_ui_libui_a_SOURCES += src/ui/ui_pipe.c src/ui/ui_fp8.c
+# The roofline figure (`bench --roofline` prints it, R shows it).
+src_ui_libui_a_SOURCES += src/ui/ui_roofline.c src/ui/ui_roofline.h
+src_ui_libui_a_SOURCES += src/ui/ui_roof.c

@@ -517,6 +517,7 @@ ui_settle(struct ui *ui)
 	ui->help = 0;
 	ui_pipe_close(ui);
 	ui_fp8_close(ui);
+	ui->roof = 0;
 	ui->form.open = 0;
 	ui->prompt.open = 0;
 }

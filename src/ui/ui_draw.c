@@ -100,6 +100,8 @@ ui_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 		ui_pipe_draw(ui, g);
 	else if (ui->fp8 != NULL)
 		ui_fp8_draw(ui, g);
+	else if (ui->roof)
+		ui_roof_draw(ui, g);
 	else {
 		ui_layout_draw(ui, g, r);
 		if (ui->help)

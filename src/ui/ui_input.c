@@ -50,6 +50,8 @@ ui_handle_key(struct ui *ui, const struct ui_key *k)
 		flags = ui_pipe_key(ui, k);
 	else if (ui->fp8 != NULL)
 		flags = ui_fp8_key(ui, k);
+	else if (ui->roof)
+		flags = ui_roof_key(ui, k);
 	else if (ui->form.open)
 		flags = ui_form_key(ui, k);
 	else if (ui->help)

@@ -183,6 +183,7 @@ struct ui {
 				 * the view (ui_pipe.c); NULL: closed */
 	struct ui_fp8 *fp8;	/* 8: fp8's quantization over the view
 				 * (ui_fp8.c); NULL: closed */
+	int roof;		/* R: the roofline over the view (ui_roof.c) */
 	int help;		/* the help screen is open */
 	int help_first;		/* its first line shown (it scrolls) */
 	int help_lines;		/* its lines, as last drawn */
@@ -259,6 +260,13 @@ int ui_fp8_open(struct ui *ui);
 int ui_fp8_key(struct ui *ui, const struct ui_key *k);
 void ui_fp8_draw(const struct ui *ui, struct ui_grid *g);
 void ui_fp8_close(struct ui *ui);
+
+/* ---- ui_roof.c: R, the H200's roofline with the problem on it -------- */
+
+int ui_roof_open(struct ui *ui);
+/* Its keys while open (q, Esc or R closes it); UI_HANDLED. */
+int ui_roof_key(struct ui *ui, const struct ui_key *k);
+void ui_roof_draw(const struct ui *ui, struct ui_grid *g);
 
 /* ---- ui_style.c: the locale's glyphs ---------------------------------- */
 

@@ -200,6 +200,14 @@ ui_keys_fp8(struct ui *ui, const struct ui_key *k)
 	return ui_fp8_open(ui);
 }
 
+/* R: the H200's roofline with this problem on it. */
+static int
+ui_keys_roof(struct ui *ui, const struct ui_key *k)
+{
+	(void)k;
+	return ui_roof_open(ui);
+}
+
 /* z: one pane of the segment's stack over the whole view, the next on
  * each press, then all of them again (a projector's big picture). */
 static int
@@ -291,6 +299,9 @@ const struct ui_keydef ui_keydefs[] = {
 	{ "8", "--dtype fp8: Q, K and V as stored, row by row (codes, scales, "
 	    "errors, the rotation's effect on the outlier); q returns",
 	    ui_keys_fp8, { '8' } },
+	{ "R", "the H200's roofline with this problem's head on it; q returns",
+	    ui_keys_roof,
+	    { 'R' } },
 	{ "z", "zoom: one pane of the stack over the whole view, the next on "
 	    "each press, then every pane again", ui_keys_zoom, { 'z' } },
 	{ "h", "hide / show the heatmap: the tables take its width",
