@@ -1036,9 +1036,9 @@ check_tensor(int kind)
 
 static const char *const check_tensor_name[3] = { "Q", "K", "V" };
 
-/* A block's events of the consumers, by block, row and begin. */
-static int
-check_row_cmp(const void *pa, const void *pb)
+/* Pointers to events, by block, row, begin and end (qsort). */
+int
+pipeline_event_row_cmp(const void *pa, const void *pb)
 {
 	const struct pipeline_event *a = *(const struct pipeline_event *const *)pa;
 	const struct pipeline_event *b = *(const struct pipeline_event *const *)pb;
@@ -1090,7 +1090,7 @@ check_turns(const struct pipeline_event *ev, size_t nev, int ncta,
 		if (ev[x].role >= PIPELINE_CONSUMER &&
 		    ev[x].role < PIPELINE_CONSUMER + consumers)
 			row[n++] = &ev[x];
-	qsort(row, n, sizeof *row, check_row_cmp);
+	qsort(row, n, sizeof *row, pipeline_event_row_cmp);
 	for (cta = 0; cta < ncta; cta++) {
 		double *const p = pass;
 

@@ -194,6 +194,9 @@ int pipeline_model(const struct pipeline_config *cfg,
 
 void pipeline_run_free(struct pipeline_run *run);
 
+/* qsort's order of pointers to events: block, row (role), begin, end. */
+int pipeline_event_row_cmp(const void *pa, const void *pb);
+
 /*
  * Checks the dependencies every schedule of this kernel must keep, on
  * events from the model or from a recording:

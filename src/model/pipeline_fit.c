@@ -75,22 +75,6 @@ fit_is_step(const struct pipeline_event *e, int consumers)
 	    e->role < PIPELINE_CONSUMER + consumers);
 }
 
-/* Events of one block's rows, by row and begin. */
-static int
-fit_row_cmp(const void *pa, const void *pb)
-{
-	const struct pipeline_event *a = *(const struct pipeline_event *const *)pa;
-	const struct pipeline_event *b = *(const struct pipeline_event *const *)pb;
-
-	if (a->cta != b->cta)
-		return a->cta < b->cta ? -1 : 1;
-	if (a->role != b->role)
-		return a->role < b->role ? -1 : 1;
-	if (a->begin != b->begin)
-		return a->begin < b->begin ? -1 : 1;
-	return a->end < b->end ? -1 : a->end > b->end;
-}
-
 /* pipeline_figures' softmax_overlap (with three consumers the overlaps
  * with the two others are added, at most the softmax's own span). */
 static double
@@ -264,7 +248,7 @@ pipeline_fit_costs(const struct pipeline_event *ev, size_t nev,
 	for (a = 0; a < nev; a++)
 		if (fit_is_step(&ev[a], cfg->consumers))
 			row[nrow++] = &ev[a];
-	qsort(row, nrow, sizeof *row, fit_row_cmp);
+	qsort(row, nrow, sizeof *row, pipeline_event_row_cmp);
 	for (a = n = 0; a + 1 < nrow; a++)
 		if (row[a + 1]->cta == row[a]->cta &&
 		    row[a + 1]->role == row[a]->role &&
