@@ -23,7 +23,8 @@ CORE_CHECKS = \
 	tests/check_split \
 	tests/check_trace \
 	tests/check_timeline \
-	tests/check_traffic
+	tests/check_traffic \
+	tests/check_varlen
 check_PROGRAMS += $(CORE_CHECKS)
 HARDEN_TESTS = tests/outfile.test tests/adversarial.test tests/install.test \
 	tests/bootstrap.test
@@ -49,6 +50,8 @@ tests_check_online_SOURCES = tests/check_online.c $(TESTUTIL)
 tests_check_online_LDADD = $(CHECK_LDADD)
 tests_check_mask_SOURCES = tests/check_mask.c $(TESTUTIL)
 tests_check_mask_LDADD = $(CHECK_LDADD)
+tests_check_varlen_SOURCES = tests/check_varlen.c $(TESTUTIL)
+tests_check_varlen_LDADD = $(CHECK_LDADD)
 tests_check_memory_SOURCES = tests/check_memory.c $(TESTUTIL)
 tests_check_memory_LDADD = $(CHECK_LDADD)
 tests_check_outfile_SOURCES = tests/check_outfile.c $(TESTUTIL)

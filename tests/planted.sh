@@ -157,6 +157,12 @@
 #       sed 's/x = lround((log10(intensity) - X0)/x = lround((intensity - X0)/'
 #       the intensity axis is linear: 10 FLOPs a byte falls off the plot
 #       -> tests/check_ui:test_roofline_figure
+#   tile crosses a sequence  a packed batch's tiles never hold keys of
+#                       two sequences: each runs as itself (check_varlen)
+#       src/model/problem.c
+#       sed 's/^\tout->tk = p->cu_k\[b + 1\] - k0;$/\tout->tk = p->cu_k[p->nseq] - k0;/'
+#       each sequence's keys run on to the batch's end
+#       -> tests/check_varlen:test_packed_equals_alone
 #
 # A plant names check programs (run as they are) or shell tests
 # (tests/NAME.test, run with the flashstep binary as make check runs
@@ -183,7 +189,7 @@ trap 'exit 143' TERM
 # tree as it is must pass them all.
 ALL_TESTS="tests/check_sim tests/check_backward tests/check_split tests/check_mask tests/check_dropout
     tests/check_outfile tests/check_ui tests/check_options tests/outfile.test
-    tests/check_lesson tests/check_fp8"
+    tests/check_lesson tests/check_fp8 tests/check_varlen"
 
 # What make must build for a test: a check program is itself; a shell
 # test needs the binary.
@@ -378,6 +384,9 @@ plant "e4m3 ties up" src/model/fp8_rule.h \
 plant "roofline not log" src/ui/ui_roofline.c \
     's/x = lround((log10(intensity) - X0)/x = lround((intensity - X0)/' \
     tests/check_ui:test_roofline_figure
+plant "tile crosses a sequence" src/model/problem.c \
+    's/^\tout->tk = p->cu_k\[b + 1\] - k0;$/\tout->tk = p->cu_k[p->nseq] - k0;/' \
+    tests/check_varlen:test_packed_equals_alone
 
 nplants=$(($(wc -l <"$work/verdicts") - 1))
 echo "planted: $(($(date +%s) - start)) s after the base build"

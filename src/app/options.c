@@ -369,6 +369,56 @@ set_dropout_offset(void *ctx, const char *v, char *err, size_t errlen)
 	    &o->spec.dropout_offset, err, errlen);
 }
 
+/* A packed batch's lengths: their form here, the rest (counts that
+ * agree, what a packed batch does not take) in problem_build. */
+static int
+set_seqlens_one(const char *name, const char *v, const char **out, char *err,
+    size_t errlen)
+{
+	int n;
+
+	if (problem_seqlens(v, name, NULL, 0, &n, err, errlen) != 0)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int
+set_seqlens(void *ctx, const char *v, char *err, size_t errlen)
+{
+	struct options *o = ctx;
+
+	if (options_given(o, "seqlens-q") || options_given(o, "seqlens-k"))
+		return util_error(err, errlen, "--seqlens gives the lengths of Q "
+		    "and K both: not with --seqlens-q or --seqlens-k");
+	if (set_seqlens_one("seqlens", v, &o->spec.seqlens_q, err, errlen) != 0)
+		return -1;
+	o->spec.seqlens_k = v;
+	return 0;
+}
+
+static int
+set_seqlens_q(void *ctx, const char *v, char *err, size_t errlen)
+{
+	struct options *o = ctx;
+
+	if (options_given(o, "seqlens"))
+		return util_error(err, errlen, "--seqlens-q: --seqlens already "
+		    "gives the lengths of Q and K");
+	return set_seqlens_one("seqlens-q", v, &o->spec.seqlens_q, err, errlen);
+}
+
+static int
+set_seqlens_k(void *ctx, const char *v, char *err, size_t errlen)
+{
+	struct options *o = ctx;
+
+	if (options_given(o, "seqlens"))
+		return util_error(err, errlen, "--seqlens-k: --seqlens already "
+		    "gives the lengths of Q and K");
+	return set_seqlens_one("seqlens-k", v, &o->spec.seqlens_k, err, errlen);
+}
+
 /* The list is read again by problem_build, against --heads. */
 static int
 set_alibi_slopes(void *ctx, const char *v, char *err, size_t errlen)
@@ -531,6 +581,12 @@ static const struct options_entry problem_entries[] = {
 	{ "tk", "N", "keys Tk (default Tq)", set_tk },
 	{ "d", "N", "width of Q and K (default 4)", set_d },
 	{ "dv", "N", "width of V and O (default d)", set_dv },
+	{ "seqlens", "A,B,..", "a packed batch: sequences of these lengths "
+	    "(Q and K), end to end", set_seqlens },
+	{ "seqlens-q", "A,B,..", "a packed batch's query lengths (with "
+	    "--seqlens-k)", set_seqlens_q },
+	{ "seqlens-k", "A,B,..", "a packed batch's key lengths, one per "
+	    "query length", set_seqlens_k },
 	{ "br", "N", "query rows per tile Br (default 4)", set_br },
 	{ "bc", "N", "keys per tile Bc (default 4)", set_bc },
 	{ "order", "fa1|fa2", "loop order (default fa2)", set_order },

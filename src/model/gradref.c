@@ -133,6 +133,9 @@ int
 gradref_gradients(const struct problem *p, const float *dout, double *dq,
     double *dk, double *dv, double *ds, char *err, size_t errlen)
 {
+	if (problem_refuse_packed(p, "the double gradients over all its rows",
+	    err, errlen) != 0)
+		return -1;
 	return gradref_sums(p, dout, 0, dq, dk, dv, ds, err, errlen);
 }
 

@@ -26,6 +26,7 @@ src_model_libmodel_a_SOURCES = \
 	src/model/heatmap.c src/model/heatmap.h \
 	src/model/backward.c src/model/backward.h \
 	src/model/gradref.c src/model/gradref.h \
+	src/model/varlen.c src/model/varlen.h \
 	src/model/timeline.c src/model/timeline.h \
 	src/model/memory.c src/model/memory.h \
 	src/model/pipeline.c src/model/pipeline.h \

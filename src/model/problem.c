@@ -47,6 +47,8 @@ problem_free(struct problem *p)
 	free(p->kt);
 	fp8_free(p->fp8);
 	free(p->alibi);
+	free(p->cu_q);
+	free(p->cu_k);
 	memset(p, 0, sizeof *p);
 }
 
@@ -228,6 +230,140 @@ problem_head(const struct problem *p, int h, struct problem *out)
 	out->v = p->v + (size_t)g * p->tk * p->dv;
 	out->alibi = p->alibi != NULL ? p->alibi + h : NULL;
 	out->head0 = p->head0 + h;
+}
+
+void
+problem_seq(const struct problem *p, int b, struct problem *out)
+{
+	int q0 = p->cu_q[b], k0 = p->cu_k[b];
+
+	*out = *p;
+	out->nseq = 0;
+	out->cu_q = out->cu_k = NULL;
+	out->tq = p->cu_q[b + 1] - q0;
+	out->tk = p->cu_k[b + 1] - k0;
+	out->q = p->q + (size_t)q0 * p->d;
+	out->k = p->k + (size_t)k0 * p->d;
+	/* K^T of a packed batch is laid out sequence by sequence: (d, Tk_b)
+	 * blocks, one after another (problem_build). */
+	out->kt = p->kt != NULL ? p->kt + (size_t)k0 * p->d : NULL;
+	out->v = p->v + (size_t)k0 * p->dv;
+}
+
+int
+problem_refuse_packed(const struct problem *p, const char *what, char *err,
+    size_t errlen)
+{
+	if (p->nseq == 0)
+		return 0;
+	return util_error(err, errlen, "--seqlens: %s does not take a packed "
+	    "batch (its %d sequences run one by one: `run` and the simulator's "
+	    "forward and backward do)", what, p->nseq);
+}
+
+int
+problem_seqlens(const char *text, const char *name, int *out, int max,
+    int *n, char *err, size_t errlen)
+{
+	const char *at = text;
+	char *end;
+	long x;
+
+	*n = 0;
+	for (;;) {
+		errno = 0;
+		x = strtol(at, &end, 10);
+		/* strtol skips blanks and takes a sign: a length is digits
+		 * only, from its first character to the comma. */
+		if (end == at || !isdigit((unsigned char)*at) || errno != 0 ||
+		    (*end != ',' && *end != '\0'))
+			return util_error(err, errlen, "--%s: length %d of '%s' is "
+			    "not a whole number", name, *n + 1, text);
+		if (x < 1 || x > INT_MAX)
+			return util_error(err, errlen, "--%s: length %d (%ld) must be "
+			    "from 1 to %d (an empty sequence is left out of the "
+			    "batch, not packed)", name, *n + 1, x, INT_MAX);
+		if (out != NULL && *n < max)
+			out[*n] = (int)x;
+		(*n)++;
+		if (*end == '\0')
+			return 0;
+		at = end + 1;
+	}
+}
+
+/*
+ * The offsets of a packed batch (spec->seqlens_q, seqlens_k) into p, and
+ * its totals into *tq, *tk; what the model does not run packed is
+ * refused by name.  Returns 0 (also when not packed: p->nseq stays 0).
+ */
+static int
+pack_seqlens(const struct problem_spec *spec, int *tq, int *tk, char *err,
+    size_t errlen, struct problem *p)
+{
+	int nq, nk, b, *lq = NULL, *lk = NULL;
+	long long sq = 0, sk = 0;
+
+	if (spec->seqlens_q == NULL && spec->seqlens_k == NULL)
+		return 0;
+	if (spec->seqlens_q == NULL || spec->seqlens_k == NULL)
+		return util_error(err, errlen, "--seqlens-q and --seqlens-k go "
+		    "together (or --seqlens for both)");
+	if (problem_seqlens(spec->seqlens_q, "seqlens-q", NULL, 0, &nq, err,
+	    errlen) != 0 || problem_seqlens(spec->seqlens_k, "seqlens-k", NULL,
+	    0, &nk, err, errlen) != 0)
+		return -1;
+	if (nq != nk)
+		return util_error(err, errlen, "--seqlens-q has %d length%s but "
+		    "--seqlens-k has %d: one pair a sequence", nq, nq == 1 ? "" : "s",
+		    nk);
+	if (spec->tq != 0 || spec->tk != 0)
+		return util_error(err, errlen, "--seqlens sets Tq and Tk (their "
+		    "sums); drop --%s", spec->tq != 0 ? "tq" : "tk");
+	if ((spec->heads > 1 || spec->kv_heads > 1))
+		return util_error(err, errlen, "--seqlens: a packed batch of "
+		    "several heads is not modelled (drop --heads and --kv-heads)");
+	if (given(&spec->s))
+		return util_error(err, errlen, "--seqlens: a packed batch of "
+		    "scores is not modelled (drop --scores)");
+	if (spec->dtype == DTYPE_FP8)
+		return util_error(err, errlen, "--seqlens: fp8's scale blocks "
+		    "would cross sequences; not modelled (drop --dtype fp8)");
+	if (spec->dropout_set && spec->dropout > 0)
+		return util_error(err, errlen, "--seqlens: dropout's counter in a "
+		    "packed batch is not modelled (drop --dropout)");
+	lq = util_calloc((size_t)nq, sizeof *lq, "--seqlens-q", err, errlen);
+	lk = util_calloc((size_t)nk, sizeof *lk, "--seqlens-k", err, errlen);
+	p->cu_q = util_calloc((size_t)nq + 1, sizeof *p->cu_q, "cu_seqlens_q",
+	    err, errlen);
+	p->cu_k = util_calloc((size_t)nk + 1, sizeof *p->cu_k, "cu_seqlens_k",
+	    err, errlen);
+	if (lq == NULL || lk == NULL || p->cu_q == NULL || p->cu_k == NULL)
+		goto fail;
+	problem_seqlens(spec->seqlens_q, "seqlens-q", lq, nq, &nq, err, errlen);
+	problem_seqlens(spec->seqlens_k, "seqlens-k", lk, nk, &nk, err, errlen);
+	for (b = 0; b < nq; b++) {
+		sq += lq[b];
+		sk += lk[b];
+		if (sq > INT_MAX || sk > INT_MAX) {
+			util_error(err, errlen, "--seqlens: the %s add up to more "
+			    "than %d rows", sq > INT_MAX ? "query lengths" :
+			    "key lengths", INT_MAX);
+			goto fail;
+		}
+		p->cu_q[b + 1] = (int)sq;
+		p->cu_k[b + 1] = (int)sk;
+	}
+	p->nseq = nq;
+	*tq = (int)sq;
+	*tk = (int)sk;
+	free(lq);
+	free(lk);
+	return 0;
+fail:
+	free(lq);
+	free(lk);
+	return -1;
 }
 
 int
@@ -436,6 +572,8 @@ problem_build(const struct problem_spec *spec, struct problem *p, char *err,
 	struct loaded q, k, v, s;
 	struct memory_job job;
 	struct problem one;
+	struct problem_spec packed_spec;
+	struct { int tq, tk; } packed = { 0, 0 };
 	int files = 0, i, c, g, h, heads, kv_heads;
 
 	memset(p, 0, sizeof *p);
@@ -457,6 +595,17 @@ problem_build(const struct problem_spec *spec, struct problem *p, char *err,
 		    "(each K/V head serves H/G query heads)", kv_heads, heads);
 	if (check_mask(spec, heads, err, errlen) != 0)
 		return -1;
+	/* A packed batch is its sums of rows from here on. */
+	if (pack_seqlens(spec, &packed.tq, &packed.tk, err, errlen, p) != 0) {
+		problem_free(p);
+		return -1;
+	}
+	if (p->nseq > 0) {
+		packed_spec = *spec;
+		packed_spec.tq = packed.tq;
+		packed_spec.tk = packed.tk;
+		spec = &packed_spec;
+	}
 	if (spec->scale_set && !(isfinite(spec->scale) && spec->scale > 0 &&
 	    spec->scale <= FLT_MAX && (float)spec->scale > 0.0f))
 		return util_error(err, errlen, "--scale must be a positive number "
@@ -640,15 +789,28 @@ problem_build(const struct problem_spec *spec, struct problem *p, char *err,
 		    err, errlen);
 		if (p->kt == NULL)
 			goto fail;
-		for (g = 0; g < kv_heads; g++)
+		for (g = 0; g < (p->nseq > 0 ? 0 : kv_heads); g++)
 			for (c = 0; c < p->tk; c++)
 				for (i = 0; i < p->d; i++)
 					p->kt[g * nk + (size_t)i * p->tk + c] =
 					    p->k[g * nk + (size_t)c * p->d + i];
+		/* A packed batch's K^T: (d, Tk_b) a sequence (problem_seq). */
+		for (h = 0; h < p->nseq; h++) {
+			int k0 = p->cu_k[h], n = p->cu_k[h + 1] - k0;
+
+			for (c = 0; c < n; c++)
+				for (i = 0; i < p->d; i++)
+					p->kt[(size_t)k0 * p->d + (size_t)i * n + c] =
+					    p->k[(size_t)(k0 + c) * p->d + i];
+		}
 	}
-	/* Scores and sums that overflow float32, head by head. */
-	for (h = 0; h < heads; h++) {
-		problem_head(p, h, &one);
+	/* Scores and sums that overflow float32, head by head (a packed
+	 * batch: sequence by sequence). */
+	for (h = 0; h < (p->nseq > 0 ? p->nseq : heads); h++) {
+		if (p->nseq > 0)
+			problem_seq(p, h, &one);
+		else
+			problem_head(p, h, &one);
 		if ((!p->scores_mode && check_score_range(&one, err, errlen) != 0) ||
 		    check_value_range(&one, v.name != NULL ? v.name : "V", err,
 		    errlen) != 0)

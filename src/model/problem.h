@@ -25,6 +25,15 @@
  * h / (H/G).  Q is then (H Tq, d) and K, V are (G Tk, d), (G Tk, dv),
  * head after head; O is (H Tq, dv) and lse (H Tq).  Tq and Tk stay the
  * sizes of one head; a mask position is a row within its head.
+ *
+ * A packed batch (--seqlens, flash-attention's varlen: cu_seqlens) lays
+ * nseq sequences end to end in one Q (sum Tq_b, d), K and V (sum Tk_b):
+ * tq and tk are the totals, cu_q and cu_k the nseq + 1 offsets.  It is a
+ * layout, not a mask: each sequence is its own problem (problem_seq, a
+ * view of the shared storage) with its own Tq_b and Tk_b, so the masks
+ * align bottom-right within it and no tile crosses a boundary.  The
+ * packed problem itself is never run whole (schedule_init_split and
+ * reference_attention refuse it): varlen.h runs it sequence by sequence.
  */
 #ifndef FLASHSTEP_PROBLEM_H
 #define FLASHSTEP_PROBLEM_H
@@ -80,6 +89,9 @@ struct problem_spec {
 	struct fp8_spec fp8;	/* --dtype fp8's blocks, rotation, bug mode */
 	struct problem_source q, k, v, s;
 	struct problem_source dout;	/* the backward's dO (problem_grad_output) */
+	const char *seqlens_q, *seqlens_k;	/* --seqlens(-q/-k) "A,B,..":
+				 * a packed batch (problem_seqlens reads
+				 * them), or NULL */
 };
 
 struct problem {
@@ -104,6 +116,8 @@ struct problem {
 	float *kt;		/* K transposed (d, Tk) per K/V head: the simulator's loops */
 	char source[96];	/* where the inputs came from, for display */
 	int heads, kv_heads;	/* H query heads sharing G K/V heads (1, 1) */
+	int nseq;		/* sequences of a packed batch; 0: not packed */
+	int *cu_q, *cu_k;	/* nseq + 1 row offsets (cu_seqlens), or NULL */
 };
 
 /* The built-in example: Tq = Tk = 16, d = 4, Br = Bc = 4, ramp, seed 1. */
@@ -192,5 +206,26 @@ problem_beyond_causal(const struct problem *p)
  * kv_heads = 1.  The arrays are borrowed from p: never problem_free() the result.
  */
 void problem_head(const struct problem *p, int h, struct problem *out);
+
+/*
+ * Reads a list of sequence lengths "a,b,..." for option `name` (whole
+ * numbers from 1 to INT_MAX, comma separated, nothing else): *n gets the
+ * count and out (when not NULL) the first max of them.  Returns 0, or -1
+ * with one line in err naming the option and the length at fault.
+ */
+int problem_seqlens(const char *text, const char *name, int *out, int max,
+    int *n, char *err, size_t errlen);
+
+/*
+ * Sequence b (0 <= b < nseq) of packed batch p as a problem of its own:
+ * its Tq_b rows of Q, Tk_b keys of K, K^T and V, nseq = 0.  The arrays
+ * are borrowed from p: never problem_free() the result.
+ */
+void problem_seq(const struct problem *p, int b, struct problem *out);
+
+/* -1 with one line in err when p is a packed batch, which `what` does not
+ * run whole (it runs sequence by sequence: varlen.h); else 0. */
+int problem_refuse_packed(const struct problem *p, const char *what,
+    char *err, size_t errlen);
 
 #endif

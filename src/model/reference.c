@@ -152,6 +152,10 @@ reference_rows(const struct problem *p, const int *rows, int nrows,
 	double *scratch;
 	int t;
 
+	if (problem_refuse_packed(p, "the double reference over all its rows",
+	    err, errlen) != 0)
+		return -1;
+
 	if (threads <= 0)
 		threads = reference_threads();
 	if (threads > REFERENCE_MAX_THREADS)

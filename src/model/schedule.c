@@ -57,6 +57,11 @@ schedule_init_split(struct schedule *s, const struct problem *p,
 	memset(s, 0, sizeof *s);
 	if (sp == NULL)
 		sp = &none;
+	/* Tiles of a packed batch never cross a sequence: it is scheduled
+	 * one sequence at a time (problem_seq), never whole. */
+	if (problem_refuse_packed(p, "a schedule over all its rows", err,
+	    errlen) != 0)
+		return -1;
 	if (t->br <= 0 || t->bc <= 0)
 		return util_error(err, errlen, "tile sizes must be positive "
 		    "(Br=%d, Bc=%d)", t->br, t->bc);

@@ -1,0 +1,384 @@
+/*
+ * check_varlen.c - packed batches (--seqlens: problem.h's nseq, varlen.h):
+ * the packed forward equals each sequence run alone bit for bit, it and
+ * the double reference agree, so do the backward and the double
+ * gradients, a packed batch does no work across sequences (its counters
+ * are its sequences' sums, less than one problem over all the rows), and
+ * what is not modelled is refused by name.
+ */
+#include "config.h"
+
+#include "testutil.h"
+#include "model/backward.h"
+#include "model/gradref.h"
+#include "model/reference.h"
+#include "model/sim.h"
+#include "model/varlen.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The masks each case runs under. */
+enum { M_NONE, M_CAUSAL, M_WINDOW, M_SOFTCAP, M_ALIBI, NMASK };
+
+static void
+spec_mask(struct problem_spec *spec, int mask)
+{
+	switch (mask) {
+	case M_CAUSAL:
+		spec->causal = 1;
+		break;
+	case M_WINDOW:
+		spec->window_set = 1;
+		spec->window_left = 2;
+		spec->window_right = 1;
+		break;
+	case M_SOFTCAP:
+		spec->softcap_set = 1;
+		spec->softcap = 2.5;
+		break;
+	case M_ALIBI:
+		spec->alibi_set = 1;
+		spec->alibi = 0.25;
+		break;
+	}
+}
+
+static void
+build_packed(const char *lq, const char *lk, int mask, struct problem *p)
+{
+	struct problem_spec spec;
+	char err[256];
+
+	problem_spec_init(&spec);
+	spec.seqlens_q = lq;
+	spec.seqlens_k = lk;
+	spec.d = 5;
+	spec.dv = 3;
+	spec.input = INPUTS_NORMAL;
+	spec.seed = 7;
+	spec_mask(&spec, mask);
+	ck_assert_msg(problem_build(&spec, p, err, sizeof err) == 0, "%s", err);
+}
+
+/* Sequence b of p as a problem of its own: its numbers copied into
+ * inline inputs, not a view of the packed storage. */
+static void
+build_alone(const struct problem *p, int b, int mask, struct problem *out)
+{
+	struct problem_spec spec;
+	struct problem one;
+	char err[256];
+
+	problem_seq(p, b, &one);
+	problem_spec_init(&spec);
+	spec.q.data = one.q;
+	spec.q.rows = one.tq;
+	spec.q.cols = p->d;
+	spec.k.data = one.k;
+	spec.k.rows = one.tk;
+	spec.k.cols = p->d;
+	spec.v.data = one.v;
+	spec.v.rows = one.tk;
+	spec.v.cols = p->dv;
+	spec_mask(&spec, mask);
+	ck_assert_msg(problem_build(&spec, out, err, sizeof err) == 0, "%s", err);
+	ck_assert_int_eq(out->nseq, 0);
+}
+
+static const char *const cases[][2] = {
+	{ "5,17,3", "5,17,3" },
+	{ "5,17,3", "9,4,3" },	/* Tq_b > Tk_b and < Tk_b */
+	{ "1,8,13,2", "6,8,1,11" },
+};
+#define NCASES (int)(sizeof cases / sizeof cases[0])
+
+static const struct tiling tilings[] = {
+	{ 4, 4, ORDER_FA2 }, { 3, 5, ORDER_FA2 }, { 4, 4, ORDER_FA1 },
+	{ 64, 64, ORDER_FA2 },
+};
+#define NTILINGS (int)(sizeof tilings / sizeof tilings[0])
+
+START_TEST(test_packed_equals_alone)
+{
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
+	struct problem p, alone, one;
+	float *o, *lse, *oa, *la;
+	char err[256];
+	int c, m, t, b;
+
+	for (c = 0; c < NCASES; c++)
+		for (m = 0; m < NMASK; m++) {
+			build_packed(cases[c][0], cases[c][1], m, &p);
+			o = malloc((size_t)p.tq * p.dv * sizeof *o);
+			lse = malloc((size_t)p.tq * sizeof *lse);
+			ck_assert(o != NULL && lse != NULL);
+			for (t = 0; t < NTILINGS; t++) {
+				ck_assert_msg(varlen_forward(&p, &tilings[t], &rule, o,
+				    lse, NULL, NULL, err, sizeof err) == 0, "%s", err);
+				for (b = 0; b < p.nseq; b++) {
+					build_alone(&p, b, m, &alone);
+					tu_run(&alone, &tilings[t], &rule, &oa, &la);
+					ck_assert_msg(memcmp(oa, o + (size_t)p.cu_q[b] * p.dv,
+					    (size_t)alone.tq * alone.dv * sizeof *oa) == 0 &&
+					    memcmp(la, lse + p.cu_q[b], (size_t)alone.tq *
+					    sizeof *la) == 0, "case %d mask %d tiling %d: "
+					    "sequence %d differs from itself run alone", c, m,
+					    t, b);
+					/* And both are right: the double reference. */
+					problem_seq(&p, b, &one);
+					ck_assert_msg(tu_rel_error(&one, o + (size_t)p.cu_q[b] *
+					    p.dv) < 1e-5, "case %d mask %d sequence %d: O "
+					    "against the double reference", c, m, b);
+					free(oa);
+					free(la);
+					problem_free(&alone);
+				}
+			}
+			free(o);
+			free(lse);
+			problem_free(&p);
+		}
+}
+END_TEST
+
+/* varlen_reference is each sequence's reference at its offsets, and a
+ * packed batch is not one problem over all its rows. */
+START_TEST(test_reference_per_sequence)
+{
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
+	struct problem p, whole;
+	double *ro, *rl, *wo, *wl;
+	float *o;
+	char err[256];
+	double worst = 0, cross = 0;
+	long e;
+
+	build_packed("5,17,3", "9,4,3", M_CAUSAL, &p);
+	ro = malloc((size_t)p.tq * p.dv * sizeof *ro);
+	rl = malloc((size_t)p.tq * sizeof *rl);
+	wo = malloc((size_t)p.tq * p.dv * sizeof *wo);
+	wl = malloc((size_t)p.tq * sizeof *wl);
+	o = malloc((size_t)p.tq * p.dv * sizeof *o);
+	ck_assert(ro && rl && wo && wl && o);
+	ck_assert_msg(varlen_reference(&p, ro, rl, err, sizeof err) == 0, "%s",
+	    err);
+	ck_assert_int_eq(varlen_forward(&p, &tilings[1], &rule, o, NULL, NULL,
+	    NULL, err, sizeof err), 0);
+	whole = p;
+	whole.nseq = 0;		/* the same storage as one problem */
+	whole.kt = NULL;
+	ck_assert_msg(reference_attention(&whole, wo, wl, err, sizeof err) == 0,
+	    "%s", err);
+	for (e = 0; e < (long)p.tq * p.dv; e++) {
+		worst = fmax(worst, fabs(o[e] - ro[e]));
+		cross = fmax(cross, fabs(wo[e] - ro[e]));
+	}
+	ck_assert_msg(worst < 1e-5, "packed O against the per-sequence "
+	    "reference: %g", worst);
+	ck_assert_msg(cross > 1e-2, "one attention over all the rows should "
+	    "differ from the packed batch (it mixes sequences): %g", cross);
+	free(ro);
+	free(rl);
+	free(wo);
+	free(wl);
+	free(o);
+	problem_free(&p);
+}
+END_TEST
+
+static double
+max_rel(const float *g, const double *r, long n)
+{
+	double err = 0, mag = 0;
+	long e;
+
+	for (e = 0; e < n; e++) {
+		err = fmax(err, fabs(g[e] - r[e]));
+		mag = fmax(mag, fabs(r[e]));
+	}
+	return mag > 0 ? err / mag : err;
+}
+
+START_TEST(test_backward)
+{
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
+	struct backward_grads g;
+	struct problem_spec spec;
+	struct problem p;
+	float *dout;
+	double *dq, *dk, *dv;
+	char err[256];
+	int m, t;
+
+	for (m = 0; m < NMASK; m++) {
+		build_packed("5,17,3", "9,4,3", m, &p);
+		problem_spec_init(&spec);
+		spec.seed = 3;
+		ck_assert_msg(problem_grad_output(&spec, &p, &dout, err, sizeof err)
+		    == 0, "%s", err);
+		g.dq = calloc((size_t)p.tq * p.d, sizeof(float));
+		g.dk = calloc((size_t)p.tk * p.d, sizeof(float));
+		g.dv = calloc((size_t)p.tk * p.dv, sizeof(float));
+		g.ds = NULL;
+		dq = calloc((size_t)p.tq * p.d, sizeof *dq);
+		dk = calloc((size_t)p.tk * p.d, sizeof *dk);
+		dv = calloc((size_t)p.tk * p.dv, sizeof *dv);
+		ck_assert(g.dq && g.dk && g.dv && dq && dk && dv);
+		ck_assert_msg(varlen_gradref(&p, dout, dq, dk, dv, err, sizeof err)
+		    == 0, "%s", err);
+		for (t = 0; t < 2; t++) {
+			ck_assert_msg(varlen_backward(&p, &tilings[t], &rule, dout,
+			    BWD_BUG_NONE, &g, NULL, err, sizeof err) == 0, "%s", err);
+			ck_assert_msg(max_rel(g.dq, dq, (long)p.tq * p.d) < 1e-4 &&
+			    max_rel(g.dk, dk, (long)p.tk * p.d) < 1e-4 &&
+			    max_rel(g.dv, dv, (long)p.tk * p.dv) < 1e-4,
+			    "mask %d tiling %d: gradients against the double "
+			    "gradients: dQ %g dK %g dV %g", m, t,
+			    max_rel(g.dq, dq, (long)p.tq * p.d),
+			    max_rel(g.dk, dk, (long)p.tk * p.d),
+			    max_rel(g.dv, dv, (long)p.tk * p.dv));
+		}
+		free(g.dq);
+		free(g.dk);
+		free(g.dv);
+		free(dq);
+		free(dk);
+		free(dv);
+		free(dout);
+		problem_free(&p);
+	}
+}
+END_TEST
+
+/* No work across sequences: the packed batch's FLOPs and tiles are its
+ * sequences' sums, each sequence's tiles those of its own (ragged)
+ * grid, and fewer than one problem over all the rows would do. */
+START_TEST(test_counters)
+{
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
+	const struct tiling *t = &tilings[1];	/* 3 x 5: ragged */
+	struct varlen_counts vc;
+	struct problem p, alone, whole;
+	struct schedule s;
+	struct sim *sim;
+	uint64_t flops = 0, hbm = 0;
+	long tiles[3], grid = 0;
+	char err[256];
+	int b, tq, tk;
+
+	build_packed("5,17,3", "9,4,3", M_NONE, &p);
+	ck_assert_int_eq(varlen_forward(&p, t, &rule, NULL, NULL, &vc, tiles,
+	    err, sizeof err), 0);
+	for (b = 0; b < p.nseq; b++) {
+		tq = p.cu_q[b + 1] - p.cu_q[b];
+		tk = p.cu_k[b + 1] - p.cu_k[b];
+		ck_assert_int_eq(tiles[b], (long)((tq + t->br - 1) / t->br) *
+		    ((tk + t->bc - 1) / t->bc));
+		grid += tiles[b];
+		build_alone(&p, b, M_NONE, &alone);
+		sim = sim_new(&alone, t, &rule, err, sizeof err);
+		ck_assert_msg(sim != NULL, "%s", err);
+		flops += sim_traffic(sim)->total.flops;
+		hbm += sim_traffic(sim)->total.hbm_read +
+		    sim_traffic(sim)->total.hbm_write;
+		/* Every entry of each sequence's S, two products each. */
+		ck_assert_uint_eq(sim_traffic(sim)->total.flops,
+		    (uint64_t)2 * tq * tk * (p.d + p.dv));
+		sim_free(sim);
+		problem_free(&alone);
+	}
+	ck_assert_int_eq(vc.tiles, grid);
+	ck_assert_uint_eq(vc.total.flops, flops);
+	ck_assert_uint_eq(vc.total.hbm_read + vc.total.hbm_write, hbm);
+	/* One problem over the same rows would do the cross terms too. */
+	whole = p;
+	whole.nseq = 0;
+	ck_assert_int_eq(schedule_init(&s, &whole, t, err, sizeof err), 0);
+	ck_assert_int_gt(s.nsteps, vc.tiles);
+	schedule_free(&s);
+	ck_assert_uint_lt(vc.total.flops, (uint64_t)2 * p.tq * p.tk *
+	    (p.d + p.dv));
+	problem_free(&p);
+}
+END_TEST
+
+static void
+refused(const char *lq, const char *lk, void (*more)(struct problem_spec *),
+    const char *want)
+{
+	struct problem_spec spec;
+	struct problem p;
+	char err[256] = "";
+
+	problem_spec_init(&spec);
+	spec.seqlens_q = lq;
+	spec.seqlens_k = lk;
+	if (more != NULL)
+		more(&spec);
+	ck_assert_int_eq(problem_build(&spec, &p, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, want) != NULL, "'%s' lacks '%s'", err, want);
+	ck_assert(strchr(err, '\n') == NULL);
+}
+
+static void with_tq(struct problem_spec *s) { s->tq = 4; }
+static void with_heads(struct problem_spec *s) { s->heads = s->kv_heads = 2; }
+static void with_fp8(struct problem_spec *s) { s->dtype = DTYPE_FP8; }
+static void
+with_dropout(struct problem_spec *s)
+{
+	s->dropout_set = 1;
+	s->dropout = 0.1;
+}
+
+START_TEST(test_refusals)
+{
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
+	struct problem p;
+	struct schedule s;
+	double o[64], l[64];
+	char err[256];
+
+	refused("", "", NULL, "not a whole number");
+	refused("3,,4", "3,4,4", NULL, "length 2");
+	refused("3,0", "3,1", NULL, "from 1");
+	refused("3,1", "3,0", NULL, "seqlens-k");
+	refused("3,x", "3,4", NULL, "not a whole number");
+	refused("3,-4", "3,4", NULL, "not a whole number");
+	refused(" 3", "3", NULL, "not a whole number");
+	refused("3,4", "3", NULL, "has 2 lengths but --seqlens-k has 1");
+	refused("3,4", NULL, NULL, "go together");
+	refused("3,4", "3,4", with_tq, "drop --tq");
+	refused("3,4", "3,4", with_heads, "--heads");
+	refused("3,4", "3,4", with_fp8, "fp8");
+	refused("3,4", "3,4", with_dropout, "--dropout");
+	refused("2147483647,1", "1,1", NULL, "add up");
+
+	/* The packed problem itself never runs whole. */
+	build_packed("3,4", "5,2", M_NONE, &p);
+	ck_assert_int_eq(schedule_init(&s, &p, &tilings[0], err, sizeof err), -1);
+	ck_assert(strstr(err, "--seqlens") != NULL);
+	ck_assert(sim_new(&p, &tilings[0], &rule, err, sizeof err) == NULL);
+	ck_assert_int_eq(reference_attention(&p, o, l, err, sizeof err), -1);
+	ck_assert(strstr(err, "--seqlens") != NULL);
+	problem_free(&p);
+}
+END_TEST
+
+Suite *
+test_suite(void)
+{
+	Suite *s = suite_create("varlen");
+	TCase *tc = tcase_create("core");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_packed_equals_alone);
+	tcase_add_test(tc, test_reference_per_sequence);
+	tcase_add_test(tc, test_backward);
+	tcase_add_test(tc, test_counters);
+	tcase_add_test(tc, test_refusals);
+	suite_add_tcase(s, tc);
+	return s;
+}
