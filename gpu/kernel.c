@@ -460,6 +460,9 @@ gpu_takes(const struct gpu_kernel *k, unsigned caps, const struct problem *p,
 	char what[96], takes[256];
 	struct tiling own;
 
+	/* Before any device is probed: no kernel takes cu_seqlens. */
+	if (p->nseq > 0)
+		return util_error(err, errlen, GPU_NO_VARLEN_KERNEL, k->name);
 	if (gpu_built() && gpu_kernel_absent(k, err, errlen) != 0)
 		return -1;
 	if (p->scores_mode && !(caps & GPU_CAP_SCORES))
@@ -602,6 +605,8 @@ gpu_backward_check(const struct gpu_kernel *k, const struct problem *p,
 	const struct gpu_backward *b = k->backward;
 	char what[96], takes[256];
 
+	if (p->nseq > 0)
+		return util_error(err, errlen, GPU_NO_VARLEN_KERNEL, k->name);
 	if (b == NULL) {
 		gpu_names(0, GPU_PART_BACKWARD, takes, sizeof takes);
 		return util_error(err, errlen, "kernel %s has no backward pass "

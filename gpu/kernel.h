@@ -49,6 +49,11 @@ enum gpu_arith {
 #define GPU_NO_FP8_KERNEL "kernel %s does not take --dtype fp8: no kernel " \
 	"has an FP8 (e4m3) path yet; the simulator emulates it (flashstep " \
 	"run, view, trace, bench --fp8)"
+/* What every kernel says of a packed batch (--seqlens: no kernel takes
+ * cu_seqlens); %s is its name. */
+#define GPU_NO_VARLEN_KERNEL "kernel %s does not take --seqlens: no kernel " \
+	"takes a packed batch yet; the simulator runs it sequence by " \
+	"sequence (flashstep run)"
 
 #define GPU_CAP_SCORES		0x1	/* a scores problem (S given, no Q, K) */
 #define GPU_CAP_CAUSAL		0x2	/* the causal mask */

@@ -235,6 +235,39 @@ START_TEST(test_manpage)
 }
 END_TEST
 
+/* No kernel takes a packed batch (--seqlens): every entry refuses it by
+ * name, forward and backward, before any GPU is probed (so also in a
+ * build whose kernels are absent). */
+START_TEST(test_no_varlen_kernel)
+{
+	struct problem_spec spec;
+	struct problem p;
+	struct tiling t = { 64, 64, ORDER_FA2 };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
+	char err[512], want[512];
+	int i;
+
+	problem_spec_init(&spec);
+	spec.seqlens_q = spec.seqlens_k = "40,24";
+	spec.d = spec.dv = 64;
+	spec.br = spec.bc = 64;
+	spec.input = INPUTS_NORMAL;
+	build(&spec, &p);
+	ck_assert_int_eq(p.nseq, 2);
+	for (i = 0; gpu_kernels[i] != NULL; i++) {
+		ck_assert_int_eq(gpu_kernel_check(gpu_kernels[i], &p, &t, &rule,
+		    0, err, sizeof err), -1);
+		snprintf(want, sizeof want, GPU_NO_VARLEN_KERNEL,
+		    gpu_kernels[i]->name);
+		ck_assert_str_eq(err, want);
+		ck_assert_int_eq(gpu_backward_check(gpu_kernels[i], &p, 0, err,
+		    sizeof err), -1);
+		ck_assert_str_eq(err, want);
+	}
+	problem_free(&p);
+}
+END_TEST
+
 /* What each entry does not take is refused from the entry, naming what
  * was asked and what it takes. */
 /* No kernel takes fp8 yet: every entry of the table refuses it by name,
@@ -1060,6 +1093,7 @@ test_suite(void)
 	tcase_add_test(tc, test_result_diff);
 	tcase_add_test(tc, test_decode_ranges);
 	tcase_add_test(tc, test_no_fp8_kernel);
+	tcase_add_test(tc, test_no_varlen_kernel);
 	suite_add_tcase(s, tc);
 	return s;
 }

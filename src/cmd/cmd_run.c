@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include "cmd.h"
+#include "cmd_run_varlen.h"
 #include "app/fulltimeline.h"
 #include "model/combine.h"
 #include "model/compare.h"
@@ -36,7 +37,9 @@ static const char run_usage[] =
     "lies from the unsplit one (and the bound float32 rounding allows), the\n"
     "partials' round trip through HBM, and the parallel runs splitting gives\n"
     "a GPU.  With --heads and --kv-heads it runs grouped heads and prints the\n"
-    "K/V bytes packing (--pack-gqa) saves.\n"
+    "K/V bytes packing (--pack-gqa) saves.  With --seqlens (or --seqlens-q\n"
+    "and --seqlens-k) it runs a packed batch sequence by sequence and prints\n"
+    "each sequence's error, and the counters summed over the sequences.\n"
     "\n";
 
 #define RUN_GROUPS (OPT_PROBLEM | OPT_OUTFILES | OPT_BACKWARD | OPT_SPLIT)
@@ -431,6 +434,14 @@ cmd_run(int argc, char **argv)
 		return rc;
 	}
 	o.spec.memory_parts = MEMORY_FOR_RUN;
+	/* A packed batch runs sequence by sequence: a report of its own. */
+	if (o.spec.seqlens_q != NULL || o.spec.seqlens_k != NULL) {
+		rc = run_varlen(&o, err, sizeof err) == 0 ? CMD_OK : CMD_USAGE;
+		if (rc != CMD_OK)
+			fprintf(stderr, "flashstep run: %s\n", err);
+		options_free(&o);
+		return rc;
+	}
 	if (setup_open(&o, &s, err, sizeof err) != 0) {
 		fprintf(stderr, "flashstep run: %s\n", err);
 		options_free(&o);

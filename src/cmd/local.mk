@@ -4,6 +4,7 @@ noinst_LIBRARIES += src/cmd/libcmd.a
 src_cmd_libcmd_a_SOURCES = \
 	src/cmd/cmd.h src/cmd/cmd_parse.c \
 	src/cmd/cmd_run.c \
+	src/cmd/cmd_run_varlen.c src/cmd/cmd_run_varlen.h \
 	src/cmd/cmd_trace.c \
 	src/cmd/cmd_bench.c \
 	src/cmd/cmd_view.c \

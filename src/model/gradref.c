@@ -133,7 +133,7 @@ int
 gradref_gradients(const struct problem *p, const float *dout, double *dq,
     double *dk, double *dv, double *ds, char *err, size_t errlen)
 {
-	if (problem_refuse_packed(p, "the double gradients over all its rows",
+	if (problem_refuse_packed(p, "the double gradients",
 	    err, errlen) != 0)
 		return -1;
 	return gradref_sums(p, dout, 0, dq, dk, dv, ds, err, errlen);

@@ -256,9 +256,9 @@ problem_refuse_packed(const struct problem *p, const char *what, char *err,
 {
 	if (p->nseq == 0)
 		return 0;
-	return util_error(err, errlen, "--seqlens: %s does not take a packed "
-	    "batch (its %d sequences run one by one: `run` and the simulator's "
-	    "forward and backward do)", what, p->nseq);
+	return util_error(err, errlen, "--seqlens: %s over all a packed batch's "
+	    "rows would mix its %d sequences; only `flashstep run` takes one "
+	    "(sequence by sequence)", what, p->nseq);
 }
 
 int

@@ -152,7 +152,7 @@ reference_rows(const struct problem *p, const int *rows, int nrows,
 	double *scratch;
 	int t;
 
-	if (problem_refuse_packed(p, "the double reference over all its rows",
+	if (problem_refuse_packed(p, "the double reference",
 	    err, errlen) != 0)
 		return -1;
 

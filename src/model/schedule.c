@@ -59,7 +59,7 @@ schedule_init_split(struct schedule *s, const struct problem *p,
 		sp = &none;
 	/* Tiles of a packed batch never cross a sequence: it is scheduled
 	 * one sequence at a time (problem_seq), never whole. */
-	if (problem_refuse_packed(p, "a schedule over all its rows", err,
+	if (problem_refuse_packed(p, "a schedule", err,
 	    errlen) != 0)
 		return -1;
 	if (t->br <= 0 || t->bc <= 0)
