@@ -275,11 +275,15 @@ problem_seqlens(const char *text, const char *name, int *out, int max,
 		x = strtol(at, &end, 10);
 		/* strtol skips blanks and takes a sign: a length is digits
 		 * only, from its first character to the comma. */
-		if (end == at || !isdigit((unsigned char)*at) || errno != 0 ||
+		if (end == at || !isdigit((unsigned char)*at) ||
+		    (errno != 0 && errno != ERANGE) ||
 		    (*end != ',' && *end != '\0'))
 			return util_error(err, errlen, "--%s: length %d of '%s' is "
 			    "not a whole number", name, *n + 1, text);
-		if (x < 1 || x > INT_MAX)
+		if (errno == ERANGE || x > INT_MAX)
+			return util_error(err, errlen, "--%s: length %d of '%s' is "
+			    "more than %d", name, *n + 1, text, INT_MAX);
+		if (x < 1)
 			return util_error(err, errlen, "--%s: length %d (%ld) must be "
 			    "from 1 to %d (an empty sequence is left out of the "
 			    "batch, not packed)", name, *n + 1, x, INT_MAX);
