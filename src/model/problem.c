@@ -672,10 +672,12 @@ problem_build(const struct problem_spec *spec, struct problem *p, char *err,
 		if (per_head(&q, heads, "--heads", &p->tq, err, errlen) ||
 		    per_head(&k, kv_heads, "--kv-heads", &p->tk, err, errlen))
 			goto fail;
-		if (agree(spec->tq, p->tq, "--tq", &q, heads > 1 ? "rows per head" :
+		if (agree(spec->tq, p->tq, p->nseq > 0 ? "--seqlens-q's sum" :
+		    "--tq", &q, heads > 1 ? "rows per head" :
 		    "rows", err, errlen) ||
 		    agree(spec->d, q.cols, "--d", &q, "columns", err, errlen) ||
-		    agree(spec->tk, p->tk, "--tk", &k, kv_heads > 1 ? "rows per head" :
+		    agree(spec->tk, p->tk, p->nseq > 0 ? "--seqlens-k's sum" :
+		    "--tk", &k, kv_heads > 1 ? "rows per head" :
 		    "rows", err, errlen) ||
 		    agree(spec->dv, v.cols, "--dv", &v, "columns", err, errlen))
 			goto fail;
