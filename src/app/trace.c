@@ -175,6 +175,10 @@ jsonl_begin(struct trace *t)
 		    combine_order_name(combine_rule(t->combine)->order),
 		    combine_bug_name(combine_rule(t->combine)->bug),
 		    combine_steps(t->combine));
+	if (t->batch != NULL)
+		fprintf(t->f, ",\"seq\":%d,\"nseq\":%d,\"q0\":%d,\"k0\":%d",
+		    t->seq, t->batch->nseq, t->batch->cu_q[t->seq],
+		    t->batch->cu_k[t->seq]);
 	fputs("}\n", t->f);
 }
 
@@ -202,6 +206,8 @@ jsonl_step(struct trace *t, const struct sim_view *v)
 	fprintf(f, "{\"type\":\"step\",\"step\":%ld,\"i\":%d,\"j\":%d,"
 	    "\"rows\":[%d,%d],\"cols\":[%d,%d]", v->step, tile->i, tile->j,
 	    tile->r0, tile->r1, tile->c0, tile->c1);
+	if (t->batch != NULL)
+		fprintf(f, ",\"seq\":%d", t->seq);
 	if (sim_schedule(t->sim)->splits > 1)
 		fprintf(f, ",\"split\":%d", tile->split);
 	json_out_rows(t, tile->r0, tile->r1);
@@ -264,6 +270,8 @@ jsonl_end(struct trace *t, const float *o, const float *lse)
 	const struct problem *p = sim_problem(t->sim);
 
 	fputs("{\"type\":\"output\"", t->f);
+	if (t->batch != NULL)
+		fprintf(t->f, ",\"seq\":%d", t->seq);
 	json_matrix(t->f, "o", o, problem_rows(p), p->dv);
 	json_array(t->f, "lse", lse, problem_rows(p));
 	fputs("}\n", t->f);
@@ -362,6 +370,11 @@ csv_begin(struct trace *t)
 	const struct schedule *s = sim_schedule(t->sim);
 	int c, x, dv = sim_problem(t->sim)->dv;
 
+	/* A packed batch: one header, a column for the sequence. */
+	if (t->batch != NULL && t->seq > 0)
+		return;
+	if (t->batch != NULL)
+		fputs("seq,", t->f);
 	fputs(s->splits > 1 ? "step,i,j,split,row,c0,c1,m_old,m_new,alpha,l_old,"
 	    "l_new,rowmax" : "step,i,j,row,c0,c1,m_old,m_new,alpha,l_old,l_new,"
 	    "rowmax", t->f);
@@ -400,6 +413,8 @@ csv_step(struct trace *t, const struct sim_view *v)
 	int r, bc = sim_schedule(t->sim)->bc;
 
 	for (r = 0; r < v->rows; r++) {
+		if (t->batch != NULL)
+			fprintf(t->f, "%d,", t->seq);
 		fprintf(t->f, "%ld,%d,%d", v->step, tile->i, tile->j);
 		if (sim_schedule(t->sim)->splits > 1)
 			fprintf(t->f, ",%d", tile->split);
@@ -537,6 +552,12 @@ text_begin(struct trace *t)
 	const struct schedule *s = sim_schedule(t->sim);
 	const struct online_rule *r = sim_rule(t->sim);
 
+	if (t->batch != NULL)
+		fprintf(t->f, "%ssequence %d of %d: queries [%d, %d), keys [%d, %d) "
+		    "of the packed batch\n", t->seq > 0 ? "\n" : "", t->seq,
+		    t->batch->nseq, t->batch->cu_q[t->seq],
+		    t->batch->cu_q[t->seq + 1], t->batch->cu_k[t->seq],
+		    t->batch->cu_k[t->seq + 1]);
 	fprintf(t->f, "problem: Tq=%d Tk=%d d=%d dv=%d scale=%g causal=%s "
 	    "order=%s Br=%d Bc=%d convention=%s bug=%s dtype=%s inputs=%s\n"
 	    "steps: %ld (Tr=%d x Tc=%d tiles, %ld skipped by the mask)\n",
@@ -592,8 +613,10 @@ text_step(struct trace *t, const struct sim_view *v)
 	if (sim_schedule(t->sim)->splits > 1)
 		snprintf(range, sizeof range, ", range %d%s", tile->split,
 		    tile->first_in_split ? " starts" : "");
-	fprintf(t->f, "\nstep %ld: tile (%d, %d), rows [%d, %d), keys [%d, %d)%s%s\n",
-	    v->step, tile->i, tile->j, tile->r0, tile->r1, tile->c0, tile->c1,
+	if (t->batch != NULL)
+		fprintf(t->f, "\nsequence %d", t->seq);
+	fprintf(t->f, "%sstep %ld: tile (%d, %d), rows [%d, %d), keys [%d, %d)%s%s\n",
+	    t->batch != NULL ? ", " : "\n", v->step, tile->i, tile->j, tile->r0, tile->r1, tile->c0, tile->c1,
 	    range, !tile->last_in_split ? "" :
 	    sim_schedule(t->sim)->splits > 1 ? ", partial" : ", finalize");
 	if (t->with_tiles) {

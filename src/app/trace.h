@@ -68,6 +68,11 @@ struct trace {
 	const struct backward *bwd;	/* trace --backward */
 	long bwd_first;		/* the timeline's number of its step 0 */
 	const char *grad_output;	/* where dO came from, for display */
+	const struct problem *batch;	/* a packed batch (--seqlens) whose
+				 * sequence seq sim runs, or NULL: every
+				 * record then carries seq, its rows and keys
+				 * counted within the sequence */
+	int seq;
 };
 
 /* The format called name ("text", "csv", "jsonl"), or NULL. */

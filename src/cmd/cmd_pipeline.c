@@ -797,7 +797,8 @@ static int
 pipeline_unused_option(const struct options *o, int model)
 {
 	static const char *const never[] = { "br", "bc", "order",
-	    "convention", "bug", "scores", "dv", NULL };
+	    "convention", "bug", "scores", "dv", "seqlens", "seqlens-q",
+	    "seqlens-k", NULL };
 	static const char *const inputs[] = { "seed", "input", "q", "k", "v",
 	    "scale", NULL };
 	int i;

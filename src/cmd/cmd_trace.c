@@ -29,6 +29,9 @@ static const char trace_usage[] =
     "\n"
     "With --splits the steps run key range by key range, then the merges\n"
     "of the partials follow (text and JSONL; CSV has the steps only).\n"
+    "\n"
+    "With --seqlens a packed batch runs sequence after sequence, each its\n"
+    "own steps, and every record names its sequence (seq).\n"
     "\n";
 
 #define TRACE_GROUPS (OPT_PROBLEM | OPT_OUTFILES | OPT_BACKWARD | OPT_SPLIT)
@@ -121,6 +124,79 @@ done:
 	return rc;
 }
 
+/* The stdout error of a failed run, once (main() then finds it clean). */
+static void
+trace_failure(char *err, size_t errlen)
+{
+	if (ferror(stdout)) {
+		snprintf(err, errlen, "writing standard output failed: %s",
+		    strerror(errno));
+		fflush(stdout);
+		clearerr(stdout);
+	} else
+		snprintf(err, errlen, "out of memory");
+}
+
+/* A packed batch (--seqlens): each sequence a sim of its own, traced in
+ * turn; O and lse packed as Q for --output and --lse. */
+static int
+trace_varlen(const struct options *o, struct trace *t, char *err,
+    size_t errlen)
+{
+	struct problem_spec spec = o->spec;
+	struct problem p, one;
+	struct sim *sim = NULL;
+	float *out = NULL, *lse = NULL;
+	int b, rc = -1;
+
+	if (o->backward)
+		return util_error(err, errlen, "--seqlens: trace --backward of a "
+		    "packed batch is not modelled (flashstep run --backward "
+		    "runs it)");
+	if (o->split.splits > 1)
+		return util_error(err, errlen, "--seqlens: split-KV (--splits) of "
+		    "a packed batch is not modelled");
+	if (setup_check_outputs(o, err, errlen) != 0)
+		return -1;
+	setup_memory_spec(o, &spec);
+	if (problem_build(&spec, &p, err, errlen) != 0)
+		return -1;
+	out = util_calloc((size_t)p.tq * p.dv, sizeof *out, "O", err, errlen);
+	lse = util_calloc((size_t)p.tq, sizeof *lse, "lse", err, errlen);
+	if (out == NULL || lse == NULL)
+		goto done;
+	t->batch = &p;
+	for (b = 0; b < p.nseq; b++) {
+		float *ob = out + (size_t)p.cu_q[b] * p.dv, *lb = lse + p.cu_q[b];
+
+		problem_seq(&p, b, &one);
+		sim = sim_new(&one, &o->tiling, &o->rule, err, errlen);
+		if (sim == NULL)
+			goto done;
+		t->sim = sim;
+		t->seq = b;
+		t->format->begin(t);
+		if (sim_run(sim, trace_step, t, ob, lb) != 0) {
+			trace_failure(err, errlen);
+			goto done;
+		}
+		t->format->end(t, ob, lb);
+		sim_free(sim);
+		sim = NULL;
+	}
+	if (setup_write_outputs(o, &p, out, lse, err, errlen) != 0)
+		goto done;
+	rc = 0;
+done:
+	t->sim = NULL;
+	t->batch = NULL;
+	sim_free(sim);
+	free(out);
+	free(lse);
+	problem_free(&p);
+	return rc;
+}
+
 int
 cmd_trace(int argc, char **argv)
 {
@@ -141,6 +217,19 @@ cmd_trace(int argc, char **argv)
 		return rc;
 	}
 	o.spec.memory_parts = MEMORY_SIM | MEMORY_RUN;
+	if (o.spec.seqlens_q != NULL || o.spec.seqlens_k != NULL) {
+		memset(&t, 0, sizeof t);
+		t.f = stdout;
+		t.format = trace_format_find(a.format);
+		t.with_tiles = a.with_tiles;
+		t.with_acc = a.with_acc;
+		rc = trace_varlen(&o, &t, err, sizeof err) == 0 ? CMD_OK :
+		    CMD_USAGE;
+		if (rc != CMD_OK)
+			fprintf(stderr, "flashstep trace: %s\n", err);
+		options_free(&o);
+		return rc;
+	}
 	if (setup_open(&o, &s, err, sizeof err) != 0) {
 		fprintf(stderr, "flashstep trace: %s\n", err);
 		options_free(&o);
@@ -175,13 +264,7 @@ cmd_trace(int argc, char **argv)
 			/* trace_step stops at the first write that failed: errno
 			 * is still its reason.  Reported here, once: main() then
 			 * finds stdout clean. */
-			if (ferror(stdout)) {
-				snprintf(err, sizeof err, "writing standard output "
-				    "failed: %s", strerror(errno));
-				fflush(stdout);
-				clearerr(stdout);
-			} else
-				snprintf(err, sizeof err, "out of memory");
+			trace_failure(err, sizeof err);
 			goto fail;
 		}
 		/* A trace that stdout lost is reported by main(), after this. */

@@ -257,8 +257,8 @@ problem_refuse_packed(const struct problem *p, const char *what, char *err,
 	if (p->nseq == 0)
 		return 0;
 	return util_error(err, errlen, "--seqlens: %s over all a packed batch's "
-	    "rows would mix its %d sequences; only `flashstep run` takes one "
-	    "(sequence by sequence)", what, p->nseq);
+	    "rows would mix its %d sequences; `flashstep run` and `trace` take "
+	    "one (sequence by sequence)", what, p->nseq);
 }
 
 int
