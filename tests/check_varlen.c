@@ -305,6 +305,49 @@ START_TEST(test_counters)
 }
 END_TEST
 
+/* Under every mask the packed counters are the sequences' own, each
+ * run alone (the masks align within each sequence, so a causal batch
+ * skips each sequence's own upper tiles). */
+START_TEST(test_counters_masks)
+{
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
+	struct varlen_counts vc;
+	struct problem p, alone;
+	struct sim *sim;
+	uint64_t flops, exps, hbm;
+	long steps, tiles[4];
+	char err[256];
+	int m, b, t;
+
+	for (m = 0; m < NMASK; m++)
+		for (t = 0; t < NTILINGS; t++) {
+			build_packed(cases[2][0], cases[2][1], m, &p);
+			ck_assert_int_eq(varlen_forward(&p, &tilings[t], &rule, NULL,
+			    NULL, &vc, tiles, err, sizeof err), 0);
+			flops = exps = hbm = 0;
+			steps = 0;
+			for (b = 0; b < p.nseq; b++) {
+				build_alone(&p, b, m, &alone);
+				sim = sim_new(&alone, &tilings[t], &rule, err, sizeof err);
+				ck_assert_msg(sim != NULL, "%s", err);
+				ck_assert_int_eq(tiles[b], sim_schedule(sim)->nsteps);
+				steps += sim_schedule(sim)->nsteps;
+				flops += sim_traffic(sim)->total.flops;
+				exps += sim_traffic(sim)->total.exps;
+				hbm += sim_traffic(sim)->total.hbm_read +
+				    sim_traffic(sim)->total.hbm_write;
+				sim_free(sim);
+				problem_free(&alone);
+			}
+			ck_assert_int_eq(vc.tiles, steps);
+			ck_assert_uint_eq(vc.total.flops, flops);
+			ck_assert_uint_eq(vc.total.exps, exps);
+			ck_assert_uint_eq(vc.total.hbm_read + vc.total.hbm_write, hbm);
+			problem_free(&p);
+		}
+}
+END_TEST
+
 static void
 refused(const char *lq, const char *lk, void (*more)(struct problem_spec *),
     const char *want)
@@ -378,6 +421,7 @@ test_suite(void)
 	tcase_add_test(tc, test_reference_per_sequence);
 	tcase_add_test(tc, test_backward);
 	tcase_add_test(tc, test_counters);
+	tcase_add_test(tc, test_counters_masks);
 	tcase_add_test(tc, test_refusals);
 	suite_add_tcase(s, tc);
 	return s;
