@@ -302,8 +302,8 @@ problem_seqlens(const char *text, const char *name, int *out, int max,
  * refused by name.  Returns 0 (also when not packed: p->nseq stays 0).
  */
 static int
-pack_seqlens(const struct problem_spec *spec, int *tq, int *tk, char *err,
-    size_t errlen, struct problem *p)
+pack_seqlens(const struct problem_spec *spec, struct problem *p, int *tq,
+    int *tk, char *err, size_t errlen)
 {
 	int nq, nk, b, *lq = NULL, *lk = NULL;
 	long long sq = 0, sk = 0;
@@ -324,7 +324,7 @@ pack_seqlens(const struct problem_spec *spec, int *tq, int *tk, char *err,
 	if (spec->tq != 0 || spec->tk != 0)
 		return util_error(err, errlen, "--seqlens sets Tq and Tk (their "
 		    "sums); drop --%s", spec->tq != 0 ? "tq" : "tk");
-	if ((spec->heads > 1 || spec->kv_heads > 1))
+	if (spec->heads > 1 || spec->kv_heads > 1)
 		return util_error(err, errlen, "--seqlens: a packed batch of "
 		    "several heads is not modelled (drop --heads and --kv-heads)");
 	if (given(&spec->s))
@@ -600,7 +600,7 @@ problem_build(const struct problem_spec *spec, struct problem *p, char *err,
 	if (check_mask(spec, heads, err, errlen) != 0)
 		return -1;
 	/* A packed batch is its sums of rows from here on. */
-	if (pack_seqlens(spec, &packed.tq, &packed.tk, err, errlen, p) != 0) {
+	if (pack_seqlens(spec, p, &packed.tq, &packed.tk, err, errlen) != 0) {
 		problem_free(p);
 		return -1;
 	}
