@@ -372,7 +372,7 @@ rmse_of(const struct fp8_spec *f, enum inputs_kind in, enum dtype dt,
 	struct problem_spec spec;
 	struct problem p, exact;
 	struct tiling t = { 64, 64, ORDER_FA2 };
-	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	struct compare_result res;
 	float *o, *lse;
 	double *ref, *rl;
@@ -438,7 +438,7 @@ START_TEST(test_p_in_e4m3)
 {
 	struct fp8_spec f = { 0, 0, FP8_BUG_NONE };
 	struct tiling t = { 8, 8, ORDER_FA2 };
-	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	struct problem p;
 	float *o, *lse;
 	double near = 0, far = 0;

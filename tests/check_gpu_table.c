@@ -277,7 +277,7 @@ START_TEST(test_no_fp8_kernel)
 	struct problem_spec spec;
 	struct problem p;
 	struct tiling t = { 64, 64, ORDER_FA2 };
-	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	char err[512], want[512];
 	int i;
 
