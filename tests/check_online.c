@@ -13,7 +13,7 @@ static float
 seed_example(enum online_convention conv)
 {
 	static const float s[4] = { 1, 2, 1001, 1002 }, v[4] = { 2, -1, 4, 8 };
-	struct online_rule rule = { conv, BUG_NONE };
+	struct online_rule rule = { conv, BUG_NONE, MASK_BUG_NONE };
 	float m = -INFINITY, l = 0.0f, acc = 0.0f, p[2], o, lse;
 	int start, c;
 
