@@ -157,6 +157,13 @@
 #       sed 's/x = lround((log10(intensity) - X0)/x = lround((intensity - X0)/'
 #       the intensity axis is linear: 10 FLOPs a byte falls off the plot
 #       -> tests/check_ui:test_roofline_figure
+#   paged logical       the simulator reads a paged cache's K through
+#                       the page table: O equals the contiguous
+#                       problem's bit for bit (check_paged)
+#       src/model/sim.c
+#       sed 's/srow\[c\] += qx \* kx\[paged_slot(pc, t->c0 + c)\];/srow[c] += qx * kx[t->c0 + c];/'
+#       K is read at the logical slot, not the physical page's
+#       -> tests/check_paged:test_paged_equals_contiguous
 #
 # A plant names check programs (run as they are) or shell tests
 # (tests/NAME.test, run with the flashstep binary as make check runs
@@ -378,6 +385,9 @@ plant "e4m3 ties up" src/model/fp8_rule.h \
 plant "roofline not log" src/ui/ui_roofline.c \
     's/x = lround((log10(intensity) - X0)/x = lround((intensity - X0)/' \
     tests/check_ui:test_roofline_figure
+plant "paged logical" src/model/sim.c \
+    's/srow\[c\] += qx \* kx\[paged_slot(pc, t->c0 + c)\];/srow[c] += qx * kx[t->c0 + c];/' \
+    tests/check_paged:test_paged_equals_contiguous
 
 nplants=$(($(wc -l <"$work/verdicts") - 1))
 echo "planted: $(($(date +%s) - start)) s after the base build"

@@ -47,6 +47,7 @@ problem_free(struct problem *p)
 	free(p->kt);
 	fp8_free(p->fp8);
 	free(p->alibi);
+	paged_free(&p->paged);
 	memset(p, 0, sizeof *p);
 }
 
@@ -211,6 +212,23 @@ fill_heads(const struct problem_spec *spec, struct problem *p, char *err,
 	return 0;
 }
 
+/* --page-size: the page table and the pool K and V are read from. */
+static int
+build_paged(const struct problem_spec *spec, struct problem *p, int kv_heads,
+    char *err, size_t errlen)
+{
+	if (spec->page_size <= 0)
+		return 0;
+	if (p->scores_mode)
+		return util_error(err, errlen, "--page-size pages K and V: a "
+		    "scores problem (--scores) has no K to page");
+	if (paged_table(spec->page_size, p->tk, spec->block_table, spec->seed,
+	    &p->paged, err, errlen) != 0)
+		return -1;
+	return paged_fill(&p->paged, p->kt, p->v, kv_heads, p->tk, p->d, p->dv,
+	    err, errlen);
+}
+
 void
 problem_head(const struct problem *p, int h, struct problem *out)
 {
@@ -226,6 +244,12 @@ problem_head(const struct problem *p, int h, struct problem *out)
 		out->kt = p->kt != NULL ? p->kt + (size_t)g * p->tk * p->d : NULL;
 	}
 	out->v = p->v + (size_t)g * p->tk * p->dv;
+	if (p->paged.page_size > 0) {
+		out->paged.kt = p->paged.kt + (size_t)g * paged_slots(&p->paged) *
+		    (size_t)p->d;
+		out->paged.v = p->paged.v + (size_t)g * paged_slots(&p->paged) *
+		    (size_t)p->dv;
+	}
 	out->alibi = p->alibi != NULL ? p->alibi + h : NULL;
 	out->head0 = p->head0 + h;
 }
@@ -457,6 +481,9 @@ problem_build(const struct problem_spec *spec, struct problem *p, char *err,
 		    "(each K/V head serves H/G query heads)", kv_heads, heads);
 	if (check_mask(spec, heads, err, errlen) != 0)
 		return -1;
+	if (spec->block_table != NULL && spec->page_size <= 0)
+		return util_error(err, errlen, "--block-table needs --page-size "
+		    "(how many keys a page holds)");
 	if (spec->scale_set && !(isfinite(spec->scale) && spec->scale > 0 &&
 	    spec->scale <= FLT_MAX && (float)spec->scale > 0.0f))
 		return util_error(err, errlen, "--scale must be a positive number "
@@ -646,6 +673,8 @@ problem_build(const struct problem_spec *spec, struct problem *p, char *err,
 					p->kt[g * nk + (size_t)i * p->tk + c] =
 					    p->k[g * nk + (size_t)c * p->d + i];
 	}
+	if (build_paged(spec, p, kv_heads, err, errlen) != 0)
+		goto fail;
 	/* Scores and sums that overflow float32, head by head. */
 	for (h = 0; h < heads; h++) {
 		problem_head(p, h, &one);

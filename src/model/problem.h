@@ -36,6 +36,7 @@
 #include "fp8.h"
 #include "inputs.h"
 #include "mask_rule.h"
+#include "paged.h"
 #include "tile_rule.h"
 
 /* One input matrix: an .npy file, or numbers given inline (lessons). */
@@ -80,6 +81,9 @@ struct problem_spec {
 	struct fp8_spec fp8;	/* --dtype fp8's blocks, rotation, bug mode */
 	struct problem_source q, k, v, s;
 	struct problem_source dout;	/* the backward's dO (problem_grad_output) */
+	int page_size;		/* --page-size P: K/V in pages of P keys (0: not) */
+	const char *block_table;	/* --block-table FILE.npy, or NULL: the
+				 * seed's shuffled table (paged.h) */
 };
 
 struct problem {
@@ -104,6 +108,9 @@ struct problem {
 	float *kt;		/* K transposed (d, Tk) per K/V head: the simulator's loops */
 	char source[96];	/* where the inputs came from, for display */
 	int heads, kv_heads;	/* H query heads sharing G K/V heads (1, 1) */
+	struct paged_cache paged;	/* --page-size: K and V also in a pool
+				 * of pages, which the simulator reads them
+				 * from (paged.h); page_size 0 when not */
 };
 
 /* The built-in example: Tq = Tk = 16, d = 4, Br = Bc = 4, ramp, seed 1. */
