@@ -11,6 +11,7 @@
 
 #include "testutil.h"
 #include "model/combine.h"
+#include "model/memory.h"
 #include "model/sim.h"
 #include "model/traffic.h"
 
@@ -401,6 +402,29 @@ START_TEST(test_runs)
 }
 END_TEST
 
+/* The memory check counts the pool: whole pages of K^T and V for each
+ * K/V head (100 keys in pages of 16: 112 slots). */
+START_TEST(test_memory_counts_pool)
+{
+	struct memory_job j;
+	uint64_t flat, paged;
+
+	memset(&j, 0, sizeof j);
+	j.tq = 8;
+	j.tk = 100;
+	j.d = 8;
+	j.dv = 4;
+	j.heads = 4;
+	j.kv_heads = 2;
+	j.br = j.bc = 16;
+	j.parts = MEMORY_SIM;
+	flat = memory_estimate(&j);
+	j.page_size = 16;
+	paged = memory_estimate(&j);
+	ck_assert_uint_eq(paged - flat, 2 * 112 * (8 + 4) * sizeof(float));
+}
+END_TEST
+
 Suite *
 test_suite(void)
 {
@@ -416,6 +440,7 @@ test_suite(void)
 	tcase_add_test(tc, test_npy_table);
 	tcase_add_test(tc, test_refusals);
 	tcase_add_test(tc, test_runs);
+	tcase_add_test(tc, test_memory_counts_pool);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -590,6 +590,7 @@ problem_build(const struct problem_spec *spec, struct problem *p, char *err,
 	job.br = spec->br > 0 ? spec->br : PROBLEM_DEFAULT_TILE;
 	job.bc = spec->bc > 0 ? spec->bc : PROBLEM_DEFAULT_TILE;
 	job.fa1 = spec->fa1;
+	job.page_size = spec->page_size;
 	job.parts = spec->memory_parts;
 	if (memory_check(&job, err, errlen) != 0)
 		goto fail;
