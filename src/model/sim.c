@@ -131,15 +131,6 @@ block_init(const struct sim *sim, float *b)
 #endif
 
 /*
- * The one place a tile's S is computed (sim.h): the backward's
- * recomputed S is the forward's, bit for bit.  x = scale q.k summed in
- * order, then the score rules of the row's head (mask_rule.h): the cap,
- * the ALiBi bias, the window.  capped (when not NULL) gets the capped
- * score before the bias (what the cap's backward reads), raw (when not
- * NULL) x before the cap (what the softcap-after-max bug takes the max
- * of); both -inf where hidden.  bug may move the window's edge.
- */
-/*
  * A paged problem's row of q.K_j^T: the same sums in the same order as
  * the contiguous loop's, each key read from its pool slot through the
  * page table (paged.h), so the same bits.
@@ -161,6 +152,15 @@ paged_dots(const struct problem *p, const struct schedule_tile *t,
 	}
 }
 
+/*
+ * The one place a tile's S is computed (sim.h): the backward's
+ * recomputed S is the forward's, bit for bit.  x = scale q.k summed in
+ * order, then the score rules of the row's head (mask_rule.h): the cap,
+ * the ALiBi bias, the window.  capped (when not NULL) gets the capped
+ * score before the bias (what the cap's backward reads), raw (when not
+ * NULL) x before the cap (what the softcap-after-max bug takes the max
+ * of); both -inf where hidden.  bug may move the window's edge.
+ */
 SIM_HOT static void
 tile_scores(const struct problem *p, const struct schedule *sc,
     const struct schedule_tile *t, int bug, float *s, float *capped,
