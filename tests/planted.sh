@@ -190,7 +190,7 @@ trap 'exit 143' TERM
 # tree as it is must pass them all.
 ALL_TESTS="tests/check_sim tests/check_backward tests/check_split tests/check_mask tests/check_dropout
     tests/check_outfile tests/check_ui tests/check_options tests/outfile.test
-    tests/check_lesson tests/check_fp8"
+    tests/check_lesson tests/check_fp8 tests/check_paged"
 
 # What make must build for a test: a check program is itself; a shell
 # test needs the binary.
