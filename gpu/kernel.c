@@ -463,6 +463,9 @@ gpu_takes(const struct gpu_kernel *k, unsigned caps, const struct problem *p,
 	/* Before any device is probed: no kernel takes cu_seqlens. */
 	if (p->nseq > 0)
 		return util_error(err, errlen, GPU_NO_VARLEN_KERNEL, k->name);
+	/* No kernel reads K and V through a page table yet (paged.h). */
+	if (p->paged.page_size > 0)
+		return util_error(err, errlen, GPU_NO_PAGED_KERNEL, k->name);
 	if (gpu_built() && gpu_kernel_absent(k, err, errlen) != 0)
 		return -1;
 	if (p->scores_mode && !(caps & GPU_CAP_SCORES))
@@ -612,6 +615,9 @@ gpu_backward_check(const struct gpu_kernel *k, const struct problem *p,
 		return util_error(err, errlen, "kernel %s has no backward pass "
 		    "(kernels with one: %s)", k->name, takes);
 	}
+	if (p->paged.page_size > 0)
+		return gpu_refuse(k, err, errlen, "--page-size backward", "K and "
+		    "V contiguous: a paged cache runs on the simulator");
 	if (p->scores_mode && !(b->caps & GPU_CAP_SCORES))
 		return gpu_refuse(k, err, errlen, "a scores problem backward",
 		    "Q, K and V");

@@ -55,6 +55,12 @@ enum gpu_arith {
 	"takes a packed batch yet; the simulator runs it sequence by " \
 	"sequence (flashstep run)"
 
+/* No kernel reads K and V through a page table (model/paged.h): said
+ * before any device is probed (gpucmd) and by gpu_kernel_check. */
+#define GPU_NO_PAGED_KERNEL "kernel %s does not take --page-size (it takes " \
+	"K and V contiguous: a paged cache runs on the simulator; flashstep " \
+	"gpu --list-kernels)"
+
 #define GPU_CAP_SCORES		0x1	/* a scores problem (S given, no Q, K) */
 #define GPU_CAP_CAUSAL		0x2	/* the causal mask */
 #define GPU_CAP_ANY_SCALE	0x4	/* a scale <= 0 (else it must be > 0) */

@@ -301,6 +301,56 @@ START_TEST(test_no_fp8_kernel)
 }
 END_TEST
 
+/* A paged cache (--page-size) is the simulator's: every kernel, its
+ * backward and its split-KV run refuse it by name, before anything asks
+ * whether the kernel is built or a device is there. */
+START_TEST(test_no_paged_kernel)
+{
+	struct problem_spec spec;
+	struct problem p;
+	struct tiling t = { 64, 64, ORDER_FA2 };
+	struct online_rule rule = { .convention = CONV_UNNORMALIZED };
+	struct split_plan sp = { .splits = 2 };
+	struct combine_rule cr = { .order = COMBINE_LTR };
+	char err[512], want[128];
+	int i;
+
+	problem_spec_init(&spec);
+	spec.tq = spec.tk = 128;
+	spec.d = spec.dv = 64;
+	spec.br = spec.bc = 64;
+	spec.input = INPUTS_NORMAL;
+	spec.dtype = DTYPE_FP16;
+	spec.page_size = 16;
+	build(&spec, &p);
+	for (i = 0; gpu_kernels[i] != NULL; i++) {
+		snprintf(want, sizeof want, "kernel %s does not take --page-size "
+		    "(it takes K and V contiguous", gpu_kernels[i]->name);
+		ck_assert_int_eq(gpu_kernel_check(gpu_kernels[i], &p, &t, &rule,
+		    0, err, sizeof err), -1);
+		ck_assert_msg(strstr(err, want) == err, "%s", err);
+		if (gpu_kernels[i]->backward != NULL) {
+			ck_assert_int_eq(gpu_backward_check(gpu_kernels[i], &p, 0,
+			    err, sizeof err), -1);
+			ck_assert_msg(strstr(err, "does not take --page-size "
+			    "backward") != NULL, "%s", err);
+		}
+		if (gpu_kernels[i]->split != NULL) {
+			ck_assert_int_eq(gpu_split_check(gpu_kernels[i], &p, &t,
+			    &rule, &sp, &cr, err, sizeof err), -1);
+			ck_assert_msg(strstr(err, want) == err, "%s", err);
+		}
+	}
+	problem_free(&p);
+	/* The same problem unpaged is taken by the teaching kernel. */
+	spec.page_size = 0;
+	build(&spec, &p);
+	ck_assert_int_eq(gpu_kernel_check(kernel("teaching"), &p, &t, &rule, 0,
+	    err, sizeof err), kernel("teaching")->launch ? 0 : -1);
+	problem_free(&p);
+}
+END_TEST
+
 START_TEST(test_refusals)
 {
 	struct problem_spec spec;
@@ -818,7 +868,7 @@ START_TEST(test_split_depth)
 	struct tiling t = { 4, 4, ORDER_FA2 };
 	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	struct split_plan sp = { 0, MERGE_MLU, 0 };
-	struct combine_rule cr = { COMBINE_LTR, MERGE_BUG_NONE };
+	struct combine_rule cr = { .order = COMBINE_LTR };
 	struct combine *comb;
 	struct sim *sim;
 	char err[512];
@@ -1094,6 +1144,7 @@ test_suite(void)
 	tcase_add_test(tc, test_decode_ranges);
 	tcase_add_test(tc, test_no_fp8_kernel);
 	tcase_add_test(tc, test_no_varlen_kernel);
+	tcase_add_test(tc, test_no_paged_kernel);
 	suite_add_tcase(s, tc);
 	return s;
 }

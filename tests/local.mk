@@ -16,6 +16,7 @@ CORE_CHECKS = \
 	tests/check_memory \
 	tests/check_options \
 	tests/check_outfile \
+	tests/check_paged \
 	tests/check_problem \
 	tests/check_reference \
 	tests/check_schedule \
@@ -44,6 +45,8 @@ tests_check_fp8_SOURCES = tests/check_fp8.c $(TESTUTIL)
 tests_check_fp8_LDADD = $(CHECK_LDADD)
 tests_check_dropout_SOURCES = tests/check_dropout.c $(TESTUTIL)
 tests_check_dropout_LDADD = $(CHECK_LDADD)
+tests_check_paged_SOURCES = tests/check_paged.c $(TESTUTIL)
+tests_check_paged_LDADD = $(CHECK_LDADD)
 tests_check_npy_SOURCES = tests/check_npy.c $(TESTUTIL)
 tests_check_npy_LDADD = $(CHECK_LDADD)
 tests_check_online_SOURCES = tests/check_online.c $(TESTUTIL)

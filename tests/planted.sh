@@ -163,6 +163,13 @@
 #       sed 's/^\tout->tk = p->cu_k\[b + 1\] - k0;$/\tout->tk = p->cu_k[p->nseq] - k0;/'
 #       each sequence's keys run on to the batch's end
 #       -> tests/check_varlen:test_packed_equals_alone
+#   paged logical       the simulator reads a paged cache's K through
+#                       the page table: O equals the contiguous
+#                       problem's bit for bit (check_paged)
+#       src/model/sim.c
+#       sed 's/srow\[c\] += qx \* kx\[paged_slot(pc, t->c0 + c)\];/srow[c] += qx * kx[t->c0 + c];/'
+#       K is read at the logical slot, not the physical page's
+#       -> tests/check_paged:test_paged_equals_contiguous
 #
 # A plant names check programs (run as they are) or shell tests
 # (tests/NAME.test, run with the flashstep binary as make check runs
@@ -189,7 +196,7 @@ trap 'exit 143' TERM
 # tree as it is must pass them all.
 ALL_TESTS="tests/check_sim tests/check_backward tests/check_split tests/check_mask tests/check_dropout
     tests/check_outfile tests/check_ui tests/check_options tests/outfile.test
-    tests/check_lesson tests/check_fp8 tests/check_varlen"
+    tests/check_lesson tests/check_fp8 tests/check_varlen tests/check_paged"
 
 # What make must build for a test: a check program is itself; a shell
 # test needs the binary.
@@ -387,6 +394,9 @@ plant "roofline not log" src/ui/ui_roofline.c \
 plant "tile crosses a sequence" src/model/problem.c \
     's/^\tout->tk = p->cu_k\[b + 1\] - k0;$/\tout->tk = p->cu_k[p->nseq] - k0;/' \
     tests/check_varlen:test_packed_equals_alone
+plant "paged logical" src/model/sim.c \
+    's/srow\[c\] += qx \* kx\[paged_slot(pc, t->c0 + c)\];/srow[c] += qx * kx[t->c0 + c];/' \
+    tests/check_paged:test_paged_equals_contiguous
 
 nplants=$(($(wc -l <"$work/verdicts") - 1))
 echo "planted: $(($(date +%s) - start)) s after the base build"

@@ -6,6 +6,7 @@ noinst_LIBRARIES += src/app/libapp.a
 src_app_libapp_a_SOURCES = \
 	src/app/options.c src/app/options.h \
 	src/app/options_fp8.c src/app/options_fp8.h \
+	src/app/options_paged.c src/app/options_paged.h \
 	src/app/setup.c src/app/setup.h \
 	src/app/fulltimeline.c src/app/fulltimeline.h \
 	src/app/trace.c src/app/trace.h \

@@ -3,6 +3,7 @@
 
 #include "options.h"
 #include "options_fp8.h"
+#include "options_paged.h"
 #include "model/mask.h"
 #include "model/util.h"
 
@@ -604,6 +605,11 @@ static const struct options_entry problem_entries[] = {
 	    set_dropout_seed },
 	{ "dropout-offset", "K", "the dropout counter's offset word (default 0)",
 	    set_dropout_offset },
+	{ "page-size", "N", "K/V in a paged cache of N keys a page (any N >= 1; "
+	    "a tile may span pages)", options_set_page_size },
+	{ "block-table", "T.npy", "the page table: int32/int64, one physical "
+	    "page a logical page (default: shuffled from --seed)",
+	    options_set_block_table },
 	{ "scale", "X", "score scale (default 1/sqrt(d))", set_scale },
 	{ "seed", "N", "seed of the generated inputs (default 1)", set_seed },
 	{ "input", "KIND", "normal|uniform|ramp|spike|outliers (default ramp)",

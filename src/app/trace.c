@@ -165,6 +165,8 @@ jsonl_begin(struct trace *t)
 	    (unsigned long long)p->mask.seed_lo |
 	    (unsigned long long)p->mask.seed_hi << 32,
 	    (unsigned)p->mask.drop_offset);
+	if (p->paged.page_size > 0)
+		fprintf(t->f, ",\"page_size\":%d", p->paged.page_size);
 	fprintf(t->f, ",\"heads\":%d,\"kv_heads\":%d,\"pack_gqa\":%s,"
 	    "\"splits\":%d", s->heads, s->kv_heads, s->pack ? "true" : "false",
 	    s->splits);
@@ -197,6 +199,23 @@ json_out_rows(struct trace *t, int r0, int r1)
 	fputc(']', t->f);
 }
 
+/* Paged: the physical page of each page of the tile's keys, in key
+ * order (paged.h). */
+static void
+json_pages(struct trace *t, const struct schedule_tile *tile)
+{
+	const struct paged_cache *pc = &sim_problem(t->sim)->paged;
+	long c;
+
+	if (pc->page_size <= 0 || tile->c1 <= tile->c0)
+		return;
+	fputs(",\"pages\":[", t->f);
+	for (c = tile->c0; c < tile->c1; c = (c / pc->page_size + 1) *
+	    pc->page_size)
+		fprintf(t->f, "%s%d", c > tile->c0 ? "," : "", paged_page(pc, c));
+	fputc(']', t->f);
+}
+
 static void
 jsonl_step(struct trace *t, const struct sim_view *v)
 {
@@ -211,6 +230,7 @@ jsonl_step(struct trace *t, const struct sim_view *v)
 	if (sim_schedule(t->sim)->splits > 1)
 		fprintf(f, ",\"split\":%d", tile->split);
 	json_out_rows(t, tile->r0, tile->r1);
+	json_pages(t, tile);
 	json_array(f, "m_old", v->m_old, v->rows);
 	json_array(f, "m_new", v->m_new, v->rows);
 	json_array(f, "alpha", v->alpha, v->rows);

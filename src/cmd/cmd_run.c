@@ -238,6 +238,26 @@ run_fp8_report(const struct problem *p, const struct compare_result *co)
 	    "inputs: %.3g\n", co->rmse);
 }
 
+/* --page-size: the pool, the table, and what paging does to the reads. */
+static void
+run_paged_report(const struct options *o, const struct problem *p,
+    const struct schedule *sc)
+{
+	const struct paged_cache *pc = &p->paged;
+	struct paged_reads r;
+
+	paged_count(pc, sc, &r);
+	printf("\npaged cache: %d pages of %d keys (the last holds %d) in a "
+	    "pool of %d, table %s\n", pc->pages, pc->page_size,
+	    p->tk - (pc->pages - 1) * pc->page_size, pc->pool,
+	    o->spec.block_table != NULL ? o->spec.block_table :
+	    "shuffled from --seed");
+	printf("  K/V read in %ld contiguous runs of at most %ld key%s "
+	    "(contiguous K/V: %ld runs,\n  one a tile); %ld of %ld tiles span "
+	    "two pages or more; HBM bytes as contiguous K/V\n", r.runs,
+	    r.longest, r.longest == 1 ? "" : "s", r.tiles, r.spanning, r.tiles);
+}
+
 /* The traffic of schedule s over p, with its own table. */
 static int
 run_schedule_traffic(const struct problem *p, const struct tiling *t,
@@ -516,6 +536,8 @@ cmd_run(int argc, char **argv)
 	    util_bytes((double)tiled.onchip, buf, sizeof buf),
 	    util_bytes((double)standard.stored, buf2, sizeof buf2));
 
+	if (p->paged.page_size > 0)
+		run_paged_report(&o, p, sim_schedule(s.sim));
 	if (comb != NULL && run_split_report(&o, &s, comb, out, lse, ref, a.sms,
 	    err, sizeof err) != 0)
 		goto fail;

@@ -10,6 +10,7 @@ src_model_libmodel_a_SOURCES = \
 	src/model/fp8.c src/model/fp8.h src/model/fp8_rule.h \
 	src/model/inputs.c src/model/inputs.h \
 	src/model/npy.c src/model/npy.h \
+	src/model/paged.c src/model/paged.h \
 	src/model/problem.c src/model/problem.h \
 	src/model/schedule.c src/model/schedule.h \
 	src/model/online.c src/model/online.h src/model/online_rule.h \

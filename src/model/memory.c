@@ -107,6 +107,11 @@ memory_estimate(const struct memory_job *j)
 		floats += rows * tk + keys * dv;
 	else
 		floats += rows * d + 2 * keys * d + keys * dv;
+	/* A paged cache keeps a pool beside them: K^T and V in whole pages
+	 * (a --block-table naming a larger pool allocates it after). */
+	if (j->page_size > 0 && !j->scores_mode)
+		floats += (msize)G * ((tk + (uint64_t)j->page_size - 1) /
+		    (uint64_t)j->page_size) * (uint64_t)j->page_size * (d + dv);
 	/* fp8 keeps the inputs as given beside the dequantized ones, Q and
 	 * K rotated (counted whether or not --hadamard), a byte of code an
 	 * entry, and a scale a row at most. */

@@ -61,6 +61,8 @@ struct memory_job {
 				 * the rotated Q and K, the codes (fp8.h) */
 	int br, bc;		/* tile sizes asked for (clamped as the sim does) */
 	int fa1;		/* loop order fa1: outer loop over key blocks */
+	int page_size;		/* --page-size: K and V also in a pool of
+				 * ceil(Tk / P) pages (model/paged.h) */
 	unsigned parts;		/* MEMORY_* */
 };
 

@@ -30,7 +30,8 @@
 struct npy_info {
 	int ndim;
 	long shape[2];
-	int f8;
+	int f8;			/* 8-byte entries */
+	int integer;		/* '<i4' or '<i8' (npy_read_index only) */
 	size_t count;		/* entries */
 	size_t bytes;		/* of data */
 };
@@ -142,7 +143,7 @@ npy_frame(const unsigned char *buf, size_t avail, const char *name,
 /* Parses the header text (hlen bytes at text) into info. */
 static int
 npy_header(const unsigned char *text, size_t hlen, const char *name,
-    struct npy_info *info, char *err, size_t errlen)
+    int integer, struct npy_info *info, char *err, size_t errlen)
 {
 	char *hdr;
 	const char *v;
@@ -165,7 +166,22 @@ npy_header(const unsigned char *text, size_t hlen, const char *name,
 		util_error(err, errlen, "%s: header has no 'descr'", name);
 		goto fail;
 	}
-	if (strncmp(v, "'<f4'", 5) == 0 || strncmp(v, "\"<f4\"", 5) == 0)
+	if (integer) {
+		/* An index file: integers only, never rounded from floats. */
+		if (strncmp(v, "'<i4'", 5) == 0 || strncmp(v, "\"<i4\"", 5) == 0)
+			info->f8 = 0;
+		else if (strncmp(v, "'<i8'", 5) == 0 ||
+		    strncmp(v, "\"<i8\"", 5) == 0)
+			info->f8 = 1;
+		else {
+			char shown[16];
+			printable(v, shown, sizeof shown);
+			util_error(err, errlen, "%s: dtype %s is not supported "
+			    "(need int32 '<i4' or int64 '<i8')", name, shown);
+			goto fail;
+		}
+		info->integer = 1;
+	} else if (strncmp(v, "'<f4'", 5) == 0 || strncmp(v, "\"<f4\"", 5) == 0)
 		info->f8 = 0;
 	else if (strncmp(v, "'<f8'", 5) == 0 || strncmp(v, "\"<f8\"", 5) == 0)
 		info->f8 = 1;
@@ -304,7 +320,7 @@ npy_parse(const unsigned char *buf, size_t len, const char *name,
 		return -1;
 	if (hlen > len - hstart)
 		return util_error(err, errlen, "%s: truncated header", name);
-	if (npy_header(buf + hstart, hlen, name, &info, err, errlen) != 0 ||
+	if (npy_header(buf + hstart, hlen, name, 0, &info, err, errlen) != 0 ||
 	    npy_data_size(len - hstart - hlen, &info, name, err, errlen) != 0 ||
 	    npy_alloc(&info, out, name, err, errlen) != 0)
 		return -1;
@@ -344,8 +360,10 @@ npy_close(struct npy_file *f)
 	f->fd = -1;
 }
 
-int
-npy_open(const char *path, struct npy_file *f, char *err, size_t errlen)
+/* npy_open, for float files (integer 0) or index files (1). */
+static int
+npy_open_as(const char *path, int integer, struct npy_file *f, char *err,
+    size_t errlen)
 {
 	unsigned char pre[NPY_PREAMBLE], *text = NULL;
 	struct npy_info info;
@@ -402,7 +420,7 @@ npy_open(const char *path, struct npy_file *f, char *err, size_t errlen)
 		    n < 0 ? strerror(errno) : "the file shrank");
 		goto fail;
 	}
-	if (npy_header(text, hlen, path, &info, err, errlen) != 0 ||
+	if (npy_header(text, hlen, path, integer, &info, err, errlen) != 0 ||
 	    npy_data_size(size - hstart - hlen, &info, path, err, errlen) != 0)
 		goto fail;
 	free(text);
@@ -416,6 +434,12 @@ fail:
 	free(text);
 	npy_close(f);
 	return -1;
+}
+
+int
+npy_open(const char *path, struct npy_file *f, char *err, size_t errlen)
+{
+	return npy_open_as(path, 0, f, err, errlen);
 }
 
 int
@@ -488,4 +512,55 @@ npy_free(struct npy_array *a)
 {
 	free(a->data);
 	memset(a, 0, sizeof *a);
+}
+
+int
+npy_read_index(const char *path, long **out, long *n, char *err, size_t errlen)
+{
+	struct npy_file f;
+	unsigned char *raw = NULL, extra;
+	size_t item, count, i;
+	ssize_t got;
+
+	*out = NULL;
+	*n = 0;
+	if (npy_open_as(path, 1, &f, err, errlen) != 0)
+		return -1;
+	if (f.ndim != 1) {
+		util_error(err, errlen, "%s: array is %ld x %ld (need a 1-D array)",
+		    path, f.shape[0], f.shape[1]);
+		goto fail;
+	}
+	item = f.f8 ? 8 : 4;
+	count = (size_t)f.shape[0];
+	raw = util_calloc(count, item, path, err, errlen);
+	if (raw == NULL || (*out = util_calloc(count, sizeof **out, path, err,
+	    errlen)) == NULL)
+		goto fail;
+	got = npy_read_full(f.fd, raw, count * item);
+	if (got < 0 || (size_t)got != count * item ||
+	    npy_read_full(f.fd, &extra, 1) != 0) {
+		util_error(err, errlen, "%s: the file changed while it was read",
+		    path);
+		goto fail;
+	}
+	for (i = 0; i < count; i++) {
+		uint64_t u = le32(raw + item * i);
+		if (f.f8)
+			u |= (uint64_t)le32(raw + 8 * i + 4) << 32;
+		else if (u & 0x80000000u)
+			u |= 0xffffffff00000000ULL;	/* sign of an int32 */
+		(*out)[i] = (long)(int64_t)u;
+	}
+	free(raw);
+	npy_close(&f);
+	*n = (long)count;
+	return 0;
+
+fail:
+	free(raw);
+	free(*out);
+	*out = NULL;
+	npy_close(&f);
+	return -1;
 }

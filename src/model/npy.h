@@ -57,4 +57,13 @@ int npy_parse(const unsigned char *buf, size_t len, const char *name,
 
 void npy_free(struct npy_array *a);
 
+/*
+ * Reads a 1-D array of integers, dtype '<i4' or '<i8' (an index file: a
+ * page table), under the same header and size rules.  *out gets *n
+ * entries, malloc'd.  Returns 0, or -1 with "path: what is wrong" in err
+ * (*out is then NULL).
+ */
+int npy_read_index(const char *path, long **out, long *n, char *err,
+    size_t errlen);
+
 #endif

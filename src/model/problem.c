@@ -49,6 +49,7 @@ problem_free(struct problem *p)
 	free(p->alibi);
 	free(p->cu_q);
 	free(p->cu_k);
+	paged_free(&p->paged);
 	memset(p, 0, sizeof *p);
 }
 
@@ -213,6 +214,23 @@ fill_heads(const struct problem_spec *spec, struct problem *p, char *err,
 	return 0;
 }
 
+/* --page-size: the page table and the pool K and V are read from. */
+static int
+build_paged(const struct problem_spec *spec, struct problem *p, int kv_heads,
+    char *err, size_t errlen)
+{
+	if (spec->page_size <= 0)
+		return 0;
+	if (p->scores_mode)
+		return util_error(err, errlen, "--page-size pages K and V: a "
+		    "scores problem (--scores) has no K to page");
+	if (paged_table(spec->page_size, p->tk, spec->block_table, spec->seed,
+	    &p->paged, err, errlen) != 0)
+		return -1;
+	return paged_fill(&p->paged, p->kt, p->v, kv_heads, p->tk, p->d, p->dv,
+	    err, errlen);
+}
+
 void
 problem_head(const struct problem *p, int h, struct problem *out)
 {
@@ -228,6 +246,12 @@ problem_head(const struct problem *p, int h, struct problem *out)
 		out->kt = p->kt != NULL ? p->kt + (size_t)g * p->tk * p->d : NULL;
 	}
 	out->v = p->v + (size_t)g * p->tk * p->dv;
+	if (p->paged.page_size > 0) {
+		out->paged.kt = p->paged.kt + (size_t)g * paged_slots(&p->paged) *
+		    (size_t)p->d;
+		out->paged.v = p->paged.v + (size_t)g * paged_slots(&p->paged) *
+		    (size_t)p->dv;
+	}
 	out->alibi = p->alibi != NULL ? p->alibi + h : NULL;
 	out->head0 = p->head0 + h;
 }
@@ -599,6 +623,9 @@ problem_build(const struct problem_spec *spec, struct problem *p, char *err,
 		    "(each K/V head serves H/G query heads)", kv_heads, heads);
 	if (check_mask(spec, heads, err, errlen) != 0)
 		return -1;
+	if (spec->block_table != NULL && spec->page_size <= 0)
+		return util_error(err, errlen, "--block-table needs --page-size "
+		    "(how many keys a page holds)");
 	/* A packed batch is its sums of rows from here on. */
 	if (pack_seqlens(spec, p, &packed.tq, &packed.tk, err, errlen) != 0) {
 		problem_free(p);
@@ -609,6 +636,11 @@ problem_build(const struct problem_spec *spec, struct problem *p, char *err,
 		packed_spec.tq = packed.tq;
 		packed_spec.tk = packed.tk;
 		spec = &packed_spec;
+	}
+	if (p->nseq > 0 && spec->page_size > 0) {
+		problem_free(p);
+		return util_error(err, errlen, "--page-size does not take a "
+		    "packed batch (--seqlens) yet: page one sequence at a time");
 	}
 	if (spec->scale_set && !(isfinite(spec->scale) && spec->scale > 0 &&
 	    spec->scale <= FLT_MAX && (float)spec->scale > 0.0f))
@@ -718,6 +750,7 @@ problem_build(const struct problem_spec *spec, struct problem *p, char *err,
 	job.br = spec->br > 0 ? spec->br : PROBLEM_DEFAULT_TILE;
 	job.bc = spec->bc > 0 ? spec->bc : PROBLEM_DEFAULT_TILE;
 	job.fa1 = spec->fa1;
+	job.page_size = spec->page_size;
 	job.parts = spec->memory_parts;
 	if (memory_check(&job, err, errlen) != 0)
 		goto fail;
@@ -810,6 +843,8 @@ problem_build(const struct problem_spec *spec, struct problem *p, char *err,
 					    p->k[(size_t)(k0 + c) * p->d + i];
 		}
 	}
+	if (build_paged(spec, p, kv_heads, err, errlen) != 0)
+		goto fail;
 	/* Scores and sums that overflow float32, head by head (a packed
 	 * batch: sequence by sequence). */
 	for (h = 0; h < (p->nseq > 0 ? p->nseq : heads); h++) {

@@ -45,6 +45,7 @@
 #include "fp8.h"
 #include "inputs.h"
 #include "mask_rule.h"
+#include "paged.h"
 #include "tile_rule.h"
 
 /* One input matrix: an .npy file, or numbers given inline (lessons). */
@@ -92,6 +93,9 @@ struct problem_spec {
 	const char *seqlens_q, *seqlens_k;	/* --seqlens(-q/-k) "A,B,..":
 				 * a packed batch (problem_seqlens reads
 				 * them), or NULL */
+	int page_size;		/* --page-size P: K/V in pages of P keys (0: not) */
+	const char *block_table;	/* --block-table FILE.npy, or NULL: the
+				 * seed's shuffled table (paged.h) */
 };
 
 struct problem {
@@ -118,6 +122,9 @@ struct problem {
 	int heads, kv_heads;	/* H query heads sharing G K/V heads (1, 1) */
 	int nseq;		/* sequences of a packed batch; 0: not packed */
 	int *cu_q, *cu_k;	/* nseq + 1 row offsets (cu_seqlens), or NULL */
+	struct paged_cache paged;	/* --page-size: K and V also in a pool
+				 * of pages, which the simulator reads them
+				 * from (paged.h); page_size 0 when not */
 };
 
 /* The built-in example: Tq = Tk = 16, d = 4, Br = Bc = 4, ramp, seed 1. */

@@ -131,6 +131,28 @@ block_init(const struct sim *sim, float *b)
 #endif
 
 /*
+ * A paged problem's row of q.K_j^T: the same sums in the same order as
+ * the contiguous loop's, each key read from its pool slot through the
+ * page table (paged.h), so the same bits.
+ */
+static void
+paged_dots(const struct problem *p, const struct schedule_tile *t,
+    const float *qr, float *srow)
+{
+	const struct paged_cache *pc = &p->paged;
+	size_t slots = paged_slots(pc);
+	const float *kt = pc->kt + (size_t)t->kv_head * slots * p->d;
+	int cols = t->c1 - t->c0, c, x;
+
+	for (x = 0; x < p->d; x++) {
+		const float qx = qr[x];
+		const float *kx = kt + (size_t)x * slots;
+		for (c = 0; c < cols; c++)
+			srow[c] += qx * kx[paged_slot(pc, t->c0 + c)];
+	}
+}
+
+/*
  * The one place a tile's S is computed (sim.h): the backward's
  * recomputed S is the forward's, bit for bit.  x = scale q.k summed in
  * order, then the score rules of the row's head (mask_rule.h): the cap,
@@ -164,12 +186,15 @@ tile_scores(const struct problem *p, const struct schedule *sc,
 			memset(srow, 0, (size_t)cols * sizeof *srow);
 			/* x outermost keeps each sum in order and lets the
 			 * compiler vectorize across the keys. */
-			for (x = 0; x < p->d; x++) {
-				const float qx = qr[x];
-				const float *kx = kt + (size_t)x * p->tk + t->c0;
-				for (c = 0; c < cols; c++)
-					srow[c] += qx * kx[c];
-			}
+			if (p->paged.page_size > 0)
+				paged_dots(p, t, qr, srow);
+			else
+				for (x = 0; x < p->d; x++) {
+					const float qx = qr[x];
+					const float *kx = kt + (size_t)x * p->tk + t->c0;
+					for (c = 0; c < cols; c++)
+						srow[c] += qx * kx[c];
+				}
 			for (c = 0; c < cols; c++)
 				srow[c] *= p->scale;
 		}
@@ -236,14 +261,18 @@ tile_pv(struct sim *sim, const struct schedule_tile *t)
 {
 	const struct problem *p = sim->p;
 	int rows = t->r1 - t->r0, cols = t->c1 - t->c0, dv = sim->dv, r, c, x;
-	const float *v = p->v + (size_t)t->kv_head * p->tk * dv;
+	const struct paged_cache *cache = &p->paged;
+	/* Paged: V_j's rows from their pool slots (paged.h). */
+	const float *v = cache->page_size > 0 ?
+	    cache->v + (size_t)t->kv_head * paged_slots(cache) * dv :
+	    p->v + (size_t)t->kv_head * p->tk * dv;
 
 	memset(sim->pv, 0, (size_t)rows * dv * sizeof *sim->pv);
 	for (r = 0; r < rows; r++) {
 		float *pvr = sim->pv + (size_t)r * dv;
 		for (c = 0; c < cols; c++) {
 			const float pc = sim->pr[(size_t)r * cols + c];
-			const float *vc = v + (size_t)(t->c0 + c) * dv;
+			const float *vc = v + (size_t)paged_slot(cache, t->c0 + c) * dv;
 			for (x = 0; x < dv; x++)
 				pvr[x] += pc * vc[x];
 		}
