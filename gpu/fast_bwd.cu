@@ -742,8 +742,8 @@ fast_bwd_kernel(const struct fast_bwd_params p)
  * reads 32 + 32 rows for each of S^T, dP^T and dQ's product (against 16
  * + 64 in the per-warp layout) and 32 + 64 for dV and dK (P^T, dS^T out
  * of shared memory instead of registers).  Measured on the H200 at
- * d = 128, T >= 4096: 1.11 to 1.12x the per-warp layout's TFLOP/s as it
- * was at 978a2e1 (doc/performance.md).  The step's order, its barriers,
+ * d = 128, T >= 4096: 1.11 to 1.12x the per-warp layout's TFLOP/s before
+ * this layout (doc/performance.md has the run).  The step's order, its barriers,
  * the ordered dQ and the trace are the per-warp kernel's; the second
  * barrier now also covers P^T.
  */
