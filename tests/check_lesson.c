@@ -2101,6 +2101,69 @@ START_TEST(test_timeline_frames)
 }
 END_TEST
 
+/* The keep bits a frame prints under P (forward) and before dP
+ * (backward), row by row: bits[r][c] of a 4 x 4 tile at rows r0.. */
+static void
+frame_keep_bits(struct lesson_run *run, int bits[4][4])
+{
+	struct lesson_lines ls = { 0 };
+	int i, r = 0, c;
+	const char *at;
+
+	lesson_view_state(run, &ls);
+	for (i = 0; i < ls.n; i++) {
+		if (strncmp(ls.line[i], "keep[", 5) != 0 &&
+		    !(r > 0 && r < 4 && strncmp(ls.line[i], " [", 2) == 0))
+			continue;
+		at = ls.line[i] + 8;
+		for (c = 0; c < 4; c++)
+			bits[r][c] = (int)strtol(at, (char **)&at, 10);
+		r++;
+	}
+	ck_assert_int_eq(r, 4);
+	lesson_lines_free(&ls);
+}
+
+START_TEST(test_dropout_frames)
+{
+	struct lesson_run *run;
+	struct lesson *l;
+	struct mask_rule m;
+	int fwd[4][4], bwd[4][4], r, c, differ = 0;
+
+	l = parse_ok("title t\ntq 8\ntk 8\nd 4\nbr 4\nbc 4\ndropout 0.5\n"
+	    "dropout-seed 3\nbackward\ngrad-bug dropout-offset\n"
+	    "goto forward step 0 phase update\n");
+	run = lesson_run_new(l, NULL, NULL, LESSON_RUN_STOP);
+	ck_assert_int_eq(lesson_run_all(run), LESSON_END);
+	frame_keep_bits(run, fwd);
+	m = problem_mask(&run->setup.problem, 0);
+	for (r = 0; r < 4; r++)
+		for (c = 0; c < 4; c++)
+			ck_assert_int_eq(fwd[r][c], mask_rule_keep(m, r, c));
+	lesson_run_free(run);
+	lesson_free(l);
+
+	/* The backward's frame shows the bits it drew: with the offset bug,
+	 * not the forward's, and dP is 0 where they drop. */
+	l = parse_ok("title t\ntq 8\ntk 8\nd 4\nbr 4\nbc 4\ndropout 0.5\n"
+	    "dropout-seed 3\nbackward\ngrad-bug dropout-offset\n"
+	    "goto backward step 0 phase dP\n");
+	run = lesson_run_new(l, NULL, NULL, LESSON_RUN_STOP);
+	ck_assert_int_eq(lesson_run_all(run), LESSON_END);
+	frame_keep_bits(run, bwd);
+	for (r = 0; r < 4; r++)
+		for (c = 0; c < 4; c++) {
+			ck_assert_int_eq(bwd[r][c], mask_rule_keep_at(m,
+			    m.drop_offset + 1, r, c));
+			differ += bwd[r][c] != fwd[r][c];
+		}
+	ck_assert_int_gt(differ, 0);
+	lesson_run_free(run);
+	lesson_free(l);
+}
+END_TEST
+
 /* ---- the presenter's notes, elsewhere ---- */
 
 /* A page of two notes, slide 2 of 5, 65 s into the lesson. */
@@ -2742,6 +2805,7 @@ test_suite(void)
 	tcase_add_test(tc, test_backward_quantities);
 	tcase_add_test(tc, test_combine_quantities);
 	tcase_add_test(tc, test_timeline_frames);
+	tcase_add_test(tc, test_dropout_frames);
 	tcase_add_test(tc, test_ladder);
 	tcase_add_test(tc, test_check_quotes_shown);
 	tcase_add_test(tc, test_slides_progress);

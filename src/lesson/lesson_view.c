@@ -254,6 +254,36 @@ tile_matrix(struct lesson_run *run, const char *name, const float *x,
 	}
 }
 
+/* Dropout's keep bits of a tile as a 0/1 matrix under P: keep from the
+ * backward (the bits it drew), or, when NULL, the forward's, drawn here
+ * as the simulator draws them (mask_rule_keep).  Nothing without
+ * dropout. */
+static void
+keep_matrix(struct lesson_run *run, const struct schedule *sc,
+    const struct schedule_tile *t, int rows, int cols,
+    const unsigned char *keep, struct lesson_lines *out)
+{
+	const struct problem *p = &run->setup.problem;
+	float *bits;
+	int r, c, row;
+
+	if (!mask_rule_has(p->mask, MASK_DROPOUT))
+		return;
+	bits = malloc((size_t)rows * cols * sizeof *bits);
+	if (bits == NULL)
+		return;
+	for (r = 0; r < rows; r++) {
+		row = schedule_row_out(sc, t->r0 + r);
+		for (c = 0; c < cols; c++)
+			bits[(size_t)r * cols + c] = keep != NULL ?
+			    keep[(size_t)r * cols + c] :
+			    (float)mask_rule_keep(problem_mask(p, row / p->tq),
+			    schedule_row_pos(sc, t->r0 + r), t->c0 + c);
+	}
+	tile_matrix(run, "keep", bits, rows, cols, t->r0, out);
+	free(bits);
+}
+
 /* "S --" or "S [a b] -> [c d]", one above the other when long. */
 static void
 old_new(const char *name, const char *a, const char *b,
@@ -371,8 +401,10 @@ forward_state(struct lesson_run *run, struct lesson_lines *out)
 	if (v != NULL) {
 		if (run->phase >= SIM_PHASE_SCORES)
 			tile_matrix(run, "S", v->s, v->rows, v->cols, v->tile.r0, out);
-		if (run->phase >= SIM_PHASE_EXP)
+		if (run->phase >= SIM_PHASE_EXP) {
 			tile_matrix(run, "P", v->p, v->rows, v->cols, v->tile.r0, out);
+			keep_matrix(run, s, &v->tile, v->rows, v->cols, NULL, out);
+		}
 		for (x = 0; x < v->rows; x++)
 			if (v->rows <= VIEW_ROWS || v->tile.r0 + x == run->focus)
 				tile_row(run, x, out);
@@ -428,8 +460,10 @@ backward_state(struct lesson_run *run, struct lesson_lines *out)
 		tile_matrix(run, "S", v->s, v->rows, v->cols, v->tile.r0, out);
 	if (ph >= BWD_PHASE_P)
 		tile_matrix(run, "P", v->p, v->rows, v->cols, v->tile.r0, out);
-	if (ph >= BWD_PHASE_DP)
+	if (ph >= BWD_PHASE_DP) {
+		keep_matrix(run, s, &v->tile, v->rows, v->cols, v->keep, out);
 		tile_matrix(run, "dP", v->dp, v->rows, v->cols, v->tile.r0, out);
+	}
 	if (ph >= BWD_PHASE_DS)
 		tile_matrix(run, "dS", v->ds, v->rows, v->cols, v->tile.r0, out);
 	for (x = 0; x < v->rows; x++) {

@@ -605,6 +605,7 @@ backward_new(const struct problem *p, const struct tiling *t,
 	b->view.p = b->tile.pm;
 	b->view.dp = b->tile.dp;
 	b->view.ds = b->tile.ds;
+	b->view.keep = mask_rule_has(p->mask, MASK_DROPOUT) ? b->tile.keep : NULL;
 	b->view.dq_old = b->dq_old;
 	b->view.dq_new = b->dq_new;
 	b->view.dk_old = b->dk_old;

@@ -122,6 +122,9 @@ struct backward_view {
 	int rows, cols, d, dv;	/* d = 0 in a scores problem */
 	const float *s, *p;	/* (rows, cols): S, and P in float32 */
 	const float *dp, *ds;	/* (rows, cols): dP, and dS in float32 */
+	const unsigned char *keep; /* (rows, cols): dropout's keep bits as
+				 * this backward drew them for dP (from
+				 * phase dP on); NULL without dropout */
 	const float *lse;	/* rows: what P subtracted (m under max-not-lse) */
 	const float *dsum;	/* rows: D */
 	const float *dq_old, *dq_new;	/* (rows, d) */

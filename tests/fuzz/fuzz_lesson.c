@@ -6,7 +6,10 @@
  * problems (no number of four digits or more) is also checked to the end
  * as `lesson --check` checks it (its rules, its checks, what each slide
  * shows), with one line for whatever it finds.  No crash, leak or
- * sanitizer report.
+ * sanitizer report.  Three digits still allow a problem of gigabytes
+ * (--heads 999 --tq 999 --d 999), so the product's memory check is
+ * lowered well below the fuzzer's RSS limit: such a lesson is refused
+ * as a user's would be.
  */
 /* fuzz-sources: src/lesson/lesson.c src/lesson/lesson_parser.c src/lesson/lesson_directive.c src/lesson/lesson_meta.c src/lesson/lesson_say.c src/lesson/lesson_ask.c src/lesson/lesson_move.c src/lesson/lesson_expect.c src/lesson/lesson_problem.c src/lesson/lesson_gpu.c src/lesson/lesson_value.c src/lesson/lesson_quantity.c src/lesson/lesson_run.c src/lesson/lesson_path.c src/lesson/lesson_lint.c src/lesson/lesson_check.c src/lesson/lesson_view.c src/lesson/lesson_plain.c src/lesson/lesson_machine.c gpu/kernel.c gpu/gpu.c gpu/gpubwd.c gpu/gpucheck.c gpu/ladder.c gpu/gpu_stub.c */
 #include "config.h"
@@ -19,7 +22,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	setenv("FLASHSTEP_MEMORY_LIMIT", "268435456", 1);	/* 256 MiB */
+	return 0;
+}
 
 /* A problem small enough to run many times a second. */
 static int
