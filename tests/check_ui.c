@@ -3244,16 +3244,19 @@ END_TEST
 
 /* ---- the paged cache's pane (--page-size) ---------------------------- */
 
-/* An int32 .npy page table at a fresh name (mkstemp: tests run side by
- * side), into path. */
+/* An int32 .npy page table at a fresh name under TMPDIR (mkstemp: tests
+ * run side by side; a test that fails before its unlink leaves it
+ * there, not in the tree), into path. */
 static void
 pages_table_file(char *path, size_t len, const int *v, int n)
 {
+	const char *dir = getenv("TMPDIR");
 	char hdr[128];
 	FILE *f;
 	int fd, hl, i;
 
-	snprintf(path, len, "check_ui_pages_XXXXXX");
+	snprintf(path, len, "%s/check_ui_pages_XXXXXX", dir != NULL &&
+	    *dir != '\0' ? dir : "/tmp");
 	fd = mkstemp(path);
 	ck_assert(fd >= 0);
 	f = fdopen(fd, "wb");
@@ -3390,7 +3393,7 @@ START_TEST(test_pages_pane_file)
 	struct ui_grid g = { 0 };
 	const struct sim_view *v;
 	struct ui_rect r;
-	char path[64], buf[1024], want[128];
+	char path[256], buf[1024], want[128];
 	long k;
 	int y;
 
@@ -3622,7 +3625,7 @@ START_TEST(test_pages_form)
 	struct ui *ui;
 	struct ui_grid g = { 0 };
 	char *argv[] = { "view", "--page-size=-3" };
-	char path[64], cli_err[200];
+	char path[256], cli_err[200];
 	int i;
 
 	ui = new_view(NULL, &utf8_style);
