@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const struct ui_style utf8_style = { 1, 0 };
 static const struct ui_style ascii_style = { 0, 0 };
@@ -3241,6 +3242,479 @@ START_TEST(test_mask_form)
 }
 END_TEST
 
+/* ---- the paged cache's pane (--page-size) ---------------------------- */
+
+/* An int32 .npy page table at a fresh name under TMPDIR (mkstemp: tests
+ * run side by side; a test that fails before its unlink leaves it
+ * there, not in the tree), into path. */
+static void
+pages_table_file(char *path, size_t len, const int *v, int n)
+{
+	const char *dir = getenv("TMPDIR");
+	char hdr[128];
+	FILE *f;
+	int fd, hl, i;
+
+	snprintf(path, len, "%s/check_ui_pages_XXXXXX", dir != NULL &&
+	    *dir != '\0' ? dir : "/tmp");
+	fd = mkstemp(path);
+	ck_assert(fd >= 0);
+	f = fdopen(fd, "wb");
+	ck_assert(f != NULL);
+	hl = snprintf(hdr, sizeof hdr, "{'descr': '<i4', 'fortran_order': "
+	    "False, 'shape': (%d,), }", n);
+	while ((10 + hl + 1) % 64 != 0)
+		hdr[hl++] = ' ';
+	hdr[hl++] = '\n';
+	fwrite("\x93NUMPY\x01\x00", 1, 8, f);
+	fputc(hl & 0xff, f);
+	fputc(hl >> 8, f);
+	fwrite(hdr, 1, (size_t)hl, f);
+	for (i = 0; i < n; i++) {
+		unsigned char b[4] = { (unsigned char)v[i],
+		    (unsigned char)(v[i] >> 8), (unsigned char)(v[i] >> 16),
+		    (unsigned char)(v[i] >> 24) };
+
+		fwrite(b, 1, 4, f);
+	}
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/* The line of pane r whose text starts with label (after blanks), from
+ * line y0 on; -1 when none. */
+static int
+pages_line(const struct ui_grid *g, struct ui_rect r, int y0,
+    const char *label)
+{
+	char buf[1024];
+	int y;
+
+	for (y = r.y + y0; y < r.y + r.h; y++)
+		if (strncmp(span(g, r.x, y, r.w, buf, sizeof buf), label,
+		    strlen(label)) == 0)
+			return y;
+	return -1;
+}
+
+/* The numbers drawn highlighted as the current tile's on line y of r,
+ * into out (n at most), in screen order.  Returns how many. */
+static int
+pages_marked(const struct ui_grid *g, struct ui_rect r, int y, int *out,
+    int n)
+{
+	const struct ui_cell *c;
+	int x, k = 0, in = 0, v = 0, digit;
+
+	for (x = r.x; x <= r.x + r.w; x++) {
+		c = x < r.x + r.w ? &g->cells[(size_t)y * g->w + x] : NULL;
+		digit = c != NULL && c->role == UI_ROLE_TILE_CURRENT &&
+		    c->ch >= '0' && c->ch <= '9';
+		if (digit) {
+			v = v * 10 + (int)(c->ch - '0');
+			in = 1;
+		} else if (in) {
+			if (k < n)
+				out[k] = v;
+			k++;
+			v = 0;
+			in = 0;
+		}
+	}
+	return k;
+}
+
+static int
+pages_int_cmp(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+/* The physical pages keys [c0, c1) read, from the problem's table (not
+ * the pane's code), sorted, into out.  Returns how many. */
+static int
+pages_expected(const struct paged_cache *pc, int c0, int c1, int *out)
+{
+	int b, n = 0;
+
+	for (b = c0 / pc->page_size; b <= (c1 - 1) / pc->page_size; b++)
+		out[n++] = pc->table[b];
+	qsort(out, (size_t)n, sizeof *out, pages_int_cmp);
+	return n;
+}
+
+/* The pool's highlighted pages, over every "pool p" band shown, sorted,
+ * are the tile's physical pages; the table's highlighted logical pages
+ * are the tile's, over their physical pages. */
+static void
+pages_check_marks(struct ui *ui, const struct ui_grid *g, int c0, int c1)
+{
+	const struct paged_cache *pc = &UI_PROBLEM(ui)->paged;
+	struct ui_rect r = ui->slot[UI_SLOT_PAGES];
+	int want[64], got[64], phys[64], n, k = 0, y, m, i, b;
+
+	n = pages_expected(pc, c0, c1, want);
+	for (y = pages_line(g, r, 0, "pool p"); y >= 0;
+	    y = pages_line(g, r, y + 2 - r.y, "pool p"))
+		k += pages_marked(g, r, y, got + k, 64 - k);
+	ck_assert_int_gt(k, 0);
+	qsort(got, (size_t)k, sizeof *got, pages_int_cmp);
+	ck_assert_msg(k == n, "keys %d-%d: %d pool pages marked, want %d", c0,
+	    c1 - 1, k, n);
+	for (i = 0; i < n; i++)
+		ck_assert_msg(got[i] == want[i], "keys %d-%d: pool page %d "
+		    "marked, want %d", c0, c1 - 1, got[i], want[i]);
+	/* The table: logical pages c0/P .. over table[b]. */
+	y = pages_line(g, r, 0, "table b");
+	ck_assert_int_ge(y, 0);
+	k = 0;
+	m = 0;
+	for (; y >= 0; y = pages_line(g, r, y + 2 - r.y, "table b")) {
+		k += pages_marked(g, r, y, got + k, 64 - k);
+		m += pages_marked(g, r, y + 1, phys + m, 64 - m);
+	}
+	ck_assert_int_eq(k, n);
+	ck_assert_int_eq(m, n);
+	for (i = 0, b = c0 / pc->page_size; i < k; i++, b++) {
+		ck_assert_int_eq(got[i], b);
+		ck_assert_int_eq(phys[i], pc->table[b]);
+	}
+}
+
+/*
+ * A table from a file (pool of 6 for 4 pages): at every step the pages
+ * the tile reads are the ones marked, in the pool and in the table; the
+ * pool's free pages show as "-"; the words name the keys' pages.
+ */
+START_TEST(test_pages_pane_file)
+{
+	static const int table[] = { 5, 0, 2, 1, 4, 3 };
+	struct options o;
+	struct ui *ui;
+	struct ui_grid g = { 0 };
+	const struct sim_view *v;
+	struct ui_rect r;
+	char path[256], buf[1024], want[128];
+	long k;
+	int y;
+
+	pages_table_file(path, sizeof path, table, 6);
+	options_init(&o);
+	o.spec.page_size = 4;
+	o.spec.block_table = path;
+	ui = new_view(&o, &utf8_style);
+	ck_assert_int_eq(UI_PROBLEM(ui)->paged.pool, 6);
+	for (k = 0; k < sim_steps(ui_sim(ui)); k++) {
+		ck_assert_int_eq(ui_seek(ui, k, SIM_PHASE_LAST), 0);
+		draw(ui, &g, 120, 50);
+		v = sim_view(ui_sim(ui));
+		r = ui->slot[UI_SLOT_PAGES];
+		ck_assert_int_gt(r.h, 6);
+		pages_check_marks(ui, &g, v->tile.c0, v->tile.c1);
+		snprintf(want, sizeof want, "keys %d-%d in page %d", v->tile.c0,
+		    v->tile.c1 - 1, table[v->tile.c0 / 4]);
+		ck_assert_msg(screen_has(&g, want), "step %ld: no '%s'", k, want);
+	}
+	ck_assert(screen_has(&g, "read in 1 run (contiguous: 1)"));
+	ck_assert(screen_has(&g, path));
+	/* page 0 holds logical 1, 1 holds 3, 2 holds 2, 3 and 4 are free */
+	y = pages_line(&g, r, 0, "holds b");
+	ck_assert_int_ge(y, 0);
+	span(&g, r.x + 8, y, r.w - 8, buf, sizeof buf);
+	blank_out(buf, "*");
+	ck_assert_msg(strcmp(buf, "  1  3  2  -  -  0") == 0, "'%s'", buf);
+	ui_free(ui);
+	ui_grid_free(&g);
+	unlink(path);
+}
+END_TEST
+
+/*
+ * P = 3 with tiles of 4 keys: the tile of keys 4-7 spans pages 1 and 2,
+ * two runs, as paged_runs counts; every step's count is paged_runs'.
+ * The seed's table, marked right.
+ */
+START_TEST(test_pages_runs)
+{
+	struct options o;
+	struct ui *ui;
+	struct ui_grid g = { 0 };
+	const struct sim_view *v;
+	const struct paged_cache *pc;
+	char want[160];
+	long k, runs;
+	int two = 0;
+
+	options_init(&o);
+	o.spec.page_size = 3;
+	ui = new_view(&o, &utf8_style);
+	pc = &UI_PROBLEM(ui)->paged;
+	for (k = 0; k < sim_steps(ui_sim(ui)); k++) {
+		ck_assert_int_eq(ui_seek(ui, k, SIM_PHASE_LAST), 0);
+		draw(ui, &g, 100, 40);
+		v = sim_view(ui_sim(ui));
+		runs = paged_runs(pc, v->tile.c0, v->tile.c1);
+		snprintf(want, sizeof want, "keys %d-%d read in %ld run%s "
+		    "(contiguous: 1)", v->tile.c0, v->tile.c1 - 1, runs,
+		    runs == 1 ? "" : "s");
+		ck_assert_msg(screen_has(&g, want), "step %ld: no '%s'", k, want);
+		pages_check_marks(ui, &g, v->tile.c0, v->tile.c1);
+		if (v->tile.c0 == 4) {
+			ck_assert_int_eq(runs, 2);
+			snprintf(want, sizeof want, "keys 4-5 in page %d, 6-7 in "
+			    "page %d", pc->table[1], pc->table[2]);
+			ck_assert_msg(screen_has(&g, want), "no '%s'", want);
+			two = 1;
+		}
+	}
+	ck_assert(two);
+	ui_free(ui);
+	ui_grid_free(&g);
+}
+END_TEST
+
+/* Every line of the screen is ASCII. */
+static int
+screen_ascii(const struct ui_grid *g)
+{
+	char line[2048];
+	int y;
+	const char *p;
+
+	for (y = 0; y < g->h; y++)
+		for (p = ui_grid_line(g, y, line, sizeof line); *p != '\0'; p++)
+			if ((unsigned char)*p >= 0x80)
+				return 0;
+	return 1;
+}
+
+/*
+ * 512 pages (Tk 1024, P = 2): the view fits 80x24 and shows the pane;
+ * zoomed at 80x24 the table and pool show windows that hold the tile's
+ * pages, with the entries left out counted; a big terminal shows more.
+ * ASCII too.
+ */
+START_TEST(test_pages_large_pool)
+{
+	static const struct ui_style *const styles[] = { &utf8_style,
+	    &ascii_style };
+	struct options o;
+	struct ui *ui;
+	struct ui_grid g = { 0 };
+	const struct sim_view *v;
+	struct ui_rect r, line;
+	const char *right;
+	char buf[1024];
+	int w, h, s, y, n80, n240, shown, tok;
+	char *p, *save;
+
+	for (s = 0; s < 2; s++) {
+		right = s == 0 ? "\u2192" : "->";
+		options_init(&o);
+		o.spec.tk = 1024;
+		o.spec.page_size = 2;
+		ui = new_view(&o, styles[s]);
+		ck_assert_int_eq(UI_PROBLEM(ui)->paged.pages, 512);
+		ui_min_size(ui, &w, &h);
+		ck_assert_int_le(w, 80);
+		ck_assert_int_le(h, 24);
+		ck_assert_int_eq(ui_seek(ui, 100, SIM_PHASE_LAST), 0);
+		v = sim_view(ui_sim(ui));
+		draw(ui, &g, 80, 24);
+		ck_assert_int_ge(ui->slot[UI_SLOT_PAGES].h, 1);
+		ck_assert(screen_has(&g, "paged K/V P=2"));
+		if (s == 1)
+			ck_assert(screen_ascii(&g));
+		while (strcmp(ui_layout_pane_name(ui, ui->zoom - 1), "pages") != 0)
+			press(ui, 'z');
+		draw(ui, &g, 80, 24);
+		r = ui->slot[UI_SLOT_PAGES];
+		ck_assert_int_eq(r.w, 80);
+		pages_check_marks(ui, &g, v->tile.c0, v->tile.c1);
+		if (s == 1)
+			ck_assert(screen_ascii(&g));
+		/* the table's window: the entries shown and counted are 512 */
+		y = pages_line(&g, r, 0, "table b");
+		line = (struct ui_rect){ r.x, y, r.w, 1 };
+		for (shown = 0, n80 = 0; y >= 0; y = pages_line(&g, r, y + 2 - r.y,
+		    "table b"), n80++) {
+			span(&g, r.x + 8, y, r.w - 8, buf, sizeof buf);
+			save = NULL;
+			for (p = strtok_r(buf, " *", &save); p != NULL;
+			    p = strtok_r(NULL, " *", &save))
+				if (sscanf(p, "%d", &tok) == 1 && p[0] != '+')
+					shown++;
+		}
+		ck_assert_int_lt(shown, 512);
+		ck_assert_int_eq(shown + cut_count(&g, line, right), 512);
+		/* the pool's too */
+		y = pages_line(&g, r, 0, "pool p");
+		ck_assert_int_ge(y, 0);
+		ck_assert_int_gt(cut_count(&g, (struct ui_rect){ r.x, y, r.w, 1 },
+		    right), 0);
+		draw(ui, &g, 240, 67);
+		r = ui->slot[UI_SLOT_PAGES];
+		pages_check_marks(ui, &g, v->tile.c0, v->tile.c1);
+		for (n240 = 0, y = pages_line(&g, r, 0, "table b"); y >= 0;
+		    y = pages_line(&g, r, y + 2 - r.y, "table b"))
+			n240++;
+		ck_assert_int_gt(n240, n80);
+		ui_free(ui);
+	}
+	ui_grid_free(&g);
+}
+END_TEST
+
+/*
+ * The backward's key block and split-KV's key range: the pane is in
+ * the backward's stack (marks for its key block) and names the range
+ * under split-KV; the combine's stack has no pane; all of it fits
+ * 80x24.
+ */
+START_TEST(test_pages_backward_split)
+{
+	struct options o;
+	struct ui *ui;
+	struct ui_grid g = { 0 };
+	const struct backward_view *bv;
+	char want[80];
+	int w, h, i, n, found;
+
+	options_init(&o);
+	o.spec.tk = 32;
+	o.spec.page_size = 4;
+	o.backward = 1;
+	o.split.splits = 2;
+	ui = new_view(&o, &utf8_style);
+	ui_min_size(ui, &w, &h);
+	ck_assert_int_le(w, 80);
+	ck_assert_int_le(h, 24);
+	draw(ui, &g, 120, 50);
+	ck_assert(screen_has(&g, "key range 0 of 2: keys 0-15"));
+	/* the combine's stack */
+	while (ui_kind(ui) != TIMELINE_COMBINE)
+		ck_assert_int_eq(ui_step(ui, 1), 0);
+	n = ui_layout_panes(ui);
+	for (found = 0, i = 0; i < n; i++)
+		found |= strcmp(ui_layout_pane_name(ui, i), "pages") == 0;
+	ck_assert(!found);
+	press(ui, UI_KEY_END);
+	ck_assert_int_eq(ui_kind(ui), TIMELINE_BACKWARD);
+	draw(ui, &g, 80, 24);
+	ck_assert_int_ge(ui->slot[UI_SLOT_PAGES].h, 1);
+	draw(ui, &g, 120, 60);
+	bv = ui_bwd_view(ui);
+	snprintf(want, sizeof want, "key block %d-%d read in", bv->tile.c0,
+	    bv->tile.c1 - 1);
+	ck_assert_msg(screen_has(&g, want), "no '%s'", want);
+	pages_check_marks(ui, &g, bv->tile.c0, bv->tile.c1);
+	ui_free(ui);
+	ui_grid_free(&g);
+}
+END_TEST
+
+/*
+ * The form's page size: a bad one is refused with the command line's
+ * own message; 4 pages the problem; a file's table stays while only
+ * other fields change (and is checked against the new Tk); a new size
+ * drops it for the seed's; 0 is not paged, the pane gone.
+ */
+START_TEST(test_pages_form)
+{
+	static const int table[] = { 5, 0, 2, 1, 4, 3 };
+	struct options o, cli;
+	struct ui *ui;
+	struct ui_grid g = { 0 };
+	char *argv[] = { "view", "--page-size=-3" };
+	char path[256], cli_err[200];
+	int i;
+
+	ui = new_view(NULL, &utf8_style);
+	press(ui, 'e');
+	ck_assert_str_eq(ui->form.value[UI_FORM_PAGE_SIZE], "0");
+	while (ui->form.field != UI_FORM_PAGE_SIZE)
+		press(ui, UI_KEY_TAB);
+	press(ui, UI_KEY_BACKSPACE);
+	type(ui, "-3");
+	press(ui, UI_KEY_ENTER);
+	ck_assert(ui->form.open);
+	options_init(&cli);
+	ck_assert_int_ne(options_parse(2, argv, 1, OPT_PROBLEM, NULL, NULL,
+	    &cli, cli_err, sizeof cli_err), 0);
+	options_free(&cli);
+	ck_assert_str_eq(ui->form.error, cli_err);
+	ck_assert_int_eq(UI_PROBLEM(ui)->paged.page_size, 0);
+	draw(ui, &g, 80, 24);
+	ck_assert(screen_has(&g, cli_err));
+	press(ui, UI_KEY_BACKSPACE);
+	press(ui, UI_KEY_BACKSPACE);
+	type(ui, "4");
+	press(ui, UI_KEY_ENTER);
+	ck_assert_msg(!ui->form.open, "%s", ui->form.error);
+	ck_assert_int_eq(UI_PROBLEM(ui)->paged.page_size, 4);
+	draw(ui, &g, 80, 24);
+	ck_assert_int_ge(ui->slot[UI_SLOT_PAGES].h, 1);
+	ui_free(ui);
+
+	pages_table_file(path, sizeof path, table, 6);
+	options_init(&o);
+	o.spec.page_size = 4;
+	o.spec.block_table = path;
+	ui = new_view(&o, &utf8_style);
+	press(ui, 'e');
+	ck_assert_str_eq(ui->form.value[UI_FORM_PAGE_SIZE], "4");
+	draw(ui, &g, 80, 24);
+	ck_assert(screen_has(&g, "a new size drops the table"));
+	/* Tk 20: five pages, still the file's */
+	press(ui, UI_KEY_TAB);
+	press(ui, UI_KEY_BACKSPACE);
+	press(ui, UI_KEY_BACKSPACE);
+	type(ui, "20");
+	press(ui, UI_KEY_ENTER);
+	ck_assert_msg(!ui->form.open, "%s", ui->form.error);
+	ck_assert_int_eq(UI_PROBLEM(ui)->paged.pool, 6);
+	for (i = 0; i < 5; i++)
+		ck_assert_int_eq(UI_PROBLEM(ui)->paged.table[i], table[i]);
+	/* Tk 28 needs seven: the file's own message, nothing changed */
+	press(ui, 'e');
+	press(ui, UI_KEY_TAB);
+	press(ui, UI_KEY_BACKSPACE);
+	press(ui, UI_KEY_BACKSPACE);
+	type(ui, "28");
+	press(ui, UI_KEY_ENTER);
+	ck_assert(ui->form.open);
+	ck_assert_msg(strstr(ui->form.error, "6 pages, but --tk needs 7") !=
+	    NULL, "%s", ui->form.error);
+	ck_assert_int_eq(UI_PROBLEM(ui)->tk, 20);
+	/* a new page size: the seed's table, a pool of the pages */
+	while (ui->form.field != UI_FORM_PAGE_SIZE)
+		press(ui, UI_KEY_TAB);
+	press(ui, UI_KEY_BACKSPACE);
+	type(ui, "2");
+	press(ui, UI_KEY_ENTER);
+	ck_assert_msg(!ui->form.open, "%s", ui->form.error);
+	ck_assert_int_eq(UI_PROBLEM(ui)->paged.page_size, 2);
+	ck_assert_int_eq(UI_PROBLEM(ui)->paged.pages, 14);
+	ck_assert_int_eq(UI_PROBLEM(ui)->paged.pool, 14);
+	ck_assert(ui->opts.spec.block_table == NULL);
+	ck_assert(strstr(ui->msg, "shuffled from the seed") != NULL);
+	/* 0: not paged, no pane */
+	press(ui, 'e');
+	while (ui->form.field != UI_FORM_PAGE_SIZE)
+		press(ui, UI_KEY_TAB);
+	press(ui, UI_KEY_BACKSPACE);
+	type(ui, "0");
+	press(ui, UI_KEY_ENTER);
+	ck_assert_msg(!ui->form.open, "%s", ui->form.error);
+	ck_assert_int_eq(UI_PROBLEM(ui)->paged.page_size, 0);
+	draw(ui, &g, 120, 50);
+	ck_assert_int_eq(ui->slot[UI_SLOT_PAGES].h, 0);
+	ck_assert(!screen_has(&g, "paged K/V"));
+	ui_free(ui);
+	ui_grid_free(&g);
+	unlink(path);
+}
+END_TEST
+
 Suite *
 test_suite(void)
 {
@@ -3303,6 +3777,11 @@ test_suite(void)
 	tcase_add_test(tc, test_bugs_beside_correct);
 	tcase_add_test(tc, test_form_timeline);
 	tcase_add_test(tc, test_random_keys_timeline);
+	tcase_add_test(tc, test_pages_pane_file);
+	tcase_add_test(tc, test_pages_runs);
+	tcase_add_test(tc, test_pages_large_pool);
+	tcase_add_test(tc, test_pages_backward_split);
+	tcase_add_test(tc, test_pages_form);
 	suite_add_tcase(s, tc);
 	return s;
 }

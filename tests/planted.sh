@@ -170,6 +170,18 @@
 #       sed 's/srow\[c\] += qx \* kx\[paged_slot(pc, t->c0 + c)\];/srow[c] += qx * kx[t->c0 + c];/'
 #       K is read at the logical slot, not the physical page's
 #       -> tests/check_paged:test_paged_equals_contiguous
+#   pages pane logical  the view's pages pane marks the physical pages
+#                       the tile reads, in the pool (check_ui)
+#       src/ui/ui_pane_pages.c
+#       sed 's/^\t\tif (pc->table\[b\] == phys)$/\t\tif (b == phys)/'
+#       the pool marks the logical page numbers instead
+#       -> tests/check_ui:test_pages_pane_file
+#   pages pane one run  the pages pane's run count is paged_runs' (a tile
+#                       spanning two pages reads two runs; check_ui)
+#       src/ui/ui_pane_pages.c
+#       sed 's/^\truns = paged_runs(pc, t.c0, t.c1);$/\truns = 1;/'
+#       every tile counted as contiguous K/V's one run
+#       -> tests/check_ui:test_pages_runs
 #
 # A plant names check programs (run as they are) or shell tests
 # (tests/NAME.test, run with the flashstep binary as make check runs
@@ -397,6 +409,12 @@ plant "tile crosses a sequence" src/model/problem.c \
 plant "paged logical" src/model/sim.c \
     's/srow\[c\] += qx \* kx\[paged_slot(pc, t->c0 + c)\];/srow[c] += qx * kx[t->c0 + c];/' \
     tests/check_paged:test_paged_equals_contiguous
+plant "pages pane logical" src/ui/ui_pane_pages.c \
+    's/^\t\tif (pc->table\[b\] == phys)$/\t\tif (b == phys)/' \
+    tests/check_ui:test_pages_pane_file
+plant "pages pane one run" src/ui/ui_pane_pages.c \
+    's/^\truns = paged_runs(pc, t.c0, t.c1);$/\truns = 1;/' \
+    tests/check_ui:test_pages_runs
 
 nplants=$(($(wc -l <"$work/verdicts") - 1))
 echo "planted: $(($(date +%s) - start)) s after the base build"

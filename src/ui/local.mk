@@ -27,6 +27,7 @@ src_ui_libui_a_SOURCES = \
 	src/ui/ui_pane_merge_eq.c \
 	src/ui/ui_pane_bwd.c \
 	src/ui/ui_pane_bwd_eq.c \
+	src/ui/ui_pane_pages.c \
 	src/ui/ui_term.c \
 	src/ui/ui_loop.c \
 	src/ui/ui_busy.c \

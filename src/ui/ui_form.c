@@ -1,7 +1,7 @@
 /*
  * ui_form.c - the `e` form: edit the problem's sizes, tiles, seed,
- * inputs, window, softcap and ALiBi slope, and turn the backward and
- * split-KV on or off.  The values are
+ * inputs, window, softcap, ALiBi slope and page size, and turn the
+ * backward and split-KV on or off.  The values are
  * checked by the command line's own code: the form becomes "--tq=..."
  * arguments for options_parse, then the problem, sim and timeline are
  * rebuilt (ui_configure) keeping the position.
@@ -33,6 +33,7 @@ static const struct {
 	{ "window", "window", "L,R (-1: unbounded; -1,0: causal)" },
 	{ "cap", "softcap", "softcap C: s -> C tanh(s/C)" },
 	{ "alibi", "alibi", "slope: bias -slope |r+Tk-Tq-c|" },
+	{ "pages", "page-size", "keys a page of K/V (0: not paged)" },
 };
 
 /* Did the options name input files (or inline matrices)? */
@@ -79,6 +80,26 @@ ui_form_open(struct ui *ui)
 	if (p->alibi != NULL)
 		snprintf(f->value[UI_FORM_ALIBI], sizeof f->value[0], "%g",
 		    (double)p->alibi[0]);
+	snprintf(f->value[UI_FORM_PAGE_SIZE], sizeof f->value[0], "%d",
+	    ui->opts.spec.page_size);
+}
+
+/*
+ * The page table after the form: --block-table's file is read again with
+ * the new Tk while the page size stays; a new page size (or none) drops
+ * it, so the table is shuffled from the seed as without --block-table
+ * (the file's pages were cut to the old size).  Returns what became of
+ * the file, for the message ("" when nothing).
+ */
+static const char *
+ui_form_block_table(const struct options *was, struct options *o)
+{
+	if (was->spec.block_table == NULL ||
+	    o->spec.page_size == was->spec.page_size)
+		return "";
+	o->spec.block_table = NULL;
+	return o->spec.page_size > 0 ? "; the page table is now shuffled from "
+	    "the seed" : "; K/V no longer paged";
 }
 
 /* Validates and applies the form's values (as Enter does).  Returns 0,
@@ -92,6 +113,7 @@ ui_form_apply(struct ui *ui)
 	const char *input = f->value[UI_FORM_INPUT];
 	enum mask_bug dropped;
 	struct mask_rule m;
+	const char *table;
 	int argc = 0, i, rc;
 
 	/* Blank fields mean the defaults, as when the option is left out. */
@@ -103,6 +125,7 @@ ui_form_apply(struct ui *ui)
 	o.spec.causal = o.spec.window_set = 0;
 	o.spec.softcap_set = o.spec.alibi_set = 0;
 	o.spec.alibi_slopes = NULL;
+	o.spec.page_size = 0;
 	o.args = NULL;
 	o.nargs = 0;
 	argv[argc++] = "edit";
@@ -120,6 +143,9 @@ ui_form_apply(struct ui *ui)
 			}
 			continue;
 		}
+		/* 0 is the form's "not paged": the option itself takes 1 up. */
+		if (i == UI_FORM_PAGE_SIZE && strcmp(f->value[i], "0") == 0)
+			continue;
 		if (i == UI_FORM_INPUT && strcmp(input, "files") == 0) {
 			if (!ui_form_has_files(&ui->opts)) {
 				snprintf(f->error, sizeof f->error, "input: 'files' needs "
@@ -144,6 +170,7 @@ ui_form_apply(struct ui *ui)
 	options_free(&o);
 	if (rc != 0)
 		return -1;
+	table = ui_form_block_table(&ui->opts, &o);
 	if (o.spec.window_set && o.spec.window_left > 0)
 		ui->mask_width = o.spec.window_left;
 	/* A mask bug the new rules cannot show goes, said so below. */
@@ -160,8 +187,8 @@ ui_form_apply(struct ui *ui)
 	if (ui_configure(ui, &o, f->error, sizeof f->error) != 0)
 		return -1;
 	f->open = 0;
-	ui_message(ui, UI_ROLE_MESSAGE, "problem rebuilt: %ld steps%s%s%s",
-	    timeline_steps(ui->line.tl), dropped != MASK_BUG_NONE ?
+	ui_message(ui, UI_ROLE_MESSAGE, "problem rebuilt: %ld steps%s%s%s%s",
+	    timeline_steps(ui->line.tl), table, dropped != MASK_BUG_NONE ?
 	    " (mask bug " : "", dropped != MASK_BUG_NONE ?
 	    mask_bug_name(dropped) : "", dropped != MASK_BUG_NONE ?
 	    " dropped: the new rules cannot show it)" : "");
@@ -209,7 +236,9 @@ void
 ui_form_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 {
 	struct ui_form *f = &ui->form;
-	int w = r.w < 72 ? r.w : 72, h = UI_FORM_FIELDS + 8, x, y, i;
+	const char *table = ui->opts.spec.block_table;
+	int w = r.w < 72 ? r.w : 72, h = UI_FORM_FIELDS + 8 + (table != NULL);
+	int x, y, i;
 
 	x = r.x + (r.w - w) / 2;
 	y = r.y + (r.h - h) / 2;
@@ -236,7 +265,11 @@ ui_form_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 	ui_grid_printf(g, x + 1, y + 3 + UI_FORM_FIELDS, w - 2, UI_ROLE_LABEL,
 	    "Enter applies %s Esc cancels %s Tab and arrows move %s blank: default",
 	    ui->gl->dot, ui->gl->dot, ui->gl->dot);
+	if (table != NULL)
+		ui_grid_printf(g, x + 1, y + 4 + UI_FORM_FIELDS, w - 2, UI_ROLE_DIM,
+		    "pages: a new size drops the table, shuffled from the seed "
+		    "then: %s", table);
 	if (f->error[0] != '\0')
-		ui_grid_wrap(g, (struct ui_rect){ x + 1, y + 4 + UI_FORM_FIELDS,
-		    w - 2, 2 }, UI_ROLE_ERROR, f->error);
+		ui_grid_wrap(g, (struct ui_rect){ x + 1, y + 4 + UI_FORM_FIELDS +
+		    (table != NULL), w - 2, 2 }, UI_ROLE_ERROR, f->error);
 }

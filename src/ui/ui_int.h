@@ -60,7 +60,8 @@ const struct ui_glyphs *ui_glyphs(int unicode);
  * A pane: a table of functions with designated initializers, as in tmux.
  * size() gives the pane's minimum and wanted height for a width (for the
  * heatmap, its wanted width for a height); draw() fills its rectangle;
- * handle_key() sees mouse clicks inside it (NULL: none).
+ * handle_key() sees mouse clicks inside it (NULL: none); shown() says
+ * whether the pane is in its stack for this problem (NULL: always).
  *
  * A pane that keeps something between frames (a cache, where it last
  * drew) owns it, as a tmux mode owns its data: its state struct lives in
@@ -75,6 +76,7 @@ struct ui_pane {
 	const char *name;
 	void *(*init)(struct ui *ui);
 	void (*free)(void *data);
+	int (*shown)(const struct ui *ui);
 	void (*size)(const struct ui *ui, int w, int h, int *minh, int *wanth,
 	    int *wantw);
 	void (*draw)(struct ui *ui, struct ui_grid *g, struct ui_rect r);
@@ -96,6 +98,7 @@ enum ui_slot {
 	UI_SLOT_EQ,
 	UI_SLOT_COUNT,
 	UI_SLOT_HISTORY,
+	UI_SLOT_PAGES,		/* the paged cache (--page-size) */
 	UI_SLOT_STATUS,
 	UI_SLOT_KEYBAR,
 	UI_SLOTS
@@ -118,7 +121,7 @@ struct ui_pane_own {
 };
 
 /* The edit form ('e'): fields as text, validated on Enter. */
-#define UI_FORM_FIELDS 13
+#define UI_FORM_FIELDS 14
 struct ui_form {
 	int open;
 	int field;		/* the field being edited */

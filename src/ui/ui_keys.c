@@ -289,7 +289,7 @@ const struct ui_keydef ui_keydefs[] = {
 	    "(W: the last window's left edge, else Tk/4); softcap and ALiBi "
 	    "stay (e sets them)", ui_keys_mask, { 'm' } },
 	{ "e", "edit the problem: sizes, tiles, seed, input, backward, splits, "
-	    "window, softcap, ALiBi",
+	    "window, softcap, ALiBi, page size",
 	    ui_keys_edit, { 'e' } },
 	{ "G", "the GPU kernel's m', alpha, l' beside the simulator's",
 	    ui_keys_gpu, { 'G' } },

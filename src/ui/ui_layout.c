@@ -2,10 +2,11 @@
  * ui_layout.c - where the panes go.  Header on top, status line and key
  * bar at the bottom; between them the score heatmap on the left, as wide
  * as it wants, and on the right the current segment's stack: for the
- * forward the tile, running state, equations, counters and (when lines
- * are left) the focused row's history; for the combine the partials,
+ * forward the tile, running state, the paged cache (with --page-size),
+ * equations, counters and (when lines are left) the focused row's
+ * history; for the combine the partials,
  * the merge, its equations and counters; for the backward the tile, the
- * query rows, the key block, equations and counters.  Each pane of the
+ * query rows, the key block, the paged cache, equations and counters.  Each pane of the
  * stack gets its minimum height; the rest goes first to the tables (the
  * panes with a line per row) in turn, then to the equations, counters
  * and history, up to what each wants: a larger terminal shows more rows,
@@ -45,11 +46,14 @@ extern const struct ui_pane ui_pane_bwd_tile;
 extern const struct ui_pane ui_pane_bwd_rows;
 extern const struct ui_pane ui_pane_bwd_keys;
 extern const struct ui_pane ui_pane_bwd_eq;
+/* the paged cache's, in the forward's and backward's stacks */
+extern const struct ui_pane ui_pane_pages;
 
 /* The right-hand stacks, top to bottom, per kind of segment: a new pane
  * is its file (src/ui/local.mk lists it), its name above and a row here;
  * a slot in ui_int.h only when it takes a place no pane had.  Tables
- * come first. */
+ * come first.  A pane whose shown() says no for this problem is left
+ * out of its stack (the pages pane without --page-size). */
 struct ui_layout_entry {
 	const struct ui_pane *pane;
 	enum ui_slot slot;
@@ -62,6 +66,7 @@ static const struct ui_layout_entry ui_layout_stacks[TIMELINE_KINDS]
 	[TIMELINE_FORWARD] = {
 		{ &ui_pane_tile, UI_SLOT_TILE, 1 },
 		{ &ui_pane_state, UI_SLOT_STATE, 1 },
+		{ &ui_pane_pages, UI_SLOT_PAGES, 0 },
 		{ &ui_pane_eq, UI_SLOT_EQ, 0 },
 		{ &ui_pane_count, UI_SLOT_COUNT, 0 },
 		{ &ui_pane_history, UI_SLOT_HISTORY, 0 },
@@ -76,36 +81,40 @@ static const struct ui_layout_entry ui_layout_stacks[TIMELINE_KINDS]
 		{ &ui_pane_bwd_tile, UI_SLOT_TILE, 1 },
 		{ &ui_pane_bwd_rows, UI_SLOT_STATE, 1 },
 		{ &ui_pane_bwd_keys, UI_SLOT_KEYS, 1 },
+		{ &ui_pane_pages, UI_SLOT_PAGES, 0 },
 		{ &ui_pane_bwd_eq, UI_SLOT_EQ, 0 },
 		{ &ui_pane_count, UI_SLOT_COUNT, 0 },
 	},
 };
 
-/* The stack of kind k and its length. */
-static const struct ui_layout_entry *
-ui_layout_stack(enum timeline_kind k, int *n)
+/* The stack of kind k for this problem (the panes it shows) into st;
+ * returns its length. */
+static int
+ui_layout_stack(const struct ui *ui, enum timeline_kind k,
+    struct ui_layout_entry *st)
 {
-	const struct ui_layout_entry *st = ui_layout_stacks[k];
+	const struct ui_layout_entry *all = ui_layout_stacks[k];
+	int i, n = 0;
 
-	for (*n = 0; *n < UI_LAYOUT_MAX && st[*n].pane != NULL; (*n)++)
-		;
-	return st;
+	for (i = 0; i < UI_LAYOUT_MAX && all[i].pane != NULL; i++)
+		if (all[i].pane->shown == NULL || all[i].pane->shown(ui))
+			st[n++] = all[i];
+	return n;
 }
 
 int
 ui_layout_panes(const struct ui *ui)
 {
-	int n;
+	struct ui_layout_entry st[UI_LAYOUT_MAX];
 
-	ui_layout_stack(ui_kind(ui), &n);
-	return n;
+	return ui_layout_stack(ui, ui_kind(ui), st);
 }
 
 const char *
 ui_layout_pane_name(const struct ui *ui, int i)
 {
-	int n;
-	const struct ui_layout_entry *st = ui_layout_stack(ui_kind(ui), &n);
+	struct ui_layout_entry st[UI_LAYOUT_MAX];
+	int n = ui_layout_stack(ui, ui_kind(ui), st);
 
 	return i >= 0 && i < n ? st[i].pane->name : "";
 }
@@ -124,11 +133,11 @@ ui_layout_heat_shown(const struct ui *ui)
 void
 ui_layout_min(const struct ui *ui, int *w, int *h)
 {
-	const struct ui_layout_entry *st;
+	struct ui_layout_entry st[UI_LAYOUT_MAX];
 	int minh, wanth, wantw, sum, most = 0, s, i, n;
 
 	for (s = 0; s < timeline_segments(ui->line.tl); s++) {
-		st = ui_layout_stack(timeline_segment(ui->line.tl, s)->kind, &n);
+		n = ui_layout_stack(ui, timeline_segment(ui->line.tl, s)->kind, st);
 		for (sum = 0, i = 0; i < n; i++) {
 			if (ui->zoom > 0 && i != (ui->zoom - 1) % n)
 				continue;
@@ -180,7 +189,7 @@ void
 ui_layout_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 {
 	struct ui_rect mid = r, right;
-	const struct ui_layout_entry *st;
+	struct ui_layout_entry st[UI_LAYOUT_MAX];
 	int minh[UI_LAYOUT_MAX], wanth[UI_LAYOUT_MAX], h[UI_LAYOUT_MAX];
 	int wantw, maxw, left, more, y, n, ntab, i;
 
@@ -219,7 +228,7 @@ ui_layout_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 		right.x += wantw + 1;
 		right.w -= wantw + 1;
 	}
-	st = ui_layout_stack(ui_kind(ui), &n);
+	n = ui_layout_stack(ui, ui_kind(ui), st);
 	if (ui->zoom > 0) {
 		/* One pane over the whole view: every row and key it has
 		 * room for, the equations whole. */

@@ -11,7 +11,8 @@
  * keys; when that is more than one entry the pane says "pooled" and each
  * cell shows the max of its entries (from heatmap.c, never recomputed
  * here).  Pooling is chosen to line up with the tiles where it can, so
- * the tile outline stays crisp.
+ * the tile outline stays crisp.  With a paged cache a tick above the
+ * grid marks where each page of keys starts.
  */
 #include "config.h"
 
@@ -393,6 +394,14 @@ ui_pane_heat_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 		return;
 	}
 
+	/* A paged cache's page starts, ticked above the grid where a page
+	 * spans two cells or more (denser ticks would mark every cell);
+	 * the current tile's marks go over them. */
+	if (p->paged.page_size >= 2 * gm->fx)
+		for (b = 0; b < gm->nx; b++)
+			if ((b * gm->fx) % p->paged.page_size < gm->fx)
+				ui_grid_text(g, gm->x0 + b * gm->sx, r.y + 1, 1,
+				    UI_ROLE_DIM, gl->vline);
 	/* The current tile's keys, marked above the grid. */
 	ui_pane_heat_cursor(ui, &cu);
 	for (b = 0; b < gm->nx; b++) {
