@@ -1,7 +1,8 @@
 /*
  * ui_form.h - the `e` form: edit the problem's sizes, tiles, seed and
- * inputs, the window, softcap and ALiBi, and turn the backward and
- * split-KV on or off, checked by the command line's own rules.
+ * inputs, the window, softcap and ALiBi, a packed batch's lengths, and
+ * turn the backward and split-KV on or off, checked by the command
+ * line's own rules.
  */
 #ifndef FLASHSTEP_UI_FORM_H
 #define FLASHSTEP_UI_FORM_H
@@ -18,6 +19,7 @@
 #define UI_FORM_WINDOW 10
 #define UI_FORM_SOFTCAP 11
 #define UI_FORM_ALIBI 12
+#define UI_FORM_SEQLENS 13	/* "A,B,.." or "Q/K" lengths; blank: not packed */
 
 /* Opens the form with the current values. */
 void ui_form_open(struct ui *ui);

@@ -71,6 +71,14 @@ ui_keys_ends(struct ui *ui, const struct ui_key *k)
 	return UI_HANDLED;
 }
 
+/* s and S: a packed batch's next / previous sequence (ui_varlen.c). */
+static int
+ui_keys_seq(struct ui *ui, const struct ui_key *k)
+{
+	ui_varlen_jump(ui, k->code == 's' ? 1 : -1);
+	return UI_HANDLED;
+}
+
 static int
 ui_keys_play(struct ui *ui, const struct ui_key *k)
 {
@@ -268,6 +276,8 @@ const struct ui_keydef ui_keydefs[] = {
 	    "the segment shown", ui_keys_goto, { 'g' } },
 	{ "Home End", "first / last step of the timeline", ui_keys_ends,
 	    { UI_KEY_HOME, UI_KEY_END } },
+	{ "s S", "a packed batch (--seqlens): the next / previous sequence's "
+	    "first step", ui_keys_seq, { 's', 'S' } },
 	{ "r", "play / pause", ui_keys_play, { 'r' } },
 	{ "u", "play until something happens to the focused row: its max "
 	    "rises (so alpha < 1), or it finishes and the mask skips the rest; "
