@@ -3347,6 +3347,14 @@ START_TEST(test_varlen_steps)
 	type(ui, "30");
 	press(ui, UI_KEY_ENTER);
 	ck_assert_int_eq(ui->vl.seq, 2);
+	/* f N: step N of the sequence shown */
+	press(ui, 'S');
+	press(ui, 'g');
+	type(ui, "f 3");
+	press(ui, UI_KEY_ENTER);
+	ui_position(ui, &pos);
+	ck_assert_int_eq(pos.global, 4 + 2);
+	ck_assert_int_eq(ui->vl.seq, 1);
 	/* a rebuild (o) keeps the sequence and the tile */
 	ck_assert_int_eq(ui_seek(ui, 4 + 7, -1), 0);	/* seq 1, tile (1,2) */
 	press(ui, 'o');

@@ -508,7 +508,11 @@ ui_keys_draw_prompt(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 {
 	int n;
 
-	if (timeline_segments(ui->line.tl) > 1)
+	if (ui->vl.nseq > 0)
+		n = ui_grid_printf(g, r.x, r.y, r.w, UI_ROLE_LABEL, "go to step "
+		    "(1-%ld, or f N of this sequence) or tile i,j: ",
+		    timeline_steps(ui->line.tl));
+	else if (timeline_segments(ui->line.tl) > 1)
 		n = ui_grid_printf(g, r.x, r.y, r.w, UI_ROLE_LABEL, "go to step "
 		    "(1-%ld, or f/c/b N) or tile i,j: ", timeline_steps(ui->line.tl));
 	else
@@ -539,6 +543,10 @@ ui_keys_prompt_segment(struct ui *ui, const char *text, long *g)
 			break;
 	if (*at < 'a' || *at > 'z')
 		return 1;
+	/* A packed batch's forward segments are its sequences: f N is a
+	 * step of the one shown. */
+	if (ui->vl.nseq > 0 && s < timeline_segments(ui->line.tl))
+		s = ui->vl.seq;
 	if (s == timeline_segments(ui->line.tl)) {
 		ui_message(ui, UI_ROLE_ERROR, "go to: no segment '%c' here (f "
 		    "forward%s%s)", *at, ui->line.comb != NULL ? ", c combine" : "",
