@@ -3715,6 +3715,389 @@ START_TEST(test_pages_form)
 }
 END_TEST
 
+/* ---- a packed batch (--seqlens): one timeline over its sequences ---- */
+
+/* A view of the packed batch q (lengths of Q) / k (of K), causal or not. */
+static struct ui *
+packed_view(const char *q, const char *k, int causal,
+    const struct ui_style *st)
+{
+	struct options o;
+
+	options_init(&o);
+	o.spec.seqlens_q = q;
+	o.spec.seqlens_k = k;
+	o.spec.causal = causal;
+	return new_view(&o, st);
+}
+
+/* The cell of the heatmap at packed row r, key c, as text. */
+static char *
+heat_cell(struct ui *ui, const struct ui_grid *g, int r, int c, char *buf,
+    size_t len)
+{
+	const struct ui_heat_geom *hg = ui_pane_heat_last(ui);
+
+	return span(g, hg->x0 + c / hg->fx * hg->sx, hg->y0 + r / hg->fy *
+	    hg->sy, 1, buf, len);
+}
+
+static int
+heat_mods(struct ui *ui, const struct ui_grid *g, int r, int c)
+{
+	const struct ui_heat_geom *hg = ui_pane_heat_last(ui);
+
+	return g->cells[(size_t)(hg->y0 + r / hg->fy * hg->sy) * g->w + hg->x0 +
+	    c / hg->fx * hg->sx].mods;
+}
+
+/*
+ * 5,17,3 with Br = Bc = 4: 4, 25 and 1 steps, one timeline of 30.  n
+ * past sequence 0's last step lands on sequence 1's first tile (its
+ * rows the packed rows 5..), p comes back, s and S jump between the
+ * sequences' first steps, Home, End, . and g cross them too.
+ */
+START_TEST(test_varlen_steps)
+{
+	struct ui *ui = packed_view("5,17,3", "5,17,3", 0, &utf8_style);
+	const struct sim_view *v;
+	struct timeline_pos pos;
+
+	ck_assert_int_eq(ui->vl.nseq, 3);
+	ck_assert_int_eq(timeline_steps(ui->line.tl), 4 + 25 + 1);
+	ck_assert_int_eq(UI_PROBLEM(ui)->tq, 5);
+	ck_assert_int_eq(UI_BUILT(ui)->tq, 25);
+	ck_assert_int_eq(ui_seek(ui, 3, -1), 0);	/* sequence 0's last */
+	ck_assert_int_eq(ui->vl.seq, 0);
+	ck_assert_int_eq(sim_view(ui_sim(ui))->step, 3);
+	press(ui, 'n');
+	ui_position(ui, &pos);
+	ck_assert_int_eq(pos.global, 4);
+	ck_assert_int_eq(ui->vl.seq, 1);
+	v = sim_view(ui_sim(ui));
+	ck_assert_int_eq(v->step, 0);
+	ck_assert_int_eq(v->tile.i, 0);
+	ck_assert_int_eq(v->tile.j, 0);
+	ck_assert_int_eq(v->tile.r0, 0);
+	/* its rows are the packed rows 5..21: Q, K and V start there */
+	ck_assert_int_eq(UI_PROBLEM(ui)->tq, 17);
+	ck_assert_ptr_eq(UI_PROBLEM(ui)->q, UI_BUILT(ui)->q + 5 * 4);
+	ck_assert_ptr_eq(UI_PROBLEM(ui)->k, UI_BUILT(ui)->k + 5 * 4);
+	ck_assert_ptr_eq(UI_PROBLEM(ui)->v, UI_BUILT(ui)->v + 5 * 4);
+	press(ui, 'p');
+	ck_assert_int_eq(ui->vl.seq, 0);
+	ck_assert_int_eq(sim_view(ui_sim(ui))->step, 3);
+	ck_assert_int_eq(UI_PROBLEM(ui)->tq, 5);
+	/* s, s, s (none after the last), S */
+	press(ui, 's');
+	ui_position(ui, &pos);
+	ck_assert_int_eq(pos.global, 4);
+	press(ui, 's');
+	ui_position(ui, &pos);
+	ck_assert_int_eq(pos.global, 29);
+	ck_assert_int_eq(ui->vl.seq, 2);
+	ck_assert_int_eq(UI_PROBLEM(ui)->tq, 3);
+	press(ui, 's');
+	ck_assert_str_eq(ui->msg, "sequence 3 is the last of 3");
+	press(ui, 'S');
+	ui_position(ui, &pos);
+	ck_assert_int_eq(pos.global, 4);
+	press(ui, 'S');
+	press(ui, 'S');
+	ck_assert_str_eq(ui->msg, "sequence 1 is the first of 3");
+	press(ui, UI_KEY_END);
+	ck_assert_int_eq(ui->vl.seq, 2);
+	press(ui, UI_KEY_HOME);
+	ck_assert_int_eq(ui->vl.seq, 0);
+	/* . past the last phase of sequence 0's last step */
+	ck_assert_int_eq(ui_seek(ui, 3, -1), 0);
+	press(ui, '.');
+	ck_assert_int_eq(ui->vl.seq, 1);
+	ck_assert_int_eq(sim_view(ui_sim(ui))->step, 0);
+	press(ui, ',');
+	ck_assert_int_eq(ui->vl.seq, 0);
+	/* g 30: the batch's last step */
+	press(ui, 'g');
+	type(ui, "30");
+	press(ui, UI_KEY_ENTER);
+	ck_assert_int_eq(ui->vl.seq, 2);
+	/* f N: step N of the sequence shown */
+	press(ui, 'S');
+	press(ui, 'g');
+	type(ui, "f 3");
+	press(ui, UI_KEY_ENTER);
+	ui_position(ui, &pos);
+	ck_assert_int_eq(pos.global, 4 + 2);
+	ck_assert_int_eq(ui->vl.seq, 1);
+	/* a rebuild (o) keeps the sequence and the tile */
+	ck_assert_int_eq(ui_seek(ui, 4 + 7, -1), 0);	/* seq 1, tile (1,2) */
+	press(ui, 'o');
+	v = sim_view(ui_sim(ui));
+	ck_assert_int_eq(ui->vl.seq, 1);
+	ck_assert_int_eq(v->tile.i, 1);
+	ck_assert_int_eq(v->tile.j, 2);
+	ui_free(ui);
+}
+END_TEST
+
+/* Outside a packed batch s says what it is for. */
+START_TEST(test_varlen_key_unpacked)
+{
+	struct ui *ui = new_view(NULL, &utf8_style);
+
+	press(ui, 's');
+	ck_assert_msg(strstr(ui->msg, "--seqlens") != NULL, "'%s'", ui->msg);
+	ui_free(ui);
+}
+END_TEST
+
+/*
+ * The packed matrix on a large screen, unpooled: Q lengths 2,5 and K
+ * lengths 6,5, causal.  Rows and keys of different sequences are never
+ * computed; the boundaries are ticked at packed row 2 and key 6 (and
+ * nowhere else); the causal mask is aligned bottom-right within each
+ * sequence (row 0 of the first sees keys 0..4 of its 6, row 2 = the
+ * second's row 0 sees its key 0 = packed key 6 only); the header names
+ * the sequence; the sequence ahead is drawn ahead, and done once
+ * passed.
+ */
+START_TEST(test_varlen_heatmap)
+{
+	struct ui *ui = packed_view("2,5", "6,5", 1, &utf8_style);
+	const struct ui_heat_geom *hg;
+	struct ui_grid g = { 0 };
+	char buf[64];
+	int wait, r, c, bq, bk, y;
+
+	ui_idle(ui, 0, &wait);		/* the summaries whole */
+	draw(ui, &g, 130, 45);
+	hg = ui_pane_heat_last(ui);
+	ck_assert_int_eq(hg->fy, 1);
+	ck_assert_int_eq(hg->fx, 1);
+	ck_assert(screen_has(&g, "seq 1 of 2  (Tq 2, Tk 6, packed rows 0-1)"));
+	ck_assert(screen_has(&g, "S 7\u00d711"));
+	ck_assert(screen_has(&g, "\u2573 never: 2 seqs packed; masks "
+	    "bottom-right in each"));
+	for (r = 0; r < 7; r++)
+		for (c = 0; c < 11; c++) {
+			bq = r < 2 ? 0 : 1;
+			bk = c < 6 ? 0 : 1;
+			heat_cell(ui, &g, r, c, buf, sizeof buf);
+			if (bq != bk)
+				ck_assert_msg(strcmp(buf, "\u2573") == 0, "(%d,%d) is "
+				    "'%s', not never", r, c, buf);
+			else
+				ck_assert_msg(strcmp(buf, "\u2573") != 0, "(%d,%d) is "
+				    "drawn never", r, c);
+		}
+	/* bottom-right within each sequence */
+	ck_assert_str_ne(heat_cell(ui, &g, 0, 4, buf, sizeof buf), "");
+	ck_assert_str_eq(heat_cell(ui, &g, 0, 5, buf, sizeof buf), "");
+	ck_assert_str_ne(heat_cell(ui, &g, 1, 5, buf, sizeof buf), "");
+	ck_assert_str_ne(heat_cell(ui, &g, 2, 6, buf, sizeof buf), "");
+	ck_assert_str_eq(heat_cell(ui, &g, 2, 7, buf, sizeof buf), "");
+	ck_assert_str_ne(heat_cell(ui, &g, 6, 10, buf, sizeof buf), "");
+	/* the boundary ticks: left of packed row 2, below packed key 6 */
+	for (r = 0; r < 7; r++)
+		ck_assert_str_eq(span(&g, hg->x0 - 1, hg->y0 + r * hg->sy, 1, buf,
+		    sizeof buf), r == 2 ? "\u2500" : "");
+	y = hg->y0 + hg->ny * hg->sy;
+	for (c = 0; c < 11; c++)
+		ck_assert_str_eq(span(&g, hg->x0 + c * hg->sx, y, 1, buf,
+		    sizeof buf), c == 6 ? "\u2502" : "");
+	/* sequence 1 is ahead; its first tile is current after s, and
+	 * sequence 0 done */
+	ck_assert(heat_mods(ui, &g, 2, 6) & UI_MOD_PENDING);
+	ck_assert(heat_mods(ui, &g, 0, 0) & UI_MOD_CURRENT);
+	press(ui, 's');
+	draw(ui, &g, 130, 45);
+	ck_assert(screen_has(&g, "seq 2 of 2  (Tq 5, Tk 5, packed rows 2-6)"));
+	ck_assert(heat_mods(ui, &g, 2, 6) & UI_MOD_CURRENT);
+	ck_assert(heat_mods(ui, &g, 5, 9) & UI_MOD_CURRENT);
+	ck_assert(!(heat_mods(ui, &g, 6, 6) & UI_MOD_CURRENT));
+	ck_assert(heat_mods(ui, &g, 6, 6) & UI_MOD_PENDING);
+	ck_assert_int_eq(heat_mods(ui, &g, 0, 0), 0);		/* done */
+	/* a click on a never-computed entry says so; on the second
+	 * sequence's entry (6, 10) goes to its tile (1, 1) */
+	{
+		struct ui_key k = { UI_KEY_MOUSE, 0, 0 };
+
+		k.x = hg->x0 + 8 * hg->sx;
+		k.y = hg->y0 + 0 * hg->sy;
+		ui_handle_key(ui, &k);
+		ck_assert_msg(strstr(ui->msg, "never computed") != NULL, "'%s'",
+		    ui->msg);
+		k.x = hg->x0 + 10 * hg->sx;
+		k.y = hg->y0 + 6 * hg->sy;
+		ui_handle_key(ui, &k);
+		ck_assert_int_eq(ui->vl.seq, 1);
+		ck_assert_int_eq(sim_view(ui_sim(ui))->tile.i, 1);
+		ck_assert_int_eq(sim_view(ui_sim(ui))->tile.j, 1);
+	}
+	ui_grid_free(&g);
+	ui_free(ui);
+}
+END_TEST
+
+/* 80x24 holds it (pooled), with the sequence in the header; ASCII
+ * spells the marks in ASCII. */
+START_TEST(test_varlen_small_and_ascii)
+{
+	struct ui *ui = packed_view("5,17,3", "5,17,3", 0, &ascii_style);
+	struct ui_grid g = { 0 };
+	char buf[64];
+	int w, h, wait;
+
+	ui_min_size(ui, &w, &h);
+	ck_assert_int_le(w, 80);
+	ck_assert_int_le(h, 24);
+	ui_idle(ui, 0, &wait);
+	draw(ui, &g, 80, 24);
+	ck_assert(screen_has(&g, "seq 1 of 3"));
+	ck_assert(screen_has(&g, "x never: 3 seqs"));
+	ck_assert(!screen_has(&g, "terminal too small"));
+	ck_assert_str_eq(heat_cell(ui, &g, 0, 24, buf, sizeof buf), "x");
+	ck_assert_str_eq(heat_cell(ui, &g, 24, 0, buf, sizeof buf), "x");
+	ck_assert_str_ne(heat_cell(ui, &g, 10, 10, buf, sizeof buf), "x");
+	ui_grid_free(&g);
+	ui_free(ui);
+	/* a big screen: the sizes and rows too */
+	ui = packed_view("5,17,3", "5,17,3", 0, &ascii_style);
+	press(ui, 's');
+	draw(ui, &g, 160, 50);
+	ck_assert(screen_has(&g, "seq 2 of 3  (Tq 17, Tk 17, packed rows "
+	    "5-21)"));
+	ui_grid_free(&g);
+	ui_free(ui);
+}
+END_TEST
+
+/* What the view does not step packed is refused by name. */
+START_TEST(test_varlen_refused)
+{
+	struct options o;
+	char err[300];
+
+	options_init(&o);
+	o.spec.seqlens_q = o.spec.seqlens_k = "5,17,3";
+	o.backward = 1;
+	ck_assert_ptr_null(ui_new(&o, &utf8_style, err, sizeof err));
+	ck_assert_msg(strstr(err, "--seqlens with --backward") != NULL, "%s",
+	    err);
+	o.backward = 0;
+	o.split.splits = 2;
+	ck_assert_ptr_null(ui_new(&o, &utf8_style, err, sizeof err));
+	ck_assert_msg(strstr(err, "--seqlens with --splits") != NULL, "%s",
+	    err);
+}
+END_TEST
+
+/* Puts text into field i of the open form (emptied first). */
+static void
+form_set(struct ui *ui, int i, const char *text)
+{
+	while (ui->form.field != i)
+		press(ui, UI_KEY_TAB);
+	while (ui->form.value[i][0] != '\0')
+		press(ui, UI_KEY_BACKSPACE);
+	type(ui, text);
+}
+
+/*
+ * The e form's seqlens field: bad text gets the command line's own
+ * one-line errors (the same function's words) and changes nothing;
+ * good text packs the batch, Q/K gives the two lists, blank unpacks.
+ */
+START_TEST(test_varlen_form)
+{
+	struct ui *ui = new_view(NULL, &utf8_style);
+	struct options o;
+	char err[300];
+	char *argv[] = { "x", "--seqlens=5,x" };
+
+	press(ui, 'e');
+	form_set(ui, UI_FORM_SEQLENS, "5,17,3");
+	press(ui, UI_KEY_ENTER);	/* Tq 16 is still there */
+	ck_assert(ui->form.open);
+	ck_assert_str_eq(ui->form.error, "--seqlens sets Tq and Tk (their sums); "
+	    "drop --tq");
+	ck_assert_int_eq(ui->vl.nseq, 0);
+	form_set(ui, 0, "");
+	form_set(ui, 1, "");
+	press(ui, UI_KEY_ENTER);
+	ck_assert_msg(!ui->form.open, "%s", ui->form.error);
+	ck_assert_int_eq(ui->vl.nseq, 3);
+	ck_assert_int_eq(timeline_steps(ui->line.tl), 30);
+
+	/* The form shows it back; Tq and Tk are the sums: blank. */
+	press(ui, 'e');
+	ck_assert_str_eq(ui->form.value[UI_FORM_SEQLENS], "5,17,3");
+	ck_assert_str_eq(ui->form.value[0], "");
+	form_set(ui, UI_FORM_SEQLENS, "5,x");
+	press(ui, UI_KEY_ENTER);
+	ck_assert(ui->form.open);
+	options_init(&o);
+	ck_assert_int_ne(options_parse(2, argv, 1, OPT_PROBLEM, NULL, NULL, &o,
+	    err, sizeof err), 0);
+	options_free(&o);
+	ck_assert_str_eq(ui->form.error, err);
+	ck_assert_str_eq(err, "--seqlens: length 2 of '5,x' is not a whole "
+	    "number");
+	ck_assert_int_eq(timeline_steps(ui->line.tl), 30);
+	form_set(ui, UI_FORM_SEQLENS, "5,17/3");
+	press(ui, UI_KEY_ENTER);
+	ck_assert(ui->form.open);
+	ck_assert_str_eq(ui->form.error, "--seqlens-q has 2 lengths but "
+	    "--seqlens-k has 1: one pair a sequence");
+	form_set(ui, UI_FORM_SEQLENS, "1/2/3");
+	press(ui, UI_KEY_ENTER);
+	ck_assert(ui->form.open);
+	ck_assert_msg(strstr(ui->form.error, "seqlens: A,B,..") != NULL, "%s",
+	    ui->form.error);
+	ck_assert_int_eq(ui->vl.nseq, 3);
+	form_set(ui, UI_FORM_SEQLENS, "2,5/6,5");
+	press(ui, UI_KEY_ENTER);
+	ck_assert_msg(!ui->form.open, "%s", ui->form.error);
+	ck_assert_int_eq(ui->vl.nseq, 2);
+	ck_assert_int_eq(UI_BUILT(ui)->tq, 7);
+	ck_assert_int_eq(UI_BUILT(ui)->tk, 11);
+	/* the options outlive the form's text: a rebuild (c) reads them */
+	press(ui, 'e');
+	ck_assert_str_eq(ui->form.value[UI_FORM_SEQLENS], "2,5/6,5");
+	form_set(ui, UI_FORM_SEQLENS, "9");
+	press(ui, UI_KEY_ESC);
+	press(ui, 'c');
+	ck_assert_int_eq(ui->vl.nseq, 2);
+	ck_assert_int_eq(UI_BUILT(ui)->tk, 11);
+	/* blank: not packed */
+	press(ui, 'e');
+	form_set(ui, UI_FORM_SEQLENS, "");
+	form_set(ui, 0, "8");
+	press(ui, UI_KEY_ENTER);
+	ck_assert_msg(!ui->form.open, "%s", ui->form.error);
+	ck_assert_int_eq(ui->vl.nseq, 0);
+	ck_assert_int_eq(UI_PROBLEM(ui)->tq, 8);
+	ui_free(ui);
+}
+END_TEST
+
+/* Under a bug mode the correct run beside it follows the sequence. */
+START_TEST(test_varlen_correct_follows)
+{
+	struct ui *ui = packed_view("5,17,3", "5,17,3", 0, &utf8_style);
+	const struct sim_view *c;
+
+	press(ui, 'b');
+	ck_assert_int_ne(sim_rule(ui_sim(ui))->bug, BUG_NONE);
+	press(ui, 's');
+	c = ui_correct(ui);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_int_eq(c->rows, sim_view(ui_sim(ui))->rows);
+	ck_assert_int_eq(sim_schedule(ui->correct)->tq, 17);
+	ui_free(ui);
+}
+END_TEST
+
 Suite *
 test_suite(void)
 {
@@ -3782,6 +4165,13 @@ test_suite(void)
 	tcase_add_test(tc, test_pages_large_pool);
 	tcase_add_test(tc, test_pages_backward_split);
 	tcase_add_test(tc, test_pages_form);
+	tcase_add_test(tc, test_varlen_steps);
+	tcase_add_test(tc, test_varlen_key_unpacked);
+	tcase_add_test(tc, test_varlen_heatmap);
+	tcase_add_test(tc, test_varlen_small_and_ascii);
+	tcase_add_test(tc, test_varlen_refused);
+	tcase_add_test(tc, test_varlen_form);
+	tcase_add_test(tc, test_varlen_correct_follows);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -163,6 +163,25 @@
 #       sed 's/^\tout->tk = p->cu_k\[b + 1\] - k0;$/\tout->tk = p->cu_k[p->nseq] - k0;/'
 #       each sequence's keys run on to the batch's end
 #       -> tests/check_varlen:test_packed_equals_alone
+#   seq boundary off    the view ticks a packed batch's sequence
+#                       boundaries on their own rows (check_ui)
+#       src/ui/ui_pane_heat.c
+#       sed 's/^\t\ta = p->cu_q\[b\] \/ gm->fy;$/\t\ta = (p->cu_q[b] + 1) \/ gm->fy;/'
+#       the row tick lands one packed row below the boundary
+#       -> tests/check_ui:test_varlen_heatmap
+#   seq step mapping    the view's global step g is sequence b's local
+#                       step g - first(b): its sim follows (check_ui)
+#       src/ui/ui_varlen.c
+#       sed 's/^\tui->sim = ui->vl.sims\[pos.seg\];$/\tui->sim = ui->vl.sims[pos.seg > 0 ? pos.seg - 1 : 0];/'
+#       the view shows the previous sequence's sim after a boundary
+#       -> tests/check_ui:test_varlen_steps
+#   never computed      the view marks rows and keys of two sequences
+#                       as never computed (check_ui)
+#       src/ui/ui_pane_heat.c
+#       sed 's/^\t\tif (q0 >= q1 || k0 >= k1)$/\t\tif (q0 >= q1 \&\& k0 >= k1)/'
+#       a cell sharing only its rows (or only its keys) with a sequence
+#       is drawn as that sequence's
+#       -> tests/check_ui:test_varlen_heatmap
 #   paged logical       the simulator reads a paged cache's K through
 #                       the page table: O equals the contiguous
 #                       problem's bit for bit (check_paged)
@@ -406,6 +425,15 @@ plant "roofline not log" src/ui/ui_roofline.c \
 plant "tile crosses a sequence" src/model/problem.c \
     's/^\tout->tk = p->cu_k\[b + 1\] - k0;$/\tout->tk = p->cu_k[p->nseq] - k0;/' \
     tests/check_varlen:test_packed_equals_alone
+plant "seq boundary off" src/ui/ui_pane_heat.c \
+    's/^\t\ta = p->cu_q\[b\] \/ gm->fy;$/\t\ta = (p->cu_q[b] + 1) \/ gm->fy;/' \
+    tests/check_ui:test_varlen_heatmap
+plant "seq step mapping" src/ui/ui_varlen.c \
+    's/^\tui->sim = ui->vl.sims\[pos.seg\];$/\tui->sim = ui->vl.sims[pos.seg > 0 ? pos.seg - 1 : 0];/' \
+    tests/check_ui:test_varlen_steps
+plant "never computed" src/ui/ui_pane_heat.c \
+    's/^\t\tif (q0 >= q1 || k0 >= k1)$/\t\tif (q0 >= q1 \&\& k0 >= k1)/' \
+    tests/check_ui:test_varlen_heatmap
 plant "paged logical" src/model/sim.c \
     's/srow\[c\] += qx \* kx\[paged_slot(pc, t->c0 + c)\];/srow[c] += qx * kx[t->c0 + c];/' \
     tests/check_paged:test_paged_equals_contiguous

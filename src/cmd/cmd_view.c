@@ -27,8 +27,10 @@ static const char view_usage[] =
     "the HBM bytes and FLOPs against standard attention.  With --splits N\n"
     "the forward's key ranges end in partials, and a combine merges them;\n"
     "with --backward the backward pass follows: one timeline, from the\n"
-    "first forward step to the last backward step.  Press ? in the view\n"
-    "for every key.  Without options it opens the built-in example\n"
+    "first forward step to the last backward step.  With --seqlens a packed\n"
+    "batch's sequences follow one another, each its own tiles (s and S\n"
+    "jump between them).  Press ? in the view for every key.  Without\n"
+    "options it opens the built-in example\n"
     "(Tq = Tk = 16, d = 4, Br = Bc = 4, ramp inputs).\n"
     "\n";
 

@@ -17,6 +17,7 @@ src_ui_libui_a_SOURCES = \
 	src/ui/ui_form.c \
 	src/ui/ui_pane_bars.c \
 	src/ui/ui_pane_heat.c \
+	src/ui/ui_varlen.c \
 	src/ui/ui_pane_tile.c \
 	src/ui/ui_dropout.c \
 	src/ui/ui_pane_state.c \

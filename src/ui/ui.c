@@ -23,6 +23,10 @@ ui_heat_reset(struct ui *ui)
 
 	heatmap_free(&ui->heat);
 	ui->heat_gen++;		/* what the pane pooled from it is stale */
+	if (ui->vl.nseq > 0) {
+		ui->heat_ok = 0;	/* one summary per sequence: ui->vl */
+		return;
+	}
 	ui->heat_ok = heatmap_init(&ui->heat, UI_PROBLEM(ui), 0, err,
 	    sizeof err) == 0;
 	if (!ui->heat_ok)
@@ -145,7 +149,8 @@ ui_options_check(const struct options *o, char *err, size_t errlen)
 static int
 ui_build(const struct options *o, const struct ui_glyphs *gl,
     const char *keys, struct problem *p, struct sim **sim,
-    struct fulltimeline *line, int *stopped, char *err, size_t errlen)
+    struct fulltimeline *line, struct ui_varlen *vl, int *stopped, char *err,
+    size_t errlen)
 {
 	struct ui_busy busy;
 	struct fulltimeline_progress pr = { ui_busy_step, &busy };
@@ -155,6 +160,15 @@ ui_build(const struct options *o, const struct ui_glyphs *gl,
 	if (ui_options_check(o, err, errlen) != 0 ||
 	    problem_build(&o->spec, p, err, errlen) != 0)
 		return -1;
+	if (p->nseq > 0) {
+		/* a packed batch: a sim per sequence (ui_varlen.c) */
+		if (ui_varlen_build(o, p, vl, line, err, errlen) == 0) {
+			*sim = vl->sims[0];
+			return 0;
+		}
+		problem_free(p);
+		return -1;
+	}
 	*sim = sim_new_split(p, &o->tiling, &o->split, &o->rule, err, errlen);
 	if (*sim != NULL) {
 		ui_busy_begin(&busy, gl, keys);
@@ -197,7 +211,7 @@ ui_new(const struct options *o, const struct ui_style *st, char *err,
 	for (k = 0; k < TIMELINE_KINDS; k++)
 		ui->want_phase[k] = -1;
 	if (ui_build(o, ui->gl, "q quits", &ui->probs[0], &ui->sim, &ui->line,
-	    &stopped, err, errlen) != 0) {
+	    &ui->vl, &stopped, err, errlen) != 0) {
 		if (stopped && errlen > 0)
 			err[0] = '\0';		/* not an error: the reader quit */
 		goto fail;
@@ -207,6 +221,7 @@ ui_new(const struct options *o, const struct ui_style *st, char *err,
 	ui_correct_reset(ui);
 	/* The first frame shows step 0 whole: every number of the step. */
 	timeline_seek(ui->line.tl, 0, -1);
+	ui_varlen_follow(ui);
 	return ui;
 fail:
 	ui_free(ui);
@@ -221,7 +236,9 @@ ui_free(struct ui *ui)
 	if (ui == NULL)
 		return;
 	fulltimeline_close(&ui->line);
-	sim_free(ui->sim);
+	if (ui->vl.nseq == 0)
+		sim_free(ui->sim);	/* a packed batch's are ui->vl's */
+	ui_varlen_release(&ui->vl);
 	sim_free(ui->correct);
 	combine_free(ui->correct_comb);
 	backward_free(ui->correct_bwd);
@@ -336,7 +353,7 @@ ui_nearest_step(const struct schedule *s, int i, int j, long step)
  */
 static void
 ui_keep_position(const struct fulltimeline *old, struct sim *osim,
-    struct fulltimeline *line, struct sim *nsim)
+    struct fulltimeline *line, struct sim *nsim, const struct ui_varlen *nvl)
 {
 	struct timeline_pos pos;
 	enum timeline_kind kind;
@@ -349,6 +366,11 @@ ui_keep_position(const struct fulltimeline *old, struct sim *osim,
 	timeline_position(old->tl, &pos);
 	kind = timeline_segment(old->tl, pos.seg)->kind;
 	seg = timeline_find(line->tl, kind);
+	/* A packed batch: the same sequence (or its last), its own sim. */
+	if (kind == TIMELINE_FORWARD && nvl->nseq > 0) {
+		seg = pos.seg < nvl->nseq ? pos.seg : nvl->nseq - 1;
+		nsim = nvl->sims[seg];
+	}
 	if (seg < 0) {
 		for (seg = timeline_segments(line->tl) - 1; seg > 0 &&
 		    timeline_segment(line->tl, seg)->kind > kind; seg--)
@@ -387,12 +409,16 @@ ui_configure(struct ui *ui, const struct options *o, char *err, size_t errlen)
 	int next = 1 - ui->cur, keep_heat, stopped;
 	struct problem *np = &ui->probs[next];
 	struct fulltimeline line;
+	struct ui_varlen nvl;
 	struct sim *ns;
 
 	problem_free(np);
+	memset(&nvl, 0, sizeof nvl);
+	nvl.texts = ui->vl.texts;	/* the options may point into them */
+	nvl.ntexts = ui->vl.ntexts;
 	if (ui_build(o, ui->gl, ui->busy_keys != NULL ? ui->busy_keys :
 	    "q stops this and keeps the view as it was", np, &ns, &line,
-	    &stopped, err, errlen) != 0) {
+	    &nvl, &stopped, err, errlen) != 0) {
 		if (stopped) {
 			util_error(err, errlen, "stopped (q): the view shows the "
 			    "problem it had");
@@ -400,8 +426,9 @@ ui_configure(struct ui *ui, const struct options *o, char *err, size_t errlen)
 		}
 		return -1;
 	}
-	ui_keep_position(&ui->line, ui->sim, &line, ns);
-	keep_heat = ui->heat_ok && heatmap_same_scores(UI_PROBLEM(ui), np);
+	ui_keep_position(&ui->line, ui->sim, &line, ns, &nvl);
+	keep_heat = ui->heat_ok && np->nseq == 0 &&
+	    heatmap_same_scores(UI_PROBLEM(ui), np);
 
 	/* The correct runs borrow the old problem too: they go first. */
 	sim_free(ui->correct);
@@ -411,10 +438,14 @@ ui_configure(struct ui *ui, const struct options *o, char *err, size_t errlen)
 	ui->correct_comb = NULL;
 	ui->correct_bwd = NULL;
 	fulltimeline_close(&ui->line);
-	sim_free(ui->sim);
-	problem_free(UI_PROBLEM(ui));
+	if (ui->vl.nseq == 0)
+		sim_free(ui->sim);
+	ui_varlen_free(&ui->vl);
+	problem_free(UI_BUILT(ui));
 	ui->sim = ns;
 	ui->line = line;
+	ui->vl = nvl;
+	ui_varlen_follow(ui);
 	ui->gen++;
 	ui->cur = next;
 	ui_copy_options(ui, o);
@@ -460,6 +491,16 @@ ui_clamp_focus(struct ui *ui)
 static void
 ui_moved(struct ui *ui)
 {
+	if (ui_varlen_follow(ui)) {
+		/* Into another sequence of a packed batch: what belongs to
+		 * one sequence's problem and sim goes with it. */
+		ui_standards(ui);
+		ui_correct_reset(ui);
+		ui->warm_i = ui->warm_j = ui->warm_done = 0;
+		gpucheck_trace_free(ui->gpu_trace);
+		ui->gpu_trace = NULL;
+		ui->gpu_step = -1;
+	}
 	ui_clamp_focus(ui);
 	if (ui->gpu && ui_kind(ui) == TIMELINE_FORWARD)
 		ui_gpu_refresh(ui);

@@ -206,9 +206,10 @@ void ui_free(struct ui *ui);
  * Returns 0, or -1 with err set. */
 int ui_options_check(const struct options *o, char *err, size_t errlen);
 
-/* The current sim, the timeline's forward.  Valid until the view
- * rebuilds it (ui_configure, or the keys c, b, O, o, m, e): read it again
- * after each key. */
+/* The current sim, the timeline's forward (in a packed batch, --seqlens,
+ * the sim of the sequence the reader stands in).  Valid until the view
+ * rebuilds it (ui_configure, or the keys c, b, O, o, m, e) or moves into
+ * another sequence: read it again after each key. */
 struct sim *ui_sim(struct ui *ui);
 
 /*

@@ -1,7 +1,7 @@
 /*
  * ui_form.c - the `e` form: edit the problem's sizes, tiles, seed,
- * inputs, window, softcap, ALiBi slope and page size, and turn the
- * backward and split-KV on or off.  The values are
+ * inputs, window, softcap, ALiBi slope, page size and a packed batch's
+ * lengths, and turn the backward and split-KV on or off.  The values are
  * checked by the command line's own code: the form becomes "--tq=..."
  * arguments for options_parse, then the problem, sim and timeline are
  * rebuilt (ui_configure) keeping the position.
@@ -34,7 +34,47 @@ static const struct {
 	{ "cap", "softcap", "softcap C: s -> C tanh(s/C)" },
 	{ "alibi", "alibi", "slope: bias -slope |r+Tk-Tq-c|" },
 	{ "pages", "page-size", "keys a page of K/V (0: not paged)" },
+	{ "seqlens", "seqlens", "packed: A,B,.. or Q/K lengths" },
 };
+
+/* The seqlens field of o: "A,B" (Q and K alike), "A,B/C,D" (Q's, then
+ * K's), "" when not packed. */
+static void
+ui_form_seqlens_text(const struct options *o, char *buf, size_t len)
+{
+	const char *q = o->spec.seqlens_q, *k = o->spec.seqlens_k;
+
+	buf[0] = '\0';
+	if (q != NULL && k != NULL && strcmp(q, k) == 0)
+		snprintf(buf, len, "%s", q);
+	else if (q != NULL && k != NULL)
+		snprintf(buf, len, "%s/%s", q, k);
+}
+
+/*
+ * The seqlens field as options: "--seqlens=A,B", or for "Q/K"
+ * "--seqlens-q=Q" and "--seqlens-k=K", so the command line's parser
+ * judges the lengths.  Returns the arguments added (into arg, two of
+ * 64 bytes), or -1 with f->error set.
+ */
+static int
+ui_form_seqlens_args(struct ui_form *f, char arg[2][64])
+{
+	const char *v = f->value[UI_FORM_SEQLENS], *slash = strchr(v, '/');
+
+	if (slash == NULL) {
+		snprintf(arg[0], 64, "--seqlens=%s", v);
+		return 1;
+	}
+	if (strchr(slash + 1, '/') != NULL) {
+		snprintf(f->error, sizeof f->error, "seqlens: A,B,.. for Q and K "
+		    "alike, or Q's lengths/K's lengths, not '%s'", v);
+		return -1;
+	}
+	snprintf(arg[0], 64, "--seqlens-q=%.*s", (int)(slash - v), v);
+	snprintf(arg[1], 64, "--seqlens-k=%s", slash + 1);
+	return 2;
+}
 
 /* Did the options name input files (or inline matrices)? */
 static int
@@ -54,8 +94,13 @@ ui_form_open(struct ui *ui)
 
 	memset(f, 0, sizeof *f);
 	f->open = 1;
-	snprintf(f->value[0], sizeof f->value[0], "%d", p->tq);
-	snprintf(f->value[1], sizeof f->value[1], "%d", p->tk);
+	/* A packed batch's Tq and Tk are its lengths' sums: blank. */
+	if (ui->vl.nseq == 0) {
+		snprintf(f->value[0], sizeof f->value[0], "%d", p->tq);
+		snprintf(f->value[1], sizeof f->value[1], "%d", p->tk);
+	}
+	ui_form_seqlens_text(&ui->opts, f->value[UI_FORM_SEQLENS],
+	    sizeof f->value[0]);
 	if (!p->scores_mode)
 		snprintf(f->value[2], sizeof f->value[2], "%d", p->d);
 	snprintf(f->value[3], sizeof f->value[3], "%d", p->dv);
@@ -109,7 +154,8 @@ ui_form_apply(struct ui *ui)
 {
 	struct ui_form *f = &ui->form;
 	struct options o = ui->opts;
-	char args[UI_FORM_FIELDS][64], *argv[UI_FORM_FIELDS + 1];
+	char args[UI_FORM_FIELDS][64], *argv[UI_FORM_FIELDS + 2];
+	char seqargs[2][64];
 	const char *input = f->value[UI_FORM_INPUT];
 	enum mask_bug dropped;
 	struct mask_rule m;
@@ -126,6 +172,7 @@ ui_form_apply(struct ui *ui)
 	o.spec.softcap_set = o.spec.alibi_set = 0;
 	o.spec.alibi_slopes = NULL;
 	o.spec.page_size = 0;
+	o.spec.seqlens_q = o.spec.seqlens_k = NULL;
 	o.args = NULL;
 	o.nargs = 0;
 	argv[argc++] = "edit";
@@ -146,6 +193,15 @@ ui_form_apply(struct ui *ui)
 		/* 0 is the form's "not paged": the option itself takes 1 up. */
 		if (i == UI_FORM_PAGE_SIZE && strcmp(f->value[i], "0") == 0)
 			continue;
+		if (i == UI_FORM_SEQLENS) {
+			int na = ui_form_seqlens_args(f, seqargs), a;
+
+			if (na < 0)
+				return -1;
+			for (a = 0; a < na; a++)
+				argv[argc++] = seqargs[a];
+			continue;
+		}
 		if (i == UI_FORM_INPUT && strcmp(input, "files") == 0) {
 			if (!ui_form_has_files(&ui->opts)) {
 				snprintf(f->error, sizeof f->error, "input: 'files' needs "
@@ -171,6 +227,15 @@ ui_form_apply(struct ui *ui)
 	if (rc != 0)
 		return -1;
 	table = ui_form_block_table(&ui->opts, &o);
+	/* The lengths' text is this function's: the view keeps a copy for
+	 * as long as the options point to it. */
+	if ((o.spec.seqlens_q != NULL && (o.spec.seqlens_q =
+	    ui_varlen_keep_text(ui, o.spec.seqlens_q)) == NULL) ||
+	    (o.spec.seqlens_k != NULL && (o.spec.seqlens_k =
+	    ui_varlen_keep_text(ui, o.spec.seqlens_k)) == NULL)) {
+		snprintf(f->error, sizeof f->error, "seqlens: out of memory");
+		return -1;
+	}
 	if (o.spec.window_set && o.spec.window_left > 0)
 		ui->mask_width = o.spec.window_left;
 	/* A mask bug the new rules cannot show goes, said so below. */

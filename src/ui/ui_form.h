@@ -1,8 +1,8 @@
 /*
  * ui_form.h - the `e` form: edit the problem's sizes, tiles, seed and
- * inputs, the window, softcap, ALiBi and the page size, and turn the
- * backward and split-KV on or off, checked by the command line's own
- * rules.
+ * inputs, the window, softcap, ALiBi, the page size and a packed batch's
+ * lengths, and turn the backward and split-KV on or off, checked by the
+ * command line's own rules.
  */
 #ifndef FLASHSTEP_UI_FORM_H
 #define FLASHSTEP_UI_FORM_H
@@ -22,6 +22,7 @@
 #define UI_FORM_ALIBI 12
 /* The page size of a paged K/V cache (0: not paged, model/paged.h). */
 #define UI_FORM_PAGE_SIZE 13
+#define UI_FORM_SEQLENS 14	/* "A,B,.." or "Q/K" lengths; blank: not packed */
 
 /* Opens the form with the current values. */
 void ui_form_open(struct ui *ui);

@@ -92,7 +92,17 @@ ui_idle(struct ui *ui, double deadline, int *wait_ms)
 	int flags = 0;
 
 	*wait_ms = -1;
-	if (ui->heat_ok && !heatmap_complete(&ui->heat)) {
+	if (ui->vl.nseq > 0 && !ui_varlen_heat_complete(ui)) {
+		/* a packed batch: a summary per sequence (ui_varlen.c) */
+		now = util_now();
+		if (ui_varlen_heat_compute(ui, deadline) ||
+		    now - ui->heat_drawn > 0.1) {
+			flags |= UI_REDRAW;
+			ui->heat_drawn = now;
+		}
+		if (!ui_varlen_heat_complete(ui))
+			*wait_ms = 0;
+	} else if (ui->heat_ok && !heatmap_complete(&ui->heat)) {
 		heatmap_compute(&ui->heat, UI_PROBLEM(ui), deadline);
 		/* Progress is drawn a few times a second, not every slice. */
 		now = util_now();

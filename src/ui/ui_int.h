@@ -52,6 +52,8 @@ struct ui_glyphs {
 	const char *masked;	/* a masked entry of a visited tile */
 	const char *skipped;	/* a tile the mask skips */
 	const char *unknown;	/* a heatmap cell not computed yet */
+	const char *never;	/* a packed batch's rows and keys of two
+				 * sequences: no tile ever computes them */
 };
 
 const struct ui_glyphs *ui_glyphs(int unicode);
@@ -121,7 +123,7 @@ struct ui_pane_own {
 };
 
 /* The edit form ('e'): fields as text, validated on Enter. */
-#define UI_FORM_FIELDS 14
+#define UI_FORM_FIELDS 15
 struct ui_form {
 	int open;
 	int field;		/* the field being edited */
@@ -145,6 +147,28 @@ struct ui_play {
 	int until_focus;	/* ... the row it follows, within the tile */
 	long until_gen;		/* ... for this sim (ui->gen) */
 	char why[200];		/* ... and what happens there, for the message */
+};
+
+/*
+ * A packed batch (--seqlens), as flash-attention's varlen kernel runs
+ * it: each sequence its own problem (a view of the packed one), its own
+ * sim and its own forward segment of the timeline, in order, so global
+ * step g is sequence b's local step g - timeline_first(b).  ui->sim is
+ * sims[seq], the sequence the reader stands in (ui_varlen.c).  nseq 0:
+ * not packed, and the rest is empty.
+ */
+struct ui_varlen {
+	int nseq;
+	int seq;		/* the sequence shown: the timeline's segment */
+	struct problem *seqs;	/* nseq views of the packed problem */
+	struct sim **sims;	/* nseq, owned */
+	struct heatmap *heat;	/* nseq summaries, one per diagonal block */
+	int heat_ok;		/* all of them laid out */
+	long heat_gen;		/* counts new layouts of them */
+	char **texts;		/* --seqlens strings the e form made: the
+				 * options point into them, so they live as
+				 * long as the view */
+	int ntexts;
 };
 
 struct ui {
@@ -238,13 +262,18 @@ struct ui {
 	int state_first;	/* UI_SLOT_STATE */
 	int keys_first;		/* UI_SLOT_KEYS */
 
+	struct ui_varlen vl;	/* --seqlens: the packed batch */
+
 	/* Every pane's own state (ui_pane_data), in the order asked for. */
 	struct ui_pane_own pane_own[UI_PANE_OWN_MAX];
 	int npane_own;
 };
 
-/* The sim's problem. */
-#define UI_PROBLEM(ui) (&(ui)->probs[(ui)->cur])
+/* The sim's problem (in a packed batch, the current sequence's), and
+ * the problem as built (the packed batch whole). */
+#define UI_PROBLEM(ui) ((ui)->vl.nseq > 0 ? &(ui)->vl.seqs[(ui)->vl.seq] : \
+	&(ui)->probs[(ui)->cur])
+#define UI_BUILT(ui) (&(ui)->probs[(ui)->cur])
 
 /* ---- ui_pipe.c: W, the pipeline model of the problem's head ----------- */
 
@@ -270,6 +299,50 @@ int ui_roof_open(struct ui *ui);
 /* Its keys while open (q, Esc or R closes it); UI_HANDLED. */
 int ui_roof_key(struct ui *ui, const struct ui_key *k);
 void ui_roof_draw(const struct ui *ui, struct ui_grid *g);
+
+/* ---- ui_varlen.c: a packed batch (--seqlens) -------------------------- */
+
+/* Its sequences' sims, summaries and timeline (one forward segment a
+ * sequence) for options o over packed problem p (borrowed), into *vl
+ * and *line.  Refuses what the view does not step packed (--backward,
+ * --splits) by name.  Returns 0, or -1 with err set and nothing built. */
+int ui_varlen_build(const struct options *o, const struct problem *p,
+    struct ui_varlen *vl, struct fulltimeline *line, char *err,
+    size_t errlen);
+/* Frees the sequences (a rebuild); _release the texts too (the view
+ * is going). */
+void ui_varlen_free(struct ui_varlen *vl);
+void ui_varlen_release(struct ui_varlen *vl);
+/* After a move: ui->sim and vl.seq follow the timeline's segment.
+ * Returns 1 when the sequence changed (the caller resets what belongs
+ * to one sequence), else 0. */
+int ui_varlen_follow(struct ui *ui);
+/* The sequence holding packed row r (keys: key c), or -1. */
+int ui_varlen_seq_of_row(const struct ui *ui, int r);
+int ui_varlen_seq_of_key(const struct ui *ui, int c);
+/* Computes the summaries until deadline (<= 0: all).  Returns 1 when
+ * all are complete. */
+int ui_varlen_heat_compute(struct ui *ui, double deadline);
+int ui_varlen_heat_complete(const struct ui *ui);
+/* The max over packed rows [r0, r1) and keys [c0, c1) of the diagonal
+ * blocks they cover (heatmap_max's rules within each sequence, its mask
+ * bottom-right in it), -inf when the masks hide all of it, NaN while a
+ * summary is not computed, and +inf when the range covers no diagonal
+ * block: rows and keys of different sequences, never computed. */
+float ui_varlen_heat_max(const struct ui *ui, int causal, int r0, int r1,
+    int c0, int c1);
+/* The finite range of the summaries (per mask). */
+void ui_varlen_heat_range(const struct ui *ui, int causal, float *lo,
+    float *hi);
+/* s / S: the next (delta 1) or previous (-1) sequence's first step.
+ * 0, or -1 with a message when there is none (or not packed). */
+int ui_varlen_jump(struct ui *ui, int delta);
+/* "seq 2 of 3 (Tq 17, Tk 17, packed rows 5-21)" into buf, or "" when
+ * not packed. */
+void ui_varlen_describe(const struct ui *ui, char *buf, size_t len);
+/* A string that lives as long as the view (the e form's --seqlens
+ * text): NULL when out of memory. */
+const char *ui_varlen_keep_text(struct ui *ui, const char *s);
 
 /* ---- ui_style.c: the locale's glyphs ---------------------------------- */
 

@@ -71,6 +71,14 @@ ui_keys_ends(struct ui *ui, const struct ui_key *k)
 	return UI_HANDLED;
 }
 
+/* s and S: a packed batch's next / previous sequence (ui_varlen.c). */
+static int
+ui_keys_seq(struct ui *ui, const struct ui_key *k)
+{
+	ui_varlen_jump(ui, k->code == 's' ? 1 : -1);
+	return UI_HANDLED;
+}
+
 static int
 ui_keys_play(struct ui *ui, const struct ui_key *k)
 {
@@ -268,6 +276,8 @@ const struct ui_keydef ui_keydefs[] = {
 	    "the segment shown", ui_keys_goto, { 'g' } },
 	{ "Home End", "first / last step of the timeline", ui_keys_ends,
 	    { UI_KEY_HOME, UI_KEY_END } },
+	{ "s S", "a packed batch (--seqlens): the next / previous sequence's "
+	    "first step", ui_keys_seq, { 's', 'S' } },
 	{ "r", "play / pause", ui_keys_play, { 'r' } },
 	{ "u", "play until something happens to the focused row: its max "
 	    "rises (so alpha < 1), or it finishes and the mask skips the rest; "
@@ -498,7 +508,11 @@ ui_keys_draw_prompt(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 {
 	int n;
 
-	if (timeline_segments(ui->line.tl) > 1)
+	if (ui->vl.nseq > 0)
+		n = ui_grid_printf(g, r.x, r.y, r.w, UI_ROLE_LABEL, "go to step "
+		    "(1-%ld, or f N of this sequence) or tile i,j: ",
+		    timeline_steps(ui->line.tl));
+	else if (timeline_segments(ui->line.tl) > 1)
 		n = ui_grid_printf(g, r.x, r.y, r.w, UI_ROLE_LABEL, "go to step "
 		    "(1-%ld, or f/c/b N) or tile i,j: ", timeline_steps(ui->line.tl));
 	else
@@ -529,6 +543,10 @@ ui_keys_prompt_segment(struct ui *ui, const char *text, long *g)
 			break;
 	if (*at < 'a' || *at > 'z')
 		return 1;
+	/* A packed batch's forward segments are its sequences: f N is a
+	 * step of the one shown. */
+	if (ui->vl.nseq > 0 && s < timeline_segments(ui->line.tl))
+		s = ui->vl.seq;
 	if (s == timeline_segments(ui->line.tl)) {
 		ui_message(ui, UI_ROLE_ERROR, "go to: no segment '%c' here (f "
 		    "forward%s%s)", *at, ui->line.comb != NULL ? ", c combine" : "",

@@ -23,9 +23,9 @@ ui_pane_bars_none(const struct ui *ui, int w, int h, int *minh, int *wanth,
 
 /* The header's parts in the order shown, each with a priority: the
  * lowest go first when the line is too narrow. */
-#define UI_BARS_PARTS 10
-enum { BAR_NAME, BAR_STEP, BAR_WHERE, BAR_PHASE, BAR_GLOBAL, BAR_ORDER,
-    BAR_RULE, BAR_MASK, BAR_BUG, BAR_PLAY };
+#define UI_BARS_PARTS 12
+enum { BAR_NAME, BAR_SEQ, BAR_SEQINFO, BAR_STEP, BAR_WHERE, BAR_PHASE,
+    BAR_GLOBAL, BAR_ORDER, BAR_RULE, BAR_MASK, BAR_BUG, BAR_PLAY };
 
 /*
  * The masks and score rules in force, for the header: nothing without
@@ -58,8 +58,21 @@ ui_pane_bars_segment(struct ui *ui, char part[][80], size_t len)
 	/* Steps as people count them: the first is step 1.  The segment
 	 * is named when there are several. */
 	snprintf(part[BAR_STEP], len, "%s%sstep %ld of %ld",
-	    timeline_segments(ui->line.tl) > 1 ? seg->name : "",
-	    timeline_segments(ui->line.tl) > 1 ? " " : "", pos.step + 1, n);
+	    timeline_segments(ui->line.tl) > 1 && ui->vl.nseq == 0 ? seg->name :
+	    "", timeline_segments(ui->line.tl) > 1 && ui->vl.nseq == 0 ? " " : "",
+	    pos.step + 1, n);
+	/* A packed batch: which sequence ("seq 2 of 3"), then its sizes and
+	 * rows, which go first when the line is narrow. */
+	if (ui->vl.nseq > 0) {
+		char d[80], *paren;
+
+		ui_varlen_describe(ui, d, sizeof d);
+		paren = strchr(d, '(');
+		snprintf(part[BAR_SEQINFO], len, "%s", paren != NULL ? paren : "");
+		if (paren != NULL)
+			paren[-1] = '\0';
+		snprintf(part[BAR_SEQ], len, "%s", d);
+	}
 	snprintf(part[BAR_PHASE], len, "phase %s %d/%d",
 	    seg->phase_name(pos.phase), pos.phase + 1,
 	    seg->phases(timeline_engine(ui->line.tl, pos.seg), pos.step));
@@ -123,7 +136,8 @@ static void
 ui_pane_bars_header(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 {
 	static const int prio[UI_BARS_PARTS] = {
-		[BAR_NAME] = 0, [BAR_STEP] = 7, [BAR_WHERE] = 6, [BAR_PHASE] = 5,
+		[BAR_NAME] = 0, [BAR_SEQ] = 7, [BAR_SEQINFO] = 3,
+		[BAR_STEP] = 7, [BAR_WHERE] = 6, [BAR_PHASE] = 5,
 		[BAR_GLOBAL] = 1, [BAR_ORDER] = 2, [BAR_RULE] = 3, [BAR_MASK] = 4,
 		[BAR_BUG] = 4, [BAR_PLAY] = 1,
 	};

@@ -12,7 +12,12 @@
  * cell shows the max of its entries (from heatmap.c, never recomputed
  * here).  Pooling is chosen to line up with the tiles where it can, so
  * the tile outline stays crisp.  With a paged cache a tick above the
- * grid marks where each page of keys starts.
+ * grid marks where each page of keys starts.  A packed batch
+ * (--seqlens) shows its packed matrix whole: the sequence boundaries
+ * ticked on both axes, the blocks of two different sequences' rows and
+ * keys marked as never computed (no tile crosses a boundary), the
+ * sequences before the current one done, those after it ahead
+ * (ui_varlen.c).
  */
 #include "config.h"
 
@@ -68,6 +73,27 @@ ui_pane_heat_last(struct ui *ui)
 	return hs != NULL ? &hs->geom : &none;
 }
 
+/* The matrix the pane shows: a packed batch's whole (its sums of Tq_b
+ * and Tk_b), else the problem's. */
+static const struct problem *
+ui_pane_heat_problem(const struct ui *ui)
+{
+	return ui->vl.nseq > 0 ? UI_BUILT(ui) : UI_PROBLEM(ui);
+}
+
+/* The summary's progress, for the pooled picture's cache. */
+static int
+ui_pane_heat_bands(const struct ui *ui)
+{
+	int b, n = 0;
+
+	if (ui->vl.nseq == 0)
+		return ui->heat.bands_done;
+	for (b = 0; b < ui->vl.nseq && ui->vl.heat_ok; b++)
+		n += ui->vl.heat[b].bands_done;
+	return n;
+}
+
 /*
  * Entries per screen cell along an axis of n entries shown in avail
  * cells: a multiple of the summary's cell g, lined up with the tile when
@@ -94,7 +120,7 @@ static void
 ui_pane_heat_geom(const struct ui *ui, int x, int y, int w, int h,
     struct ui_heat_geom *gm)
 {
-	const struct problem *p = UI_PROBLEM(ui);
+	const struct problem *p = ui_pane_heat_problem(ui);
 	const struct schedule *s = sim_schedule(ui->sim);
 	int lw = ui_digits(p->tq - 1) + 1, gw = w - lw - 1;
 	int gh = h - 2, budget, gy = 1, gx = 1;
@@ -136,7 +162,8 @@ ui_pane_heat_size(const struct ui *ui, int w, int h, int *minh, int *wanth,
 }
 
 /* How the tiles under a screen cell stand at the current step. */
-enum ui_pane_heat_state { HEAT_SKIPPED, HEAT_DONE, HEAT_PENDING, HEAT_CURRENT };
+enum ui_pane_heat_state { HEAT_NEVER, HEAT_SKIPPED, HEAT_DONE, HEAT_PENDING,
+    HEAT_CURRENT };
 
 /* Where the current segment stands, as the heatmap marks it. */
 struct ui_heat_cursor {
@@ -145,6 +172,8 @@ struct ui_heat_cursor {
 	int i0, i1, j0, j1;		/* the current tiles, inclusive */
 	int c0, c1;			/* the keys marked above the grid */
 	int focus_row;
+	/* c0, c1 and focus_row are rows and keys of the matrix shown (a
+	 * packed batch's); the tiles are the current sequence's. */
 };
 
 static void
@@ -181,6 +210,11 @@ ui_pane_heat_cursor(const struct ui *ui, struct ui_heat_cursor *cu)
 	cu->c0 = t->c0;
 	cu->c1 = t->c1;
 	cu->focus_row = t->r0 + ui->focus;
+	if (ui->vl.nseq > 0) {
+		cu->c0 += UI_BUILT(ui)->cu_k[ui->vl.seq];
+		cu->c1 += UI_BUILT(ui)->cu_k[ui->vl.seq];
+		cu->focus_row += UI_BUILT(ui)->cu_q[ui->vl.seq];
+	}
 }
 
 /*
@@ -211,6 +245,46 @@ ui_pane_heat_tiles(const struct ui_heat_cursor *cu, int r0, int r1, int c0,
 		return HEAT_SKIPPED;
 	jv = j1 < s->jend[i] - 1 ? j1 : s->jend[i] - 1;
 	return schedule_step_of(s, i, jv) > cu->step ? HEAT_PENDING : HEAT_DONE;
+}
+
+/*
+ * A packed batch's cell: the diagonal blocks it covers, each in its own
+ * sequence's tiles (the current sequence's by the cursor, earlier ones
+ * all done, later ones all ahead), the most telling state of them; none
+ * covered (rows and keys of different sequences): never computed.
+ */
+static enum ui_pane_heat_state
+ui_pane_heat_packed(const struct ui *ui, const struct ui_heat_cursor *cu,
+    int r0, int r1, int c0, int c1)
+{
+	const struct problem *p = UI_BUILT(ui);
+	struct ui_heat_cursor other;
+	enum ui_pane_heat_state best = HEAT_NEVER, st;
+	int b, q0, q1, k0, k1;
+
+	for (b = 0; b < p->nseq; b++) {
+		q0 = r0 > p->cu_q[b] ? r0 : p->cu_q[b];
+		q1 = r1 < p->cu_q[b + 1] ? r1 : p->cu_q[b + 1];
+		k0 = c0 > p->cu_k[b] ? c0 : p->cu_k[b];
+		k1 = c1 < p->cu_k[b + 1] ? c1 : p->cu_k[b + 1];
+		if (q0 >= q1 || k0 >= k1)
+			continue;
+		q0 -= p->cu_q[b];
+		q1 -= p->cu_q[b];
+		k0 -= p->cu_k[b];
+		k1 -= p->cu_k[b];
+		if (b == ui->vl.seq)
+			st = ui_pane_heat_tiles(cu, q0, q1, k0, k1);
+		else {
+			other.s = sim_schedule(ui->vl.sims[b]);
+			other.step = b < ui->vl.seq ? other.s->nsteps : -1;
+			other.i0 = other.i1 = other.j0 = other.j1 = -1;
+			st = ui_pane_heat_tiles(&other, q0, q1, k0, k1);
+		}
+		if (st > best)
+			best = st;
+	}
+	return best;
 }
 
 /* Does the mask hide every entry of rows [r0, r1) by keys [c0, c1)?
@@ -249,16 +323,16 @@ static const float *
 ui_pane_heat_pooled(struct ui *ui, struct ui_pane_heat_data *hs,
     const struct ui_heat_geom *gm)
 {
-	const struct problem *p = UI_PROBLEM(ui);
+	const struct problem *p = ui_pane_heat_problem(ui);
 	struct mask_rule m = problem_mask(p, 0);
-	int causal = ui_pane_heat_summary(p);
+	int causal = ui_pane_heat_summary(p), bands = ui_pane_heat_bands(ui);
 	float *pool;
 	int a, b, r0, r1, c0, c1, known;
 
 	if (hs->pool != NULL && hs->ny == gm->ny && hs->nx == gm->nx &&
 	    hs->fy == gm->fy && hs->fx == gm->fx &&
 	    memcmp(&hs->mask, &m, sizeof m) == 0 &&
-	    hs->heat_gen == ui->heat_gen && hs->bands == ui->heat.bands_done)
+	    hs->heat_gen == ui->heat_gen && hs->bands == bands)
 		return hs->pool;
 	pool = realloc(hs->pool, (size_t)gm->ny * gm->nx * sizeof *pool);
 	if (pool == NULL)
@@ -270,6 +344,11 @@ ui_pane_heat_pooled(struct ui *ui, struct ui_pane_heat_data *hs,
 		for (b = 0; b < gm->nx; b++) {
 			c0 = b * gm->fx;
 			c1 = c0 + gm->fx < p->tk ? c0 + gm->fx : p->tk;
+			if (ui->vl.nseq > 0) {
+				pool[(size_t)a * gm->nx + b] = ui_varlen_heat_max(ui,
+				    causal, r0, r1, c0, c1);
+				continue;
+			}
 			pool[(size_t)a * gm->nx + b] = heatmap_max(&ui->heat, causal,
 			    r0, r1, c0, c1, &known);
 			if (!known)
@@ -284,7 +363,7 @@ ui_pane_heat_pooled(struct ui *ui, struct ui_pane_heat_data *hs,
 	hs->fx = gm->fx;
 	hs->mask = m;
 	hs->heat_gen = ui->heat_gen;
-	hs->bands = ui->heat.bands_done;
+	hs->bands = bands;
 	return pool;
 }
 
@@ -315,7 +394,17 @@ ui_pane_heat_rules(struct ui *ui, struct ui_grid *g, int x, int y, int w)
 	const struct problem *p = UI_PROBLEM(ui);
 	const struct mask_rule mr = problem_mask(p, 0), *m = &mr;
 	char lo[32], hi[32];
+	int n;
 
+	if (ui->vl.nseq > 0) {
+		/* The never-computed mark first, where a narrow pane still
+		 * shows it; each sequence's band is its own (Tk_b - Tq_b). */
+		n = ui_grid_text(g, x, y, w, UI_ROLE_DIM, ui->gl->never);
+		ui_grid_printf(g, x + n, y, w - n, UI_ROLE_LABEL, " never: %d seqs "
+		    "packed%s", ui->vl.nseq, mask_rule_hides(*m) ?
+		    "; masks bottom-right in each" : "");
+		return;
+	}
 	if (mask_rule_has(*m, MASK_WINDOW)) {
 		if (m->left >= 0)
 			snprintf(lo, sizeof lo, "r%+d", p->tk - p->tq - m->left);
@@ -343,10 +432,63 @@ ui_pane_heat_bends(const struct problem *p)
 	return mask_rule_has(p->mask, MASK_SOFTCAP) || p->alibi != NULL;
 }
 
+/*
+ * A packed batch's boundaries: a tick left of the grid on the line of
+ * each sequence's first row, and one below the grid under each
+ * sequence's first key (the rows of a pooled cell that holds the
+ * boundary), where nothing else is drawn.
+ */
+static void
+ui_pane_heat_bounds(struct ui *ui, struct ui_grid *g, struct ui_rect r,
+    const struct ui_heat_geom *gm)
+{
+	const struct problem *p = UI_BUILT(ui);
+	int b, a, y = gm->y0 + gm->ny * gm->sy;
+
+	for (b = 1; b < p->nseq; b++) {
+		a = p->cu_q[b] / gm->fy;
+		if (a < gm->ny)
+			ui_grid_text(g, gm->x0 - 1, gm->y0 + a * gm->sy, 1,
+			    UI_ROLE_LABEL, ui->gl->hline);
+		a = p->cu_k[b] / gm->fx;
+		if (a < gm->nx && y < r.y + r.h)
+			ui_grid_text(g, gm->x0 + a * gm->sx, y, 1, UI_ROLE_LABEL,
+			    ui->gl->vline);
+	}
+}
+
+/* How much of the summary is computed, in percent. */
+static int
+ui_pane_heat_percent(const struct ui *ui)
+{
+	int b, done = 0, all = 0;
+
+	if (ui->vl.nseq == 0)
+		return heatmap_complete(&ui->heat) ? 100 :
+		    100 * ui->heat.bands_done / ui->heat.ny;
+	for (b = 0; b < ui->vl.nseq; b++) {
+		done += ui->vl.heat[b].bands_done;
+		all += ui->vl.heat[b].ny;
+	}
+	return done >= all ? 100 : (int)(100L * done / all);
+}
+
+/* Is row r the first of a tile (in a packed batch: of its sequence's)? */
+static int
+ui_pane_heat_tile_row(const struct ui *ui, int r, int br)
+{
+	int b;
+
+	if (ui->vl.nseq == 0)
+		return r % br == 0;
+	b = ui_varlen_seq_of_row(ui, r);
+	return b >= 0 && (r - UI_BUILT(ui)->cu_q[b]) % br == 0;
+}
+
 static void
 ui_pane_heat_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 {
-	const struct problem *p = UI_PROBLEM(ui);
+	const struct problem *p = ui_pane_heat_problem(ui);
 	const struct schedule *s = sim_schedule(ui->sim);
 	const struct ui_glyphs *gl = ui->gl;
 	struct ui_pane_heat_data *hs = ui_pane_data(ui, &ui_pane_heat);
@@ -382,12 +524,14 @@ ui_pane_heat_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 		ui_grid_printf(g, r.x + n, r.y, r.w - n, UI_ROLE_LABEL,
 		    " = scale%sQK%s", gl->dot, gl->transp);
 
-	if (!ui->heat_ok) {
+	if (ui->vl.nseq > 0 ? !ui->vl.heat_ok : !ui->heat_ok) {
 		ui_grid_text(g, r.x, r.y + 2, r.w, UI_ROLE_DIM, "(no heatmap)");
 		return;
 	}
 	lo = ui_pane_heat_summary(p) ? ui->heat.lo_causal : ui->heat.lo_all;
 	hi = ui_pane_heat_summary(p) ? ui->heat.hi_causal : ui->heat.hi_all;
+	if (ui->vl.nseq > 0)
+		ui_varlen_heat_range(ui, ui_pane_heat_summary(p), &lo, &hi);
 	pool = ui_pane_heat_pooled(ui, hs, gm);
 	if (pool == NULL) {
 		ui_grid_text(g, r.x, r.y + 2, r.w, UI_ROLE_DIM, "(out of memory)");
@@ -419,7 +563,7 @@ ui_pane_heat_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 		r0 = a / gm->sy * gm->fy;
 		r1 = r0 + gm->fy < p->tq ? r0 + gm->fy : p->tq;
 		/* Labels where a tile starts, not on every line. */
-		if (a % gm->sy == 0 && r0 % s->br == 0 &&
+		if (a % gm->sy == 0 && ui_pane_heat_tile_row(ui, r0, s->br) &&
 		    (gm->fy < s->br || a % 4 == 0)) {
 			snprintf(buf, sizeof buf, "%*d", lw - 1, r0);
 			ui_grid_text(g, r.x, y, lw - 1, UI_ROLE_LABEL, buf);
@@ -429,9 +573,16 @@ ui_pane_heat_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 		for (b = 0; b < gm->nx; b++) {
 			c0 = b * gm->fx;
 			c1 = c0 + gm->fx < p->tk ? c0 + gm->fx : p->tk;
-			st = ui_pane_heat_tiles(&cu, r0, r1, c0, c1);
+			st = ui->vl.nseq > 0 ? ui_pane_heat_packed(ui, &cu, r0, r1,
+			    c0, c1) : ui_pane_heat_tiles(&cu, r0, r1, c0, c1);
 			m = pool[(size_t)(a / gm->sy) * gm->nx + b];
 			x = gm->x0 + b * gm->sx;
+			if (st == HEAT_NEVER) {
+				for (n = 0; n < gm->sx; n++)
+					ui_grid_text(g, x + n, y, 1, UI_ROLE_DIM,
+					    gl->never);
+				continue;
+			}
 			if (st == HEAT_SKIPPED) {
 				for (n = 0; n < gm->sx; n++)
 					ui_grid_text(g, x + n, y, 1,
@@ -462,10 +613,12 @@ ui_pane_heat_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 			}
 		}
 	}
+	if (ui->vl.nseq > 0)
+		ui_pane_heat_bounds(ui, g, r, gm);
 	y = gm->y0 + gm->ny * gm->sy + 1;
-	if (!heatmap_complete(&ui->heat) && y < r.y + r.h)
+	if (ui_pane_heat_percent(ui) < 100 && y < r.y + r.h)
 		ui_grid_printf(g, r.x, y++, r.w, UI_ROLE_DIM, "computing S: %d%%",
-		    100 * ui->heat.bands_done / ui->heat.ny);
+		    ui_pane_heat_percent(ui));
 	if (y + 1 < r.y + r.h)
 		ui_pane_heat_legend(ui, g, r.x, y, r.w);
 	if (y + 2 < r.y + r.h && isfinite(lo))
@@ -476,12 +629,45 @@ ui_pane_heat_draw(struct ui *ui, struct ui_grid *g, struct ui_rect r)
 		ui_pane_heat_rules(ui, g, r.x, y + 3, r.w);
 }
 
+/* A click on a packed batch's entry (row, col): its sequence's tile, or
+ * why there is none. */
+static int
+ui_pane_heat_key_packed(struct ui *ui, int row, int col)
+{
+	const struct problem *p = UI_BUILT(ui);
+	int bq = ui_varlen_seq_of_row(ui, row), bk = ui_varlen_seq_of_key(ui, col);
+	const struct schedule *s;
+	char what[80];
+	long step;
+	int i, j;
+
+	if (bq != bk) {
+		ui_message(ui, UI_ROLE_MESSAGE, "rows of sequence %d, keys of "
+		    "sequence %d: never computed (no tile crosses a boundary)",
+		    bq + 1, bk + 1);
+		return UI_HANDLED;
+	}
+	s = sim_schedule(ui->vl.sims[bq]);
+	i = (row - p->cu_q[bq]) / s->br;
+	j = (col - p->cu_k[bq]) / s->bc;
+	step = schedule_step_of(s, i, j);
+	if (step < 0) {
+		ui_message(ui, UI_ROLE_MESSAGE, "sequence %d's tile (%d,%d) is "
+		    "skipped by the mask (%s)", bq + 1, i, j,
+		    mask_describe(problem_mask(&ui->vl.seqs[bq], 0), 0, what,
+		    sizeof what));
+		return UI_HANDLED;
+	}
+	ui_goto(ui, timeline_first(ui->line.tl, bq) + step);
+	return UI_HANDLED;
+}
+
 /* A click on the grid goes to the tile under it (the middle of a pooled
  * cell). */
 static int
 ui_pane_heat_key(struct ui *ui, const struct ui_key *k, struct ui_rect r)
 {
-	const struct problem *p = UI_PROBLEM(ui);
+	const struct problem *p = ui_pane_heat_problem(ui);
 	const struct schedule *s = sim_schedule(ui->sim);
 	const struct ui_heat_geom *gm = ui_pane_heat_last(ui);
 	struct timeline_pos pos;
@@ -501,6 +687,8 @@ ui_pane_heat_key(struct ui *ui, const struct ui_key *k, struct ui_rect r)
 	col = b * gm->fx + gm->fx / 2;
 	row = row < p->tq ? row : p->tq - 1;
 	col = col < p->tk ? col : p->tk - 1;
+	if (ui->vl.nseq > 0)
+		return ui_pane_heat_key_packed(ui, row, col);
 	i = row / s->br;
 	j = col / s->bc;
 	if (schedule_step_of(s, i, j) < 0) {

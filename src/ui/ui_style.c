@@ -23,7 +23,7 @@ static const struct ui_glyphs ui_glyphs_utf8 = {
 	.corner = { "\u250c", "\u2510", "\u2514", "\u2518" },
 	.focus = "\u25b6", .colmark = "\u25bc",
 	.heat = { "\u00b7", "\u2591", "\u2592", "\u2593", "\u2588" },
-	.masked = " ", .skipped = "\u2571", .unknown = "?",
+	.masked = " ", .skipped = "\u2571", .unknown = "?", .never = "\u2573",
 };
 
 /* ASCII stand-ins that no pane uses as a letter of its own: the merge's
@@ -35,7 +35,7 @@ static const struct ui_glyphs ui_glyphs_ascii = {
 	.ninf = "-inf", .ellipsis = "...", .vline = "|", .hline = "-",
 	.corner = { "+", "+", "+", "+" }, .focus = ">", .colmark = "v",
 	.heat = { ".", ":", "+", "#", "@" },
-	.masked = " ", .skipped = "/", .unknown = "?",
+	.masked = " ", .skipped = "/", .unknown = "?", .never = "x",
 };
 
 /* The glyphs ui_style_ascii spells, in the order it tries them: the
