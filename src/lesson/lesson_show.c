@@ -300,7 +300,7 @@ lesson_show_active(const struct lesson_run *run)
 
 /* The fp8 pane's rows for as many entries as fit a handout. */
 #define SHOW_FP8_ENTRIES 16
-#define SHOW_PIPELINE_ROWS 22
+#define SHOW_PIPELINE_ROWS 17
 
 int
 lesson_show_want(const struct lesson_run *run)
