@@ -401,6 +401,33 @@ START_TEST(test_compare_parse)
 }
 END_TEST
 
+START_TEST(test_show_parse)
+{
+	struct lesson *l = parse_ok("title t\nshow roofline\nshow view\n"
+	    "show fp8 k\nshow pipeline model tile 1\nshow pipeline "
+	    "wgmma-d128.json at 3\n");
+
+	lesson_free(l);
+	parse_fails("title t\nshow\n", "t.lesson:2: show needs a figure");
+	parse_fails("title t\nshow rooflines\n", "t.lesson:2: show: no figure "
+	    "'rooflines'");
+	parse_fails("title t\nshow roofline now\n", "t.lesson:2: show roofline "
+	    "takes no more words");
+	parse_fails("title t\nshow fp8 x\n", "t.lesson:2: show fp8: no tensor");
+	parse_fails("title t\nshow pipeline\n", "t.lesson:2: show pipeline "
+	    "needs 'model'");
+	parse_fails("title t\nshow pipeline nothere.json\n", "t.lesson:2: show "
+	    "pipeline: no recording 'nothere.json'");
+	parse_fails("title t\nshow pipeline wgmma-d128.json at 0\n",
+	    "t.lesson:2: show pipeline: 'at' takes");
+	parse_fails("title t\nshow pipeline wgmma-d128.json at 99999\n",
+	    "t.lesson:2: show pipeline wgmma-d128.json: its first block has no "
+	    "at 99999");
+	parse_fails("title t\nshow pipeline model when 3\n", "t.lesson:2: show "
+	    "pipeline model: then 'at N' or 'tile J'");
+}
+END_TEST
+
 START_TEST(test_problem_parse)
 {
 	struct lesson *l;
@@ -897,6 +924,43 @@ plain(const char *script, int presenter, char *out, size_t len, char *err)
 {
 	return write_doc(script, presenter, 0, 1, out, len, err);
 }
+
+/* show: the frame is the figure, drawn by the view's own code, until
+ * show view; a figure a problem cannot have is an error of its line. */
+START_TEST(test_show_plain)
+{
+	static char out[65536];
+	char err[512];
+	const char *fig, *back;
+
+	ck_assert_int_eq(plain(SEED "say Roof.\nshow roofline\npause\n"
+	    "say Back.\nshow view\nstep\npause\nsay Pipe.\nshow pipeline "
+	    "wgmma-d128.json tile 3\npause\n", 0, out, sizeof out, err), 0);
+	fig = strstr(out, "[slide 1 of 3] the figure: show roofline\n");
+	ck_assert_msg(fig != NULL, "%s", out);
+	/* the roofline's text: the H200's ridges, tensor and fp32 */
+	ck_assert(strstr(fig, "the ridges (206, 14)") != NULL);
+	ck_assert(strstr(fig, "FLOPs per HBM byte") != NULL);
+	back = strstr(out, "[slide 2 of 3] step 1 of 2");
+	ck_assert_msg(back != NULL && back > fig, "%s", out);
+	ck_assert(strstr(back, "tiles   @ o\n") != NULL);
+	ck_assert(strstr(back, "the ridges") == NULL ||
+	    strstr(back, "the ridges") > strstr(out, "[slide 3 of 3]"));
+	fig = strstr(out, "[slide 3 of 3] the figure: show pipeline");
+	ck_assert_msg(fig != NULL, "%s", out);
+	ck_assert(strstr(fig, "softmax, tile (3,3)") != NULL);
+
+	/* a new problem: the view again */
+	ck_assert_int_eq(plain(SEED "show roofline\npause\nbc 1\nstep\n"
+	    "pause\n", 0, out, sizeof out, err), 0);
+	ck_assert(strstr(out, "[slide 2 of 2] step 1 of 4") != NULL);
+
+	ck_assert_int_eq(plain(SEED "show fp8\npause\n", 0, out, sizeof out,
+	    err), -1);
+	ck_assert_msg(strstr(err, ":6: show fp8: the problem is fp32, not fp8")
+	    != NULL, "%s", err);
+}
+END_TEST
 
 START_TEST(test_plain)
 {
@@ -2759,6 +2823,8 @@ test_suite(void)
 	tcase_add_test(tc, test_goto_label);
 	tcase_add_test(tc, test_expect_parse);
 	tcase_add_test(tc, test_compare_parse);
+	tcase_add_test(tc, test_show_parse);
+	tcase_add_test(tc, test_show_plain);
 	tcase_add_test(tc, test_problem_parse);
 	tcase_add_test(tc, test_files);
 	tcase_add_test(tc, test_unflag);

@@ -144,6 +144,13 @@
 #       sed 's/^\tif (ck->nquotes == 0 || run->failures > 0) {$/\tif (ck->nquotes >= 0 || run->failures > 0) {/'
 #       every slide's quotes are dropped unchecked
 #       -> tests/check_lesson:test_check_quotes_shown
+#   show ignored        a slide's `show roofline` makes its --plain
+#                       frame the roofline's text, `show view` the tiles
+#                       again (check_lesson)
+#       src/lesson/lesson_view.c
+#       sed 's/^\tif (lesson_show_active(run)) {$/\tif (0) {/'
+#       the plain frame shows the tiles under every figure
+#       -> tests/check_lesson:test_show_plain
 #   e4m3 ties up        fp8's rounding is the tensor cores': to the
 #                       nearest e4m3 value, ties to even (check_fp8's
 #                       brute-force search over the 256 codes)
@@ -416,6 +423,9 @@ plant "worksheet tells" src/lesson/lesson_plain.c \
 plant "quotes not held" src/lesson/lesson_check.c \
     's/^\tif (ck->nquotes == 0 || run->failures > 0) {$/\tif (ck->nquotes >= 0 || run->failures > 0) {/' \
     tests/check_lesson:test_check_quotes_shown
+plant "show ignored" src/lesson/lesson_view.c \
+    's/^\tif (lesson_show_active(run)) {$/\tif (0) {/' \
+    tests/check_lesson:test_show_plain
 plant "e4m3 ties up" src/model/fp8_rule.h \
     's/if (rest > 0x80000 || (rest == 0x80000 && (code & 1)))/if (rest >= 0x80000)/' \
     tests/check_fp8:test_rounding_ties

@@ -23,6 +23,7 @@
 #include "lesson_plain.h"
 #include "lesson_quantity.h"
 #include "lesson_run.h"
+#include "lesson_show.h"
 #include "lesson_value.h"
 #include "lesson_view.h"
 #include "model/util.h"
@@ -365,6 +366,32 @@ same(double a, double b)
 	return a == b || (isnan(a) && isnan(b));
 }
 
+/* A figure in the frame (show) shows no row of the algorithm: a quote
+ * of a row's or a tile's value is shown only when the figure's text
+ * holds it, as written (to half a unit in its last digit). */
+static int
+figure_holds(struct lesson_run *run, const struct quote *qt)
+{
+	const struct lesson_value *v = &qt->f->expect.value;
+	struct lesson_lines fig = { 0 };
+	struct target t;
+	int i, ok = 0;
+
+	if (v->kind != LESSON_Q_REAL || v->term[0].final ||
+	    v->term[0].quantity == NULL ||
+	    !lesson_quantity_of_row(v->term[0].quantity))
+		return 1;
+	memset(&t, 0, sizeof t);
+	t.x = qt->x[0];
+	t.tol = qt->f->expect.n > 0 ? qt->f->expect.shown[0].half :
+	    fabs(t.x) * 5e-7;
+	lesson_show_lines(run, &fig);
+	for (i = 0; i < fig.n && !ok; i++)
+		ok = holds(fig.line[i], &t);
+	lesson_lines_free(&fig);
+	return ok;
+}
+
 /* Every value the slide quoted reads the same where it ends, for the
  * row and key it was read for, and that row is on the frame: the view
  * shows what the narration says. */
@@ -405,6 +432,14 @@ quotes_hold(struct check *ck, struct lesson_run *run)
 			    "slide moves on before its pause, where the view shows %s: "
 			    "quote it where the slide ends, or end the slide where it "
 			    "quotes", qt->f->expect.value.name, was, now);
+			break;
+		}
+		if (lesson_show_active(run) && !figure_holds(run, qt)) {
+			lesson_run_fail_at(run, qt->c->line, "{%s} quotes the row's "
+			    "%s, but where the slide ends its frame is a figure "
+			    "(show %s) that does not show it: quote it where the "
+			    "view is shown (show view)", qt->f->expect.value.name,
+			    was, run->show->argv[0]);
 			break;
 		}
 		if (qt->focus != focus && qt->f->expect.value.kind == LESSON_Q_REAL &&

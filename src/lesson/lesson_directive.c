@@ -15,6 +15,7 @@ static const struct lesson_directive *const groups[] = {
 	lesson_move_directives,
 	lesson_expect_directives,
 	lesson_gpu_directives,
+	lesson_show_directives,
 };
 #define NGROUPS (sizeof groups / sizeof groups[0])
 

@@ -15,13 +15,14 @@
  * and note; ask, choice, number and answer; step, phase, goto, label,
  * focus and pause; expect and keep; compare gpu; values and
  * new-problem, and the one entry every problem option (tq, d, causal,
- * ...) shares. */
+ * ...) shares; show (lesson_show.c). */
 extern const struct lesson_directive lesson_meta_directives[];
 extern const struct lesson_directive lesson_say_directives[];
 extern const struct lesson_directive lesson_ask_directives[];
 extern const struct lesson_directive lesson_move_directives[];
 extern const struct lesson_directive lesson_expect_directives[];
 extern const struct lesson_directive lesson_gpu_directives[];
+extern const struct lesson_directive lesson_show_directives[];
 extern const struct lesson_directive lesson_problem_directives[];
 extern const struct lesson_directive lesson_problem_option;
 

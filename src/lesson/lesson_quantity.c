@@ -1500,3 +1500,11 @@ lesson_quantity_read(struct lesson_run *run, const struct lesson_quantity *q,
 	return util_error(err, errlen, "%s is known in %s; the lesson stands in "
 	    "the %s", q->name, where, segment_names[lesson_run_kind(run)]);
 }
+
+int
+lesson_quantity_of_row(const struct lesson_quantity *q)
+{
+	lesson_read_fn f = q->at[TIMELINE_FORWARD].read;
+
+	return f == read_row || f == read_u || f == read_o || f == read_tile;
+}

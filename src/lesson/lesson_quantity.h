@@ -78,6 +78,10 @@ int lesson_quantity_read(struct lesson_run *run,
     const struct lesson_quantity *q, int final, double *out, int max,
     int *n, char *err, size_t errlen);
 
+/* Is q a value of the focus row's state or of its tile's (m, l, u, o,
+ * s, p, ...): what the algorithm's view shows, and a figure does not? */
+int lesson_quantity_of_row(const struct lesson_quantity *q);
+
 /* The most entries a quantity of run's problem can have. */
 int lesson_quantity_max(const struct lesson_run *run);
 

@@ -74,6 +74,7 @@ start(struct lesson_run *run)
 	run->problem_line = 0;
 	run->step = -1;
 	run->phase = 0;
+	run->show = NULL;
 	run->focus = 0;
 	run->focus_key = 0;
 	run->failures = 0;
@@ -601,6 +602,9 @@ lesson_run_next(struct lesson_run *run)
 		c = &run->lesson->cmds[run->pc++];
 		if (c->dir->exec == NULL)
 			continue;
+		/* a new problem: the frame is the view again */
+		if (c->dir->flags & LESSON_PROBLEM)
+			run->show = NULL;
 		rc = c->dir->exec(run, c);
 		if (rc != LESSON_NEXT)
 			return rc;

@@ -135,6 +135,11 @@ struct lesson_run {
 	 * knows it stopped it, says so. */
 	const struct fulltimeline_progress *progress;
 
+	/* `show FIGURE` in force (lesson_show.h): the frame shows that
+	 * figure instead of the view; NULL: the view (and after any change
+	 * of the problem). */
+	const struct lesson_cmd *show;
+
 	long step;		/* -1: before the first step; else global */
 	int phase;		/* in the step's own segment */
 	int focus;		/* the focus row, in the schedule's row order */

@@ -15,6 +15,7 @@
 #include "config.h"
 
 #include "lesson_notes.h"
+#include "lesson_show.h"
 #include "lesson_slides.h"
 #include "lesson_tty.h"
 #include "lesson_view.h"
@@ -820,6 +821,42 @@ needed(struct tty *t, int width)
 	return n;
 }
 
+/*
+ * A slide that shows a figure (`show`, lesson_show.h): the figure where
+ * the view would be, drawn by the view's own code.  Beside the narration
+ * when the figure's columns fit there, else under it, the narration
+ * given what the slide needs (and at least TTY_NARRATION_LINES) and the
+ * figure the rest, up to all it wants.  Returns 0 when the screen is
+ * too small for both (the view's own message then says so).
+ */
+static int
+figure(struct tty *t, struct ui_grid *g)
+{
+	struct lesson_run *run = t->slides.run;
+	int want = lesson_show_want(run), nw, nh;
+
+	nw = g->w - LESSON_SHOW_WIDTH - 1;
+	if (nw >= TTY_NARRATION_MIN && g->h >= TTY_NARRATION_LINES) {
+		draw_narration(t, g, (struct ui_rect){ 0, 0, nw, g->h });
+		lesson_show_draw(run, g, (struct ui_rect){ nw + 1, 0,
+		    g->w - nw - 1, g->h }, t->unicode);
+		return 1;
+	}
+	if (g->w < 40 || g->h < 2 * TTY_NARRATION_LINES)
+		return 0;
+	nh = needed(t, g->w - 2);
+	if (nh < TTY_NARRATION_LINES)
+		nh = TTY_NARRATION_LINES;
+	if (nh > g->h - want)
+		nh = g->h - want;
+	if (nh < TTY_NARRATION_LINES)
+		nh = TTY_NARRATION_LINES;
+	draw_narration(t, g, (struct ui_rect){ 0, 0, g->w, nh });
+	lesson_show_draw(run, g, (struct ui_rect){ 0, nh, g->w, g->h - nh },
+	    t->unicode);
+	return 1;
+}
+
 /* Splits the screen: narration beside the view when both fit, else above
  * it (without the view's key bar), else a message that the terminal is
  * too small. */
@@ -835,6 +872,8 @@ frame(struct ui *ui, struct ui_grid *g, void *ctx)
 		draw_help(t, g);
 		return;
 	}
+	if (lesson_show_active(t->slides.run) && figure(t, g))
+		return;
 	ui_set_hidden(ui, 0);
 	ui_min_size(ui, &mw, &mh);
 	nw = (int)(g->w * TTY_NARRATION_SHARE);

@@ -1,6 +1,7 @@
 /* lesson_view.c - a lesson's state and questions as lines of text. */
 #include "config.h"
 
+#include "lesson_show.h"
 #include "lesson_view.h"
 
 #include <math.h>
@@ -623,6 +624,10 @@ lesson_view_state(struct lesson_run *run, struct lesson_lines *out)
 {
 	char pos[200], head[64];
 
+	if (lesson_show_active(run)) {
+		lesson_show_lines(run, out);
+		return;
+	}
 	if (!run->built)
 		return;
 	lesson_view_position(run, pos, sizeof pos);

@@ -11,6 +11,7 @@ src_lesson_liblesson_a_SOURCES = \
 	src/lesson/lesson_ask.c src/lesson/lesson_move.c \
 	src/lesson/lesson_expect.c src/lesson/lesson_problem.c \
 	src/lesson/lesson_gpu.c \
+	src/lesson/lesson_show.c src/lesson/lesson_show.h \
 	src/lesson/lesson_value.c src/lesson/lesson_value.h \
 	src/lesson/lesson_quantity.c src/lesson/lesson_quantity.h \
 	src/lesson/lesson_machine.c src/lesson/lesson_machine.h \

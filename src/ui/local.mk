@@ -45,7 +45,7 @@ EXTRA_DIST += tests/view.test
 
 # The pipeline viewer (`flashstep pipeline --view`): no curses of its own.
 src_ui_libui_a_SOURCES += src/ui/ui_pipeline.c src/ui/ui_pipeline.h
-src_ui_libui_a_SOURCES += src/ui/ui_pipe.c src/ui/ui_fp8.c
+src_ui_libui_a_SOURCES += src/ui/ui_pipe.c src/ui/ui_fp8.c src/ui/ui_fp8.h
 # The roofline figure (`bench --roofline` prints it, R shows it).
 src_ui_libui_a_SOURCES += src/ui/ui_roofline.c src/ui/ui_roofline.h
 src_ui_libui_a_SOURCES += src/ui/ui_roof.c

@@ -11,6 +11,7 @@
  */
 #include "config.h"
 
+#include "ui_fp8.h"
 #include "ui_int.h"
 #include "model/fp8_rule.h"
 
@@ -19,20 +20,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct ui_fp8 {
-	int tensor;		/* 0 Q, 1 K, 2 V */
-	int row;		/* the row shown, over all heads */
-	int first;		/* its first entry shown */
-	int shown;		/* entries the last frame showed */
-};
+static const struct fp8_tensor *
+ui_fp8_of(const struct fp8_data *f, const struct ui_fp8 *s)
+{
+	return s->tensor == 0 ? &f->q : s->tensor == 1 ? &f->k : &f->v;
+}
 
 static const struct fp8_tensor *
 ui_fp8_tensor(const struct ui *ui)
 {
-	const struct fp8_data *f = UI_PROBLEM(ui)->fp8;
-
-	return ui->fp8->tensor == 0 ? &f->q : ui->fp8->tensor == 1 ? &f->k :
-	    &f->v;
+	return ui_fp8_of(UI_PROBLEM(ui)->fp8, ui->fp8);
 }
 
 void
@@ -59,6 +56,7 @@ ui_fp8_open(struct ui *ui)
 		ui_message(ui, UI_ROLE_MESSAGE, "8: out of memory");
 		return UI_HANDLED;
 	}
+	ui->fp8->keys = 1;
 	/* Q's row that the view focuses, in the forward. */
 	if (ui_kind(ui) == TIMELINE_FORWARD) {
 		v = sim_view(ui->sim);
@@ -133,17 +131,28 @@ ui_fp8_outlier(const struct fp8_tensor *t, int *row, int *col, float *given,
 }
 
 void
-ui_fp8_draw(const struct ui *ui, struct ui_grid *g)
+ui_fp8_figure(struct ui_grid *g, struct ui_rect r, const struct fp8_data *f,
+    struct ui_fp8 *s, int unicode)
 {
-	struct ui_fp8 *s = ui->fp8;
-	const struct fp8_tensor *t = ui_fp8_tensor(ui);
-	const struct fp8_data *f = UI_PROBLEM(ui)->fp8;
-	struct ui_rect r = g->clip;
+	/* the numbers are written as the panes write them: ui_num reads
+	 * nothing of the view but its glyphs */
+	const struct ui_glyphs *gl = ui_glyphs(unicode);
+	const struct ui shim = { .gl = gl }, *ui = &shim;
+	const struct fp8_tensor *t;
 	struct fp8_stats st;
 	char line[400], a[32], b[32], c2[32], d2[32], e2[32];
-	int blk = fp8_block_of(t, s->row), b0, b1, y, x, n, at, orow, ocol;
-	int foot = 5, top = 4, cut;
-	float given, after, sc = t->scale[blk];
+	int blk, b0, b1, y, x, n, at, orow, ocol;
+	int foot, top = 4, cut;
+	float given, after, sc;
+
+	if (s->tensor < 0 || s->tensor > 2)
+		s->tensor = 0;
+	t = ui_fp8_of(f, s);
+	if (s->row < 0 || s->row >= t->rows)
+		s->row = 0;
+	blk = fp8_block_of(t, s->row);
+	sc = t->scale[blk];
+	foot = s->keys ? 5 : 4;
 
 	ui_grid_clear(g, r, UI_ROLE_NORMAL);
 	if (t->whole) {
@@ -160,7 +169,7 @@ ui_fp8_draw(const struct ui *ui, struct ui_grid *g)
 	snprintf(line, sizeof line, " fp8 e4m3: %s row %d of %d, block %d (rows "
 	    "%d-%d), scale %s = amax / 448", t->name, s->row, t->rows, blk, b0,
 	    b1, ui_num(ui, sc, 9, a, sizeof a));
-	ui_grid_fit(g, r.x, r.y, r.w, UI_ROLE_BAR, line, ui->gl->ellipsis);
+	ui_grid_fit(g, r.x, r.y, r.w, UI_ROLE_BAR, line, gl->ellipsis);
 
 	/* The tensor's scales, this row's marked. */
 	at = snprintf(line, sizeof line, "%s's %d scale%s%s:", t->name,
@@ -221,7 +230,7 @@ ui_fp8_draw(const struct ui *ui, struct ui_grid *g)
 	    ui_num_prec(ui, (float)st.rms, 9, 4, b, sizeof b),
 	    ui_num_prec(ui, (float)st.max_err, 9, 4, c2, sizeof c2), st.zeros,
 	    st.subnormal);
-	ui_grid_fit(g, r.x, y, r.w, UI_ROLE_NORMAL, line, ui->gl->ellipsis);
+	ui_grid_fit(g, r.x, y, r.w, UI_ROLE_NORMAL, line, gl->ellipsis);
 	ui_fp8_outlier(t, &orow, &ocol, &given, &after);
 	if (t->rotated)
 		snprintf(line, sizeof line, "the rotation: %s's largest |entry|, %s "
@@ -245,8 +254,17 @@ ui_fp8_draw(const struct ui *ui, struct ui_grid *g)
 	    line);
 	ui_grid_fit(g, r.x, y + 3, r.w, UI_ROLE_DIM, "P: e4m3 with no scale "
 	    "before P V (P <= 1); S and the sums stay float32",
-	    ui->gl->ellipsis);
+	    gl->ellipsis);
+	if (!s->keys)
+		return;
 	ui_grid_clear(g, (struct ui_rect){ r.x, y + 4, r.w, 1 }, UI_ROLE_BAR);
 	ui_grid_fit(g, r.x, y + 4, r.w, UI_ROLE_BAR, " Tab Up Down: row  Left "
-	    "Right: entries  t: Q, K, V  q: the view", ui->gl->ellipsis);
+	    "Right: entries  t: Q, K, V  q: the view", gl->ellipsis);
+}
+
+void
+ui_fp8_draw(const struct ui *ui, struct ui_grid *g)
+{
+	ui_fp8_figure(g, g->clip, UI_PROBLEM(ui)->fp8, ui->fp8,
+	    ui->gl == ui_glyphs(1));
 }

@@ -42,4 +42,25 @@ void ui_roofline_draw(struct ui_grid *g, int x, int y,
     const struct roofline_machine *m, const struct ui_roofline_point *pt,
     int n);
 
+/* The same with a plot of rows rows (clamped to UI_ROOFLINE_PLOT_MIN_H
+ * .. UI_ROOFLINE_PLOT_H), for a screen that cannot spare the whole
+ * height: the figure is rows + UI_ROOFLINE_H - UI_ROOFLINE_PLOT_H tall. */
+#define UI_ROOFLINE_PLOT_MIN_H 8
+void ui_roofline_draw_rows(struct ui_grid *g, int x, int y, int rows,
+    const struct roofline_machine *m, const struct ui_roofline_point *pt,
+    int n);
+
+/*
+ * The problem's head on the H200's roofline, into r of g (R in the view,
+ * `show roofline` in a lesson): the figure, as tall as r allows, and
+ * under it what its points are, wrapped into the rows left.  The
+ * simulator times nothing, so the points stand on the roof itself: h at
+ * the HBM intensity (each tensor once), t at the tiles' (each row block
+ * reads K and V again), for one head's forward with tiles br x bc.
+ * Returns the rows used.
+ */
+struct problem;
+int ui_roofline_problem(struct ui_grid *g, struct ui_rect r,
+    const struct problem *p, int br, int bc);
+
 #endif
