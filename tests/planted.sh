@@ -151,6 +151,13 @@
 #       sed 's/^\tif (lesson_show_active(run)) {$/\tif (0) {/'
 #       the plain frame shows the tiles under every figure
 #       -> tests/check_lesson:test_show_plain
+#   keep bits shown     a frame under dropout prints the keep bits the
+#                       forward drew and those the backward drew
+#                       (check_lesson)
+#       src/lesson/lesson_view.c
+#       sed 's/schedule_row_pos(sc, t->r0 + r), t->c0 + c);/schedule_row_pos(sc, t->r0 + r), t->c0 + c + 1);/'
+#       the forward's bits read one key over
+#       -> tests/check_lesson:test_dropout_frames
 #   e4m3 ties up        fp8's rounding is the tensor cores': to the
 #                       nearest e4m3 value, ties to even (check_fp8's
 #                       brute-force search over the 256 codes)
@@ -426,6 +433,9 @@ plant "quotes not held" src/lesson/lesson_check.c \
 plant "show ignored" src/lesson/lesson_view.c \
     's/^\tif (lesson_show_active(run)) {$/\tif (0) {/' \
     tests/check_lesson:test_show_plain
+plant "keep bits shown" src/lesson/lesson_view.c \
+    's/schedule_row_pos(sc, t->r0 + r), t->c0 + c);/schedule_row_pos(sc, t->r0 + r), t->c0 + c + 1);/' \
+    tests/check_lesson:test_dropout_frames
 plant "e4m3 ties up" src/model/fp8_rule.h \
     's/if (rest > 0x80000 || (rest == 0x80000 && (code & 1)))/if (rest >= 0x80000)/' \
     tests/check_fp8:test_rounding_ties
