@@ -215,6 +215,13 @@
 #       sed 's/^\truns = paged_runs(pc, t.c0, t.c1);$/\truns = 1;/'
 #       every tile counted as contiguous K/V's one run
 #       -> tests/check_ui:test_pages_runs
+#   pipeline takes      `pipeline --model` refuses every problem option
+#   a window            it does not use, by name, before any work
+#                       (pipeline.test)
+#       src/cmd/cmd_pipeline.c
+#       sed 's/^\t{ "causal", PF_RUNS },$/\t{ "causal", PF_RUNS }, { "window", PF_RUNS },/'
+#       --window counted as used: the model runs without its band
+#       -> tests/pipeline.test
 #
 # A plant names check programs (run as they are) or shell tests
 # (tests/NAME.test, run with the flashstep binary as make check runs
@@ -241,7 +248,8 @@ trap 'exit 143' TERM
 # tree as it is must pass them all.
 ALL_TESTS="tests/check_sim tests/check_backward tests/check_split tests/check_mask tests/check_dropout
     tests/check_outfile tests/check_ui tests/check_options tests/outfile.test
-    tests/check_lesson tests/check_fp8 tests/check_varlen tests/check_paged"
+    tests/check_lesson tests/check_fp8 tests/check_varlen tests/check_paged
+    tests/pipeline.test"
 
 # What make must build for a test: a check program is itself; a shell
 # test needs the binary.
@@ -463,6 +471,9 @@ plant "pages pane logical" src/ui/ui_pane_pages.c \
 plant "pages pane one run" src/ui/ui_pane_pages.c \
     's/^\truns = paged_runs(pc, t.c0, t.c1);$/\truns = 1;/' \
     tests/check_ui:test_pages_runs
+plant "pipeline takes a window" src/cmd/cmd_pipeline.c \
+    's/^\t{ "causal", PF_RUNS },$/\t{ "causal", PF_RUNS }, { "window", PF_RUNS },/' \
+    tests/pipeline.test
 
 nplants=$(($(wc -l <"$work/verdicts") - 1))
 echo "planted: $(($(date +%s) - start)) s after the base build"

@@ -577,20 +577,6 @@ done:
 }
 #endif
 
-/* --record --kernel fast takes none of the wgmma kernel's variants (with
- * or without CUDA, the same refusal).  Returns 0, or -1 with err set. */
-static int
-pipeline_fast_options(const struct pipeline_args *a, char *err,
-    size_t errlen)
-{
-	if (a->no_overlap || a->stages > 0 || a->no_pingpong)
-		return util_error(err, errlen, "--kernel fast records the "
-		    "kernel as it is: two buffers, no ping-pong, no overlap "
-		    "(--no-pingpong, --no-overlap and --stages are for the "
-		    "wgmma kernel)");
-	return 0;
-}
-
 #ifdef PIPELINE_CAN_RECORD_FAST
 /*
  * The mma.sync kernel's recorded events as the model's: role w is warp
@@ -788,36 +774,183 @@ done:
 #endif
 
 /*
- * The problem options the pipeline does not use are refused, not
- * ignored: it runs the wgmma kernel's own tiles in fp16 or bf16, so a
- * tiling, an fp32 dtype or an algorithm variant would be silently
- * dropped.  The model also draws no inputs.
+ * The forms of the command: each uses a few options and every other one
+ * given is refused, not ignored (a --softcap or a --window the model
+ * never saw would leave a summary that looks like theirs).
  */
+enum pipeline_form {
+	PIPELINE_MODEL,		/* --model, nominal durations */
+	PIPELINE_RECORD,	/* --record (--kernel wgmma) */
+	PIPELINE_RECORD_FAST,	/* --record --kernel fast */
+	PIPELINE_DURATIONS,	/* --model --durations FILE */
+	PIPELINE_WHAT_IF,	/* --what-if FILE */
+	PIPELINE_CHECK,		/* --check FILE */
+	PIPELINE_VIEW		/* --view FILE */
+};
+
+#define PF(f)		(1u << (f))
+#define PF_RECORDS	(PF(PIPELINE_RECORD) | PF(PIPELINE_RECORD_FAST))
+#define PF_RUNS		(PF(PIPELINE_MODEL) | PF_RECORDS)
+
+/* Which forms use an option; an option not listed (most problem
+ * options) is used by none. */
+static const struct {
+	const char *name;
+	unsigned forms;
+} pipeline_uses[] = {
+	/* the problem: one head's shape and the causal mask, whose tiles
+	 * the kernel skips (model/pipeline.c runs the same skip) */
+	{ "d", PF_RUNS },
+	{ "tq", PF_RUNS },
+	{ "tk", PF_RUNS },
+	{ "causal", PF_RUNS },
+	{ "dtype", PF_RUNS },	/* its values: pipeline_dtype_refused */
+	{ "seed", PF_RECORDS },
+	{ "model", PF(PIPELINE_MODEL) | PF(PIPELINE_DURATIONS) },
+	{ "record", PF_RECORDS },
+	{ "kernel", PF_RECORDS },
+	{ "cost", PF_RECORDS },
+	{ "label", PF_RECORDS },
+	{ "stages", PF(PIPELINE_MODEL) | PF(PIPELINE_RECORD) },
+	{ "no-pingpong", PF(PIPELINE_MODEL) | PF(PIPELINE_RECORD) },
+	{ "no-overlap", PF(PIPELINE_MODEL) | PF(PIPELINE_RECORD) },
+	{ "ctas", PF_RUNS },
+	{ "output", PF_RUNS | PF(PIPELINE_DURATIONS) },
+	{ "ignore-turns", PF(PIPELINE_CHECK) | PF(PIPELINE_RECORD) },
+	{ "check", PF(PIPELINE_CHECK) },
+	{ "view", PF(PIPELINE_VIEW) },
+	{ "durations", PF(PIPELINE_DURATIONS) },
+	{ "what-if", PF(PIPELINE_WHAT_IF) },
+};
+
 static int
-pipeline_unused_option(const struct options *o, int model)
+pipeline_named(const char *name, const char *const *list)
 {
-	static const char *const never[] = { "br", "bc", "order",
-	    "convention", "bug", "scores", "dv", "seqlens", "seqlens-q",
-	    "seqlens-k", NULL };
+	for (; *list != NULL; list++)
+		if (strcmp(name, *list) == 0)
+			return 1;
+	return 0;
+}
+
+/* Is name one of the problem options (options.h's OPT_PROBLEM)? */
+static int
+pipeline_problem_option(const char *name)
+{
+	const struct options_entry *e = options_group_entries(OPT_PROBLEM);
+
+	for (; e->name != NULL; e++)
+		if (strcmp(e->name, name) == 0)
+			return 1;
+	return 0;
+}
+
+/* Why the form f has no use for the option name (one that it does not
+ * use): the words after "--name: ". */
+static const char *
+pipeline_why_unused(const char *name, enum pipeline_form f)
+{
+	static const char *const modifiers[] = { "softcap", "alibi",
+	    "alibi-slopes", "dropout", "dropout-seed", "dropout-offset", NULL };
+	static const char *const paged[] = { "page-size", "block-table", NULL };
+	static const char *const fp8[] = { "fp8-block", "hadamard", "fp8-bug",
+	    NULL };
 	static const char *const inputs[] = { "seed", "input", "q", "k", "v",
 	    "scale", NULL };
+	static const char *const ring[] = { "stages", "no-pingpong",
+	    "no-overlap", NULL };
+
+	switch (f) {
+	case PIPELINE_CHECK:
+		return "--check FILE checks the trace as it was written (only "
+		    "--ignore-turns changes the check)";
+	case PIPELINE_VIEW:
+		return "--view FILE shows the trace as it was written";
+	case PIPELINE_DURATIONS:
+	case PIPELINE_WHAT_IF:
+		if (pipeline_named(name, ring) || strcmp(name, "ctas") == 0)
+			return f == PIPELINE_WHAT_IF ? "--what-if runs the "
+			    "recording's own configuration and blocks (its "
+			    "table is the variants)" : "--durations runs the "
+			    "recording's own configuration and blocks "
+			    "(--what-if FILE prints the variants)";
+		if (strcmp(name, "output") == 0)
+			return "--what-if prints a table; --output is for "
+			    "--model and --record";
+		if (pipeline_problem_option(name))
+			return f == PIPELINE_WHAT_IF ? "--what-if runs the "
+			    "recording's own problem (its shape, mask and "
+			    "inputs)" : "--durations runs the recording's own "
+			    "problem (its shape, mask and inputs)";
+		break;
+	default:
+		break;
+	}
+	if (pipeline_named(name, modifiers))
+		return "the pipeline times the wgmma kernel's tiles as they "
+		    "are; it takes no score modifier (softcap, ALiBi, dropout)";
+	if (strcmp(name, "mask-bug") == 0)
+		return "the pipeline runs no mask rule to break (the causal "
+		    "tiles it skips are the kernel's)";
+	if (strcmp(name, "window") == 0)
+		return "the pipeline skips the tiles of --causal only; a "
+		    "window's band of tiles is not modelled";
+	if (pipeline_named(name, paged))
+		return "the pipeline's K and V are one tensor; it has no paged "
+		    "cache";
+	if (pipeline_named(name, fp8))
+		return "the wgmma kernel has no FP8 path yet";
+	if (pipeline_named(name, inputs))
+		return f == PIPELINE_MODEL ? "the model draws no inputs (only "
+		    "--record runs them)" : "the recording build draws its own "
+		    "inputs (from --seed)";
+	if (pipeline_named(name, ring))
+		return "--kernel fast records the kernel as it is: two buffers, "
+		    "no ping-pong, no overlap (the option is for the wgmma "
+		    "kernel)";
+	if (strcmp(name, "ignore-turns") == 0)
+		return f == PIPELINE_RECORD_FAST ? "the mma.sync kernel's "
+		    "warps take no turns; its own rules are checked" : "it is "
+		    "for --check and --record";
+	if (strcmp(name, "kernel") == 0 || strcmp(name, "cost") == 0 ||
+	    strcmp(name, "label") == 0)
+		return "it is for --record";
+	return "the pipeline has no use for it (it runs the wgmma kernel's "
+	    "own tiles on one sequence; give --d, --tq, --tk, --causal)";
+}
+
+/* The first option given that form f does not use, refused in one line
+ * on stderr; 0 when every one is used. */
+static int
+pipeline_unused_option(const struct options *o, enum pipeline_form f)
+{
+	size_t u;
 	int i;
 
-	for (i = 0; never[i] != NULL; i++)
-		if (options_given(o, never[i])) {
-			fprintf(stderr, "flashstep pipeline: --%s: the pipeline "
-			    "has no use for it (it runs the wgmma kernel's own "
-			    "tiles; give --d, --tq, --tk, --causal)\n", never[i]);
-			return -1;
-		}
-	for (i = 0; model && inputs[i] != NULL; i++)
-		if (options_given(o, inputs[i])) {
-			fprintf(stderr, "flashstep pipeline: --%s: the model "
-			    "draws no inputs (only --record runs them)\n",
-			    inputs[i]);
-			return -1;
-		}
-	if (o->spec.dtype == DTYPE_FP32 && options_given(o, "dtype")) {
+	for (i = 0; i < o->ngiven; i++) {
+		for (u = 0; u < sizeof pipeline_uses / sizeof *pipeline_uses; u++)
+			if (strcmp(o->given[i], pipeline_uses[u].name) == 0)
+				break;
+		if (u < sizeof pipeline_uses / sizeof *pipeline_uses &&
+		    (pipeline_uses[u].forms & PF(f)) != 0)
+			continue;
+		fprintf(stderr, "flashstep pipeline: --%s: %s\n", o->given[i],
+		    pipeline_why_unused(o->given[i], f));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * --dtype: the wgmma kernel takes fp16 or bf16, and the model's costs
+ * are the same for both (two bytes an element, one tensor-core rate), so
+ * the model takes either; the recording builds run fp16 only.
+ */
+static int
+pipeline_dtype_refused(const struct options *o, enum pipeline_form f)
+{
+	if (!options_given(o, "dtype"))
+		return 0;
+	if (o->spec.dtype == DTYPE_FP32) {
 		fprintf(stderr, "flashstep pipeline: --dtype fp32: the wgmma "
 		    "kernel takes fp16 or bf16\n");
 		return -1;
@@ -827,38 +960,9 @@ pipeline_unused_option(const struct options *o, int model)
 		    "kernel has no FP8 path yet; it takes fp16 or bf16\n");
 		return -1;
 	}
-	return 0;
-}
-
-/*
- * --durations and --what-if run the recording's own configuration:
- * whatever would change it is refused, not ignored.
- */
-static int
-pipeline_fit_refused(const struct pipeline_args *a, const struct options *o)
-{
-	static const char *const shape[] = { "d", "tq", "tk", "causal", "dtype",
-	    "seed", "input", "q", "k", "v", "scale", NULL };
-	const char *which = a->what_if != NULL ? "--what-if" : "--durations";
-	int i;
-
-	if (a->durations == NULL && a->what_if == NULL)
-		return 0;
-	for (i = 0; shape[i] != NULL; i++)
-		if (options_given(o, shape[i])) {
-			fprintf(stderr, "flashstep pipeline: --%s: %s runs the "
-			    "recording's own shape\n", shape[i], which);
-			return -1;
-		}
-	if (a->stages > 0 || a->no_pingpong || a->no_overlap || a->ctas > 0) {
-		fprintf(stderr, "flashstep pipeline: %s runs the recording's "
-		    "own configuration and blocks (--what-if FILE prints the "
-		    "variants)\n", which);
-		return -1;
-	}
-	if (a->what_if != NULL && a->output != NULL) {
-		fprintf(stderr, "flashstep pipeline: --output is for --model "
-		    "and --record\n");
+	if (o->spec.dtype == DTYPE_BF16 && f != PIPELINE_MODEL) {
+		fprintf(stderr, "flashstep pipeline: --dtype bf16: the "
+		    "recording build runs fp16 only\n");
 		return -1;
 	}
 	return 0;
@@ -874,6 +978,7 @@ cmd_pipeline(int argc, char **argv)
 	struct pipeline_run run;
 	struct pipeline_json_meta meta;
 	struct options o;
+	enum pipeline_form form;
 	char err[512];
 	int rc, d, tq, tk;
 
@@ -898,7 +1003,13 @@ cmd_pipeline(int argc, char **argv)
 		options_free(&o);
 		return CMD_USAGE;
 	}
-	if (pipeline_unused_option(&o, a.model) != 0) {
+	form = a.check != NULL ? PIPELINE_CHECK : a.view != NULL ? PIPELINE_VIEW :
+	    a.what_if != NULL ? PIPELINE_WHAT_IF : a.durations != NULL ?
+	    PIPELINE_DURATIONS : !a.record ? PIPELINE_MODEL : a.kernel != NULL &&
+	    strcmp(a.kernel, "fast") == 0 ? PIPELINE_RECORD_FAST :
+	    PIPELINE_RECORD;
+	if (pipeline_unused_option(&o, form) != 0 ||
+	    pipeline_dtype_refused(&o, form) != 0) {
 		options_free(&o);
 		return CMD_USAGE;
 	}
@@ -909,10 +1020,6 @@ cmd_pipeline(int argc, char **argv)
 	if (a.view != NULL) {
 		options_free(&o);
 		return pipeline_view_file(a.view);
-	}
-	if (pipeline_fit_refused(&a, &o) != 0) {
-		options_free(&o);
-		return CMD_USAGE;
 	}
 	if (a.what_if != NULL) {
 		options_free(&o);
@@ -942,9 +1049,7 @@ cmd_pipeline(int argc, char **argv)
 	cfg.pingpong = !a.no_pingpong && !a.no_overlap;
 	cfg.overlap = !a.no_overlap;
 	cfg.ctas = a.ctas > 0 ? (int)a.ctas : 2;
-	if (a.record && a.kernel != NULL && strcmp(a.kernel, "fast") == 0) {
-		if (pipeline_fast_options(&a, err, sizeof err) != 0)
-			goto fail;
+	if (form == PIPELINE_RECORD_FAST) {
 #ifdef PIPELINE_CAN_RECORD_FAST
 		(void)k;
 		err[0] = '\0';
@@ -976,16 +1081,6 @@ cmd_pipeline(int argc, char **argv)
 		options_free(&o);
 		return CMD_NO_CUDA;
 #endif
-	}
-	if (a.ignore_turns) {
-		util_error(err, sizeof err, "--ignore-turns is for --check and "
-		    "--record");
-		goto fail;
-	}
-	if (a.cost || a.label != NULL || a.kernel != NULL) {
-		util_error(err, sizeof err, "--kernel, --cost and --label are "
-		    "for --record");
-		goto fail;
 	}
 	pipeline_costs_nominal(&cfg, &k);
 	if (pipeline_model(&cfg, &k, &run, err, sizeof err) != 0)
