@@ -401,9 +401,21 @@ START_TEST(test_compare_parse)
 }
 END_TEST
 
+/* The shipped recordings sit beside the source tree's lessons; a test
+ * binary copied out of the build tree (tests/planted.sh) no longer looks
+ * there by itself (lesson_path.c), so the show tests name the folder. */
+static void
+lessons_from_source(void)
+{
+	setenv("FLASHSTEP_LESSONS", LESSONS_SRCDIR, 0);
+}
+
 START_TEST(test_show_parse)
 {
-	struct lesson *l = parse_ok("title t\nshow roofline\nshow view\n"
+	struct lesson *l;
+
+	lessons_from_source();
+	l = parse_ok("title t\nshow roofline\nshow view\n"
 	    "show fp8 k\nshow pipeline model tile 1\nshow pipeline "
 	    "wgmma-d128.json at 3\n");
 
@@ -931,6 +943,8 @@ START_TEST(test_show_plain)
 {
 	static char out[65536];
 	char err[512];
+
+	lessons_from_source();
 	const char *fig, *back;
 
 	ck_assert_int_eq(plain(SEED "say Roof.\nshow roofline\npause\n"
