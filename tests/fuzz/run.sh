@@ -38,10 +38,15 @@ for name in $names; do
 	for m in $model; do srcs="$srcs $src/src/$m.c"; done
 	extra=$(sed -n 's|^/\* fuzz-sources: \(.*\) \*/$|\1|p' "$harness")
 	for f in $extra; do srcs="$srcs $src/$f"; done
+	# "/* fuzz-libs: PKG... */": pkg-config packages it links (the lesson
+	# runner draws its figures with the view's code, which needs curses).
+	libs=""
+	pkgs=$(sed -n 's|^/\* fuzz-libs: \(.*\) \*/$|\1|p' "$harness")
+	[ -z "$pkgs" ] || libs=$(pkg-config --libs $pkgs)
 	# shellcheck disable=SC2086
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-ffp-contract=off -I"$out/config" -I"$top" -I"$src/src" -I"$src" \
-		"$harness" $srcs -lm -o "$out/fuzz_$name"
+		"$harness" $srcs $libs -lm -o "$out/fuzz_$name"
 	rm -rf "$out/corpus_$name"
 	mkdir -p "$out/corpus_$name"
 	cp "$src/tests/fuzz/corpus/$name"/* "$out/corpus_$name"/
