@@ -2202,34 +2202,41 @@ frame_keep_bits(struct lesson_run *run, int bits[4][4])
 	lesson_lines_free(&ls);
 }
 
-START_TEST(test_dropout_frames)
+/* The keep bits of the first tile's frame after `goto WHERE`, on an 8 x 8
+ * problem with dropout whose backward draws with the next offset, and
+ * the forward's mask rule. */
+static void
+dropout_frame(const char *where, int bits[4][4], struct mask_rule *m)
 {
 	struct lesson_run *run;
 	struct lesson *l;
+	char text[256];
+
+	snprintf(text, sizeof text, "title t\ntq 8\ntk 8\nd 4\nbr 4\nbc 4\n"
+	    "dropout 0.5\ndropout-seed 3\nbackward\ngrad-bug dropout-offset\n"
+	    "goto %s\n", where);
+	l = parse_ok(text);
+	run = lesson_run_new(l, NULL, NULL, LESSON_RUN_STOP);
+	ck_assert_int_eq(lesson_run_all(run), LESSON_END);
+	frame_keep_bits(run, bits);
+	*m = problem_mask(&run->setup.problem, 0);
+	lesson_run_free(run);
+	lesson_free(l);
+}
+
+START_TEST(test_dropout_frames)
+{
 	struct mask_rule m;
 	int fwd[4][4], bwd[4][4], r, c, differ = 0;
 
-	l = parse_ok("title t\ntq 8\ntk 8\nd 4\nbr 4\nbc 4\ndropout 0.5\n"
-	    "dropout-seed 3\nbackward\ngrad-bug dropout-offset\n"
-	    "goto forward step 0 phase update\n");
-	run = lesson_run_new(l, NULL, NULL, LESSON_RUN_STOP);
-	ck_assert_int_eq(lesson_run_all(run), LESSON_END);
-	frame_keep_bits(run, fwd);
-	m = problem_mask(&run->setup.problem, 0);
+	dropout_frame("forward step 0 phase update", fwd, &m);
 	for (r = 0; r < 4; r++)
 		for (c = 0; c < 4; c++)
 			ck_assert_int_eq(fwd[r][c], mask_rule_keep(m, r, c));
-	lesson_run_free(run);
-	lesson_free(l);
 
 	/* The backward's frame shows the bits it drew: with the offset bug,
-	 * not the forward's, and dP is 0 where they drop. */
-	l = parse_ok("title t\ntq 8\ntk 8\nd 4\nbr 4\nbc 4\ndropout 0.5\n"
-	    "dropout-seed 3\nbackward\ngrad-bug dropout-offset\n"
-	    "goto backward step 0 phase dP\n");
-	run = lesson_run_new(l, NULL, NULL, LESSON_RUN_STOP);
-	ck_assert_int_eq(lesson_run_all(run), LESSON_END);
-	frame_keep_bits(run, bwd);
+	 * not the forward's. */
+	dropout_frame("backward step 0 phase dP", bwd, &m);
 	for (r = 0; r < 4; r++)
 		for (c = 0; c < 4; c++) {
 			ck_assert_int_eq(bwd[r][c], mask_rule_keep_at(m,
@@ -2237,8 +2244,6 @@ START_TEST(test_dropout_frames)
 			differ += bwd[r][c] != fwd[r][c];
 		}
 	ck_assert_int_gt(differ, 0);
-	lesson_run_free(run);
-	lesson_free(l);
 }
 END_TEST
 
