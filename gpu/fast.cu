@@ -84,10 +84,12 @@
  *   loop (S of tile j + 1 issued with tile j's softmax) was tried: ptxas
  *   still issues the MMAs in one run before the softmax, the second S
  *   costs registers (spills at d = 128), and it was 3 to 14 % slower.
- * - Causal: key tiles past the block's last visible key are never loaded;
- *   only tiles that cross the diagonal (or the ragged end of K) pay for
- *   the mask.  Blocks start from the last row block (the one with the
- *   most tiles under the causal mask) so the long ones do not trail.
+ * - Causal and windows (tc_mask.cuh): key tiles outside the keys the
+ *   block's rows see are never loaded; only tiles that cross an edge of
+ *   the band (or the ragged end of K) pay for the per-entry mask.  A cap
+ *   or ALiBi bends every tile's scores before the max.  Blocks start
+ *   from the last row block (the one with the most tiles under the
+ *   causal mask) so the long ones do not trail.
  *
  * The trace (fast_attention_trace): every tiling is also built with
  * TRACE = true, which after each tile's O += P V writes each row's m,
@@ -108,6 +110,7 @@
 #include "fast.h"
 #include "fast_mma.cuh"
 #include "tc_args.h"
+#include "tc_mask.cuh"
 
 /*
  * The recording build (FAST_RECORD, gpu/fast_record.cu): lane 0 of each
@@ -153,8 +156,8 @@ struct fast_params {
 	uint16_t *o;
 	float *lse;
 	int tq, tk;
-	int causal;
-	float scale;		/* natural units, for lse */
+	struct tc_rule rule;	/* the window, the cap, ALiBi (tc_mask.cuh) */
+	float scale;		/* the exponent's, natural units: for lse */
 	float scale_log2;	/* scale * log2(e): exponents in base 2 */
 	/* TRACE builds: (batch, head, i, j, row) arrays (fast.h); acc may
 	 * be NULL.  tc is Tc, the number of key tiles. */
@@ -312,13 +315,14 @@ fast_qk(float (&s)[MT][BC / 8][4], const uint32_t (&qf)[QREG ? D / 16 : 1][4],
 }
 
 /*
- * -inf where key c of tile j is past Tk or (causal) hidden from row r.
- * r0 is the warp's first row (global index); c <= r + diag is visible.
+ * The rules on the warp's scores of tile j (tc_mask.cuh): with VIS,
+ * -inf where key c is past Tk or hidden from row r; the cap and ALiBi's
+ * bias (slope in u's units) on the rest.  r0 is the warp's first row.
  */
-template <int BC, int MT>
+template <int BC, int MT, bool VIS>
 static __device__ __forceinline__ void
-fast_mask(float (&s)[MT][BC / 8][4], int j, int r0, int lane, int tk,
-    int causal, int diag)
+fast_rules(float (&s)[MT][BC / 8][4], const struct tc_rule &rule,
+    float slope, int j, int r0, int lane, int tq, int tk)
 {
 	const int g = lane >> 2, t4 = lane & 3;
 
@@ -331,8 +335,8 @@ fast_mask(float (&s)[MT][BC / 8][4], int j, int r0, int lane, int tk,
 				const int r = r0 + mt * 16 + g + 8 * (e >> 1);
 				const int c = j * BC + 8 * nb + 2 * t4 +
 				    (e & 1);
-				if (c >= tk || (causal && c > r + diag))
-					s[mt][nb][e] = -INFINITY;
+				s[mt][nb][e] = tc_rule_score<VIS>(rule,
+				    s[mt][nb][e], slope, r, c, tq, tk);
 			}
 }
 
@@ -512,15 +516,13 @@ fast_fwd_kernel(const struct fast_params p)
 	const int wrow = warp * 16 * MT;	/* its first row in Q_i */
 	const struct fast_lane L = fast_lane_init<D>(sQ, wrow, lane);
 
-	/* Query r sees key c when c <= r + diag (bottom-right causal). */
-	const int diag = p.tk - p.tq;
-	int kend = p.tk;
-	if (p.causal)
-		kend = min(p.tk, min(row0 + BR, p.tq) + diag);
-	const int nt = kend > 0 ? (kend + BC - 1) / BC : 0;
-	/* Tile j needs the mask when it crosses the diagonal or Tk. */
-#define FAST_NEEDS_MASK(j) (((j) + 1) * BC > p.tk ||			\
-	    (p.causal && ((j) + 1) * BC - 1 > row0 + diag))
+	/* The key tiles [j0, j0 + nt) this row block sees (tc_mask.cuh):
+	 * a causal mask or a window skips the rest, never loaded. */
+	int j0, j1;
+	tc_rule_tiles(p.rule, row0, BR, p.tq, p.tk, BC, &j0, &j1);
+	const int nt = j1 - j0;
+	const float slope = tc_rule_slope(p.rule, blockIdx.y);
+	const int wfirst = row0 + wrow, wlast = wfirst + 16 * MT - 1;
 
 	float o[MT][D / 8][4];
 	float m[MT][2], l[MT][2], al[MT][2];
@@ -543,13 +545,13 @@ fast_fwd_kernel(const struct fast_params p)
 	FAST_REC(rec, cq, PIPELINE_COPY_Q, -1, 0, 0);
 	FAST_REC_AT(ck);
 	if (nt > 0)
-		fast_load_tile<BC, D, THREADS>(sK, kg, 0, p.tk, tid);
+		fast_load_tile<BC, D, THREADS>(sK, kg, j0 * BC, p.tk, tid);
 	fast_cp_commit();
 	if (nt > 0)
 		FAST_REC(rec, ck, PIPELINE_COPY_K, 0, 0, 0);
 	FAST_REC_AT(cv);
 	if (nt > 0)
-		fast_load_tile<BC, D, THREADS>(sV, vg, 0, p.tk, tid);
+		fast_load_tile<BC, D, THREADS>(sV, vg, j0 * BC, p.tk, tid);
 	fast_cp_commit();
 	if (nt > 0)
 		FAST_REC(rec, cv, PIPELINE_COPY_V, 0, 0, 0);
@@ -578,7 +580,7 @@ fast_fwd_kernel(const struct fast_params p)
 		FAST_REC_AT(rk);					\
 		if (j + 1 < nt)						\
 			fast_load_tile<BC, D, THREADS>(sK + nxt, kg,	\
-			    (j + 1) * BC, p.tk, tid);			\
+			    (j0 + j + 1) * BC, p.tk, tid);		\
 		fast_cp_commit();					\
 		if (j + 1 < nt)						\
 			FAST_REC(rec, rk, PIPELINE_COPY_K, j + 1,	\
@@ -586,7 +588,7 @@ fast_fwd_kernel(const struct fast_params p)
 		FAST_REC_AT(rv);					\
 		if (j + 1 < nt)						\
 			fast_load_tile<BC, D, THREADS>(sV + nxt, vg,	\
-			    (j + 1) * BC, p.tk, tid);			\
+			    (j0 + j + 1) * BC, p.tk, tid);		\
 		fast_cp_commit();					\
 		if (j + 1 < nt)						\
 			FAST_REC(rec, rv, PIPELINE_COPY_V, j + 1,	\
@@ -614,9 +616,13 @@ fast_fwd_kernel(const struct fast_params p)
 		fast_qk<D, BC, MT, QREG, BF16>(s, qf, L, sK + cur);
 		FAST_REC(rec, qk, PIPELINE_ISSUE_QK, j, j & 1, j >> 1);
 		FAST_REC_AT(sx);
-		if (FAST_NEEDS_MASK(j))
-			fast_mask<BC, MT>(s, j, row0 + wrow, lane, p.tk,
-			    p.causal, diag);
+		if (tc_rule_partial(p.rule, j0 + j, BC, wfirst, wlast, p.tq,
+		    p.tk))
+			fast_rules<BC, MT, true>(s, p.rule, slope, j0 + j,
+			    wfirst, lane, p.tq, p.tk);
+		else if (p.rule.bends)
+			fast_rules<BC, MT, false>(s, p.rule, slope, j0 + j,
+			    wfirst, lane, p.tq, p.tk);
 		fast_softmax<D, BC, MT, TRACE>(s, m, l, o, al, p.scale_log2,
 		    p.no_rescale);
 		FAST_REC(rec, sx, PIPELINE_SOFTMAX, j, -1, 0);
@@ -632,9 +638,8 @@ fast_fwd_kernel(const struct fast_params p)
 		FAST_REC(rec, pv, PIPELINE_ISSUE_PV, j, j & 1, j >> 1);
 		if constexpr (TRACE)
 			fast_trace_tile<D, BR, MT>(p, o, m, l, al, bh,
-			    row0 / BR, j, wrow, lane);
+			    row0 / BR, j0 + j, wrow, lane);
 	}
-#undef FAST_NEEDS_MASK
 
 	/*
 	 * Epilogue.  Every copy into Q's tile must have landed (when nt = 0 no
@@ -785,6 +790,18 @@ fast_attention_trace(const void *q, const void *k, const void *v, void *o,
     int causal, float scale, int variant, const struct fast_trace *tr,
     void *stream, char *err, size_t errlen)
 {
+	const struct tc_mask mask = tc_mask_causal(causal);
+
+	return fast_attention_masked(q, k, v, o, lse, batch, heads, tq, tk, d,
+	    dtype, &mask, scale, variant, tr, stream, err, errlen);
+}
+
+extern "C" int
+fast_attention_masked(const void *q, const void *k, const void *v, void *o,
+    float *lse, int batch, int heads, int tq, int tk, int d, int dtype,
+    const struct tc_mask *mask, float scale, int variant,
+    const struct fast_trace *tr, void *stream, char *err, size_t errlen)
+{
 	const struct fast_variant *fv;
 	struct fast_params p;
 	const char *call = "";
@@ -798,7 +815,9 @@ fast_attention_trace(const void *q, const void *k, const void *v, void *o,
 		    errlen);
 	if (tc_args_trace("fast_attention_trace", tr, err, errlen) != 0)
 		return -1;
-	scale = tc_args_scale(scale, d);
+	if (tc_rule_make("fast_attention_fwd", mask, tc_args_scale(scale, d),
+	    &p.rule, &p.scale, err, errlen) != 0)
+		return -1;
 
 	p.q = (const uint16_t *)q;
 	p.k = (const uint16_t *)k;
@@ -807,9 +826,7 @@ fast_attention_trace(const void *q, const void *k, const void *v, void *o,
 	p.lse = lse;
 	p.tq = tq;
 	p.tk = tk;
-	p.causal = causal != 0;
-	p.scale = scale;
-	p.scale_log2 = scale * 1.4426950408889634f;
+	p.scale_log2 = p.scale * 1.4426950408889634f;
 	p.tr_m = tr != NULL ? tr->m : NULL;
 	p.tr_alpha = tr != NULL ? tr->alpha : NULL;
 	p.tr_l = tr != NULL ? tr->l : NULL;

@@ -52,6 +52,36 @@ int fast_attention_fwd(const void *q, const void *k, const void *v,
     char *err, size_t errlen);
 
 /*
+ * What a row may see and what its scores become, mask_rule.h's rules as
+ * flash-attention's interface names them (window_size, softcap,
+ * alibi_slopes):
+ *   left, right  the window: query r sees key c when r + Tk - Tq - left
+ *                <= c <= r + Tk - Tq + right, -1 unbounded on that side;
+ *                (-1, 0) is the causal mask, (-1, -1) none.  Key tiles
+ *                wholly outside are never loaded.
+ *   softcap      C > 0: the scaled score x becomes C tanh(x / C), before
+ *                the max; 0: no cap
+ *   alibi        (heads) float32 slopes on the device, one per head (the
+ *                same for every batch entry), or NULL: the score gets
+ *                -slope |r + Tk - Tq - c| after the cap
+ * A row that sees no key gets O = 0, lse = -inf.
+ */
+struct tc_mask {
+	int left, right;
+	float softcap;
+	const float *alibi;
+};
+
+/* The causal mask, or none. */
+static inline struct tc_mask
+tc_mask_causal(int causal)
+{
+	struct tc_mask m = { -1, causal ? 0 : -1, 0.f, NULL };
+
+	return m;
+}
+
+/*
  * The debug trace: the state of every row after every tile it visits,
  * from a separate build of the same tiling (the timed kernel is not
  * touched).  Device arrays of float32, entry (b, h, i, j, r) at
@@ -82,6 +112,14 @@ struct fast_trace {
 int fast_attention_trace(const void *q, const void *k, const void *v,
     void *o, float *lse, int batch, int heads, int tq, int tk, int d,
     int dtype, int causal, float scale, int variant,
+    const struct fast_trace *tr, void *stream, char *err, size_t errlen);
+
+/* The general entry: fast_attention_trace under mask's rules (NULL:
+ * none).  Under a cap C the trace's m is tanh's, in units of 1 / C: C m
+ * is the simulator's m_new (without one, scale m is). */
+int fast_attention_masked(const void *q, const void *k, const void *v,
+    void *o, float *lse, int batch, int heads, int tq, int tk, int d,
+    int dtype, const struct tc_mask *mask, float scale, int variant,
     const struct fast_trace *tr, void *stream, char *err, size_t errlen);
 
 #ifdef __cplusplus

@@ -87,8 +87,13 @@ fast_record(int d, int batch, int heads, int tq, int tk, int causal,
 	p.lse = lse;
 	p.tq = tq;
 	p.tk = tk;
-	p.causal = causal != 0;
-	p.scale = tc_args_scale(0.f, d);
+	{
+		const struct tc_mask mask = tc_mask_causal(causal);
+
+		if (tc_rule_make("fast_record", &mask, tc_args_scale(0.f, d),
+		    &p.rule, &p.scale, err, errlen) != 0)
+			goto fail;
+	}
 	p.scale_log2 = p.scale * 1.4426950408889634f;
 	p.tc = (tk + fv->cfg.bc - 1) / fv->cfg.bc;
 	grid = (tq + fv->cfg.br - 1) / fv->cfg.br * bh;

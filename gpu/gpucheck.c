@@ -75,6 +75,13 @@
  *   - P and O in 16 bits.  P is rounded before P V as the simulator's
  *     --dtype emulation does (a flip as above), and O leaves the kernel
  *     rounded to the dtype: half a unit, under rtol_acc |O|.
+ *   - The rules (gpu/tc_mask.cuh).  A cap C tanh(x / C) moves no error
+ *     up (its slope is at most 1), but the two tanh differ: CUDA's tanhf
+ *     within 2 units of C, mask_rule_tanh within 4, and the kernel's
+ *     argument q.k (scale / C) rounds once more: 8 u C.  ALiBi's bias b
+ *     (at most max slope (Tq + Tk)) is a product and a sum rounded on
+ *     each side, in the kernel divided by the exponent's scale too, and
+ *     it widens |s - m| in the exponent: 6 u max|b|.  Both add to delta.
  * Such a kernel is held to rtol = atol = GPUCHECK_RTOL + 2 delta for
  * m, alpha, l and lse, and to rtol_acc + 2 delta for the numerator and
  * O.  Those stay far below what a fault does (a rescale left out, a
@@ -125,7 +132,7 @@ gpucheck_tolerance(const struct gpu_kernel *k, const struct problem *p,
 {
 	const int heads = p->heads > 0 ? p->heads : 1;
 	const int kv_heads = p->kv_heads > 0 ? p->kv_heads : 1;
-	double vmax = 0, s1, delta = 0;
+	double vmax = 0, s1, delta = 0, bias = 0;
 	size_t i, n = (size_t)kv_heads * p->tk * p->dv;
 
 	for (i = 0; i < n; i++)
@@ -135,6 +142,12 @@ gpucheck_tolerance(const struct gpu_kernel *k, const struct problem *p,
 		    heads * p->tq, p->d) * gpucheck_max_norm(p->k,
 		    kv_heads * p->tk, p->d);
 		delta = gpucheck_tensor_delta(p->d, s1);
+		if (p->mask.softcap > 0.0f)
+			delta += 8.0 * 0x1p-24 * p->mask.softcap;
+		for (i = 0; p->alibi != NULL && i < (size_t)heads; i++)
+			bias = fmax(bias, fabs(p->alibi[i]) *
+			    ((double)p->tq + p->tk));
+		delta += 6.0 * 0x1p-24 * bias;
 	}
 	gpucheck_tol_set(tol, p->dtype, delta, vmax);
 }

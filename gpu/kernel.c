@@ -133,6 +133,9 @@ static const int gpu_tc_dims[] = { 64, 128, 0 };
 /* Their bug modes: no-rescale lives in the trace build (fast.h's
  * struct fast_trace), which then gives O and lse (tcrun.cu). */
 #define GPU_TC_BUGS (BIT(BUG_NONE) | BIT(BUG_NO_RESCALE))
+/* The rules of mask_rule.h their forwards take (gpu/tc_mask.cuh): not
+ * dropout, and no mask bug modes. */
+#define GPU_TC_MASKS (GPU_CAP_WINDOW | GPU_CAP_SOFTCAP | GPU_CAP_ALIBI)
 
 /* The fast kernel's backward (gpu/fast_bwd.cu): FlashAttention 2's
  * backward on the tensor cores, its own tiles (64 query rows, 128 keys:
@@ -165,7 +168,7 @@ static const struct gpu_kernel gpu_kernel_fast = {
 	.conventions = BIT(CONV_UNNORMALIZED),
 	.bugs = GPU_TC_BUGS,
 	.dims = gpu_tc_dims,
-	.caps = GPU_CAP_CAUSAL | GPU_CAP_TRACE,
+	.caps = GPU_CAP_CAUSAL | GPU_CAP_TRACE | GPU_TC_MASKS,
 	.arith = GPU_ARITH_TENSOR_CORES,
 	.bench = GPU_BENCH_DEFAULT,
 	.bench_repeat = 0,
@@ -185,7 +188,7 @@ static const struct gpu_kernel gpu_kernel_wgmma = {
 	.conventions = BIT(CONV_UNNORMALIZED),
 	.bugs = GPU_TC_BUGS,
 	.dims = gpu_tc_dims,
-	.caps = GPU_CAP_CAUSAL | GPU_CAP_TRACE,
+	.caps = GPU_CAP_CAUSAL | GPU_CAP_TRACE | GPU_TC_MASKS,
 	.arith = GPU_ARITH_TENSOR_CORES,
 	.bench = GPU_BENCH_DEFAULT,
 	.bench_repeat = 0,
@@ -435,16 +438,22 @@ gpu_mask_takes(const struct gpu_kernel *k, unsigned caps,
 		rule != NULL && rule->mask_bug != MASK_BUG_NONE,
 		mask_rule_has(p->mask, MASK_DROPOUT),
 	};
-	char what[96];
-	size_t i;
+	char what[96], takes[160];
+	size_t i, at;
 
-	for (i = 0; i < sizeof need / sizeof need[0]; i++)
-		if (on[i] && !(caps & need[i].cap)) {
-			snprintf(what, sizeof what, "%s%s", need[i].option, part);
-			return gpu_refuse(k, err, errlen, what, caps & GPU_CAP_CAUSAL ?
-			    "the causal mask alone of mask_rule.h's rules" :
-			    "no mask");
-		}
+	for (i = 0; i < sizeof need / sizeof need[0]; i++) {
+		if (!on[i] || (caps & need[i].cap))
+			continue;
+		/* what it does take: "the causal mask, --window, ..." */
+		at = (size_t)snprintf(takes, sizeof takes, "%s", caps &
+		    GPU_CAP_CAUSAL ? "the causal mask" : "no mask");
+		for (size_t t = 0; t < sizeof need / sizeof need[0]; t++)
+			if ((caps & need[t].cap) && at < sizeof takes)
+				at += (size_t)snprintf(takes + at, sizeof takes -
+				    at, ", %s", need[t].option);
+		snprintf(what, sizeof what, "%s%s", need[i].option, part);
+		return gpu_refuse(k, err, errlen, what, takes);
+	}
 	return 0;
 }
 
@@ -708,7 +717,9 @@ gpu_describe_inputs(const struct gpu_kernel *k, char *buf, size_t len)
 	    k->caps & GPU_CAP_SCORES ? " or scores S, V" : "",
 	    k->caps & GPU_CAP_CAUSAL ? "causal or not" : "no mask",
 	    (k->caps & GPU_CAP_MASKS) == GPU_CAP_MASKS ? ", windows, softcap, "
-	    "ALiBi, dropout and the mask bugs" : "",
+	    "ALiBi, dropout and the mask bugs" : (k->caps & GPU_TC_MASKS) ==
+	    GPU_TC_MASKS ? ", windows (skipping the tiles they hide), softcap "
+	    "and ALiBi" : "",
 	    k->caps & GPU_CAP_ANY_SCALE ? "any scale" : "a positive scale", rows,
 	    k->caps & GPU_CAP_HEADS ? "H query heads on G K/V heads as one "
 	    "problem, each group's rows packed" : "heads one at a time");

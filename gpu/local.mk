@@ -34,7 +34,8 @@ GPU_RULE_HDRS = src/model/tile_rule.h src/model/mask_rule.h \
 GPU_HDRS = gpu/gpu.h gpu/kernel.h gpu/kernels.h gpu/cudacheck.h \
 	gpu/timing.h gpu/fast.h gpu/wgmma.h gpu/gpucheck.h gpu/gpucheck_bwd.h \
 	gpu/teach_bwd.h gpu/gpucheck_split.h gpu/decode.h gpu/to16.h \
-	gpu/tc_args.h gpu/teach_step.cuh gpu/fast_mma.cuh gpu/fast_bwd.h
+	gpu/tc_args.h gpu/tc_mask.cuh gpu/teach_step.cuh gpu/fast_mma.cuh \
+	gpu/fast_bwd.h
 GPU_C = gpu/kernel.c gpu/gpu.c gpu/gpubwd.c gpu/gpusplit.c gpu/gpucheck.c \
 	gpu/gpucheck_bwd.c gpu/gpucheck_split.c gpu/ladder.c gpu/decode_ranges.c
 GPU_KERNELS = gpu/teach.cu gpu/naive.cu gpu/fast.cu gpu/tcrun.cu \
@@ -53,7 +54,7 @@ EXTRA_DIST += gpu/gpu_stub.c $(GPU_CU) gpu/wgmma.cu gpu/bench/bench.cuh \
 	gpu/bench/bench_fast.cu gpu/bench/benchlib.py \
 	gpu/bench/vs_torch.py gpu/bench/bwd_vs_torch.py \
 	gpu/bench/device_check.sh gpu/bench/bench_wgmma.cu \
-	gpu/bench/wgmma_device.sh
+	gpu/bench/wgmma_device.sh gpu/bench/masks_vs_torch.py
 # The decoding kernel's torch comparison and profiling driver.
 EXTRA_DIST += gpu/bench/decode_vs_torch.py gpu/bench/decode_profile.py
 
@@ -73,7 +74,7 @@ GPU_NVCCFLAGS = $(GPU_NVCC_ARCH) -O3 -fmad=false -std=c++17 \
 	-Xcompiler -Wall,-Wextra -I$(top_builddir) -I$(top_srcdir)/src \
 	-I$(top_srcdir)
 GPU_FAST_NVCCFLAGS = $(GPU_NVCC_ARCH) -O3 -std=c++17 \
-	-Xcompiler -Wall,-Wextra -I$(top_srcdir)/gpu
+	-Xcompiler -Wall,-Wextra -I$(top_srcdir)/gpu -I$(top_srcdir)/src
 AM_V_NVCC = $(am__v_NVCC_@AM_V@)
 am__v_NVCC_ = $(am__v_NVCC_@AM_DEFAULT_V@)
 am__v_NVCC_0 = @echo "  NVCC    " $@;
@@ -81,7 +82,7 @@ am__v_NVCC_1 =
 .cu.o:
 	$(AM_V_NVCC)$(NVCC) $(GPU_NVCCFLAGS) $(NVCCFLAGS) -c -o $@ $<
 gpu/fast.o: gpu/fast.cu gpu/fast.h gpu/fast_mma.cuh gpu/tc_args.h \
-	gpu/$(am__dirstamp)
+	gpu/tc_mask.cuh $(GPU_RULE_HDRS) gpu/$(am__dirstamp)
 	$(AM_V_NVCC)$(NVCC) $(GPU_FAST_NVCCFLAGS) $(NVCCFLAGS) -c -o $@ \
 	    `test -f gpu/fast.cu || echo '$(srcdir)/'`gpu/fast.cu
 # The tensor-core backward (fast_bwd.cu): FMAs on as fast.o (its
@@ -100,9 +101,10 @@ gpu/decode.o: gpu/decode.cu gpu/decode.h src/model/merge.h \
 	$(AM_V_NVCC)$(NVCC) $(GPU_DECODE_NVCCFLAGS) $(NVCCFLAGS) -c -o $@ \
 	    `test -f gpu/decode.cu || echo '$(srcdir)/'`gpu/decode.cu
 GPU_WGMMA_NVCCFLAGS = -gencode=arch=compute_90a,code=sm_90a -O3 \
-	-std=c++17 -Xcompiler -Wall,-Wextra -I$(top_srcdir)/gpu
+	-std=c++17 -Xcompiler -Wall,-Wextra -I$(top_srcdir)/gpu \
+	-I$(top_srcdir)/src
 gpu/wgmma.o: gpu/wgmma.cu gpu/wgmma.h gpu/fast.h gpu/cudacheck.h \
-	gpu/tc_args.h gpu/$(am__dirstamp)
+	gpu/tc_args.h gpu/tc_mask.cuh $(GPU_RULE_HDRS) gpu/$(am__dirstamp)
 	$(AM_V_NVCC)$(NVCC) $(GPU_WGMMA_NVCCFLAGS) $(NVCCFLAGS) -c -o $@ \
 	    `test -f gpu/wgmma.cu || echo '$(srcdir)/'`gpu/wgmma.cu
 
@@ -195,13 +197,15 @@ endif
 EXTRA_DIST += gpu/fast_record.cu gpu/fast_record.h
 gpu/fast_record.o: gpu/fast_record.cu gpu/fast.cu gpu/fast_record.h \
 	gpu/wgmma_record.h gpu/fast.h gpu/fast_mma.cuh gpu/tc_args.h \
-	gpu/rec_fill.cuh src/model/pipeline.h gpu/$(am__dirstamp)
-	$(AM_V_NVCC)$(NVCC) $(GPU_FAST_NVCCFLAGS) -I$(top_srcdir)/src \
+	gpu/tc_mask.cuh $(GPU_RULE_HDRS) gpu/rec_fill.cuh \
+	src/model/pipeline.h gpu/$(am__dirstamp)
+	$(AM_V_NVCC)$(NVCC) $(GPU_FAST_NVCCFLAGS) \
 	    $(NVCCFLAGS) -c -o $@ \
 	    `test -f gpu/fast_record.cu || echo '$(srcdir)/'`gpu/fast_record.cu
 gpu/wgmma_record.o: gpu/wgmma_record.cu gpu/wgmma.cu gpu/wgmma_record.h \
 	gpu/wgmma.h gpu/fast.h gpu/cudacheck.h gpu/tc_args.h gpu/rec_fill.cuh \
-	src/model/pipeline.h gpu/$(am__dirstamp)
-	$(AM_V_NVCC)$(NVCC) $(GPU_WGMMA_NVCCFLAGS) -I$(top_srcdir)/src \
+	gpu/tc_mask.cuh $(GPU_RULE_HDRS) src/model/pipeline.h \
+	gpu/$(am__dirstamp)
+	$(AM_V_NVCC)$(NVCC) $(GPU_WGMMA_NVCCFLAGS) \
 	    $(NVCCFLAGS) -c -o $@ \
 	    `test -f gpu/wgmma_record.cu || echo '$(srcdir)/'`gpu/wgmma_record.cu

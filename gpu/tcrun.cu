@@ -20,10 +20,11 @@
  * the first variant with them.  The timed runs (launch) use the kernel
  * as benchmarked; O and lse come from them.  The trace is the same
  * variant's trace build run once, whose per-tile arrays (n, Tr, Tc, Br)
- * are laid against the schedule: fa2 step first[i] + j for the
- * j < jend[i] the kernel visits.  Its m is in
- * units of q.k and becomes scale m here; its alpha is 0 where the
- * simulator says 1 (a row that has seen nothing yet).
+ * are laid against the schedule: fa2 step schedule_step_of(i, j) for
+ * the jbegin[i] <= j < jend[i] the kernel visits (tc_mask.cuh skips the
+ * same tiles).  Its m is in units of q.k (of tanh under a cap) and
+ * becomes scale m (C m) here; its alpha is 0 where the simulator says 1
+ * (a row that has seen nothing yet).
  *
  * Bug no-rescale (the rule's, online_rule.h: neither l nor the
  * accumulator gets alpha) lives in the trace build alone, so the timed
@@ -59,14 +60,11 @@ extern "C" {
 #include "to16.h"
 
 
-/* The fast.h / wgmma.h entry points, which share one signature. */
+/* The fast.h / wgmma.h general entry points, which share one
+ * signature: the timed kernel with tr NULL, else its trace build. */
 typedef int (*tcrun_fwd_fn)(const void *q, const void *k, const void *v,
     void *o, float *lse, int batch, int heads, int tq, int tk, int d,
-    int dtype, int causal, float scale, int variant, void *stream,
-    char *err, size_t errlen);
-typedef int (*tcrun_trace_fn)(const void *q, const void *k, const void *v,
-    void *o, float *lse, int batch, int heads, int tq, int tk, int d,
-    int dtype, int causal, float scale, int variant,
+    int dtype, const struct tc_mask *mask, float scale, int variant,
     const struct fast_trace *tr, void *stream, char *err, size_t errlen);
 
 /* A tensor-core kernel as this file drives it. */
@@ -75,8 +73,7 @@ struct tcrun_kernel {
 	/* Variant i's Br and Bc at head width d (i = -1: the default): 0,
 	 * or -1 past the last. */
 	int (*tiles)(int d, int i, int *br, int *bc);
-	tcrun_fwd_fn fwd;		/* the timed kernel */
-	tcrun_trace_fn trace;		/* its trace build */
+	tcrun_fwd_fn fwd;
 };
 
 static int
@@ -94,8 +91,7 @@ tcrun_fast_tiles(int d, int i, int *br, int *bc)
 static const struct tcrun_kernel tcrun_fast = {
 	.name = "fast",
 	.tiles = tcrun_fast_tiles,
-	.fwd = fast_attention_fwd,
-	.trace = fast_attention_trace,
+	.fwd = fast_attention_masked,
 };
 
 #ifdef HAVE_SM90A
@@ -114,8 +110,7 @@ tcrun_wgmma_tiles(int d, int i, int *br, int *bc)
 static const struct tcrun_kernel tcrun_wgmma = {
 	.name = "wgmma",
 	.tiles = tcrun_wgmma_tiles,
-	.fwd = wgmma_attention_fwd_variant,
-	.trace = wgmma_attention_trace,
+	.fwd = wgmma_attention_masked,
 };
 #endif
 
@@ -201,11 +196,43 @@ tcrun_tiling(const struct tcrun_kernel *tk, int d, int br, int bc,
 /* ---- the runs ---- */
 
 /* The inputs in 16 bits, packed problem after problem, and what the
- * kernel is called with. */
+ * kernel is called with: mask holds the problem's window, cap and (on
+ * the device, a slope a problem) ALiBi slopes. */
 struct tcrun_in {
 	uint16_t *q, *k, *v;
 	int bf16, variant;
+	struct tc_mask mask;
 };
+
+/* The problems' rules as the kernels take them (fast.h's struct
+ * tc_mask), the slopes uploaded as use says: one a problem, since each
+ * problem is a head here. */
+static int
+tcrun_mask(const struct gpu_job *job, struct gpu_mem *mem,
+    enum gpu_mem_use use, struct tc_mask *out, char *err, size_t errlen)
+{
+	const struct problem *p = &job->ps[0];
+	const struct mask_rule m = problem_mask(p, 0);
+	float *slopes;
+	int b;
+
+	*out = tc_mask_causal(0);
+	if (m.window) {
+		out->left = m.left;
+		out->right = m.right;
+	}
+	out->softcap = m.softcap;
+	if (p->alibi == NULL)
+		return 0;
+	CUDA_CHECK(gpu_mem_floats(mem, &slopes, (size_t)job->n, use));
+	for (b = 0; b < job->n; b++)
+		CUDA_CHECK(cudaMemcpy(slopes + b, job->ps[b].alibi,
+		    sizeof(float), cudaMemcpyHostToDevice));
+	out->alibi = slopes;
+	return 0;
+fail:
+	return -1;
+}
 
 /*
  * Every problem's Q, K and V through one float32 staging buffer into
@@ -248,7 +275,7 @@ tcrun_upload(const struct tcrun_kernel *tk, const struct gpu_job *job,
 		    cudaMemcpyHostToDevice));
 		CUDA_CHECK(to16(stage, in->v + b * nk, nk, in->bf16));
 	}
-	return 0;
+	return tcrun_mask(job, mem, use, &in->mask, err, errlen);
 fail:
 	return -1;
 }
@@ -299,7 +326,7 @@ tcrun_enqueue(void *ctx, char *err, size_t errlen)
 
 	return r->tk->fwd(r->in->q, r->in->k, r->in->v, r->o, r->lse, 1,
 	    r->job->n, p->tq, p->tk, p->d, r->in->bf16 ? FAST_BF16 : FAST_FP16,
-	    p->causal, p->scale, r->in->variant, NULL, err, errlen);
+	    &r->in->mask, p->scale, r->in->variant, NULL, NULL, err, errlen);
 }
 
 static int
@@ -358,6 +385,9 @@ tcrun_lay_trace(const struct gpu_job *job, const float *hm, const float *ha,
 	const struct problem *p = &job->ps[0];
 	const struct schedule *sc = job->sched;
 	struct gpu_result *res = job->res;
+	/* m is in the exponent's units: q.k's, or tanh's under a cap */
+	const float unit = p->mask.softcap > 0.0f ? p->mask.softcap :
+	    p->scale;
 	size_t src, dst, b;
 	long step;
 	int i, j, r, rows;
@@ -366,13 +396,13 @@ tcrun_lay_trace(const struct gpu_job *job, const float *hm, const float *ha,
 	for (b = 0; b < (size_t)job->n; b++)
 		for (i = 0; i < ktr; i++) {
 			rows = p->tq - i * kbr < kbr ? p->tq - i * kbr : kbr;
-			for (j = 0; j < sc->jend[i]; j++) {
-				step = sc->first[i] + j;
+			for (j = sc->jbegin[i]; j < sc->jend[i]; j++) {
+				step = schedule_step_of(sc, i, j);
 				for (r = 0; r < rows; r++) {
 					src = ((b * ktr + i) * ktc + j) * kbr + r;
 					dst = gpu_trace_at(res, (int)b, step, r);
 					m = hm[src];
-					res->m_new[dst] = m * p->scale;
+					res->m_new[dst] = m * unit;
 					res->alpha[dst] = isinf(m) && m < 0 ?
 					    1.0f : ha[src];
 					res->l_new[dst] = hl[src];
@@ -475,8 +505,8 @@ tcrun_trace(const struct tcrun_kernel *tk, const struct gpu_job *job,
 	CUDA_CHECK(cudaMemset(lse_t, 0xff, (size_t)p->tq * job->n *
 	    sizeof(float)));
 	tr.no_rescale = tcrun_bugged(job);
-	if (tk->trace(in.q, in.k, in.v, o_t, lse_t, 1, job->n, p->tq, p->tk,
-	    p->d, in.bf16 ? FAST_BF16 : FAST_FP16, p->causal, p->scale,
+	if (tk->fwd(in.q, in.k, in.v, o_t, lse_t, 1, job->n, p->tq, p->tk,
+	    p->d, in.bf16 ? FAST_BF16 : FAST_FP16, &in.mask, p->scale,
 	    in.variant, &tr, NULL, err, errlen) != 0)
 		goto fail;
 	CUDA_CHECK(cudaDeviceSynchronize());

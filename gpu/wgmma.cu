@@ -144,13 +144,15 @@
  * only masked keys has m = -inf; its exponent base is taken as 0, so
  * p = 0 and alpha = 0 times an l and O that are still 0.
  *
- * Ragged shapes and the causal mask.  The tensor maps are 3-D (d, T,
- * B*H): a box that runs past Tq or Tk is zero-filled by TMA inside its own
- * head, never read from the next one.  Keys c >= Tk and keys a causal row
- * cannot see get s = -inf in the tiles that need it (the last one or
- * two); key tiles past a block's last visible key are never loaded, and
- * blocks start from the last row block (the one with the most tiles under
- * the causal mask).  Rows past Tq are computed on zeros and not written.
+ * Ragged shapes, the causal mask and windows.  The tensor maps are 3-D
+ * (d, T, B*H): a box that runs past Tq or Tk is zero-filled by TMA inside
+ * its own head, never read from the next one.  Keys c >= Tk and keys a
+ * row's mask hides (tc_mask.cuh: causal, or a window's two edges) get
+ * s = -inf in the tiles that cross an edge; key tiles outside the keys a
+ * block's rows see are never loaded, and blocks start from the last row
+ * block (the one with the most tiles under the causal mask).  A cap or
+ * ALiBi bends every tile's scores before the max.  Rows past Tq are
+ * computed on zeros and not written.
  *
  * Epilogue: O / l rounded to 16 bits goes through the warp's own rows of
  * Q's tile in shared memory (same swizzle, so the 4-byte writes are free
@@ -198,6 +200,7 @@
 #include "cudacheck.h"
 #include "fast_mma.cuh"
 #include "tc_args.h"
+#include "tc_mask.cuh"
 #include "wgmma.h"
 
 /*
@@ -244,8 +247,9 @@ struct wgmma_params {
 	int tq, tk;
 	int tr;			/* Tr = ceil(Tq / Br) row blocks a head */
 	int ntiles;		/* work items: Tr * heads * batch */
-	int causal;
-	float scale;		/* natural units, for lse */
+	int heads;		/* H: a work item's head is bh % H */
+	struct tc_rule rule;	/* the window, the cap, ALiBi (tc_mask.cuh) */
+	float scale;		/* the exponent's, natural units: for lse */
 	float scale_log2;	/* scale * log2(e): exponents in base 2 */
 	/* TRACE builds: (batch, head, i, j, row) arrays (fast.h); acc may
 	 * be NULL.  tc is Tc, the number of key tiles. */
@@ -565,13 +569,15 @@ wgmma_pv(float (&o)[D / 2], const uint32_t (&pa)[BC / 4], uint32_t v)
  * use them. */
 
 /*
- * -inf for the scores this thread holds that the row may not see: keys
- * c >= Tk, and under the causal mask c > r + diag.  c0 is the thread's
- * first column (j Bc + 2 t), r0 its first row (of two, r0 and r0 + 8).
+ * The rules on the scores this thread holds (tc_mask.cuh): with VIS,
+ * -inf where key c is past Tk or hidden from row r; the cap and ALiBi's
+ * bias (slope in u's units) on the rest.  c0 is the thread's first
+ * column (j Bc + 2 t), r0 its first row (of two, r0 and r0 + 8).
  */
-template <int BC>
+template <int BC, bool VIS>
 static __device__ __forceinline__ void
-wgmma_mask(float (&s)[BC / 2], int c0, int r0, int tk, int causal, int diag)
+wgmma_rules(float (&s)[BC / 2], const struct tc_rule &rule, float slope,
+    int c0, int r0, int tq, int tk)
 {
 #pragma unroll
 	for (int nb = 0; nb < BC / 8; nb++)
@@ -579,8 +585,8 @@ wgmma_mask(float (&s)[BC / 2], int c0, int r0, int tk, int causal, int diag)
 		for (int e = 0; e < 4; e++) {
 			const int c = c0 + 8 * nb + (e & 1);
 			const int r = r0 + 8 * (e >> 1);
-			if (c >= tk || (causal && c > r + diag))
-				s[4 * nb + e] = -INFINITY;
+			s[4 * nb + e] = tc_rule_score<VIS>(rule, s[4 * nb + e],
+			    slope, r, c, tq, tk);
 		}
 }
 
@@ -781,12 +787,13 @@ struct wgmma_pipe {
 /*
  * A work item t: a row block of one head.  i counts from the last row
  * block, so that under the causal mask the longest come first; bh is
- * its (batch, head), nt the key tiles it visits.  Row blocks of one head
+ * its (batch, head); it visits the nt key tiles from j0 (tc_mask.cuh:
+ * a causal mask or a window skips the others).  Row blocks of one head
  * are neighbours in t, so the blocks running at once share K and V in
  * L2.
  */
 struct wgmma_item {
-	int i, row0, bh, nt;
+	int i, row0, bh, j0, nt;
 };
 
 template <int BR, int BC>
@@ -798,11 +805,9 @@ wgmma_tile(const struct wgmma_params &p, int t)
 	it.i = p.tr - 1 - t % p.tr;
 	it.bh = t / p.tr;
 	it.row0 = it.i * BR;
-	/* Query r sees key c when c <= r + Tk - Tq (bottom-right causal). */
-	int kend = p.tk;
-	if (p.causal)
-		kend = min(p.tk, min(it.row0 + BR, p.tq) + p.tk - p.tq);
-	it.nt = kend > 0 ? (kend + BC - 1) / BC : 0;
+	int j1;
+	tc_rule_tiles(p.rule, it.row0, BR, p.tq, p.tk, BC, &it.j0, &j1);
+	it.nt = j1 - it.j0;
 	return it;
 }
 
@@ -855,7 +860,7 @@ wgmma_producer(const struct wgmma_params &p, const CUtensorMap *tm_q,
 			wgmma_bar_expect(sm.bar(WGMMA_FULL_K, s), TB);
 			for (int b = 0; b < NBOX; b++)
 				wgmma_tma_load(sm.k + s * TB + b * BC * 128,
-				    tm_k, 64 * b, j * BC, it.bh,
+				    tm_k, 64 * b, (it.j0 + j) * BC, it.bh,
 				    sm.bar(WGMMA_FULL_K, s));
 			WGMMA_REC(rec, ck, PIPELINE_COPY_K, j, s, kv.n / STAGES);
 			WGMMA_REC_AT(ev);
@@ -866,7 +871,7 @@ wgmma_producer(const struct wgmma_params &p, const CUtensorMap *tm_q,
 			wgmma_bar_expect(sm.bar(WGMMA_FULL_V, s), TB);
 			for (int b = 0; b < NBOX; b++)
 				wgmma_tma_load(sm.v + s * TB + b * BC * 128,
-				    tm_v, 64 * b, j * BC, it.bh,
+				    tm_v, 64 * b, (it.j0 + j) * BC, it.bh,
 				    sm.bar(WGMMA_FULL_V, s));
 			WGMMA_REC(rec, cv, PIPELINE_COPY_V, j, s, kv.n / STAGES);
 		}
@@ -894,9 +899,9 @@ struct wgmma_frag {
 };
 
 /*
- * S of tile j is in f.s: release K_j's slot, mask, softmax, and trace
- * m, alpha and l.  The steps every schedule takes between the S and the
- * P V of a tile.
+ * S of the item's tile j (key tile it.j0 + j) is in f.s: release K_j's
+ * slot, the rules, softmax, and trace m, alpha and l.  The steps every
+ * schedule takes between the S and the P V of a tile.
  */
 template <int BR, int BC, bool TRACE, int D>
 static __device__ __forceinline__ void
@@ -904,17 +909,23 @@ wgmma_score_tile(const struct wgmma_params &p, const struct wgmma_item &it,
     const struct wgmma_who &w, wgmma_frag<D, BC> &f, uint32_t empty_k,
     int j)
 {
+	const int kj = it.j0 + j;
+	const int first = it.row0 + 64 * w.c;	/* this consumer's rows */
+
 	if (w.lane == 0)
 		wgmma_bar_arrive(empty_k);
-	/* Tile j needs the mask when it crosses Tk or these rows' diagonal. */
-	if ((j + 1) * BC > p.tk || (p.causal &&
-	    (j + 1) * BC - 1 > it.row0 + 64 * w.c + p.tk - p.tq))
-		wgmma_mask<BC>(f.s, j * BC + 2 * w.t4, it.row0 + w.rb, p.tk,
-		    p.causal, p.tk - p.tq);
+	if (tc_rule_partial(p.rule, kj, BC, first, first + 63, p.tq, p.tk))
+		wgmma_rules<BC, true>(f.s, p.rule, tc_rule_slope(p.rule,
+		    it.bh % p.heads), kj * BC + 2 * w.t4, it.row0 + w.rb,
+		    p.tq, p.tk);
+	else if (p.rule.bends)
+		wgmma_rules<BC, false>(f.s, p.rule, tc_rule_slope(p.rule,
+		    it.bh % p.heads), kj * BC + 2 * w.t4, it.row0 + w.rb,
+		    p.tq, p.tk);
 	wgmma_softmax<BC, TRACE>(f.s, f.m, f.l, f.al, p.scale_log2,
 	    p.no_rescale);
 	if constexpr (TRACE)
-		wgmma_trace_ml<BR>(p, f.m, f.al, f.l, it.bh, it.i, j, w.rb,
+		wgmma_trace_ml<BR>(p, f.m, f.al, f.l, it.bh, it.i, kj, w.rb,
 		    it.row0, w.lane);
 }
 
@@ -1043,8 +1054,8 @@ wgmma_consumer_overlap(const struct wgmma_params &p,
 			wgmma_bar_arrive(sm.bar(WGMMA_EMPTY_V, sv));
 #endif
 		if constexpr (TRACE)
-			wgmma_trace_acc<D, BR>(p, f.o, it.bh, it.i, j - 1, w.rb,
-			    it.row0, w.lane);
+			wgmma_trace_acc<D, BR>(p, f.o, it.bh, it.i,
+			    it.j0 + j - 1, w.rb, it.row0, w.lane);
 		if constexpr (SCHED == 1)	/* by alpha_j */
 			wgmma_rescale<D, TRACE>(f.o, f.al, p.no_rescale);
 		wgmma_topack<BC, BF16>(f.pa, f.s);
@@ -1082,8 +1093,8 @@ wgmma_consumer_overlap(const struct wgmma_params &p,
 	if (w.lane == 0)
 		wgmma_bar_arrive(sm.bar(WGMMA_EMPTY_V, sv));
 	if constexpr (TRACE)
-		wgmma_trace_acc<D, BR>(p, f.o, it.bh, it.i, nt - 1, w.rb,
-		    it.row0, w.lane);
+		wgmma_trace_acc<D, BR>(p, f.o, it.bh, it.i, it.j0 + nt - 1,
+		    w.rb, it.row0, w.lane);
 }
 
 /* The consumer's main loop without overlap (SCHED 0): S, softmax, P V,
@@ -1117,8 +1128,8 @@ wgmma_consumer_plain(const struct wgmma_params &p,
 		if (w.lane == 0)
 			wgmma_bar_arrive(sm.bar(WGMMA_EMPTY_V, st));
 		if constexpr (TRACE)
-			wgmma_trace_acc<D, BR>(p, f.o, it.bh, it.i, j, w.rb,
-			    it.row0, w.lane);
+			wgmma_trace_acc<D, BR>(p, f.o, it.bh, it.i,
+			    it.j0 + j, w.rb, it.row0, w.lane);
 	}
 }
 
@@ -1498,6 +1509,18 @@ wgmma_attention_trace(const void *q, const void *k, const void *v, void *o,
     int causal, float scale, int variant, const struct fast_trace *tr,
     void *stream, char *err, size_t errlen)
 {
+	const struct tc_mask mask = tc_mask_causal(causal);
+
+	return wgmma_attention_masked(q, k, v, o, lse, batch, heads, tq, tk,
+	    d, dtype, &mask, scale, variant, tr, stream, err, errlen);
+}
+
+extern "C" int
+wgmma_attention_masked(const void *q, const void *k, const void *v,
+    void *o, float *lse, int batch, int heads, int tq, int tk, int d,
+    int dtype, const struct tc_mask *mask, float scale, int variant,
+    const struct fast_trace *tr, void *stream, char *err, size_t errlen)
+{
 	const struct wgmma_variant *wv;
 	struct wgmma_params p;
 	CUtensorMap mq, mk, mv;
@@ -1514,7 +1537,9 @@ wgmma_attention_trace(const void *q, const void *k, const void *v, void *o,
 		    errlen);
 	if (tc_args_trace("wgmma_attention_trace", tr, err, errlen) != 0)
 		return -1;
-	scale = tc_args_scale(scale, d);
+	if (tc_rule_make("wgmma_attention_fwd", mask, tc_args_scale(scale, d),
+	    &p.rule, &p.scale, err, errlen) != 0)
+		return -1;
 
 	bh = batch * heads;
 	if (wgmma_encoder(err, errlen) != 0 ||
@@ -1530,9 +1555,8 @@ wgmma_attention_trace(const void *q, const void *k, const void *v, void *o,
 	p.lse = lse;
 	p.tq = tq;
 	p.tk = tk;
-	p.causal = causal != 0;
-	p.scale = scale;
-	p.scale_log2 = scale * 1.4426950408889634f;
+	p.heads = heads;
+	p.scale_log2 = p.scale * 1.4426950408889634f;
 	p.tr_m = tr != NULL ? tr->m : NULL;
 	p.tr_alpha = tr != NULL ? tr->alpha : NULL;
 	p.tr_l = tr != NULL ? tr->l : NULL;
@@ -1548,10 +1572,11 @@ wgmma_attention_trace(const void *q, const void *k, const void *v, void *o,
 	p.ntiles = p.tr * bh;
 
 	/* One block per work item; a persistent variant, one block per
-	 * multiprocessor (not under the causal mask, whose items differ in
-	 * length: there the hardware's dynamic scheduling balances better). */
+	 * multiprocessor (not under a causal mask or a window, whose items
+	 * differ in length: there the hardware's dynamic scheduling
+	 * balances better). */
 	grid = p.ntiles;
-	if (wv->cfg.persistent && !p.causal) {
+	if (wv->cfg.persistent && !p.rule.m.window) {
 		CUDA_CHECK(cudaGetDevice(&dev));
 		CUDA_CHECK(cudaDeviceGetAttribute(&sms,
 		    cudaDevAttrMultiProcessorCount, dev));
@@ -1637,8 +1662,14 @@ wgmma_record(int d, int variant, int batch, int heads, int tq, int tk,
 	p.lse = lse;
 	p.tq = tq;
 	p.tk = tk;
-	p.causal = causal != 0;
-	p.scale = tc_args_scale(0.f, d);
+	p.heads = heads;
+	{
+		const struct tc_mask mask = tc_mask_causal(causal);
+
+		if (tc_rule_make("wgmma_record", &mask, tc_args_scale(0.f, d),
+		    &p.rule, &p.scale, err, errlen) != 0)
+			goto fail;
+	}
 	p.scale_log2 = p.scale * 1.4426950408889634f;
 	p.tc = (tk + wv->cfg.bc - 1) / wv->cfg.bc;
 	p.tr = (tq + wv->cfg.br - 1) / wv->cfg.br;

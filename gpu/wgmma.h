@@ -85,6 +85,13 @@ int wgmma_attention_trace(const void *q, const void *k, const void *v,
     int dtype, int causal, float scale, int variant,
     const struct fast_trace *tr, void *stream, char *err, size_t errlen);
 
+/* The general entry: wgmma_attention_trace under mask's rules (fast.h's
+ * struct tc_mask; NULL: none), in fast_attention_masked's units. */
+int wgmma_attention_masked(const void *q, const void *k, const void *v,
+    void *o, float *lse, int batch, int heads, int tq, int tk, int d,
+    int dtype, const struct tc_mask *mask, float scale, int variant,
+    const struct fast_trace *tr, void *stream, char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

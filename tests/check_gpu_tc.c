@@ -475,6 +475,180 @@ START_TEST(test_tc_reference)
 }
 END_TEST
 
+/* The rules of case n of test_tc_rules on spec (the window, the cap,
+ * ALiBi's slope), said in what. */
+static void
+tc_rules_draw(int n, struct inputs_rng *rng, struct problem_spec *spec,
+    char *what, size_t len)
+{
+	const int kind = n / 4 % 6;
+
+	if (kind == 0 || kind == 5) {		/* both sides bounded */
+		spec->window_set = 1;
+		spec->window_left = draw(rng, 0, 150);
+		spec->window_right = draw(rng, 0, 150);
+	} else if (kind == 1) {			/* left bounded alone */
+		spec->window_set = 1;
+		spec->window_left = draw(rng, 0, 300);
+		spec->window_right = -1;
+	} else if (kind == 2) {			/* sliding causal (L, 0) */
+		spec->window_set = 1;
+		spec->window_left = draw(rng, 0, 200);
+		spec->window_right = 0;
+	}
+	if (kind == 3 || kind == 5) {
+		spec->softcap_set = 1;
+		spec->softcap = 0.5 + draw(rng, 0, 60) / 2.0;
+	}
+	if (kind == 4 || kind == 5) {
+		spec->alibi_set = 1;
+		spec->alibi = draw(rng, 1, 50) / 100.0;
+	}
+	snprintf(what, len, "window %s%d,%d softcap %g alibi %g",
+	    spec->window_set ? "" : "(none) ", spec->window_left,
+	    spec->window_right, spec->softcap_set ? spec->softcap : 0.0,
+	    spec->alibi_set ? spec->alibi : 0.0);
+}
+
+/*
+ * The rules the kernel takes (gpu/tc_mask.cuh): 24 random ragged cases,
+ * d and dtype in turn, each under a window (both sides bounded, the left
+ * alone, or sliding causal), a softcap, ALiBi (each head its own slope),
+ * or all three; step by step against the simulator, whose schedule skips
+ * the tiles the window hides (so the kernel's trace must fall on the
+ * same steps), and O and lse against the double reference, rows that see
+ * no key included (O = 0, lse = -inf).  Dropout, which it does not take,
+ * is refused naming what it does.
+ */
+START_TEST(test_tc_rules)
+{
+	struct gpucheck_opts opts = { 0, NULL, NULL };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
+	struct gpucheck_report reps[TC_MAX_HEADS];
+	struct problem ps[TC_MAX_HEADS];
+	struct gpucheck_tol tol;
+	struct problem_spec spec;
+	struct inputs_rng rng;
+	struct gpu_result res;
+	struct tiling t;
+	char err[512], what[300], rules[120];
+	double *ref, *ref_lse, worst = 0, worst_ref = 0, allowed, e;
+	int n, b, nh, r, empty = 0, skipped = 0;
+	size_t no, i;
+
+	opts.kernel = tc();
+	inputs_rng_seed(&rng, 2828);
+	for (n = 0; n < 24; n++) {
+		problem_spec_init(&spec);
+		spec.d = spec.dv = n % 2 ? 128 : 64;
+		spec.dtype = n / 2 % 2 ? DTYPE_BF16 : DTYPE_FP16;
+		spec.tq = draw(&rng, 1, 600);
+		spec.tk = draw(&rng, 1, 600);
+		spec.input = (enum inputs_kind)draw(&rng, 0, 3);
+		spec.seed = inputs_rng_next(&rng);
+		tc_rules_draw(n, &rng, &spec, rules, sizeof rules);
+		nh = draw(&rng, 1, TC_MAX_HEADS);
+		tc_tiling(spec.d, 0, 0, &t);
+		spec.bc = t.bc;
+		/* each head its own data and its own ALiBi slope */
+		for (b = 0; b < nh; b++) {
+			struct problem_spec one = spec;
+
+			one.seed = spec.seed + (uint64_t)b;
+			one.alibi = spec.alibi * (b + 1);
+			ck_assert_msg(problem_build(&one, &ps[b], err,
+			    sizeof err) == 0, "%s", err);
+		}
+		snprintf(what, sizeof what, "case %d: %s d=%d Tq=%d Tk=%d %s, "
+		    "%s inputs, %d heads", n, dtype_name(spec.dtype), spec.d,
+		    spec.tq, spec.tk, rules, inputs_kind_name(spec.input), nh);
+		ck_assert_msg(gpucheck_run_many(ps, nh, &t, &rule, &opts, reps,
+		    err, sizeof err) == 0, "%s: %s", what, err);
+		for (b = 0; b < nh; b++) {
+			ck_assert_msg(reps[b].pass, "%s, head %d: %ld values "
+			    "differ, first at step %ld; largest |gpu - sim|: m %g "
+			    "alpha %g l %g acc %g O %g lse %g (delta %g)", what, b,
+			    reps[b].failures, reps[b].first_failure,
+			    reps[b].max_m, reps[b].max_alpha, reps[b].max_l,
+			    reps[b].max_acc, reps[b].max_o, reps[b].max_lse,
+			    reps[b].delta);
+			worst = fmax(worst, reps[b].worst_excess);
+			gpucheck_report_free(&reps[b]);
+		}
+		ck_assert_msg(tc_run(ps, nh, &t, 0, 0, &res, err, sizeof err) ==
+		    0, "%s: %s", what, err);
+		no = (size_t)spec.tq * spec.dv;
+		ref = malloc(no * sizeof *ref);
+		ref_lse = malloc((size_t)spec.tq * sizeof *ref_lse);
+		ck_assert(ref != NULL && ref_lse != NULL);
+		for (b = 0; b < nh; b++) {
+			ck_assert_int_eq(reference_attention(&ps[b], ref, ref_lse,
+			    err, sizeof err), 0);
+			gpucheck_tolerance(tc(), &ps[b], &tol);
+			for (i = 0; i < no; i++) {
+				allowed = gpucheck_atol_acc(&tol, 1.0) +
+				    tol.rtol_acc * fabs(ref[i]);
+				e = fabs(res.o[b * no + i] - ref[i]) / allowed;
+				ck_assert_msg(e <= 1.0, "%s head %d: O[%zu] %g, the "
+				    "reference %g (%g of the tolerance)", what, b, i,
+				    (double)res.o[b * no + i], ref[i], e);
+				worst_ref = fmax(worst_ref, e);
+			}
+			for (r = 0; r < spec.tq; r++) {
+				const double g = res.lse[b * spec.tq + r];
+
+				if (isinf(ref_lse[r])) {
+					ck_assert_msg(isinf(g) && g < 0, "%s head %d "
+					    "row %d sees no key: lse %g", what, b, r, g);
+					empty++;
+					continue;
+				}
+				e = fabs(g - ref_lse[r]) / (tol.rtol * (1.0 +
+				    fabs(ref_lse[r])));
+				ck_assert_msg(e <= 1.0, "%s head %d row %d: lse %g, "
+				    "the reference %g", what, b, r, g, ref_lse[r]);
+				worst_ref = fmax(worst_ref, e);
+			}
+		}
+		/* the window hid whole tiles in this case */
+		{
+			struct schedule sc;
+
+			ck_assert_int_eq(schedule_init(&sc, &ps[0], &t, err,
+			    sizeof err), 0);
+			for (r = 0; r < sc.tr; r++)
+				skipped += sc.tc - (sc.jend[r] - sc.jbegin[r]) > 0;
+			schedule_free(&sc);
+		}
+		free(ref);
+		free(ref_lse);
+		gpu_result_free(&res);
+		tc_free(ps, nh);
+	}
+	/* The draw reached rows that see no key and skipped tiles. */
+	ck_assert_int_gt(empty, 0);
+	ck_assert_int_gt(skipped, 0);
+	printf("%s kernel, 24 cases under windows, softcap and ALiBi agree; "
+	    "worst step value at %.3g of the tolerance, worst against the "
+	    "reference %.3g; %d rows saw no key; %d row blocks skipped "
+	    "tiles\n", tc()->name, worst, worst_ref, empty, skipped);
+
+	/* dropout: refused, naming what the kernel takes */
+	problem_spec_init(&spec);
+	spec.tq = spec.tk = 40;
+	spec.d = spec.dv = 64;
+	spec.dtype = DTYPE_FP16;
+	spec.dropout_set = 1;
+	spec.dropout = 0.1;
+	ck_assert_int_eq(problem_build(&spec, &ps[0], err, sizeof err), 0);
+	tc_tiling(64, 0, 0, &t);
+	ck_assert_int_eq(tc_run(ps, 1, &t, 0, 0, &res, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "--dropout") != NULL && strstr(err,
+	    "--window, --softcap, --alibi/--alibi-slopes") != NULL, "%s", err);
+	problem_free(&ps[0]);
+}
+END_TEST
+
 /* A ramp problem (the max rises tile after tile, so alpha < 1 at every
  * step past the first) with the default tiling's Bc. */
 static void
@@ -626,6 +800,7 @@ test_suite(void)
 	tcase_add_test(tc_case, test_tc_random);
 	tcase_add_test(tc_case, test_tc_rows_without_keys);
 	tcase_add_test(tc_case, test_tc_reference);
+	tcase_add_test(tc_case, test_tc_rules);
 	tcase_add_test(tc_case, test_tc_fault_caught);
 	tcase_add_test(tc_case, test_tc_bug_no_rescale);
 	suite_add_tcase(s, tc_case);

@@ -2,7 +2,7 @@
  * bench_fast.cu - standalone correctness and speed driver for the fast
  * kernel (gpu/fast.cu), built with plain nvcc, no autotools:
  *
- *   nvcc -O3 -std=c++17 -gencode arch=compute_90,code=sm_90 -I gpu \
+ *   nvcc -O3 -std=c++17 -gencode arch=compute_90,code=sm_90 -I src -I gpu \
  *       -I src gpu/fast.cu gpu/timing.cu gpu/bench/bench_fast.cu \
  *       -o bench_fast
  * (the product's variants; dev/cuda/fast/build.sh builds it over every

@@ -3,7 +3,7 @@
  * kernel (gpu/wgmma.cu), built with plain nvcc, no autotools.  fast.cu is
  * linked too, for the trace cross-check and the side-by-side timing:
  *
- *   F="-O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I gpu"
+ *   F="-O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I src -I gpu"
  *   nvcc $F -Xcompiler -pthread gpu/wgmma.cu gpu/fast.cu \
  *       gpu/bench/bench_wgmma.cu -o bench_wgmma
  * That is the product's variants; dev/cuda/wgmma/build.sh builds it over

@@ -82,7 +82,7 @@ for ph in $phases; do
 		tail -6 "$out/bwd.log" | tee -a "$out/summary.txt" ;;
 	fwd)
 		log "fast and wgmma against torch's FA2 and cuDNN"
-		F="-O3 -std=c++17 -I gpu -shared -Xcompiler -fPIC"
+		F="-O3 -std=c++17 -I src -I gpu -shared -Xcompiler -fPIC"
 		nvcc $F -gencode=arch=compute_90,code=sm_90 gpu/fast.cu \
 		    -o /tmp/libfast.so >"$out/fwd.log" 2>&1 &&
 		nvcc $F -gencode=arch=compute_90a,code=sm_90a gpu/wgmma.cu \

@@ -8,7 +8,7 @@ same inputs in the same process, checks every output against a float32
 torch reference, and prints one table with the ratios.
 
   nvcc -O3 -std=c++17 -gencode arch=compute_90,code=sm_90 -shared \\
-      -Xcompiler -fPIC -I gpu gpu/fast.cu -o libfast.so
+      -Xcompiler -fPIC -I src -I gpu gpu/fast.cu -o libfast.so
   python3 gpu/bench/vs_torch.py --lib ./libfast.so [--variants all]
 
 With --wgmma-lib (libwgmma.so, built from gpu/wgmma.cu for
@@ -16,7 +16,7 @@ sm_90a) the Hopper kernel runs too, checked the same way, as its own
 columns (--wgmma-variants picks its variants as --variants does ours):
 
   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -shared \\
-      -Xcompiler -fPIC -I gpu gpu/wgmma.cu -o libwgmma.so
+      -Xcompiler -fPIC -I src -I gpu gpu/wgmma.cu -o libwgmma.so
 
 Shapes (those of flashstep bench --gpu): B*T = 32768, H = 16, T in {1024, 4096, 16384},
 d in {64, 128}, fp16 and bf16, causal and not.  TFLOP/s counts

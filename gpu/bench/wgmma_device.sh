@@ -8,11 +8,11 @@
 #
 # Binaries (built on any machine with nvcc 13, no GPU needed), of the
 # product's variants:
-#   F="-O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I gpu"
+#   F="-O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I src -I gpu"
 #   nvcc $F -Xcompiler -pthread gpu/wgmma.cu gpu/fast.cu \
 #       gpu/bench/bench_wgmma.cu -o bench_wgmma
 #   nvcc $F -shared -Xcompiler -fPIC gpu/wgmma.cu -o libwgmma.so
-#   nvcc -O3 -std=c++17 -gencode=arch=compute_90,code=sm_90 -I gpu \
+#   nvcc -O3 -std=c++17 -gencode=arch=compute_90,code=sm_90 -I src -I gpu \
 #       -shared -Xcompiler -fPIC gpu/fast.cu -o libfast.so
 # or, with LAB=1, of every variant measured (dev/cuda/wgmma/build.sh,
 # from dev/cuda/*/variants.cu).
@@ -39,12 +39,12 @@ if [ $? -ne 2 ] || [ ! -f libwgmma.so ] || [ ! -f libfast.so ]; then
 	if [ "${LAB:-0}" = 1 ]; then
 		"$src/dev/cuda/wgmma/build.sh" . || { log "build failed"; exit 1; }
 	else
-		F="-O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I $src/gpu"
+		F="-O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I $src/src -I $src/gpu"
 		nvcc $F -Xcompiler -pthread $src/gpu/wgmma.cu $src/gpu/fast.cu \
 		    $src/gpu/bench/bench_wgmma.cu -o bench_wgmma &&
 		nvcc $F -shared -Xcompiler -fPIC $src/gpu/wgmma.cu -o libwgmma.so &&
 		nvcc -O3 -std=c++17 -gencode=arch=compute_90,code=sm_90 \
-		    -I $src/gpu -shared -Xcompiler -fPIC $src/gpu/fast.cu \
+		    -I $src/src -I $src/gpu -shared -Xcompiler -fPIC $src/gpu/fast.cu \
 		    -o libfast.so || { log "build failed"; exit 1; }
 	fi
 fi

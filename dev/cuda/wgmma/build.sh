@@ -16,8 +16,8 @@ out=${1:-$here/out}
 mkdir -p "$out"
 NVCC=${NVCC:-nvcc}
 # The product's flags (gpu/local.mk): sm_90a machine code, FMAs on.
-F90A="-O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I $root/gpu"
-F90="-O3 -std=c++17 -gencode=arch=compute_90,code=sm_90 -I $root/gpu"
+F90A="-O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I $root/gpu -I $root/src"
+F90="-O3 -std=c++17 -gencode=arch=compute_90,code=sm_90 -I $root/gpu -I $root/src"
 set -x
 $NVCC $F90A -Xcompiler -pthread "$here/variants.cu" "$root/gpu/fast.cu" \
     "$root/gpu/bench/bench_wgmma.cu" -o "$out/bench_wgmma"

@@ -7,7 +7,7 @@
 # Needs no GPU; cuobjdump comes with the CUDA toolkit (or pip's
 # nvidia-cuda-cuobjdump).
 #
-#   nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -std=c++17 -I gpu \
+#   nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -std=c++17 -I src -I gpu \
 #       -cubin -o before.cubin gpu/wgmma.cu
 #   dev/cuda/wgmma/sass.sh before.cubin >before.txt	(same for after)
 #   diff before.txt after.txt	(no output: the same machine code)

@@ -1,0 +1,153 @@
+/*
+ * tc_mask.cuh - mask_rule.h's window, softcap and ALiBi as the two
+ * tensor-core forward kernels (gpu/fast.cu, gpu/wgmma.cu) apply them:
+ * which key tiles a row block visits, which of those need each entry
+ * looked at, and the score an entry becomes.  Visibility and the tile
+ * range are mask_rule.h's own functions (mask_rule_visible,
+ * mask_rule_keys), so the kernels skip exactly the tiles the
+ * simulator's schedule skips; only the arithmetic of the bend is the
+ * kernels' (the units below).
+ *
+ * Units.  The kernels hold a score as the raw product q.k and fold the
+ * scale into the exponent, p = 2^(u e - m e) with e = scale log2(e), so
+ * that the scale costs nothing a tile.  A bend keeps that: with a cap
+ * C, u becomes tanh(scale q.k / C) and the exponent's scale C
+ * (FlashAttention 2 does the same: its softcap path sets the softmax
+ * scale to C); ALiBi's bias -slope |r + Tk - Tq - c| is added in those
+ * units, divided by the exponent's scale.  So a kernel's m is in units
+ * of u and its lse is m times the exponent's scale plus log l.
+ *
+ * tanh is CUDA's tanhf (within 2 units in the last place), not the
+ * simulator's mask_rule_tanh (written for bit-equal teaching kernels,
+ * about three times the instructions): the tensor-core kernels are
+ * held to a tolerance (gpucheck.c) to which the two tanh add 6 units
+ * of C.
+ */
+#ifndef FLASHSTEP_TC_MASK_CUH
+#define FLASHSTEP_TC_MASK_CUH
+
+#include <math.h>
+#include <stdio.h>
+
+#include "fast.h"		/* struct tc_mask */
+#include "model/mask_rule.h"
+
+/* A call's rules as the kernels read them. */
+struct tc_rule {
+	struct mask_rule m;	/* the window (m.window, m.left, m.right) */
+	float cap_in;		/* scale / C: u = tanh(q.k cap_in); 0: no cap */
+	float bias_unit;	/* 1 / the exponent's scale: a slope into u's
+				 * units */
+	const float *slopes;	/* (heads) ALiBi's slopes, natural units, on
+				 * the device; NULL: none */
+	int bends;		/* a cap or ALiBi: every tile's scores bend */
+};
+
+/*
+ * The rules of mask (NULL: none) at scale: fills r, and *scale_eff with
+ * the exponent's scale in natural units (scale, or C under a cap).  0,
+ * or -1 with one line in err naming fwd and the field at fault.
+ */
+static inline int
+tc_rule_make(const char *fwd, const struct tc_mask *mask, float scale,
+    struct tc_rule *r, float *scale_eff, char *err, size_t errlen)
+{
+	memset(r, 0, sizeof *r);
+	r->m = mask_rule_none();
+	*scale_eff = scale;
+	if (mask == NULL)
+		return 0;
+	if (mask->left < -1 || mask->right < -1) {
+		snprintf(err, errlen, "%s: window (%d, %d): each side is a key "
+		    "count >= 0, or -1 for unbounded", fwd, mask->left,
+		    mask->right);
+		return -1;
+	}
+	if (!(mask->softcap >= 0.f) || isinf(mask->softcap)) {
+		snprintf(err, errlen, "%s: softcap %g is not a finite number "
+		    ">= 0 (0: no cap)", fwd, (double)mask->softcap);
+		return -1;
+	}
+	if (mask->left >= 0 || mask->right >= 0)
+		r->m = mask_rule_window(r->m, mask->left, mask->right);
+	if (mask->softcap > 0.f) {
+		r->cap_in = scale / mask->softcap;
+		*scale_eff = mask->softcap;
+	}
+	r->slopes = mask->alibi;
+	r->bias_unit = 1.f / *scale_eff;
+	r->bends = r->cap_in > 0.f || r->slopes != NULL;
+	return 0;
+}
+
+#ifdef __CUDACC__
+/*
+ * The key tiles [*j0, *j1) of Bc keys that rows row0 .. row0 + br - 1
+ * (those below Tq) see between them: the simulator's schedule's jbegin
+ * and jend for that row block (schedule.c).  Empty: *j0 = *j1 = 0.
+ */
+static __device__ __forceinline__ void
+tc_rule_tiles(const struct tc_rule &r, int row0, int br, int tq, int tk,
+    int bc, int *j0, int *j1)
+{
+	const int last = min(row0 + br, tq) - 1;
+	long lo, hi;
+
+	*j0 = *j1 = 0;
+	if (last < row0)
+		return;
+	mask_rule_keys(r.m, row0, last, tq, tk, &lo, &hi);
+	if (lo > hi)
+		return;
+	*j0 = (int)(lo / bc);
+	*j1 = (int)(hi / bc + 1);
+}
+
+/* Does tile j hide an entry from one of rows first .. last: past Tk or
+ * outside the window?  (Else every entry is visible to every row.) */
+static __device__ __forceinline__ bool
+tc_rule_partial(const struct tc_rule &r, int j, int bc, int first, int last,
+    int tq, int tk)
+{
+	const long c0 = (long)j * bc, c1 = c0 + bc - 1;
+
+	if (c1 >= tk)
+		return true;
+	if (!r.m.window)
+		return false;
+	return (r.m.left >= 0 && c0 < mask_rule_diag(last, tq, tk) -
+	    r.m.left) || (r.m.right >= 0 && c1 > mask_rule_diag(first, tq,
+	    tk) + r.m.right);
+}
+
+/* Head h's ALiBi slope in u's units (0: none). */
+static __device__ __forceinline__ float
+tc_rule_slope(const struct tc_rule &r, int h)
+{
+	return r.slopes != NULL ? r.slopes[h] * r.bias_unit : 0.f;
+}
+
+/*
+ * The score entry (row r, key c) of product s becomes: -inf when VIS
+ * and the row may not see the key, else s bent by the cap and ALiBi's
+ * bias (slope from tc_rule_slope), in u's units.
+ */
+template <bool VIS>
+static __device__ __forceinline__ float
+tc_rule_score(const struct tc_rule &r, float s, float slope, int row, int c,
+    int tq, int tk)
+{
+	if (VIS && (c >= tk || !mask_rule_visible(r.m, row, c, tq, tk)))
+		return -INFINITY;
+	if (r.cap_in > 0.f)
+		s = tanhf(s * r.cap_in);
+	if (slope != 0.f) {
+		const int dist = row + tk - tq - c;
+
+		s -= slope * (float)(dist < 0 ? -dist : dist);
+	}
+	return s;
+}
+#endif
+
+#endif
