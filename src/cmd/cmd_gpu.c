@@ -513,7 +513,9 @@ gpu_backward(const struct options *o, const struct gpu_args *a,
 		    e[x].rows, e[x].cols, e[x].max_abs, e[x].max_rel);
 	printf("backward kernel time: %.3f ms (%s kernel, dQ %s, median of %ld "
 	    "runs after the first)\n", g.ms, a->common.kernel->name,
-	    gpu_dq_mode_name(a->common.dq), a->common.repeat);
+	    a->common.kernel->backward->caps & GPU_CAP_NO_TILES ?
+	    "one sum an entry" : gpu_dq_mode_name(a->common.dq),
+	    a->common.repeat);
 	bg.dq = g.grad_q;
 	bg.dk = g.grad_k;
 	bg.dv = g.grad_v;
