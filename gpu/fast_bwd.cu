@@ -1568,5 +1568,6 @@ fast_bwd_launch(const struct gpu_bwd_job *job, char *err, size_t errlen)
 	if (fast_bwd_run_host(&h, err, errlen) != 0)
 		return -1;
 	job->g->ms = h.ms;
+	job->g->device_bytes = h.device_bytes;
 	return 0;
 }

@@ -230,22 +230,12 @@ out:
 	return rc;
 }
 
-/*
- * Would kernel k's run of n problems like p fit in free device memory
- * (its device_bytes, with a margin)?  0 when it fits or says nothing of
- * its needs; -1 with why ("needs 65.0 GiB of device memory, 40.1 GiB
- * free of 139.8 GiB", or gpu_memory's error).
- */
-static int
-gpu_fits(const struct gpu_kernel *k, const struct problem *p, int n,
-    char *why, size_t len)
+int
+gpu_fits(double need, char *why, size_t len)
 {
-	double need, fr, tot, margin = 512.0 * 1024 * 1024;
+	double fr, tot, margin = 512.0 * 1024 * 1024;
 	char b1[32], b2[32], b3[32];
 
-	if (k->device_bytes == NULL)
-		return 0;
-	need = k->device_bytes(p, n);
 	if (gpu_memory(&fr, &tot, why, len) != 0)
 		return -1;
 	if (need + margin <= fr)
@@ -267,7 +257,8 @@ gpu_time(const struct gpu_kernel *k, const struct problem *ps, int n,
 		repeat = k->bench_repeat;
 	if (gpu_kernel_tiling(k, ps[0].d, 0, 0, t, why, len) != 0 ||
 	    gpu_kernel_check(k, &ps[0], t, &rule, 0, why, len) != 0 ||
-	    gpu_fits(k, &ps[0], n, why, len) != 0)
+	    (k->device_bytes != NULL &&
+	    gpu_fits(k->device_bytes(&ps[0], n), why, len) != 0))
 		return -1;
 	return gpu_run(k, ps, n, t, &rule, 0, repeat, res, why, len);
 }

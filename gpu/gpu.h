@@ -206,6 +206,8 @@ struct gpu_grads {
 	float *trace_dk, *trace_dv;	/* with GPU_BWD_TRACE, else NULL */
 	float *trace_dq;	/* with GPU_BWD_TRACE and GPU_DQ_ORDERED */
 	double ms;		/* kernel time, median of the timed runs */
+	double device_bytes;	/* device memory the backward held (0: its
+				 * entry does not count it) */
 	char device[64];
 };
 
@@ -214,7 +216,10 @@ struct gpu_grads {
  * (Br, Bc; the backward's loop order is its own), the forward's results
  * and dO in in, backward bug bug (enum backward_bug), dQ by dq.  Refused
  * first (gpu_backward_check), then a missing GPU.  repeat > 0 times that
- * many runs after the first; flags as above.  On error g is empty.
+ * many runs after the first; flags as above.  A backward whose entry
+ * says what device memory it needs (struct gpu_backward's device_bytes)
+ * is refused when that is not free, as gpu_time refuses a forward.  On
+ * error g is empty.
  */
 int gpu_backward_run(const struct gpu_kernel *k, const struct problem *ps,
     int n, const struct tiling *t, const struct gpu_bwd_inputs *in, int bug,
@@ -300,14 +305,14 @@ int gpu_ladder(const struct problem *ps, int n, const struct tiling *any,
 /*
  * The backward's ladder (ladder.c), the same rungs for the backward pass
  * (FLOPs 2.5 times the forward's): naive (standard attention's backward,
- * P stored: no kernel yet, so skipped with what it would need), teaching
+ * P, dP and dS whole in device memory), teaching
  * (dQ atomic), fast (mma.sync, dQ atomic), and fast with dQ ordered, the
  * deterministic mode, whose speed-up under 1 is its cost.  Each rung's
  * backward runs on its own forward's O and lse and on dout (n Tq dv,
  * problem after problem); o_diff is then the largest of dQ's, dK's and
- * dV's max |g - g_first| / max |g_first|, and device_bytes 0 (the
- * backward's entries do not report it).  0, or -1 with err only when no
- * GPU at all.
+ * dV's max |g - g_first| / max |g_first|, and device_bytes the
+ * backward's (0 where its entry does not count it: the teaching one).
+ * 0, or -1 with err only when no GPU at all.
  */
 #define GPU_LADDER_BWD_RUNGS 4
 
@@ -328,5 +333,10 @@ void gpu_ladder_cells(const struct gpu_ladder_rung *r, char *tiles,
 /* Free and total device memory now, in bytes. */
 int gpu_memory(double *free_bytes, double *total_bytes, char *err,
     size_t errlen);
+
+/* Would need bytes fit in free device memory, with a margin?  0, or -1
+ * with why ("needs 65.0 GiB of device memory, 40.1 GiB free of 139.8
+ * GiB", or gpu_memory's error). */
+int gpu_fits(double need, char *why, size_t len);
 
 #endif

@@ -168,6 +168,10 @@ gpu_backward_run(const struct gpu_kernel *k, const struct problem *ps,
 	if (gpu_available(g->device, sizeof g->device, err, errlen) !=
 	    GPU_READY || gpu_kernel_on_device(k, err, errlen) != 0)
 		return -1;
+	/* A backward that keeps (Tq, Tk) arrays says what it needs. */
+	if (k->backward->device_bytes != NULL &&
+	    gpu_fits(k->backward->device_bytes(p, n), err, errlen) != 0)
+		return -1;
 	/* The backward's own loop order: key blocks outside (backward.h),
 	 * on its own tiles where it has them. */
 	gpu_backward_tiling(k, t, &bt);

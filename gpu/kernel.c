@@ -46,6 +46,9 @@
  * a launch and a trace get). */
 int naive_launch(const struct gpu_job *job, char *err, size_t errlen);
 double naive_device_bytes(const struct problem *p, int n);
+int naive_bwd_launch(const struct gpu_bwd_job *job, char *err,
+    size_t errlen);
+double naive_bwd_device_bytes(const struct problem *p, int n);
 int teach_launch(const struct gpu_job *job, char *err, size_t errlen);
 int teach_trace(const struct gpu_job *job, char *err, size_t errlen);
 int teach_bwd_launch(const struct gpu_bwd_job *job, char *err,
@@ -67,6 +70,25 @@ int tcrun_wgmma_tiling(int d, int br, int bc, struct tiling *t, char *err,
     size_t errlen);
 void tcrun_wgmma_tilings(int d, char *buf, size_t len);
 
+/* The naive kernel's backward (gpu/naive_bwd.cu): standard attention's
+ * backward as autograd runs it, P, dP and dS (Tq x Tk) whole in device
+ * memory, one thread per entry, float32 with P and dS read in the dtype.
+ * Its sums over x are the simulator's bits and its sums over rows and
+ * keys another order of the same terms, so the teaching backward's
+ * bounds hold (naive_bwd.cu says why).  No bug modes, no trace. */
+static const struct gpu_backward gpu_backward_naive = {
+	.dtypes = ALL_DTYPES,
+	.bugs = BIT(BWD_BUG_NONE),
+	.caps = GPU_CAP_SCORES | GPU_CAP_CAUSAL | GPU_CAP_NO_TILES,
+	.rtol = {
+		[DTYPE_FP32] = TEACH_BWD_RTOL,
+		[DTYPE_FP16] = TEACH_BWD_RTOL_FP16,
+		[DTYPE_BF16] = TEACH_BWD_RTOL_BF16,
+	},
+	.launch = GPU_CUDA(naive_bwd_launch),
+	.device_bytes = GPU_CUDA(naive_bwd_device_bytes),
+};
+
 static const struct gpu_kernel gpu_kernel_naive = {
 	.name = "naive",
 	.summary = "standard attention: S and P (Tq x Tk) in device memory, "
@@ -83,6 +105,7 @@ static const struct gpu_kernel gpu_kernel_naive = {
 	.bench_repeat = 3,
 	.launch = GPU_CUDA(naive_launch),
 	.device_bytes = GPU_CUDA(naive_device_bytes),
+	.backward = &gpu_backward_naive,
 };
 
 /* The teaching kernel's backward (gpu/teach_bwd.cu): the simulator's
@@ -774,13 +797,15 @@ gpu_describe_backward(const struct gpu_kernel *k, char *buf, size_t len)
 	gpu_mask_words(b->dtypes, 3, gpu_dtype_word, dtypes, sizeof dtypes);
 	gpu_mask_words(b->bugs, BACKWARD_BUGS, gpu_bwd_bug_word, bugs,
 	    sizeof bugs);
-	snprintf(buf, len, "%s; %s%s%s%s; bug modes %s; dQ atomic or "
-	    "ordered%s%s (--backward)", dtypes, b->caps & GPU_CAP_CAUSAL ?
+	snprintf(buf, len, "%s; %s%s%s%s; bug modes %s; %s%s%s (--backward)",
+	    dtypes, b->caps & GPU_CAP_CAUSAL ?
 	    "causal or not" : "no mask", b->caps & GPU_CAP_WINDOW ?
 	    ", windows, softcap, ALiBi" : "", b->caps & GPU_CAP_DROPOUT ?
 	    ", dropout" : "", b->caps & GPU_CAP_SCORES ? "; scores problems" :
-	    "", bugs, tiles, b->caps & GPU_CAP_TRACE ? "" :
-	    "; final gradients, no step trace");
+	    "", bugs, b->caps & GPU_CAP_NO_TILES ? "no tiles: P, dP and dS "
+	    "(Tq x Tk) whole in device memory, dQ one sum an entry (--dq "
+	    "atomic and ordered alike)" : "dQ atomic or ordered", tiles,
+	    b->caps & GPU_CAP_TRACE ? "" : "; final gradients, no step trace");
 }
 
 static void

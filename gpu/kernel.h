@@ -105,7 +105,10 @@ enum gpu_arith {
 struct gpu_backward {
 	unsigned dtypes;	/* enum dtype */
 	unsigned bugs;		/* enum backward_bug */
-	unsigned caps;		/* GPU_CAP_SCORES, GPU_CAP_CAUSAL */
+	unsigned caps;		/* GPU_CAP_SCORES, GPU_CAP_CAUSAL, the
+				 * masks, GPU_CAP_TRACE; GPU_CAP_NO_TILES:
+				 * no tiles at all (its dQ is one sum an
+				 * entry, --dq atomic and ordered alike) */
 	/*
 	 * Per enum dtype: a gradient entry, after any step, is within rtol
 	 * times the sum of its terms' magnitudes of the simulator's (the
@@ -121,6 +124,9 @@ struct gpu_backward {
 	 * GPU_BWD_TRACE dK, dV (and an ordered dQ) after every step.  0, or
 	 * -1 with err.  NULL in a build without CUDA. */
 	int (*launch)(const struct gpu_bwd_job *job, char *err, size_t errlen);
+	/* Device bytes a run of n problems like p needs (NULL: small enough
+	 * not to ask): gpu_backward_run refuses what would not fit. */
+	double (*device_bytes)(const struct problem *p, int n);
 };
 
 /*

@@ -102,16 +102,15 @@ gpu_ladder_cells(const struct gpu_ladder_rung *r, char *tiles,
 }
 
 /* The backward's rungs, lowest first: a kernel, its dQ mode, what it
- * changes.  The naive rung has no backward kernel: it says what one
- * would need, and is skipped. */
+ * changes. */
 static const struct {
 	const char *kernel, *name;
 	enum gpu_dq_mode dq;
 	const char *change;
 } ladder_bwd_rungs[GPU_LADDER_BWD_RUNGS] = {
 	{ "naive", "naive", GPU_DQ_ATOMIC, "standard attention's backward: "
-	    "P (T x T) stored by the forward, dP and dS written to HBM, four "
-	    "matrix products" },
+	    "P, dP and dS (T x T, float32) written to HBM and read back, a "
+	    "kernel per product" },
 	{ "teaching", "teaching", GPU_DQ_ATOMIC, "FA2's backward in tiles: S "
 	    "and P recomputed from lse, five products, float32 scalar threads, "
 	    "dQ atomic" },
@@ -121,11 +120,6 @@ static const struct {
 	    "each key block adds after the one before, the same bits every "
 	    "run" },
 };
-
-/* Why the naive rung has no backward yet: what a kernel would need. */
-static const char ladder_bwd_naive_why[] = "no naive backward kernel: it "
-    "would keep the forward's P (T x T) and run dV = P^T dO, dP = dO V^T, "
-    "dS = P o (dP - D), dQ = dS K and dK = dS^T Q as kernels through HBM";
 
 const char *
 gpu_ladder_backward_name(int rung)
@@ -202,9 +196,7 @@ gpu_ladder_backward(const struct problem *ps, int n, const float *dout,
 		r->below = below;
 		r->tiling = *any;
 		if (r->kernel == NULL || r->kernel->backward == NULL) {
-			snprintf(r->why, sizeof r->why, "%s", r->kernel != NULL &&
-			    strcmp(r->kernel->name, "naive") == 0 ?
-			    ladder_bwd_naive_why : "no backward pass");
+			snprintf(r->why, sizeof r->why, "no backward pass");
 			continue;
 		}
 		rep = repeat;
@@ -231,6 +223,7 @@ gpu_ladder_backward(const struct problem *ps, int n, const float *dout,
 		r->tiling.bc = cur.bc;
 		r->ms = cur.ms;
 		r->tflops = cur.ms > 0 ? flops / (cur.ms * 1e-3) / 1e12 : 0;
+		r->device_bytes = cur.device_bytes;
 		if (below >= 0 && cur.ms > 0)
 			r->speedup = rungs[below].ms / cur.ms;
 		below = i;

@@ -38,8 +38,8 @@ GPU_HDRS = gpu/gpu.h gpu/kernel.h gpu/kernels.h gpu/cudacheck.h \
 	gpu/fast_bwd.h
 GPU_C = gpu/kernel.c gpu/gpu.c gpu/gpubwd.c gpu/gpusplit.c gpu/gpucheck.c \
 	gpu/gpucheck_bwd.c gpu/gpucheck_split.c gpu/ladder.c gpu/decode_ranges.c
-GPU_KERNELS = gpu/teach.cu gpu/naive.cu gpu/fast.cu gpu/tcrun.cu \
-	gpu/teach_bwd.cu gpu/teach_split.cu gpu/decode.cu gpu/decoderun.cu \
+GPU_KERNELS = gpu/teach.cu gpu/naive.cu gpu/naive_bwd.cu gpu/fast.cu \
+	gpu/tcrun.cu gpu/teach_bwd.cu gpu/teach_split.cu gpu/decode.cu gpu/decoderun.cu \
 	gpu/fast_bwd.cu
 GPU_CU = gpu/device.cu gpu/timing.cu $(GPU_KERNELS)
 if HAVE_CUDA
@@ -109,8 +109,8 @@ gpu/wgmma.o: gpu/wgmma.cu gpu/wgmma.h gpu/fast.h gpu/cudacheck.h \
 	    `test -f gpu/wgmma.cu || echo '$(srcdir)/'`gpu/wgmma.cu
 
 # nvcc tracks no dependencies here: name the headers the .cu files use.
-gpu/device.o gpu/timing.o gpu/teach.o gpu/naive.o gpu/tcrun.o \
-	gpu/teach_bwd.o gpu/teach_split.o gpu/decoderun.o: $(GPU_HDRS) \
+gpu/device.o gpu/timing.o gpu/teach.o gpu/naive.o gpu/naive_bwd.o \
+	gpu/tcrun.o gpu/teach_bwd.o gpu/teach_split.o gpu/decoderun.o: $(GPU_HDRS) \
 	src/model/online.h src/model/online_rule.h $(GPU_RULE_HDRS) \
 	src/model/schedule.h src/model/problem.h src/model/dtype.h src/model/util.h \
 	src/model/backward.h src/model/combine.h src/model/merge.h \

@@ -28,6 +28,15 @@
  * forward shares (gpu/teach_step.cuh, tile_rule.h's use) and expects
  * this program to fail.
  *
+ * The naive kernel's backward (gpu/naive_bwd.cu: standard attention's
+ * backward, P and dS whole in device memory, no tiles, no trace) is held
+ * to the same simulator with the same rtol, at the end only: random
+ * problems as above, both --dq modes (which must give it the same bits),
+ * several heads of one launch with rows that see no key, and its device
+ * memory figure against what it held.  gpu_planted.sh's "naive ..."
+ * plants (D left out, the last row dropped, the causal mask one key
+ * wide) must make this program fail.
+ *
  * Without a device that can run the kernel the program fails, or skips
  * (77) only where the hardware is missing and FLASHSTEP_REQUIRE_GPU is
  * not set (gpuprobe.c).
@@ -56,6 +65,12 @@ static const struct gpu_kernel *
 teaching(void)
 {
 	return gpu_kernel_find("teaching");
+}
+
+static const struct gpu_kernel *
+naive(void)
+{
+	return gpu_kernel_find("naive");
 }
 
 /* n dO arrays (Tq, dv) one after another, N(0, 1) rounded to the dtype. */
@@ -647,10 +662,21 @@ START_TEST(test_bwd_refusals)
 	in.lse = zeros;
 	in.m = NULL;
 	in.dout = zeros;
-	ck_assert_int_eq(gpu_backward_run(gpu_kernel_find("naive"), &p, 1, &t,
+	ck_assert_int_eq(gpu_backward_run(gpu_kernel_find("decode"), &p, 1, &t,
 	    &in, BWD_BUG_NONE, GPU_DQ_ATOMIC, 0, 0, &g, err, sizeof err), -1);
-	ck_assert_str_eq(err, "kernel naive has no backward pass (kernels with "
-	    "one: teaching, fast)");
+	ck_assert_str_eq(err, "kernel decode has no backward pass (kernels with "
+	    "one: naive, teaching, fast)");
+	ck_assert(g.grad_q == NULL);
+	/* The naive backward has no bug modes and no trace. */
+	ck_assert_int_eq(gpu_backward_run(naive(), &p, 1, &t, &in,
+	    BWD_BUG_NO_SCALE, GPU_DQ_ATOMIC, 0, 0, &g, err, sizeof err), -1);
+	ck_assert_str_eq(err, "kernel naive does not take --grad-bug no-scale "
+	    "(it takes none; flashstep gpu --list-kernels)");
+	ck_assert_int_eq(gpu_backward_run(naive(), &p, 1, &t, &in,
+	    BWD_BUG_NONE, GPU_DQ_ORDERED, GPU_BWD_TRACE, 0, &g, err, sizeof err),
+	    -1);
+	ck_assert_msg(strstr(err, "kernel naive's backward keeps no trace") ==
+	    err, "%s", err);
 	ck_assert(g.grad_q == NULL);
 	ck_assert_int_eq(gpu_backward_run(teaching(), &p, 1, &t, &in,
 	    BWD_BUG_MAX_NOT_LSE, GPU_DQ_ATOMIC, 0, 0, &g, err, sizeof err), -1);
@@ -658,6 +684,162 @@ START_TEST(test_bwd_refusals)
 	    err);
 	free(zeros);
 	problem_free(&p);
+}
+END_TEST
+
+/*
+ * The naive backward against the simulator's: 48 random problems (as
+ * test_bwd_random: causal, scores problems, rows with every key masked,
+ * Tq != Tk, dv != d, the dtypes in turn), each with --dq ordered and
+ * atomic, the final gradients (and a scores problem's dS) within rtol
+ * of the magnitudes; it keeps no trace, so no step is compared.
+ */
+START_TEST(test_bwd_naive_random)
+{
+	struct gpucheck_bwd_opts o;
+	struct gpucheck_bwd_report rep;
+	struct inputs_rng rng;
+	struct tu_case c;
+	float *dout;
+	double worst = 0;
+	int n, mode, causal = 0, scores = 0, ragged = 0, half = 0;
+	char what[256];
+
+	memset(&o, 0, sizeof o);
+	o.kernel = naive();
+	inputs_rng_seed(&rng, 2626);
+	for (n = 0; n < 48; n++) {
+		tu_random_case(&rng, 90, TU_SCORES | TU_CAUSAL | TU_MASKED_ROWS,
+		    (enum dtype)(n % 3), &c);
+		dout = bwd_douts(&c.p, 1, 8000 + (uint64_t)n);
+		for (mode = 0; mode < 2; mode++) {
+			o.dq = mode ? GPU_DQ_ATOMIC : GPU_DQ_ORDERED;
+			snprintf(what, sizeof what, "naive: case %d (%s), dQ %s", n,
+			    c.what, gpu_dq_mode_name(o.dq));
+			ck_assert_msg(bwd_check(&c.p, 1, &c.t, &o, dout, &rep,
+			    what) == 1, "%s: %ld values differ, worst %g of the "
+			    "tolerance (final dQ %g dK %g dV %g dS %g)", what,
+			    rep.failures, rep.worst_excess, rep.max_dq, rep.max_dk,
+			    rep.max_dv, rep.max_ds);
+			ck_assert_int_eq(rep.steps_compared, 0);
+			ck_assert_int_eq(rep.bits_compared, 0);
+			worst = fmax(worst, rep.worst_excess);
+			gpucheck_bwd_report_free(&rep);
+		}
+		causal += c.p.causal;
+		scores += c.p.scores_mode;
+		ragged += c.p.tq != c.p.tk;
+		half += c.p.dtype != DTYPE_FP32;
+		free(dout);
+		tu_case_free(&c);
+	}
+	ck_assert_int_ge(causal, 8);
+	ck_assert_int_ge(scores, 4);
+	ck_assert_int_ge(ragged, 24);
+	ck_assert_int_eq(half, 32);
+	printf("naive backward: 48 random problems agree at the end; worst "
+	    "value at %.3g of the tolerance\n", worst);
+}
+END_TEST
+
+/*
+ * Three heads of one naive launch, Tq = 150 against Tk = 70 keys,
+ * causal (rows r < 80 see no key), d = 32, dv = 40, each dtype: every
+ * head agrees with its simulator; straight from gpu_backward_run, dQ of
+ * the rows that see no key is exactly 0 and nothing is NaN, --dq atomic
+ * and ordered give the same bits (one sum an entry, no atomics), the
+ * heads differ, and the device memory held is the entry's figure.
+ */
+START_TEST(test_bwd_naive_heads)
+{
+	enum { H = BWD_MAX_HEADS, TQ = 150, TK = 70, D = 32, DV = 40 };
+	const struct gpu_kernel *k = naive();
+	struct gpucheck_bwd_opts o;
+	struct gpucheck_bwd_report reps[H];
+	struct problem_spec spec;
+	struct problem ps[H];
+	struct gpu_bwd_inputs in;
+	struct gpu_grads g1, g2;
+	struct tiling t = { 16, 24, ORDER_FA2 };
+	float *dout, *o_fwd, *lse;
+	char err[512];
+	int b, r, x, dt;
+
+	memset(&o, 0, sizeof o);
+	o.kernel = k;
+	for (dt = 0; dt < 3; dt++) {
+		problem_spec_init(&spec);
+		spec.tq = TQ;
+		spec.tk = TK;
+		spec.d = D;
+		spec.dv = DV;
+		spec.causal = 1;
+		spec.input = INPUTS_NORMAL;
+		spec.dtype = (enum dtype)dt;
+		for (b = 0; b < H; b++) {
+			spec.seed = 70 + (uint64_t)b;
+			ck_assert_msg(problem_build(&spec, &ps[b], err, sizeof err) ==
+			    0, "%s", err);
+		}
+		dout = bwd_douts(&ps[0], H, 123);
+		for (o.dq = GPU_DQ_ATOMIC; o.dq <= GPU_DQ_ORDERED; o.dq++) {
+			ck_assert_int_eq(bwd_check(ps, H, &t, &o, dout, reps,
+			    "naive heads"), H);
+			bwd_reports_free(reps, H);
+		}
+
+		o_fwd = calloc((size_t)H * TQ * DV, sizeof *o_fwd);
+		lse = calloc((size_t)H * TQ, sizeof *lse);
+		ck_assert(o_fwd != NULL && lse != NULL);
+		for (b = 0; b < H; b++) {
+			float *ob, *lb;
+			tu_run(&ps[b], &t, &rule_plain, &ob, &lb);
+			memcpy(o_fwd + (size_t)b * TQ * DV, ob, TQ * DV * sizeof *ob);
+			memcpy(lse + (size_t)b * TQ, lb, TQ * sizeof *lb);
+			free(ob);
+			free(lb);
+		}
+		in.o = o_fwd;
+		in.lse = lse;
+		in.m = NULL;
+		in.dout = dout;
+		ck_assert_msg(gpu_backward_run(k, ps, H, &t, &in, BWD_BUG_NONE,
+		    GPU_DQ_ATOMIC, 0, 0, &g1, err, sizeof err) == 0, "%s", err);
+		ck_assert_msg(gpu_backward_run(k, ps, H, &t, &in, BWD_BUG_NONE,
+		    GPU_DQ_ORDERED, 0, 2, &g2, err, sizeof err) == 0, "%s", err);
+		ck_assert(g2.ms > 0);
+		ck_assert(memcmp(g1.grad_q, g2.grad_q, (size_t)H * TQ * D *
+		    sizeof(float)) == 0);
+		ck_assert(memcmp(g1.grad_k, g2.grad_k, (size_t)H * TK * D *
+		    sizeof(float)) == 0);
+		ck_assert(memcmp(g1.grad_v, g2.grad_v, (size_t)H * TK * DV *
+		    sizeof(float)) == 0);
+		for (b = 0; b < H; b++)
+			for (r = 0; r < TQ; r++)
+				for (x = 0; x < D; x++) {
+					const float q = g1.grad_q[((size_t)b * TQ + r) *
+					    D + x];
+					ck_assert_msg(isfinite(q) && (r >= TQ - TK ||
+					    q == 0.0f), "head %d dQ[%d][%d] = %g", b, r, x,
+					    (double)q);
+				}
+		ck_assert_msg(memcmp(g1.grad_k, g1.grad_k + TK * D, TK * D *
+		    sizeof(float)) != 0, "heads 0 and 1 gave the same dK");
+		/* What it held: Q, K, V, O, dO, lse, D, P, dS, the gradients. */
+		ck_assert(k->backward->device_bytes != NULL);
+		ck_assert_msg(g1.device_bytes == k->backward->device_bytes(&ps[0],
+		    H) && g1.device_bytes == 4.0 * H * (2.0 * TQ * D + 2.0 * TK * D +
+		    2.0 * TK * DV + 2.0 * TQ * DV + 2.0 * TQ + 2.0 * TQ * TK),
+		    "held %g bytes, the entry says %g", g1.device_bytes,
+		    k->backward->device_bytes(&ps[0], H));
+		gpu_grads_free(&g1);
+		gpu_grads_free(&g2);
+		free(o_fwd);
+		free(lse);
+		free(dout);
+		for (b = 0; b < H; b++)
+			problem_free(&ps[b]);
+	}
 }
 END_TEST
 
@@ -677,6 +859,8 @@ test_suite(void)
 	tcase_add_test(tc, test_bwd_bugs);
 	tcase_add_test(tc, test_bwd_fault_caught);
 	tcase_add_test(tc, test_bwd_exact_p);
+	tcase_add_test(tc, test_bwd_naive_random);
+	tcase_add_test(tc, test_bwd_naive_heads);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -694,9 +694,15 @@ START_TEST(test_describe)
 	ck_assert_str_eq(line, "inputs       Q, K, V; causal or not; a positive "
 	    "scale; at most 64 query rows a head; H query heads on G K/V heads "
 	    "as one problem, each group's rows packed");
-	ck_assert_int_eq(gpu_kernel_describe(kernel("naive"), 10, line,
+	ck_assert_int_eq(gpu_kernel_describe(kernel("decode"), 10, line,
 	    sizeof line), 0);
 	ck_assert_str_eq(line, "backward     none");
+	ck_assert_int_eq(gpu_kernel_describe(kernel("naive"), 10, line,
+	    sizeof line), 0);
+	ck_assert_str_eq(line, "backward     fp32, fp16, bf16; causal or not; "
+	    "scores problems; bug modes none; no tiles: P, dP and dS (Tq x Tk) "
+	    "whole in device memory, dQ one sum an entry (--dq atomic and "
+	    "ordered alike); final gradients, no step trace (--backward)");
 	ck_assert_int_eq(gpu_kernel_describe(kernel("fast"), 10, line,
 	    sizeof line), 0);
 	ck_assert_str_eq(line, "backward     fp16, bf16; causal or not; bug "

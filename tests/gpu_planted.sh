@@ -71,6 +71,10 @@
 #                    the same sums in another order, so the final
 #                    gradients stay within the bound and only the trace
 #                    build's steps (dK, dV after each row block) show it
+# and in gpu/naive_bwd.cu (tests/check_gpu_bwd, its naive tests):
+#   naive bwd no D     dS = P o dP: softmax's backward without D
+#   naive bwd last row dV and dK leave out the last query row
+#   naive bwd mask     the causal mask shows each row one key too many
 set -u
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -203,6 +207,12 @@ plants() {
 	    's/if (r >= p.tq)$/if (r >= p.tq || (j \& 1))/'
 	"$1" "bwd rows reversed" gpu/fast_bwd.cu tests/check_gpu_fast_bwd \
 	    's/(i) = ibegin + (it) % ni;/(i) = p.tr - 1 - (it) % ni;/'
+	"$1" "naive bwd no D" gpu/naive_bwd.cu tests/check_gpu_bwd \
+	    's/R.G\[e\] = R.P\[e\] \* (R.G\[e\] - R.D\[e \/ R.tk\]);/R.G[e] = R.P[e] * R.G[e];/'
+	"$1" "naive bwd last row" gpu/naive_bwd.cu tests/check_gpu_bwd \
+	    's/for (r = 0; r < R.tq; r++)/for (r = 0; r < R.tq - 1; r++)/'
+	"$1" "naive bwd mask" gpu/naive_bwd.cu tests/check_gpu_bwd \
+	    's/(long)c > (long)r + R.tk - R.tq)/(long)c > (long)r + 1 + R.tk - R.tq)/'
 }
 
 controls=

@@ -347,10 +347,10 @@ static const char bench_gpu_usage_fmt[] =
     "shape (one value each of --sizes, --dims, --dtypes, --masks; by\n"
     "default fp16, d = 64, T = 4096, no mask), each row with its speed-up\n"
     "over the rung below that ran and what that rung changes.\n"
-    "--ladder --backward does so for the backward pass: naive (no kernel\n"
-    "yet: it says what one needs), teaching, fast with dQ atomic, and fast\n"
-    "with dQ ordered (its speed-up under 1 is the deterministic dQ's cost),\n"
-    "each rung's gradients against the lowest rung's that ran.\n"
+    "--ladder --backward does so for the backward pass: naive (P, dP and\n"
+    "dS through HBM), teaching, fast with dQ atomic, and fast with dQ\n"
+    "ordered (its speed-up under 1 is the deterministic dQ's cost), each\n"
+    "rung's gradients against the lowest rung's that ran.\n"
     "--backward times, for each shape, the forward and the backward pass\n"
     "of each kernel of --kernels that has\n"
     "one (by default %s, Br x Bc, dQ atomic as FlashAttention 2):\n"
@@ -860,7 +860,7 @@ bench_gpu_ladder_bwd(struct bench_gpu_shape *bs,
 	struct gpu_ladder_rung rungs[GPU_LADDER_BWD_RUNGS];
 	const struct gpu_ladder_rung *r;
 	const struct tiling any = { (int)a->br, (int)a->bc, ORDER_FA2 };
-	char tiles[32], speed[32], capped[128];
+	char b1[32], tiles[32], speed[32], capped[128];
 	size_t per;
 	float *dout;
 	int i, b, rc;
@@ -899,12 +899,14 @@ bench_gpu_ladder_bwd(struct bench_gpu_shape *bs,
 	    "forward's)%s;\nspeed-up: the time of the rung below that ran over "
 	    "this one's (under 1: slower);\ngrads vs ref: the largest of max "
 	    "|g - g_ref| / max |g_ref| over dQ, dK, dV,\ng_ref the lowest "
-	    "rung's that ran; device memory: not reported by the backward\n",
+	    "rung's that ran; device mem: what the backward held (-: not "
+	    "counted)\n",
 	    a->common.repeat, capped[0] != '\0' ? " (" : "", capped,
 	    capped[0] != '\0' ? " at most)" : "",
 	    bs->causal ? ", halved for causal" : "");
-	printf("%-13s %-8s %10s %9s %9s %9s  %s\n", "rung", "tiles",
-	    "time (ms)", "TFLOP/s", "speed-up", "grads", "what it changes");
+	printf("%-13s %-8s %10s %9s %11s %9s %9s  %s\n", "rung", "tiles",
+	    "time (ms)", "TFLOP/s", "device mem", "speed-up", "grads",
+	    "what it changes");
 	for (i = 0; i < GPU_LADDER_BWD_RUNGS; i++) {
 		r = &rungs[i];
 		if (!r->ran) {
@@ -914,9 +916,10 @@ bench_gpu_ladder_bwd(struct bench_gpu_shape *bs,
 			continue;
 		}
 		gpu_ladder_cells(r, tiles, sizeof tiles, speed, sizeof speed);
-		printf("%-13s %-8s %10.3f %9.2f %9s %9.2g  %s\n",
-		    gpu_ladder_backward_name(i), tiles, r->ms, r->tflops, speed,
-		    r->o_diff, r->change);
+		printf("%-13s %-8s %10.3f %9.2f %11s %9s %9.2g  %s\n",
+		    gpu_ladder_backward_name(i), tiles, r->ms, r->tflops,
+		    r->device_bytes > 0 ? util_bytes(r->device_bytes, b1,
+		    sizeof b1) : "-", speed, r->o_diff, r->change);
 	}
 	if (rungs[2].ran && rungs[3].ran && rungs[3].speedup > 0)
 		printf("the deterministic dQ (ordered) costs %.2fx the atomic "

@@ -89,9 +89,9 @@ static const char gpu_usage[] =
     "keys in N ranges that run apart to partials (--partials mlu|olse),\n"
     "then a combine kernel that merges them (--merge-order, --merge-bug);\n"
     "--pack-gqa packs a group's query heads into one row block.\n"
-    "--backward runs the kernel's backward pass (the teaching kernel has\n"
-    "one) on the forward's O and lse and dO (--grad-output, or drawn from\n"
-    "the seed), and prints the gradients' errors against naive attention's\n"
+    "--backward runs the kernel's backward pass (naive, teaching and fast\n"
+    "have one) on the forward's O and lse and dO (--grad-output, or drawn\n"
+    "from the seed), and prints the gradients' errors against naive attention's\n"
     "gradients in double precision and the backward's kernel time;\n"
     "--grad-q, --grad-k, --grad-v, --grad-scores write them.\n"
     "Exits 3 when built without CUDA, 4 without a usable CUDA driver, 5\n"
@@ -454,6 +454,7 @@ gpu_backward(const struct options *o, const struct gpu_args *a,
 	struct gpu_check c;
 	struct schedule bs;
 	float *dout = NULL, *m = NULL;
+	char b1[32];
 	int x, rc = -1;
 
 	memset(&g, 0, sizeof g);
@@ -485,11 +486,18 @@ gpu_backward(const struct options *o, const struct gpu_args *a,
 	}
 	gpu_check_end(&c);
 
-	printf("\nbackward: key blocks outside, query blocks inside: Tc=%d x "
-	    "Tr=%d tiles, %ld steps; bug=%s; dQ %s; dO %s\n", bs.tc, bs.tr,
-	    bs.nsteps, backward_bug_name(o->grad_bug),
-	    gpu_dq_mode_name(a->common.dq), o->spec.dout.path != NULL ?
-	    o->spec.dout.path : "N(0,1) from the seed");
+	if (a->common.kernel->backward->caps & GPU_CAP_NO_TILES)
+		printf("\nbackward: no tiles: P, dP and dS (%d x %d) whole in "
+		    "device memory, %s held; bug=%s; dQ one sum an entry; dO %s\n",
+		    p->tq, p->tk, util_bytes(g.device_bytes, b1, sizeof b1),
+		    backward_bug_name(o->grad_bug), o->spec.dout.path != NULL ?
+		    o->spec.dout.path : "N(0,1) from the seed");
+	else
+		printf("\nbackward: key blocks outside, query blocks inside: "
+		    "Tc=%d x Tr=%d tiles, %ld steps; bug=%s; dQ %s; dO %s\n",
+		    bs.tc, bs.tr, bs.nsteps, backward_bug_name(o->grad_bug),
+		    gpu_dq_mode_name(a->common.dq), o->spec.dout.path != NULL ?
+		    o->spec.dout.path : "N(0,1) from the seed");
 	printf("the forward's O and lse above are its input%s\n",
 	    m != NULL ? " (and the row max, from the forward's trace)" : "");
 	if (c.mode == GPUCMD_CHECK_NONE)
@@ -505,7 +513,9 @@ gpu_backward(const struct options *o, const struct gpu_args *a,
 		    e[x].rows, e[x].cols, e[x].max_abs, e[x].max_rel);
 	printf("backward kernel time: %.3f ms (%s kernel, dQ %s, median of %ld "
 	    "runs after the first)\n", g.ms, a->common.kernel->name,
-	    gpu_dq_mode_name(a->common.dq), a->common.repeat);
+	    a->common.kernel->backward->caps & GPU_CAP_NO_TILES ?
+	    "one sum an entry" : gpu_dq_mode_name(a->common.dq),
+	    a->common.repeat);
 	bg.dq = g.grad_q;
 	bg.dk = g.grad_k;
 	bg.dv = g.grad_v;
