@@ -4,8 +4,9 @@
  * and its backward.  Read by the simulator (problem.h, schedule.c,
  * sim.c, backward.c), the double reference (reference.c, gradref.c,
  * which write their own double-precision arithmetic from the same
- * definitions) and the teaching kernels (gpu/teach_step.cuh,
- * gpu/teach_bwd.cu, gpu/teach_split.cu), so each rule is written once,
+ * definitions), the teaching kernels (gpu/teach_step.cuh,
+ * gpu/teach_bwd.cu, gpu/teach_split.cu) and the tensor-core forwards'
+ * window and tile range (gpu/tc_mask.cuh), so each rule is written once,
  * as online_rule.h's bug table is.  A new mask is one row of MASK_TABLE
  * and its case in the functions below.
  *
