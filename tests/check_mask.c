@@ -216,6 +216,22 @@ random_shape(struct inputs_rng *rng, struct shape *sh)
 	sh->scores = inputs_rng_next(rng) % 5 == 0;
 }
 
+/* The schedule of p under sh's tiles, order, splits and packing. */
+static void
+schedule_of(const struct shape *sh, const struct problem *p,
+    struct schedule *s)
+{
+	struct tiling t = { sh->br, sh->bc, sh->order };
+	struct split_plan sp;
+	char err[256];
+
+	memset(&sp, 0, sizeof sp);
+	sp.splits = sh->splits;
+	sp.pack_gqa = sh->pack;
+	ck_assert_msg(schedule_init_split(s, p, &t, &sp, err, sizeof err) == 0,
+	    "%s", err);
+}
+
 /* ---- the tiles a mask skips ---- */
 
 /*
@@ -231,10 +247,8 @@ START_TEST(test_skipped_tiles_brute_force)
 	struct shape sh;
 	struct problem p;
 	struct schedule s;
-	struct tiling t;
-	struct split_plan sp;
 	struct schedule_tile tile;
-	char err[256], what[256];
+	char what[256];
 	long k, visible, seen;
 	int n, i, j, r, c, r0, r1, any, first, last;
 	unsigned char *hit;
@@ -245,14 +259,7 @@ START_TEST(test_skipped_tiles_brute_force)
 		sh.scores = 0;
 		build(&sh, INPUTS_RAMP, 1, &p);
 		describe(&sh, what, sizeof what);
-		t.br = sh.br;
-		t.bc = sh.bc;
-		t.order = sh.order;
-		memset(&sp, 0, sizeof sp);
-		sp.splits = sh.splits;
-		sp.pack_gqa = sh.pack;
-		ck_assert_msg(schedule_init_split(&s, &p, &t, &sp, err, sizeof err) ==
-		    0, "%s", err);
+		schedule_of(&sh, &p, &s);
 		hit = calloc((size_t)s.tr * s.tc, 1);
 		ck_assert(hit != NULL);
 		visible = 0;
@@ -638,8 +645,6 @@ START_TEST(test_traffic_runs)
 	struct shape sh;
 	struct problem p;
 	struct schedule s;
-	struct tiling t;
-	struct split_plan sp;
 	struct traffic_table tt;
 	struct traffic tot, sum, one;
 	struct schedule_tile tile;
@@ -660,13 +665,7 @@ START_TEST(test_traffic_runs)
 		}
 		build(&sh, INPUTS_RAMP, 1, &p);
 		describe(&sh, what, sizeof what);
-		t.br = sh.br;
-		t.bc = sh.bc;
-		t.order = sh.order;
-		memset(&sp, 0, sizeof sp);
-		sp.splits = sh.splits;
-		sp.pack_gqa = sh.pack;
-		ck_assert(schedule_init_split(&s, &p, &t, &sp, err, sizeof err) == 0);
+		schedule_of(&sh, &p, &s);
 		ck_assert_msg((bwd ? traffic_backward_init(&tt, &p, &s, err,
 		    sizeof err) : traffic_init(&tt, &p, &s, err, sizeof err)) == 0,
 		    "%s", err);
