@@ -131,6 +131,12 @@
 #       sed 's/col + spaced + w > HELP_WIDTH/col + spaced + w > HELP_WIDTH + 20/'
 #       the wrap width raised to 100: the option tables run past 80
 #       -> tests/check_options:test_usage_fits
+#   key entry missing   every key the view's help lists has an entry
+#                       in the manual page's Keys section (check_ui)
+#       doc/flashstep.1
+#       sed 's/^\.B S-Tab, Up$/.B S-Tab/'
+#       Up loses its entry; the word "Up" stays elsewhere in the page
+#       -> tests/check_ui:test_help_and_doc_list_every_key
 #   cuts unmarked       the view marks every row, key and entry a pane
 #                       cuts at 80x24 (check_ui)
 #       src/ui/ui_pane_tile.c
@@ -438,6 +444,9 @@ plant "--help from the table" src/app/options.c \
 plant "help past 80 columns" src/app/helpwrap.c \
     's/col + spaced + w > HELP_WIDTH/col + spaced + w > HELP_WIDTH + 20/' \
     tests/check_options:test_usage_fits
+plant "key entry missing" doc/flashstep.1 \
+    's/^\.B S-Tab, Up$/.B S-Tab/' \
+    tests/check_ui:test_help_and_doc_list_every_key
 plant "cuts unmarked" src/ui/ui_pane_tile.c \
     's/^\tif (n == 0 || r.h < 1)$/\tif (n >= 0 || r.h < 1)/' \
     tests/check_ui:test_cuts_marked
