@@ -11,7 +11,6 @@
 
 #include "testutil.h"
 #include "model/backward.h"
-#include "model/combine.h"
 #include "model/gradref.h"
 #include "model/mask.h"
 #include "model/philox.h"
@@ -147,7 +146,6 @@ build(const struct shape *sh, uint64_t seed, struct problem *p)
 	struct problem_spec spec;
 	char err[256];
 	float *s = NULL, *v = NULL;
-	int h, n;
 
 	problem_spec_init(&spec);
 	spec.tq = sh->tq;
@@ -172,26 +170,8 @@ build(const struct shape *sh, uint64_t seed, struct problem *p)
 	spec.dropout = sh->p;
 	spec.dropout_seed = sh->seed;
 	spec.dropout_offset = sh->offset;
-	if (sh->scores) {
-		struct inputs_rng rng;
-
-		inputs_rng_seed(&rng, seed);
-		n = spec.heads * sh->tq * sh->tk;
-		s = malloc((size_t)n * sizeof *s);
-		v = malloc((size_t)spec.kv_heads * sh->tk * 3 * sizeof *v);
-		ck_assert(s != NULL && v != NULL);
-		for (h = 0; h < n; h++)
-			s[h] = (float)(inputs_rng_normal(&rng) * 3.0);
-		for (h = 0; h < spec.kv_heads * sh->tk * 3; h++)
-			v[h] = (float)inputs_rng_normal(&rng);
-		spec.s.data = s;
-		spec.s.rows = spec.heads * sh->tq;
-		spec.s.cols = sh->tk;
-		spec.v.data = v;
-		spec.v.rows = spec.kv_heads * sh->tk;
-		spec.v.cols = 3;
-		spec.tq = spec.tk = spec.d = spec.dv = 0;
-	}
+	if (sh->scores)
+		tu_spec_scores(&spec, seed, 3.0, &s, &v);
 	ck_assert_msg(problem_build(&spec, p, err, sizeof err) == 0, "%s", err);
 	free(s);
 	free(v);
@@ -242,63 +222,8 @@ run_forward(const struct problem *p, const struct shape *sh, float *o,
 {
 	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	struct tiling t = { sh->br, sh->bc, sh->order };
-	struct split_plan sp;
-	struct combine_rule cr = { COMBINE_LTR, MERGE_BUG_NONE };
-	struct combine *comb;
-	struct sim *sim;
-	char err[256];
 
-	memset(&sp, 0, sizeof sp);
-	sp.splits = sh->splits;
-	sp.pack_gqa = sh->pack;
-	sim = sim_new_split(p, &t, &sp, &rule, err, sizeof err);
-	ck_assert_msg(sim != NULL, "%s", err);
-	ck_assert_int_eq(sim_run(sim, NULL, NULL, o, lse), 0);
-	if (sh->splits > 1) {
-		comb = combine_new(sim, &cr, err, sizeof err);
-		ck_assert_msg(comb != NULL, "%s", err);
-		ck_assert_int_eq(combine_run(comb, NULL, NULL, o, lse), 0);
-		combine_free(comb);
-	}
-	sim_free(sim);
-}
-
-/* max |o - ref| / max(1, max |ref|) over every head; lse's worst. */
-static double
-forward_error(const struct problem *p, const float *o, const float *lse,
-    double *lse_err)
-{
-	struct problem one;
-	double *ref, *rl, worst = 0.0, big = 1.0;
-	char err[256];
-	int h, r, x;
-
-	ref = malloc((size_t)p->tq * p->dv * sizeof *ref);
-	rl = malloc((size_t)p->tq * sizeof *rl);
-	ck_assert(ref != NULL && rl != NULL);
-	*lse_err = 0.0;
-	for (h = 0; h < p->heads; h++) {
-		problem_head(p, h, &one);
-		ck_assert_int_eq(reference_attention(&one, ref, rl, err, sizeof err),
-		    0);
-		for (r = 0; r < p->tq; r++) {
-			size_t row = (size_t)h * p->tq + r;
-
-			ck_assert(isinf(rl[r]) == isinf(lse[row]));
-			if (!isinf(rl[r]))
-				*lse_err = fmax(*lse_err, fabs(lse[row] - rl[r]) /
-				    fmax(1.0, fabs(rl[r])));
-			for (x = 0; x < p->dv; x++) {
-				ck_assert(isfinite(o[row * p->dv + x]));
-				worst = fmax(worst, fabs(o[row * p->dv + x] -
-				    ref[(size_t)r * p->dv + x]));
-				big = fmax(big, fabs(ref[(size_t)r * p->dv + x]));
-			}
-		}
-	}
-	free(ref);
-	free(rl);
-	return worst / big;
+	tu_run_split(p, &t, sh->splits, sh->pack, &rule, o, lse);
 }
 
 /* ---- the forward ---- */
@@ -324,7 +249,7 @@ START_TEST(test_forward_random)
 		lse = malloc((size_t)problem_rows(&p) * sizeof *lse);
 		ck_assert(o != NULL && lse != NULL);
 		run_forward(&p, &sh, o, lse);
-		e = forward_error(&p, o, lse, &le);
+		e = tu_forward_error(&p, o, lse, &le);
 		ck_assert_msg(e <= 2e-5, "%s: O off by %g", what, e);
 		ck_assert_msg(le <= 1e-5, "%s: lse off by %g", what, le);
 		free(o);
@@ -518,35 +443,15 @@ START_TEST(test_backward_random)
 }
 END_TEST
 
-static double
-fd_loss(const struct problem *p, const float *dout)
-{
-	double *o, *lse, sum = 0.0;
-	char err[256];
-	int e;
-
-	o = malloc((size_t)p->tq * p->dv * sizeof *o);
-	lse = malloc((size_t)p->tq * sizeof *lse);
-	ck_assert(o != NULL && lse != NULL);
-	ck_assert_int_eq(reference_attention(p, o, lse, err, sizeof err), 0);
-	for (e = 0; e < p->tq * p->dv; e++)
-		sum += (double)dout[e] * o[e];
-	free(o);
-	free(lse);
-	return sum;
-}
-
 /* The worst |gradref - central difference| of the loss over Q (or S),
  * gradref run with the offset goff (the forward's drop_offset: right). */
 static double
 fd_error(struct problem *p, const float *dout, uint32_t goff, double *big)
 {
-	const double h = 0x1p-9;
 	const uint32_t off = p->mask.drop_offset;
-	float *x = p->scores_mode ? p->s : p->q, keep;
-	double *g, num, worst = 0.0;
+	double *g, worst;
 	char err[256];
-	int n = p->scores_mode ? p->tq * p->tk : p->tq * p->d, e;
+	int n = p->scores_mode ? p->tq * p->tk : p->tq * p->d;
 
 	g = calloc((size_t)n, sizeof *g);
 	ck_assert(g != NULL);
@@ -554,18 +459,7 @@ fd_error(struct problem *p, const float *dout, uint32_t goff, double *big)
 	ck_assert(gradref_gradients(p, dout, p->scores_mode ? NULL : g, NULL, NULL,
 	    p->scores_mode ? g : NULL, err, sizeof err) == 0);
 	p->mask.drop_offset = off;
-	*big = 1e-30;
-	for (e = 0; e < n; e++) {
-		keep = x[e];
-		x[e] = (float)(keep + h);
-		num = fd_loss(p, dout);
-		x[e] = (float)(keep - h);
-		num -= fd_loss(p, dout);
-		x[e] = keep;
-		num /= 2 * h;
-		worst = fmax(worst, fabs(num - g[e]));
-		*big = fmax(*big, fabs(g[e]));
-	}
+	worst = tu_fd_error(p, dout, g, big);
 	free(g);
 	return worst;
 }

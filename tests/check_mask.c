@@ -9,10 +9,8 @@
 
 #include "testutil.h"
 #include "model/backward.h"
-#include "model/combine.h"
 #include "model/gradref.h"
 #include "model/mask.h"
-#include "model/reference.h"
 #include "model/sim.h"
 #include "model/traffic.h"
 
@@ -143,7 +141,7 @@ build(const struct shape *sh, enum inputs_kind input, uint64_t seed,
 	struct problem_spec spec;
 	char err[256], slopes[256] = "";
 	float *s = NULL, *v = NULL;
-	int h, at = 0, n;
+	int h, at = 0;
 
 	problem_spec_init(&spec);
 	spec.tq = sh->tq;
@@ -174,26 +172,8 @@ build(const struct shape *sh, enum inputs_kind input, uint64_t seed,
 			    h ? "," : "", sh->alibi / (1 << h));
 		spec.alibi_slopes = slopes;
 	}
-	if (sh->scores) {
-		struct inputs_rng rng;
-
-		inputs_rng_seed(&rng, seed);
-		n = spec.heads * sh->tq * sh->tk;
-		s = malloc((size_t)n * sizeof *s);
-		v = malloc((size_t)spec.kv_heads * sh->tk * 3 * sizeof *v);
-		ck_assert(s != NULL && v != NULL);
-		for (h = 0; h < n; h++)
-			s[h] = (float)(inputs_rng_normal(&rng) * 4.0);
-		for (h = 0; h < spec.kv_heads * sh->tk * 3; h++)
-			v[h] = (float)inputs_rng_normal(&rng);
-		spec.s.data = s;
-		spec.s.rows = spec.heads * sh->tq;
-		spec.s.cols = sh->tk;
-		spec.v.data = v;
-		spec.v.rows = spec.kv_heads * sh->tk;
-		spec.v.cols = 3;
-		spec.tq = spec.tk = spec.d = spec.dv = 0;
-	}
+	if (sh->scores)
+		tu_spec_scores(&spec, seed, 4.0, &s, &v);
 	ck_assert_msg(problem_build(&spec, p, err, sizeof err) == 0, "%s", err);
 	free(s);
 	free(v);
@@ -236,6 +216,22 @@ random_shape(struct inputs_rng *rng, struct shape *sh)
 	sh->scores = inputs_rng_next(rng) % 5 == 0;
 }
 
+/* The schedule of p under sh's tiles, order, splits and packing. */
+static void
+schedule_of(const struct shape *sh, const struct problem *p,
+    struct schedule *s)
+{
+	struct tiling t = { sh->br, sh->bc, sh->order };
+	struct split_plan sp;
+	char err[256];
+
+	memset(&sp, 0, sizeof sp);
+	sp.splits = sh->splits;
+	sp.pack_gqa = sh->pack;
+	ck_assert_msg(schedule_init_split(s, p, &t, &sp, err, sizeof err) == 0,
+	    "%s", err);
+}
+
 /* ---- the tiles a mask skips ---- */
 
 /*
@@ -251,10 +247,8 @@ START_TEST(test_skipped_tiles_brute_force)
 	struct shape sh;
 	struct problem p;
 	struct schedule s;
-	struct tiling t;
-	struct split_plan sp;
 	struct schedule_tile tile;
-	char err[256], what[256];
+	char what[256];
 	long k, visible, seen;
 	int n, i, j, r, c, r0, r1, any, first, last;
 	unsigned char *hit;
@@ -265,14 +259,7 @@ START_TEST(test_skipped_tiles_brute_force)
 		sh.scores = 0;
 		build(&sh, INPUTS_RAMP, 1, &p);
 		describe(&sh, what, sizeof what);
-		t.br = sh.br;
-		t.bc = sh.bc;
-		t.order = sh.order;
-		memset(&sp, 0, sizeof sp);
-		sp.splits = sh.splits;
-		sp.pack_gqa = sh.pack;
-		ck_assert_msg(schedule_init_split(&s, &p, &t, &sp, err, sizeof err) ==
-		    0, "%s", err);
+		schedule_of(&sh, &p, &s);
 		hit = calloc((size_t)s.tr * s.tc, 1);
 		ck_assert(hit != NULL);
 		visible = 0;
@@ -331,65 +318,8 @@ run_forward(const struct problem *p, const struct shape *sh,
     const struct online_rule *rule, float *o, float *lse)
 {
 	struct tiling t = { sh->br, sh->bc, sh->order };
-	struct split_plan sp;
-	struct combine_rule cr = { COMBINE_LTR, MERGE_BUG_NONE };
-	struct combine *comb;
-	struct sim *sim;
-	char err[256];
 
-	memset(&sp, 0, sizeof sp);
-	sp.splits = sh->splits;
-	sp.pack_gqa = sh->pack;
-	sim = sim_new_split(p, &t, &sp, rule, err, sizeof err);
-	ck_assert_msg(sim != NULL, "%s", err);
-	ck_assert_int_eq(sim_run(sim, NULL, NULL, o, lse), 0);
-	if (sh->splits > 1) {
-		comb = combine_new(sim, &cr, err, sizeof err);
-		ck_assert_msg(comb != NULL, "%s", err);
-		ck_assert_int_eq(combine_run(comb, NULL, NULL, o, lse), 0);
-		combine_free(comb);
-	}
-	sim_free(sim);
-}
-
-/* max |o - ref| / max(1, max |ref|) over every head, and whether lse is
- * -inf exactly where the reference's is (the empty rows). */
-static double
-forward_error(const struct problem *p, const float *o, const float *lse,
-    double *lse_err)
-{
-	struct problem one;
-	double *ref, *rl, worst = 0.0, big = 1.0;
-	char err[256];
-	int h, r, x;
-
-	ref = malloc((size_t)p->tq * p->dv * sizeof *ref);
-	rl = malloc((size_t)p->tq * sizeof *rl);
-	ck_assert(ref != NULL && rl != NULL);
-	*lse_err = 0.0;
-	for (h = 0; h < p->heads; h++) {
-		problem_head(p, h, &one);
-		ck_assert_int_eq(reference_attention(&one, ref, rl, err, sizeof err),
-		    0);
-		for (r = 0; r < p->tq; r++) {
-			size_t row = (size_t)h * p->tq + r;
-
-			ck_assert_msg(isinf(rl[r]) == isinf(lse[row]), "head %d row %d: "
-			    "lse %g, the reference's %g", h, r, (double)lse[row], rl[r]);
-			if (!isinf(rl[r]))
-				*lse_err = fmax(*lse_err, fabs(lse[row] - rl[r]) /
-				    fmax(1.0, fabs(rl[r])));
-			for (x = 0; x < p->dv; x++) {
-				ck_assert(isfinite(o[row * p->dv + x]));
-				worst = fmax(worst, fabs(o[row * p->dv + x] -
-				    ref[(size_t)r * p->dv + x]));
-				big = fmax(big, fabs(ref[(size_t)r * p->dv + x]));
-			}
-		}
-	}
-	free(ref);
-	free(rl);
-	return worst / big;
+	tu_run_split(p, &t, sh->splits, sh->pack, rule, o, lse);
 }
 
 /* 300 random problems with every rule, fp32: O within 2e-5 of the
@@ -417,7 +347,7 @@ START_TEST(test_forward_random)
 		lse = malloc((size_t)problem_rows(&p) * sizeof *lse);
 		ck_assert(o != NULL && lse != NULL);
 		run_forward(&p, &sh, &rule, o, lse);
-		e = forward_error(&p, o, lse, &le);
+		e = tu_forward_error(&p, o, lse, &le);
 		ck_assert_msg(e < 2e-5 && le < 1e-5, "case %d (%s): O off by %g, "
 		    "lse by %g", n, what, e, le);
 		free(o);
@@ -486,7 +416,7 @@ START_TEST(test_empty_rows)
 	for (k = 0; k < (int)(sizeof shapes / sizeof shapes[0]); k++) {
 		build(&shapes[k], INPUTS_NORMAL, 3, &p);
 		run_forward(&p, &shapes[k], &rule, o, lse);
-		e = forward_error(&p, o, lse, &le);
+		e = tu_forward_error(&p, o, lse, &le);
 		ck_assert_msg(e < 2e-5 && le < 1e-5, "shape %d: O off by %g", k, e);
 		for (r = 0, empty = 0; r < problem_rows(&p); r++)
 			if (isinf(lse[r])) {
@@ -608,24 +538,6 @@ END_TEST
  * (1 - (s_capped / C)^2) and ALiBi's (none) are what it must get right.
  * A planted fault (the cap's factor left out) must fail the same check.
  */
-static double
-fd_loss(const struct problem *p, const float *dout)
-{
-	double *o, *lse, sum = 0.0;
-	char err[256];
-	int e;
-
-	o = malloc((size_t)p->tq * p->dv * sizeof *o);
-	lse = malloc((size_t)p->tq * sizeof *lse);
-	ck_assert(o != NULL && lse != NULL);
-	ck_assert_int_eq(reference_attention(p, o, lse, err, sizeof err), 0);
-	for (e = 0; e < p->tq * p->dv; e++)
-		sum += (double)dout[e] * o[e];
-	free(o);
-	free(lse);
-	return sum;
-}
-
 START_TEST(test_gradref_finite_differences)
 {
 	static const struct shape shapes[] = {
@@ -636,11 +548,10 @@ START_TEST(test_gradref_finite_differences)
 	};
 	struct problem_spec spec;
 	struct problem p;
-	float *dout, *x, keep;
-	double *g, num, worst, big;
-	const double h = 0x1p-9;
+	float *dout;
+	double *g, worst, big;
 	char err[256];
-	int k, e, n;
+	int k, n;
 
 	for (k = 0; k < (int)(sizeof shapes / sizeof shapes[0]); k++) {
 		build(&shapes[k], INPUTS_NORMAL, 11, &p);
@@ -648,24 +559,11 @@ START_TEST(test_gradref_finite_differences)
 		spec.seed = 4;
 		ck_assert(problem_grad_output(&spec, &p, &dout, err, sizeof err) == 0);
 		n = p.scores_mode ? p.tq * p.tk : p.tq * p.d;
-		x = p.scores_mode ? p.s : p.q;
 		g = calloc((size_t)n, sizeof *g);
 		ck_assert(g != NULL);
 		ck_assert(gradref_gradients(&p, dout, p.scores_mode ? NULL : g, NULL,
 		    NULL, p.scores_mode ? g : NULL, err, sizeof err) == 0);
-		worst = 0.0;
-		big = 1e-30;
-		for (e = 0; e < n; e++) {
-			keep = x[e];
-			x[e] = (float)(keep + h);
-			num = fd_loss(&p, dout);
-			x[e] = (float)(keep - h);
-			num -= fd_loss(&p, dout);
-			x[e] = keep;
-			num /= 2 * h;
-			worst = fmax(worst, fabs(num - g[e]));
-			big = fmax(big, fabs(g[e]));
-		}
+		worst = tu_fd_error(&p, dout, g, &big);
 		ck_assert_msg(worst <= 1e-5 * fmax(1.0, big), "shape %d: gradref "
 		    "off the finite differences by %g (max %g)", k, worst, big);
 		if (shapes[k].softcap > 0) {
@@ -674,17 +572,7 @@ START_TEST(test_gradref_finite_differences)
 			ck_assert(gradref_gradients(&p, dout, p.scores_mode ? NULL : g,
 			    NULL, NULL, p.scores_mode ? g : NULL, err, sizeof err) == 0);
 			p.mask.softcap = (float)shapes[k].softcap;
-			worst = 0.0;
-			for (e = 0; e < n; e++) {
-				keep = x[e];
-				x[e] = (float)(keep + h);
-				num = fd_loss(&p, dout);
-				x[e] = (float)(keep - h);
-				num -= fd_loss(&p, dout);
-				x[e] = keep;
-				num /= 2 * h;
-				worst = fmax(worst, fabs(num - g[e]));
-			}
+			worst = tu_fd_error(&p, dout, g, NULL);
 			ck_assert_msg(worst > 1e-3 * fmax(1.0, big), "shape %d: a "
 			    "gradient without the cap's factor passed (%g)", k, worst);
 		}
@@ -757,8 +645,6 @@ START_TEST(test_traffic_runs)
 	struct shape sh;
 	struct problem p;
 	struct schedule s;
-	struct tiling t;
-	struct split_plan sp;
 	struct traffic_table tt;
 	struct traffic tot, sum, one;
 	struct schedule_tile tile;
@@ -779,13 +665,7 @@ START_TEST(test_traffic_runs)
 		}
 		build(&sh, INPUTS_RAMP, 1, &p);
 		describe(&sh, what, sizeof what);
-		t.br = sh.br;
-		t.bc = sh.bc;
-		t.order = sh.order;
-		memset(&sp, 0, sizeof sp);
-		sp.splits = sh.splits;
-		sp.pack_gqa = sh.pack;
-		ck_assert(schedule_init_split(&s, &p, &t, &sp, err, sizeof err) == 0);
+		schedule_of(&sh, &p, &s);
 		ck_assert_msg((bwd ? traffic_backward_init(&tt, &p, &s, err,
 		    sizeof err) : traffic_init(&tt, &p, &s, err, sizeof err)) == 0,
 		    "%s", err);
@@ -852,7 +732,7 @@ START_TEST(test_bug_modes_damage)
 	build(&capped, INPUTS_NORMAL, 9, &p);
 	p.scale = 300.0f;	/* scores in the hundreds, the cap at 4 */
 	run_forward(&p, &capped, &rule, o, lse);
-	e = forward_error(&p, o, lse, &le);
+	e = tu_forward_error(&p, o, lse, &le);
 	ck_assert_msg(e < 1e-5, "the correct rule is off by %g", e);
 	rule.mask_bug = MASK_BUG_MAX_BEFORE_CAP;
 	run_forward(&p, &capped, &rule, o, lse);
@@ -862,7 +742,7 @@ START_TEST(test_bug_modes_damage)
 	build(&windowed, INPUTS_NORMAL, 9, &p);
 	rule.mask_bug = MASK_BUG_NONE;
 	run_forward(&p, &windowed, &rule, o, lse);
-	ck_assert(forward_error(&p, o, lse, &le) < 1e-5);
+	ck_assert(tu_forward_error(&p, o, lse, &le) < 1e-5);
 	rule.mask_bug = MASK_BUG_WINDOW_EDGE;
 	run_forward(&p, &windowed, &rule, o, lse);
 	ck_assert_msg(tu_rel_error(&p, o) > 0.05, "window-off-by-one: O only "

@@ -3,7 +3,9 @@
 
 #include "testutil.h"
 #include "app/options.h"
+#include "app/helpwrap.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -231,18 +233,41 @@ START_TEST(test_unused_and_ranges)
 }
 END_TEST
 
-/* The text options_usage prints for the problem options. */
+/* The text options_usage prints for the groups and the table extra. */
 static char *
-usage_text(void)
+usage_of(unsigned groups, const struct options_entry *extra)
 {
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
 
 	ck_assert_ptr_nonnull(f);
-	options_usage(f, OPT_PROBLEM, NULL);
+	options_usage(f, groups, extra);
 	ck_assert_int_eq(fclose(f), 0);
 	return text;
+}
+
+/* text with every run of white space one space, and none after a '|',
+ * in place: what --help says, wherever help_wrap broke its lines. */
+static char *
+squeezed(char *text)
+{
+	char *to = text, *at;
+
+	for (at = text; *at != '\0'; at++)
+		if (!isspace((unsigned char)*at))
+			*to++ = *at;
+		else if (to == text || (to[-1] != ' ' && to[-1] != '|'))
+			*to++ = ' ';
+	*to = '\0';
+	return text;
+}
+
+/* The problem options' help, read as one line (see squeezed). */
+static char *
+usage_text(void)
+{
+	return squeezed(usage_of(OPT_PROBLEM, NULL));
 }
 
 /* The manual page, whole. */
@@ -287,7 +312,8 @@ START_TEST(test_bug_table)
 		ck_assert_int_eq((int)o.rule.bug, b);
 		ck_assert_int_eq((int)o.rule.convention, m->needs ==
 		    ONLINE_ANY_CONVENTION ? CONV_UNNORMALIZED : m->needs);
-		/* "NAME: what it breaks", on a line of its own. */
+		/* "NAME: what it breaks", a line of its own before the
+		 * wrapping. */
 		snprintf(word, sizeof word, " %s: %s", m->name, m->breaks);
 		ck_assert_msg(strstr(help, word) != NULL, "--help lacks '%s':\n%s",
 		    word, help);
@@ -340,6 +366,84 @@ START_TEST(test_fp8_bug_table)
 }
 END_TEST
 
+static int
+no_set(void *ctx, const char *value, char *err, size_t errlen)
+{
+	(void)ctx;
+	(void)value;
+	(void)err;
+	(void)errlen;
+	return 0;
+}
+
+/*
+ * Every line of --help fits in a terminal's 80 columns, whatever the
+ * tables hold: long help breaks at spaces (or after a '|' of a list of
+ * names) onto lines indented under the help column, a name wider than
+ * its column pushes its help along, and UTF-8 counts by characters.
+ * Nothing is lost: each entry's help is in the text, read as one line.
+ */
+START_TEST(test_usage_fits)
+{
+	static const struct options_entry extra[] = {
+		{ "long-help", NULL, "a help of many words, so many that no "
+		    "line of a terminal holds them all, nor two lines, nor "
+		    "even three: each break falls between two words and the "
+		    "next line starts under the first word of the help, as "
+		    "a reader expects it to", no_set },
+		{ "a-rather-long-option-name", "VALUES", "pushes its help past "
+		    "the column the others start in, and still wraps at the "
+		    "edge", no_set },
+		{ "words", "NAME", "one|of|a|list|of|names|joined|without|any|"
+		    "space|between|them|that|is|wider|than|a|line|of|eighty|"
+		    "columns|by|itself", no_set },
+		{ "umlauts", NULL, "größer größer größer größer größer größer "
+		    "größer größer größer größer größer größer größer größer "
+		    "größer größer größer größer", no_set },
+		{ NULL, NULL, NULL, NULL },
+	};
+	static const unsigned groups[] = { OPT_PROBLEM, OPT_OUTFILES,
+	    OPT_BACKWARD, OPT_SPLIT };
+	const struct options_entry *e;
+	char *text = usage_of(OPT_PROBLEM | OPT_OUTFILES | OPT_BACKWARD |
+	    OPT_SPLIT, extra), *line, *nl, want[1024];
+	size_t g, lead;
+	int cols, widest = 0, over80bytes = 0;
+
+	for (line = text; *line != '\0'; line = nl + 1) {
+		nl = strchr(line, '\n');
+		ck_assert_ptr_nonnull(nl);
+		cols = help_columns(line, (size_t)(nl - line));
+		ck_assert_msg(cols <= 80, "%d columns: '%.*s'", cols,
+		    (int)(nl - line), line);
+		widest = cols > widest ? cols : widest;
+		over80bytes |= nl - line > 80;
+		/* A line that is not an option's own starts under the help
+		 * column (25). */
+		lead = strspn(line, " ");
+		if (lead > 0 && line[lead] != '-')
+			ck_assert_msg(lead >= 25, "indented %zu: '%.*s'", lead,
+			    (int)(nl - line), line);
+	}
+	/* The lines are filled, not cut short: the widest reaches the
+	 * edge's neighbourhood, and a UTF-8 line passes 80 bytes. */
+	ck_assert_int_ge(widest, 75);
+	ck_assert_msg(over80bytes, "no UTF-8 line is over 80 bytes: "
+	    "columns counted as bytes?");
+	squeezed(text);
+	for (e = extra; e->name != NULL; e++)
+		ck_assert_msg(strstr(text, e->help) != NULL, "--help lost '%s'",
+		    e->help);
+	for (g = 0; g < sizeof groups / sizeof groups[0]; g++)
+		for (e = options_group_entries(groups[g]); e->name != NULL; e++) {
+			snprintf(want, sizeof want, "%s", e->help);
+			ck_assert_msg(strstr(text, squeezed(want)) != NULL,
+			    "--help lost '%s'", want);
+		}
+	free(text);
+}
+END_TEST
+
 /* options_words joins a table's names. */
 static const char *
 test_word(int i)
@@ -379,6 +483,7 @@ test_suite(void)
 	tcase_add_test(tc, test_unused_and_ranges);
 	tcase_add_test(tc, test_bug_table);
 	tcase_add_test(tc, test_fp8_bug_table);
+	tcase_add_test(tc, test_usage_fits);
 	tcase_add_test(tc, test_words);
 	suite_add_tcase(s, tc);
 	return s;

@@ -10,9 +10,7 @@
 #include "config.h"
 
 #include "testutil.h"
-#include "model/combine.h"
 #include "model/memory.h"
-#include "model/sim.h"
 #include "model/traffic.h"
 
 #include <stdio.h>
@@ -41,34 +39,20 @@ build(const struct problem_spec *spec, struct problem *p)
 	ck_assert_msg(problem_build(spec, p, err, sizeof err) == 0, "%s", err);
 }
 
-/* O and lse of p under tiling t, split by splits ranges (< 2: none). */
+/* O and lse of p under tiling t, split by splits ranges (< 2: none);
+ * malloc'd (the caller frees). */
 static void
 run(const struct problem *p, int br, int bc, int splits, float **o,
     float **lse)
 {
 	struct tiling t = { .br = br, .bc = bc, .order = ORDER_FA2 };
-	struct split_plan sp = { .splits = splits, .partials = MERGE_MLU };
 	struct online_rule rule = { .convention = CONV_UNNORMALIZED };
-	struct combine_rule cr = { .order = COMBINE_LTR };
 	size_t rows = (size_t)problem_rows(p);
-	struct combine *c;
-	struct sim *sim;
-	char err[256];
 
-	sim = sim_new_split(p, &t, splits > 1 ? &sp : NULL, &rule, err,
-	    sizeof err);
-	ck_assert_msg(sim != NULL, "%s", err);
 	*o = malloc(rows * (size_t)p->dv * sizeof **o);
 	*lse = malloc(rows * sizeof **lse);
 	ck_assert(*o != NULL && *lse != NULL);
-	ck_assert_int_eq(sim_run(sim, NULL, NULL, *o, *lse), 0);
-	if (splits > 1) {
-		c = combine_new(sim, &cr, err, sizeof err);
-		ck_assert_msg(c != NULL, "%s", err);
-		ck_assert_int_eq(combine_run(c, NULL, NULL, *o, *lse), 0);
-		combine_free(c);
-	}
-	sim_free(sim);
+	tu_run_split(p, &t, splits, 0, &rule, *o, *lse);
 }
 
 /* The paged problem of spec (page size P) against its contiguous twin:

@@ -125,6 +125,18 @@
 #       src/app/options.c
 #       sed 's/^\t{ set_bug, bug_more },$//'
 #       -> tests/check_options:test_bug_table
+#   help past 80        every line of --help fits in 80 columns:
+#   columns             help_wrap breaks before the edge (check_options)
+#       src/app/helpwrap.c
+#       sed 's/col + spaced + w > HELP_WIDTH/col + spaced + w > HELP_WIDTH + 20/'
+#       the wrap width raised to 100: the option tables run past 80
+#       -> tests/check_options:test_usage_fits
+#   key entry missing   every key the view's help lists has an entry
+#                       in the manual page's Keys section (check_ui)
+#       doc/flashstep.1
+#       sed 's/^\.B S-Tab, Up$/.B S-Tab/'
+#       Up loses its entry; the word "Up" stays elsewhere in the page
+#       -> tests/check_ui:test_help_and_doc_list_every_key
 #   cuts unmarked       the view marks every row, key and entry a pane
 #                       cuts at 80x24 (check_ui)
 #       src/ui/ui_pane_tile.c
@@ -429,6 +441,12 @@ plant "band's left edge unhatched" src/ui/ui_pane_heat.c \
 plant "--help from the table" src/app/options.c \
     's/^\t{ set_bug, bug_more },$//' \
     tests/check_options:test_bug_table
+plant "help past 80 columns" src/app/helpwrap.c \
+    's/col + spaced + w > HELP_WIDTH/col + spaced + w > HELP_WIDTH + 20/' \
+    tests/check_options:test_usage_fits
+plant "key entry missing" doc/flashstep.1 \
+    's/^\.B S-Tab, Up$/.B S-Tab/' \
+    tests/check_ui:test_help_and_doc_list_every_key
 plant "cuts unmarked" src/ui/ui_pane_tile.c \
     's/^\tif (n == 0 || r.h < 1)$/\tif (n >= 0 || r.h < 1)/' \
     tests/check_ui:test_cuts_marked

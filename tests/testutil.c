@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "testutil.h"
+#include "model/combine.h"
 #include "model/compare.h"
 #include "model/reference.h"
 #include "model/sim.h"
@@ -120,6 +121,137 @@ tu_run(const struct problem *p, const struct tiling *t,
 	ck_assert(*o != NULL && *lse != NULL);
 	ck_assert_int_eq(sim_run(sim, NULL, NULL, *o, *lse), 0);
 	sim_free(sim);
+}
+
+void
+tu_run_split(const struct problem *p, const struct tiling *t, int splits,
+    int pack_gqa, const struct online_rule *rule, float *o, float *lse)
+{
+	struct split_plan sp;
+	struct combine_rule cr = { COMBINE_LTR, MERGE_BUG_NONE };
+	struct combine *comb;
+	struct sim *sim;
+	char err[256];
+
+	memset(&sp, 0, sizeof sp);
+	sp.splits = splits;
+	sp.pack_gqa = pack_gqa;
+	sim = sim_new_split(p, t, &sp, rule, err, sizeof err);
+	ck_assert_msg(sim != NULL, "%s", err);
+	ck_assert_int_eq(sim_run(sim, NULL, NULL, o, lse), 0);
+	if (splits > 1) {
+		comb = combine_new(sim, &cr, err, sizeof err);
+		ck_assert_msg(comb != NULL, "%s", err);
+		ck_assert_int_eq(combine_run(comb, NULL, NULL, o, lse), 0);
+		combine_free(comb);
+	}
+	sim_free(sim);
+}
+
+double
+tu_forward_error(const struct problem *p, const float *o, const float *lse,
+    double *lse_err)
+{
+	struct problem one;
+	double *ref, *rl, worst = 0.0, big = 1.0;
+	char err[256];
+	int h, r, x;
+
+	ref = malloc((size_t)p->tq * p->dv * sizeof *ref);
+	rl = malloc((size_t)p->tq * sizeof *rl);
+	ck_assert(ref != NULL && rl != NULL);
+	*lse_err = 0.0;
+	for (h = 0; h < p->heads; h++) {
+		problem_head(p, h, &one);
+		ck_assert_int_eq(reference_attention(&one, ref, rl, err, sizeof err),
+		    0);
+		for (r = 0; r < p->tq; r++) {
+			size_t row = (size_t)h * p->tq + r;
+
+			ck_assert_msg(isinf(rl[r]) == isinf(lse[row]), "head %d row %d: "
+			    "lse %g, the reference's %g", h, r, (double)lse[row], rl[r]);
+			if (!isinf(rl[r]))
+				*lse_err = fmax(*lse_err, fabs(lse[row] - rl[r]) /
+				    fmax(1.0, fabs(rl[r])));
+			for (x = 0; x < p->dv; x++) {
+				ck_assert(isfinite(o[row * p->dv + x]));
+				worst = fmax(worst, fabs(o[row * p->dv + x] -
+				    ref[(size_t)r * p->dv + x]));
+				big = fmax(big, fabs(ref[(size_t)r * p->dv + x]));
+			}
+		}
+	}
+	free(ref);
+	free(rl);
+	return worst / big;
+}
+
+double
+tu_reference_loss(const struct problem *p, const float *dout)
+{
+	double *o, *lse, sum = 0.0;
+	char err[256];
+	int e;
+
+	o = malloc((size_t)p->tq * p->dv * sizeof *o);
+	lse = malloc((size_t)p->tq * sizeof *lse);
+	ck_assert(o != NULL && lse != NULL);
+	ck_assert_int_eq(reference_attention(p, o, lse, err, sizeof err), 0);
+	for (e = 0; e < p->tq * p->dv; e++)
+		sum += (double)dout[e] * o[e];
+	free(o);
+	free(lse);
+	return sum;
+}
+
+double
+tu_fd_error(struct problem *p, const float *dout, const double *g,
+    double *big)
+{
+	const double h = 0x1p-9;
+	float *x = p->scores_mode ? p->s : p->q, keep;
+	int n = p->scores_mode ? p->tq * p->tk : p->tq * p->d, e;
+	double num, worst = 0.0, most = 1e-30;
+
+	for (e = 0; e < n; e++) {
+		keep = x[e];
+		x[e] = (float)(keep + h);
+		num = tu_reference_loss(p, dout);
+		x[e] = (float)(keep - h);
+		num -= tu_reference_loss(p, dout);
+		x[e] = keep;
+		num /= 2 * h;
+		worst = fmax(worst, fabs(num - g[e]));
+		most = fmax(most, fabs(g[e]));
+	}
+	if (big != NULL)
+		*big = most;
+	return worst;
+}
+
+void
+tu_spec_scores(struct problem_spec *spec, uint64_t seed, double scale,
+    float **s, float **v)
+{
+	struct inputs_rng rng;
+	int e, ns = spec->heads * spec->tq * spec->tk;
+	int nv = spec->kv_heads * spec->tk * spec->dv;
+
+	inputs_rng_seed(&rng, seed);
+	*s = malloc((size_t)ns * sizeof **s);
+	*v = malloc((size_t)nv * sizeof **v);
+	ck_assert(*s != NULL && *v != NULL);
+	for (e = 0; e < ns; e++)
+		(*s)[e] = (float)(inputs_rng_normal(&rng) * scale);
+	for (e = 0; e < nv; e++)
+		(*v)[e] = (float)inputs_rng_normal(&rng);
+	spec->s.data = *s;
+	spec->s.rows = spec->heads * spec->tq;
+	spec->s.cols = spec->tk;
+	spec->v.data = *v;
+	spec->v.rows = spec->kv_heads * spec->tk;
+	spec->v.cols = spec->dv;
+	spec->tq = spec->tk = spec->d = spec->dv = 0;
 }
 
 double

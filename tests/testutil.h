@@ -45,6 +45,47 @@ void tu_scores_problem(const float *s, int tq, int tk, const float *v, int dv,
 void tu_run(const struct problem *p, const struct tiling *t,
     const struct online_rule *rule, float **o, float **lse);
 
+/*
+ * Runs p (every head) through the sim with its keys split into splits
+ * ranges (< 2: none) and each K/V group's query rows packed or not, then
+ * the combine (left to right) where it splits: O and lse into o
+ * (problem_rows x dv) and lse (problem_rows).
+ */
+void tu_run_split(const struct problem *p, const struct tiling *t,
+    int splits, int pack_gqa, const struct online_rule *rule, float *o,
+    float *lse);
+
+/*
+ * O of every head of p against the double reference: returns max |o -
+ * ref| / max(1, max |ref|), *lse_err the worst |lse - ref| / max(1,
+ * |ref|).  Fails where O is not finite, or lse is -inf (a row that sees
+ * no key) where the reference's is not, or the other way.
+ */
+double tu_forward_error(const struct problem *p, const float *o,
+    const float *lse, double *lse_err);
+
+/* The loss sum(dO o O) of p (one head) with the double reference's O:
+ * what finite differences of the double gradients take. */
+double tu_reference_loss(const struct problem *p, const float *dout);
+
+/*
+ * g, the gradient of tu_reference_loss over p's Q (over S for a scores
+ * problem), against central differences of that loss (step 2^-9, each
+ * entry of Q or S moved and put back): returns the worst |g - the
+ * difference|; *big (may be NULL) gets max(1e-30, max |g|).
+ */
+double tu_fd_error(struct problem *p, const float *dout, const double *g,
+    double *big);
+
+/*
+ * Gives spec its scores directly, for heads x Tq x Tk of spec (its
+ * heads, kv_heads, tq, tk): S drawn N(0, scale^2) and V (kv_heads x Tk,
+ * dv columns) N(0, 1) from seed, in *s and *v (malloc'd: free them
+ * after problem_build); spec's tq, tk, d and dv become 0 (S sets them).
+ */
+void tu_spec_scores(struct problem_spec *spec, uint64_t seed, double scale,
+    float **s, float **v);
+
 /* max |o - ref| / max |ref| against the double reference. */
 double tu_rel_error(const struct problem *p, const float *o);
 

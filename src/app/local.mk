@@ -5,6 +5,7 @@
 noinst_LIBRARIES += src/app/libapp.a
 src_app_libapp_a_SOURCES = \
 	src/app/options.c src/app/options.h \
+	src/app/helpwrap.c src/app/helpwrap.h \
 	src/app/options_fp8.c src/app/options_fp8.h \
 	src/app/options_paged.c src/app/options_paged.h \
 	src/app/setup.c src/app/setup.h \

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "options.h"
+#include "helpwrap.h"
 #include "options_fp8.h"
 #include "options_paged.h"
 #include "model/mask.h"
@@ -976,14 +977,21 @@ static const struct {
 	{ set_mask_bug, mask_bug_more },
 };
 
+/* The columns of the option table: the name from NAME_COL, its help
+ * from HELP_COL (wrapped lines too), and a generated help's further
+ * lines ("NAME: what it breaks") from MORE_COL, their wrapped lines two
+ * deeper. */
+enum { NAME_COL = 2, HELP_COL = 25, MORE_COL = HELP_COL + 2 };
+
 /* One option: its name and help, and the generated help's lines after
- * the first indented under it. */
+ * the first indented under it, all wrapped by help_wrap. */
 static void
 usage_table(FILE *f, const struct options_entry *e)
 {
-	char left[40], more[1200];
+	char left[40], more[1200], first[1600];
 	const char *at, *nl;
 	size_t i;
+	int col;
 
 	for (; e->name != NULL; e++) {
 		snprintf(left, sizeof left, "--%s%s%s", e->name,
@@ -994,12 +1002,16 @@ usage_table(FILE *f, const struct options_entry *e)
 			if (generated_help[i].set == e->set)
 				generated_help[i].more(more, sizeof more);
 		nl = strchr(more, '\n');
-		fprintf(f, "  %-22s %s%.*s\n", left, e->help,
+		snprintf(first, sizeof first, "%s%.*s", e->help,
 		    nl != NULL ? (int)(nl - more) : (int)strlen(more), more);
+		col = fprintf(f, "%*s%-*s ", NAME_COL, "", HELP_COL - NAME_COL - 1,
+		    left);
+		help_wrap(f, first, strlen(first), col, HELP_COL);
 		for (at = nl; at != NULL; at = nl) {
 			nl = strchr(at + 1, '\n');
-			fprintf(f, "  %-22s   %.*s\n", "", nl != NULL ?
-			    (int)(nl - at - 1) : (int)strlen(at + 1), at + 1);
+			col = fprintf(f, "%*s", MORE_COL, "");
+			help_wrap(f, at + 1, nl != NULL ? (size_t)(nl - at - 1) :
+			    strlen(at + 1), col, MORE_COL + 2);
 		}
 	}
 }

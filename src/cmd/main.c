@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include "cmd.h"
+#include "app/helpwrap.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -32,6 +33,8 @@ static const struct command commands[] = {
 static void
 usage(FILE *f)
 {
+	static const char more[] = "'flashstep COMMAND --help' lists a "
+	    "command's options; man flashstep has them all.";
 	size_t i;
 
 	fputs("usage: flashstep [command] [options]\n"
@@ -42,9 +45,10 @@ usage(FILE *f)
 	    "\n"
 	    "commands:\n", f);
 	for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
-		fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
-	fputs("\n'flashstep COMMAND --help' lists a command's options; "
-	    "man flashstep has them all.\n", f);
+		help_wrap(f, commands[i].summary, strlen(commands[i].summary),
+		    fprintf(f, "  %-9s ", commands[i].name), 12);
+	fputc('\n', f);
+	help_wrap(f, more, strlen(more), 0, 0);
 }
 
 /*
