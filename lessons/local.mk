@@ -28,6 +28,7 @@ dist_lessons_DATA = \
 	lessons/19-fast-backward.lesson \
 	lessons/20-machine.lesson \
 	lessons/21-pipeline.lesson \
+	lessons/22-serving-layouts.lesson \
 	lessons/23-windows.lesson \
 	lessons/24-softcap-alibi.lesson \
 	lessons/25-low-precision.lesson \

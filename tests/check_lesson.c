@@ -1583,6 +1583,77 @@ START_TEST(test_mask_quantities)
 }
 END_TEST
 
+/* ---- the paged KV cache's quantities (paged.h) ---- */
+
+/* A 1-D int32 .npy of n entries at path. */
+static void
+write_int32_npy(const char *path, const int *v, int n)
+{
+	char hdr[128];
+	FILE *f;
+	int len, i;
+
+	len = snprintf(hdr, sizeof hdr, "{'descr': '<i4', 'fortran_order': "
+	    "False, 'shape': (%d,), }", n);
+	while ((10 + len + 1) % 64 != 0)
+		hdr[len++] = ' ';
+	hdr[len++] = '\n';
+	f = fopen(path, "wb");
+	ck_assert(f != NULL);
+	fwrite("\x93NUMPY\x01\x00", 1, 8, f);
+	fputc(len & 0xff, f);
+	fputc(len >> 8, f);
+	fwrite(hdr, 1, (size_t)len, f);
+	for (i = 0; i < n; i++) {
+		unsigned char b[4] = { v[i] & 0xff, (v[i] >> 8) & 0xff,
+		    (v[i] >> 16) & 0xff, (v[i] >> 24) & 0xff };
+
+		fwrite(b, 1, 4, f);
+	}
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/* One row against 32 keys in tiles of 8, its pages from a table file:
+ * a tile's physical pages are the table's entries for its logical
+ * pages, one run each; pages that do not divide the tile make every
+ * tile span two; the slack is the last page's empty slots; and the
+ * counters are those of contiguous K and V. */
+START_TEST(test_paged_quantities)
+{
+	static const int table[] = { 6, 2, 7, 0, 3, 5, 1, 4 };
+	char path[64], script[2048];
+	const char *prob = "title t\ntq 1\ntk 32\nd 2\nbr 1\nbc 8\n"
+	    "input normal\n";
+
+	snprintf(path, sizeof path, "/tmp/check_lesson_table_%ld.npy",
+	    (long)getpid());
+	write_int32_npy(path, table, 8);
+	snprintf(script, sizeof script, "%sgoto end\nkeep flat hbm\n"
+	    "expect page-runs 4\nexpect spanning-tiles 0\ngoto tile 0 1\n"
+	    "expect tile-runs 1\nblock-table %s\npage-size 8\ngoto tile 0 1\n"
+	    "expect pages 4\nexpect page-slack 0\nexpect tile-pages 2\n"
+	    "expect tile-runs 1\npage-size 4\ngoto tile 0 1\n"
+	    "expect tile-pages 7 0\nexpect tile-runs 2\ngoto end\n"
+	    "expect page-runs 8\nexpect spanning-tiles 4\n"
+	    "expect hbm - flat 0\npage-size 6\ngoto tile 0 1\n"
+	    "expect tile-pages 2 7\ngoto end\nexpect pages 6\n"
+	    "expect page-slack 4\nexpect page-runs 8\nexpect spanning-tiles 4\n"
+	    "tk 30\npage-size 8\ngoto end\nexpect pages 4\nexpect page-slack 2\n"
+	    "expect page-runs 4\n", prob, path);
+	runs_clean(script);
+	/* The backward reads its tile's pages too. */
+	snprintf(script, sizeof script, "%sblock-table %s\npage-size 4\n"
+	    "backward\ngoto backward tile 0 3\nexpect tile-pages 1 4\n"
+	    "expect tile-runs 2\n", prob, path);
+	runs_clean(script);
+	unlink(path);
+	run_fails("title t\ntq 1\ntk 8\nd 2\ngoto end\nexpect pages 2\n",
+	    LESSON_FAILED, "pages: K and V are not paged");
+	run_fails("title t\ntq 1\ntk 8\nd 2\npage-size 4\nexpect tile-pages 0\n",
+	    LESSON_FAILED, "tile-pages: before the first step there is no tile");
+}
+END_TEST
+
 /* ---- the fast kernel's arithmetic, the mask's tiles ---- */
 
 START_TEST(test_fast_quantities)
@@ -2878,6 +2949,7 @@ test_suite(void)
 	tcase_add_test(tc, test_odd_bytes);
 	tcase_add_test(tc, test_fast_quantities);
 	tcase_add_test(tc, test_mask_quantities);
+	tcase_add_test(tc, test_paged_quantities);
 	tcase_add_test(tc, test_notes);
 	tcase_add_test(tc, test_slide_heading);
 	tcase_add_test(tc, test_handout);

@@ -227,6 +227,12 @@
 #       sed 's/^\truns = paged_runs(pc, t.c0, t.c1);$/\truns = 1;/'
 #       every tile counted as contiguous K/V's one run
 #       -> tests/check_ui:test_pages_runs
+#   tile pages logical  a lesson's tile-pages are the physical pages the
+#                       page table gives the tile's keys (check_lesson)
+#       src/lesson/lesson_quantity.c
+#       sed 's/^\t\trq->out\[n++\] = pc->table\[b\];$/\t\trq->out[n++] = b;/'
+#       the logical page numbers are quoted instead
+#       -> tests/check_lesson:test_paged_quantities
 #   pipeline takes      `pipeline --model` refuses every problem option
 #   a window            it does not use, by name, before any work
 #                       (pipeline.test)
@@ -489,6 +495,9 @@ plant "pages pane logical" src/ui/ui_pane_pages.c \
 plant "pages pane one run" src/ui/ui_pane_pages.c \
     's/^\truns = paged_runs(pc, t.c0, t.c1);$/\truns = 1;/' \
     tests/check_ui:test_pages_runs
+plant "tile pages logical" src/lesson/lesson_quantity.c \
+    's/^\t\trq->out\[n++\] = pc->table\[b\];$/\t\trq->out[n++] = b;/' \
+    tests/check_lesson:test_paged_quantities
 plant "pipeline takes a window" src/cmd/cmd_pipeline.c \
     's/^\t{ "causal", PF_RUNS },$/\t{ "causal", PF_RUNS }, { "window", PF_RUNS },/' \
     tests/pipeline.test

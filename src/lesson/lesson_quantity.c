@@ -14,6 +14,7 @@
 #include "lesson_quantity.h"
 #include "lesson_machine.h"
 #include "model/compare.h"
+#include "model/paged.h"
 #include "model/traffic.h"
 
 #include <math.h>
@@ -1022,6 +1023,94 @@ read_dropped(struct lesson_read *rq)
 	return one(rq, (double)n);
 }
 
+/* ---- the paged KV cache (paged.h) ---- */
+
+/* The problem's page table, or an error naming page-size: the pages,
+ * their slack and the physical pages of a tile exist only when K and V
+ * are paged. */
+static int
+paged_cache(struct lesson_read *rq, const struct paged_cache **pc)
+{
+	*pc = &rq->run->setup.problem.paged;
+	if ((*pc)->page_size > 0)
+		return 0;
+	return util_error(rq->err, rq->errlen, "%s: K and V are not paged "
+	    "(page-size N makes them)", rq->q->name);
+}
+
+/* The keys [c0, c1) of the current tile, forward's or backward's. */
+static int
+current_keys(struct lesson_read *rq, int *c0, int *c1)
+{
+	const struct sim_view *v = lesson_run_view(rq->run);
+	const struct backward_view *b = lesson_run_backward_view(rq->run);
+
+	if (v == NULL && b == NULL)
+		return util_error(rq->err, rq->errlen, "%s: before the first step "
+		    "there is no tile", rq->q->name);
+	*c0 = v != NULL ? v->tile.c0 : b->tile.c0;
+	*c1 = v != NULL ? v->tile.c1 : b->tile.c1;
+	return 0;
+}
+
+/* The logical pages Tk keys take (from 0), and the slots of the last
+ * one that no key fills (1): a sequence's whole waste, under a page. */
+static int
+read_pages(struct lesson_read *rq)
+{
+	const struct paged_cache *pc;
+	int tk = rq->run->setup.problem.tk;
+
+	if (paged_cache(rq, &pc) != 0)
+		return -1;
+	if (rq->rd->from == 0)
+		return one(rq, (double)pc->pages);
+	return one(rq, (double)((long)pc->pages * pc->page_size - tk));
+}
+
+/* The physical pages the current tile's keys lie in, in key order: one
+ * contiguous run of the pool each. */
+static int
+read_tile_pages(struct lesson_read *rq)
+{
+	const struct paged_cache *pc;
+	int c0, c1, b, n = 0;
+
+	if (paged_cache(rq, &pc) != 0 || current_keys(rq, &c0, &c1) != 0)
+		return -1;
+	for (b = c0 / pc->page_size; b <= (c1 - 1) / pc->page_size &&
+	    n < rq->max; b++)
+		rq->out[n++] = pc->table[b];
+	rq->n = n;
+	return 0;
+}
+
+/* The runs the current tile's K/V read takes (paged_runs: 1 when not
+ * paged). */
+static int
+read_tile_runs(struct lesson_read *rq)
+{
+	int c0, c1;
+
+	if (current_keys(rq, &c0, &c1) != 0)
+		return -1;
+	return one(rq, (double)paged_runs(&rq->run->setup.problem.paged, c0,
+	    c1));
+}
+
+/* Over the forward's tiles (paged_count): the runs its K/V reads take
+ * (from 0; a tile each when not paged), the tiles that span two pages
+ * or more (1). */
+static int
+read_paged_reads(struct lesson_read *rq)
+{
+	struct paged_reads r;
+
+	paged_count(&rq->run->setup.problem.paged,
+	    sim_schedule(rq->run->setup.sim), &r);
+	return one(rq, (double)(rq->rd->from == 0 ? r.runs : r.spanning));
+}
+
 /* A sum of fields of struct t. */
 static int
 sum_fields(struct lesson_read *rq, const struct traffic *t)
@@ -1320,6 +1409,22 @@ static const struct lesson_quantity quantities[] = {
 	{ .name = "dropout-state-bytes", .kind = LESSON_Q_COUNT,
 	  ALL(read_dropout_bytes, .from = 1),
 	  .help = "bytes FlashAttention keeps instead: the seed and offset" },
+	/* the paged KV cache */
+	{ .name = "pages", .kind = LESSON_Q_COUNT, ALL(read_pages),
+	  .help = "paged: the pages the keys take, ceil(Tk / page size)" },
+	{ .name = "page-slack", .kind = LESSON_Q_COUNT, ALL(read_pages,
+	  .from = 1), .help = "paged: slots of the last page no key fills" },
+	{ .name = "tile-pages", .vector = 1, FWD(read_tile_pages),
+	  BWD(read_tile_pages),
+	  .help = "paged: the physical pages the current tile's keys lie in" },
+	{ .name = "tile-runs", .kind = LESSON_Q_COUNT, FWD(read_tile_runs),
+	  BWD(read_tile_runs), .help = "contiguous runs the current tile's K/V "
+	  "read takes: a page each (1 when not paged)" },
+	{ .name = "page-runs", .kind = LESSON_Q_COUNT, ALL(read_paged_reads),
+	  .help = "contiguous runs the forward's K/V reads take, over its tiles" },
+	{ .name = "spanning-tiles", .kind = LESSON_Q_COUNT,
+	  ALL(read_paged_reads, .from = 1),
+	  .help = "the forward's tiles whose keys span two pages or more" },
 	{ .name = "skipped", HOW_MANY(1),
 	  .help = "tiles the mask skips" },
 	{ .name = "forward-steps", HOW_MANY(2),
