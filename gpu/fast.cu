@@ -325,7 +325,15 @@ fast_rules(float (&s)[MT][BC / 8][4], const struct tc_rule &rule,
     float slope, int j, int r0, int lane, int tq, int tk)
 {
 	const int g = lane >> 2, t4 = lane & 3;
+	int lo[MT][2], hi[MT][2];
 
+#pragma unroll
+	for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+		for (int h = 0; h < 2; h++)
+			if (VIS)
+				tc_rule_row(rule, r0 + mt * 16 + g + 8 * h, tq,
+				    tk, &lo[mt][h], &hi[mt][h]);
 #pragma unroll
 	for (int mt = 0; mt < MT; mt++)
 #pragma unroll
@@ -336,7 +344,8 @@ fast_rules(float (&s)[MT][BC / 8][4], const struct tc_rule &rule,
 				const int c = j * BC + 8 * nb + 2 * t4 +
 				    (e & 1);
 				s[mt][nb][e] = tc_rule_score<VIS>(rule,
-				    s[mt][nb][e], slope, r, c, tq, tk);
+				    s[mt][nb][e], slope, r, c, tq, tk,
+				    lo[mt][e >> 1], hi[mt][e >> 1]);
 			}
 }
 

@@ -17,11 +17,20 @@
  * units, divided by the exponent's scale.  So a kernel's m is in units
  * of u and its lse is m times the exponent's scale plus log l.
  *
- * tanh is CUDA's tanhf (within 2 units in the last place), not the
- * simulator's mask_rule_tanh (written for bit-equal teaching kernels,
- * about three times the instructions): the tensor-core kernels are
- * held to a tolerance (gpucheck.c) to which the two tanh add 6 units
- * of C.
+ * tanh is 1 - 2 / (e^{2y} + 1) on the special-function unit (one
+ * ex2.approx, one fast division: tc_tanh), not the simulator's
+ * mask_rule_tanh (written for bit-equal teaching kernels, some thirty
+ * instructions) nor CUDA's tanhf: a score's error is what the softmax
+ * feels, and this one is within 2^-21 of tanh absolutely (the
+ * subtraction near 0 loses relative, not absolute, precision), so the
+ * tensor-core kernels' tolerance (gpucheck.c) grows by 16 units of C
+ * for both tanh.  (On the H200, tanhf halved the mma.sync kernel's
+ * rate under a cap and cut the wgmma kernel's to a third:
+ * doc/performance.md.)
+ *
+ * Visibility is decided per row before a tile's entries are looked at:
+ * each row's keys are one interval (mask_rule_keys of that row alone),
+ * so an entry is two comparisons, not the rule's branches.
  */
 #ifndef FLASHSTEP_TC_MASK_CUH
 #define FLASHSTEP_TC_MASK_CUH
@@ -30,6 +39,7 @@
 #include <stdio.h>
 
 #include "fast.h"		/* struct tc_mask */
+#include "fast_mma.cuh"		/* fast_exp2 */
 #include "model/mask_rule.h"
 
 /* A call's rules as the kernels read them. */
@@ -127,20 +137,44 @@ tc_rule_slope(const struct tc_rule &r, int h)
 	return r.slopes != NULL ? r.slopes[h] * r.bias_unit : 0.f;
 }
 
+/* The keys [*lo, *hi] row `row` sees (mask_rule_keys of the row alone:
+ * the window clipped to [0, Tk)); none when *lo > *hi. */
+static __device__ __forceinline__ void
+tc_rule_row(const struct tc_rule &r, int row, int tq, int tk, int *lo,
+    int *hi)
+{
+	long a, b;
+
+	mask_rule_keys(r.m, row, row, tq, tk, &a, &b);
+	*lo = (int)a;
+	*hi = (int)b;
+}
+
+/* tanh y within 2^-21 absolutely (the header says why this form). */
+static __device__ __forceinline__ float
+tc_tanh(float y)
+{
+	/* |y| > 9: tanh is 1 in float32; the clamp keeps e^{2y} finite */
+	const float e = fast_exp2(fminf(fmaxf(y, -9.f), 9.f) *
+	    2.8853900817779268f);
+
+	return 1.f - __fdividef(2.f, e + 1.f);
+}
+
 /*
- * The score entry (row r, key c) of product s becomes: -inf when VIS
- * and the row may not see the key, else s bent by the cap and ALiBi's
- * bias (slope from tc_rule_slope), in u's units.
+ * The score entry (row, key c) of product s becomes: -inf when VIS and
+ * c is outside the row's keys [lo, hi] (tc_rule_row), else s bent by
+ * the cap and ALiBi's bias (slope from tc_rule_slope), in u's units.
  */
 template <bool VIS>
 static __device__ __forceinline__ float
 tc_rule_score(const struct tc_rule &r, float s, float slope, int row, int c,
-    int tq, int tk)
+    int tq, int tk, int lo, int hi)
 {
-	if (VIS && (c >= tk || !mask_rule_visible(r.m, row, c, tq, tk)))
+	if (VIS && (c < lo || c > hi))
 		return -INFINITY;
 	if (r.cap_in > 0.f)
-		s = tanhf(s * r.cap_in);
+		s = tc_tanh(s * r.cap_in);
 	if (slope != 0.f) {
 		const int dist = row + tk - tq - c;
 

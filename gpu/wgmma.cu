@@ -579,6 +579,12 @@ static __device__ __forceinline__ void
 wgmma_rules(float (&s)[BC / 2], const struct tc_rule &rule, float slope,
     int c0, int r0, int tq, int tk)
 {
+	int lo[2], hi[2];
+
+#pragma unroll
+	for (int h = 0; h < 2; h++)
+		if (VIS)
+			tc_rule_row(rule, r0 + 8 * h, tq, tk, &lo[h], &hi[h]);
 #pragma unroll
 	for (int nb = 0; nb < BC / 8; nb++)
 #pragma unroll
@@ -586,7 +592,7 @@ wgmma_rules(float (&s)[BC / 2], const struct tc_rule &rule, float slope,
 			const int c = c0 + 8 * nb + (e & 1);
 			const int r = r0 + 8 * (e >> 1);
 			s[4 * nb + e] = tc_rule_score<VIS>(rule, s[4 * nb + e],
-			    slope, r, c, tq, tk);
+			    slope, r, c, tq, tk, lo[e >> 1], hi[e >> 1]);
 		}
 }
 

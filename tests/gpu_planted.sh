@@ -72,7 +72,8 @@
 #                    gradients stay within the bound and only the trace
 #                    build's steps (dK, dV after each row block) show it
 # in gpu/tc_mask.cuh (tests/check_gpu_fast, its rules test):
-#   tc window edge     the kernels' window misses its left edge's key
+#   tc window edge     each row misses the first key it sees (the
+#                      window's left edge, or key 0)
 #   tc window tiles    each row block starts one key tile late
 # and in gpu/naive_bwd.cu (tests/check_gpu_bwd, its naive tests):
 #   naive bwd no D     dS = P o dP: softmax's backward without D
@@ -211,7 +212,7 @@ plants() {
 	"$1" "bwd rows reversed" gpu/fast_bwd.cu tests/check_gpu_fast_bwd \
 	    's/(i) = ibegin + (it) % ni;/(i) = p.tr - 1 - (it) % ni;/'
 	"$1" "tc window edge" gpu/tc_mask.cuh tests/check_gpu_fast \
-	    's/!mask_rule_visible(r.m, row, c, tq, tk)/!mask_rule_visible_bug(r.m, MASK_BUG_WINDOW_EDGE, row, c, tq, tk)/'
+	    's/^\t\*lo = (int)a;$/\t*lo = (int)a + 1;/'
 	"$1" "tc window tiles" gpu/tc_mask.cuh tests/check_gpu_fast \
 	    's/\*j0 = (int)(lo \/ bc);/*j0 = (int)(lo \/ bc) + 1;/'
 	"$1" "naive bwd no D" gpu/naive_bwd.cu tests/check_gpu_bwd \

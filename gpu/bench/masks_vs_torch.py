@@ -32,8 +32,8 @@ lse = -inf.  A planted fault (the window's left edge one key wider than
 asked) must break the rule, so the check is shown able to fail.
 
 Speed (fp16, B T = 32768, H = 16, d = 128 and 64, T = 8192 and 16384):
-full attention, a sliding window (1024, 0) and a softcap of 50 (Gemma
-2's), ours and FlexAttention (torch.compile'd flex_attention with a
+full attention, sliding windows (1024, 0) and (4096, 0) and a softcap
+of 50 (Gemma 2's), ours and FlexAttention (torch.compile'd flex_attention with a
 block mask for the window, a score_mod for the cap), CUDA-event medians.
 TFLOP/s counts 4 d per visible score.  "per tile" is the window's time
 per visible Br x Bc tile over full attention's: the target is at most
@@ -71,7 +71,7 @@ class Masked:
         self.kind = kind
         self.fn = getattr(self.lib, kind + "_attention_masked")
         self.fn.restype = ctypes.c_int
-        self.fn.argtypes = ([ctypes.c_void_p] * 5 + [ctypes.c_int] * 7 +
+        self.fn.argtypes = ([ctypes.c_void_p] * 5 + [ctypes.c_int] * 6 +
                             [ctypes.POINTER(TcMask), ctypes.c_float,
                              ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p,
                              ctypes.c_char_p, ctypes.c_size_t])
@@ -303,8 +303,9 @@ def speed(kerns, reps, sizes, dims):
             v = torch.randn_like(q)
             o = torch.empty_like(q)
             lse = torch.empty((b, h, t), device="cuda")
-            rules = [("full", (-1, -1), 0.0), ("window 1024,0", (1024, 0),
-                                                0.0),
+            rules = [("full", (-1, -1), 0.0),
+                     ("window 1024,0", (1024, 0), 0.0),
+                     ("window 4096,0", (4096, 0), 0.0),
                      ("softcap 50", (-1, -1), 50.0)]
             for kern in kerns:
                 br, bc = kern.tiles(d)
