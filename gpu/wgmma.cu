@@ -174,7 +174,8 @@
  *   four at d = 64: one block a multiprocessor either way (the register
  *   file is full); a third stage at d = 128 was no faster.
  * - One block per work item: the persistent grid (dev/cuda/wgmma/) was
- *   no faster without the mask and slower under it.
+ *   no faster without the mask and slower under it; a window with a left
+ *   edge, whose items are a few tiles each, runs it (wgmma_pick).
  * - The limit, by ncu: the tensor pipe busy about 70 % of the time, the
  *   exp pipe the busiest by instructions; what is left is the softmax not
  *   always hidden behind the other consumer's products and each block's
@@ -1450,7 +1451,10 @@ struct wgmma_variant {
 #define WGMMA_VARIANTS							\
 	WGMMA_VARIANT(64, 128, 4, 3, true, 2, 0),	/* Br = 192 */	\
 	WGMMA_VARIANT(64, 128, 4, 2, true, 2, 0),			\
-	WGMMA_VARIANT(128, 128, 2, 2, true, 2, 0),
+	WGMMA_VARIANT(128, 128, 2, 2, true, 2, 0),			\
+	/* the defaults' persistent twins, which a window's band runs */\
+	WGMMA_VARIANT(64, 128, 4, 3, true, 2, 1),			\
+	WGMMA_VARIANT(128, 128, 2, 2, true, 2, 1),
 #endif
 static const struct wgmma_variant wgmma_variants[] = { WGMMA_VARIANTS };
 #define WGMMA_NVARIANTS \
@@ -1459,6 +1463,37 @@ static const struct wgmma_variant wgmma_variants[] = { WGMMA_VARIANTS };
 /* The default for each d: the i-th variant of that d. */
 #define WGMMA_DEFAULT_D64 0
 #define WGMMA_DEFAULT_D128 0
+
+/*
+ * The variant a call runs: variant i of d (wgmma_find), except that the
+ * default (i < 0) under a window with a left edge runs its persistent
+ * twin where there is one (the same tiles and schedule, one block a
+ * multiprocessor, the next item's Q and first K and V loaded while this
+ * one ends): a band's items are a few tiles each, all about as long, so
+ * a block's start and epilogue, paid once an item, are what the
+ * persistent grid hides.
+ */
+static const struct wgmma_variant *wgmma_find(int d, int i);
+
+static const struct wgmma_variant *
+wgmma_pick(int d, int i, const struct tc_mask *mask)
+{
+	const struct wgmma_variant *v = wgmma_find(d, i);
+
+	if (v == NULL || i >= 0 || mask == NULL || mask->left < 0 ||
+	    v->cfg.persistent)
+		return v;
+	for (int x = 0; x < WGMMA_NVARIANTS; x++) {
+		const struct wgmma_config *c = &wgmma_variants[x].cfg;
+
+		if (c->persistent && c->d == d && c->br == v->cfg.br &&
+		    c->bc == v->cfg.bc && c->stages == v->cfg.stages &&
+		    c->pingpong == v->cfg.pingpong &&
+		    c->overlap == v->cfg.overlap)
+			return &wgmma_variants[x];
+	}
+	return v;
+}
 
 static const struct wgmma_variant *
 wgmma_find(int d, int i)
@@ -1538,7 +1573,7 @@ wgmma_attention_masked(const void *q, const void *k, const void *v,
 	    heads, tq, tk, dtype, 16, "TMA and 16-byte stores", err,
 	    errlen) != 0)
 		return -1;
-	if ((wv = wgmma_find(d, variant)) == NULL)
+	if ((wv = wgmma_pick(d, variant, mask)) == NULL)
 		return tc_args_no_variant("wgmma_attention_fwd", variant, d, err,
 		    errlen);
 	if (tc_args_trace("wgmma_attention_trace", tr, err, errlen) != 0)
@@ -1578,11 +1613,11 @@ wgmma_attention_masked(const void *q, const void *k, const void *v,
 	p.ntiles = p.tr * bh;
 
 	/* One block per work item; a persistent variant, one block per
-	 * multiprocessor (not under a causal mask or a window, whose items
-	 * differ in length: there the hardware's dynamic scheduling
-	 * balances better). */
+	 * multiprocessor (not under a mask without a left edge, causal's,
+	 * whose items differ in length: there the hardware's dynamic
+	 * scheduling balances better). */
 	grid = p.ntiles;
-	if (wv->cfg.persistent && !p.rule.m.window) {
+	if (wv->cfg.persistent && (!p.rule.m.window || p.rule.m.left >= 0)) {
 		CUDA_CHECK(cudaGetDevice(&dev));
 		CUDA_CHECK(cudaDeviceGetAttribute(&sms,
 		    cudaDevAttrMultiProcessorCount, dev));

@@ -37,7 +37,9 @@ of 50 (Gemma 2's), ours and FlexAttention (torch.compile'd
 flex_attention with a block mask for the window, a score_mod for the
 cap), CUDA-event medians.  TFLOP/s counts 4 d per visible score; "vs
 flex" is FlexAttention's time over ours (above 1: ours is the faster).
-"per tile" is the time per visible Br x Bc tile over full attention's:
+"per tile" is the time per visible Br x Bc tile over full attention's
+(for wgmma a window runs the persistent grid; "(1 item)" rows time the
+default variant's grid, a block an item, beside it):
 for a window the target is at most 1.10 at T >= 8192 (the kernel skips
 the tiles the window hides, and pays the mask only on those that cross
 an edge).
@@ -86,14 +88,14 @@ class Masked:
             d, -1, ctypes.byref(cfg))
         return cfg[1], cfg[2]
 
-    def __call__(self, q, k, v, o, lse, window, softcap, slopes):
+    def __call__(self, q, k, v, o, lse, window, softcap, slopes, variant=-1):
         b, h, tq, d = q.shape
         tk = k.shape[2]
         m = TcMask(window[0], window[1], softcap,
                    slopes.data_ptr() if slopes is not None else None)
         rc = self.fn(q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
                      lse.data_ptr(), b, h, tq, tk, d, dtype_code(q.dtype),
-                     ctypes.byref(m), 0.0, -1, None,
+                     ctypes.byref(m), 0.0, variant, None,
                      torch.cuda.current_stream().cuda_stream, self.err,
                      len(self.err))
         if rc != 0:
@@ -328,6 +330,15 @@ def speed(kerns, reps, sizes, dims):
                           % (kern.kind, d, t, name, ms, tf,
                              per / full_per_tile, fms, fms / ms,
                              "" if why is None else "  (" + why + ")"))
+                    if kern.kind == "wgmma" and w[0] >= 0:
+                        # the window on the default variant as it is
+                        # (one block an item), not its persistent twin
+                        ms0 = time_ms(lambda: kern(q, k, v, o, lse, w, c,
+                                                   None, 0), reps)
+                        print("%-6s %4d %6d %-18s %9.3f %8.1f %9.3f" % (
+                            kern.kind, d, t, name + " (1 item)", ms0,
+                            4.0 * d * vis * b * h / ms0 / 1e9,
+                            ms0 / ntiles / full_per_tile))
             del q, k, v, o, lse
             torch.cuda.empty_cache()
 
