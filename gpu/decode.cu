@@ -88,6 +88,10 @@ struct decode_params {
 	int splits, keys;	/* ranges, keys a range */
 	float qscale;		/* scale log2(e) */
 	int causal;
+	const int *seqlens;	/* (B) keys of each entry's cache, or NULL: tk */
+	const int *table;	/* (B, max_pages) pages of the pool, or NULL */
+	int page_size, max_pages;
+	int key_stride;		/* values from a key to the next (in a page) */
 	float *ws_u;		/* (groups, splits, ROWS, d) partial u */
 	float *ws_ml;		/* (groups, splits, ROWS, 2) partial m, l */
 	unsigned *tickets;	/* (groups) ranges done */
@@ -193,7 +197,11 @@ head_start(const struct decode_params &P, const size_t &kv_off,
     const int &k0, const int &k1, const int &stride)
 {
 #if __CUDA_ARCH__ >= 900
-	if (threadIdx.x != 0)
+	/* Paged, a key's row lies G d values from the next one's
+	 * (flash_attn_with_kvcache's (pages, page_size, G, d)): the first
+	 * iterations are no one run of bytes, so a paged cache goes
+	 * without the head start. */
+	if (threadIdx.x != 0 || P.table != NULL || k1 <= k0)
 		return;
 	const int n = min(k1 - k0, DECODE_HEAD_START * stride);
 	const size_t off = (kv_off + (size_t)k0 * DECODE_D) * 2;
@@ -235,8 +243,11 @@ struct decode_block {
 	int split, b, g;	/* key range, batch entry, K/V head */
 	int group_id;		/* (batch, K/V head, row chunk), the tickets' index */
 	int row0;		/* the chunk's first packed row */
-	int k0, k1;		/* the range's keys */
-	size_t kv_off;		/* K/V head g of entry b, in values */
+	int k0, k1;		/* the range's keys (k1 <= k0: none) */
+	int tk;			/* the keys of entry b's cache: Tk_b */
+	size_t kv_off;		/* K/V head g of entry b, in values (paged:
+				 * of a pool slot) */
+	const int *table;	/* entry b's pages, or NULL: contiguous */
 };
 
 __device__ __forceinline__ struct decode_block
@@ -250,10 +261,38 @@ decode_block_of(const struct decode_params &P, int rows)
 	B.g = blockIdx.y / P.chunks;
 	B.group_id = (B.b * P.kv_heads + B.g) * P.chunks + chunk;
 	B.row0 = chunk * rows;
+	B.tk = P.seqlens == NULL ? P.tk : min(max(P.seqlens[B.b], 0), P.tk);
 	B.k0 = B.split * P.keys;
-	B.k1 = min(P.tk, B.k0 + P.keys);
-	B.kv_off = ((size_t)B.b * P.kv_heads + B.g) * P.tk * DECODE_D;
+	B.k1 = min(B.tk, B.k0 + P.keys);
+	if (P.table == NULL) {
+		B.table = NULL;
+		B.kv_off = ((size_t)B.b * P.kv_heads + B.g) * P.tk * DECODE_D;
+	} else {
+		B.table = P.table + (size_t)B.b * P.max_pages;
+		B.kv_off = (size_t)B.g * DECODE_D;
+	}
 	return B;
+}
+
+/*
+ * Where key `key` of block B's K/V head begins, in values from P.k (and
+ * P.v): contiguous, row key of head (b, g) of (B, G, Tk, d); paged, slot
+ * key % page_size of page table[b][key / page_size] of the pool (pages,
+ * page_size, G, d).  Every address of K and V the kernels read comes
+ * from here, once for a group of keys: the kernels read keys in groups
+ * of 8 or 16 that start at a multiple of 8 or 16 (a range's first key
+ * is a multiple of 16 when paged: decode_attention_kv), and page_size is
+ * a multiple of 16, so no group crosses a page and its key j lies at
+ * kv_at(base) + (j - base) key_stride.  Keys past a range are read as
+ * its last key, inside the same group.
+ */
+__device__ __forceinline__ size_t
+kv_at(const struct decode_params &P, const struct decode_block &B, int key)
+{
+	if (B.table == NULL)
+		return B.kv_off + (size_t)key * DECODE_D;
+	return B.kv_off + ((size_t)__ldg(B.table + key / P.page_size) *
+	    P.page_size + key % P.page_size) * (size_t)P.key_stride;
 }
 
 /* Dims d0 .. d0 + 3 of packed row R's output, its state (m, l, u)
@@ -423,8 +462,8 @@ decode_kernel(const struct decode_params P)
 	const size_t kv_off = B.kv_off;
 	const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
 	const int half = lane >> 4, c = lane & 15;
-	const T *kb = (const T *)P.k + kv_off + c * 8;
-	const T *vb = (const T *)P.v + kv_off + c * 8;
+	const T *kb = (const T *)P.k + c * 8;
+	const T *vb = (const T *)P.v + c * 8;
 	float q[ROWS][8], acc[ROWS][8], m[ROWS], l[ROWS];
 	int r, i, u;
 
@@ -459,7 +498,7 @@ decode_kernel(const struct decode_params P)
 	const int idx = c >> SH, r_me = idx / U, u_me = idx % U;
 	const int R_me = row0 + r_me;
 	const long last_seen = R_me < P.rows ?
-	    (long)(R_me / P.group) + P.tk - P.tq : -1;
+	    (long)(R_me / P.group) + B.tk - P.tq : -1;
 
 	/*
 	 * One iteration: the warp's 2 U keys from base, given this lane's
@@ -570,16 +609,17 @@ decode_kernel(const struct decode_params P)
 	 * masked. */
 	for (int it = 0; it < iters; it++) {
 		const int base = first + it * stride;
+		const size_t at = kv_at(P, B, base);
 		uint4 kr[U], vr[U];
 
 #pragma unroll
 		for (u = 0; u < U; u++)
-			kr[u] = load_stream(kb + (size_t)min(base + 2 * u + half,
-			    k1 - 1) * D);
+			kr[u] = load_stream(kb + at + (size_t)(min(base + 2 * u +
+			    half, k1 - 1) - base) * P.key_stride);
 #pragma unroll
 		for (u = 0; u < U; u++)
-			vr[u] = load_stream(vb + (size_t)min(base + 2 * u + half,
-			    k1 - 1) * D);
+			vr[u] = load_stream(vb + at + (size_t)(min(base + 2 * u +
+			    half, k1 - 1) - base) * P.key_stride);
 		step(base, kr, vr);
 	}
 
@@ -788,11 +828,11 @@ decode_mma_kernel(const struct decode_params P)
 	const size_t kv_off = B.kv_off;
 	const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
 	const int lg = lane >> 2, lt = lane & 3;
-	const T *kb = (const T *)P.k + kv_off + lt * 8;
-	const T *vb = (const T *)P.v + kv_off + lg * 8;
+	const T *kb = (const T *)P.k + lt * 8;
+	const T *vb = (const T *)P.v + lg * 8;
 	const int R = row0 + lg;
 	const bool row_ok = lg < ROWS && R < P.rows;
-	const long last_seen = row_ok ? (long)(R / P.group) + P.tk - P.tq : -1;
+	const long last_seen = row_ok ? (long)(R / P.group) + B.tk - P.tq : -1;
 	uint4 q[4];
 	float acc[8][4], m = -INFINITY, l = 0.0f;
 	int i, jj;
@@ -821,9 +861,11 @@ decode_mma_kernel(const struct decode_params P)
 		uint4 v[4][2];
 	};
 	auto load = [&](int base, kv16 &x) {
+		const size_t at = kv_at(P, B, base);
 #pragma unroll
 		for (int n = 0; n < 2; n++) {
-			const T *kr = kb + (size_t)min(base + 8 * n + lg, k1 - 1) * D;
+			const T *kr = kb + at + (size_t)(min(base + 8 * n + lg,
+			    k1 - 1) - base) * P.key_stride;
 #pragma unroll
 			for (int j = 0; j < 4; j++)
 				x.k[n][j] = load_stream(kr + j * 32);
@@ -831,7 +873,8 @@ decode_mma_kernel(const struct decode_params P)
 #pragma unroll
 		for (int n = 0; n < 4; n++) {
 			const int key = base + (n >> 1) * 8 + 2 * lt + (n & 1);
-			const T *vr = vb + (size_t)min(key, k1 - 1) * D;
+			const T *vr = vb + at + (size_t)(min(key, k1 - 1) - base) *
+			    P.key_stride;
 			x.v[n][0] = load_stream(vr);
 			x.v[n][1] = load_stream(vr + 64);
 		}
@@ -958,11 +1001,11 @@ decode_ring_kernel(const struct decode_params P)
 	const int lg = lane >> 2, lt = lane & 3;
 	char *const slots = (char *)ring + (size_t)w * STAGES * 2 * HALF;
 	const int ch = lane & 15;		/* the chunk this lane copies */
-	const T *kb = (const T *)P.k + B.kv_off + ch * 8;
-	const T *vb = (const T *)P.v + B.kv_off + ch * 8;
+	const T *kb = (const T *)P.k + ch * 8;
+	const T *vb = (const T *)P.v + ch * 8;
 	const int R = row0 + lg;
 	const bool row_ok = lg < ROWS && R < P.rows;
-	const long last_seen = row_ok ? (long)(R / P.group) + P.tk - P.tq : -1;
+	const long last_seen = row_ok ? (long)(R / P.group) + B.tk - P.tq : -1;
 	/* where this lane's ldmatrix row lies in a slot's K or V: key
 	 * (lane / 16) 8 + lane % 8, chunk 2 j + (lane / 8) % 2 */
 	const int mrow = (lane >> 4) * 8 + (lane & 7), mhalf = (lane >> 3) & 1;
@@ -998,14 +1041,16 @@ decode_ring_kernel(const struct decode_params P)
 		if (it < iters) {
 			char *s = slots + (it % STAGES) * 2 * HALF;
 			const int base = first + it * stride;
+			const size_t from = kv_at(P, B, base);
 #pragma unroll
 			for (int c = 0; c < 8; c++) {
 				const int r = 2 * c + (lane >> 4);
-				const size_t key = (size_t)min(base + r, k1 - 1);
+				const size_t key = from + (size_t)(min(base + r, k1 - 1) -
+				    base) * P.key_stride;
 				const int at = r * D * 2 + ((ch ^ (r & 7)) << 4);
 
-				copy_async(s + at, kb + key * D);
-				copy_async(s + HALF + at, vb + key * D);
+				copy_async(s + at, kb + key);
+				copy_async(s + HALF + at, vb + key);
 			}
 		}
 		copy_commit();
@@ -1193,9 +1238,10 @@ decode_resolve(int dev, int dtype, int br, enum decode_path path,
 }
 
 extern "C" int
-decode_attention(const void *q, const void *k, const void *v, void *o,
+decode_attention_kv(const void *q, const void *k, const void *v, void *o,
     float *lse, int batch, int heads, int kv_heads, int tq, int tk, int d,
-    int dtype, int causal, float scale, int splits, void *workspace,
+    int dtype, int causal, float scale, int splits, const int *cache_seqlens,
+    const int *block_table, int page_size, int max_pages, void *workspace,
     size_t workspace_bytes, void *stream, struct decode_result *res,
     char *err, size_t errlen)
 {
@@ -1205,6 +1251,7 @@ decode_attention(const void *q, const void *k, const void *v, void *o,
 	cudaError_t e;
 	size_t groups, rows_b, need, ring;
 	int dev, sms, rows, br, occ, asked;
+	const int paged = block_table != NULL;
 
 	if (res != NULL)
 		memset(res, 0, sizeof *res);
@@ -1220,6 +1267,24 @@ decode_attention(const void *q, const void *k, const void *v, void *o,
 	    heads % kv_heads != 0 || batch > 65535) {
 		snprintf(err, errlen, "decode: bad sizes B=%d H=%d G=%d Tq=%d Tk=%d "
 		    "(G must divide H)", batch, heads, kv_heads, tq, tk);
+		return -1;
+	}
+	if (paged && (page_size < DECODE_PAGE_MULTIPLE ||
+	    page_size % DECODE_PAGE_MULTIPLE != 0)) {
+		snprintf(err, errlen, "decode: page_size must be a positive "
+		    "multiple of %d (no group of keys the kernel reads at once "
+		    "may cross a page), not %d", DECODE_PAGE_MULTIPLE, page_size);
+		return -1;
+	}
+	if (paged && (max_pages < 1 ||
+	    (long)max_pages * page_size < (long)tk)) {
+		snprintf(err, errlen, "decode: a block table of %d pages of %d "
+		    "keys does not hold Tk=%d keys", max_pages, page_size, tk);
+		return -1;
+	}
+	if (paged && (long)kv_heads * DECODE_D * page_size > 0x7fffffffL) {
+		snprintf(err, errlen, "decode: a page of %d keys of %d K/V heads "
+		    "is too large", page_size, kv_heads);
 		return -1;
 	}
 	if ((e = cudaGetDevice(&dev)) != cudaSuccess) {
@@ -1239,7 +1304,7 @@ decode_attention(const void *q, const void *k, const void *v, void *o,
 	if (splits > DECODE_MAX_SPLITS)
 		splits = DECODE_MAX_SPLITS;
 	memset(&P, 0, sizeof P);
-	P.keys = (tk + splits - 1) / splits;
+	P.keys = decode_range_keys(tk, splits, paged);
 	splits = (tk + P.keys - 1) / P.keys;	/* no empty range */
 	/* Ranges this long take the ring, and the ring its own ranges where
 	 * the count is the kernel's to pick. */
@@ -1251,7 +1316,7 @@ decode_attention(const void *q, const void *k, const void *v, void *o,
 	}
 	if (asked <= 0 && groups <= DECODE_TICKETS && path == DECODE_PATH_RING) {
 		splits = decode_ring_splits(tk, splits);
-		P.keys = (tk + splits - 1) / splits;
+		P.keys = decode_range_keys(tk, splits, paged);
 		splits = (tk + P.keys - 1) / P.keys;
 	}
 	rows_b = (size_t)br;
@@ -1282,6 +1347,11 @@ decode_attention(const void *q, const void *k, const void *v, void *o,
 	P.qscale = (scale > 0.0f ? scale : 1.0f / sqrtf((float)d)) *
 	    1.4426950408889634f;
 	P.causal = causal;
+	P.seqlens = cache_seqlens;
+	P.table = block_table;
+	P.page_size = paged ? page_size : 0;
+	P.max_pages = paged ? max_pages : 0;
+	P.key_stride = paged ? kv_heads * DECODE_D : DECODE_D;
 	if (splits > 1) {
 		P.tickets = (unsigned *)workspace;
 		P.ws_u = (float *)(P.tickets + DECODE_TICKETS);
@@ -1299,4 +1369,16 @@ decode_attention(const void *q, const void *k, const void *v, void *o,
 		res->ring = path == DECODE_PATH_RING;
 	}
 	return 0;
+}
+
+extern "C" int
+decode_attention(const void *q, const void *k, const void *v, void *o,
+    float *lse, int batch, int heads, int kv_heads, int tq, int tk, int d,
+    int dtype, int causal, float scale, int splits, void *workspace,
+    size_t workspace_bytes, void *stream, struct decode_result *res,
+    char *err, size_t errlen)
+{
+	return decode_attention_kv(q, k, v, o, lse, batch, heads, kv_heads, tq,
+	    tk, d, dtype, causal, scale, splits, NULL, NULL, 0, 0, workspace,
+	    workspace_bytes, stream, res, err, errlen);
 }
