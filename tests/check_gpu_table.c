@@ -301,9 +301,11 @@ START_TEST(test_no_fp8_kernel)
 }
 END_TEST
 
-/* A paged cache (--page-size) is the simulator's: every kernel, its
- * backward and its split-KV run refuse it by name, before anything asks
- * whether the kernel is built or a device is there. */
+/* A paged cache (--page-size) is the simulator's, and the decode
+ * kernel's (GPU_CAP_PAGED): every other kernel, every backward and
+ * split-KV run refuse it by name, before anything asks whether the
+ * kernel is built or a device is there; decode takes pages of a
+ * multiple of 16 keys and refuses the rest by name. */
 START_TEST(test_no_paged_kernel)
 {
 	struct problem_spec spec;
@@ -328,7 +330,10 @@ START_TEST(test_no_paged_kernel)
 		    "(it takes K and V contiguous", gpu_kernels[i]->name);
 		ck_assert_int_eq(gpu_kernel_check(gpu_kernels[i], &p, &t, &rule,
 		    0, err, sizeof err), -1);
-		ck_assert_msg(strstr(err, want) == err, "%s", err);
+		if (gpu_kernels[i]->caps & GPU_CAP_PAGED)
+			ck_assert_msg(strstr(err, "--page-size") == NULL, "%s", err);
+		else
+			ck_assert_msg(strstr(err, want) == err, "%s", err);
 		if (gpu_kernels[i]->backward != NULL) {
 			ck_assert_int_eq(gpu_backward_check(gpu_kernels[i], &p, 0,
 			    err, sizeof err), -1);
@@ -350,6 +355,34 @@ START_TEST(test_no_paged_kernel)
 	ck_assert_msg(gpu_kernel_check(kernel("teaching"), &p, &t, &rule, 0,
 	    err, sizeof err) == 0, "%s", err);
 	problem_free(&p);
+	/* The decode kernel takes a paged decoding problem, in pages of
+	 * 16, 64 or 256 keys, and no page size that is not a multiple of
+	 * 16. */
+	ck_assert(kernel("decode")->caps & GPU_CAP_PAGED);
+	spec.tq = 1;
+	spec.tk = 1000;
+	spec.d = spec.dv = 128;
+	spec.heads = 8;
+	spec.kv_heads = 2;
+	for (i = 0; i < 5; i++) {
+		static const int sizes[] = { 16, 64, 256, 24, 8 };
+
+		spec.page_size = sizes[i];
+		build(&spec, &p);
+		if (i < 3)
+			ck_assert_msg(gpu_kernel_check(kernel("decode"), &p, &t, &rule,
+			    0, err, sizeof err) == 0, "page size %d: %s", sizes[i],
+			    err);
+		else {
+			snprintf(want, sizeof want, "kernel decode does not take "
+			    "--page-size %d: it takes pages of a multiple of 16",
+			    sizes[i]);
+			ck_assert_int_eq(gpu_kernel_check(kernel("decode"), &p, &t,
+			    &rule, 0, err, sizeof err), -1);
+			ck_assert_msg(strstr(err, want) == err, "%s", err);
+		}
+		problem_free(&p);
+	}
 }
 END_TEST
 
