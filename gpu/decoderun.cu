@@ -340,3 +340,75 @@ fail:
 	gpu_mem_free(&mem);
 	return -1;
 }
+
+extern "C" int
+decode_host(const struct decode_host_call *c, float *o, float *lse,
+    struct decode_result *res, char *err, size_t errlen)
+{
+	const int bf16 = c->dtype == DECODE_BF16;
+	const size_t nq = (size_t)c->batch * c->heads * c->tq * DECODE_D;
+	const size_t nkv = c->table != NULL ? (size_t)c->pages * c->page_size *
+	    c->kv_heads * DECODE_D : (size_t)c->batch * c->kv_heads * c->tk *
+	    DECODE_D;
+	const size_t rows = nq / DECODE_D;
+	const size_t ws_bytes = decode_workspace_bytes(c->batch, c->heads,
+	    c->kv_heads, c->tq, c->tk, c->splits);
+	struct gpu_mem mem = GPU_MEM_INIT;
+	uint16_t *q, *k, *v, *o16;
+	float *stage, *dlse, *of;
+	int *seqlens = NULL, *table = NULL;
+	void *ws;
+
+	CUDA_CHECK(gpu_mem_alloc(&mem, (void **)&q, nq * sizeof *q,
+	    GPU_MEM_KERNEL));
+	CUDA_CHECK(gpu_mem_alloc(&mem, (void **)&k, nkv * sizeof *k,
+	    GPU_MEM_KERNEL));
+	CUDA_CHECK(gpu_mem_alloc(&mem, (void **)&v, nkv * sizeof *v,
+	    GPU_MEM_KERNEL));
+	CUDA_CHECK(gpu_mem_alloc(&mem, (void **)&o16, nq * sizeof *o16,
+	    GPU_MEM_KERNEL));
+	CUDA_CHECK(gpu_mem_floats(&mem, &dlse, rows, GPU_MEM_KERNEL));
+	CUDA_CHECK(gpu_mem_alloc(&mem, &ws, ws_bytes, GPU_MEM_KERNEL));
+	CUDA_CHECK(cudaMemset(ws, 0, ws_bytes));
+	CUDA_CHECK(gpu_mem_floats(&mem, &stage, nq > nkv ? nq : nkv,
+	    GPU_MEM_HELPER));
+	CUDA_CHECK(cudaMemcpy(stage, c->q, nq * sizeof(float),
+	    cudaMemcpyHostToDevice));
+	CUDA_CHECK(to16(stage, q, nq, bf16));
+	CUDA_CHECK(cudaMemcpy(stage, c->k, nkv * sizeof(float),
+	    cudaMemcpyHostToDevice));
+	CUDA_CHECK(to16(stage, k, nkv, bf16));
+	CUDA_CHECK(cudaMemcpy(stage, c->v, nkv * sizeof(float),
+	    cudaMemcpyHostToDevice));
+	CUDA_CHECK(to16(stage, v, nkv, bf16));
+	if (c->seqlens != NULL) {
+		CUDA_CHECK(gpu_mem_alloc(&mem, (void **)&seqlens, c->batch *
+		    sizeof *seqlens, GPU_MEM_KERNEL));
+		CUDA_CHECK(cudaMemcpy(seqlens, c->seqlens, c->batch *
+		    sizeof *seqlens, cudaMemcpyHostToDevice));
+	}
+	if (c->table != NULL) {
+		const size_t entries = (size_t)c->batch * c->max_pages;
+
+		CUDA_CHECK(gpu_mem_alloc(&mem, (void **)&table, entries *
+		    sizeof *table, GPU_MEM_KERNEL));
+		CUDA_CHECK(cudaMemcpy(table, c->table, entries * sizeof *table,
+		    cudaMemcpyHostToDevice));
+	}
+	if (decode_attention_kv(q, k, v, o16, dlse, c->batch, c->heads,
+	    c->kv_heads, c->tq, c->tk, DECODE_D, c->dtype, c->causal, c->scale,
+	    c->splits, seqlens, table, c->page_size, c->max_pages, ws, ws_bytes,
+	    NULL, res, err, errlen) != 0)
+		goto fail;
+	CUDA_CHECK(cudaDeviceSynchronize());
+	CUDA_CHECK(gpu_mem_floats(&mem, &of, nq, GPU_MEM_HELPER));
+	CUDA_CHECK(from16(o16, of, nq, bf16));
+	CUDA_CHECK(cudaMemcpy(o, of, nq * sizeof(float), cudaMemcpyDeviceToHost));
+	CUDA_CHECK(cudaMemcpy(lse, dlse, rows * sizeof(float),
+	    cudaMemcpyDeviceToHost));
+	gpu_mem_free(&mem);
+	return 0;
+fail:
+	gpu_mem_free(&mem);
+	return -1;
+}
