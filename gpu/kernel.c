@@ -500,11 +500,8 @@ gpu_takes(const struct gpu_kernel *k, unsigned caps, const struct problem *p,
 	if (p->paged.page_size > 0 && !(caps & GPU_CAP_PAGED))
 		return util_error(err, errlen, GPU_NO_PAGED_KERNEL, k->name);
 	if (p->paged.page_size % GPU_PAGE_MULTIPLE != 0)
-		return util_error(err, errlen, "kernel %s does not take "
-		    "--page-size %d: it takes pages of a multiple of %d keys "
-		    "(16, 64, 256 ...), so that no group of keys it reads at "
-		    "once crosses a page", k->name, p->paged.page_size,
-		    GPU_PAGE_MULTIPLE);
+		return util_error(err, errlen, GPU_PAGE_SIZE_REFUSED, k->name,
+		    p->paged.page_size);
 	if (gpu_built() && gpu_kernel_absent(k, err, errlen) != 0)
 		return -1;
 	if (p->scores_mode && !(caps & GPU_CAP_SCORES))

@@ -83,6 +83,12 @@ enum gpu_arith {
 					 * table, page sizes multiples of
 					 * GPU_PAGE_MULTIPLE */
 #define GPU_PAGE_MULTIPLE	16	/* decode.h's DECODE_PAGE_MULTIPLE */
+/* What a kernel with GPU_CAP_PAGED says of another page size (gpucmd
+ * before any device is probed, and gpu_kernel_check); %s is its name,
+ * %d the page size. */
+#define GPU_PAGE_SIZE_REFUSED "kernel %s does not take --page-size %d: it " \
+	"takes pages of a multiple of 16 keys (16, 64, 256 ...), so that no " \
+	"group of keys it reads at once crosses a page"
 /* The whole of mask_rule.h's table (the causal mask is its own cap). */
 #define GPU_CAP_MASKS	(GPU_CAP_WINDOW | GPU_CAP_SOFTCAP | GPU_CAP_ALIBI | \
 	GPU_CAP_MASK_BUGS | GPU_CAP_DROPOUT)
