@@ -54,6 +54,21 @@
  *   then merged left to right, and writes O and lse: no second launch.
  *   With one range the block writes O directly.
  *
+ * - The cache's layout (decode_attention_kv): contiguous (B, G, Tk, d),
+ *   or paged as flash_attn_with_kvcache pages it, a pool (pages,
+ *   page_size, G, d) and a block table (B, max_pages); and a cache length
+ *   Tk_b per batch entry or one Tk for all.  Every key address comes
+ *   from kv_at: the kernels read keys in groups of 8 or 16 from a
+ *   multiple of 8 or 16 (a range starts at a multiple of 16:
+ *   decode_range_keys), so with pages of a multiple of 16 keys one look-
+ *   up of the table serves a group, and the loads stay 16-byte rows of
+ *   256 contiguous bytes a key.  A paged block goes without the head
+ *   start (its keys are no one run of bytes).  Keys from Tk_b on are
+ *   outside every range of entry b: a range with none writes the empty
+ *   partial (m = -inf, l = 0) and takes its ticket like any other, so the
+ *   last block still merges them all; an entry of no keys gets O = 0,
+ *   lse = -inf.  The causal diagonal is at r + Tk_b - Tq.
+ *
  * m is kept in base-2 units while the keys stream (one exp2 a score) and
  * turned into natural units (m ln 2) before the merges, which are
  * merge.h's own, in natural units.  A row that has seen only masked
