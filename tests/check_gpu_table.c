@@ -1158,6 +1158,40 @@ START_TEST(test_decode_ranges)
 		ck_assert_msg(got == ring[i][2], "Tk %d, %d ranges picked: the ring "
 		    "ran %d, not %d", ring[i][0], ring[i][1], got, ring[i][2]);
 	}
+	/* A range's keys: ceil(Tk / ranges), a multiple of 16 when paged or
+	 * 16 or more (so a paged run cuts its keys as the contiguous one);
+	 * the ranges still cover Tk, none empty, and the ring's stay within
+	 * DECODE_RING_RANGE. */
+	{
+		static const int keys[][4] = {	/* Tk, ranges, paged: keys */
+			{ 7, 3, 0, 3 }, { 7, 3, 1, 16 }, { 300, 12, 0, 32 },
+			{ 1000, 8, 0, 128 }, { 1000, 8, 1, 128 }, { 5000, 7, 0, 720 },
+			{ 70000, 256, 0, 288 }, { 131072, 8, 1, 16384 },
+			{ 33000, 1, 0, 33008 }, { 1, 1, 1, 16 }, { 15, 1, 0, 15 },
+		};
+		int tk, s, p, k;
+
+		for (i = 0; i < (int)(sizeof keys / sizeof keys[0]); i++) {
+			got = decode_range_keys(keys[i][0], keys[i][1], keys[i][2]);
+			ck_assert_msg(got == keys[i][3], "Tk %d in %d ranges%s: %d keys "
+			    "a range, not %d", keys[i][0], keys[i][1], keys[i][2] ?
+			    " paged" : "", got, keys[i][3]);
+		}
+		for (tk = 1; tk < 70000; tk += 997)
+			for (s = 1; s <= DECODE_MAX_SPLITS; s += 17)
+				for (p = 0; p < 2; p++) {
+					k = decode_range_keys(tk, s, p);
+					ck_assert((long)k * s >= tk);
+					ck_assert(((tk + k - 1) / k - 1) * k < tk);
+					if (p || k >= DECODE_PAGE_MULTIPLE)
+						ck_assert(k % DECODE_PAGE_MULTIPLE == 0);
+					if (decode_range_keys(tk, s, 0) >= DECODE_PAGE_MULTIPLE)
+						ck_assert(k == decode_range_keys(tk, s, !p));
+				}
+		for (tk = 16385; tk < 1 << 22; tk = tk * 3 / 2)
+			ck_assert(decode_range_keys(tk, decode_ring_splits(tk, 1), 0) <=
+			    DECODE_RING_RANGE);
+	}
 	ck_assert_int_eq(decode_block_rows(1), 1);
 	ck_assert_int_eq(decode_block_rows(3), 4);
 	ck_assert_int_eq(decode_block_rows(64), DECODE_MAX_ROWS);
