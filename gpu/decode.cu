@@ -62,8 +62,10 @@
  *   multiple of 8 or 16 (a range starts at a multiple of 16:
  *   decode_range_keys), so with pages of a multiple of 16 keys one look-
  *   up of the table serves a group, and the loads stay 16-byte rows of
- *   256 contiguous bytes a key.  A paged block goes without the head
- *   start (its keys are no one run of bytes).  Keys from Tk_b on are
+ *   256 contiguous bytes a key.  Each kernel is built contiguous and
+ *   paged (its PG), so the contiguous one carries none of the table's
+ *   arithmetic.  A paged block goes without the head start (its keys
+ *   are no one run of bytes).  Keys from Tk_b on are
  *   outside every range of entry b: a range with none writes the empty
  *   partial (m = -inf, l = 0) and takes its ticket like any other, so the
  *   last block still merges them all; an entry of no keys gets O = 0,
@@ -207,6 +209,7 @@ copy_wait(void)
  * of K and of V at kv_off: one bulk prefetch each, holding no register
  * and no shared memory while the bytes come.  sm_90 and on; a no-op
  * before. */
+template <bool PG>
 __device__ __forceinline__ void
 head_start(const struct decode_params &P, const size_t &kv_off,
     const int &k0, const int &k1, const int &stride)
@@ -216,7 +219,7 @@ head_start(const struct decode_params &P, const size_t &kv_off,
 	 * (flash_attn_with_kvcache's (pages, page_size, G, d)): the first
 	 * iterations are no one run of bytes, so a paged cache goes
 	 * without the head start. */
-	if (threadIdx.x != 0 || P.table != NULL || k1 <= k0)
+	if (threadIdx.x != 0 || PG || k1 <= k0)
 		return;
 	const int n = min(k1 - k0, DECODE_HEAD_START * stride);
 	const size_t off = (kv_off + (size_t)k0 * DECODE_D) * 2;
@@ -301,10 +304,11 @@ decode_block_of(const struct decode_params &P, int rows)
  * kv_at(base) + (j - base) key_stride.  Keys past a range are read as
  * its last key, inside the same group.
  */
+template <bool PG>
 __device__ __forceinline__ size_t
 kv_at(const struct decode_params &P, const struct decode_block &B, int key)
 {
-	if (B.table == NULL)
+	if (!PG)
 		return B.kv_off + (size_t)key * DECODE_D;
 	return B.kv_off + ((size_t)__ldg(B.table + key / P.page_size) *
 	    P.page_size + key % P.page_size) * (size_t)P.key_stride;
@@ -458,10 +462,11 @@ decode_finish(const struct decode_params &P, const struct decode_block &B,
  * for one row only (decode_pick_kernel): packed rows run faster on the
  * tensor cores, decode_mma_kernel.
  */
-template <int DT, int ROWS, int NW>
+template <int DT, int ROWS, int NW, bool PG>
 __global__ void __launch_bounds__(NW * 32, ROWS <= 4 ? 16 / NW : 1)
 decode_kernel(const struct decode_params P)
 {
+	const int kstride = PG ? P.key_stride : DECODE_D;
 	typedef typename dtype_of<DT>::T T;
 	constexpr int D = DECODE_D;
 	constexpr int U = ROWS >= 8 ? 2 : 4;
@@ -617,24 +622,24 @@ decode_kernel(const struct decode_params P)
 
 	const int first = k0 + w * KEYS, stride = NW * KEYS;
 	const int iters = first < k1 ? (k1 - first + stride - 1) / stride : 0;
-	head_start(P, kv_off, k0, k1, stride);
+	head_start<PG>(P, kv_off, k0, k1, stride);
 
 	/* Every load of an iteration first: 2 U of 16 bytes in flight per
 	 * lane.  Keys past the range read its last key again; they are
 	 * masked. */
 	for (int it = 0; it < iters; it++) {
 		const int base = first + it * stride;
-		const size_t at = kv_at(P, B, base);
+		const size_t at = kv_at<PG>(P, B, base);
 		uint4 kr[U], vr[U];
 
 #pragma unroll
 		for (u = 0; u < U; u++)
 			kr[u] = load_stream(kb + at + (size_t)(min(base + 2 * u +
-			    half, k1 - 1) - base) * P.key_stride);
+			    half, k1 - 1) - base) * kstride);
 #pragma unroll
 		for (u = 0; u < U; u++)
 			vr[u] = load_stream(vb + at + (size_t)(min(base + 2 * u +
-			    half, k1 - 1) - base) * P.key_stride);
+			    half, k1 - 1) - base) * kstride);
 		step(base, kr, vr);
 	}
 
@@ -828,10 +833,11 @@ mma_m_l_out(const float &m, float &l, const int &lg, const int &lt,
  * P is rounded to the dtype for the tensor cores (as FlashAttention
  * does; l sums the float32 p).
  */
-template <int DT, int ROWS, int NW>
+template <int DT, int ROWS, int NW, bool PG>
 __global__ void __launch_bounds__(NW * 32, 12 / NW)
 decode_mma_kernel(const struct decode_params P)
 {
+	const int kstride = PG ? P.key_stride : DECODE_D;
 	typedef typename dtype_of<DT>::T T;
 	constexpr int D = DECODE_D;
 	constexpr int KEYS = 16;		/* a warp's keys an iteration */
@@ -876,11 +882,11 @@ decode_mma_kernel(const struct decode_params P)
 		uint4 v[4][2];
 	};
 	auto load = [&](int base, kv16 &x) {
-		const size_t at = kv_at(P, B, base);
+		const size_t at = kv_at<PG>(P, B, base);
 #pragma unroll
 		for (int n = 0; n < 2; n++) {
 			const T *kr = kb + at + (size_t)(min(base + 8 * n + lg,
-			    k1 - 1) - base) * P.key_stride;
+			    k1 - 1) - base) * kstride;
 #pragma unroll
 			for (int j = 0; j < 4; j++)
 				x.k[n][j] = load_stream(kr + j * 32);
@@ -889,7 +895,7 @@ decode_mma_kernel(const struct decode_params P)
 		for (int n = 0; n < 4; n++) {
 			const int key = base + (n >> 1) * 8 + 2 * lt + (n & 1);
 			const T *vr = vb + at + (size_t)(min(key, k1 - 1) - base) *
-			    P.key_stride;
+			    kstride;
 			x.v[n][0] = load_stream(vr);
 			x.v[n][1] = load_stream(vr + 64);
 		}
@@ -928,7 +934,7 @@ decode_mma_kernel(const struct decode_params P)
 	const int first = k0 + w * KEYS, stride = NW * KEYS;
 	const int iters = first < k1 ? (k1 - first + stride - 1) / stride : 0;
 
-	head_start(P, kv_off, k0, k1, stride);
+	head_start<PG>(P, kv_off, k0, k1, stride);
 	for (int it = 0; it < iters; it++) {
 		kv16 x;
 
@@ -996,10 +1002,11 @@ ldmatrix4(uint32_t (&x)[4], const void *row)
  *   16 i + 8 + g of query rows 2 t and 2 t + 1.
  * P^T's fragment is the lane's scores, as in decode_mma_kernel.
  */
-template <int DT, int ROWS, int NW>
+template <int DT, int ROWS, int NW, bool PG>
 __global__ void __launch_bounds__(NW * 32, 1)
 decode_ring_kernel(const struct decode_params P)
 {
+	const int kstride = PG ? P.key_stride : DECODE_D;
 	typedef typename dtype_of<DT>::T T;
 	constexpr int D = DECODE_D;
 	constexpr int KEYS = 16;		/* a warp's keys an iteration */
@@ -1056,12 +1063,12 @@ decode_ring_kernel(const struct decode_params P)
 		if (it < iters) {
 			char *s = slots + (it % STAGES) * 2 * HALF;
 			const int base = first + it * stride;
-			const size_t from = kv_at(P, B, base);
+			const size_t from = kv_at<PG>(P, B, base);
 #pragma unroll
 			for (int c = 0; c < 8; c++) {
 				const int r = 2 * c + (lane >> 4);
 				const size_t key = from + (size_t)(min(base + r, k1 - 1) -
-				    base) * P.key_stride;
+				    base) * kstride;
 				const int at = r * D * 2 + ((ch ^ (r & 7)) << 4);
 
 				copy_async(s + at, kb + key);
@@ -1159,24 +1166,26 @@ decode_default(int br, int keys)
 	return br == 1 ? DECODE_PATH_ROW : DECODE_PATH_MMA;
 }
 
-/* The instantiation of path for dtype DT and br rows a block. */
-template <int DT>
+/* The instantiation of path for dtype DT, br rows a block, paged (PG)
+ * or not: the contiguous kernels are built apart, so that they do not
+ * carry the paged address arithmetic. */
+template <int DT, bool PG>
 static decode_fn
 decode_pick_kernel(enum decode_path path, int br)
 {
 	if (path == DECODE_PATH_ROW)
-		return decode_kernel<DT, 1, DECODE_WARPS>;
+		return decode_kernel<DT, 1, DECODE_WARPS, PG>;
 	if (path == DECODE_PATH_MMA)
 		switch (br) {
-		case 2: return decode_mma_kernel<DT, 2, DECODE_WARPS>;
-		case 4: return decode_mma_kernel<DT, 4, DECODE_WARPS>;
-		default: return decode_mma_kernel<DT, 8, DECODE_WARPS>;
+		case 2: return decode_mma_kernel<DT, 2, DECODE_WARPS, PG>;
+		case 4: return decode_mma_kernel<DT, 4, DECODE_WARPS, PG>;
+		default: return decode_mma_kernel<DT, 8, DECODE_WARPS, PG>;
 		}
 	switch (br) {
-	case 1: return decode_ring_kernel<DT, 1, DECODE_WARPS>;
-	case 2: return decode_ring_kernel<DT, 2, DECODE_WARPS>;
-	case 4: return decode_ring_kernel<DT, 4, DECODE_WARPS>;
-	default: return decode_ring_kernel<DT, 8, DECODE_WARPS>;
+	case 1: return decode_ring_kernel<DT, 1, DECODE_WARPS, PG>;
+	case 2: return decode_ring_kernel<DT, 2, DECODE_WARPS, PG>;
+	case 4: return decode_ring_kernel<DT, 4, DECODE_WARPS, PG>;
+	default: return decode_ring_kernel<DT, 8, DECODE_WARPS, PG>;
 	}
 }
 
@@ -1197,7 +1206,8 @@ decode_ring_bytes(enum decode_path path)
 #define DECODE_DEVICES 64
 struct decode_device {
 	int sms;
-	int per_sm[2][DECODE_PATHS][4];	/* dtype, path, log2 of the rows */
+	int per_sm[2][2][DECODE_PATHS][4];	/* dtype, paged, path, log2 of
+						 * the rows */
 };
 static struct decode_device decode_devices[DECODE_DEVICES];
 
@@ -1220,19 +1230,23 @@ decode_sms(int dev, int *sms, char *err, size_t errlen)
 }
 
 /*
- * Path's kernel for br rows a block in dtype on device dev, the bytes
- * of its ring and the blocks of it an SM holds.
+ * Path's kernel for br rows a block in dtype, paged or not, on device
+ * dev, the bytes of its ring and the blocks of it an SM holds.
  */
 static int
-decode_resolve(int dev, int dtype, int br, enum decode_path path,
+decode_resolve(int dev, int dtype, int paged, int br, enum decode_path path,
     decode_fn *fn, size_t *ring, int *occ, char *err, size_t errlen)
 {
 	int *n = dev < DECODE_DEVICES ?
-	    &decode_devices[dev].per_sm[dtype][path][ilog2(br)] : occ;
+	    &decode_devices[dev].per_sm[dtype][paged][path][ilog2(br)] : occ;
 	cudaError_t e;
 
-	*fn = dtype == DECODE_FP16 ? decode_pick_kernel<DECODE_FP16>(path, br) :
-	    decode_pick_kernel<DECODE_BF16>(path, br);
+	if (dtype == DECODE_FP16)
+		*fn = paged ? decode_pick_kernel<DECODE_FP16, true>(path, br) :
+		    decode_pick_kernel<DECODE_FP16, false>(path, br);
+	else
+		*fn = paged ? decode_pick_kernel<DECODE_BF16, true>(path, br) :
+		    decode_pick_kernel<DECODE_BF16, false>(path, br);
 	*ring = decode_ring_bytes(path);
 	if (dev >= DECODE_DEVICES || *n == 0) {
 		if ((*ring > 0 && (e = cudaFuncSetAttribute(*fn,
@@ -1309,7 +1323,7 @@ decode_attention_kv(const void *q, const void *k, const void *v, void *o,
 	rows = heads / kv_heads * tq;
 	br = decode_block_rows(rows);
 	path = decode_default(br, 0);
-	if (decode_resolve(dev, dtype, br, path, &fn, &ring, &occ, err,
+	if (decode_resolve(dev, dtype, paged, br, path, &fn, &ring, &occ, err,
 	    errlen) != 0 || decode_sms(dev, &sms, err, errlen) != 0)
 		return -1;
 	groups = (size_t)batch * kv_heads * decode_chunks(heads, kv_heads, tq);
@@ -1325,7 +1339,7 @@ decode_attention_kv(const void *q, const void *k, const void *v, void *o,
 	 * the count is the kernel's to pick. */
 	if (decode_default(br, P.keys) != path) {
 		path = decode_default(br, P.keys);
-		if (decode_resolve(dev, dtype, br, path, &fn, &ring, &occ, err,
+		if (decode_resolve(dev, dtype, paged, br, path, &fn, &ring, &occ, err,
 		    errlen) != 0)
 			return -1;
 	}
