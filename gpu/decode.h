@@ -98,7 +98,8 @@ struct decode_result {
  * O (and lse) for every (batch, head, row).  scale <= 0 means 1/sqrt(d).
  * splits = 0 picks them (decode_pick_splits on the current device, and
  * decode_ring_splits); 1 runs no combine; more are cut to
- * DECODE_MAX_SPLITS and to no empty range.  workspace: device memory of
+ * DECODE_MAX_SPLITS and to no empty range, each range's keys as
+ * decode_range_keys gives them.  workspace: device memory of
  * workspace_bytes (at least decode_workspace_bytes), zero-filled before
  * its first use; the kernel leaves it ready for the next call (the split
  * counters back at 0), so calls of any shape on one stream may share
