@@ -54,6 +54,23 @@
  *   then merged left to right, and writes O and lse: no second launch.
  *   With one range the block writes O directly.
  *
+ * - The cache's layout (decode_attention_kv): contiguous (B, G, Tk, d),
+ *   or paged as flash_attn_with_kvcache pages it, a pool (pages,
+ *   page_size, G, d) and a block table (B, max_pages); and a cache length
+ *   Tk_b per batch entry or one Tk for all.  Every key address comes
+ *   from kv_at: the kernels read keys in groups of 8 or 16 from a
+ *   multiple of 8 or 16 (a range starts at a multiple of 16:
+ *   decode_range_keys), so with pages of a multiple of 16 keys one look-
+ *   up of the table serves a group, and the loads stay 16-byte rows of
+ *   256 contiguous bytes a key.  Each kernel is built contiguous and
+ *   paged (its PG), so the contiguous one carries none of the table's
+ *   arithmetic.  A paged block goes without the head start (its keys
+ *   are no one run of bytes).  Keys from Tk_b on are
+ *   outside every range of entry b: a range with none writes the empty
+ *   partial (m = -inf, l = 0) and takes its ticket like any other, so the
+ *   last block still merges them all; an entry of no keys gets O = 0,
+ *   lse = -inf.  The causal diagonal is at r + Tk_b - Tq.
+ *
  * m is kept in base-2 units while the keys stream (one exp2 a score) and
  * turned into natural units (m ln 2) before the merges, which are
  * merge.h's own, in natural units.  A row that has seen only masked
@@ -88,6 +105,10 @@ struct decode_params {
 	int splits, keys;	/* ranges, keys a range */
 	float qscale;		/* scale log2(e) */
 	int causal;
+	const int *seqlens;	/* (B) keys of each entry's cache, or NULL: tk */
+	const int *table;	/* (B, max_pages) pages of the pool, or NULL */
+	int page_size, max_pages;
+	int key_stride;		/* values from a key to the next (in a page) */
 	float *ws_u;		/* (groups, splits, ROWS, d) partial u */
 	float *ws_ml;		/* (groups, splits, ROWS, 2) partial m, l */
 	unsigned *tickets;	/* (groups) ranges done */
@@ -188,12 +209,17 @@ copy_wait(void)
  * of K and of V at kv_off: one bulk prefetch each, holding no register
  * and no shared memory while the bytes come.  sm_90 and on; a no-op
  * before. */
+template <bool PG>
 __device__ __forceinline__ void
 head_start(const struct decode_params &P, const size_t &kv_off,
     const int &k0, const int &k1, const int &stride)
 {
 #if __CUDA_ARCH__ >= 900
-	if (threadIdx.x != 0)
+	/* Paged, a key's row lies G d values from the next one's
+	 * (flash_attn_with_kvcache's (pages, page_size, G, d)): the first
+	 * iterations are no one run of bytes, so a paged cache goes
+	 * without the head start. */
+	if (threadIdx.x != 0 || PG || k1 <= k0)
 		return;
 	const int n = min(k1 - k0, DECODE_HEAD_START * stride);
 	const size_t off = (kv_off + (size_t)k0 * DECODE_D) * 2;
@@ -235,8 +261,11 @@ struct decode_block {
 	int split, b, g;	/* key range, batch entry, K/V head */
 	int group_id;		/* (batch, K/V head, row chunk), the tickets' index */
 	int row0;		/* the chunk's first packed row */
-	int k0, k1;		/* the range's keys */
-	size_t kv_off;		/* K/V head g of entry b, in values */
+	int k0, k1;		/* the range's keys (k1 <= k0: none) */
+	int tk;			/* the keys of entry b's cache: Tk_b */
+	size_t kv_off;		/* K/V head g of entry b, in values (paged:
+				 * of a pool slot) */
+	const int *table;	/* entry b's pages, or NULL: contiguous */
 };
 
 __device__ __forceinline__ struct decode_block
@@ -250,10 +279,39 @@ decode_block_of(const struct decode_params &P, int rows)
 	B.g = blockIdx.y / P.chunks;
 	B.group_id = (B.b * P.kv_heads + B.g) * P.chunks + chunk;
 	B.row0 = chunk * rows;
+	B.tk = P.seqlens == NULL ? P.tk : min(max(P.seqlens[B.b], 0), P.tk);
 	B.k0 = B.split * P.keys;
-	B.k1 = min(P.tk, B.k0 + P.keys);
-	B.kv_off = ((size_t)B.b * P.kv_heads + B.g) * P.tk * DECODE_D;
+	B.k1 = min(B.tk, B.k0 + P.keys);
+	if (P.table == NULL) {
+		B.table = NULL;
+		B.kv_off = ((size_t)B.b * P.kv_heads + B.g) * P.tk * DECODE_D;
+	} else {
+		B.table = P.table + (size_t)B.b * P.max_pages;
+		B.kv_off = (size_t)B.g * DECODE_D;
+	}
 	return B;
+}
+
+/*
+ * Where key `key` of block B's K/V head begins, in values from P.k (and
+ * P.v): contiguous, row key of head (b, g) of (B, G, Tk, d); paged, slot
+ * key % page_size of page table[b][key / page_size] of the pool (pages,
+ * page_size, G, d).  Every address of K and V the kernels read comes
+ * from here, once for a group of keys: the kernels read keys in groups
+ * of 8 or 16 that start at a multiple of 8 or 16 (a range's first key
+ * is a multiple of 16 when paged: decode_attention_kv), and page_size is
+ * a multiple of 16, so no group crosses a page and its key j lies at
+ * kv_at(base) + (j - base) key_stride.  Keys past a range are read as
+ * its last key, inside the same group.
+ */
+template <bool PG>
+__device__ __forceinline__ size_t
+kv_at(const struct decode_params &P, const struct decode_block &B, int key)
+{
+	if (!PG)
+		return B.kv_off + (size_t)key * DECODE_D;
+	return B.kv_off + ((size_t)__ldg(B.table + key / P.page_size) *
+	    P.page_size + key % P.page_size) * (size_t)P.key_stride;
 }
 
 /* Dims d0 .. d0 + 3 of packed row R's output, its state (m, l, u)
@@ -404,10 +462,11 @@ decode_finish(const struct decode_params &P, const struct decode_block &B,
  * for one row only (decode_pick_kernel): packed rows run faster on the
  * tensor cores, decode_mma_kernel.
  */
-template <int DT, int ROWS, int NW>
+template <int DT, int ROWS, int NW, bool PG>
 __global__ void __launch_bounds__(NW * 32, ROWS <= 4 ? 16 / NW : 1)
 decode_kernel(const struct decode_params P)
 {
+	const int kstride = PG ? P.key_stride : DECODE_D;
 	typedef typename dtype_of<DT>::T T;
 	constexpr int D = DECODE_D;
 	constexpr int U = ROWS >= 8 ? 2 : 4;
@@ -423,8 +482,8 @@ decode_kernel(const struct decode_params P)
 	const size_t kv_off = B.kv_off;
 	const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
 	const int half = lane >> 4, c = lane & 15;
-	const T *kb = (const T *)P.k + kv_off + c * 8;
-	const T *vb = (const T *)P.v + kv_off + c * 8;
+	const T *kb = (const T *)P.k + c * 8;
+	const T *vb = (const T *)P.v + c * 8;
 	float q[ROWS][8], acc[ROWS][8], m[ROWS], l[ROWS];
 	int r, i, u;
 
@@ -459,7 +518,7 @@ decode_kernel(const struct decode_params P)
 	const int idx = c >> SH, r_me = idx / U, u_me = idx % U;
 	const int R_me = row0 + r_me;
 	const long last_seen = R_me < P.rows ?
-	    (long)(R_me / P.group) + P.tk - P.tq : -1;
+	    (long)(R_me / P.group) + B.tk - P.tq : -1;
 
 	/*
 	 * One iteration: the warp's 2 U keys from base, given this lane's
@@ -563,23 +622,24 @@ decode_kernel(const struct decode_params P)
 
 	const int first = k0 + w * KEYS, stride = NW * KEYS;
 	const int iters = first < k1 ? (k1 - first + stride - 1) / stride : 0;
-	head_start(P, kv_off, k0, k1, stride);
+	head_start<PG>(P, kv_off, k0, k1, stride);
 
 	/* Every load of an iteration first: 2 U of 16 bytes in flight per
 	 * lane.  Keys past the range read its last key again; they are
 	 * masked. */
 	for (int it = 0; it < iters; it++) {
 		const int base = first + it * stride;
+		const size_t at = kv_at<PG>(P, B, base);
 		uint4 kr[U], vr[U];
 
 #pragma unroll
 		for (u = 0; u < U; u++)
-			kr[u] = load_stream(kb + (size_t)min(base + 2 * u + half,
-			    k1 - 1) * D);
+			kr[u] = load_stream(kb + at + (size_t)(min(base + 2 * u +
+			    half, k1 - 1) - base) * kstride);
 #pragma unroll
 		for (u = 0; u < U; u++)
-			vr[u] = load_stream(vb + (size_t)min(base + 2 * u + half,
-			    k1 - 1) * D);
+			vr[u] = load_stream(vb + at + (size_t)(min(base + 2 * u +
+			    half, k1 - 1) - base) * kstride);
 		step(base, kr, vr);
 	}
 
@@ -773,10 +833,11 @@ mma_m_l_out(const float &m, float &l, const int &lg, const int &lt,
  * P is rounded to the dtype for the tensor cores (as FlashAttention
  * does; l sums the float32 p).
  */
-template <int DT, int ROWS, int NW>
+template <int DT, int ROWS, int NW, bool PG>
 __global__ void __launch_bounds__(NW * 32, 12 / NW)
 decode_mma_kernel(const struct decode_params P)
 {
+	const int kstride = PG ? P.key_stride : DECODE_D;
 	typedef typename dtype_of<DT>::T T;
 	constexpr int D = DECODE_D;
 	constexpr int KEYS = 16;		/* a warp's keys an iteration */
@@ -788,11 +849,11 @@ decode_mma_kernel(const struct decode_params P)
 	const size_t kv_off = B.kv_off;
 	const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
 	const int lg = lane >> 2, lt = lane & 3;
-	const T *kb = (const T *)P.k + kv_off + lt * 8;
-	const T *vb = (const T *)P.v + kv_off + lg * 8;
+	const T *kb = (const T *)P.k + lt * 8;
+	const T *vb = (const T *)P.v + lg * 8;
 	const int R = row0 + lg;
 	const bool row_ok = lg < ROWS && R < P.rows;
-	const long last_seen = row_ok ? (long)(R / P.group) + P.tk - P.tq : -1;
+	const long last_seen = row_ok ? (long)(R / P.group) + B.tk - P.tq : -1;
 	uint4 q[4];
 	float acc[8][4], m = -INFINITY, l = 0.0f;
 	int i, jj;
@@ -821,9 +882,11 @@ decode_mma_kernel(const struct decode_params P)
 		uint4 v[4][2];
 	};
 	auto load = [&](int base, kv16 &x) {
+		const size_t at = kv_at<PG>(P, B, base);
 #pragma unroll
 		for (int n = 0; n < 2; n++) {
-			const T *kr = kb + (size_t)min(base + 8 * n + lg, k1 - 1) * D;
+			const T *kr = kb + at + (size_t)(min(base + 8 * n + lg,
+			    k1 - 1) - base) * kstride;
 #pragma unroll
 			for (int j = 0; j < 4; j++)
 				x.k[n][j] = load_stream(kr + j * 32);
@@ -831,7 +894,8 @@ decode_mma_kernel(const struct decode_params P)
 #pragma unroll
 		for (int n = 0; n < 4; n++) {
 			const int key = base + (n >> 1) * 8 + 2 * lt + (n & 1);
-			const T *vr = vb + (size_t)min(key, k1 - 1) * D;
+			const T *vr = vb + at + (size_t)(min(key, k1 - 1) - base) *
+			    kstride;
 			x.v[n][0] = load_stream(vr);
 			x.v[n][1] = load_stream(vr + 64);
 		}
@@ -870,7 +934,7 @@ decode_mma_kernel(const struct decode_params P)
 	const int first = k0 + w * KEYS, stride = NW * KEYS;
 	const int iters = first < k1 ? (k1 - first + stride - 1) / stride : 0;
 
-	head_start(P, kv_off, k0, k1, stride);
+	head_start<PG>(P, kv_off, k0, k1, stride);
 	for (int it = 0; it < iters; it++) {
 		kv16 x;
 
@@ -938,10 +1002,11 @@ ldmatrix4(uint32_t (&x)[4], const void *row)
  *   16 i + 8 + g of query rows 2 t and 2 t + 1.
  * P^T's fragment is the lane's scores, as in decode_mma_kernel.
  */
-template <int DT, int ROWS, int NW>
+template <int DT, int ROWS, int NW, bool PG>
 __global__ void __launch_bounds__(NW * 32, 1)
 decode_ring_kernel(const struct decode_params P)
 {
+	const int kstride = PG ? P.key_stride : DECODE_D;
 	typedef typename dtype_of<DT>::T T;
 	constexpr int D = DECODE_D;
 	constexpr int KEYS = 16;		/* a warp's keys an iteration */
@@ -958,11 +1023,11 @@ decode_ring_kernel(const struct decode_params P)
 	const int lg = lane >> 2, lt = lane & 3;
 	char *const slots = (char *)ring + (size_t)w * STAGES * 2 * HALF;
 	const int ch = lane & 15;		/* the chunk this lane copies */
-	const T *kb = (const T *)P.k + B.kv_off + ch * 8;
-	const T *vb = (const T *)P.v + B.kv_off + ch * 8;
+	const T *kb = (const T *)P.k + ch * 8;
+	const T *vb = (const T *)P.v + ch * 8;
 	const int R = row0 + lg;
 	const bool row_ok = lg < ROWS && R < P.rows;
-	const long last_seen = row_ok ? (long)(R / P.group) + P.tk - P.tq : -1;
+	const long last_seen = row_ok ? (long)(R / P.group) + B.tk - P.tq : -1;
 	/* where this lane's ldmatrix row lies in a slot's K or V: key
 	 * (lane / 16) 8 + lane % 8, chunk 2 j + (lane / 8) % 2 */
 	const int mrow = (lane >> 4) * 8 + (lane & 7), mhalf = (lane >> 3) & 1;
@@ -998,14 +1063,16 @@ decode_ring_kernel(const struct decode_params P)
 		if (it < iters) {
 			char *s = slots + (it % STAGES) * 2 * HALF;
 			const int base = first + it * stride;
+			const size_t from = kv_at<PG>(P, B, base);
 #pragma unroll
 			for (int c = 0; c < 8; c++) {
 				const int r = 2 * c + (lane >> 4);
-				const size_t key = (size_t)min(base + r, k1 - 1);
+				const size_t key = from + (size_t)(min(base + r, k1 - 1) -
+				    base) * kstride;
 				const int at = r * D * 2 + ((ch ^ (r & 7)) << 4);
 
-				copy_async(s + at, kb + key * D);
-				copy_async(s + HALF + at, vb + key * D);
+				copy_async(s + at, kb + key);
+				copy_async(s + HALF + at, vb + key);
 			}
 		}
 		copy_commit();
@@ -1099,24 +1166,26 @@ decode_default(int br, int keys)
 	return br == 1 ? DECODE_PATH_ROW : DECODE_PATH_MMA;
 }
 
-/* The instantiation of path for dtype DT and br rows a block. */
-template <int DT>
+/* The instantiation of path for dtype DT, br rows a block, paged (PG)
+ * or not: the contiguous kernels are built apart, so that they do not
+ * carry the paged address arithmetic. */
+template <int DT, bool PG>
 static decode_fn
 decode_pick_kernel(enum decode_path path, int br)
 {
 	if (path == DECODE_PATH_ROW)
-		return decode_kernel<DT, 1, DECODE_WARPS>;
+		return decode_kernel<DT, 1, DECODE_WARPS, PG>;
 	if (path == DECODE_PATH_MMA)
 		switch (br) {
-		case 2: return decode_mma_kernel<DT, 2, DECODE_WARPS>;
-		case 4: return decode_mma_kernel<DT, 4, DECODE_WARPS>;
-		default: return decode_mma_kernel<DT, 8, DECODE_WARPS>;
+		case 2: return decode_mma_kernel<DT, 2, DECODE_WARPS, PG>;
+		case 4: return decode_mma_kernel<DT, 4, DECODE_WARPS, PG>;
+		default: return decode_mma_kernel<DT, 8, DECODE_WARPS, PG>;
 		}
 	switch (br) {
-	case 1: return decode_ring_kernel<DT, 1, DECODE_WARPS>;
-	case 2: return decode_ring_kernel<DT, 2, DECODE_WARPS>;
-	case 4: return decode_ring_kernel<DT, 4, DECODE_WARPS>;
-	default: return decode_ring_kernel<DT, 8, DECODE_WARPS>;
+	case 1: return decode_ring_kernel<DT, 1, DECODE_WARPS, PG>;
+	case 2: return decode_ring_kernel<DT, 2, DECODE_WARPS, PG>;
+	case 4: return decode_ring_kernel<DT, 4, DECODE_WARPS, PG>;
+	default: return decode_ring_kernel<DT, 8, DECODE_WARPS, PG>;
 	}
 }
 
@@ -1137,7 +1206,8 @@ decode_ring_bytes(enum decode_path path)
 #define DECODE_DEVICES 64
 struct decode_device {
 	int sms;
-	int per_sm[2][DECODE_PATHS][4];	/* dtype, path, log2 of the rows */
+	int per_sm[2][2][DECODE_PATHS][4];	/* dtype, paged, path, log2 of
+						 * the rows */
 };
 static struct decode_device decode_devices[DECODE_DEVICES];
 
@@ -1160,19 +1230,23 @@ decode_sms(int dev, int *sms, char *err, size_t errlen)
 }
 
 /*
- * Path's kernel for br rows a block in dtype on device dev, the bytes
- * of its ring and the blocks of it an SM holds.
+ * Path's kernel for br rows a block in dtype, paged or not, on device
+ * dev, the bytes of its ring and the blocks of it an SM holds.
  */
 static int
-decode_resolve(int dev, int dtype, int br, enum decode_path path,
+decode_resolve(int dev, int dtype, int paged, int br, enum decode_path path,
     decode_fn *fn, size_t *ring, int *occ, char *err, size_t errlen)
 {
 	int *n = dev < DECODE_DEVICES ?
-	    &decode_devices[dev].per_sm[dtype][path][ilog2(br)] : occ;
+	    &decode_devices[dev].per_sm[dtype][paged][path][ilog2(br)] : occ;
 	cudaError_t e;
 
-	*fn = dtype == DECODE_FP16 ? decode_pick_kernel<DECODE_FP16>(path, br) :
-	    decode_pick_kernel<DECODE_BF16>(path, br);
+	if (dtype == DECODE_FP16)
+		*fn = paged ? decode_pick_kernel<DECODE_FP16, true>(path, br) :
+		    decode_pick_kernel<DECODE_FP16, false>(path, br);
+	else
+		*fn = paged ? decode_pick_kernel<DECODE_BF16, true>(path, br) :
+		    decode_pick_kernel<DECODE_BF16, false>(path, br);
 	*ring = decode_ring_bytes(path);
 	if (dev >= DECODE_DEVICES || *n == 0) {
 		if ((*ring > 0 && (e = cudaFuncSetAttribute(*fn,
@@ -1193,9 +1267,10 @@ decode_resolve(int dev, int dtype, int br, enum decode_path path,
 }
 
 extern "C" int
-decode_attention(const void *q, const void *k, const void *v, void *o,
+decode_attention_kv(const void *q, const void *k, const void *v, void *o,
     float *lse, int batch, int heads, int kv_heads, int tq, int tk, int d,
-    int dtype, int causal, float scale, int splits, void *workspace,
+    int dtype, int causal, float scale, int splits, const int *cache_seqlens,
+    const int *block_table, int page_size, int max_pages, void *workspace,
     size_t workspace_bytes, void *stream, struct decode_result *res,
     char *err, size_t errlen)
 {
@@ -1205,6 +1280,7 @@ decode_attention(const void *q, const void *k, const void *v, void *o,
 	cudaError_t e;
 	size_t groups, rows_b, need, ring;
 	int dev, sms, rows, br, occ, asked;
+	const int paged = block_table != NULL;
 
 	if (res != NULL)
 		memset(res, 0, sizeof *res);
@@ -1222,6 +1298,24 @@ decode_attention(const void *q, const void *k, const void *v, void *o,
 		    "(G must divide H)", batch, heads, kv_heads, tq, tk);
 		return -1;
 	}
+	if (paged && (page_size < DECODE_PAGE_MULTIPLE ||
+	    page_size % DECODE_PAGE_MULTIPLE != 0)) {
+		snprintf(err, errlen, "decode: page_size must be a positive "
+		    "multiple of %d (no group of keys the kernel reads at once "
+		    "may cross a page), not %d", DECODE_PAGE_MULTIPLE, page_size);
+		return -1;
+	}
+	if (paged && (max_pages < 1 ||
+	    (long)max_pages * page_size < (long)tk)) {
+		snprintf(err, errlen, "decode: a block table of %d pages of %d "
+		    "keys does not hold Tk=%d keys", max_pages, page_size, tk);
+		return -1;
+	}
+	if (paged && (long)kv_heads * DECODE_D * page_size > 0x7fffffffL) {
+		snprintf(err, errlen, "decode: a page of %d keys of %d K/V heads "
+		    "is too large", page_size, kv_heads);
+		return -1;
+	}
 	if ((e = cudaGetDevice(&dev)) != cudaSuccess) {
 		snprintf(err, errlen, "decode: %s", cudaGetErrorString(e));
 		return -1;
@@ -1229,7 +1323,7 @@ decode_attention(const void *q, const void *k, const void *v, void *o,
 	rows = heads / kv_heads * tq;
 	br = decode_block_rows(rows);
 	path = decode_default(br, 0);
-	if (decode_resolve(dev, dtype, br, path, &fn, &ring, &occ, err,
+	if (decode_resolve(dev, dtype, paged, br, path, &fn, &ring, &occ, err,
 	    errlen) != 0 || decode_sms(dev, &sms, err, errlen) != 0)
 		return -1;
 	groups = (size_t)batch * kv_heads * decode_chunks(heads, kv_heads, tq);
@@ -1239,19 +1333,19 @@ decode_attention(const void *q, const void *k, const void *v, void *o,
 	if (splits > DECODE_MAX_SPLITS)
 		splits = DECODE_MAX_SPLITS;
 	memset(&P, 0, sizeof P);
-	P.keys = (tk + splits - 1) / splits;
+	P.keys = decode_range_keys(tk, splits, paged);
 	splits = (tk + P.keys - 1) / P.keys;	/* no empty range */
 	/* Ranges this long take the ring, and the ring its own ranges where
 	 * the count is the kernel's to pick. */
 	if (decode_default(br, P.keys) != path) {
 		path = decode_default(br, P.keys);
-		if (decode_resolve(dev, dtype, br, path, &fn, &ring, &occ, err,
+		if (decode_resolve(dev, dtype, paged, br, path, &fn, &ring, &occ, err,
 		    errlen) != 0)
 			return -1;
 	}
 	if (asked <= 0 && groups <= DECODE_TICKETS && path == DECODE_PATH_RING) {
 		splits = decode_ring_splits(tk, splits);
-		P.keys = (tk + splits - 1) / splits;
+		P.keys = decode_range_keys(tk, splits, paged);
 		splits = (tk + P.keys - 1) / P.keys;
 	}
 	rows_b = (size_t)br;
@@ -1282,6 +1376,11 @@ decode_attention(const void *q, const void *k, const void *v, void *o,
 	P.qscale = (scale > 0.0f ? scale : 1.0f / sqrtf((float)d)) *
 	    1.4426950408889634f;
 	P.causal = causal;
+	P.seqlens = cache_seqlens;
+	P.table = block_table;
+	P.page_size = paged ? page_size : 0;
+	P.max_pages = paged ? max_pages : 0;
+	P.key_stride = paged ? kv_heads * DECODE_D : DECODE_D;
 	if (splits > 1) {
 		P.tickets = (unsigned *)workspace;
 		P.ws_u = (float *)(P.tickets + DECODE_TICKETS);
@@ -1299,4 +1398,16 @@ decode_attention(const void *q, const void *k, const void *v, void *o,
 		res->ring = path == DECODE_PATH_RING;
 	}
 	return 0;
+}
+
+extern "C" int
+decode_attention(const void *q, const void *k, const void *v, void *o,
+    float *lse, int batch, int heads, int kv_heads, int tq, int tk, int d,
+    int dtype, int causal, float scale, int splits, void *workspace,
+    size_t workspace_bytes, void *stream, struct decode_result *res,
+    char *err, size_t errlen)
+{
+	return decode_attention_kv(q, k, v, o, lse, batch, heads, kv_heads, tq,
+	    tk, d, dtype, causal, scale, splits, NULL, NULL, 0, 0, workspace,
+	    workspace_bytes, stream, res, err, errlen);
 }

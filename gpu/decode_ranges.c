@@ -1,7 +1,7 @@
 /*
  * decode_ranges.c - how a call of the decoding kernel (decode.cu) is cut
  * up, as plain C: the rows a block holds, the row chunks, the key ranges
- * (decode_pick_splits; decode_takes_ring, whether the default takes the
+ * (decode_pick_splits, decode_range_keys; decode_takes_ring, whether the default takes the
  * ring for them, and decode_ring_splits, the ring's ranges) and the
  * workspace they need.  Host arithmetic only, kept out of the .cu file
  * so that it builds, and check_gpu_table tests it, on machines without
@@ -45,6 +45,28 @@ decode_pick_splits(int batch, int heads, int kv_heads, int tq, int tk,
 	if (s > DECODE_MAX_SPLITS)
 		s = DECODE_MAX_SPLITS;
 	return s < 1 ? 1 : (int)s;
+}
+
+/*
+ * A range's first key a multiple of DECODE_PAGE_MULTIPLE: the kernels
+ * read keys in groups of 8 or 16 from a multiple of 8 or 16 on, so no
+ * group crosses a page of a paged cache and one look-up of the table
+ * serves the group.  Contiguous ranges are rounded alike (once they
+ * hold DECODE_PAGE_MULTIPLE keys), so a paged run and a contiguous one
+ * of the same keys cut them the same way and give the same bits.
+ */
+int
+decode_range_keys(int tk, int splits, int paged)
+{
+	const int m = DECODE_PAGE_MULTIPLE;
+	int keys;
+
+	if (splits < 1)
+		splits = 1;
+	keys = (int)(((long)tk + splits - 1) / splits);
+	if (paged || keys >= m)
+		keys = (int)(((long)keys + m - 1) / m * m);
+	return keys < 1 ? 1 : keys;
 }
 
 int

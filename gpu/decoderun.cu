@@ -17,12 +17,24 @@
  * staging buffer of the upload, are helper memory, not the kernel's.
  * Batch entries that share their arrays (bench --gpu's) are uploaded
  * once and copied on the device.
+ *
+ * A paged problem (--page-size: the problem's paged_cache, model/
+ * paged.h) runs paged: its logical K and V are uploaded as above into
+ * helper memory, then scattered on the device into the kernel's pool
+ * (pages, page_size, G, d), entry b's pages at b pool + its table's
+ * physical pages, and the block table (B, pages) says so.  The copies
+ * the timed runs cycle through are then copies of the pool.
+ *
+ * decode_host (kernels.h) is the tests' way in to decode_attention_kv
+ * with a cache length per entry and a pool and table of their own.
  */
 #include "config.h"
 
 #include "cudacheck.h"
 
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 extern "C" {
@@ -41,9 +53,11 @@ struct decoderun_timed {
 	const struct problem *p;
 	int batch, heads, kv_heads;
 	const uint16_t *q;
-	const uint16_t *kv;	/* K, then V: nkv values each */
+	const uint16_t *kv;	/* K, then V: nkv values each (paged: pools) */
 	const uint16_t *more;	/* copy c > 0 of both at more + 2 (c-1) nkv */
 	size_t nkv;		/* 16-bit values of K (and of V), all batches */
+	const int *table;	/* the device block table, or NULL: contiguous */
+	int page_size, max_pages;
 	uint16_t *o;
 	float *lse;
 	void *ws;
@@ -73,10 +87,11 @@ decoderun_enqueue(void *ctx, char *err, size_t errlen)
 	const unsigned c = r->next++ % r->ncopy;
 	const uint16_t *k = c == 0 ? r->kv : r->more + 2 * r->nkv * (c - 1);
 
-	return decode_attention(r->q, k, k + r->nkv, r->o, r->lse, r->batch,
+	return decode_attention_kv(r->q, k, k + r->nkv, r->o, r->lse, r->batch,
 	    r->heads, r->kv_heads, p->tq, p->tk, p->d, p->dtype == DTYPE_BF16 ?
-	    DECODE_BF16 : DECODE_FP16, p->causal, p->scale, r->splits, r->ws,
-	    r->ws_bytes, NULL, &r->ran, err, errlen);
+	    DECODE_BF16 : DECODE_FP16, p->causal, p->scale, r->splits, NULL,
+	    r->table, r->page_size, r->max_pages, r->ws, r->ws_bytes, NULL,
+	    &r->ran, err, errlen);
 }
 
 /* Copies of K and V the timed runs cycle through (1: no copy). */
@@ -89,6 +104,42 @@ decoderun_copies(size_t kv_bytes)
 		return 1;
 	c = (DECODERUN_L2_DEFEAT + kv_bytes - 1) / kv_bytes;
 	return (unsigned)(c < DECODERUN_COPIES ? c : DECODERUN_COPIES);
+}
+
+/*
+ * Contiguous K (or V) (B, G, Tk, d) into the pool (pages, page_size, G,
+ * d) through the block table (B, max_pages): one thread a 16-byte chunk.
+ */
+__global__ void
+decoderun_scatter(const uint4 *from, uint4 *pool, const int *table,
+    int kv_heads, int tk, int page_size, int max_pages, size_t chunks)
+{
+	const int per_key = DECODE_D * 2 / 16;
+	size_t i;
+
+	for (i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < chunks;
+	    i += (size_t)gridDim.x * blockDim.x) {
+		const size_t row = i / per_key;	/* (b, g, key) */
+		const int key = (int)(row % tk), g = (int)(row / tk % kv_heads);
+		const size_t b = row / tk / kv_heads;
+		const size_t slot = (size_t)table[b * max_pages + key / page_size] *
+		    page_size + key % page_size;
+
+		pool[(slot * kv_heads + g) * per_key + i % per_key] = from[i];
+	}
+}
+
+static cudaError_t
+decoderun_scatter_kv(const uint16_t *from, uint16_t *pool, const int *table,
+    int batch, int kv_heads, int tk, int page_size, int max_pages)
+{
+	const size_t chunks = (size_t)batch * kv_heads * tk * (DECODE_D * 2 / 16);
+	const size_t blocks = (chunks + 255) / 256;
+
+	decoderun_scatter<<<(unsigned)(blocks < 65536 ? blocks : 65536), 256>>>(
+	    (const uint4 *)from, (uint4 *)pool, table, kv_heads, tk, page_size,
+	    max_pages, chunks);
+	return cudaGetLastError();
 }
 
 /*
@@ -143,11 +194,16 @@ decode_device_bytes(const struct problem *p, int n)
 {
 	const size_t nq = (size_t)decoderun_heads(p) * p->tq * p->d;
 	const size_t nk = (size_t)decoderun_kv_heads(p) * p->tk * p->d;
-	const size_t kv = 2 * nk * n * sizeof(uint16_t);
+	const size_t pool = p->paged.page_size > 0 ? (size_t)decoderun_kv_heads(
+	    p) * paged_slots(&p->paged) * p->d : 0;
+	const size_t kv = 2 * (pool > 0 ? pool : nk) * n * sizeof(uint16_t);
 
-	/* Q, K, V, O, lse, the workspace; the staging buffer, O in float32
-	 * and the copies of K and V. */
-	return (double)(2 * nq * n + 2 * nk * n) * sizeof(uint16_t) +
+	/* Q, K, V (paged: the pools, the table and the logical K and V they
+	 * are scattered from), O, lse, the workspace; the staging buffer, O
+	 * in float32 and the copies of K and V. */
+	return (double)(2 * nq * n) * sizeof(uint16_t) + (double)kv +
+	    (pool > 0 ? (double)(2 * nk * n) * sizeof(uint16_t) +
+	    (double)n * p->paged.pages * sizeof(int) : 0.0) +
 	    (double)nq / p->d * n * sizeof(float) +
 	    (double)decode_workspace_bytes(n, decoderun_heads(p),
 	    decoderun_kv_heads(p), p->tq, p->tk, 0) +
@@ -156,18 +212,47 @@ decode_device_bytes(const struct problem *p, int n)
 	    (double)(decoderun_copies(kv) - 1) * kv;
 }
 
+/*
+ * Entry b's pages as the kernel's block table row b: its table's
+ * physical pages moved to its own stretch of the pools, b pool on.
+ * Every entry is paged alike (one page size, pool and count of pages).
+ */
+static int
+decoderun_table(const struct gpu_job *job, int *table, char *err,
+    size_t errlen)
+{
+	const struct paged_cache *pc0 = &job->ps[0].paged;
+	int b, i;
+
+	for (b = 0; b < job->n; b++) {
+		const struct paged_cache *pc = &job->ps[b].paged;
+
+		if (pc->page_size != pc0->page_size || pc->pool != pc0->pool ||
+		    pc->pages != pc0->pages) {
+			snprintf(err, errlen, "decode: batch entry %d is paged "
+			    "otherwise than entry 0 (page size, pool or pages)", b);
+			return -1;
+		}
+		for (i = 0; i < pc->pages; i++)
+			table[(size_t)b * pc->pages + i] = b * pc->pool + pc->table[i];
+	}
+	return 0;
+}
+
 extern "C" int
 decode_launch(const struct gpu_job *job, char *err, size_t errlen)
 {
 	const struct problem *p = &job->ps[0];
 	const int bf16 = p->dtype == DTYPE_BF16;
+	const int paged = p->paged.page_size > 0;
 	const size_t n = (size_t)job->n, rows = (size_t)decoderun_heads(p) *
 	    p->tq, nq = rows * p->d;
 	const size_t nk = (size_t)decoderun_kv_heads(p) * p->tk * p->d;
 	struct gpu_mem mem = GPU_MEM_INIT;
 	struct decoderun_timed run;
-	uint16_t *q, *kv, *o, *more;
+	uint16_t *q, *kv, *o, *more, *logical;
 	float *stage, *of;
+	int *table = NULL, *dtable;
 	size_t c;
 
 	memset(&run, 0, sizeof run);
@@ -175,7 +260,8 @@ decode_launch(const struct gpu_job *job, char *err, size_t errlen)
 	run.batch = job->n;
 	run.heads = decoderun_heads(p);
 	run.kv_heads = decoderun_kv_heads(p);
-	run.nkv = nk * n;
+	run.nkv = paged ? (size_t)run.kv_heads * paged_slots(&p->paged) * p->d *
+	    n : nk * n;
 	run.ncopy = decoderun_copies(2 * run.nkv * sizeof(uint16_t));
 	run.splits = job->splits;
 	run.ws_bytes = decode_workspace_bytes(job->n, run.heads, run.kv_heads,
@@ -191,11 +277,40 @@ decode_launch(const struct gpu_job *job, char *err, size_t errlen)
 	CUDA_CHECK(cudaMemset(run.ws, 0, run.ws_bytes));
 	CUDA_CHECK(gpu_mem_floats(&mem, &stage, nq > nk ? nq : nk,
 	    GPU_MEM_HELPER));
+	logical = kv;
+	if (paged) {
+		const size_t entries = n * p->paged.pages;
+
+		if ((table = (int *)malloc(entries * sizeof *table)) == NULL) {
+			snprintf(err, errlen, "decode: out of memory for the block "
+			    "table");
+			goto fail;
+		}
+		if (decoderun_table(job, table, err, errlen) != 0)
+			goto fail;
+		CUDA_CHECK(gpu_mem_alloc(&mem, (void **)&dtable, entries *
+		    sizeof *dtable, GPU_MEM_KERNEL));
+		CUDA_CHECK(cudaMemcpy(dtable, table, entries * sizeof *dtable,
+		    cudaMemcpyHostToDevice));
+		CUDA_CHECK(gpu_mem_alloc(&mem, (void **)&logical, 2 * nk * n *
+		    sizeof *logical, GPU_MEM_HELPER));
+		CUDA_CHECK(cudaMemset(kv, 0, 2 * run.nkv * sizeof *kv));
+		run.table = dtable;
+		run.page_size = p->paged.page_size;
+		run.max_pages = p->paged.pages;
+	}
 	if (decoderun_upload(job, decoderun_q, nq, bf16, stage, q, err,
 	    errlen) != 0 || decoderun_upload(job, decoderun_k, nk, bf16, stage,
-	    kv, err, errlen) != 0 || decoderun_upload(job, decoderun_v, nk,
-	    bf16, stage, kv + run.nkv, err, errlen) != 0)
+	    logical, err, errlen) != 0 || decoderun_upload(job, decoderun_v, nk,
+	    bf16, stage, logical + nk * n, err, errlen) != 0)
 		goto fail;
+	if (paged) {
+		CUDA_CHECK(decoderun_scatter_kv(logical, kv, run.table, job->n,
+		    run.kv_heads, p->tk, run.page_size, run.max_pages));
+		CUDA_CHECK(decoderun_scatter_kv(logical + nk * n, kv + run.nkv,
+		    run.table, job->n, run.kv_heads, p->tk, run.page_size,
+		    run.max_pages));
+	}
 	CUDA_CHECK(gpu_mem_alloc(&mem, (void **)&more, (run.ncopy - 1) * 2 *
 	    run.nkv * sizeof *more, GPU_MEM_HELPER));
 	for (c = 0; c + 1 < run.ncopy; c++)
@@ -217,6 +332,80 @@ decode_launch(const struct gpu_job *job, char *err, size_t errlen)
 	CUDA_CHECK(cudaMemcpy(job->res->lse, run.lse, rows * n * sizeof(float),
 	    cudaMemcpyDeviceToHost));
 	job->res->device_bytes = mem.bytes;
+	free(table);
+	gpu_mem_free(&mem);
+	return 0;
+fail:
+	free(table);
+	gpu_mem_free(&mem);
+	return -1;
+}
+
+extern "C" int
+decode_host(const struct decode_host_call *c, float *o, float *lse,
+    struct decode_result *res, char *err, size_t errlen)
+{
+	const int bf16 = c->dtype == DECODE_BF16;
+	const size_t nq = (size_t)c->batch * c->heads * c->tq * DECODE_D;
+	const size_t nkv = c->table != NULL ? (size_t)c->pages * c->page_size *
+	    c->kv_heads * DECODE_D : (size_t)c->batch * c->kv_heads * c->tk *
+	    DECODE_D;
+	const size_t rows = nq / DECODE_D;
+	const size_t ws_bytes = decode_workspace_bytes(c->batch, c->heads,
+	    c->kv_heads, c->tq, c->tk, c->splits);
+	struct gpu_mem mem = GPU_MEM_INIT;
+	uint16_t *q, *k, *v, *o16;
+	float *stage, *dlse, *of;
+	int *seqlens = NULL, *table = NULL;
+	void *ws;
+
+	CUDA_CHECK(gpu_mem_alloc(&mem, (void **)&q, nq * sizeof *q,
+	    GPU_MEM_KERNEL));
+	CUDA_CHECK(gpu_mem_alloc(&mem, (void **)&k, nkv * sizeof *k,
+	    GPU_MEM_KERNEL));
+	CUDA_CHECK(gpu_mem_alloc(&mem, (void **)&v, nkv * sizeof *v,
+	    GPU_MEM_KERNEL));
+	CUDA_CHECK(gpu_mem_alloc(&mem, (void **)&o16, nq * sizeof *o16,
+	    GPU_MEM_KERNEL));
+	CUDA_CHECK(gpu_mem_floats(&mem, &dlse, rows, GPU_MEM_KERNEL));
+	CUDA_CHECK(gpu_mem_alloc(&mem, &ws, ws_bytes, GPU_MEM_KERNEL));
+	CUDA_CHECK(cudaMemset(ws, 0, ws_bytes));
+	CUDA_CHECK(gpu_mem_floats(&mem, &stage, nq > nkv ? nq : nkv,
+	    GPU_MEM_HELPER));
+	CUDA_CHECK(cudaMemcpy(stage, c->q, nq * sizeof(float),
+	    cudaMemcpyHostToDevice));
+	CUDA_CHECK(to16(stage, q, nq, bf16));
+	CUDA_CHECK(cudaMemcpy(stage, c->k, nkv * sizeof(float),
+	    cudaMemcpyHostToDevice));
+	CUDA_CHECK(to16(stage, k, nkv, bf16));
+	CUDA_CHECK(cudaMemcpy(stage, c->v, nkv * sizeof(float),
+	    cudaMemcpyHostToDevice));
+	CUDA_CHECK(to16(stage, v, nkv, bf16));
+	if (c->seqlens != NULL) {
+		CUDA_CHECK(gpu_mem_alloc(&mem, (void **)&seqlens, c->batch *
+		    sizeof *seqlens, GPU_MEM_KERNEL));
+		CUDA_CHECK(cudaMemcpy(seqlens, c->seqlens, c->batch *
+		    sizeof *seqlens, cudaMemcpyHostToDevice));
+	}
+	if (c->table != NULL) {
+		const size_t entries = (size_t)c->batch * c->max_pages;
+
+		CUDA_CHECK(gpu_mem_alloc(&mem, (void **)&table, entries *
+		    sizeof *table, GPU_MEM_KERNEL));
+		CUDA_CHECK(cudaMemcpy(table, c->table, entries * sizeof *table,
+		    cudaMemcpyHostToDevice));
+	}
+	if (decode_attention_kv(q, k, v, o16, dlse, c->batch, c->heads,
+	    c->kv_heads, c->tq, c->tk, DECODE_D, c->dtype, c->causal, c->scale,
+	    c->splits, seqlens, table, c->page_size, c->max_pages, ws, ws_bytes,
+	    NULL, res, err, errlen) != 0)
+		goto fail;
+	CUDA_CHECK(cudaDeviceSynchronize());
+	CUDA_CHECK(gpu_mem_floats(&mem, &of, nq, GPU_MEM_HELPER));
+	CUDA_CHECK(from16(o16, of, nq, bf16));
+	CUDA_CHECK(cudaMemcpy(o, of, nq * sizeof(float), cudaMemcpyDeviceToHost));
+	CUDA_CHECK(cudaMemcpy(lse, dlse, rows * sizeof(float),
+	    cudaMemcpyDeviceToHost));
 	gpu_mem_free(&mem);
 	return 0;
 fail:

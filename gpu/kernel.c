@@ -236,7 +236,7 @@ static const struct gpu_kernel gpu_kernel_decode = {
 	.dims = gpu_decode_dims,
 	.max_tq = 64,
 	.caps = GPU_CAP_CAUSAL | GPU_CAP_NO_TILES | GPU_CAP_HEADS |
-	    GPU_CAP_OWN_SPLITS,
+	    GPU_CAP_OWN_SPLITS | GPU_CAP_PAGED,
 	.arith = GPU_ARITH_OWN,
 	.bench = GPU_BENCH_DECODE,
 	.bench_repeat = 0,
@@ -495,9 +495,13 @@ gpu_takes(const struct gpu_kernel *k, unsigned caps, const struct problem *p,
 	/* Before any device is probed: no kernel takes cu_seqlens. */
 	if (p->nseq > 0)
 		return util_error(err, errlen, GPU_NO_VARLEN_KERNEL, k->name);
-	/* No kernel reads K and V through a page table yet (paged.h). */
-	if (p->paged.page_size > 0)
+	/* A paged cache (paged.h) only where the kernel reads K and V
+	 * through the table, in pages no group of its keys crosses. */
+	if (p->paged.page_size > 0 && !(caps & GPU_CAP_PAGED))
 		return util_error(err, errlen, GPU_NO_PAGED_KERNEL, k->name);
+	if (p->paged.page_size % GPU_PAGE_MULTIPLE != 0)
+		return util_error(err, errlen, GPU_PAGE_SIZE_REFUSED, k->name,
+		    p->paged.page_size);
 	if (gpu_built() && gpu_kernel_absent(k, err, errlen) != 0)
 		return -1;
 	if (p->scores_mode && !(caps & GPU_CAP_SCORES))

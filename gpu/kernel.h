@@ -55,8 +55,9 @@ enum gpu_arith {
 	"takes a packed batch yet; the simulator runs it sequence by " \
 	"sequence (flashstep run)"
 
-/* No kernel reads K and V through a page table (model/paged.h): said
- * before any device is probed (gpucmd) and by gpu_kernel_check. */
+/* What a kernel without GPU_CAP_PAGED says of a paged cache (model/
+ * paged.h): said before any device is probed (gpucmd) and by
+ * gpu_kernel_check. */
 #define GPU_NO_PAGED_KERNEL "kernel %s does not take --page-size (it takes " \
 	"K and V contiguous: a paged cache runs on the simulator; flashstep " \
 	"gpu --list-kernels)"
@@ -78,6 +79,16 @@ enum gpu_arith {
 #define GPU_CAP_ALIBI		0x400	/* --alibi, --alibi-slopes */
 #define GPU_CAP_MASK_BUGS	0x800	/* --mask-bug (mask_rule.h's table) */
 #define GPU_CAP_DROPOUT		0x1000	/* --dropout (mask_rule.h's keep bits) */
+#define GPU_CAP_PAGED		0x2000	/* --page-size: K and V through a page
+					 * table, page sizes multiples of
+					 * GPU_PAGE_MULTIPLE */
+#define GPU_PAGE_MULTIPLE	16	/* decode.h's DECODE_PAGE_MULTIPLE */
+/* What a kernel with GPU_CAP_PAGED says of another page size (gpucmd
+ * before any device is probed, and gpu_kernel_check); %s is its name,
+ * %d the page size. */
+#define GPU_PAGE_SIZE_REFUSED "kernel %s does not take --page-size %d: it " \
+	"takes pages of a multiple of 16 keys (16, 64, 256 ...), so that no " \
+	"group of keys it reads at once crosses a page"
 /* The whole of mask_rule.h's table (the causal mask is its own cap). */
 #define GPU_CAP_MASKS	(GPU_CAP_WINDOW | GPU_CAP_SOFTCAP | GPU_CAP_ALIBI | \
 	GPU_CAP_MASK_BUGS | GPU_CAP_DROPOUT)

@@ -4,7 +4,8 @@
  * Each kernel's .cu file owns every CUDA call of its own (device memory
  * through cudacheck.h's counter, copies, launches, timing.h's timing)
  * and keeps its own parameters (tiles, variants) to itself.  Only the
- * front ends (gpu.c, gpubwd.c) and the .cu files include this.
+ * front ends (gpu.c, gpubwd.c), the .cu files and check_gpu_decode (for
+ * decode_host) include this.
  */
 #ifndef FLASHSTEP_KERNELS_H
 #define FLASHSTEP_KERNELS_H
@@ -109,5 +110,26 @@ float *gpu_nan_floats(size_t n, char *err, size_t errlen);
  * and 1 <= n <= 65535: 0, or -1 with err. */
 int gpu_problems_alike(const struct problem *ps, int n, char *err,
     size_t errlen);
+
+/*
+ * The tests' way in to decode_attention_kv (decode.h), from host
+ * arrays: q (B, H, Tq, d), k and v contiguous (B, G, Tk, d), or, with
+ * table (B x max_pages), the pool (pages, page_size, G, d); float32,
+ * rounded to dtype (decode.h's) on the device.  seqlens (B, or NULL)
+ * are the cache lengths.  o (B, H, Tq, d) and lse (B, H, Tq) come back
+ * in float32.  Built with CUDA only (decoderun.cu).  Returns 0, or -1
+ * with err set.
+ */
+struct decode_result;
+struct decode_host_call {
+	int batch, heads, kv_heads, tq, tk, dtype, causal, splits;
+	float scale;
+	const float *q, *k, *v;
+	const int *seqlens;
+	const int *table;
+	int page_size, max_pages, pages;
+};
+int decode_host(const struct decode_host_call *c, float *o, float *lse,
+    struct decode_result *res, char *err, size_t errlen);
 
 #endif

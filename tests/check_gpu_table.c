@@ -301,9 +301,11 @@ START_TEST(test_no_fp8_kernel)
 }
 END_TEST
 
-/* A paged cache (--page-size) is the simulator's: every kernel, its
- * backward and its split-KV run refuse it by name, before anything asks
- * whether the kernel is built or a device is there. */
+/* A paged cache (--page-size) is the simulator's, and the decode
+ * kernel's (GPU_CAP_PAGED): every other kernel, every backward and
+ * split-KV run refuse it by name, before anything asks whether the
+ * kernel is built or a device is there; decode takes pages of a
+ * multiple of 16 keys and refuses the rest by name. */
 START_TEST(test_no_paged_kernel)
 {
 	struct problem_spec spec;
@@ -328,7 +330,10 @@ START_TEST(test_no_paged_kernel)
 		    "(it takes K and V contiguous", gpu_kernels[i]->name);
 		ck_assert_int_eq(gpu_kernel_check(gpu_kernels[i], &p, &t, &rule,
 		    0, err, sizeof err), -1);
-		ck_assert_msg(strstr(err, want) == err, "%s", err);
+		if (gpu_kernels[i]->caps & GPU_CAP_PAGED)
+			ck_assert_msg(strstr(err, "--page-size") == NULL, "%s", err);
+		else
+			ck_assert_msg(strstr(err, want) == err, "%s", err);
 		if (gpu_kernels[i]->backward != NULL) {
 			ck_assert_int_eq(gpu_backward_check(gpu_kernels[i], &p, 0,
 			    err, sizeof err), -1);
@@ -350,6 +355,34 @@ START_TEST(test_no_paged_kernel)
 	ck_assert_msg(gpu_kernel_check(kernel("teaching"), &p, &t, &rule, 0,
 	    err, sizeof err) == 0, "%s", err);
 	problem_free(&p);
+	/* The decode kernel takes a paged decoding problem, in pages of
+	 * 16, 64 or 256 keys, and no page size that is not a multiple of
+	 * 16. */
+	ck_assert(kernel("decode")->caps & GPU_CAP_PAGED);
+	spec.tq = 1;
+	spec.tk = 1000;
+	spec.d = spec.dv = 128;
+	spec.heads = 8;
+	spec.kv_heads = 2;
+	for (i = 0; i < 5; i++) {
+		static const int sizes[] = { 16, 64, 256, 24, 8 };
+
+		spec.page_size = sizes[i];
+		build(&spec, &p);
+		if (i < 3)
+			ck_assert_msg(gpu_kernel_check(kernel("decode"), &p, &t, &rule,
+			    0, err, sizeof err) == 0, "page size %d: %s", sizes[i],
+			    err);
+		else {
+			snprintf(want, sizeof want, "kernel decode does not take "
+			    "--page-size %d: it takes pages of a multiple of 16",
+			    sizes[i]);
+			ck_assert_int_eq(gpu_kernel_check(kernel("decode"), &p, &t,
+			    &rule, 0, err, sizeof err), -1);
+			ck_assert_msg(strstr(err, want) == err, "%s", err);
+		}
+		problem_free(&p);
+	}
 }
 END_TEST
 
@@ -1124,6 +1157,40 @@ START_TEST(test_decode_ranges)
 		got = decode_ring_splits(ring[i][0], ring[i][1]);
 		ck_assert_msg(got == ring[i][2], "Tk %d, %d ranges picked: the ring "
 		    "ran %d, not %d", ring[i][0], ring[i][1], got, ring[i][2]);
+	}
+	/* A range's keys: ceil(Tk / ranges), a multiple of 16 when paged or
+	 * 16 or more (so a paged run cuts its keys as the contiguous one);
+	 * the ranges still cover Tk, none empty, and the ring's stay within
+	 * DECODE_RING_RANGE. */
+	{
+		static const int keys[][4] = {	/* Tk, ranges, paged: keys */
+			{ 7, 3, 0, 3 }, { 7, 3, 1, 16 }, { 300, 12, 0, 32 },
+			{ 1000, 8, 0, 128 }, { 1000, 8, 1, 128 }, { 5000, 7, 0, 720 },
+			{ 70000, 256, 0, 288 }, { 131072, 8, 1, 16384 },
+			{ 33000, 1, 0, 33008 }, { 1, 1, 1, 16 }, { 15, 1, 0, 15 },
+		};
+		int tk, s, p, k;
+
+		for (i = 0; i < (int)(sizeof keys / sizeof keys[0]); i++) {
+			got = decode_range_keys(keys[i][0], keys[i][1], keys[i][2]);
+			ck_assert_msg(got == keys[i][3], "Tk %d in %d ranges%s: %d keys "
+			    "a range, not %d", keys[i][0], keys[i][1], keys[i][2] ?
+			    " paged" : "", got, keys[i][3]);
+		}
+		for (tk = 1; tk < 70000; tk += 997)
+			for (s = 1; s <= DECODE_MAX_SPLITS; s += 17)
+				for (p = 0; p < 2; p++) {
+					k = decode_range_keys(tk, s, p);
+					ck_assert((long)k * s >= tk);
+					ck_assert(((tk + k - 1) / k - 1) * k < tk);
+					if (p || k >= DECODE_PAGE_MULTIPLE)
+						ck_assert(k % DECODE_PAGE_MULTIPLE == 0);
+					if (decode_range_keys(tk, s, 0) >= DECODE_PAGE_MULTIPLE)
+						ck_assert(k == decode_range_keys(tk, s, !p));
+				}
+		for (tk = 16385; tk < 1 << 22; tk = tk * 3 / 2)
+			ck_assert(decode_range_keys(tk, decode_ring_splits(tk, 1), 0) <=
+			    DECODE_RING_RANGE);
 	}
 	ck_assert_int_eq(decode_block_rows(1), 1);
 	ck_assert_int_eq(decode_block_rows(3), 4);

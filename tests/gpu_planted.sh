@@ -3,7 +3,7 @@
 # no longer does the simulator's operations in its order, in every
 # kernel that shares the changed code, and that tests/check_gpu_decode
 # catches a decode kernel whose tensor-core path lost a step of the
-# online softmax.  Not part of make check: it needs a GPU, and builds the
+# online softmax, or that reads a paged cache or a cache length wrong.  Not part of make check: it needs a GPU, and builds the
 # kernels once per plant.
 #
 #   tests/gpu_planted.sh [TREE]
@@ -60,6 +60,13 @@
 #   ring V tiles     two of V's four ldmatrix tiles swapped in P V (the
 #                    ring that feeds the tensor cores in long ranges)
 #   mma l one lane   l is not summed over the four lanes of a row
+# and in gpu/decode.cu's paged cache and cache lengths (tests/check_gpu_decode,
+# its paged and varlen tests):
+#   paged slot + 1   a key is read from the next slot of its page (the
+#                    page's last slot clamped): the bits differ from the
+#                    contiguous run's
+#   table other entry  batch entry b reads entry b + 1's row of the table
+#   varlen diagonal  the causal diagonal at r + Tk - Tq, not r + Tk_b - Tq
 # and in gpu/tcrun.cu (tests/check_gpu_fast):
 #   tc bug ignored   the tensor-core kernels' trace build no longer runs
 #                    bug no-rescale when the rule asks for it
@@ -203,6 +210,12 @@ plants() {
 	    's/acc\[i\], x\[0\], x\[1\], x\[2\], x\[3\]/acc[i], x[0], x[2], x[1], x[3]/'
 	"$1" "mma l one lane" gpu/decode.cu tests/check_gpu_decode \
 	    's/^\tl += __shfl_xor_sync(0xffffffffu, l, 2);$/;/'
+	"$1" "paged slot + 1" gpu/decode.cu tests/check_gpu_decode \
+	    's/P\.page_size + key % P\.page_size)/P.page_size + min(key % P.page_size + 1, P.page_size - 1))/'
+	"$1" "table other entry" gpu/decode.cu tests/check_gpu_decode \
+	    's/B\.table = P\.table + (size_t)B\.b \* P\.max_pages;/B.table = P.table + (size_t)((B.b + 1) % gridDim.z) * P.max_pages;/'
+	"$1" "varlen diagonal" gpu/decode.cu tests/check_gpu_decode \
+	    's/+ B\.tk - P\.tq/+ P.tk - P.tq/'
 	"$1" "tc bug ignored" gpu/tcrun.cu tests/check_gpu_fast \
 	    's/return job->rule->bug == BUG_NO_RESCALE;/return 0;/'
 	"$1" "bwd no D" gpu/fast_bwd.cu tests/check_gpu_fast_bwd \

@@ -240,6 +240,13 @@
 #       sed 's/^\t{ "causal", PF_RUNS },$/\t{ "causal", PF_RUNS }, { "window", PF_RUNS },/'
 #       --window counted as used: the model runs without its band
 #       -> tests/pipeline.test
+#   paged ranges        a paged decode's key ranges start at multiples
+#   unaligned           of 16, so no group of keys crosses a page
+#                       (decode_range_keys; check_gpu_table, no GPU)
+#       gpu/decode_ranges.c
+#       sed 's/if (paged || keys >= m)/if (keys >= m)/'
+#       a paged range of fewer than 16 keys is left unrounded
+#       -> tests/check_gpu_table:test_decode_ranges
 #
 # A plant names check programs (run as they are) or shell tests
 # (tests/NAME.test, run with the flashstep binary as make check runs
@@ -267,7 +274,7 @@ trap 'exit 143' TERM
 ALL_TESTS="tests/check_sim tests/check_backward tests/check_split tests/check_mask tests/check_dropout
     tests/check_outfile tests/check_ui tests/check_options tests/outfile.test
     tests/check_lesson tests/check_fp8 tests/check_varlen tests/check_paged
-    tests/pipeline.test"
+    tests/pipeline.test tests/check_gpu_table"
 
 # What make must build for a test: a check program is itself; a shell
 # test needs the binary.
@@ -501,6 +508,9 @@ plant "tile pages logical" src/lesson/lesson_quantity.c \
 plant "pipeline takes a window" src/cmd/cmd_pipeline.c \
     's/^\t{ "causal", PF_RUNS },$/\t{ "causal", PF_RUNS }, { "window", PF_RUNS },/' \
     tests/pipeline.test
+plant "paged ranges unaligned" gpu/decode_ranges.c \
+    's/if (paged || keys >= m)/if (keys >= m)/' \
+    tests/check_gpu_table:test_decode_ranges
 
 nplants=$(($(wc -l <"$work/verdicts") - 1))
 echo "planted: $(($(date +%s) - start)) s after the base build"

@@ -218,3 +218,32 @@ class Decode:
     def splits(self):
         """The key ranges the last call ran."""
         return self.res.splits
+
+    def paged(self, q, kpool, vpool, table, tk, o, lse, causal=False,
+              splits=0, seqlens=None):
+        """decode_attention_kv: K and V a pool (pages, page_size, G, d),
+        table (B, max_pages) int32, seqlens (B) int32 or None."""
+        if not hasattr(self, "fn_kv"):
+            self.fn_kv = self.lib.decode_attention_kv
+            self.fn_kv.argtypes = (
+                [ctypes.c_void_p] * 5 + [ctypes.c_int] * 8 +
+                [ctypes.c_float, ctypes.c_int, ctypes.c_void_p,
+                 ctypes.c_void_p, ctypes.c_int, ctypes.c_int,
+                 ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p,
+                 ctypes.POINTER(DecodeResult), ctypes.c_char_p,
+                 ctypes.c_size_t])
+            self.fn_kv.restype = ctypes.c_int
+        b, h, tq, d = q.shape
+        g, ps = kpool.shape[2], kpool.shape[1]
+        ws = self.workspace(b, h, g, tq, tk, splits)
+        rc = self.fn_kv(q.data_ptr(), kpool.data_ptr(), vpool.data_ptr(),
+                        o.data_ptr(),
+                        lse.data_ptr() if lse is not None else None, b, h, g,
+                        tq, tk, d, dtype_code(q.dtype), int(causal), 0.0,
+                        splits,
+                        seqlens.data_ptr() if seqlens is not None else None,
+                        table.data_ptr(), ps, table.shape[1], ws.data_ptr(),
+                        ws.numel(), torch.cuda.current_stream().cuda_stream,
+                        ctypes.byref(self.res), self.err, len(self.err))
+        if rc != 0:
+            raise RuntimeError(self.err.value.decode())

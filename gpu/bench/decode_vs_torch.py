@@ -48,6 +48,13 @@ reference in float32 from the same 16-bit inputs (TF32 off), against
 max |lse - ref| <= 2e-3.  Small ragged shapes (Tq > 1, causal, rows that
 see no key, more packed rows than a block holds, every split count) are
 checked too.
+
+--paged times the paged decode (decode_attention_kv: K and V in a pool
+of pages of 16, 64 and 256 keys, flash_attn_with_kvcache's layout
+(pages, page_size, G, d), through a shuffled block table) beside the
+contiguous call on the same keys: TB/s of both and the paged/contiguous
+time (the aim: within 1.10), and checks that the paged O and lse are the
+contiguous ones' bits.
 """
 import argparse
 import json
@@ -153,6 +160,70 @@ def sweep(dec, args, dts):
         del q, copies, o, lse
 
 
+def to_pool(k, ps, perm):
+    """Contiguous (B, G, Tk, d) as a pool (B max_pages, ps, G, d) whose
+    page i of entry b lies at perm[b max_pages + i], and its table."""
+    b, g, tk, d = k.shape
+    pages = -(-tk // ps)
+    pad = torch.zeros(b, g, pages * ps, d, dtype=k.dtype, device=k.device)
+    pad[:, :, :tk] = k
+    pool = torch.empty(b * pages, ps, g, d, dtype=k.dtype, device=k.device)
+    pool[perm] = pad.view(b, g, pages, ps, d).permute(0, 2, 3, 1, 4).reshape(
+        b * pages, ps, g, d)
+    return pool, perm.view(b, pages).to(torch.int32)
+
+
+def paged(dec, args, dts):
+    """--paged: the paged decode (pages of 16, 64, 256, a shuffled table)
+    beside the contiguous one on the same keys, TB/s and paged/contiguous
+    time, and the paged output checked equal to the contiguous output."""
+    fails = 0
+    print("| dtype | B | G | Tk | contiguous TB/s | page | paged TB/s | "
+          "paged/contiguous time | same bits |")
+    print("|---" * 9 + "|")
+    for dname, b, h, g, tk, kv_bytes, q, copies in timed_shapes(args, dts):
+        o = torch.empty_like(q)
+        lse = torch.empty((b, h, 1), device="cuda")
+        dec(q, copies[0][0], copies[0][1], o, lse)
+        torch.cuda.synchronize()
+        o_ref, lse_ref = o.clone(), lse.clone()
+        for ps in (16, 64, 256):
+            pages = -(-tk // ps)
+            gen = torch.Generator(device="cuda").manual_seed(ps)
+            perm = torch.randperm(b * pages, device="cuda", generator=gen)
+            pools = []
+            for k, v in copies:
+                kp, table = to_pool(k, ps, perm)
+                vp, _ = to_pool(v, ps, perm)
+                pools.append((kp, vp))
+            o.fill_(float("nan"))
+            lse.fill_(float("nan"))
+            dec.paged(q, pools[0][0], pools[0][1], table, tk, o, lse)
+            torch.cuda.synchronize()
+            same = torch.equal(o, o_ref) and torch.equal(lse, lse_ref)
+            fails += not same
+            idx = list(range(len(copies)))
+            times = time_rounds({
+                "contiguous": lambda i: dec(q, copies[i][0], copies[i][1],
+                                            o, lse),
+                "paged": lambda i: dec.paged(q, pools[i][0], pools[i][1],
+                                             table, tk, o, lse)},
+                idx, args.reps, args.rounds)
+            c, p = times["contiguous"], times["paged"]
+            print("| %s | %d | %d | %d | %.2f | %d | %.2f | %.3f%s | %s |" % (
+                dname, b, g, tk, kv_bytes / (c * 1e-3) / 1e12, ps,
+                kv_bytes / (p * 1e-3) / 1e12, p / c,
+                "" if p / c <= 1.10 else " (over 1.10)",
+                "yes" if same else "NO"))
+            sys.stdout.flush()
+            del pools, perm, table
+            torch.cuda.empty_cache()
+        del q, copies, o, lse, o_ref, lse_ref
+    print("\npaged output: %s" % ("the contiguous output's bits" if fails == 0
+                                  else "%d DIFFERED" % fails))
+    return fails
+
+
 def torch_call(q, gqa, backend):
     """fn(copy): torch's SDPA on that copy of K and V with one backend."""
     return lambda kv: sdpa(backend, q, kv[0], kv[1], gqa=gqa)
@@ -192,10 +263,19 @@ def main():
                     help="the variants timed (0, the default, always; the "
                     "others need dev/cuda/decode's library; default: every "
                     "one the library has)")
+    ap.add_argument("--paged", action="store_true",
+                    help="instead: the paged decode (pages of 16, 64, 256) "
+                    "beside the contiguous one (defaults: fp16, G 8, batch "
+                    "1,2,4,8, Tk 32768,131072)")
     ap.add_argument("--backends", default=",".join(n for n, _ in BACKENDS),
                     help="torch's backends run (math's long runs take "
                     "seconds at the large shapes)")
     args = ap.parse_args()
+    if args.paged:
+        for name, value in (("dtypes", "fp16"), ("kv", "8"),
+                            ("batch", "1,2,4,8"), ("tk", "32768,131072")):
+            if getattr(args, name) == ap.get_default(name):
+                setattr(args, name, value)
     BACKENDS[:] = [(n, b) for n, b in BACKENDS
                    if n in args.backends.split(",")]
 
@@ -208,6 +288,8 @@ def main():
     sys.stdout.flush()
 
     dts = DTYPES
+    if args.paged:
+        return 1 if fails + paged(dec, args, dts) else 0
     if args.sweep:
         sweep(dec, args, dts)
         return 0

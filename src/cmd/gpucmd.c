@@ -265,8 +265,11 @@ gpucmd_setup(struct options *o, const struct gpucmd_args *a,
 		return util_error(err, errlen, GPU_NO_FP8_KERNEL, k->name);
 	if (o->spec.seqlens_q != NULL || o->spec.seqlens_k != NULL)
 		return util_error(err, errlen, GPU_NO_VARLEN_KERNEL, k->name);
-	if (o->spec.page_size > 0)
+	if (o->spec.page_size > 0 && !(k->caps & GPU_CAP_PAGED))
 		return util_error(err, errlen, GPU_NO_PAGED_KERNEL, k->name);
+	if (o->spec.page_size % GPU_PAGE_MULTIPLE != 0)
+		return util_error(err, errlen, GPU_PAGE_SIZE_REFUSED, k->name,
+		    o->spec.page_size);
 	if (o->spec.d > 0 && gpucmd_tiling(k, o->spec.d, o, err, errlen) != 0)
 		return -1;
 	if (o->split.pack_gqa && !whole)
