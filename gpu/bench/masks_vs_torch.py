@@ -51,7 +51,7 @@ import sys
 
 import torch
 
-from benchlib import DTYPES, LSE_TOL, dtype_code, median, torch_setup
+from benchlib import DTYPES, LSE_TOL, dtype_code, time_each, torch_setup
 
 # flash-attention's test_flash_attn_output seqlen pairs (Tq, Tk).
 FA_PAIRS = [(113, 203), (128, 217), (113, 211), (108, 256), (256, 512),
@@ -282,19 +282,6 @@ def flex_fns(tq, tk, window, softcap):
                                      block_mask=mask)), None
 
 
-def time_ms(fn, reps):
-    for _ in range(3):
-        fn()
-    ev = [(torch.cuda.Event(enable_timing=True),
-           torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
-    for e0, e1 in ev:
-        e0.record()
-        fn()
-        e1.record()
-    torch.cuda.synchronize()
-    return median([e0.elapsed_time(e1) for e0, e1 in ev])
-
-
 def speed(kerns, reps, sizes, dims):
     print("%-6s %4s %6s %-18s %9s %8s %9s %8s %9s" % (
         "kernel", "d", "T", "rule", "ms", "TFLOP/s", "per tile",
@@ -315,7 +302,7 @@ def speed(kerns, reps, sizes, dims):
                 br, bc = kern.tiles(d)
                 full_per_tile = None
                 for name, w, c in rules:
-                    ms = time_ms(lambda: kern(q, k, v, o, lse, w, c, None),
+                    ms = time_each(lambda: kern(q, k, v, o, lse, w, c, None),
                                  reps)
                     vis = visible_count(t, t, w)
                     tf = 4.0 * d * vis * b * h / ms / 1e9
@@ -324,7 +311,7 @@ def speed(kerns, reps, sizes, dims):
                     if name == "full":
                         full_per_tile = per
                     flex, why = flex_fns(t, t, w, c)
-                    fms = time_ms(lambda: flex(q, k, v), reps) \
+                    fms = time_each(lambda: flex(q, k, v), reps) \
                         if flex is not None else float("nan")
                     print("%-6s %4d %6d %-18s %9.3f %8.1f %9.3f %8.3f %9.2f%s"
                           % (kern.kind, d, t, name, ms, tf,
@@ -333,7 +320,7 @@ def speed(kerns, reps, sizes, dims):
                     if kern.kind == "wgmma" and w[0] >= 0:
                         # the window on the default variant as it is
                         # (one block an item), not its persistent twin
-                        ms0 = time_ms(lambda: kern(q, k, v, o, lse, w, c,
+                        ms0 = time_each(lambda: kern(q, k, v, o, lse, w, c,
                                                    None, 0), reps)
                         print("%-6s %4d %6d %-18s %9.3f %8.1f %9.3f" % (
                             kern.kind, d, t, name + " (1 item)", ms0,
