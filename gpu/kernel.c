@@ -295,6 +295,25 @@ gpu_kernel_names(void)
 	return names;
 }
 
+int
+gpu_varlen_check(const struct gpu_kernel *k, const char *part, char *err,
+    size_t errlen)
+{
+	char takes[256];
+	int backward = part[0] != '\0';
+
+	if (!backward && (k->caps & GPU_CAP_VARLEN))
+		return 0;
+	if (backward)
+		takes[0] = '\0';
+	else
+		gpu_names(GPU_CAP_VARLEN, GPU_PART_ANY, takes, sizeof takes);
+	return util_error(err, errlen, "kernel %s does not take --seqlens%s "
+	    "(a packed batch; kernels that do: %s); the simulator runs any "
+	    "(flashstep run)", k->name, part, takes[0] != '\0' ? takes :
+	    "none");
+}
+
 /*
  * Why this build cannot run k, or 0 when it has k's code: without CUDA
  * at all, or without code for k's one architecture.
@@ -492,9 +511,9 @@ gpu_takes(const struct gpu_kernel *k, unsigned caps, const struct problem *p,
 	char what[96], takes[256];
 	struct tiling own;
 
-	/* Before any device is probed: no kernel takes cu_seqlens. */
-	if (p->nseq > 0)
-		return util_error(err, errlen, GPU_NO_VARLEN_KERNEL, k->name);
+	/* Before any device is probed. */
+	if (p->nseq > 0 && gpu_varlen_check(k, "", err, errlen) != 0)
+		return -1;
 	/* A paged cache (paged.h) only where the kernel reads K and V
 	 * through the table, in pages no group of its keys crosses. */
 	if (p->paged.page_size > 0 && !(caps & GPU_CAP_PAGED))
@@ -645,7 +664,7 @@ gpu_backward_check(const struct gpu_kernel *k, const struct problem *p,
 	char what[96], takes[256];
 
 	if (p->nseq > 0)
-		return util_error(err, errlen, GPU_NO_VARLEN_KERNEL, k->name);
+		return gpu_varlen_check(k, " backward", err, errlen);
 	if (b == NULL) {
 		gpu_names(0, GPU_PART_BACKWARD, takes, sizeof takes);
 		return util_error(err, errlen, "kernel %s has no backward pass "

@@ -49,12 +49,6 @@ enum gpu_arith {
 #define GPU_NO_FP8_KERNEL "kernel %s does not take --dtype fp8: no kernel " \
 	"has an FP8 (e4m3) path yet; the simulator emulates it (flashstep " \
 	"run, view, trace, bench --fp8)"
-/* What every kernel says of a packed batch (--seqlens: no kernel takes
- * cu_seqlens); %s is its name. */
-#define GPU_NO_VARLEN_KERNEL "kernel %s does not take --seqlens: no kernel " \
-	"takes a packed batch yet; the simulator runs it sequence by " \
-	"sequence (flashstep run)"
-
 /* What a kernel without GPU_CAP_PAGED says of a paged cache (model/
  * paged.h): said before any device is probed (gpucmd) and by
  * gpu_kernel_check. */
@@ -82,6 +76,9 @@ enum gpu_arith {
 #define GPU_CAP_PAGED		0x2000	/* --page-size: K and V through a page
 					 * table, page sizes multiples of
 					 * GPU_PAGE_MULTIPLE */
+#define GPU_CAP_VARLEN		0x4000	/* a packed batch (--seqlens, problem.h's
+					 * nseq, cu_q, cu_k): tiles never mix
+					 * sequences */
 #define GPU_PAGE_MULTIPLE	16	/* decode.h's DECODE_PAGE_MULTIPLE */
 /* What a kernel with GPU_CAP_PAGED says of another page size (gpucmd
  * before any device is probed, and gpu_kernel_check); %s is its name,
@@ -222,6 +219,15 @@ const struct gpu_kernel *gpu_kernel_find(const char *name);
 
 /* "naive, teaching, fast, wgmma, decode": the names, for messages. */
 const char *gpu_kernel_names(void);
+
+/*
+ * A packed batch (--seqlens) on kernel k: 0 when its caps take one, else
+ * -1 with the one refusal that names the kernels that do.  part is "" or
+ * " backward" (no backward takes one).  Said before any device is probed
+ * (gpucmd) and by gpu_kernel_check and gpu_backward_check.
+ */
+int gpu_varlen_check(const struct gpu_kernel *k, const char *part, char *err,
+    size_t errlen);
 
 /*
  * Can kernel k run problem p with tiling t and rule rule (flags: gpu.h's

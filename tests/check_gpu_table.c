@@ -257,12 +257,15 @@ START_TEST(test_no_varlen_kernel)
 	for (i = 0; gpu_kernels[i] != NULL; i++) {
 		ck_assert_int_eq(gpu_kernel_check(gpu_kernels[i], &p, &t, &rule,
 		    0, err, sizeof err), -1);
-		snprintf(want, sizeof want, GPU_NO_VARLEN_KERNEL,
-		    gpu_kernels[i]->name);
+		ck_assert_int_eq(gpu_varlen_check(gpu_kernels[i], "", want,
+		    sizeof want), -1);
 		ck_assert_str_eq(err, want);
 		ck_assert_int_eq(gpu_backward_check(gpu_kernels[i], &p, 0, err,
 		    sizeof err), -1);
+		ck_assert_int_eq(gpu_varlen_check(gpu_kernels[i], " backward",
+		    want, sizeof want), -1);
 		ck_assert_str_eq(err, want);
+		ck_assert_ptr_nonnull(strstr(err, "--seqlens backward"));
 	}
 	problem_free(&p);
 }

@@ -263,8 +263,9 @@ gpucmd_setup(struct options *o, const struct gpucmd_args *a,
 	 * (gpu_kernel_check says the same of a hand-made problem). */
 	if (o->spec.dtype == DTYPE_FP8)
 		return util_error(err, errlen, GPU_NO_FP8_KERNEL, k->name);
-	if (o->spec.seqlens_q != NULL || o->spec.seqlens_k != NULL)
-		return util_error(err, errlen, GPU_NO_VARLEN_KERNEL, k->name);
+	if ((o->spec.seqlens_q != NULL || o->spec.seqlens_k != NULL) &&
+	    gpu_varlen_check(k, "", err, errlen) != 0)
+		return -1;
 	if (o->spec.page_size > 0 && !(k->caps & GPU_CAP_PAGED))
 		return util_error(err, errlen, GPU_NO_PAGED_KERNEL, k->name);
 	if (o->spec.page_size % GPU_PAGE_MULTIPLE != 0)
