@@ -290,6 +290,15 @@ gpucmd_setup(struct options *o, const struct gpucmd_args *a,
 		gpucmd_set_free(set);
 		return -1;
 	}
+	/* What the kernel does not take (a mask, a bug, a dtype) is a usage
+	 * error on any machine that has its code, said before the device
+	 * is probed, as the backward's is (gpucmd_backward_args); a split-KV
+	 * run's own check needs its plan (gpu_split_check). */
+	if (gpu_built() && o->split.splits <= 1 && gpu_kernel_check(k,
+	    &set->ps[0], &o->tiling, &o->rule, 0, err, errlen) != 0) {
+		gpucmd_set_free(set);
+		return -1;
+	}
 	return 0;
 }
 
