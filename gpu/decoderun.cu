@@ -25,6 +25,14 @@
  * physical pages, and the block table (B, pages) says so.  The copies
  * the timed runs cycle through are then copies of the pool.
  *
+ * A packed batch (--seqlens-q, --seqlens-k: problem.h's nseq, cu_q,
+ * cu_k) runs as the kernel's cache lengths, flash_attn_with_kvcache's
+ * cache_seqlens: sequence b is batch entry b, its Tk_b keys at the start
+ * of a cache as long as the longest sequence's (zero past Tk_b, which
+ * the kernel never reads), its queries entry b's rows.  The kernel takes
+ * one query count for every entry, as flash_attn_with_kvcache does, so
+ * the sequences must have the same Tq_b (decoderun_packed says so).
+ *
  * decode_host (kernels.h) is the tests' way in to decode_attention_kv
  * with a cache length per entry and a pool and table of their own.
  */
@@ -58,6 +66,9 @@ struct decoderun_timed {
 	size_t nkv;		/* 16-bit values of K (and of V), all batches */
 	const int *table;	/* the device block table, or NULL: contiguous */
 	int page_size, max_pages;
+	int tq, tk;		/* rows a head and keys an entry (packed: the
+				 * longest sequence's) */
+	const int *seqlens;	/* the device cache lengths, or NULL: Tk each */
 	uint16_t *o;
 	float *lse;
 	void *ws;
@@ -88,10 +99,10 @@ decoderun_enqueue(void *ctx, char *err, size_t errlen)
 	const uint16_t *k = c == 0 ? r->kv : r->more + 2 * r->nkv * (c - 1);
 
 	return decode_attention_kv(r->q, k, k + r->nkv, r->o, r->lse, r->batch,
-	    r->heads, r->kv_heads, p->tq, p->tk, p->d, p->dtype == DTYPE_BF16 ?
-	    DECODE_BF16 : DECODE_FP16, p->causal, p->scale, r->splits, NULL,
-	    r->table, r->page_size, r->max_pages, r->ws, r->ws_bytes, NULL,
-	    &r->ran, err, errlen);
+	    r->heads, r->kv_heads, r->tq, r->tk, p->d, p->dtype == DTYPE_BF16 ?
+	    DECODE_BF16 : DECODE_FP16, p->causal, p->scale, r->splits,
+	    r->seqlens, r->table, r->page_size, r->max_pages, r->ws, r->ws_bytes,
+	    NULL, &r->ran, err, errlen);
 }
 
 /* Copies of K and V the timed runs cycle through (1: no copy). */
@@ -189,6 +200,56 @@ decoderun_v(const struct problem *p)
 	return p->v;
 }
 
+/* The shape a packed batch runs in: entries, rows each and the longest
+ * cache (0, or -1 with err when its sequences' Tq_b differ). */
+static int
+decoderun_packed(const struct problem *p, int *batch, int *tq, int *tk,
+    char *err, size_t errlen)
+{
+	int b;
+
+	*batch = p->nseq;
+	*tq = p->cu_q[1] - p->cu_q[0];
+	*tk = 0;
+	for (b = 0; b < p->nseq; b++) {
+		const int lq = p->cu_q[b + 1] - p->cu_q[b];
+		const int lk = p->cu_k[b + 1] - p->cu_k[b];
+
+		if (lq != *tq) {
+			snprintf(err, errlen, "decode: sequence %d has %d query "
+			    "rows and sequence 0 has %d: the kernel takes a cache "
+			    "length per sequence (--seqlens-k) but one query count "
+			    "for all (--seqlens-q's lengths equal)", b, lq, *tq);
+			return -1;
+		}
+		*tk = lk > *tk ? lk : *tk;
+	}
+	return 0;
+}
+
+/* Device bytes of the packed run (decoderun_varlen): Q, the padded K
+ * and V, O, lse, the cache lengths, the workspace; the staging buffer
+ * and O in float32; the copies of K and V. */
+static double
+decoderun_packed_bytes(const struct problem *p)
+{
+	char err[256];
+	int batch, tq, tk;
+
+	if (decoderun_packed(p, &batch, &tq, &tk, err, sizeof err) != 0)
+		return 0.0;
+	const size_t nq = (size_t)batch * tq * p->d;
+	const size_t nk = (size_t)batch * tk * p->d;
+	const size_t kv = 2 * nk * sizeof(uint16_t);
+
+	return (double)(2 * nq) * sizeof(uint16_t) + (double)kv +
+	    (double)nq / p->d * sizeof(float) + (double)batch * sizeof(int) +
+	    (double)decode_workspace_bytes(batch, 1, 1, tq, tk, 0) +
+	    (double)(nq > nk ? nq : nk) * sizeof(float) +
+	    (double)nq * sizeof(float) +
+	    (double)(decoderun_copies(kv) - 1) * kv;
+}
+
 extern "C" double
 decode_device_bytes(const struct problem *p, int n)
 {
@@ -198,6 +259,8 @@ decode_device_bytes(const struct problem *p, int n)
 	    p) * paged_slots(&p->paged) * p->d : 0;
 	const size_t kv = 2 * (pool > 0 ? pool : nk) * n * sizeof(uint16_t);
 
+	if (p->nseq > 0)
+		return decoderun_packed_bytes(p);
 	/* Q, K, V (paged: the pools, the table and the logical K and V they
 	 * are scattered from), O, lse, the workspace; the staging buffer, O
 	 * in float32 and the copies of K and V. */
@@ -239,6 +302,130 @@ decoderun_table(const struct gpu_job *job, int *table, char *err,
 	return 0;
 }
 
+/*
+ * Copies of K and V the timed runs cycle through, after the first at
+ * r->kv (2 r->nkv values), the timed runs, O and lse back in float32:
+ * the end every run of decode_launch shares.
+ */
+static int
+decoderun_time(const struct gpu_job *job, struct decoderun_timed *r,
+    struct gpu_mem *mem, size_t nq, size_t rows, int bf16, char *err,
+    size_t errlen)
+{
+	uint16_t *more;
+	float *of;
+	size_t c;
+
+	CUDA_CHECK(gpu_mem_alloc(mem, (void **)&more, (r->ncopy - 1) * 2 *
+	    r->nkv * sizeof *more, GPU_MEM_HELPER));
+	for (c = 0; c + 1 < r->ncopy; c++)
+		CUDA_CHECK(cudaMemcpy(more + c * 2 * r->nkv, r->kv, 2 * r->nkv *
+		    sizeof *more, cudaMemcpyDeviceToDevice));
+	r->more = more;
+	if (timing_median_ms(decoderun_enqueue, r, job->repeat, &job->res->ms,
+	    err, errlen) != 0)
+		return -1;
+	job->res->splits = r->ran.splits;
+	CUDA_CHECK(gpu_mem_floats(mem, &of, nq, GPU_MEM_HELPER));
+	CUDA_CHECK(from16(r->o, of, nq, bf16));
+	CUDA_CHECK(cudaMemcpy(job->res->o, of, nq * sizeof(float),
+	    cudaMemcpyDeviceToHost));
+	CUDA_CHECK(cudaMemcpy(job->res->lse, r->lse, rows * sizeof(float),
+	    cudaMemcpyDeviceToHost));
+	job->res->device_bytes = mem->bytes;
+	return 0;
+fail:
+	return -1;
+}
+
+/* A packed batch (the header says how it runs): one problem, one head. */
+static int
+decoderun_varlen(const struct gpu_job *job, char *err, size_t errlen)
+{
+	const struct problem *p = &job->ps[0];
+	const int bf16 = p->dtype == DTYPE_BF16;
+	struct gpu_mem mem = GPU_MEM_INIT;
+	struct decoderun_timed run;
+	float *pad = NULL, *stage;
+	int *lens = NULL, *dlens;
+	uint16_t *q, *kv;
+	size_t nq, nk, rows;
+	int b, half;
+
+	memset(&run, 0, sizeof run);
+	if (job->n != 1) {
+		snprintf(err, errlen, "decode: a packed batch runs as one "
+		    "problem, not %d", job->n);
+		return -1;
+	}
+	if (decoderun_packed(p, &run.batch, &run.tq, &run.tk, err, errlen) != 0)
+		return -1;
+	run.p = p;
+	run.heads = run.kv_heads = 1;
+	rows = (size_t)run.batch * run.tq;
+	nq = rows * p->d;
+	nk = (size_t)run.batch * run.tk * p->d;
+	run.nkv = nk;
+	run.ncopy = decoderun_copies(2 * nk * sizeof(uint16_t));
+	run.splits = job->splits;
+	run.ws_bytes = decode_workspace_bytes(run.batch, 1, 1, run.tq, run.tk,
+	    run.splits);
+	pad = (float *)calloc(nk, sizeof *pad);
+	lens = (int *)malloc((size_t)run.batch * sizeof *lens);
+	if (pad == NULL || lens == NULL) {
+		snprintf(err, errlen, "decode: out of memory for the padded "
+		    "cache");
+		goto fail;
+	}
+	for (b = 0; b < run.batch; b++)
+		lens[b] = p->cu_k[b + 1] - p->cu_k[b];
+	CUDA_CHECK(gpu_mem_alloc(&mem, (void **)&q, nq * sizeof *q,
+	    GPU_MEM_KERNEL));
+	CUDA_CHECK(gpu_mem_alloc(&mem, (void **)&kv, 2 * nk * sizeof *kv,
+	    GPU_MEM_KERNEL));
+	CUDA_CHECK(gpu_mem_alloc(&mem, (void **)&run.o, nq * sizeof *run.o,
+	    GPU_MEM_KERNEL));
+	CUDA_CHECK(gpu_mem_floats(&mem, &run.lse, rows, GPU_MEM_KERNEL));
+	CUDA_CHECK(gpu_mem_alloc(&mem, (void **)&dlens, (size_t)run.batch *
+	    sizeof *dlens, GPU_MEM_KERNEL));
+	CUDA_CHECK(gpu_mem_alloc(&mem, &run.ws, run.ws_bytes, GPU_MEM_KERNEL));
+	CUDA_CHECK(cudaMemset(run.ws, 0, run.ws_bytes));
+	CUDA_CHECK(gpu_mem_floats(&mem, &stage, nq > nk ? nq : nk,
+	    GPU_MEM_HELPER));
+	CUDA_CHECK(cudaMemcpy(dlens, lens, (size_t)run.batch * sizeof *dlens,
+	    cudaMemcpyHostToDevice));
+	/* Q: sequence b's rows are entry b's already (one Tq_b for all). */
+	CUDA_CHECK(cudaMemcpy(stage, p->q, nq * sizeof(float),
+	    cudaMemcpyHostToDevice));
+	CUDA_CHECK(to16(stage, q, nq, bf16));
+	/* K, then V: sequence b's keys at the start of entry b's cache. */
+	for (half = 0; half < 2; half++) {
+		const float *src = half == 0 ? p->k : p->v;
+
+		for (b = 0; b < run.batch; b++)
+			memcpy(pad + (size_t)b * run.tk * p->d, src +
+			    (size_t)p->cu_k[b] * p->d, (size_t)lens[b] * p->d *
+			    sizeof *pad);
+		CUDA_CHECK(cudaMemcpy(stage, pad, nk * sizeof(float),
+		    cudaMemcpyHostToDevice));
+		CUDA_CHECK(to16(stage, kv + half * nk, nk, bf16));
+	}
+	run.q = q;
+	run.kv = kv;
+	run.seqlens = dlens;
+	if (decoderun_time(job, &run, &mem, nq, rows, bf16, err, errlen) != 0)
+		goto fail;
+	free(pad);
+	free(lens);
+	gpu_mem_free(&mem);
+	return 0;
+fail:
+	free(pad);
+	free(lens);
+	gpu_mem_free(&mem);
+	return -1;
+}
+
 extern "C" int
 decode_launch(const struct gpu_job *job, char *err, size_t errlen)
 {
@@ -250,13 +437,16 @@ decode_launch(const struct gpu_job *job, char *err, size_t errlen)
 	const size_t nk = (size_t)decoderun_kv_heads(p) * p->tk * p->d;
 	struct gpu_mem mem = GPU_MEM_INIT;
 	struct decoderun_timed run;
-	uint16_t *q, *kv, *o, *more, *logical;
-	float *stage, *of;
+	uint16_t *q, *kv, *o, *logical;
+	float *stage;
 	int *table = NULL, *dtable;
-	size_t c;
 
+	if (p->nseq > 0)
+		return decoderun_varlen(job, err, errlen);
 	memset(&run, 0, sizeof run);
 	run.p = p;
+	run.tq = p->tq;
+	run.tk = p->tk;
 	run.batch = job->n;
 	run.heads = decoderun_heads(p);
 	run.kv_heads = decoderun_kv_heads(p);
@@ -311,27 +501,12 @@ decode_launch(const struct gpu_job *job, char *err, size_t errlen)
 		    run.table, job->n, run.kv_heads, p->tk, run.page_size,
 		    run.max_pages));
 	}
-	CUDA_CHECK(gpu_mem_alloc(&mem, (void **)&more, (run.ncopy - 1) * 2 *
-	    run.nkv * sizeof *more, GPU_MEM_HELPER));
-	for (c = 0; c + 1 < run.ncopy; c++)
-		CUDA_CHECK(cudaMemcpy(more + c * 2 * run.nkv, kv, 2 * run.nkv *
-		    sizeof *kv, cudaMemcpyDeviceToDevice));
 	run.kv = kv;
-	run.more = more;
 	run.q = q;
 	run.o = o;
-	if (timing_median_ms(decoderun_enqueue, &run, job->repeat,
-	    &job->res->ms, err, errlen) != 0)
+	if (decoderun_time(job, &run, &mem, nq * n, rows * n, bf16, err,
+	    errlen) != 0)
 		goto fail;
-	job->res->splits = run.ran.splits;
-
-	CUDA_CHECK(gpu_mem_floats(&mem, &of, nq * n, GPU_MEM_HELPER));
-	CUDA_CHECK(from16(o, of, nq * n, bf16));
-	CUDA_CHECK(cudaMemcpy(job->res->o, of, nq * n * sizeof(float),
-	    cudaMemcpyDeviceToHost));
-	CUDA_CHECK(cudaMemcpy(job->res->lse, run.lse, rows * n * sizeof(float),
-	    cudaMemcpyDeviceToHost));
-	job->res->device_bytes = mem.bytes;
 	free(table);
 	gpu_mem_free(&mem);
 	return 0;

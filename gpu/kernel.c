@@ -453,6 +453,21 @@ gpu_kv_heads(const struct problem *p)
 	return p->kv_heads > 0 ? p->kv_heads : 1;
 }
 
+/* Query rows a head of p's longest sequence (a packed batch's Tq_b;
+ * else Tq). */
+static int
+gpu_longest_tq(const struct problem *p)
+{
+	int b, most = 0;
+
+	if (p->nseq <= 0)
+		return p->tq;
+	for (b = 0; b < p->nseq; b++)
+		if (p->cu_q[b + 1] - p->cu_q[b] > most)
+			most = p->cu_q[b + 1] - p->cu_q[b];
+	return most;
+}
+
 /*
  * The masks and score modifiers (mask_rule.h) a kernel's caps take: one
  * refusal naming the option for each it does not.  part is "" or
@@ -539,8 +554,9 @@ gpu_takes(const struct gpu_kernel *k, unsigned caps, const struct problem *p,
 		gpu_dims_words(k, takes, sizeof takes);
 		return gpu_refuse(k, err, errlen, what, takes);
 	}
-	if (k->max_tq > 0 && p->tq > k->max_tq) {
-		snprintf(what, sizeof what, "--tq %d", p->tq);
+	if (k->max_tq > 0 && gpu_longest_tq(p) > k->max_tq) {
+		snprintf(what, sizeof what, p->nseq > 0 ? "a sequence of %d query "
+		    "rows" : "--tq %d", gpu_longest_tq(p));
 		snprintf(takes, sizeof takes, "at most %d query rows a head",
 		    k->max_tq);
 		return gpu_refuse(k, err, errlen, what, takes);
