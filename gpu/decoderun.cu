@@ -32,6 +32,8 @@
  * the kernel never reads), its queries entry b's rows.  The kernel takes
  * one query count for every entry, as flash_attn_with_kvcache does, so
  * the sequences must have the same Tq_b (decoderun_packed says so).
+ * Grouped heads come packed head after head (problem.h) and are gathered
+ * into the kernel's layout on the host.
  *
  * decode_host (kernels.h) is the tests' way in to decode_attention_kv
  * with a cache length per entry and a pool and table of their own.
@@ -238,13 +240,14 @@ decoderun_packed_bytes(const struct problem *p)
 
 	if (decoderun_packed(p, &batch, &tq, &tk, err, sizeof err) != 0)
 		return 0.0;
-	const size_t nq = (size_t)batch * tq * p->d;
-	const size_t nk = (size_t)batch * tk * p->d;
+	const size_t nq = (size_t)batch * decoderun_heads(p) * tq * p->d;
+	const size_t nk = (size_t)batch * decoderun_kv_heads(p) * tk * p->d;
 	const size_t kv = 2 * nk * sizeof(uint16_t);
 
 	return (double)(2 * nq) * sizeof(uint16_t) + (double)kv +
 	    (double)nq / p->d * sizeof(float) + (double)batch * sizeof(int) +
-	    (double)decode_workspace_bytes(batch, 1, 1, tq, tk, 0) +
+	    (double)decode_workspace_bytes(batch, decoderun_heads(p),
+	    decoderun_kv_heads(p), tq, tk, 0) +
 	    (double)(nq > nk ? nq : nk) * sizeof(float) +
 	    (double)nq * sizeof(float) +
 	    (double)(decoderun_copies(kv) - 1) * kv;
@@ -304,13 +307,14 @@ decoderun_table(const struct gpu_job *job, int *table, char *err,
 
 /*
  * Copies of K and V the timed runs cycle through, after the first at
- * r->kv (2 r->nkv values), the timed runs, O and lse back in float32:
- * the end every run of decode_launch shares.
+ * r->kv (2 r->nkv values), the timed runs, and O (nq floats) and lse
+ * (rows) back in float32 into host arrays o and lse, in the kernel's
+ * order: the end every run of decode_launch shares.
  */
 static int
 decoderun_time(const struct gpu_job *job, struct decoderun_timed *r,
-    struct gpu_mem *mem, size_t nq, size_t rows, int bf16, char *err,
-    size_t errlen)
+    struct gpu_mem *mem, size_t nq, size_t rows, int bf16, float *o,
+    float *lse, char *err, size_t errlen)
 {
 	uint16_t *more;
 	float *of;
@@ -328,9 +332,9 @@ decoderun_time(const struct gpu_job *job, struct decoderun_timed *r,
 	job->res->splits = r->ran.splits;
 	CUDA_CHECK(gpu_mem_floats(mem, &of, nq, GPU_MEM_HELPER));
 	CUDA_CHECK(from16(r->o, of, nq, bf16));
-	CUDA_CHECK(cudaMemcpy(job->res->o, of, nq * sizeof(float),
+	CUDA_CHECK(cudaMemcpy(o, of, nq * sizeof(float),
 	    cudaMemcpyDeviceToHost));
-	CUDA_CHECK(cudaMemcpy(job->res->lse, r->lse, rows * sizeof(float),
+	CUDA_CHECK(cudaMemcpy(lse, r->lse, rows * sizeof(float),
 	    cudaMemcpyDeviceToHost));
 	job->res->device_bytes = mem->bytes;
 	return 0;
@@ -338,7 +342,12 @@ fail:
 	return -1;
 }
 
-/* A packed batch (the header says how it runs): one problem, one head. */
+/*
+ * A packed batch (the header says how it runs), one problem of H query
+ * heads on G K/V heads, each head packed (problem.h): its rows gathered
+ * into the kernel's (B, H, Tq, d) and (B, G, Tk, d) on the host, O and
+ * lse scattered back.
+ */
 static int
 decoderun_varlen(const struct gpu_job *job, char *err, size_t errlen)
 {
@@ -346,11 +355,11 @@ decoderun_varlen(const struct gpu_job *job, char *err, size_t errlen)
 	const int bf16 = p->dtype == DTYPE_BF16;
 	struct gpu_mem mem = GPU_MEM_INIT;
 	struct decoderun_timed run;
-	float *pad = NULL, *stage;
+	float *host = NULL, *lse_k = NULL, *stage;
 	int *lens = NULL, *dlens;
 	uint16_t *q, *kv;
-	size_t nq, nk, rows;
-	int b, half;
+	size_t nq, nk, rows, big;
+	int b, h, half;
 
 	memset(&run, 0, sizeof run);
 	if (job->n != 1) {
@@ -361,18 +370,21 @@ decoderun_varlen(const struct gpu_job *job, char *err, size_t errlen)
 	if (decoderun_packed(p, &run.batch, &run.tq, &run.tk, err, errlen) != 0)
 		return -1;
 	run.p = p;
-	run.heads = run.kv_heads = 1;
-	rows = (size_t)run.batch * run.tq;
+	run.heads = decoderun_heads(p);
+	run.kv_heads = decoderun_kv_heads(p);
+	rows = (size_t)run.batch * run.heads * run.tq;
 	nq = rows * p->d;
-	nk = (size_t)run.batch * run.tk * p->d;
+	nk = (size_t)run.batch * run.kv_heads * run.tk * p->d;
+	big = nq > nk ? nq : nk;
 	run.nkv = nk;
 	run.ncopy = decoderun_copies(2 * nk * sizeof(uint16_t));
 	run.splits = job->splits;
-	run.ws_bytes = decode_workspace_bytes(run.batch, 1, 1, run.tq, run.tk,
-	    run.splits);
-	pad = (float *)calloc(nk, sizeof *pad);
+	run.ws_bytes = decode_workspace_bytes(run.batch, run.heads, run.kv_heads,
+	    run.tq, run.tk, run.splits);
+	host = (float *)calloc(big, sizeof *host);
+	lse_k = (float *)malloc(rows * sizeof *lse_k);
 	lens = (int *)malloc((size_t)run.batch * sizeof *lens);
-	if (pad == NULL || lens == NULL) {
+	if (host == NULL || lse_k == NULL || lens == NULL) {
 		snprintf(err, errlen, "decode: out of memory for the padded "
 		    "cache");
 		goto fail;
@@ -390,37 +402,58 @@ decoderun_varlen(const struct gpu_job *job, char *err, size_t errlen)
 	    sizeof *dlens, GPU_MEM_KERNEL));
 	CUDA_CHECK(gpu_mem_alloc(&mem, &run.ws, run.ws_bytes, GPU_MEM_KERNEL));
 	CUDA_CHECK(cudaMemset(run.ws, 0, run.ws_bytes));
-	CUDA_CHECK(gpu_mem_floats(&mem, &stage, nq > nk ? nq : nk,
-	    GPU_MEM_HELPER));
+	CUDA_CHECK(gpu_mem_floats(&mem, &stage, big, GPU_MEM_HELPER));
 	CUDA_CHECK(cudaMemcpy(dlens, lens, (size_t)run.batch * sizeof *dlens,
 	    cudaMemcpyHostToDevice));
-	/* Q: sequence b's rows are entry b's already (one Tq_b for all). */
-	CUDA_CHECK(cudaMemcpy(stage, p->q, nq * sizeof(float),
+	/* Q: entry b, head h is sequence b's rows of packed head h. */
+	for (b = 0; b < run.batch; b++)
+		for (h = 0; h < run.heads; h++)
+			memcpy(host + ((size_t)b * run.heads + h) * run.tq * p->d,
+			    p->q + problem_packed_row(p, h, p->cu_q[b]) * p->d,
+			    (size_t)run.tq * p->d * sizeof *host);
+	CUDA_CHECK(cudaMemcpy(stage, host, nq * sizeof(float),
 	    cudaMemcpyHostToDevice));
 	CUDA_CHECK(to16(stage, q, nq, bf16));
 	/* K, then V: sequence b's keys at the start of entry b's cache. */
 	for (half = 0; half < 2; half++) {
 		const float *src = half == 0 ? p->k : p->v;
 
+		memset(host, 0, nk * sizeof *host);
 		for (b = 0; b < run.batch; b++)
-			memcpy(pad + (size_t)b * run.tk * p->d, src +
-			    (size_t)p->cu_k[b] * p->d, (size_t)lens[b] * p->d *
-			    sizeof *pad);
-		CUDA_CHECK(cudaMemcpy(stage, pad, nk * sizeof(float),
+			for (h = 0; h < run.kv_heads; h++)
+				memcpy(host + ((size_t)b * run.kv_heads + h) * run.tk *
+				    p->d, src + ((size_t)h * p->tk + p->cu_k[b]) * p->d,
+				    (size_t)lens[b] * p->d * sizeof *host);
+		CUDA_CHECK(cudaMemcpy(stage, host, nk * sizeof(float),
 		    cudaMemcpyHostToDevice));
 		CUDA_CHECK(to16(stage, kv + half * nk, nk, bf16));
 	}
 	run.q = q;
 	run.kv = kv;
 	run.seqlens = dlens;
-	if (decoderun_time(job, &run, &mem, nq, rows, bf16, err, errlen) != 0)
+	/* O and lse come back in the kernel's order, then go to the packed
+	 * one. */
+	if (decoderun_time(job, &run, &mem, nq, rows, bf16, host, lse_k, err,
+	    errlen) != 0)
 		goto fail;
-	free(pad);
+	for (b = 0; b < run.batch; b++)
+		for (h = 0; h < run.heads; h++) {
+			const size_t from = ((size_t)b * run.heads + h) * run.tq;
+			const size_t to = problem_packed_row(p, h, p->cu_q[b]);
+
+			memcpy(job->res->o + to * p->d, host + from * p->d,
+			    (size_t)run.tq * p->d * sizeof *host);
+			memcpy(job->res->lse + to, lse_k + from, (size_t)run.tq *
+			    sizeof *lse_k);
+		}
+	free(lse_k);
+	free(host);
 	free(lens);
 	gpu_mem_free(&mem);
 	return 0;
 fail:
-	free(pad);
+	free(lse_k);
+	free(host);
 	free(lens);
 	gpu_mem_free(&mem);
 	return -1;
@@ -504,8 +537,8 @@ decode_launch(const struct gpu_job *job, char *err, size_t errlen)
 	run.kv = kv;
 	run.q = q;
 	run.o = o;
-	if (decoderun_time(job, &run, &mem, nq * n, rows * n, bf16, err,
-	    errlen) != 0)
+	if (decoderun_time(job, &run, &mem, nq * n, rows * n, bf16,
+	    job->res->o, job->res->lse, err, errlen) != 0)
 		goto fail;
 	free(table);
 	gpu_mem_free(&mem);

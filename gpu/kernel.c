@@ -775,8 +775,10 @@ gpu_describe_inputs(const struct gpu_kernel *k, char *buf, size_t len)
 	if (k->max_tq > 0)
 		snprintf(rows, sizeof rows, "; at most %d query rows a head",
 		    k->max_tq);
-	snprintf(buf, len, "Q, K, V%s; %s%s; %s%s; %s",
+	snprintf(buf, len, "Q, K, V%s%s%s; %s%s; %s%s; %s",
 	    k->caps & GPU_CAP_SCORES ? " or scores S, V" : "",
+	    k->caps & GPU_CAP_VARLEN ? ", a packed batch (--seqlens)" : "",
+	    k->caps & GPU_CAP_PAGED ? ", a paged K/V cache (--page-size)" : "",
 	    k->caps & GPU_CAP_CAUSAL ? "causal or not" : "no mask",
 	    (k->caps & GPU_CAP_MASKS) == GPU_CAP_MASKS ? ", windows, softcap, "
 	    "ALiBi, dropout and the mask bugs" : (k->caps & GPU_TC_MASKS) ==

@@ -727,9 +727,10 @@ START_TEST(test_describe)
 	    "GPU") != NULL, "%s", line);
 	ck_assert_int_eq(gpu_kernel_describe(kernel("decode"), 3, line,
 	    sizeof line), 0);
-	ck_assert_str_eq(line, "inputs       Q, K, V; causal or not; a positive "
-	    "scale; at most 64 query rows a head; H query heads on G K/V heads "
-	    "as one problem, each group's rows packed");
+	ck_assert_str_eq(line, "inputs       Q, K, V, a paged K/V cache "
+	    "(--page-size); causal or not; a positive scale; at most 64 query "
+	    "rows a head; H query heads on G K/V heads as one problem, each "
+	    "group's rows packed");
 	ck_assert_int_eq(gpu_kernel_describe(kernel("decode"), 10, line,
 	    sizeof line), 0);
 	ck_assert_str_eq(line, "backward     none");

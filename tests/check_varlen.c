@@ -144,6 +144,93 @@ START_TEST(test_packed_equals_alone)
 }
 END_TEST
 
+/*
+ * Grouped heads (H = 4 query heads on G = 2 K/V heads, each head packed,
+ * head after head): every (head, sequence) of the packed forward equals
+ * that head's sequence run alone bit for bit, under each mask and ALiBi
+ * slopes of their own per head, and varlen_reference agrees with it.
+ */
+START_TEST(test_heads)
+{
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
+	struct problem_spec spec;
+	struct problem p, head, one, alone;
+	float *o, *lse, *oa, *la;
+	double *ref, *ref_lse;
+	char err[256];
+	int c, m, t, b, h;
+	size_t at, rows;
+
+	for (c = 0; c < NCASES; c++)
+		for (m = 0; m < NMASK; m++) {
+			problem_spec_init(&spec);
+			spec.seqlens_q = cases[c][0];
+			spec.seqlens_k = cases[c][1];
+			spec.d = 5;
+			spec.dv = 3;
+			spec.heads = 4;
+			spec.kv_heads = 2;
+			spec.input = INPUTS_NORMAL;
+			spec.seed = 11;
+			spec_mask(&spec, m);
+			if (m == M_ALIBI) {
+				spec.alibi_set = 0;
+				spec.alibi_slopes = "0.5,0.25,0.125,0.0625";
+			}
+			ck_assert_msg(problem_build(&spec, &p, err, sizeof err) == 0,
+			    "%s", err);
+			rows = (size_t)problem_rows(&p);
+			ck_assert_int_eq(rows, 4 * p.tq);
+			o = malloc(rows * p.dv * sizeof *o);
+			lse = malloc(rows * sizeof *lse);
+			ref = malloc(rows * p.dv * sizeof *ref);
+			ref_lse = malloc(rows * sizeof *ref_lse);
+			ck_assert(o && lse && ref && ref_lse);
+			ck_assert(varlen_reference(&p, ref, ref_lse, err,
+			    sizeof err) == 0);
+			for (t = 0; t < NTILINGS; t++) {
+				ck_assert_msg(varlen_forward(&p, &tilings[t], &rule, o,
+				    lse, NULL, NULL, err, sizeof err) == 0, "%s", err);
+				for (h = 0; h < 4; h++) {
+					problem_head(&p, h, &head);
+					for (b = 0; b < p.nseq; b++) {
+						at = problem_packed_row(&p, h, p.cu_q[b]);
+						build_alone(&head, b, m, &alone);
+						if (m == M_ALIBI) {
+							/* build_alone gives no slope: the head's */
+							alone.alibi[0] = p.alibi[h];
+						}
+						tu_run(&alone, &tilings[t], &rule, &oa, &la);
+						ck_assert_msg(memcmp(oa, o + at * p.dv,
+						    (size_t)alone.tq * p.dv * sizeof *oa) == 0 &&
+						    memcmp(la, lse + at, (size_t)alone.tq *
+						    sizeof *la) == 0, "case %d mask %d tiling %d: "
+						    "head %d sequence %d differs from itself run "
+						    "alone", c, m, t, h, b);
+						problem_seq(&head, b, &one);
+						ck_assert_msg(tu_rel_error(&one, o + at * p.dv) <
+						    1e-5, "case %d mask %d head %d sequence %d: O "
+						    "against the double reference", c, m, h, b);
+						free(oa);
+						free(la);
+						problem_free(&alone);
+					}
+				}
+				for (at = 0; at < rows * p.dv; at++)
+					ck_assert_msg(fabs(o[at] - ref[at]) <= 1e-5 * (1 +
+					    fabs(ref[at])), "case %d mask %d: O entry %zu is "
+					    "%g, varlen_reference's %g", c, m, at, o[at],
+					    ref[at]);
+			}
+			free(o);
+			free(lse);
+			free(ref);
+			free(ref_lse);
+			problem_free(&p);
+		}
+}
+END_TEST
+
 /* varlen_reference is each sequence's reference at its offsets, and a
  * packed batch is not one problem over all its rows. */
 START_TEST(test_reference_per_sequence)
@@ -367,7 +454,6 @@ refused(const char *lq, const char *lk, void (*more)(struct problem_spec *),
 }
 
 static void with_tq(struct problem_spec *s) { s->tq = 4; }
-static void with_heads(struct problem_spec *s) { s->heads = s->kv_heads = 2; }
 static void with_fp8(struct problem_spec *s) { s->dtype = DTYPE_FP8; }
 static void
 with_dropout(struct problem_spec *s)
@@ -394,7 +480,6 @@ START_TEST(test_refusals)
 	refused("3,4", "3", NULL, "has 2 lengths but --seqlens-k has 1");
 	refused("3,4", NULL, NULL, "go together");
 	refused("3,4", "3,4", with_tq, "drop --tq");
-	refused("3,4", "3,4", with_heads, "--heads");
 	refused("3,4", "3,4", with_fp8, "fp8");
 	refused("3,4", "3,4", with_dropout, "--dropout");
 	refused("2147483647,1", "1,1", NULL, "add up");
@@ -419,6 +504,7 @@ test_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_packed_equals_alone);
 	tcase_add_test(tc, test_reference_per_sequence);
+	tcase_add_test(tc, test_heads);
 	tcase_add_test(tc, test_backward);
 	tcase_add_test(tc, test_counters);
 	tcase_add_test(tc, test_counters_masks);

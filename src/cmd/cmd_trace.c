@@ -146,9 +146,10 @@ trace_varlen(const struct options *o, struct trace *t, char *err,
 	struct problem_spec spec = o->spec;
 	struct problem p, one;
 	struct sim *sim = NULL;
-	float *out = NULL, *lse = NULL;
-	int b, rc = -1;
+	float *out = NULL, *lse = NULL, *ob = NULL, *lb = NULL;
+	int b, h, rc = -1;
 
+	memset(&one, 0, sizeof one);
 	if (o->backward)
 		return util_error(err, errlen, "--seqlens: trace --backward of a "
 		    "packed batch is not modelled (flashstep run --backward "
@@ -161,15 +162,20 @@ trace_varlen(const struct options *o, struct trace *t, char *err,
 	setup_memory_spec(o, &spec);
 	if (problem_build(&spec, &p, err, errlen) != 0)
 		return -1;
-	out = util_calloc((size_t)p.tq * p.dv, sizeof *out, "O", err, errlen);
-	lse = util_calloc((size_t)p.tq, sizeof *lse, "lse", err, errlen);
-	if (out == NULL || lse == NULL)
+	out = util_calloc((size_t)problem_rows(&p) * p.dv, sizeof *out, "O",
+	    err, errlen);
+	lse = util_calloc((size_t)problem_rows(&p), sizeof *lse, "lse", err,
+	    errlen);
+	ob = util_calloc((size_t)problem_rows(&p) * p.dv, sizeof *ob, "O", err,
+	    errlen);
+	lb = util_calloc((size_t)problem_rows(&p), sizeof *lb, "lse", err,
+	    errlen);
+	if (out == NULL || lse == NULL || ob == NULL || lb == NULL)
 		goto done;
 	t->batch = &p;
 	for (b = 0; b < p.nseq; b++) {
-		float *ob = out + (size_t)p.cu_q[b] * p.dv, *lb = lse + p.cu_q[b];
-
-		problem_seq(&p, b, &one);
+		if (problem_seq_all(&p, b, &one, err, errlen) != 0)
+			goto done;
 		sim = sim_new(&one, &o->tiling, &o->rule, err, errlen);
 		if (sim == NULL)
 			goto done;
@@ -181,8 +187,17 @@ trace_varlen(const struct options *o, struct trace *t, char *err,
 			goto done;
 		}
 		t->format->end(t, ob, lb);
+		/* Each head's rows of the sequence to their packed places. */
+		for (h = 0; h < (p.heads > 0 ? p.heads : 1); h++) {
+			memcpy(out + problem_packed_row(&p, h, p.cu_q[b]) * p.dv, ob +
+			    (size_t)h * one.tq * p.dv, (size_t)one.tq * p.dv *
+			    sizeof *out);
+			memcpy(lse + problem_packed_row(&p, h, p.cu_q[b]), lb +
+			    (size_t)h * one.tq, (size_t)one.tq * sizeof *lse);
+		}
 		sim_free(sim);
 		sim = NULL;
+		problem_seq_free(&one);
 	}
 	if (setup_write_outputs(o, &p, out, lse, err, errlen) != 0)
 		goto done;
@@ -191,8 +206,11 @@ done:
 	t->sim = NULL;
 	t->batch = NULL;
 	sim_free(sim);
+	problem_seq_free(&one);
 	free(out);
 	free(lse);
+	free(ob);
+	free(lb);
 	problem_free(&p);
 	return rc;
 }

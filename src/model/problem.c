@@ -274,6 +274,73 @@ problem_seq(const struct problem *p, int b, struct problem *out)
 	out->v = p->v + (size_t)k0 * p->dv;
 }
 
+/* Sequence rows [r0, r0 + n) of each of heads packed heads of `total`
+ * rows (width w) in from, gathered into (heads n, w) at to. */
+static void
+gather_rows(const float *from, float *to, int heads, int total, int r0,
+    int n, int w)
+{
+	int h;
+
+	for (h = 0; h < heads; h++)
+		memcpy(to + (size_t)h * n * w, from + ((size_t)h * total + r0) *
+		    w, (size_t)n * w * sizeof *to);
+}
+
+int
+problem_seq_all(const struct problem *p, int b, struct problem *out,
+    char *err, size_t errlen)
+{
+	const int heads = p->heads > 0 ? p->heads : 1;
+	const int kv_heads = p->kv_heads > 0 ? p->kv_heads : 1;
+	float *q, *k, *kt, *v;
+	size_t nk;
+	int g;
+
+	problem_seq(p, b, out);
+	if (heads == 1)
+		return 0;
+	nk = (size_t)out->tk * p->d;
+	q = util_calloc((size_t)heads * out->tq * p->d, sizeof *q, "Q", err,
+	    errlen);
+	k = util_calloc((size_t)kv_heads * nk, sizeof *k, "K", err, errlen);
+	kt = util_calloc((size_t)kv_heads * nk, sizeof *kt, "K^T", err, errlen);
+	v = util_calloc((size_t)kv_heads * out->tk * p->dv, sizeof *v, "V", err,
+	    errlen);
+	if (q == NULL || k == NULL || kt == NULL || v == NULL) {
+		free(q);
+		free(k);
+		free(kt);
+		free(v);
+		return -1;
+	}
+	gather_rows(p->q, q, heads, p->tq, p->cu_q[b], out->tq, p->d);
+	gather_rows(p->k, k, kv_heads, p->tk, p->cu_k[b], out->tk, p->d);
+	gather_rows(p->v, v, kv_heads, p->tk, p->cu_k[b], out->tk, p->dv);
+	/* K^T: each K/V head's (d, Tk_b) block of the sequence (problem_build
+	 * lays a packed head's K^T sequence by sequence). */
+	for (g = 0; g < kv_heads; g++)
+		memcpy(kt + (size_t)g * nk, p->kt + (size_t)g * p->tk * p->d +
+		    (size_t)p->cu_k[b] * p->d, nk * sizeof *kt);
+	out->q = q;
+	out->k = k;
+	out->kt = kt;
+	out->v = v;
+	return 0;
+}
+
+void
+problem_seq_free(struct problem *out)
+{
+	if ((out->heads > 0 ? out->heads : 1) == 1)
+		return;
+	free((float *)out->q);
+	free((float *)out->k);
+	free((float *)out->kt);
+	free((float *)out->v);
+	out->q = out->k = out->kt = out->v = NULL;
+}
+
 int
 problem_refuse_packed(const struct problem *p, const char *what, char *err,
     size_t errlen)
@@ -348,9 +415,6 @@ pack_seqlens(const struct problem_spec *spec, struct problem *p, int *tq,
 	if (spec->tq != 0 || spec->tk != 0)
 		return util_error(err, errlen, "--seqlens sets Tq and Tk (their "
 		    "sums); drop --%s", spec->tq != 0 ? "tq" : "tk");
-	if (spec->heads > 1 || spec->kv_heads > 1)
-		return util_error(err, errlen, "--seqlens: a packed batch of "
-		    "several heads is not modelled (drop --heads and --kv-heads)");
 	if (given(&spec->s))
 		return util_error(err, errlen, "--seqlens: a packed batch of "
 		    "scores is not modelled (drop --scores)");
@@ -599,7 +663,7 @@ problem_build(const struct problem_spec *spec, struct problem *p, char *err,
 {
 	struct loaded q, k, v, s;
 	struct memory_job job;
-	struct problem one;
+	struct problem one, head;
 	struct problem_spec packed_spec;
 	struct { int tq, tk; } packed = { 0, 0 };
 	int files = 0, i, c, g, h, heads, kv_heads;
@@ -833,24 +897,29 @@ problem_build(const struct problem_spec *spec, struct problem *p, char *err,
 				for (i = 0; i < p->d; i++)
 					p->kt[g * nk + (size_t)i * p->tk + c] =
 					    p->k[g * nk + (size_t)c * p->d + i];
-		/* A packed batch's K^T: (d, Tk_b) a sequence (problem_seq). */
-		for (h = 0; h < p->nseq; h++) {
-			int k0 = p->cu_k[h], n = p->cu_k[h + 1] - k0;
+		/* A packed batch's K^T: each K/V head's, (d, Tk_b) a sequence
+		 * (problem_seq, problem_seq_all). */
+		for (g = 0; g < (p->nseq > 0 ? kv_heads : 0); g++)
+			for (h = 0; h < p->nseq; h++) {
+				int k0 = p->cu_k[h], n = p->cu_k[h + 1] - k0;
+				float *kt = p->kt + g * nk + (size_t)k0 * p->d;
+				const float *kg = p->k + g * nk + (size_t)k0 * p->d;
 
-			for (c = 0; c < n; c++)
-				for (i = 0; i < p->d; i++)
-					p->kt[(size_t)k0 * p->d + (size_t)i * n + c] =
-					    p->k[(size_t)(k0 + c) * p->d + i];
-		}
+				for (c = 0; c < n; c++)
+					for (i = 0; i < p->d; i++)
+						kt[(size_t)i * n + c] = kg[(size_t)c *
+						    p->d + i];
+			}
 	}
 	if (build_paged(spec, p, kv_heads, err, errlen) != 0)
 		goto fail;
 	/* Scores and sums that overflow float32, head by head (a packed
 	 * batch: sequence by sequence). */
-	for (h = 0; h < (p->nseq > 0 ? p->nseq : heads); h++) {
-		if (p->nseq > 0)
-			problem_seq(p, h, &one);
-		else
+	for (h = 0; h < (p->nseq > 0 ? p->nseq * heads : heads); h++) {
+		if (p->nseq > 0) {
+			problem_head(p, h / p->nseq, &head);
+			problem_seq(&head, h % p->nseq, &one);
+		} else
 			problem_head(p, h, &one);
 		if ((!p->scores_mode && check_score_range(&one, err, errlen) != 0) ||
 		    check_value_range(&one, v.name != NULL ? v.name : "V", err,

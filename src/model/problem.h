@@ -28,7 +28,9 @@
  *
  * A packed batch (--seqlens, flash-attention's varlen: cu_seqlens) lays
  * nseq sequences end to end in one Q (sum Tq_b, d), K and V (sum Tk_b):
- * tq and tk are the totals, cu_q and cu_k the nseq + 1 offsets.  It is a
+ * tq and tk are the totals, cu_q and cu_k the nseq + 1 offsets.  With
+ * grouped heads each head is packed so, head after head: Q (H sum Tq_b,
+ * d), K and V (G sum Tk_b, d), O and lse as Q.  It is a
  * layout, not a mask: each sequence is its own problem (problem_seq, a
  * view of the shared storage) with its own Tq_b and Tk_b, so the masks
  * align bottom-right within it and no tile crosses a boundary.  The
@@ -229,6 +231,28 @@ int problem_seqlens(const char *text, const char *name, int *out, int max,
  * are borrowed from p: never problem_free() the result.
  */
 void problem_seq(const struct problem *p, int b, struct problem *out);
+
+/*
+ * Sequence b of packed batch p with all p's heads: problem_seq's problem
+ * of H query heads on G K/V heads.  A packed batch of several heads lays
+ * each head packed, head after head (Q (H sum Tq_b, d), K and V (G sum
+ * Tk_b, d)), so a sequence's rows of two heads lie apart: with one head
+ * *out is problem_seq's view, with several its rows are gathered into
+ * arrays of out's own.  problem_seq_free(out) releases what it owns.
+ * Returns 0, or -1 with err (out of memory).
+ */
+int problem_seq_all(const struct problem *p, int b, struct problem *out,
+    char *err, size_t errlen);
+void problem_seq_free(struct problem *out);
+
+/* Row r0 of query head h of packed batch p (r0 a row of the sequence's
+ * packed offsets, cu_q): where it lies in Q, O and lse, rows of width
+ * d or dv. */
+static inline size_t
+problem_packed_row(const struct problem *p, int h, int r0)
+{
+	return (size_t)h * p->tq + (size_t)r0;
+}
 
 /* -1 with one line in err when p is a packed batch, which `what` does not
  * run whole (it runs sequence by sequence: varlen.h); else 0. */

@@ -36,54 +36,101 @@ counts_add(struct varlen_counts *c, const struct traffic *t, long tiles)
 	c->tiles += tiles;
 }
 
+/* Rows of one sequence's heads (heads of n rows, width w, at from) to
+ * their places in the packed batch p's array to (heads of p->tq rows,
+ * or p->tk when keys): sequence rows from r0. */
+static void
+scatter_rows(const float *from, float *to, int heads, int total, int r0,
+    int n, int w)
+{
+	int h;
+
+	for (h = 0; h < heads; h++)
+		memcpy(to + ((size_t)h * total + r0) * w, from + (size_t)h * n * w,
+		    (size_t)n * w * sizeof *to);
+}
+
+static int
+heads_of(const struct problem *p)
+{
+	return p->heads > 0 ? p->heads : 1;
+}
+
 int
 varlen_forward(const struct problem *p, const struct tiling *t,
     const struct online_rule *rule, float *o, float *lse,
     struct varlen_counts *counts, long *tiles, char *err, size_t errlen)
 {
+	const int heads = heads_of(p);
 	struct problem one;
-	struct sim *sim;
-	int b;
+	struct sim *sim = NULL;
+	float *ob = NULL, *lb = NULL;
+	int b, rc = -1;
 
 	if (packed_only(p, err, errlen) != 0)
 		return -1;
 	if (counts != NULL)
 		memset(counts, 0, sizeof *counts);
+	memset(&one, 0, sizeof one);
 	for (b = 0; b < p->nseq; b++) {
-		problem_seq(p, b, &one);
-		sim = sim_new(&one, t, rule, err, errlen);
+		const int n = p->cu_q[b + 1] - p->cu_q[b];
+
+		if (problem_seq_all(p, b, &one, err, errlen) != 0)
+			goto done;
+		ob = util_calloc((size_t)heads * n * p->dv, sizeof *ob, "O", err,
+		    errlen);
+		lb = util_calloc((size_t)heads * n, sizeof *lb, "lse", err, errlen);
+		sim = ob != NULL && lb != NULL ? sim_new(&one, t, rule, err,
+		    errlen) : NULL;
 		if (sim == NULL)
-			return -1;
-		if (sim_run(sim, NULL, NULL, o != NULL ? o + (size_t)p->cu_q[b] *
-		    p->dv : NULL, lse != NULL ? lse + p->cu_q[b] : NULL) != 0) {
-			sim_free(sim);
-			return util_error(err, errlen, "sequence %d: out of memory",
-			    b);
+			goto done;
+		if (sim_run(sim, NULL, NULL, ob, lb) != 0) {
+			util_error(err, errlen, "sequence %d: out of memory", b);
+			goto done;
 		}
+		if (o != NULL)
+			scatter_rows(ob, o, heads, p->tq, p->cu_q[b], n, p->dv);
+		if (lse != NULL)
+			scatter_rows(lb, lse, heads, p->tq, p->cu_q[b], n, 1);
 		if (counts != NULL)
 			counts_add(counts, &sim_traffic(sim)->total,
 			    sim_schedule(sim)->nsteps);
 		if (tiles != NULL)
 			tiles[b] = sim_schedule(sim)->nsteps;
 		sim_free(sim);
+		sim = NULL;
+		free(ob);
+		free(lb);
+		ob = lb = NULL;
+		problem_seq_free(&one);
 	}
-	return 0;
+	rc = 0;
+done:
+	sim_free(sim);
+	free(ob);
+	free(lb);
+	problem_seq_free(&one);
+	return rc;
 }
 
 int
 varlen_reference(const struct problem *p, double *o, double *lse,
     char *err, size_t errlen)
 {
-	struct problem one;
-	int b;
+	struct problem head, one;
+	int b, h;
 
 	if (packed_only(p, err, errlen) != 0)
 		return -1;
-	for (b = 0; b < p->nseq; b++) {
-		problem_seq(p, b, &one);
-		if (reference_attention(&one, o + (size_t)p->cu_q[b] * p->dv,
-		    lse + p->cu_q[b], err, errlen) != 0)
-			return -1;
+	for (h = 0; h < heads_of(p); h++) {
+		problem_head(p, h, &head);
+		for (b = 0; b < p->nseq; b++) {
+			problem_seq(&head, b, &one);
+			if (reference_attention(&one, o + problem_packed_row(p, h,
+			    p->cu_q[b]) * p->dv, lse + problem_packed_row(p, h,
+			    p->cu_q[b]), err, errlen) != 0)
+				return -1;
+		}
 	}
 	return 0;
 }
@@ -151,6 +198,9 @@ varlen_backward(const struct problem *p, const struct tiling *t,
 
 	if (packed_only(p, err, errlen) != 0)
 		return -1;
+	if (heads_of(p) > 1)
+		return util_error(err, errlen, "--seqlens: the backward of "
+		    "grouped heads is not modelled");
 	if (g->ds != NULL)
 		return util_error(err, errlen, "--seqlens: a packed batch has no "
 		    "one dS matrix (each sequence's S is Tq_b x Tk_b)");
@@ -181,6 +231,9 @@ varlen_gradref(const struct problem *p, const float *dout, double *dq,
 
 	if (packed_only(p, err, errlen) != 0)
 		return -1;
+	if (heads_of(p) > 1)
+		return util_error(err, errlen, "--seqlens: the backward of "
+		    "grouped heads is not modelled");
 	for (b = 0; b < p->nseq; b++) {
 		problem_seq(p, b, &one);
 		q0 = (size_t)p->cu_q[b];
