@@ -231,6 +231,79 @@ START_TEST(test_heads)
 }
 END_TEST
 
+/*
+ * Split-KV of a packed batch (2, 3 and 5 key ranges, grouped heads with
+ * and without packing a group's rows): every (head, sequence) equals
+ * that sequence run alone, split and combined left to right, bit for bit.
+ */
+START_TEST(test_split)
+{
+	static const int splits[] = { 2, 3, 5 };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
+	struct combine_rule cr = { COMBINE_LTR, MERGE_BUG_NONE };
+	struct split_plan sp = { 0, MERGE_MLU, 0 };
+	struct problem_spec spec;
+	struct problem p, one;
+	float *o, *lse, *oa, *la;
+	char err[256];
+	int c, m, i, pack, b, h;
+	size_t at, rows, n;
+
+	for (c = 0; c < NCASES; c++)
+		for (m = 0; m < NMASK; m++)
+			for (i = 0; i < 3; i++)
+				for (pack = 0; pack < 2; pack++) {
+					problem_spec_init(&spec);
+					spec.seqlens_q = cases[c][0];
+					spec.seqlens_k = cases[c][1];
+					spec.d = 5;
+					spec.dv = 3;
+					spec.heads = 4;
+					spec.kv_heads = 2;
+					spec.input = INPUTS_NORMAL;
+					spec.seed = 13;
+					spec_mask(&spec, m);
+					ck_assert_msg(problem_build(&spec, &p, err, sizeof err) ==
+					    0, "%s", err);
+					rows = (size_t)problem_rows(&p);
+					o = malloc(rows * p.dv * sizeof *o);
+					lse = malloc(rows * sizeof *lse);
+					ck_assert(o != NULL && lse != NULL);
+					sp.splits = splits[i];
+					sp.pack_gqa = pack;
+					ck_assert_msg(varlen_forward_split(&p, &tilings[1], &sp,
+					    &cr, &rule, o, lse, NULL, NULL, err, sizeof err) ==
+					    0, "%s", err);
+					for (b = 0; b < p.nseq; b++) {
+						ck_assert(problem_seq_all(&p, b, &one, err,
+						    sizeof err) == 0);
+						n = (size_t)one.tq;
+						oa = malloc(4 * n * p.dv * sizeof *oa);
+						la = malloc(4 * n * sizeof *la);
+						ck_assert(oa != NULL && la != NULL);
+						tu_run_split(&one, &tilings[1], splits[i], pack,
+						    &rule, oa, la);
+						for (h = 0; h < 4; h++) {
+							at = problem_packed_row(&p, h, p.cu_q[b]);
+							ck_assert_msg(memcmp(oa + h * n * p.dv, o + at *
+							    p.dv, n * p.dv * sizeof *oa) == 0 &&
+							    memcmp(la + h * n, lse + at, n *
+							    sizeof *la) == 0, "case %d mask %d splits "
+							    "%d pack %d: head %d sequence %d differs "
+							    "from itself split alone", c, m, splits[i],
+							    pack, h, b);
+						}
+						free(oa);
+						free(la);
+						problem_seq_free(&one);
+					}
+					free(o);
+					free(lse);
+					problem_free(&p);
+				}
+}
+END_TEST
+
 /* varlen_reference is each sequence's reference at its offsets, and a
  * packed batch is not one problem over all its rows. */
 START_TEST(test_reference_per_sequence)
@@ -505,6 +578,7 @@ test_suite(void)
 	tcase_add_test(tc, test_packed_equals_alone);
 	tcase_add_test(tc, test_reference_per_sequence);
 	tcase_add_test(tc, test_heads);
+	tcase_add_test(tc, test_split);
 	tcase_add_test(tc, test_backward);
 	tcase_add_test(tc, test_counters);
 	tcase_add_test(tc, test_counters_masks);

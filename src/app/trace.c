@@ -260,6 +260,8 @@ jsonl_merge(struct trace *t, const struct combine_view *v)
 
 	fprintf(f, "{\"type\":\"merge\",\"merge\":%ld,\"i\":%d,\"op\":%d,"
 	    "\"rows\":[%d,%d]", v->step, v->block, v->merge, v->r0, v->r1);
+	if (t->batch != NULL)
+		fprintf(f, ",\"seq\":%d", t->seq);
 	json_out_rows(t, v->r0, v->r1);
 	fprintf(f, ",\"dst\":%d,\"a\":\"%s\",\"b\":\"%s\"", v->op.dst,
 	    trace_operand(v->op.a, a, sizeof a), trace_operand(v->op.b, b, sizeof b));

@@ -21,9 +21,9 @@ refuse(const struct options *o, char *err, size_t errlen)
 	};
 	size_t i;
 
-	if (o->split.splits > 1)
-		return util_error(err, errlen, "--seqlens: split-KV (--splits) of "
-		    "a packed batch is not modelled");
+	if (o->split.splits > 1 && o->backward)
+		return util_error(err, errlen, "--seqlens: the backward of a "
+		    "split-KV (--splits) run of a packed batch is not modelled");
 	for (i = 0; i < sizeof unwritten / sizeof unwritten[0]; i++)
 		if (options_given(o, unwritten[i]))
 			return util_error(err, errlen, "--seqlens: --%s is not "
@@ -144,8 +144,9 @@ run_varlen(const struct options *o, char *err, size_t errlen)
 	if (out == NULL || lse == NULL || ref == NULL || ref_lse == NULL ||
 	    tiles == NULL)
 		goto done;
-	if (varlen_forward(&p, &o->tiling, &o->rule, out, lse, &vc, tiles, err,
-	    errlen) != 0 || varlen_reference(&p, ref, ref_lse, err, errlen) != 0)
+	if (varlen_forward_split(&p, &o->tiling, &o->split, &o->combine,
+	    &o->rule, out, lse, &vc, tiles, err, errlen) != 0 ||
+	    varlen_reference(&p, ref, ref_lse, err, errlen) != 0)
 		goto done;
 
 	printf("problem:  a packed batch of %d sequences, Tq=%d Tk=%d in all, "
@@ -158,6 +159,11 @@ run_varlen(const struct options *o, char *err, size_t errlen)
 	printf("schedule: Br=%d Bc=%d, order %s, each sequence its own tiles "
 	    "(none crosses a boundary)\n", o->tiling.br, o->tiling.bc,
 	    schedule_order_name(o->tiling.order));
+	if (o->split.splits > 1)
+		printf("split-KV: each sequence's row blocks in %d key ranges, "
+		    "their partials (%s) merged %s within the sequence\n",
+		    o->split.splits, combine_form_name(o->split.partials),
+		    combine_order_name(o->combine.order));
 	printf("\nforward, max abs error against the double reference:\n");
 	printf("  %4s %8s %8s %6s %11s %11s\n", "seq", "Tq_b", "Tk_b", "tiles",
 	    "O", "lse");

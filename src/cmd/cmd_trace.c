@@ -137,8 +137,9 @@ trace_failure(char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 }
 
-/* A packed batch (--seqlens): each sequence a sim of its own, traced in
- * turn; O and lse packed as Q for --output and --lse. */
+/* A packed batch (--seqlens): each sequence a sim of its own (and, split,
+ * a combine), traced in turn; O and lse packed as Q for --output and
+ * --lse. */
 static int
 trace_varlen(const struct options *o, struct trace *t, char *err,
     size_t errlen)
@@ -146,6 +147,7 @@ trace_varlen(const struct options *o, struct trace *t, char *err,
 	struct problem_spec spec = o->spec;
 	struct problem p, one;
 	struct sim *sim = NULL;
+	struct combine *comb = NULL;
 	float *out = NULL, *lse = NULL, *ob = NULL, *lb = NULL;
 	int b, h, rc = -1;
 
@@ -154,9 +156,6 @@ trace_varlen(const struct options *o, struct trace *t, char *err,
 		return util_error(err, errlen, "--seqlens: trace --backward of a "
 		    "packed batch is not modelled (flashstep run --backward "
 		    "runs it)");
-	if (o->split.splits > 1)
-		return util_error(err, errlen, "--seqlens: split-KV (--splits) of "
-		    "a packed batch is not modelled");
 	if (setup_check_outputs(o, err, errlen) != 0)
 		return -1;
 	setup_memory_spec(o, &spec);
@@ -176,13 +175,17 @@ trace_varlen(const struct options *o, struct trace *t, char *err,
 	for (b = 0; b < p.nseq; b++) {
 		if (problem_seq_all(&p, b, &one, err, errlen) != 0)
 			goto done;
-		sim = sim_new(&one, &o->tiling, &o->rule, err, errlen);
-		if (sim == NULL)
+		sim = sim_new_split(&one, &o->tiling, &o->split, &o->rule, err,
+		    errlen);
+		if (sim == NULL || (o->split.splits > 1 && (comb =
+		    combine_new(sim, &o->combine, err, errlen)) == NULL))
 			goto done;
 		t->sim = sim;
+		t->combine = comb;
 		t->seq = b;
 		t->format->begin(t);
-		if (sim_run(sim, trace_step, t, ob, lb) != 0) {
+		if (sim_run(sim, trace_step, t, ob, lb) != 0 || (comb != NULL &&
+		    combine_run(comb, trace_merge, t, ob, lb) != 0)) {
 			trace_failure(err, errlen);
 			goto done;
 		}
@@ -195,6 +198,9 @@ trace_varlen(const struct options *o, struct trace *t, char *err,
 			memcpy(lse + problem_packed_row(&p, h, p.cu_q[b]), lb +
 			    (size_t)h * one.tq, (size_t)one.tq * sizeof *lse);
 		}
+		t->combine = NULL;
+		combine_free(comb);
+		comb = NULL;
 		sim_free(sim);
 		sim = NULL;
 		problem_seq_free(&one);
@@ -204,7 +210,9 @@ trace_varlen(const struct options *o, struct trace *t, char *err,
 	rc = 0;
 done:
 	t->sim = NULL;
+	t->combine = NULL;
 	t->batch = NULL;
+	combine_free(comb);
 	sim_free(sim);
 	problem_seq_free(&one);
 	free(out);

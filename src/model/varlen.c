@@ -61,9 +61,22 @@ varlen_forward(const struct problem *p, const struct tiling *t,
     const struct online_rule *rule, float *o, float *lse,
     struct varlen_counts *counts, long *tiles, char *err, size_t errlen)
 {
+	return varlen_forward_split(p, t, NULL, NULL, rule, o, lse, counts,
+	    tiles, err, errlen);
+}
+
+int
+varlen_forward_split(const struct problem *p, const struct tiling *t,
+    const struct split_plan *sp, const struct combine_rule *cr,
+    const struct online_rule *rule, float *o, float *lse,
+    struct varlen_counts *counts, long *tiles, char *err, size_t errlen)
+{
 	const int heads = heads_of(p);
+	const int split = sp != NULL && sp->splits > 1;
 	struct problem one;
 	struct sim *sim = NULL;
+	struct combine *comb = NULL;
+	struct traffic ct;
 	float *ob = NULL, *lb = NULL;
 	int b, rc = -1;
 
@@ -80,11 +93,13 @@ varlen_forward(const struct problem *p, const struct tiling *t,
 		ob = util_calloc((size_t)heads * n * p->dv, sizeof *ob, "O", err,
 		    errlen);
 		lb = util_calloc((size_t)heads * n, sizeof *lb, "lse", err, errlen);
-		sim = ob != NULL && lb != NULL ? sim_new(&one, t, rule, err,
-		    errlen) : NULL;
-		if (sim == NULL)
+		sim = ob != NULL && lb != NULL ? sim_new_split(&one, t, split ? sp :
+		    NULL, rule, err, errlen) : NULL;
+		if (sim == NULL || (split && (comb = combine_new(sim, cr, err,
+		    errlen)) == NULL))
 			goto done;
-		if (sim_run(sim, NULL, NULL, ob, lb) != 0) {
+		if (sim_run(sim, NULL, NULL, ob, lb) != 0 || (comb != NULL &&
+		    combine_run(comb, NULL, NULL, ob, lb) != 0)) {
 			util_error(err, errlen, "sequence %d: out of memory", b);
 			goto done;
 		}
@@ -95,8 +110,14 @@ varlen_forward(const struct problem *p, const struct tiling *t,
 		if (counts != NULL)
 			counts_add(counts, &sim_traffic(sim)->total,
 			    sim_schedule(sim)->nsteps);
+		if (counts != NULL && comb != NULL) {
+			combine_traffic(comb, &ct);
+			counts_add(counts, &ct, 0);
+		}
 		if (tiles != NULL)
 			tiles[b] = sim_schedule(sim)->nsteps;
+		combine_free(comb);
+		comb = NULL;
 		sim_free(sim);
 		sim = NULL;
 		free(ob);
@@ -106,6 +127,7 @@ varlen_forward(const struct problem *p, const struct tiling *t,
 	}
 	rc = 0;
 done:
+	combine_free(comb);
 	sim_free(sim);
 	free(ob);
 	free(lb);

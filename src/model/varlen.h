@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include "backward.h"
+#include "combine.h"
 #include "online.h"
 #include "problem.h"
 #include "schedule.h"
@@ -31,10 +32,21 @@ struct varlen_counts {
  * The simulator's forward of packed batch p (nseq > 0) with tiling t
  * and rule: O (sum Tq_b, dv) and lse (sum Tq_b) at the sequences'
  * offsets (either may be NULL), *counts (may be NULL) summed; tiles
- * (nseq entries, may be NULL) gets each sequence's tile count.  Split-
- * KV is not taken (t has no split plan).  Returns 0, or -1 with err set.
+ * (nseq entries, may be NULL) gets each sequence's tile count.  Returns
+ * 0, or -1 with err set.
  */
 int varlen_forward(const struct problem *p, const struct tiling *t,
+    const struct online_rule *rule, float *o, float *lse,
+    struct varlen_counts *counts, long *tiles, char *err, size_t errlen);
+
+/*
+ * varlen_forward with split-KV: each sequence's row blocks cut into
+ * sp->splits key ranges (schedule.h; NULL or splits < 2: none), their
+ * partials merged by rule cr (combine.h), O and lse the combines'; the
+ * counters add each combine's traffic to its forward's.
+ */
+int varlen_forward_split(const struct problem *p, const struct tiling *t,
+    const struct split_plan *sp, const struct combine_rule *cr,
     const struct online_rule *rule, float *o, float *lse,
     struct varlen_counts *counts, long *tiles, char *err, size_t errlen);
 
