@@ -529,6 +529,13 @@ gpu_takes(const struct gpu_kernel *k, unsigned caps, const struct problem *p,
 	/* Before any device is probed. */
 	if (p->nseq > 0 && gpu_varlen_check(k, "", err, errlen) != 0)
 		return -1;
+	/* A packed batch's keep bits count heads per sequence (problem.h's
+	 * seq_heads), which no kernel's generator does. */
+	if (p->nseq > 0 && mask_rule_has(p->mask, MASK_DROPOUT))
+		return util_error(err, errlen, "kernel %s does not take --dropout "
+		    "with --seqlens: a packed batch counts dropout's heads per "
+		    "sequence, which only the simulator draws (flashstep run)",
+		    k->name);
 	/* A paged cache (paged.h) only where the kernel reads K and V
 	 * through the table, in pages no group of its keys crosses. */
 	if (p->paged.page_size > 0 && !(caps & GPU_CAP_PAGED))

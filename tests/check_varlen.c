@@ -21,7 +21,7 @@
 #include <string.h>
 
 /* The masks each case runs under. */
-enum { M_NONE, M_CAUSAL, M_WINDOW, M_SOFTCAP, M_ALIBI, NMASK };
+enum { M_NONE, M_CAUSAL, M_WINDOW, M_SOFTCAP, M_ALIBI, M_DROPOUT, NMASK };
 
 static void
 spec_mask(struct problem_spec *spec, int mask)
@@ -42,6 +42,11 @@ spec_mask(struct problem_spec *spec, int mask)
 	case M_ALIBI:
 		spec->alibi_set = 1;
 		spec->alibi = 0.25;
+		break;
+	case M_DROPOUT:
+		spec->dropout_set = 1;
+		spec->dropout = 0.3;
+		spec->dropout_seed = 5;
 		break;
 	}
 }
@@ -86,6 +91,8 @@ build_alone(const struct problem *p, int b, int mask, struct problem *out)
 	spec_mask(&spec, mask);
 	ck_assert_msg(problem_build(&spec, out, err, sizeof err) == 0, "%s", err);
 	ck_assert_int_eq(out->nseq, 0);
+	/* Dropout's counter: sequence b's head h is head b H + h. */
+	out->head0 = one.head0;
 }
 
 static const char *const cases[][2] = {
@@ -301,6 +308,46 @@ START_TEST(test_split)
 					free(lse);
 					problem_free(&p);
 				}
+}
+END_TEST
+
+/*
+ * Dropout's counter counts a packed batch's heads per sequence (b H + h,
+ * as FlashAttention counts (batch, head)): each sequence draws keep bits
+ * of its own, so sequence 1 run with sequence 0's counter gives another
+ * O than it gives packed.
+ */
+START_TEST(test_dropout_counter)
+{
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
+	struct problem p, alone;
+	float *o, *lse, *oa, *la;
+	char err[256];
+
+	build_packed("6,6", "9,9", M_DROPOUT, &p);
+	ck_assert_int_eq(p.seq_heads, 1);
+	o = malloc((size_t)p.tq * p.dv * sizeof *o);
+	lse = malloc((size_t)p.tq * sizeof *lse);
+	ck_assert(o != NULL && lse != NULL);
+	ck_assert_msg(varlen_forward(&p, &tilings[0], &rule, o, lse, NULL, NULL,
+	    err, sizeof err) == 0, "%s", err);
+	build_alone(&p, 1, M_DROPOUT, &alone);
+	ck_assert_int_eq(alone.head0, 1);
+	tu_run(&alone, &tilings[0], &rule, &oa, &la);
+	ck_assert(memcmp(oa, o + (size_t)p.cu_q[1] * p.dv, (size_t)alone.tq *
+	    p.dv * sizeof *oa) == 0);
+	free(oa);
+	free(la);
+	alone.head0 = 0;
+	tu_run(&alone, &tilings[0], &rule, &oa, &la);
+	ck_assert_msg(memcmp(oa, o + (size_t)p.cu_q[1] * p.dv, (size_t)alone.tq *
+	    p.dv * sizeof *oa) != 0, "sequence 1 drew sequence 0's keep bits");
+	free(oa);
+	free(la);
+	problem_free(&alone);
+	free(o);
+	free(lse);
+	problem_free(&p);
 }
 END_TEST
 
@@ -528,12 +575,6 @@ refused(const char *lq, const char *lk, void (*more)(struct problem_spec *),
 
 static void with_tq(struct problem_spec *s) { s->tq = 4; }
 static void with_fp8(struct problem_spec *s) { s->dtype = DTYPE_FP8; }
-static void
-with_dropout(struct problem_spec *s)
-{
-	s->dropout_set = 1;
-	s->dropout = 0.1;
-}
 
 START_TEST(test_refusals)
 {
@@ -554,7 +595,6 @@ START_TEST(test_refusals)
 	refused("3,4", NULL, NULL, "go together");
 	refused("3,4", "3,4", with_tq, "drop --tq");
 	refused("3,4", "3,4", with_fp8, "fp8");
-	refused("3,4", "3,4", with_dropout, "--dropout");
 	refused("2147483647,1", "1,1", NULL, "add up");
 
 	/* The packed problem itself never runs whole. */
@@ -579,6 +619,7 @@ test_suite(void)
 	tcase_add_test(tc, test_reference_per_sequence);
 	tcase_add_test(tc, test_heads);
 	tcase_add_test(tc, test_split);
+	tcase_add_test(tc, test_dropout_counter);
 	tcase_add_test(tc, test_backward);
 	tcase_add_test(tc, test_counters);
 	tcase_add_test(tc, test_counters_masks);

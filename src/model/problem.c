@@ -266,6 +266,7 @@ problem_seq(const struct problem *p, int b, struct problem *out)
 	out->cu_q = out->cu_k = NULL;
 	out->tq = p->cu_q[b + 1] - q0;
 	out->tk = p->cu_k[b + 1] - k0;
+	out->head0 = p->head0 + b * p->seq_heads;
 	out->q = p->q + (size_t)q0 * p->d;
 	out->k = p->k + (size_t)k0 * p->d;
 	/* K^T of a packed batch is laid out sequence by sequence: (d, Tk_b)
@@ -421,9 +422,6 @@ pack_seqlens(const struct problem_spec *spec, struct problem *p, int *tq,
 	if (spec->dtype == DTYPE_FP8)
 		return util_error(err, errlen, "--seqlens: fp8's scale blocks "
 		    "would cross sequences; not modelled (drop --dtype fp8)");
-	if (spec->dropout_set && spec->dropout > 0)
-		return util_error(err, errlen, "--seqlens: dropout's counter in a "
-		    "packed batch is not modelled (drop --dropout)");
 	lq = util_calloc((size_t)nq, sizeof *lq, "--seqlens-q", err, errlen);
 	lk = util_calloc((size_t)nk, sizeof *lk, "--seqlens-k", err, errlen);
 	p->cu_q = util_calloc((size_t)nq + 1, sizeof *p->cu_q, "cu_seqlens_q",
@@ -696,6 +694,7 @@ problem_build(const struct problem_spec *spec, struct problem *p, char *err,
 		return -1;
 	}
 	if (p->nseq > 0) {
+		p->seq_heads = heads;
 		packed_spec = *spec;
 		packed_spec.tq = packed.tq;
 		packed_spec.tk = packed.tk;

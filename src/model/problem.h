@@ -113,6 +113,10 @@ struct problem {
 	int head0;		/* the query head of this problem's first head:
 				 * 0, or h for problem_head's head h (dropout's
 				 * counter counts heads from it) */
+	int seq_heads;		/* a packed batch's H, kept by problem_head:
+				 * sequence b's head h counts as b H + h in
+				 * dropout's counter (problem_seq), as
+				 * FlashAttention counts (batch, head) */
 	float *alibi;		/* H slopes, one per query head, or NULL */
 	enum dtype dtype;
 	int scores_mode;	/* S given directly; q, k, kt are NULL */
@@ -227,7 +231,8 @@ int problem_seqlens(const char *text, const char *name, int *out, int max,
 
 /*
  * Sequence b (0 <= b < nseq) of packed batch p as a problem of its own:
- * its Tq_b rows of Q, Tk_b keys of K, K^T and V, nseq = 0.  The arrays
+ * its Tq_b rows of Q, Tk_b keys of K, K^T and V, nseq = 0, its heads
+ * counted from b seq_heads in dropout's counter.  The arrays
  * are borrowed from p: never problem_free() the result.
  */
 void problem_seq(const struct problem *p, int b, struct problem *out);
