@@ -529,6 +529,12 @@ gpu_takes(const struct gpu_kernel *k, unsigned caps, const struct problem *p,
 	/* Before any device is probed. */
 	if (p->nseq > 0 && gpu_varlen_check(k, "", err, errlen) != 0)
 		return -1;
+	/* A packed batch's pages come from one pool through a table a
+	 * sequence (problem.h's seq_page0), which no kernel's glue lays. */
+	if (p->nseq > 0 && p->paged.page_size > 0)
+		return util_error(err, errlen, "kernel %s does not take "
+		    "--page-size with --seqlens: a packed batch's pages run on "
+		    "the simulator (flashstep run)", k->name);
 	/* A packed batch's keep bits count heads per sequence (problem.h's
 	 * seq_heads), which no kernel's generator does. */
 	if (p->nseq > 0 && mask_rule_has(p->mask, MASK_DROPOUT))

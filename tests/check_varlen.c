@@ -351,6 +351,83 @@ START_TEST(test_dropout_counter)
 }
 END_TEST
 
+/*
+ * A paged packed batch (pages of 1, 3, 4 and 16 keys, grouped heads):
+ * one pool whose pages the sequences' tables share out (each a page of
+ * its own, ceil(Tk_b / P) a sequence), and the same bits as the batch
+ * unpaged, O and lse.
+ */
+START_TEST(test_paged)
+{
+	static const int sizes[] = { 1, 3, 4, 16 };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
+	struct problem_spec spec;
+	struct problem p, flat, one;
+	float *o, *lse, *of, *lf;
+	unsigned char *seen;
+	char err[256];
+	int c, m, i, b, x, pages;
+	size_t rows;
+
+	for (c = 0; c < NCASES; c++)
+		for (m = 0; m < NMASK; m++)
+			for (i = 0; i < 4; i++) {
+				problem_spec_init(&spec);
+				spec.seqlens_q = cases[c][0];
+				spec.seqlens_k = cases[c][1];
+				spec.d = 5;
+				spec.dv = 3;
+				spec.heads = 2;
+				spec.kv_heads = 1;
+				spec.input = INPUTS_NORMAL;
+				spec.seed = 17;
+				spec_mask(&spec, m);
+				ck_assert_msg(problem_build(&spec, &flat, err, sizeof err) ==
+				    0, "%s", err);
+				spec.page_size = sizes[i];
+				ck_assert_msg(problem_build(&spec, &p, err, sizeof err) == 0,
+				    "%s", err);
+				seen = calloc((size_t)p.paged.pool, 1);
+				ck_assert(seen != NULL);
+				for (b = 0, pages = 0; b < p.nseq; b++) {
+					problem_seq(&p, b, &one);
+					ck_assert_int_eq(one.paged.pages, (one.tk + sizes[i] -
+					    1) / sizes[i]);
+					for (x = 0; x < one.paged.pages; x++) {
+						ck_assert(one.paged.table[x] >= 0 &&
+						    one.paged.table[x] < p.paged.pool);
+						ck_assert_msg(!seen[one.paged.table[x]], "page %d "
+						    "given twice", one.paged.table[x]);
+						seen[one.paged.table[x]] = 1;
+					}
+					pages += one.paged.pages;
+				}
+				ck_assert_int_eq(pages, p.paged.pool);
+				free(seen);
+				rows = (size_t)problem_rows(&p);
+				o = malloc(rows * p.dv * sizeof *o);
+				lse = malloc(rows * sizeof *lse);
+				of = malloc(rows * p.dv * sizeof *of);
+				lf = malloc(rows * sizeof *lf);
+				ck_assert(o && lse && of && lf);
+				ck_assert(varlen_forward(&p, &tilings[1], &rule, o, lse,
+				    NULL, NULL, err, sizeof err) == 0);
+				ck_assert(varlen_forward(&flat, &tilings[1], &rule, of, lf,
+				    NULL, NULL, err, sizeof err) == 0);
+				ck_assert_msg(memcmp(o, of, rows * p.dv * sizeof *o) == 0 &&
+				    memcmp(lse, lf, rows * sizeof *lse) == 0, "case %d "
+				    "mask %d pages of %d: not the unpaged bits", c, m,
+				    sizes[i]);
+				free(o);
+				free(lse);
+				free(of);
+				free(lf);
+				problem_free(&p);
+				problem_free(&flat);
+			}
+}
+END_TEST
+
 /* varlen_reference is each sequence's reference at its offsets, and a
  * packed batch is not one problem over all its rows. */
 START_TEST(test_reference_per_sequence)
@@ -620,6 +697,7 @@ test_suite(void)
 	tcase_add_test(tc, test_heads);
 	tcase_add_test(tc, test_split);
 	tcase_add_test(tc, test_dropout_counter);
+	tcase_add_test(tc, test_paged);
 	tcase_add_test(tc, test_backward);
 	tcase_add_test(tc, test_counters);
 	tcase_add_test(tc, test_counters_masks);

@@ -156,6 +156,10 @@ run_varlen(const struct options *o, char *err, size_t errlen)
 	if (p.heads > 1)
 		printf("heads:    H=%d query heads on G=%d K/V heads, each packed "
 		    "alike, head after head\n", p.heads, p.kv_heads);
+	if (p.paged.page_size > 0)
+		printf("paged:    pages of %d keys, %d in one pool, sequence b "
+		    "reading ceil(Tk_b/%d) of them through its own table\n",
+		    p.paged.page_size, p.paged.pool, p.paged.page_size);
 	printf("schedule: Br=%d Bc=%d, order %s, each sequence its own tiles "
 	    "(none crosses a boundary)\n", o->tiling.br, o->tiling.bc,
 	    schedule_order_name(o->tiling.order));

@@ -131,6 +131,64 @@ paged_fill(struct paged_cache *pc, const float *kt, const float *v,
 	return 0;
 }
 
+int
+paged_packed(int page_size, int nseq, const int *cu, uint64_t seed,
+    const float *kt, const float *v, int kv_heads, int tk, int d, int dv,
+    struct paged_cache *pc, int **page0, char *err, size_t errlen)
+{
+	size_t slots, g, c, x;
+	long total = 0;
+	int b, *at;
+
+	memset(pc, 0, sizeof *pc);
+	*page0 = NULL;
+	if (page_size < 1)
+		return util_error(err, errlen, "--page-size must be at least 1, "
+		    "not %d", page_size);
+	at = util_calloc((size_t)nseq + 1, sizeof *at, "page offsets", err,
+	    errlen);
+	if (at == NULL)
+		return -1;
+	for (b = 0; b < nseq; b++) {
+		total += ((long)cu[b + 1] - cu[b] + page_size - 1) / page_size;
+		at[b + 1] = (int)total;
+	}
+	pc->page_size = page_size;
+	pc->pages = pc->pool = (int)total;
+	pc->table = util_calloc((size_t)total, sizeof *pc->table, "page table",
+	    err, errlen);
+	slots = paged_slots(pc);
+	pc->kt = pc->table != NULL ? util_calloc((size_t)kv_heads * slots,
+	    (size_t)d * sizeof(float), "K pool", err, errlen) : NULL;
+	pc->v = pc->kt != NULL ? util_calloc((size_t)kv_heads * slots,
+	    (size_t)dv * sizeof(float), "V pool", err, errlen) : NULL;
+	if (pc->v == NULL) {
+		paged_free(pc);
+		free(at);
+		return -1;
+	}
+	shuffled(pc->table, pc->pages, seed);
+	/* Sequence b's key c: its own table's page, K^T's (d, Tk_b) block. */
+	for (g = 0; g < (size_t)kv_heads; g++)
+		for (b = 0; b < nseq; b++) {
+			const size_t k0 = (size_t)cu[b], n = (size_t)(cu[b + 1] - cu[b]);
+			const float *ktb = kt + (g * tk + k0) * d;
+
+			for (c = 0; c < n; c++) {
+				const size_t slot = (size_t)pc->table[at[b] + c /
+				    (size_t)page_size] * page_size + c % page_size;
+
+				for (x = 0; x < (size_t)d; x++)
+					pc->kt[g * slots * d + x * slots + slot] =
+					    ktb[x * n + c];
+				memcpy(pc->v + (g * slots + slot) * dv, v + (g * tk + k0 +
+				    c) * dv, (size_t)dv * sizeof(float));
+			}
+		}
+	*page0 = at;
+	return 0;
+}
+
 void
 paged_free(struct paged_cache *pc)
 {

@@ -81,6 +81,19 @@ int paged_table(int page_size, int tk, const char *path, uint64_t seed,
     struct paged_cache *pc, char *err, size_t errlen);
 
 /*
+ * A packed batch's cache (the sequences' offsets cu, nseq + 1 of them):
+ * one pool, sequence b's ceil(Tk_b / P) pages at entries page0[b] ..
+ * page0[b + 1] - 1 of one table, a shuffled permutation of the pool's
+ * pages drawn from seed, so that no two sequences share a page.  page0
+ * (nseq + 1 ints) is allocated and set.  The pool is filled from the
+ * packed K^T ((d, Tk_b) a sequence, problem_build's) and V (sum Tk_b,
+ * dv) of kv_heads heads.  Returns 0, or -1 with err set.
+ */
+int paged_packed(int page_size, int nseq, const int *cu, uint64_t seed,
+    const float *kt, const float *v, int kv_heads, int tk, int d, int dv,
+    struct paged_cache *pc, int **page0, char *err, size_t errlen);
+
+/*
  * Fills the pool from the logical K^T (d, tk) and V (tk, dv) of
  * kv_heads heads, each key at its slot.  Returns 0, or -1 with err set.
  */

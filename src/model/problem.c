@@ -50,6 +50,7 @@ problem_free(struct problem *p)
 	free(p->cu_q);
 	free(p->cu_k);
 	paged_free(&p->paged);
+	free(p->seq_page0);
 	memset(p, 0, sizeof *p);
 }
 
@@ -224,6 +225,15 @@ build_paged(const struct problem_spec *spec, struct problem *p, int kv_heads,
 	if (p->scores_mode)
 		return util_error(err, errlen, "--page-size pages K and V: a "
 		    "scores problem (--scores) has no K to page");
+	if (p->nseq > 0) {
+		if (spec->block_table != NULL)
+			return util_error(err, errlen, "--block-table with --seqlens: "
+			    "a packed batch's tables are drawn from the seed (one "
+			    "table a file pages one sequence)");
+		return paged_packed(spec->page_size, p->nseq, p->cu_k, spec->seed,
+		    p->kt, p->v, kv_heads, p->tk, p->d, p->dv, &p->paged,
+		    &p->seq_page0, err, errlen);
+	}
 	if (paged_table(spec->page_size, p->tk, spec->block_table, spec->seed,
 	    &p->paged, err, errlen) != 0)
 		return -1;
@@ -267,6 +277,12 @@ problem_seq(const struct problem *p, int b, struct problem *out)
 	out->tq = p->cu_q[b + 1] - q0;
 	out->tk = p->cu_k[b + 1] - k0;
 	out->head0 = p->head0 + b * p->seq_heads;
+	/* Paged: the sequence's own entries of the table, the shared pool. */
+	if (p->paged.page_size > 0 && p->seq_page0 != NULL) {
+		out->paged.table = p->paged.table + p->seq_page0[b];
+		out->paged.pages = p->seq_page0[b + 1] - p->seq_page0[b];
+	}
+	out->seq_page0 = NULL;
 	out->q = p->q + (size_t)q0 * p->d;
 	out->k = p->k + (size_t)k0 * p->d;
 	/* K^T of a packed batch is laid out sequence by sequence: (d, Tk_b)
@@ -699,11 +715,6 @@ problem_build(const struct problem_spec *spec, struct problem *p, char *err,
 		packed_spec.tq = packed.tq;
 		packed_spec.tk = packed.tk;
 		spec = &packed_spec;
-	}
-	if (p->nseq > 0 && spec->page_size > 0) {
-		problem_free(p);
-		return util_error(err, errlen, "--page-size does not take a "
-		    "packed batch (--seqlens) yet: page one sequence at a time");
 	}
 	if (spec->scale_set && !(isfinite(spec->scale) && spec->scale > 0 &&
 	    spec->scale <= FLT_MAX && (float)spec->scale > 0.0f))

@@ -128,6 +128,9 @@ struct problem {
 	int heads, kv_heads;	/* H query heads sharing G K/V heads (1, 1) */
 	int nseq;		/* sequences of a packed batch; 0: not packed */
 	int *cu_q, *cu_k;	/* nseq + 1 row offsets (cu_seqlens), or NULL */
+	int *seq_page0;		/* a paged packed batch: sequence b's pages
+				 * are entries seq_page0[b] .. [b + 1] - 1 of
+				 * paged.table (paged_packed), or NULL */
 	struct paged_cache paged;	/* --page-size: K and V also in a pool
 				 * of pages, which the simulator reads them
 				 * from (paged.h); page_size 0 when not */
