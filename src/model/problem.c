@@ -264,6 +264,7 @@ problem_head(const struct problem *p, int h, struct problem *out)
 	}
 	out->alibi = p->alibi != NULL ? p->alibi + h : NULL;
 	out->head0 = p->head0 + h;
+	out->seq_owned = 0;
 }
 
 void
@@ -283,6 +284,7 @@ problem_seq(const struct problem *p, int b, struct problem *out)
 		out->paged.pages = p->seq_page0[b + 1] - p->seq_page0[b];
 	}
 	out->seq_page0 = NULL;
+	out->seq_owned = 0;
 	out->q = p->q + (size_t)q0 * p->d;
 	out->k = p->k + (size_t)k0 * p->d;
 	/* K^T of a packed batch is laid out sequence by sequence: (d, Tk_b)
@@ -329,6 +331,7 @@ problem_seq_all(const struct problem *p, int b, struct problem *out,
 		free(k);
 		free(kt);
 		free(v);
+		memset(out, 0, sizeof *out);
 		return -1;
 	}
 	gather_rows(p->q, q, heads, p->tq, p->cu_q[b], out->tq, p->d);
@@ -343,19 +346,21 @@ problem_seq_all(const struct problem *p, int b, struct problem *out,
 	out->k = k;
 	out->kt = kt;
 	out->v = v;
+	out->seq_owned = 1;
 	return 0;
 }
 
 void
 problem_seq_free(struct problem *out)
 {
-	if ((out->heads > 0 ? out->heads : 1) == 1)
+	if (!out->seq_owned)
 		return;
 	free((float *)out->q);
 	free((float *)out->k);
 	free((float *)out->kt);
 	free((float *)out->v);
 	out->q = out->k = out->kt = out->v = NULL;
+	out->seq_owned = 0;
 }
 
 int

@@ -113,6 +113,9 @@ struct problem {
 	int head0;		/* the query head of this problem's first head:
 				 * 0, or h for problem_head's head h (dropout's
 				 * counter counts heads from it) */
+	int seq_owned;		/* problem_seq_all gathered q, k, kt and v
+				 * into arrays of this problem's own, which
+				 * problem_seq_free frees */
 	int seq_heads;		/* a packed batch's H, kept by problem_head:
 				 * sequence b's head h counts as b H + h in
 				 * dropout's counter (problem_seq), as
