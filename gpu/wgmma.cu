@@ -154,6 +154,23 @@
  * ALiBi bends every tile's scores before the max.  Rows past Tq are
  * computed on zeros and not written.
  *
+ * A packed batch (flash-attention's varlen: wgmma_attention_varlen) is
+ * the same kernel built with VARLEN = true, one launch over the whole
+ * batch.  A work item is (row block i, head h, sequence b), i over the
+ * longest sequence's row blocks; the item reads its sequence's offsets
+ * cu_q[b], cu_k[b] and lengths Tq_b, Tk_b from the device arrays, and
+ * every rule above runs on Tq_b and Tk_b: the tile range and the
+ * causal or window alignment (tc_mask.cuh), the ragged edge.  A row
+ * block past Tr_b has no tiles and does nothing.  The maps are (d,
+ * sum T_b, H), so TMA zero-fills only past the whole tensor: a box at a
+ * sequence's end holds the next sequence's rows.  Its keys are hidden as
+ * keys past Tk_b (tc_rule_partial sees the tile cross Tk_b, so every
+ * entry is looked at), and its query rows are computed but never stored
+ * (O and lse are stored row by row, each row only below Tq_b; a box
+ * store would write over rows the next sequence's block stores, a race).
+ * The dense build reads Tq, Tk and its coordinates from the parameters
+ * as before (wgmma_tq and the like), so its code is the dense kernel's.
+ *
  * Epilogue: O / l rounded to 16 bits goes through the warp's own rows of
  * Q's tile in shared memory (same swizzle, so the 4-byte writes are free
  * of bank conflicts) and leaves as coalesced 16-byte stores; lse = m scale
