@@ -1020,25 +1020,25 @@ wgmma_score_tile(const struct wgmma_params &p, const struct wgmma_item &it,
 {
 	const int kj = it.j0 + j;
 	const int first = it.row0 + 64 * w.c;	/* this consumer's rows */
-	const int tq = wgmma_tq<VARLEN>(p, it), tk = wgmma_tk<VARLEN>(p, it);
 
 	if (w.lane == 0)
 		wgmma_bar_arrive(empty_k);
 	/* (VARLEN: keys past Tk_b are the next sequence's, which TMA read
 	 * as it would any rows: hidden here as past Tk) */
-	if (tc_rule_partial(p.rule, kj, BC, first, first + 63, tq, tk))
+	if (tc_rule_partial(p.rule, kj, BC, first, first + 63,
+	    wgmma_tq<VARLEN>(p, it), wgmma_tk<VARLEN>(p, it)))
 		wgmma_rules<BC, true>(f.s, p.rule, tc_rule_slope(p.rule,
 		    it.bh % p.heads), kj * BC + 2 * w.t4, it.row0 + w.rb,
-		    tq, tk);
+		    wgmma_tq<VARLEN>(p, it), wgmma_tk<VARLEN>(p, it));
 	else if (p.rule.bends)
 		wgmma_rules<BC, false>(f.s, p.rule, tc_rule_slope(p.rule,
 		    it.bh % p.heads), kj * BC + 2 * w.t4, it.row0 + w.rb,
-		    tq, tk);
+		    wgmma_tq<VARLEN>(p, it), wgmma_tk<VARLEN>(p, it));
 	wgmma_softmax<BC, TRACE>(f.s, f.m, f.l, f.al, p.scale_log2,
 	    p.no_rescale);
 	if constexpr (TRACE)
 		wgmma_trace_ml<BR>(p, f.m, f.al, f.l, it.bh, it.i, kj, w.rb,
-		    it.row0, tq, w.lane);
+		    it.row0, wgmma_tq<VARLEN>(p, it), w.lane);
 }
 
 /*
@@ -1256,17 +1256,17 @@ wgmma_epilogue_empty(const struct wgmma_params &p,
     const struct wgmma_item &it, const struct wgmma_who &w, size_t orow)
 {
 	constexpr int CPR = D / 8;		/* 16-byte chunks a row */
-	const int tq = wgmma_tq<VARLEN>(p, it);
 
 	for (int x0 = 0; x0 < 16 * CPR / 32; x0++) {
 		const int x = x0 * 32 + w.lane;
 		const int r = 64 * w.c + 16 * w.ww + x / CPR;
-		if (it.row0 + r < tq)
+		if (it.row0 + r < wgmma_tq<VARLEN>(p, it))
 			*(uint4 *)(p.o + (orow + r) * D + (x % CPR) * 8) =
 			    make_uint4(0, 0, 0, 0);
 	}
 	for (int h = 0; h < 2; h++)
-		if (w.t4 == 0 && it.row0 + w.rb + 8 * h < tq)
+		if (w.t4 == 0 && it.row0 + w.rb + 8 * h <
+		    wgmma_tq<VARLEN>(p, it))
 			p.lse[orow + w.rb + 8 * h] = -INFINITY;
 }
 
@@ -1284,7 +1284,6 @@ wgmma_epilogue(const struct wgmma_params &p, const struct wgmma_item &it,
     wgmma_frag<D, BC> &f)
 {
 	constexpr int CPR = D / 8;		/* 16-byte chunks a row */
-	const int tq = wgmma_tq<VARLEN>(p, it);
 	float inv[2];
 
 #pragma unroll
@@ -1294,7 +1293,7 @@ wgmma_epilogue(const struct wgmma_params &p, const struct wgmma_item &it,
 		lt += __shfl_xor_sync(0xffffffffu, lt, 2);
 		inv[h] = lt > 0.f ? 1.f / lt : 0.f;
 		const int r = w.rb + 8 * h;
-		if (w.t4 == 0 && it.row0 + r < tq)
+		if (w.t4 == 0 && it.row0 + r < wgmma_tq<VARLEN>(p, it))
 			p.lse[orow + r] = lt > 0.f ?
 			    f.m[h] * p.scale + logf(lt) : -INFINITY;
 	}
@@ -1316,7 +1315,7 @@ wgmma_epilogue(const struct wgmma_params &p, const struct wgmma_item &it,
 		/* Rows from Tq (VARLEN: Tq_b) on are another row block's or
 		 * another sequence's, written by another block: never
 		 * stored (the row is this item's only below it). */
-		if (it.row0 + r < tq)
+		if (it.row0 + r < wgmma_tq<VARLEN>(p, it))
 			*(uint4 *)(p.o + (orow + r) * D + ch * 8) =
 			    *(const uint4 *)(gq + (ch / 8) * BR * 128 +
 			    r * 128 + (((ch % 8) ^ (r & 7)) << 4));

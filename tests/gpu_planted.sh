@@ -226,9 +226,9 @@ plants() {
 	"$1" "varlen diagonal" gpu/decode.cu tests/check_gpu_decode \
 	    's/+ B\.tk - P\.tq/+ P.tk - P.tq/'
 	"$1" "varlen keys unmasked" gpu/wgmma.cu tests/check_gpu_wgmma \
-	    's/tk = wgmma_tk<VARLEN>(p, it);/tk = VARLEN ? p.tk : wgmma_tk<VARLEN>(p, it);/'
+	    's/^\t\treturn it\.tk;$/\t\treturn p.tk;/'
 	"$1" "varlen store unguarded" gpu/wgmma.cu tests/check_gpu_wgmma \
-	    '/another sequence.s, written by another block/,/p\.o + (orow + r)/s/if (it\.row0 + r < tq)/if (it.row0 + r < p.tq - wgmma_q0<VARLEN>(it))/'
+	    '/another sequence.s, written by another block/,/p\.o + (orow + r)/s/if (it\.row0 + r < wgmma_tq<VARLEN>(p, it))/if (it.row0 + r < p.tq - wgmma_q0<VARLEN>(it))/'
 	"$1" "tc bug ignored" gpu/tcrun.cu tests/check_gpu_fast \
 	    's/return job->rule->bug == BUG_NO_RESCALE;/return 0;/'
 	"$1" "bwd no D" gpu/fast_bwd.cu tests/check_gpu_fast_bwd \
