@@ -765,7 +765,7 @@ gpu_describe_inputs(const struct gpu_kernel *k, char *buf, size_t len)
 	if (k->max_tq > 0)
 		snprintf(rows, sizeof rows, "; at most %d query rows a head",
 		    k->max_tq);
-	snprintf(buf, len, "Q, K, V%s; %s%s; %s%s; %s",
+	snprintf(buf, len, "Q, K, V%s; %s%s; %s%s; %s%s",
 	    k->caps & GPU_CAP_SCORES ? " or scores S, V" : "",
 	    k->caps & GPU_CAP_CAUSAL ? "causal or not" : "no mask",
 	    (k->caps & GPU_CAP_MASKS) == GPU_CAP_MASKS ? ", windows, softcap, "
@@ -774,7 +774,8 @@ gpu_describe_inputs(const struct gpu_kernel *k, char *buf, size_t len)
 	    "and ALiBi" : "",
 	    k->caps & GPU_CAP_ANY_SCALE ? "any scale" : "a positive scale", rows,
 	    k->caps & GPU_CAP_HEADS ? "H query heads on G K/V heads as one "
-	    "problem, each group's rows packed" : "heads one at a time");
+	    "problem, each group's rows packed" : "heads one at a time",
+	    k->caps & GPU_CAP_VARLEN ? "; packed batches (--seqlens)" : "");
 }
 
 static void
