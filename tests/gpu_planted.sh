@@ -3,7 +3,9 @@
 # no longer does the simulator's operations in its order, in every
 # kernel that shares the changed code, and that tests/check_gpu_decode
 # catches a decode kernel whose tensor-core path lost a step of the
-# online softmax, or that reads a paged cache or a cache length wrong.  Not part of make check: it needs a GPU, and builds the
+# online softmax, or that reads a paged cache or a cache length wrong,
+# and tests/check_gpu_wgmma a packed batch (varlen) that reads or stores
+# across its sequences.  Not part of make check: it needs a GPU, and builds the
 # kernels once per plant.
 #
 #   tests/gpu_planted.sh [TREE]
@@ -12,7 +14,7 @@
 # GPU_PLANTS (an extended regular expression) keeps only the plants whose
 # names it matches, for a device call too short for all of them; the
 # tree as it is always runs first, in the tests those plants use (all
-# six without GPU_PLANTS).  An interrupted run (INT, TERM: a timeout)
+# seven without GPU_PLANTS).  An interrupted run (INT, TERM: a timeout)
 # removes its copies and exits 2.
 #
 # On the GPU host, from the project's root:
