@@ -101,10 +101,14 @@ gpu_problems_alike(const struct problem *ps, int n, char *err, size_t errlen)
 		    (b->alibi == NULL) != (a->alibi == NULL) ||
 		    b->scores_mode != a->scores_mode ||
 		    problem_rows(b) != problem_rows(a) ||
-		    b->kv_heads != a->kv_heads)
+		    b->kv_heads != a->kv_heads || b->nseq != a->nseq ||
+		    (a->nseq > 0 && (memcmp(b->cu_q, a->cu_q, ((size_t)a->nseq +
+		    1) * sizeof *a->cu_q) != 0 || memcmp(b->cu_k, a->cu_k,
+		    ((size_t)a->nseq + 1) * sizeof *a->cu_k) != 0)))
 			return util_error(err, errlen, "problem %d differs from "
-			    "problem 0 in shape, heads, scale, mask, dtype or kind "
-			    "(heads and batch share one shape)", i);
+			    "problem 0 in shape, heads, scale, mask, dtype, kind "
+			    "or sequence lengths (heads and batch share one "
+			    "shape)", i);
 		/* Dropout: one p, seed and offset, and the keep bits of
 		 * problem i drawn for head head0 + i (the teaching kernels
 		 * count a launch's problems as heads from problem 0's). */
@@ -138,10 +142,10 @@ gpu_nan_floats(size_t n, char *err, size_t errlen)
 
 /* The trace arrays flags ask for, laid out by the schedule's steps. */
 static int
-gpu_result_trace(struct gpu_result *res, const struct schedule *sched, int n,
-    int dv, unsigned flags, char *err, size_t errlen)
+gpu_result_trace(struct gpu_result *res, int n, int dv, unsigned flags,
+    char *err, size_t errlen)
 {
-	size_t trace = (size_t)n * (size_t)sched->nsteps * (size_t)sched->br;
+	size_t trace = (size_t)n * (size_t)res->nsteps * (size_t)res->br;
 
 	if ((res->m_new = gpu_nan_floats(trace, err, errlen)) == NULL ||
 	    (res->alpha = gpu_nan_floats(trace, err, errlen)) == NULL ||
@@ -164,14 +168,56 @@ gpu_run(const struct gpu_kernel *k, const struct problem *ps, int n,
 	    errlen);
 }
 
+/* The schedules of packed batch p's sequences (problem_seq) in seqs
+ * (p->nseq, allocated), the number of each one's first step in step0,
+ * their steps' sum in *nsteps and the largest Br in *br. */
+static int
+gpu_seq_schedules(const struct problem *p, const struct tiling *t,
+    struct schedule **seqs, long **step0, long *nsteps, int *br, char *err,
+    size_t errlen)
+{
+	struct problem one;
+	int b;
+
+	*nsteps = 0;
+	*br = 0;
+	*seqs = util_calloc((size_t)p->nseq, sizeof **seqs, "schedules", err,
+	    errlen);
+	*step0 = util_calloc((size_t)p->nseq, sizeof **step0, "schedules", err,
+	    errlen);
+	if (*seqs == NULL || *step0 == NULL)
+		return -1;
+	for (b = 0; b < p->nseq; b++) {
+		problem_seq(p, b, &one);
+		if (schedule_init(&(*seqs)[b], &one, t, err, errlen) != 0)
+			return -1;
+		(*step0)[b] = *nsteps;
+		*nsteps += (*seqs)[b].nsteps;
+		*br = (*seqs)[b].br > *br ? (*seqs)[b].br : *br;
+	}
+	return 0;
+}
+
+static void
+gpu_seq_free(struct schedule *seqs, long *step0, int nseq)
+{
+	int b;
+
+	for (b = 0; seqs != NULL && b < nseq; b++)
+		schedule_free(&seqs[b]);
+	free(seqs);
+	free(step0);
+}
+
 int
 gpu_run_ranges(const struct gpu_kernel *k, const struct problem *ps, int n,
     const struct tiling *t, const struct online_rule *rule, unsigned flags,
     int ranges, int repeat, struct gpu_result *res, char *err, size_t errlen)
 {
-	struct schedule sched;
+	struct schedule sched, *seqs = NULL;
 	struct gpu_job job;
-	int rc = -1;
+	long *step0 = NULL, nsteps;
+	int rc = -1, br;
 
 	memset(res, 0, sizeof *res);
 	memset(&sched, 0, sizeof sched);
@@ -190,14 +236,29 @@ gpu_run_ranges(const struct gpu_kernel *k, const struct problem *ps, int n,
 	if (gpu_available(res->device, sizeof res->device, err, errlen) !=
 	    GPU_READY || gpu_kernel_on_device(k, err, errlen) != 0)
 		return -1;
-	if (schedule_init(&sched, &ps[0], t, err, errlen) != 0)
-		return -1;
+	if (ps[0].nseq > 0) {
+		/* A packed batch is its sequences' schedules, steps numbered
+		 * on from one to the next (kernels.h's struct gpu_job). */
+		if (ranges > 0) {
+			util_error(err, errlen, "--seqlens: kernel %s picks no key "
+			    "ranges of a packed batch", k->name);
+			goto out;
+		}
+		if (gpu_seq_schedules(&ps[0], t, &seqs, &step0, &nsteps, &br,
+		    err, errlen) != 0)
+			goto out;
+	} else {
+		if (schedule_init(&sched, &ps[0], t, err, errlen) != 0)
+			return -1;
+		nsteps = sched.nsteps;
+		br = sched.br;
+	}
 
 	res->n = n;
 	res->tq = problem_rows(&ps[0]);
 	res->dv = ps[0].dv;
-	res->nsteps = sched.nsteps;
-	res->br = sched.br;
+	res->nsteps = nsteps;
+	res->br = br;
 	res->o = util_calloc((size_t)n * res->tq * ps[0].dv, sizeof *res->o,
 	    "GPU output", err, errlen);
 	res->lse = util_calloc((size_t)n * res->tq, sizeof *res->lse,
@@ -209,7 +270,10 @@ gpu_run_ranges(const struct gpu_kernel *k, const struct problem *ps, int n,
 	job.ps = ps;
 	job.n = n;
 	job.tiling = t;
-	job.sched = &sched;
+	job.sched = ps[0].nseq > 0 ? NULL : &sched;
+	job.nseq = ps[0].nseq;
+	job.seqs = seqs;
+	job.step0 = step0;
 	job.rule = rule;
 	job.flags = flags;
 	job.splits = ranges;
@@ -218,8 +282,8 @@ gpu_run_ranges(const struct gpu_kernel *k, const struct problem *ps, int n,
 	if (k->launch(&job, err, errlen) != 0)
 		goto out;
 	if (flags & GPU_TRACE) {
-		if (gpu_result_trace(res, &sched, n, ps[0].dv, flags, err,
-		    errlen) != 0 || k->trace(&job, err, errlen) != 0)
+		if (gpu_result_trace(res, n, ps[0].dv, flags, err, errlen) != 0 ||
+		    k->trace(&job, err, errlen) != 0)
 			goto out;
 	}
 	rc = 0;
@@ -227,6 +291,7 @@ out:
 	if (rc != 0)
 		gpu_result_free(res);
 	schedule_free(&sched);
+	gpu_seq_free(seqs, step0, ps[0].nseq);
 	return rc;
 }
 

@@ -396,6 +396,98 @@ out:
 	return rc;
 }
 
+/* One sequence's report (of steps from step0 on) into the batch's. */
+static void
+gpucheck_merge(struct gpucheck_report *rep, struct gpucheck_report *one,
+    long step0, int first)
+{
+	if (one->worst_step >= 0 && (rep->worst_step < 0 ||
+	    !(one->worst_excess <= rep->worst_excess)))
+		rep->worst_step = step0 + one->worst_step;
+	if (first || !(one->worst_excess <= rep->worst_excess))
+		rep->worst_excess = one->worst_excess;
+	if (rep->first_failure < 0 && one->first_failure >= 0)
+		rep->first_failure = step0 + one->first_failure;
+	rep->max_m = fmax(rep->max_m, one->max_m);
+	rep->max_alpha = fmax(rep->max_alpha, one->max_alpha);
+	rep->max_l = fmax(rep->max_l, one->max_l);
+	rep->max_acc = fmax(rep->max_acc, one->max_acc);
+	rep->max_o = fmax(rep->max_o, one->max_o);
+	rep->max_lse = fmax(rep->max_lse, one->max_lse);
+	rep->atol = fmax(rep->atol, one->atol);
+	rep->rtol = fmax(rep->rtol, one->rtol);
+	rep->rtol_acc = fmax(rep->rtol_acc, one->rtol_acc);
+	rep->delta = fmax(rep->delta, one->delta);
+	rep->failures += one->failures;
+	rep->m_inexact += one->m_inexact;
+	rep->alpha_units = fmax(rep->alpha_units, one->alpha_units);
+	rep->u_compared += one->u_compared;
+	rep->u_inexact += one->u_inexact;
+	rep->order_promised = one->order_promised;
+	rep->order_kept = (first || rep->order_kept) && one->order_kept;
+	rep->pass = (first || rep->pass) && one->pass;
+	rep->acc_compared = one->acc_compared;
+	rep->kernel_ms = one->kernel_ms;
+	memcpy(rep->device, one->device, sizeof rep->device);
+	if (rep->step != NULL && one->step != NULL)
+		memcpy(rep->step + step0, one->step, (size_t)one->steps *
+		    sizeof *rep->step);
+	gpucheck_report_free(one);
+}
+
+/*
+ * Problem b of a packed batch's GPU run, sequence by sequence: each
+ * against its own simulator (problem_seq) through a view of g shifted to
+ * the sequence's rows of O and lse and its steps, which run on from one
+ * sequence to the next (gpu_run's numbering, the timeline's).
+ */
+static int
+gpucheck_packed(const struct problem *p, int b, const struct tiling *t,
+    const struct online_rule *rule, const struct gpu_result *g, int per_step,
+    const struct gpu_kernel *k, struct gpucheck_report *rep, char *err,
+    size_t errlen)
+{
+	struct gpucheck_report one;
+	struct gpu_result view;
+	struct problem seq;
+	size_t at;
+	long step0 = 0, steps;
+	int s;
+
+	memset(rep, 0, sizeof *rep);
+	rep->steps = g->nsteps;
+	rep->worst_step = -1;
+	rep->first_failure = -1;
+	if (per_step) {
+		rep->step = util_calloc((size_t)rep->steps, sizeof *rep->step,
+		    "per-step report", err, errlen);
+		if (rep->step == NULL)
+			return -1;
+	}
+	for (s = 0; s < p->nseq; s++) {
+		problem_seq(p, s, &seq);
+		view = *g;
+		view.o = g->o + ((size_t)b * p->tq + p->cu_q[s]) * p->dv;
+		view.lse = g->lse + (size_t)b * p->tq + p->cu_q[s];
+		at = gpu_trace_at(g, b, step0, 0);
+		view.m_new = g->m_new + at;
+		view.alpha = g->alpha + at;
+		view.l_new = g->l_new + at;
+		view.acc = g->acc != NULL ? g->acc + at * p->dv : NULL;
+		memset(&one, 0, sizeof one);
+		if (gpucheck_one(&seq, 0, t, rule, &view, per_step, k, &one, err,
+		    errlen) != 0) {
+			gpucheck_report_free(rep);
+			return -1;
+		}
+		/* its steps, as gpu_run counted them: the next one's first */
+		steps = one.steps;
+		gpucheck_merge(rep, &one, step0, s == 0);
+		step0 += steps;
+	}
+	return 0;
+}
+
 int
 gpucheck_run_many(const struct problem *ps, int n, const struct tiling *t,
     const struct online_rule *rule, const struct gpucheck_opts *opts,
@@ -430,9 +522,9 @@ gpucheck_run_many(const struct problem *ps, int n, const struct tiling *t,
 	if (gpu_run(k, ps, n, t, &gpu_rule, flags, 0, &g, err, errlen) != 0)
 		return -1;
 	for (b = 0; b < n; b++) {
-		if (gpucheck_one(&ps[b], b, t, rule, &g,
-		    opts != NULL && opts->per_step, k, &reps[b], err,
-		    errlen) != 0) {
+		if ((ps[b].nseq > 0 ? gpucheck_packed : gpucheck_one)(&ps[b], b,
+		    t, rule, &g, opts != NULL && opts->per_step, k, &reps[b],
+		    err, errlen) != 0) {
 			while (b-- > 0)
 				gpucheck_report_free(&reps[b]);
 			gpu_result_free(&g);

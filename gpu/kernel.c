@@ -141,7 +141,8 @@ static const struct gpu_kernel gpu_kernel_teaching = {
 	.bugs = ALL_BUGS,
 	.dims = NULL,
 	.caps = GPU_CAP_SCORES | GPU_CAP_CAUSAL | GPU_CAP_ANY_SCALE |
-	    GPU_CAP_ANY_TILING | GPU_CAP_TRACE | GPU_CAP_MASKS,
+	    GPU_CAP_ANY_TILING | GPU_CAP_TRACE | GPU_CAP_MASKS |
+	    GPU_CAP_VARLEN,
 	.arith = GPU_ARITH_SIM_ORDER,
 	.bench = GPU_BENCH_DEFAULT | GPU_BENCH_FA1,
 	.bench_repeat = 3,
@@ -211,7 +212,7 @@ static const struct gpu_kernel gpu_kernel_wgmma = {
 	.conventions = BIT(CONV_UNNORMALIZED),
 	.bugs = GPU_TC_BUGS,
 	.dims = gpu_tc_dims,
-	.caps = GPU_CAP_CAUSAL | GPU_CAP_TRACE | GPU_TC_MASKS,
+	.caps = GPU_CAP_CAUSAL | GPU_CAP_TRACE | GPU_TC_MASKS | GPU_CAP_VARLEN,
 	.arith = GPU_ARITH_TENSOR_CORES,
 	.bench = GPU_BENCH_DEFAULT,
 	.bench_repeat = 0,
@@ -236,7 +237,7 @@ static const struct gpu_kernel gpu_kernel_decode = {
 	.dims = gpu_decode_dims,
 	.max_tq = 64,
 	.caps = GPU_CAP_CAUSAL | GPU_CAP_NO_TILES | GPU_CAP_HEADS |
-	    GPU_CAP_OWN_SPLITS | GPU_CAP_PAGED,
+	    GPU_CAP_OWN_SPLITS | GPU_CAP_PAGED | GPU_CAP_VARLEN,
 	.arith = GPU_ARITH_OWN,
 	.bench = GPU_BENCH_DECODE,
 	.bench_repeat = 0,
@@ -655,6 +656,11 @@ gpu_split_check(const struct gpu_kernel *k, const struct problem *p,
 	if (sp->splits < 2)
 		return util_error(err, errlen, "a split-KV run takes --splits 2 "
 		    "or more, not %d", sp->splits);
+	/* A packed batch's forward may be the kernel's; its split run is
+	 * not modelled (the simulator's split schedule refuses it too). */
+	if (p->nseq > 0)
+		return util_error(err, errlen, "--seqlens: split-KV (--splits) "
+		    "of a packed batch is not modelled");
 	if (gpu_takes(k, k->caps | s->caps, p, t, rule, 0, err, errlen) != 0)
 		return -1;
 	if (cr->bug < 0 || cr->bug >= MERGE_BUGS || !(s->merge_bugs &

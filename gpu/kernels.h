@@ -44,6 +44,15 @@ struct gpu_job {
 	int splits;			/* key ranges asked (gpu_run_ranges); 0: own */
 	int repeat;			/* timed runs after the warm-up */
 	struct gpu_result *res;
+	/* A packed batch (ps[b].nseq > 0, GPU_CAP_VARLEN; the n problems
+	 * share its cu_q, cu_k): sched is NULL, seqs[s] is sequence s's
+	 * schedule (problem_seq) and step0[s] the number of its first step
+	 * in the batch's, which runs on from one sequence to the next as
+	 * the simulator's timeline does (varlen.h); res->nsteps is their
+	 * sum, res->br the largest Br.  nseq 0: not packed. */
+	int nseq;
+	const struct schedule *seqs;
+	const long *step0;
 };
 
 /*

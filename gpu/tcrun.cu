@@ -67,6 +67,13 @@ typedef int (*tcrun_fwd_fn)(const void *q, const void *k, const void *v,
     int dtype, const struct tc_mask *mask, float scale, int variant,
     const struct fast_trace *tr, void *stream, char *err, size_t errlen);
 
+/* wgmma.h's packed-batch entry (wgmma_attention_varlen). */
+typedef int (*tcrun_varlen_fn)(const void *q, const void *k, const void *v,
+    void *o, float *lse, int nseq, int heads, const int *cu_q,
+    const int *cu_k, int total_q, int total_k, int max_tq, int max_tk,
+    int d, int dtype, const struct tc_mask *mask, float scale, int variant,
+    const struct fast_trace *tr, void *stream, char *err, size_t errlen);
+
 /* A tensor-core kernel as this file drives it. */
 struct tcrun_kernel {
 	const char *name;
@@ -74,6 +81,7 @@ struct tcrun_kernel {
 	 * or -1 past the last. */
 	int (*tiles)(int d, int i, int *br, int *bc);
 	tcrun_fwd_fn fwd;
+	tcrun_varlen_fn varlen;	/* a packed batch in one launch, or NULL */
 };
 
 static int
@@ -92,6 +100,7 @@ static const struct tcrun_kernel tcrun_fast = {
 	.name = "fast",
 	.tiles = tcrun_fast_tiles,
 	.fwd = fast_attention_masked,
+	.varlen = NULL,
 };
 
 #ifdef HAVE_SM90A
@@ -111,6 +120,7 @@ static const struct tcrun_kernel tcrun_wgmma = {
 	.name = "wgmma",
 	.tiles = tcrun_wgmma_tiles,
 	.fwd = wgmma_attention_masked,
+	.varlen = wgmma_attention_varlen,
 };
 #endif
 
@@ -202,6 +212,8 @@ struct tcrun_in {
 	uint16_t *q, *k, *v;
 	int bf16, variant;
 	struct tc_mask mask;
+	int *cu_q, *cu_k;	/* a packed batch's offsets on the device */
+	int max_tq, max_tk;	/* and its longest sequence */
 };
 
 /* The problems' rules as the kernels take them (fast.h's struct
@@ -275,9 +287,56 @@ tcrun_upload(const struct tcrun_kernel *tk, const struct gpu_job *job,
 		    cudaMemcpyHostToDevice));
 		CUDA_CHECK(to16(stage, in->v + b * nk, nk, in->bf16));
 	}
+	if (job->nseq > 0) {
+		const size_t cu = ((size_t)job->nseq + 1) * sizeof(int);
+
+		CUDA_CHECK(gpu_mem_alloc(mem, (void **)&in->cu_q, cu, use));
+		CUDA_CHECK(gpu_mem_alloc(mem, (void **)&in->cu_k, cu, use));
+		CUDA_CHECK(cudaMemcpy(in->cu_q, p->cu_q, cu,
+		    cudaMemcpyHostToDevice));
+		CUDA_CHECK(cudaMemcpy(in->cu_k, p->cu_k, cu,
+		    cudaMemcpyHostToDevice));
+		in->max_tq = in->max_tk = 0;
+		for (b = 0; b < (size_t)job->nseq; b++) {
+			const int lq = p->cu_q[b + 1] - p->cu_q[b];
+			const int lk = p->cu_k[b + 1] - p->cu_k[b];
+
+			in->max_tq = lq > in->max_tq ? lq : in->max_tq;
+			in->max_tk = lk > in->max_tk ? lk : in->max_tk;
+		}
+	}
 	return tcrun_mask(job, mem, use, &in->mask, err, errlen);
 fail:
 	return -1;
+}
+
+/*
+ * One call of the kernel on the uploaded inputs: the job's n problems as
+ * heads of a batch of one, or of a packed batch (its sequences in one
+ * launch); tr NULL is the timed kernel.
+ */
+static int
+tcrun_call(const struct tcrun_kernel *tk, const struct gpu_job *job,
+    const struct tcrun_in *in, void *o, float *lse,
+    const struct fast_trace *tr, char *err, size_t errlen)
+{
+	const struct problem *p = &job->ps[0];
+	const int dtype = in->bf16 ? FAST_BF16 : FAST_FP16;
+
+	if (job->nseq > 0) {
+		if (tk->varlen == NULL) {
+			snprintf(err, errlen, "kernel %s takes no packed batch",
+			    tk->name);
+			return -1;
+		}
+		return tk->varlen(in->q, in->k, in->v, o, lse, job->nseq,
+		    job->n, in->cu_q, in->cu_k, p->tq, p->tk, in->max_tq,
+		    in->max_tk, p->d, dtype, &in->mask, p->scale, in->variant,
+		    tr, NULL, err, errlen);
+	}
+	return tk->fwd(in->q, in->k, in->v, o, lse, 1, job->n, p->tq, p->tk,
+	    p->d, dtype, &in->mask, p->scale, in->variant, tr, NULL, err,
+	    errlen);
 }
 
 /* O (16 bits on the device) into res->o as float32 (exact), and lse. */
@@ -322,11 +381,9 @@ static int
 tcrun_enqueue(void *ctx, char *err, size_t errlen)
 {
 	const struct tcrun_timed *r = (const struct tcrun_timed *)ctx;
-	const struct problem *p = &r->job->ps[0];
 
-	return r->tk->fwd(r->in->q, r->in->k, r->in->v, r->o, r->lse, 1,
-	    r->job->n, p->tq, p->tk, p->d, r->in->bf16 ? FAST_BF16 : FAST_FP16,
-	    &r->in->mask, p->scale, r->in->variant, NULL, NULL, err, errlen);
+	return tcrun_call(r->tk, r->job, r->in, r->o, r->lse, NULL, err,
+	    errlen);
 }
 
 static int
@@ -383,23 +440,32 @@ tcrun_lay_trace(const struct gpu_job *job, const float *hm, const float *ha,
     const float *hl, const float *hacc, int kbr, int ktr, int ktc)
 {
 	const struct problem *p = &job->ps[0];
-	const struct schedule *sc = job->sched;
+	const int nseq = job->nseq > 0 ? job->nseq : 1;
+	const struct schedule *sc;
 	struct gpu_result *res = job->res;
 	/* m is in the exponent's units: q.k's, or tanh's under a cap */
 	const float unit = p->mask.softcap > 0.0f ? p->mask.softcap :
 	    p->scale;
-	size_t src, dst, b;
+	size_t src, dst, b, item;
 	long step;
-	int i, j, r, rows;
+	int s, i, j, r, rows, tq, str;
 	float m;
 
-	for (b = 0; b < (size_t)job->n; b++)
-		for (i = 0; i < ktr; i++) {
-			rows = p->tq - i * kbr < kbr ? p->tq - i * kbr : kbr;
+	/* Sequence s's tiles in its own schedule, its steps from step0[s]
+	 * on; a packed batch's item is (s, head b), a dense one's head b. */
+	for (s = 0; s < nseq; s++)
+	for (b = 0; b < (size_t)job->n; b++) {
+		sc = job->nseq > 0 ? &job->seqs[s] : job->sched;
+		tq = job->nseq > 0 ? p->cu_q[s + 1] - p->cu_q[s] : p->tq;
+		str = (tq + kbr - 1) / kbr;
+		item = (size_t)s * job->n + b;
+		for (i = 0; i < str; i++) {
+			rows = tq - i * kbr < kbr ? tq - i * kbr : kbr;
 			for (j = sc->jbegin[i]; j < sc->jend[i]; j++) {
-				step = schedule_step_of(sc, i, j);
+				step = schedule_step_of(sc, i, j) +
+				    (job->nseq > 0 ? job->step0[s] : 0);
 				for (r = 0; r < rows; r++) {
-					src = ((b * ktr + i) * ktc + j) * kbr + r;
+					src = ((item * ktr + i) * ktc + j) * kbr + r;
 					dst = gpu_trace_at(res, (int)b, step, r);
 					m = hm[src];
 					res->m_new[dst] = m * unit;
@@ -413,6 +479,7 @@ tcrun_lay_trace(const struct gpu_job *job, const float *hm, const float *ha,
 				}
 			}
 		}
+	}
 }
 
 /*
@@ -480,9 +547,12 @@ tcrun_trace(const struct tcrun_kernel *tk, const struct gpu_job *job,
 	if (tcrun_upload(tk, job, &mem, GPU_MEM_HELPER, &in, err, errlen) != 0)
 		goto fail;
 	tk->tiles(p->d, in.variant, &kbr, &kbc);
-	ktr = (p->tq + kbr - 1) / kbr;
-	ktc = (p->tk + kbc - 1) / kbc;
-	ntrace = (size_t)job->n * ktr * ktc * kbr;
+	/* a packed batch's trace: (sequence, head, i, j, row), with the
+	 * longest sequence's Tr and Tc (wgmma.h) */
+	ktr = ((job->nseq > 0 ? in.max_tq : p->tq) + kbr - 1) / kbr;
+	ktc = ((job->nseq > 0 ? in.max_tk : p->tk) + kbc - 1) / kbc;
+	ntrace = (size_t)job->n * (job->nseq > 0 ? job->nseq : 1) * ktr *
+	    ktc * kbr;
 	/* m, alpha and l even when not laid: the trace build writes them. */
 	CUDA_CHECK(gpu_mem_floats(&mem, &tr.m, ntrace, GPU_MEM_HELPER));
 	CUDA_CHECK(gpu_mem_floats(&mem, &tr.alpha, ntrace, GPU_MEM_HELPER));
@@ -505,9 +575,7 @@ tcrun_trace(const struct tcrun_kernel *tk, const struct gpu_job *job,
 	CUDA_CHECK(cudaMemset(lse_t, 0xff, (size_t)p->tq * job->n *
 	    sizeof(float)));
 	tr.no_rescale = tcrun_bugged(job);
-	if (tk->fwd(in.q, in.k, in.v, o_t, lse_t, 1, job->n, p->tq, p->tk,
-	    p->d, in.bf16 ? FAST_BF16 : FAST_FP16, &in.mask, p->scale,
-	    in.variant, &tr, NULL, err, errlen) != 0)
+	if (tcrun_call(tk, job, &in, o_t, lse_t, &tr, err, errlen) != 0)
 		goto fail;
 	CUDA_CHECK(cudaDeviceSynchronize());
 	if (tr.no_rescale && tcrun_outputs(job, &mem, o_t, lse_t, in.bf16, err,

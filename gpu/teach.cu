@@ -39,6 +39,7 @@
 
 extern "C" {
 #include "kernels.h"
+#include "model/problem.h"
 #include "model/schedule.h"
 #include "timing.h"
 }
@@ -429,14 +430,128 @@ fail:
 	return rc;
 }
 
+/*
+ * A packed batch (job->nseq > 0): the sequences one after another, each
+ * a run of teach_go on its own problems (problem_seq of each of the n)
+ * and schedule, its O, lse and trace copied to the sequence's rows and
+ * steps of res.  A host loop, not one grid over all sequences' row
+ * blocks: this kernel is the simulator's order made literal, and
+ * varlen.h runs a packed batch as exactly this, sequence by sequence,
+ * each its own schedule (fa1 too, whose launch per key block would
+ * otherwise have to line up sequences of different Tc).  The time is the
+ * sum of the sequences' medians.  (The wgmma kernel runs a packed batch
+ * in one launch: wgmma.h.)
+ */
+static int
+teach_packed(const struct gpu_job *job, int traced, char *err, size_t errlen)
+{
+	const struct problem *p = &job->ps[0];
+	struct gpu_result *res = job->res, sub;
+	struct gpu_job one;
+	struct problem *seqs;
+	size_t at, from, rows;
+	long k;
+	int s, b, r, tq, n = job->n, rc = -1;
+
+	seqs = (struct problem *)calloc((size_t)n, sizeof *seqs);
+	if (seqs == NULL) {
+		snprintf(err, errlen, "out of memory for a packed batch");
+		return -1;
+	}
+	if (!traced) {
+		res->ms = 0.0;
+		res->device_bytes = 0.0;
+	}
+	for (s = 0; s < job->nseq; s++) {
+		const struct schedule *sc = &job->seqs[s];
+
+		for (b = 0; b < n; b++)
+			problem_seq(&job->ps[b], s, &seqs[b]);
+		tq = seqs[0].tq;
+		one = *job;
+		one.ps = seqs;
+		one.sched = sc;
+		one.nseq = 0;
+		one.seqs = NULL;
+		one.step0 = NULL;
+		memset(&sub, 0, sizeof sub);
+		sub.n = n;
+		sub.tq = tq;
+		sub.dv = p->dv;
+		sub.nsteps = sc->nsteps;
+		sub.br = sc->br;
+		rows = (size_t)n * sc->nsteps * sc->br;
+		sub.o = (float *)calloc((size_t)n * tq * p->dv, sizeof(float));
+		sub.lse = (float *)calloc((size_t)n * tq, sizeof(float));
+		if (traced) {
+			sub.m_new = (float *)calloc(rows + 1, sizeof(float));
+			sub.alpha = (float *)calloc(rows + 1, sizeof(float));
+			sub.l_new = (float *)calloc(rows + 1, sizeof(float));
+			if (res->acc != NULL)
+				sub.acc = (float *)calloc(rows * p->dv + 1,
+				    sizeof(float));
+		}
+		one.res = &sub;
+		if (sub.o == NULL || sub.lse == NULL || (traced &&
+		    (sub.m_new == NULL || sub.alpha == NULL || sub.l_new == NULL ||
+		    (res->acc != NULL && sub.acc == NULL)))) {
+			snprintf(err, errlen, "out of memory for sequence %d", s);
+			gpu_result_free(&sub);
+			goto out;
+		}
+		if (teach_go(&one, traced, err, errlen) != 0) {
+			gpu_result_free(&sub);
+			goto out;
+		}
+		for (b = 0; b < n; b++) {
+			if (!traced) {
+				memcpy(res->o + ((size_t)b * p->tq + p->cu_q[s]) *
+				    p->dv, sub.o + (size_t)b * tq * p->dv,
+				    (size_t)tq * p->dv * sizeof(float));
+				memcpy(res->lse + (size_t)b * p->tq + p->cu_q[s],
+				    sub.lse + (size_t)b * tq, (size_t)tq *
+				    sizeof(float));
+				continue;
+			}
+			for (k = 0; k < sc->nsteps; k++)
+				for (r = 0; r < sc->br; r++) {
+					at = gpu_trace_at(res, b, job->step0[s] + k,
+					    r);
+					from = gpu_trace_at(&sub, b, k, r);
+					res->m_new[at] = sub.m_new[from];
+					res->alpha[at] = sub.alpha[from];
+					res->l_new[at] = sub.l_new[from];
+					if (sub.acc != NULL)
+						memcpy(res->acc + at * p->dv,
+						    sub.acc + from * p->dv,
+						    (size_t)p->dv * sizeof(float));
+				}
+		}
+		if (!traced) {
+			res->ms += sub.ms;
+			if (sub.device_bytes > res->device_bytes)
+				res->device_bytes = sub.device_bytes;
+		}
+		gpu_result_free(&sub);
+	}
+	rc = 0;
+out:
+	free(seqs);
+	return rc;
+}
+
 extern "C" int
 teach_launch(const struct gpu_job *job, char *err, size_t errlen)
 {
+	if (job->nseq > 0)
+		return teach_packed(job, 0, err, errlen);
 	return teach_go(job, 0, err, errlen);
 }
 
 extern "C" int
 teach_trace(const struct gpu_job *job, char *err, size_t errlen)
 {
+	if (job->nseq > 0)
+		return teach_packed(job, 1, err, errlen);
 	return teach_go(job, 1, err, errlen);
 }

@@ -154,6 +154,23 @@
  * ALiBi bends every tile's scores before the max.  Rows past Tq are
  * computed on zeros and not written.
  *
+ * A packed batch (flash-attention's varlen: wgmma_attention_varlen) is
+ * the same kernel built with VARLEN = true, one launch over the whole
+ * batch.  A work item is (row block i, head h, sequence b), i over the
+ * longest sequence's row blocks; the item reads its sequence's offsets
+ * cu_q[b], cu_k[b] and lengths Tq_b, Tk_b from the device arrays, and
+ * every rule above runs on Tq_b and Tk_b: the tile range and the
+ * causal or window alignment (tc_mask.cuh), the ragged edge.  A row
+ * block past Tr_b has no tiles and does nothing.  The maps are (d,
+ * sum T_b, H), so TMA zero-fills only past the whole tensor: a box at a
+ * sequence's end holds the next sequence's rows.  Its keys are hidden as
+ * keys past Tk_b (tc_rule_partial sees the tile cross Tk_b, so every
+ * entry is looked at), and its query rows are computed but never stored
+ * (O and lse are stored row by row, each row only below Tq_b; a box
+ * store would write over rows the next sequence's block stores, a race).
+ * The dense build reads Tq, Tk and its coordinates from the parameters
+ * as before (wgmma_tq and the like), so its code is the dense kernel's.
+ *
  * Epilogue: O / l rounded to 16 bits goes through the warp's own rows of
  * Q's tile in shared memory (same swizzle, so the 4-byte writes are free
  * of bank conflicts) and leaves as coalesced 16-byte stores; lse = m scale
@@ -245,9 +262,11 @@
 struct wgmma_params {
 	uint16_t *o;
 	float *lse;
-	int tq, tk;
-	int tr;			/* Tr = ceil(Tq / Br) row blocks a head */
-	int ntiles;		/* work items: Tr * heads * batch */
+	int tq, tk;		/* VARLEN builds: the totals, sum Tq_b, sum Tk_b */
+	int tr;			/* Tr = ceil(Tq / Br) row blocks a head
+				 * (VARLEN: of the longest sequence) */
+	int ntiles;		/* work items: Tr * heads * batch (VARLEN:
+				 * Tr * heads * nseq) */
 	int heads;		/* H: a work item's head is bh % H */
 	struct tc_rule rule;	/* the window, the cap, ALiBi (tc_mask.cuh) */
 	float scale;		/* the exponent's, natural units: for lse */
@@ -257,6 +276,9 @@ struct wgmma_params {
 	float *tr_m, *tr_alpha, *tr_l, *tr_acc;
 	int tc;
 	int no_rescale;		/* TRACE builds: bug no-rescale (fast.h) */
+	/* VARLEN builds: the nseq + 1 row offsets (cu_seqlens) on the
+	 * device (last, so the dense kernel's fields keep their places) */
+	const int *cu_q, *cu_k;
 #ifdef WGMMA_RECORD
 	struct wgmma_rec_event *rec;	/* [block][role][rec_cap] */
 	int *rec_n;			/* [block][role] */
@@ -662,14 +684,14 @@ wgmma_topack(uint32_t (&pa)[BC / 4], const float (&s)[BC / 2])
 /*
  * TRACE builds: m, alpha and l of the thread's rows after tile j (l
  * summed over the quad, as the epilogue does).  rb is the row's index in
- * the block (h = 0), row0 the block's first row.  Rows past Tq are not
- * written.
+ * the block (h = 0), row0 the block's first row.  Rows past Tq (tq:
+ * the item's sequence's) are not written.
  */
 template <int BR>
 static __device__ void
 wgmma_trace_ml(const struct wgmma_params &p, const float (&m)[2],
     const float (&al)[2], const float (&l)[2], size_t bh, int i, int j,
-    int rb, int row0, int lane)
+    int rb, int row0, int tq, int lane)
 {
 #pragma unroll
 	for (int h = 0; h < 2; h++) {
@@ -677,7 +699,7 @@ wgmma_trace_ml(const struct wgmma_params &p, const float (&m)[2],
 		lt += __shfl_xor_sync(0xffffffffu, lt, 1);
 		lt += __shfl_xor_sync(0xffffffffu, lt, 2);
 		const int r = rb + 8 * h;
-		if (row0 + r >= p.tq || (lane & 3) != 0)
+		if (row0 + r >= tq || (lane & 3) != 0)
 			continue;
 		const size_t at = ((bh * p.tr + i) * p.tc + j) * BR + r;
 		p.tr_m[at] = m[h];
@@ -690,14 +712,14 @@ wgmma_trace_ml(const struct wgmma_params &p, const float (&m)[2],
 template <int D, int BR>
 static __device__ void
 wgmma_trace_acc(const struct wgmma_params &p, const float (&o)[D / 2],
-    size_t bh, int i, int j, int rb, int row0, int lane)
+    size_t bh, int i, int j, int rb, int row0, int tq, int lane)
 {
 	if (p.tr_acc == NULL)
 		return;
 #pragma unroll
 	for (int h = 0; h < 2; h++) {
 		const int r = rb + 8 * h;
-		if (row0 + r >= p.tq)
+		if (row0 + r >= tq)
 			continue;
 		const size_t at = ((bh * p.tr + i) * p.tc + j) * BR + r;
 #pragma unroll
@@ -801,9 +823,18 @@ struct wgmma_pipe {
  */
 struct wgmma_item {
 	int i, row0, bh, j0, nt;
+	int hc;			/* the tensor maps' third coordinate */
+	int q0, k0;		/* rows of Q and keys before its sequence */
+	int tq, tk;		/* its sequence's Tq and Tk */
 };
 
-template <int BR, int BC>
+/*
+ * VARLEN: t counts (row block, head, sequence b), bh = b H + h, the row
+ * blocks of the longest sequence (p.tr); the maps are (d, sum T_b, H),
+ * so a sequence is rows q0 = cu_q[b] .. of head h, and a row block past
+ * its Tr_b is an item of no tiles (tc_rule_tiles: no rows below Tq_b).
+ */
+template <int BR, int BC, bool VARLEN>
 static __device__ __forceinline__ struct wgmma_item
 wgmma_tile(const struct wgmma_params &p, int t)
 {
@@ -813,9 +844,77 @@ wgmma_tile(const struct wgmma_params &p, int t)
 	it.bh = t / p.tr;
 	it.row0 = it.i * BR;
 	int j1;
-	tc_rule_tiles(p.rule, it.row0, BR, p.tq, p.tk, BC, &it.j0, &j1);
+	if constexpr (VARLEN) {
+		const int b = it.bh / p.heads;
+
+		it.hc = it.bh % p.heads;
+		it.q0 = p.cu_q[b];
+		it.k0 = p.cu_k[b];
+		it.tq = p.cu_q[b + 1] - it.q0;
+		it.tk = p.cu_k[b + 1] - it.k0;
+		tc_rule_tiles(p.rule, it.row0, BR, it.tq, it.tk, BC, &it.j0,
+		    &j1);
+	} else {
+		/* the dense item leaves the new fields unset: every read of
+		 * them goes through wgmma_tq and the like, so the dense
+		 * kernel's code is what it was before packed batches */
+		tc_rule_tiles(p.rule, it.row0, BR, p.tq, p.tk, BC, &it.j0,
+		    &j1);
+	}
 	it.nt = j1 - it.j0;
 	return it;
+}
+
+/* The item's sequence's Tq and Tk, its maps' third coordinate and its
+ * first row of Q and of K (the dense kernel's: p's, bh and 0). */
+template <bool VARLEN>
+static __device__ __forceinline__ int
+wgmma_tq(const struct wgmma_params &p, const struct wgmma_item &it)
+{
+	if constexpr (VARLEN)
+		return it.tq;
+	else
+		return p.tq;
+}
+
+template <bool VARLEN>
+static __device__ __forceinline__ int
+wgmma_tk(const struct wgmma_params &p, const struct wgmma_item &it)
+{
+	if constexpr (VARLEN)
+		return it.tk;
+	else
+		return p.tk;
+}
+
+template <bool VARLEN>
+static __device__ __forceinline__ int
+wgmma_hc(const struct wgmma_item &it)
+{
+	if constexpr (VARLEN)
+		return it.hc;
+	else
+		return it.bh;
+}
+
+template <bool VARLEN>
+static __device__ __forceinline__ int
+wgmma_q0(const struct wgmma_item &it)
+{
+	if constexpr (VARLEN)
+		return it.q0;
+	else
+		return 0;
+}
+
+template <bool VARLEN>
+static __device__ __forceinline__ int
+wgmma_k0(const struct wgmma_item &it)
+{
+	if constexpr (VARLEN)
+		return it.k0;
+	else
+		return 0;
 }
 
 /*
@@ -823,7 +922,7 @@ wgmma_tile(const struct wgmma_params &p, int t)
  * into their QBUF slots and their K and V tiles into the ring, in the
  * order the consumers use them.
  */
-template <int D, int BR, int BC, int STAGES, int QBUF>
+template <int D, int BR, int BC, int STAGES, int QBUF, bool VARLEN>
 static __device__ __forceinline__ void
 wgmma_producer(const struct wgmma_params &p, const CUtensorMap *tm_q,
     const CUtensorMap *tm_k, const CUtensorMap *tm_v,
@@ -840,7 +939,7 @@ wgmma_producer(const struct wgmma_params &p, const CUtensorMap *tm_q,
 	wgmma_tma_prefetch(tm_k);
 	wgmma_tma_prefetch(tm_v);
 	for (int t = blockIdx.x; t < p.ntiles; t += gridDim.x) {
-		const struct wgmma_item it = wgmma_tile<BR, BC>(p, t);
+		const struct wgmma_item it = wgmma_tile<BR, BC, VARLEN>(p, t);
 
 		if (it.nt == 0)
 			continue;
@@ -853,7 +952,8 @@ wgmma_producer(const struct wgmma_params &p, const CUtensorMap *tm_q,
 		wgmma_bar_expect(sm.bar(WGMMA_FULL_Q, qs), QB);
 		for (int b = 0; b < NBOX; b++)
 			wgmma_tma_load(sm.q + qs * QB + b * BR * 128, tm_q,
-			    64 * b, it.row0, it.bh, sm.bar(WGMMA_FULL_Q, qs));
+			    64 * b, wgmma_q0<VARLEN>(it) + it.row0,
+			    wgmma_hc<VARLEN>(it), sm.bar(WGMMA_FULL_Q, qs));
 		WGMMA_REC(rec, cq, PIPELINE_COPY_Q, -1, qs, (qp.n - 1) / QBUF);
 		for (int j = 0; j < it.nt; j++, kv.advance()) {
 			const int s = kv.stage();
@@ -867,7 +967,8 @@ wgmma_producer(const struct wgmma_params &p, const CUtensorMap *tm_q,
 			wgmma_bar_expect(sm.bar(WGMMA_FULL_K, s), TB);
 			for (int b = 0; b < NBOX; b++)
 				wgmma_tma_load(sm.k + s * TB + b * BC * 128,
-				    tm_k, 64 * b, (it.j0 + j) * BC, it.bh,
+				    tm_k, 64 * b, wgmma_k0<VARLEN>(it) +
+				    (it.j0 + j) * BC, wgmma_hc<VARLEN>(it),
 				    sm.bar(WGMMA_FULL_K, s));
 			WGMMA_REC(rec, ck, PIPELINE_COPY_K, j, s, kv.n / STAGES);
 			WGMMA_REC_AT(ev);
@@ -878,7 +979,8 @@ wgmma_producer(const struct wgmma_params &p, const CUtensorMap *tm_q,
 			wgmma_bar_expect(sm.bar(WGMMA_FULL_V, s), TB);
 			for (int b = 0; b < NBOX; b++)
 				wgmma_tma_load(sm.v + s * TB + b * BC * 128,
-				    tm_v, 64 * b, (it.j0 + j) * BC, it.bh,
+				    tm_v, 64 * b, wgmma_k0<VARLEN>(it) +
+				    (it.j0 + j) * BC, wgmma_hc<VARLEN>(it),
 				    sm.bar(WGMMA_FULL_V, s));
 			WGMMA_REC(rec, cv, PIPELINE_COPY_V, j, s, kv.n / STAGES);
 		}
@@ -910,7 +1012,7 @@ struct wgmma_frag {
  * slot, the rules, softmax, and trace m, alpha and l.  The steps every
  * schedule takes between the S and the P V of a tile.
  */
-template <int BR, int BC, bool TRACE, int D>
+template <int BR, int BC, bool TRACE, bool VARLEN, int D>
 static __device__ __forceinline__ void
 wgmma_score_tile(const struct wgmma_params &p, const struct wgmma_item &it,
     const struct wgmma_who &w, wgmma_frag<D, BC> &f, uint32_t empty_k,
@@ -921,19 +1023,22 @@ wgmma_score_tile(const struct wgmma_params &p, const struct wgmma_item &it,
 
 	if (w.lane == 0)
 		wgmma_bar_arrive(empty_k);
-	if (tc_rule_partial(p.rule, kj, BC, first, first + 63, p.tq, p.tk))
+	/* (VARLEN: keys past Tk_b are the next sequence's, which TMA read
+	 * as it would any rows: hidden here as past Tk) */
+	if (tc_rule_partial(p.rule, kj, BC, first, first + 63,
+	    wgmma_tq<VARLEN>(p, it), wgmma_tk<VARLEN>(p, it)))
 		wgmma_rules<BC, true>(f.s, p.rule, tc_rule_slope(p.rule,
 		    it.bh % p.heads), kj * BC + 2 * w.t4, it.row0 + w.rb,
-		    p.tq, p.tk);
+		    wgmma_tq<VARLEN>(p, it), wgmma_tk<VARLEN>(p, it));
 	else if (p.rule.bends)
 		wgmma_rules<BC, false>(f.s, p.rule, tc_rule_slope(p.rule,
 		    it.bh % p.heads), kj * BC + 2 * w.t4, it.row0 + w.rb,
-		    p.tq, p.tk);
+		    wgmma_tq<VARLEN>(p, it), wgmma_tk<VARLEN>(p, it));
 	wgmma_softmax<BC, TRACE>(f.s, f.m, f.l, f.al, p.scale_log2,
 	    p.no_rescale);
 	if constexpr (TRACE)
 		wgmma_trace_ml<BR>(p, f.m, f.al, f.l, it.bh, it.i, kj, w.rb,
-		    it.row0, w.lane);
+		    it.row0, wgmma_tq<VARLEN>(p, it), w.lane);
 }
 
 /*
@@ -945,7 +1050,7 @@ wgmma_score_tile(const struct wgmma_params &p, const struct wgmma_item &it,
  * issued in this warpgroup's turn (named barrier me), handed to next.
  */
 template <int D, int BR, int BC, int STAGES, int QBUF, bool PINGPONG,
-    int SCHED, bool BF16, bool TRACE>
+    int SCHED, bool BF16, bool TRACE, bool VARLEN>
 static __device__ __forceinline__ void
 wgmma_consumer_overlap(const struct wgmma_params &p,
     const wgmma_shared<D, BR, BC, STAGES, QBUF> &sm,
@@ -985,7 +1090,7 @@ wgmma_consumer_overlap(const struct wgmma_params &p,
 	WGMMA_REC_NOW(w.rec, PIPELINE_RELEASE_K, 0, kv.at(0).stage(),
 	    kv.at(0).n / STAGES);
 	WGMMA_REC_AT(sm0);
-	wgmma_score_tile<BR, BC, TRACE>(p, it, w, f,
+	wgmma_score_tile<BR, BC, TRACE, VARLEN>(p, it, w, f,
 	    sm.bar(WGMMA_EMPTY_K, kv.at(0).stage()), 0);
 	WGMMA_REC(w.rec, sm0, PIPELINE_SOFTMAX, 0, kv.at(0).stage(),
 	    kv.at(0).n / STAGES);
@@ -1043,7 +1148,7 @@ wgmma_consumer_overlap(const struct wgmma_params &p,
 		WGMMA_REC_NOW(w.rec, PIPELINE_RELEASE_K, j, sk,
 		    kv.at(j).n / STAGES);
 		WGMMA_REC_AT(sx);
-		wgmma_score_tile<BR, BC, TRACE>(p, it, w, f,
+		wgmma_score_tile<BR, BC, TRACE, VARLEN>(p, it, w, f,
 		    sm.bar(WGMMA_EMPTY_K, sk), j);
 		WGMMA_REC(w.rec, sx, PIPELINE_SOFTMAX, j, sk,
 		    kv.at(j).n / STAGES);
@@ -1062,7 +1167,8 @@ wgmma_consumer_overlap(const struct wgmma_params &p,
 #endif
 		if constexpr (TRACE)
 			wgmma_trace_acc<D, BR>(p, f.o, it.bh, it.i,
-			    it.j0 + j - 1, w.rb, it.row0, w.lane);
+			    it.j0 + j - 1, w.rb, it.row0,
+			    wgmma_tq<VARLEN>(p, it), w.lane);
 		if constexpr (SCHED == 1)	/* by alpha_j */
 			wgmma_rescale<D, TRACE>(f.o, f.al, p.no_rescale);
 		wgmma_topack<BC, BF16>(f.pa, f.s);
@@ -1101,12 +1207,14 @@ wgmma_consumer_overlap(const struct wgmma_params &p,
 		wgmma_bar_arrive(sm.bar(WGMMA_EMPTY_V, sv));
 	if constexpr (TRACE)
 		wgmma_trace_acc<D, BR>(p, f.o, it.bh, it.i, it.j0 + nt - 1,
-		    w.rb, it.row0, w.lane);
+		    w.rb, it.row0,
+			    wgmma_tq<VARLEN>(p, it), w.lane);
 }
 
 /* The consumer's main loop without overlap (SCHED 0): S, softmax, P V,
  * one after the other, tile after tile. */
-template <int D, int BR, int BC, int STAGES, int QBUF, bool BF16, bool TRACE>
+template <int D, int BR, int BC, int STAGES, int QBUF, bool BF16, bool TRACE,
+    bool VARLEN>
 static __device__ __forceinline__ void
 wgmma_consumer_plain(const struct wgmma_params &p,
     const wgmma_shared<D, BR, BC, STAGES, QBUF> &sm,
@@ -1123,7 +1231,7 @@ wgmma_consumer_plain(const struct wgmma_params &p,
 		wgmma_qk<D, BR, BC, BF16>(f.s, qa, sm.k + st * TB);
 		wgmma_wait<0>();
 		wgmma_hold(f.s);
-		wgmma_score_tile<BR, BC, TRACE>(p, it, w, f,
+		wgmma_score_tile<BR, BC, TRACE, VARLEN>(p, it, w, f,
 		    sm.bar(WGMMA_EMPTY_K, st), j);
 		wgmma_rescale<D, TRACE>(f.o, f.al, p.no_rescale);
 		wgmma_topack<BC, BF16>(f.pa, f.s);
@@ -1136,12 +1244,13 @@ wgmma_consumer_plain(const struct wgmma_params &p,
 			wgmma_bar_arrive(sm.bar(WGMMA_EMPTY_V, st));
 		if constexpr (TRACE)
 			wgmma_trace_acc<D, BR>(p, f.o, it.bh, it.i,
-			    it.j0 + j, w.rb, it.row0, w.lane);
+			    it.j0 + j, w.rb, it.row0,
+			    wgmma_tq<VARLEN>(p, it), w.lane);
 	}
 }
 
 /* Rows of a work item that see no key: O = 0, lse = -inf. */
-template <int D>
+template <int D, bool VARLEN>
 static __device__ __forceinline__ void
 wgmma_epilogue_empty(const struct wgmma_params &p,
     const struct wgmma_item &it, const struct wgmma_who &w, size_t orow)
@@ -1151,12 +1260,13 @@ wgmma_epilogue_empty(const struct wgmma_params &p,
 	for (int x0 = 0; x0 < 16 * CPR / 32; x0++) {
 		const int x = x0 * 32 + w.lane;
 		const int r = 64 * w.c + 16 * w.ww + x / CPR;
-		if (it.row0 + r < p.tq)
+		if (it.row0 + r < wgmma_tq<VARLEN>(p, it))
 			*(uint4 *)(p.o + (orow + r) * D + (x % CPR) * 8) =
 			    make_uint4(0, 0, 0, 0);
 	}
 	for (int h = 0; h < 2; h++)
-		if (w.t4 == 0 && it.row0 + w.rb + 8 * h < p.tq)
+		if (w.t4 == 0 && it.row0 + w.rb + 8 * h <
+		    wgmma_tq<VARLEN>(p, it))
 			p.lse[orow + w.rb + 8 * h] = -INFINITY;
 }
 
@@ -1167,7 +1277,7 @@ wgmma_epilogue_empty(const struct wgmma_params &p,
  * global memory in coalesced 16-byte stores; then Q's slot goes back to
  * the producer (empty_q).
  */
-template <int D, int BR, int BC, bool BF16>
+template <int D, int BR, int BC, bool BF16, bool VARLEN>
 static __device__ __forceinline__ void
 wgmma_epilogue(const struct wgmma_params &p, const struct wgmma_item &it,
     const struct wgmma_who &w, size_t orow, uint8_t *gq, uint32_t empty_q,
@@ -1183,7 +1293,7 @@ wgmma_epilogue(const struct wgmma_params &p, const struct wgmma_item &it,
 		lt += __shfl_xor_sync(0xffffffffu, lt, 2);
 		inv[h] = lt > 0.f ? 1.f / lt : 0.f;
 		const int r = w.rb + 8 * h;
-		if (w.t4 == 0 && it.row0 + r < p.tq)
+		if (w.t4 == 0 && it.row0 + r < wgmma_tq<VARLEN>(p, it))
 			p.lse[orow + r] = lt > 0.f ?
 			    f.m[h] * p.scale + logf(lt) : -INFINITY;
 	}
@@ -1202,7 +1312,10 @@ wgmma_epilogue(const struct wgmma_params &p, const struct wgmma_item &it,
 	for (int x0 = 0; x0 < 16 * CPR / 32; x0++) {
 		const int x = x0 * 32 + w.lane;
 		const int r = 64 * w.c + 16 * w.ww + x / CPR, ch = x % CPR;
-		if (it.row0 + r < p.tq)
+		/* Rows from Tq (VARLEN: Tq_b) on are another row block's or
+		 * another sequence's, written by another block: never
+		 * stored (the row is this item's only below it). */
+		if (it.row0 + r < wgmma_tq<VARLEN>(p, it))
 			*(uint4 *)(p.o + (orow + r) * D + ch * 8) =
 			    *(const uint4 *)(gq + (ch / 8) * BR * 128 +
 			    r * 128 + (((ch % 8) ^ (r & 7)) << 4));
@@ -1224,10 +1337,11 @@ wgmma_epilogue(const struct wgmma_params &p, const struct wgmma_item &it,
  * tile, STAGES slots in the ring, NWG consumer warpgroups (Br = 64 NWG),
  * PINGPONG: consumers take turns at the tensor core, SCHED: 0
  * wgmma_consumer_plain, 1 and 2 wgmma_consumer_overlap.  TRACE: write
- * the trace.
+ * the trace.  VARLEN: a packed batch (wgmma_tile); false is the dense
+ * kernel, whose code these changes leave as it was.
  */
 template <int D, int BC, int STAGES, int NWG, bool PINGPONG, int SCHED,
-    int QBUF, bool BF16, bool TRACE>
+    int QBUF, bool BF16, bool TRACE, bool VARLEN>
 __global__ void __launch_bounds__((NWG + 1) * 128, 1)
 wgmma_fwd_kernel(const __grid_constant__ CUtensorMap tm_q,
     const __grid_constant__ CUtensorMap tm_k,
@@ -1272,8 +1386,8 @@ wgmma_fwd_kernel(const __grid_constant__ CUtensorMap tm_q,
 	if (wg == 0) {
 		wgmma_regs_dec<wgmma_regs<NWG>::producer>();
 		if (tid == 0)
-			wgmma_producer<D, BR, BC, STAGES, QBUF>(p, &tm_q, &tm_k,
-			    &tm_v, sm);
+			wgmma_producer<D, BR, BC, STAGES, QBUF, VARLEN>(p, &tm_q,
+			    &tm_k, &tm_v, sm);
 		return;
 	}
 
@@ -1294,11 +1408,12 @@ wgmma_fwd_kernel(const __grid_constant__ CUtensorMap tm_q,
 		WGMMA_REC_NOW(w.rec, PIPELINE_PASS_TURN, -1, -1, 0);
 	}
 	for (int t = blockIdx.x; t < p.ntiles; t += gridDim.x) {
-		const struct wgmma_item it = wgmma_tile<BR, BC>(p, t);
-		const size_t orow = (size_t)it.bh * p.tq + it.row0;
+		const struct wgmma_item it = wgmma_tile<BR, BC, VARLEN>(p, t);
+		const size_t orow = (size_t)wgmma_hc<VARLEN>(it) * p.tq +
+		    wgmma_q0<VARLEN>(it) + it.row0;
 
 		if (it.nt == 0) {
-			wgmma_epilogue_empty<D>(p, it, w, orow);
+			wgmma_epilogue_empty<D, VARLEN>(p, it, w, orow);
 			continue;
 		}
 		const int qs = qp.stage();
@@ -1315,14 +1430,14 @@ wgmma_fwd_kernel(const __grid_constant__ CUtensorMap tm_q,
 		WGMMA_REC(w.rec, fq, PIPELINE_WAIT_FULL_Q, -1, qs, qp.n / QBUF);
 		if constexpr (SCHED > 0)
 			wgmma_consumer_overlap<D, BR, BC, STAGES, QBUF, PINGPONG,
-			    SCHED, BF16, TRACE>(p, sm, it, w, kv, qa, me, next,
-			    f);
+			    SCHED, BF16, TRACE, VARLEN>(p, sm, it, w, kv, qa, me,
+			    next, f);
 		else
 			wgmma_consumer_plain<D, BR, BC, STAGES, QBUF, BF16,
-			    TRACE>(p, sm, it, w, kv, qa, f);
+			    TRACE, VARLEN>(p, sm, it, w, kv, qa, f);
 		kv.advance(it.nt);
 		WGMMA_REC_AT(ep);
-		wgmma_epilogue<D, BR, BC, BF16>(p, it, w, orow, gq,
+		wgmma_epilogue<D, BR, BC, BF16, VARLEN>(p, it, w, orow, gq,
 		    sm.bar(WGMMA_EMPTY_Q, qs), f);
 		WGMMA_REC(w.rec, ep, PIPELINE_EPILOGUE, -1, qs, qp.n / QBUF);
 		WGMMA_REC_NOW(w.rec, PIPELINE_RELEASE_Q, -1, qs, qp.n / QBUF);
@@ -1402,7 +1517,7 @@ typedef cudaError_t (*wgmma_launcher)(const CUtensorMap *, const CUtensorMap *,
 
 /* grid blocks, each taking work items blockIdx.x, + grid, ... */
 template <int D, int BC, int STAGES, int NWG, bool PP, int OV, int QBUF,
-    bool BF16, bool TRACE>
+    bool BF16, bool TRACE, bool VARLEN>
 static cudaError_t
 wgmma_launch(const CUtensorMap *q, const CUtensorMap *k, const CUtensorMap *v,
     const struct wgmma_params *p, int grid, cudaStream_t stream,
@@ -1410,7 +1525,8 @@ wgmma_launch(const CUtensorMap *q, const CUtensorMap *k, const CUtensorMap *v,
 {
 	void (*kern)(const CUtensorMap, const CUtensorMap, const CUtensorMap,
 	    const struct wgmma_params) =
-	    wgmma_fwd_kernel<D, BC, STAGES, NWG, PP, OV, QBUF, BF16, TRACE>;
+	    wgmma_fwd_kernel<D, BC, STAGES, NWG, PP, OV, QBUF, BF16, TRACE,
+	    VARLEN>;
 	const int smem = wgmma_smem_bytes(D, 64 * NWG, BC, STAGES, QBUF);
 	cudaError_t e;
 
@@ -1426,15 +1542,18 @@ wgmma_launch(const CUtensorMap *q, const CUtensorMap *k, const CUtensorMap *v,
 
 struct wgmma_variant {
 	struct wgmma_config cfg;
-	wgmma_launcher launch[2][2];	/* [traced][enum fast_dtype] */
+	wgmma_launcher launch[2][2][2];	/* [varlen][traced][enum fast_dtype] */
 };
 
+#define WGMMA_LAUNCHERS(D, BC, ST, NWG, PP, OV, PE, VL) {		\
+	{ wgmma_launch<D, BC, ST, NWG, PP, OV, 1 + PE, false, false, VL>, \
+	  wgmma_launch<D, BC, ST, NWG, PP, OV, 1 + PE, true, false, VL> }, \
+	{ wgmma_launch<D, BC, ST, NWG, PP, OV, 1 + PE, false, true, VL>, \
+	  wgmma_launch<D, BC, ST, NWG, PP, OV, 1 + PE, true, true, VL> } }
 #define WGMMA_VARIANT(D, BC, ST, NWG, PP, OV, PE) {			\
 	{ D, 64 * NWG, BC, ST, NWG, PP, OV, PE }, {			\
-	{ wgmma_launch<D, BC, ST, NWG, PP, OV, 1 + PE, false, false>,	\
-	  wgmma_launch<D, BC, ST, NWG, PP, OV, 1 + PE, true, false> },	\
-	{ wgmma_launch<D, BC, ST, NWG, PP, OV, 1 + PE, false, true>,	\
-	  wgmma_launch<D, BC, ST, NWG, PP, OV, 1 + PE, true, true> } } }
+	WGMMA_LAUNCHERS(D, BC, ST, NWG, PP, OV, PE, false),		\
+	WGMMA_LAUNCHERS(D, BC, ST, NWG, PP, OV, PE, true) } }
 
 /*
  * The variants a user can pick, per d the default first: tcrun.cu runs a
@@ -1464,6 +1583,26 @@ static const struct wgmma_variant wgmma_variants[] = { WGMMA_VARIANTS };
 #define WGMMA_DEFAULT_D64 0
 #define WGMMA_DEFAULT_D128 0
 
+static const struct wgmma_variant *
+wgmma_find(int d, int i)
+{
+	int n = 0;
+
+	if (i < 0)
+		i = d == 64 ? WGMMA_DEFAULT_D64 : WGMMA_DEFAULT_D128;
+	for (int x = 0; x < WGMMA_NVARIANTS; x++) {
+		if (wgmma_variants[x].cfg.d != d)
+			continue;
+		if (n++ == i)
+			return &wgmma_variants[x];
+	}
+	return NULL;
+}
+
+/* The recording build has its own entry point (below) and none of these:
+ * the timed kernels' entry points are the timed build's alone. */
+#ifndef WGMMA_RECORD
+
 /*
  * The variant a call runs: variant i of d (wgmma_find), except that the
  * default (i < 0) under a window with a left edge runs its persistent
@@ -1473,8 +1612,6 @@ static const struct wgmma_variant wgmma_variants[] = { WGMMA_VARIANTS };
  * a block's start and epilogue, paid once an item, are what the
  * persistent grid hides.
  */
-static const struct wgmma_variant *wgmma_find(int d, int i);
-
 static const struct wgmma_variant *
 wgmma_pick(int d, int i, const struct tc_mask *mask)
 {
@@ -1495,25 +1632,6 @@ wgmma_pick(int d, int i, const struct tc_mask *mask)
 	return v;
 }
 
-static const struct wgmma_variant *
-wgmma_find(int d, int i)
-{
-	int n = 0;
-
-	if (i < 0)
-		i = d == 64 ? WGMMA_DEFAULT_D64 : WGMMA_DEFAULT_D128;
-	for (int x = 0; x < WGMMA_NVARIANTS; x++) {
-		if (wgmma_variants[x].cfg.d != d)
-			continue;
-		if (n++ == i)
-			return &wgmma_variants[x];
-	}
-	return NULL;
-}
-
-/* The recording build has its own entry point (below) and none of these:
- * the timed kernels' entry points are the timed build's alone. */
-#ifndef WGMMA_RECORD
 extern "C" int
 wgmma_attention_variant(int d, int i, struct wgmma_config *out)
 {
@@ -1556,19 +1674,27 @@ wgmma_attention_trace(const void *q, const void *k, const void *v, void *o,
 	    d, dtype, &mask, scale, variant, tr, stream, err, errlen);
 }
 
-extern "C" int
-wgmma_attention_masked(const void *q, const void *k, const void *v,
-    void *o, float *lse, int batch, int heads, int tq, int tk, int d,
-    int dtype, const struct tc_mask *mask, float scale, int variant,
-    const struct fast_trace *tr, void *stream, char *err, size_t errlen)
+/*
+ * One launch: the dense call (cu_q = NULL: batch * heads heads of Tq x
+ * Tk) or a packed batch (cu_q, cu_k on the device: nseq sequences of
+ * heads heads, tq and tk the totals, max_tq and max_tk the longest).
+ */
+static int
+wgmma_run(const void *q, const void *k, const void *v, void *o, float *lse,
+    int batch, int heads, int tq, int tk, const int *cu_q, const int *cu_k,
+    int max_tq, int max_tk, int d, int dtype, const struct tc_mask *mask,
+    float scale, int variant, const struct fast_trace *tr, void *stream,
+    char *err, size_t errlen)
 {
 	const struct wgmma_variant *wv;
 	struct wgmma_params p;
 	CUtensorMap mq, mk, mv;
 	const char *call = "";
+	const int varlen = cu_q != NULL;
 	cudaError_t e;
-	int bh, grid, dev, sms;
+	int bh, grid, dev, sms, maps;
 
+	memset(&p, 0, sizeof p);
 	if (tc_args_check("wgmma_attention_fwd", q, k, v, o, lse, batch,
 	    heads, tq, tk, dtype, 16, "TMA and 16-byte stores", err,
 	    errlen) != 0)
@@ -1582,13 +1708,16 @@ wgmma_attention_masked(const void *q, const void *k, const void *v,
 	    &p.rule, &p.scale, err, errlen) != 0)
 		return -1;
 
+	/* A packed batch's maps are (d, sum T_b, H): one head holds every
+	 * sequence, end to end. */
 	bh = batch * heads;
+	maps = varlen ? heads : bh;
 	if (wgmma_encoder(err, errlen) != 0 ||
-	    wgmma_tensor_map(&mq, q, dtype == FAST_BF16, bh, tq, d,
+	    wgmma_tensor_map(&mq, q, dtype == FAST_BF16, maps, tq, d,
 	    wv->cfg.br, err, errlen) != 0 ||
-	    wgmma_tensor_map(&mk, k, dtype == FAST_BF16, bh, tk, d,
+	    wgmma_tensor_map(&mk, k, dtype == FAST_BF16, maps, tk, d,
 	    wv->cfg.bc, err, errlen) != 0 ||
-	    wgmma_tensor_map(&mv, v, dtype == FAST_BF16, bh, tk, d,
+	    wgmma_tensor_map(&mv, v, dtype == FAST_BF16, maps, tk, d,
 	    wv->cfg.bc, err, errlen) != 0)
 		return -1;
 
@@ -1597,13 +1726,15 @@ wgmma_attention_masked(const void *q, const void *k, const void *v,
 	p.tq = tq;
 	p.tk = tk;
 	p.heads = heads;
+	p.cu_q = cu_q;
+	p.cu_k = cu_k;
 	p.scale_log2 = p.scale * 1.4426950408889634f;
 	p.tr_m = tr != NULL ? tr->m : NULL;
 	p.tr_alpha = tr != NULL ? tr->alpha : NULL;
 	p.tr_l = tr != NULL ? tr->l : NULL;
 	p.tr_acc = tr != NULL ? tr->acc : NULL;
-	p.tc = (tk + wv->cfg.bc - 1) / wv->cfg.bc;
-	p.tr = (tq + wv->cfg.br - 1) / wv->cfg.br;
+	p.tc = ((varlen ? max_tk : tk) + wv->cfg.bc - 1) / wv->cfg.bc;
+	p.tr = ((varlen ? max_tq : tq) + wv->cfg.br - 1) / wv->cfg.br;
 	p.no_rescale = tr != NULL && tr->no_rescale;
 	if ((long)p.tr * bh > 0x7fffffffL) {
 		snprintf(err, errlen, "wgmma_attention_fwd: %ld row blocks "
@@ -1623,7 +1754,7 @@ wgmma_attention_masked(const void *q, const void *k, const void *v,
 		    cudaDevAttrMultiProcessorCount, dev));
 		grid = p.ntiles < sms ? p.ntiles : sms;
 	}
-	e = wv->launch[tr != NULL][dtype](&mq, &mk, &mv, &p, grid,
+	e = wv->launch[varlen][tr != NULL][dtype](&mq, &mk, &mv, &p, grid,
 	    (cudaStream_t)stream, &call);
 	if (e != cudaSuccess) {
 		snprintf(err, errlen, "%s failed at %s:%d: %s", call, __FILE__,
@@ -1633,6 +1764,39 @@ wgmma_attention_masked(const void *q, const void *k, const void *v,
 	return 0;
 fail:
 	return -1;
+}
+
+extern "C" int
+wgmma_attention_masked(const void *q, const void *k, const void *v,
+    void *o, float *lse, int batch, int heads, int tq, int tk, int d,
+    int dtype, const struct tc_mask *mask, float scale, int variant,
+    const struct fast_trace *tr, void *stream, char *err, size_t errlen)
+{
+	return wgmma_run(q, k, v, o, lse, batch, heads, tq, tk, NULL, NULL, 0,
+	    0, d, dtype, mask, scale, variant, tr, stream, err, errlen);
+}
+
+extern "C" int
+wgmma_attention_varlen(const void *q, const void *k, const void *v,
+    void *o, float *lse, int nseq, int heads, const int *cu_q,
+    const int *cu_k, int total_q, int total_k, int max_tq, int max_tk,
+    int d, int dtype, const struct tc_mask *mask, float scale, int variant,
+    const struct fast_trace *tr, void *stream, char *err, size_t errlen)
+{
+	if (cu_q == NULL || cu_k == NULL) {
+		snprintf(err, errlen, "wgmma_attention_varlen: cu_seqlens_q "
+		    "and cu_seqlens_k must both be given");
+		return -1;
+	}
+	if (max_tq < 1 || max_tk < 1 || max_tq > total_q || max_tk > total_k) {
+		snprintf(err, errlen, "wgmma_attention_varlen: the longest "
+		    "sequence (%d queries, %d keys) must be from 1 to the totals "
+		    "(%d, %d)", max_tq, max_tk, total_q, total_k);
+		return -1;
+	}
+	return wgmma_run(q, k, v, o, lse, nseq, heads, total_q, total_k, cu_q,
+	    cu_k, max_tq, max_tk, d, dtype, mask, scale, variant, tr, stream,
+	    err, errlen);
 }
 #else /* WGMMA_RECORD */
 
@@ -1729,7 +1893,7 @@ wgmma_record(int d, int variant, int batch, int heads, int tq, int tk,
 	p.rec_n = rec_n;
 	p.rec_blocks = blocks;
 	p.rec_cap = cap;
-	e = wv->launch[0][FAST_FP16](&mq, &mk, &mv, &p, grid, 0, &call);
+	e = wv->launch[0][0][FAST_FP16](&mq, &mk, &mv, &p, grid, 0, &call);
 	if (e != cudaSuccess)
 		goto launch_fail;
 	CUDA_CHECK(cudaDeviceSynchronize());
@@ -1767,7 +1931,7 @@ wgmma_record(int d, int variant, int batch, int heads, int tq, int tk,
 				if (pass == 1) {
 					CUDA_CHECK(cudaMemsetAsync(rec_n, 0,
 					    slots * sizeof *rec_n));
-					e = wv->launch[0][FAST_FP16](&mq, &mk,
+					e = wv->launch[0][0][FAST_FP16](&mq, &mk,
 					    &mv, &p, grid, 0, &call);
 					if (e != cudaSuccess)
 						goto launch_fail;

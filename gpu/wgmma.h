@@ -92,6 +92,26 @@ int wgmma_attention_masked(const void *q, const void *k, const void *v,
     int dtype, const struct tc_mask *mask, float scale, int variant,
     const struct fast_trace *tr, void *stream, char *err, size_t errlen);
 
+/*
+ * A packed batch (flash-attention's varlen) in one launch: nseq
+ * sequences of heads heads, sequence b the rows cu_q[b] .. cu_q[b+1]-1
+ * of Q and cu_k[b] .. cu_k[b+1]-1 of K and V in every head:
+ *   Q  (H, total_q, d)   K, V  (H, total_k, d)   O  (H, total_q, d)
+ *   lse (H, total_q)
+ * head-major as the dense call's (B, H, T, d) with B = 1.  cu_q and cu_k
+ * are nseq + 1 ints on the device (cu[0] = 0, cu[nseq] = the total, never
+ * decreasing); max_tq and max_tk the longest sequence's lengths (they
+ * size the grid).  The mask aligns bottom-right within each sequence (its
+ * own Tq_b, Tk_b) and no tile mixes two.  The trace (tr, or NULL) is laid
+ * as wgmma_attention_trace's with (b, h) the item (b heads + h), Tr and
+ * Tc those of max_tq and max_tk.  Otherwise as wgmma_attention_masked.
+ */
+int wgmma_attention_varlen(const void *q, const void *k, const void *v,
+    void *o, float *lse, int nseq, int heads, const int *cu_q,
+    const int *cu_k, int total_q, int total_k, int max_tq, int max_tk,
+    int d, int dtype, const struct tc_mask *mask, float scale, int variant,
+    const struct fast_trace *tr, void *stream, char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

@@ -6,7 +6,8 @@
  * bits, alpha within 3 units, the numerator and O the same bits where
  * every p is exact, and in fp32 every difference a small fraction of the
  * tolerance); and a kernel with its rescale left out is caught, so the
- * check is shown able to fail.  tests/gpu_planted.sh breaks the order in
+ * check is shown able to fail; packed batches (--seqlens) agree sequence
+ * by sequence.  tests/gpu_planted.sh breaks the order in
  * the tile step (gpu/teach_step.cuh) on purpose and expects this
  * program to fail.
  *
@@ -25,6 +26,7 @@
 #include "model/merge.h"
 #include "model/reference.h"
 #include "model/sim.h"
+#include "model/varlen.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -121,6 +123,126 @@ excess_vs_reference(const struct problem *p, const float *o)
 	free(ref_lse);
 	return worst;
 }
+
+/*
+ * Packed batches (--seqlens): ragged lengths (a length 1, lengths not
+ * multiples of the tiles, Tq_b != Tk_b, causal rows that see no key), no
+ * mask, causal and a window, fp32, fp16 and bf16, both orders, two
+ * problems in one run: each sequence agrees with its own simulator step
+ * by step (the batch's steps numbered on from one sequence to the next),
+ * the order promise kept; O and lse, at the sequences' offsets, within
+ * the rule of varlen_reference; the rescale left out is caught.
+ */
+START_TEST(test_varlen)
+{
+	static const char *const lq[] = { "1,23,9,40", "33,2,17" };
+	static const char *const lk[] = { "1,30,9,13", "33,5,1" };
+	static const struct gpucheck_fault no_rescale = { BUG_NO_RESCALE,
+	    MERGE_BUG_NONE, BWD_BUG_NONE };
+	struct gpucheck_opts opts = { 0, NULL, NULL };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
+	struct gpucheck_report reps[2];
+	struct gpucheck_tol tol;
+	struct problem_spec spec;
+	struct problem ps[2];
+	struct gpu_result res;
+	struct tiling t = { 8, 8, ORDER_FA2 };
+	double *ref, *ref_lse, worst, allowed;
+	char err[512], what[160];
+	int c, m, x, b, r;
+	size_t no, i;
+
+	opts.kernel = teaching();
+	for (c = 0; c < 2; c++)
+	for (m = 0; m < 3; m++)
+	for (x = 0; x < 6; x++) {
+		const enum dtype dt = x % 3 == 0 ? DTYPE_FP32 : x % 3 == 1 ?
+		    DTYPE_FP16 : DTYPE_BF16;
+
+		problem_spec_init(&spec);
+		spec.seqlens_q = lq[c];
+		spec.seqlens_k = lk[c];
+		spec.d = spec.dv = 16;
+		spec.causal = m == 1;
+		if (m == 2) {
+			spec.window_set = 1;
+			spec.window_left = 5;
+			spec.window_right = 2;
+		}
+		spec.input = INPUTS_NORMAL;
+		spec.dtype = dt;
+		t.order = x < 3 ? ORDER_FA2 : ORDER_FA1;
+		t.br = 8;
+		t.bc = 4 + 2 * c;
+		spec.br = t.br;
+		spec.bc = t.bc;
+		snprintf(what, sizeof what, "--seqlens-q %s --seqlens-k %s %s %s "
+		    "%s", lq[c], lk[c], m == 0 ? "(no mask)" : m == 1 ? "causal" :
+		    "window 5,2", dtype_name(dt), schedule_order_name(t.order));
+		for (b = 0; b < 2; b++) {
+			spec.seed = 40 + (uint64_t)b;
+			ck_assert_msg(problem_build(&spec, &ps[b], err,
+			    sizeof err) == 0, "%s", err);
+		}
+		ck_assert_msg(gpucheck_run_many(ps, 2, &t, &rule, &opts, reps,
+		    err, sizeof err) == 0, "%s: %s", what, err);
+		for (b = 0; b < 2; b++) {
+			if (dt == DTYPE_FP32)
+				check_agree_fp32(&reps[b], what);
+			else
+				check_agree(&reps[b], what);
+			ck_assert_int_gt(reps[b].steps, 0);
+			gpucheck_report_free(&reps[b]);
+		}
+		teach_run(ps, 2, &t, &rule, 0, &res);
+		no = (size_t)ps[0].tq * ps[0].dv;
+		ref = malloc(no * sizeof *ref);
+		ref_lse = malloc((size_t)ps[0].tq * sizeof *ref_lse);
+		ck_assert(ref != NULL && ref_lse != NULL);
+		for (b = 0; b < 2; b++) {
+			ck_assert_msg(varlen_reference(&ps[b], ref, ref_lse, err,
+			    sizeof err) == 0, "%s", err);
+			gpucheck_tolerance(teaching(), &ps[b], &tol);
+			worst = 0;
+			for (i = 0; i < no; i++) {
+				allowed = gpucheck_atol_acc(&tol, 1.0) +
+				    tol.rtol_acc * fabs(ref[i]);
+				ck_assert_msg(isfinite(res.o[b * no + i]), "%s: O "
+				    "not written", what);
+				worst = fmax(worst, fabs(res.o[b * no + i] - ref[i]) /
+				    allowed);
+			}
+			for (r = 0; r < ps[0].tq; r++) {
+				const float g = res.lse[(size_t)b * ps[0].tq + r];
+
+				if (isinf(ref_lse[r]))
+					ck_assert_msg(g == ref_lse[r], "%s: row %d sees "
+					    "no key, lse %g", what, r, (double)g);
+				else
+					worst = fmax(worst, fabs(g - ref_lse[r]) /
+					    (tol.rtol * (1.0 + fabs(ref_lse[r]))));
+			}
+			ck_assert_msg(worst <= 1.0, "%s problem %d: at %g of the "
+			    "tolerance of varlen_reference", what, b, worst);
+		}
+		free(ref);
+		free(ref_lse);
+		gpu_result_free(&res);
+		if (c == 0 && m == 0 && x == 0) {
+			opts.fault = &no_rescale;
+			ck_assert_msg(gpucheck_run_many(ps, 1, &t, &rule, &opts,
+			    reps, err, sizeof err) == 0, "%s", err);
+			ck_assert_msg(!reps[0].pass, "%s: the fault went unnoticed",
+			    what);
+			ck_assert_int_ge(reps[0].first_failure, 0);
+			gpucheck_report_free(&reps[0]);
+			opts.fault = NULL;
+		}
+		problem_free(&ps[0]);
+		problem_free(&ps[1]);
+	}
+}
+END_TEST
 
 /* 120 random fp32 problems: ragged tiles, Tq != Tk, causal, scores with
  * masked entries and rows, both orders, both conventions. */
@@ -877,6 +999,7 @@ test_suite(void)
 	tcase_add_test(tc, test_tiles_too_large);
 	tcase_add_test(tc, test_trace_object);
 	tcase_add_test(tc, test_order_promise);
+	tcase_add_test(tc, test_varlen);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -43,6 +43,7 @@
 #include "gpu/kernels.h"
 #include "gpuprobe.h"
 #include "model/reference.h"
+#include "model/varlen.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -610,6 +611,123 @@ START_TEST(test_varlen)
 }
 END_TEST
 
+/*
+ * A packed batch (--seqlens-q, --seqlens-k) through the table's entry:
+ * sequence b runs as entry b with cache length Tk_b (grouped heads: each
+ * head packed, head after head), held to the double reference of each
+ * head and sequence (varlen_reference) with decode_check's bound;
+ * sequences of unequal Tq_b are refused by name.
+ */
+static void
+packed_check(const char *lens_q, const char *lens_k, int heads,
+    int kv_heads, int causal, enum dtype dt)
+{
+	struct problem_spec spec;
+	struct problem p;
+	struct gpu_result res;
+	struct tiling t = { 64, 64, ORDER_FA2 };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
+	struct gpucheck_tol tol;
+	double *ref, *ref_lse, s1, delta, c, rtol, rtol_lse, atol, e, worst = 0;
+	char err[512], what[160];
+	int longest = 0, empty = 0, b, r, x, rows;
+
+	snprintf(what, sizeof what, "packed %s H=%d G=%d Tq_b %s Tk_b %s%s",
+	    dtype_name(dt), heads, kv_heads, lens_q, lens_k, causal ?
+	    " causal" : "");
+	problem_spec_init(&spec);
+	spec.seqlens_q = lens_q;
+	spec.seqlens_k = lens_k;
+	spec.d = spec.dv = 128;
+	spec.heads = heads;
+	spec.kv_heads = kv_heads;
+	spec.causal = causal;
+	spec.input = INPUTS_NORMAL;
+	spec.dtype = dt;
+	spec.seed = 41;
+	ck_assert_msg(problem_build(&spec, &p, err, sizeof err) == 0, "%s: %s",
+	    what, err);
+	rows = problem_rows(&p);
+	ref = malloc((size_t)rows * 128 * sizeof *ref);
+	ref_lse = malloc((size_t)rows * sizeof *ref_lse);
+	ck_assert(ref != NULL && ref_lse != NULL);
+	ck_assert(varlen_reference(&p, ref, ref_lse, err, sizeof err) == 0);
+	ck_assert_msg(gpu_run(decode(), &p, 1, &t, &rule, 0, 0, &res, err,
+	    sizeof err) == 0, "%s: %s", what, err);
+	for (b = 0; b < p.nseq; b++)
+		longest = p.cu_k[b + 1] - p.cu_k[b] > longest ? p.cu_k[b + 1] -
+		    p.cu_k[b] : longest;
+	gpucheck_tolerance(decode(), &p, &tol);
+	s1 = p.scale * max_norm(p.q, (size_t)rows, 128) * max_norm(p.k,
+	    (size_t)kv_heads * p.tk, 128);
+	delta = gpucheck_tensor_delta(128, s1);
+	c = (longest / 16.0 + 64.0) * 0x1p-24;
+	rtol = gpucheck_rtol_acc(dt) + 2 * delta + c;
+	rtol_lse = GPUCHECK_RTOL + 2 * delta + c;
+	atol = rtol * tol.vmax;
+	for (r = 0; r < rows; r++) {
+		if (ref_lse[r] == -INFINITY) {
+			ck_assert_msg(res.lse[r] == -INFINITY, "%s: row %d sees no "
+			    "key, lse %g", what, r, res.lse[r]);
+			for (x = 0; x < 128; x++)
+				ck_assert(res.o[(size_t)r * 128 + x] == 0.0f);
+			empty++;
+			continue;
+		}
+		e = fabs(res.lse[r] - ref_lse[r]) / (rtol_lse * (1 +
+		    fabs(ref_lse[r])));
+		ck_assert_msg(e <= 1.0, "%s: row %d: lse %.9g, reference %.9g",
+		    what, r, res.lse[r], ref_lse[r]);
+		worst = fmax(worst, e);
+		for (x = 0; x < 128; x++) {
+			e = fabs(res.o[(size_t)r * 128 + x] - ref[(size_t)r * 128 +
+			    x]) / (atol + rtol * fabs(ref[(size_t)r * 128 + x]));
+			ck_assert_msg(e <= 1.0, "%s: row %d column %d: %.9g, "
+			    "reference %.9g", what, r, x, res.o[(size_t)r * 128 + x],
+			    ref[(size_t)r * 128 + x]);
+			worst = fmax(worst, e);
+		}
+	}
+	printf("decode %s: %d key range%s, %d rows without keys, worst at "
+	    "%.3g of the bound\n", what, res.splits, res.splits == 1 ? "" :
+	    "s", empty, worst);
+	gpu_result_free(&res);
+	problem_free(&p);
+	free(ref);
+	free(ref_lse);
+}
+
+START_TEST(test_packed)
+{
+	struct problem_spec spec;
+	struct problem p;
+	struct gpu_result res;
+	struct tiling t = { 64, 64, ORDER_FA2 };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
+	char err[512];
+
+	packed_check("1,1,1,1", "1000,1,317,4096", 1, 1, 0, DTYPE_FP16);
+	packed_check("3,3,3", "2,700,40000", 1, 1, 1, DTYPE_BF16);
+	packed_check("8,8", "5,129", 1, 1, 1, DTYPE_FP16);
+	/* Grouped heads, each packed head after head: the rows of a head
+	 * and a sequence gathered to the kernel's entry and back. */
+	packed_check("1,1,1", "300,17,5000", 8, 2, 0, DTYPE_FP16);
+	packed_check("2,2", "1,900", 4, 4, 1, DTYPE_BF16);
+	problem_spec_init(&spec);
+	spec.seqlens_q = "2,3";
+	spec.seqlens_k = "100,100";
+	spec.d = spec.dv = 128;
+	spec.input = INPUTS_NORMAL;
+	spec.dtype = DTYPE_FP16;
+	ck_assert_msg(problem_build(&spec, &p, err, sizeof err) == 0, "%s", err);
+	ck_assert_int_eq(gpu_run(decode(), &p, 1, &t, &rule, 0, 0, &res, err,
+	    sizeof err), -1);
+	ck_assert_msg(strstr(err, "sequence 1 has 3 query rows and sequence 0 "
+	    "has 2") != NULL, "%s", err);
+	problem_free(&p);
+}
+END_TEST
+
 Suite *
 test_suite(void)
 {
@@ -622,6 +740,7 @@ test_suite(void)
 	tcase_add_test(tc, test_long);
 	tcase_add_test(tc, test_paged);
 	tcase_add_test(tc, test_varlen);
+	tcase_add_test(tc, test_packed);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -235,17 +235,32 @@ START_TEST(test_manpage)
 }
 END_TEST
 
-/* No kernel takes a packed batch (--seqlens): every entry refuses it by
- * name, forward and backward, before any GPU is probed (so also in a
- * build whose kernels are absent). */
+/* How many entries have GPU_CAP_VARLEN. */
+static int
+with_cap_count(void)
+{
+	int i, n = 0;
+
+	for (i = 0; gpu_kernels[i] != NULL; i++)
+		n += (gpu_kernels[i]->caps & GPU_CAP_VARLEN) != 0;
+	return n;
+}
+
+/* A packed batch (--seqlens): an entry without GPU_CAP_VARLEN refuses it
+ * by name before any GPU is probed (so also in a build whose kernels
+ * are absent), with the one message that lists the entries with the
+ * cap, exactly those; an entry with it lets it through (what it refuses
+ * then is something else); and every backward refuses it. */
 START_TEST(test_no_varlen_kernel)
 {
 	struct problem_spec spec;
 	struct problem p;
 	struct tiling t = { 64, 64, ORDER_FA2 };
 	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
-	char err[512], want[512];
-	int i;
+	char err[512], want[512], list[256], name[64];
+	const char *at;
+	int i, with = 0, without = 0, listed;
+	size_t len;
 
 	problem_spec_init(&spec);
 	spec.seqlens_q = spec.seqlens_k = "40,24";
@@ -255,11 +270,42 @@ START_TEST(test_no_varlen_kernel)
 	build(&spec, &p);
 	ck_assert_int_eq(p.nseq, 2);
 	for (i = 0; gpu_kernels[i] != NULL; i++) {
-		ck_assert_int_eq(gpu_kernel_check(gpu_kernels[i], &p, &t, &rule,
-		    0, err, sizeof err), -1);
-		ck_assert_int_eq(gpu_varlen_check(gpu_kernels[i], "", want,
-		    sizeof want), -1);
-		ck_assert_str_eq(err, want);
+		if (gpu_kernels[i]->caps & GPU_CAP_VARLEN) {
+			with++;
+			ck_assert_int_eq(gpu_varlen_check(gpu_kernels[i], "",
+			    want, sizeof want), 0);
+			if (gpu_kernel_check(gpu_kernels[i], &p, &t, &rule, 0, err,
+			    sizeof err) != 0)
+				ck_assert_msg(strstr(err, "--seqlens") == NULL,
+				    "%s: %s", gpu_kernels[i]->name, err);
+		} else {
+			without++;
+			ck_assert_int_eq(gpu_kernel_check(gpu_kernels[i], &p, &t,
+			    &rule, 0, err, sizeof err), -1);
+			ck_assert_int_eq(gpu_varlen_check(gpu_kernels[i], "", want,
+			    sizeof want), -1);
+			ck_assert_str_eq(err, want);
+			/* the list: "(a packed batch; kernels that do: A, B)" */
+			at = strstr(err, "kernels that do: ");
+			ck_assert_ptr_nonnull(at);
+			at += strlen("kernels that do: ");
+			len = strcspn(at, ")");
+			ck_assert_uint_lt(len, sizeof list);
+			memcpy(list, at, len);
+			list[len] = '\0';
+			for (listed = 0, at = list; *at != '\0'; listed++) {
+				len = strcspn(at, ",");
+				ck_assert_uint_lt(len, sizeof name);
+				memcpy(name, at, len);
+				name[len] = '\0';
+				ck_assert_msg(gpu_kernel_find(name) != NULL &&
+				    (gpu_kernel_find(name)->caps & GPU_CAP_VARLEN),
+				    "'%s' listed as taking --seqlens", name);
+				at += len;
+				at += strspn(at, ", ");
+			}
+			ck_assert_int_eq(listed, with_cap_count());
+		}
 		ck_assert_int_eq(gpu_backward_check(gpu_kernels[i], &p, 0, err,
 		    sizeof err), -1);
 		ck_assert_int_eq(gpu_varlen_check(gpu_kernels[i], " backward",
@@ -267,7 +313,53 @@ START_TEST(test_no_varlen_kernel)
 		ck_assert_str_eq(err, want);
 		ck_assert_ptr_nonnull(strstr(err, "--seqlens backward"));
 	}
+	/* the wgmma forward takes one; the decode kernel does not (yet) */
+	ck_assert_int_gt(with, 0);
+	ck_assert_int_gt(without, 0);
+	ck_assert(gpu_kernel_find("wgmma")->caps & GPU_CAP_VARLEN);
 	problem_free(&p);
+}
+END_TEST
+
+/* What the model takes with a packed batch but no kernel's glue lays out
+ * is refused by every entry that takes one, by name: dropout (its
+ * counter counts heads per sequence) and a paged cache (a table a
+ * sequence). */
+START_TEST(test_varlen_pairs_refused)
+{
+	struct problem_spec spec;
+	struct problem p;
+	struct tiling t = { 64, 64, ORDER_FA2 };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
+	char err[512];
+	int i, pass, tried = 0;
+
+	for (pass = 0; pass < 2; pass++) {
+		problem_spec_init(&spec);
+		spec.seqlens_q = spec.seqlens_k = "40,24";
+		spec.d = spec.dv = 128;
+		spec.input = INPUTS_NORMAL;
+		spec.dtype = DTYPE_FP16;
+		if (pass == 0) {
+			spec.dropout_set = 1;
+			spec.dropout = 0.1;
+		} else
+			spec.page_size = 16;
+		build(&spec, &p);
+		for (i = 0; gpu_kernels[i] != NULL; i++) {
+			if (!(gpu_kernels[i]->caps & GPU_CAP_VARLEN))
+				continue;
+			ck_assert_int_eq(gpu_kernel_check(gpu_kernels[i], &p, &t,
+			    &rule, 0, err, sizeof err), -1);
+			ck_assert_msg(strstr(err, pass == 0 ? "does not take "
+			    "--dropout with --seqlens" : "does not take --page-size "
+			    "with --seqlens") != NULL, "%s: %s", gpu_kernels[i]->name,
+			    err);
+			tried++;
+		}
+		problem_free(&p);
+	}
+	ck_assert_int_ge(tried, 2);
 }
 END_TEST
 
@@ -727,10 +819,10 @@ START_TEST(test_describe)
 	    "GPU") != NULL, "%s", line);
 	ck_assert_int_eq(gpu_kernel_describe(kernel("decode"), 3, line,
 	    sizeof line), 0);
-	ck_assert_str_eq(line, "inputs       Q, K, V, a paged K/V cache "
-	    "(--page-size); causal or not; a positive scale; at most 64 query "
-	    "rows a head; H query heads on G K/V heads as one problem, each "
-	    "group's rows packed");
+	ck_assert_str_eq(line, "inputs       Q, K, V, a packed batch "
+	    "(--seqlens), a paged K/V cache (--page-size); causal or not; a "
+	    "positive scale; at most 64 query rows a head; H query heads on G "
+	    "K/V heads as one problem, each group's rows packed");
 	ck_assert_int_eq(gpu_kernel_describe(kernel("decode"), 10, line,
 	    sizeof line), 0);
 	ck_assert_str_eq(line, "backward     none");
@@ -1239,6 +1331,7 @@ test_suite(void)
 	tcase_add_test(tc, test_decode_ranges);
 	tcase_add_test(tc, test_no_fp8_kernel);
 	tcase_add_test(tc, test_no_varlen_kernel);
+	tcase_add_test(tc, test_varlen_pairs_refused);
 	tcase_add_test(tc, test_no_paged_kernel);
 	suite_add_tcase(s, tc);
 	return s;

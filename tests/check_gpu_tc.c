@@ -15,7 +15,9 @@
  * code is not for; the kernel run with bug no-rescale against a correct
  * simulator is caught, so the check is shown able to fail; and with
  * no-rescale on both sides (the kernel's trace build runs it) they
- * agree.
+ * agree.  A kernel with GPU_CAP_VARLEN runs packed batches (--seqlens)
+ * in one launch, step by step against the simulator's sequences and in
+ * O and lse against varlen_reference (the others refuse them).
  *
  * As in check_gpu.c the device probe runs in a forked child (gpuprobe.c):
  * without a device that can run the kernel the program fails, or skips
@@ -32,6 +34,7 @@
 #include "model/backward.h"
 #include "model/merge.h"
 #include "model/reference.h"
+#include "model/varlen.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -781,6 +784,191 @@ START_TEST(test_tc_bug_no_rescale)
 }
 END_TEST
 
+/* Packed batches of test_tc_varlen: ragged (a length 1, lengths not
+ * multiples of a tile, Tq_b != Tk_b, rows that see no key under the
+ * causal mask), and a long sequence before short ones, whose last row
+ * block runs long past the short ones' only blocks: a store of its rows
+ * past Tq_b would land after theirs. */
+static const char *const tc_varlen_q[] = { "1,130,77,300", "1000,5,1" };
+static const char *const tc_varlen_k[] = { "1,200,77,129", "1000,7,3" };
+
+/* Packed batch case c of tc_varlen_q under mask m (0 none, 1 causal, 2 a
+ * window 40,10) at d in dtype, nh heads (seeds seed .. seed + nh - 1),
+ * into ps; what it is into what. */
+static void
+tc_varlen_problems(int c, int m, int d, enum dtype dtype, int nh,
+    struct problem *ps, char *what, size_t len)
+{
+	struct problem_spec spec;
+
+	problem_spec_init(&spec);
+	spec.seqlens_q = tc_varlen_q[c];
+	spec.seqlens_k = tc_varlen_k[c];
+	spec.d = spec.dv = d;
+	spec.causal = m == 1;
+	if (m == 2) {
+		spec.window_set = 1;
+		spec.window_left = 40;
+		spec.window_right = 10;
+	}
+	spec.input = INPUTS_NORMAL;
+	spec.dtype = dtype;
+	spec.seed = 11 + (uint64_t)c;
+	tc_problems(&spec, nh, ps);
+	snprintf(what, len, "--seqlens-q %s --seqlens-k %s %s d=%d %s",
+	    tc_varlen_q[c], tc_varlen_k[c], m == 0 ? "(no mask)" : m == 1 ?
+	    "causal" : "window 40,10", d, dtype_name(dtype));
+}
+
+/*
+ * A packed batch (--seqlens) in one launch: with GPU_CAP_VARLEN, every
+ * case of tc_varlen_q, with no mask, causal and a window, fp16 and bf16,
+ * d = 64 and 128, two heads, agrees with the simulator step by step (its
+ * steps numbered on from one sequence to the next) and in O and lse, and
+ * the timed kernel's O and lse (poisoned before: a row never written
+ * cannot pass) are within the tolerance of varlen_reference, sequence
+ * by sequence at its offsets, rows that see no key at O = 0, lse = -inf.
+ * Without the cap the kernel refuses it by name.
+ */
+START_TEST(test_tc_varlen)
+{
+	struct gpucheck_opts opts = { 0, NULL, NULL };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
+	struct gpucheck_report reps[2];
+	struct gpucheck_tol tol;
+	struct problem ps[2];
+	struct gpu_result res;
+	struct tiling t;
+	double *ref, *ref_lse, worst_o, worst_lse, allowed, g;
+	char err[512], what[160];
+	int c, m, x, b, r, empty;
+	size_t no, i;
+
+	opts.kernel = tc();
+	if (!(tc()->caps & GPU_CAP_VARLEN)) {
+		tc_varlen_problems(0, 0, 64, DTYPE_FP16, 1, ps, what,
+		    sizeof what);
+		tc_tiling(64, 0, 0, &t);
+		ck_assert_int_eq(tc_run(ps, 1, &t, 0, 0, &res, err, sizeof err),
+		    -1);
+		ck_assert_msg(strstr(err, "does not take --seqlens") != NULL,
+		    "%s", err);
+		tc_free(ps, 1);
+		return;
+	}
+	for (c = 0; c < 2; c++)
+	for (m = 0; m < 3; m++)
+	for (x = 0; x < 4; x++) {
+		const int d = x & 1 ? 128 : 64;
+		const enum dtype dt = x & 2 ? DTYPE_BF16 : DTYPE_FP16;
+
+		tc_varlen_problems(c, m, d, dt, 2, ps, what, sizeof what);
+		tc_tiling(d, 0, 0, &t);
+		ck_assert_msg(gpucheck_run_many(ps, 2, &t, &rule, &opts, reps,
+		    err, sizeof err) == 0, "%s: %s", what, err);
+		for (b = 0; b < 2; b++) {
+			ck_assert_msg(reps[b].pass, "%s head %d: %ld values differ "
+			    "from the simulator, first at step %ld", what, b,
+			    reps[b].failures, reps[b].first_failure);
+			ck_assert_int_gt(reps[b].steps, 0);
+			gpucheck_report_free(&reps[b]);
+		}
+		ck_assert_msg(tc_run(ps, 2, &t, 0, 1, &res, err, sizeof err) ==
+		    0, "%s: %s", what, err);
+		no = (size_t)ps[0].tq * ps[0].dv;
+		ref = malloc(no * sizeof *ref);
+		ref_lse = malloc((size_t)ps[0].tq * sizeof *ref_lse);
+		ck_assert(ref != NULL && ref_lse != NULL);
+		for (b = 0; b < 2; b++) {
+			ck_assert_msg(varlen_reference(&ps[b], ref, ref_lse, err,
+			    sizeof err) == 0, "%s", err);
+			gpucheck_tolerance(tc(), &ps[b], &tol);
+			worst_o = 0;
+			for (i = 0; i < no; i++) {
+				g = res.o[b * no + i];
+				allowed = gpucheck_atol_acc(&tol, 1.0) +
+				    tol.rtol_acc * fabs(ref[i]);
+				ck_assert_msg(isfinite(g), "%s head %d: O[%zu] = %g",
+				    what, b, i, g);
+				worst_o = fmax(worst_o, fabs(g - ref[i]) / allowed);
+			}
+			worst_lse = 0;
+			empty = 0;
+			for (r = 0; r < ps[0].tq; r++) {
+				g = res.lse[(size_t)b * ps[0].tq + r];
+				if (isinf(ref_lse[r])) {
+					ck_assert_msg(g == ref_lse[r], "%s head %d: "
+					    "row %d sees no key but lse = %g", what,
+					    b, r, g);
+					empty++;
+					continue;
+				}
+				ck_assert_msg(isfinite(g), "%s head %d: lse[%d] = "
+				    "%g", what, b, r, g);
+				worst_lse = fmax(worst_lse, fabs(g - ref_lse[r]) /
+				    (tol.rtol * (1.0 + fabs(ref_lse[r]))));
+			}
+			ck_assert_msg(worst_o <= 1.0 && worst_lse <= 1.0, "%s head "
+			    "%d: against the reference O at %g, lse at %g of the "
+			    "tolerance", what, b, worst_o, worst_lse);
+			/* case 0's sequence 300 x 129 under the causal mask
+			 * has 171 rows that see nothing */
+			if (c == 0 && m == 1)
+				ck_assert_int_ge(empty, 171);
+		}
+		ck_assert_msg(memcmp(res.o, res.o + no, no * sizeof *res.o) != 0,
+		    "%s: heads 0 and 1 gave the same output", what);
+		free(ref);
+		free(ref_lse);
+		gpu_result_free(&res);
+		tc_free(ps, 2);
+	}
+}
+END_TEST
+
+/* The trace and the step-by-step compare need the sequences' schedules:
+ * a packed batch's report numbers its steps on from one sequence to the
+ * next, and a fault (bug no-rescale in the kernel alone) is caught at a
+ * step of the batch. */
+START_TEST(test_tc_varlen_fault)
+{
+	static const struct gpucheck_fault no_rescale = { BUG_NO_RESCALE,
+	    MERGE_BUG_NONE, BWD_BUG_NONE };
+	struct gpucheck_opts opts = { 0, NULL, NULL };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
+	struct gpucheck_report rep;
+	struct problem p;
+	struct tiling t;
+	long tiles[4], sum = 0;
+	char err[512], what[160];
+	int b;
+
+	if (!(tc()->caps & GPU_CAP_VARLEN))
+		return;
+	opts.kernel = tc();
+	opts.per_step = 1;
+	tc_varlen_problems(0, 0, 128, DTYPE_FP16, 1, &p, what, sizeof what);
+	tc_tiling(128, 0, 0, &t);
+	ck_assert_int_eq(varlen_forward(&p, &t, &rule, NULL, NULL, NULL, tiles,
+	    err, sizeof err), 0);
+	for (b = 0; b < p.nseq; b++)
+		sum += tiles[b];
+	ck_assert_msg(gpucheck_run_many(&p, 1, &t, &rule, &opts, &rep, err,
+	    sizeof err) == 0, "%s", err);
+	ck_assert(rep.pass);
+	ck_assert_int_eq(rep.steps, sum);
+	gpucheck_report_free(&rep);
+	opts.fault = &no_rescale;
+	ck_assert_msg(gpucheck_run_many(&p, 1, &t, &rule, &opts, &rep, err,
+	    sizeof err) == 0, "%s", err);
+	ck_assert_msg(!rep.pass, "%s: the fault went unnoticed", what);
+	ck_assert_int_ge(rep.first_failure, 0);
+	ck_assert_int_lt(rep.first_failure, sum);
+	gpucheck_report_free(&rep);
+	problem_free(&p);
+}
+END_TEST
+
 Suite *
 test_suite(void)
 {
@@ -803,6 +991,8 @@ test_suite(void)
 	tcase_add_test(tc_case, test_tc_rules);
 	tcase_add_test(tc_case, test_tc_fault_caught);
 	tcase_add_test(tc_case, test_tc_bug_no_rescale);
+	tcase_add_test(tc_case, test_tc_varlen);
+	tcase_add_test(tc_case, test_tc_varlen_fault);
 	suite_add_tcase(s, tc_case);
 	return s;
 }

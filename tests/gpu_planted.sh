@@ -3,7 +3,9 @@
 # no longer does the simulator's operations in its order, in every
 # kernel that shares the changed code, and that tests/check_gpu_decode
 # catches a decode kernel whose tensor-core path lost a step of the
-# online softmax, or that reads a paged cache or a cache length wrong.  Not part of make check: it needs a GPU, and builds the
+# online softmax, or that reads a paged cache or a cache length wrong,
+# and tests/check_gpu_wgmma a packed batch (varlen) that reads or stores
+# across its sequences.  Not part of make check: it needs a GPU, and builds the
 # kernels once per plant.
 #
 #   tests/gpu_planted.sh [TREE]
@@ -12,7 +14,7 @@
 # GPU_PLANTS (an extended regular expression) keeps only the plants whose
 # names it matches, for a device call too short for all of them; the
 # tree as it is always runs first, in the tests those plants use (all
-# six without GPU_PLANTS).  An interrupted run (INT, TERM: a timeout)
+# seven without GPU_PLANTS).  An interrupted run (INT, TERM: a timeout)
 # removes its copies and exits 2.
 #
 # On the GPU host, from the project's root:
@@ -67,6 +69,15 @@
 #                    contiguous run's
 #   table other entry  batch entry b reads entry b + 1's row of the table
 #   varlen diagonal  the causal diagonal at r + Tk - Tq, not r + Tk_b - Tq
+# and in gpu/wgmma.cu's packed batch (tests/check_gpu_wgmma, its varlen
+# test: needs an sm_90a device):
+#   varlen keys unmasked  a sequence's key tiles are masked at the total
+#                    Tk, not at its own Tk_b: the next sequence's keys,
+#                    which TMA reads into its last tile, are seen
+#   varlen store unguarded  O's rows are stored up to the tensor's end,
+#                    not the sequence's: a long sequence's last row block
+#                    writes its rows past Tq_b over the next (short)
+#                    sequence's, after that one's block stored them
 # and in gpu/tcrun.cu (tests/check_gpu_fast):
 #   tc bug ignored   the tensor-core kernels' trace build no longer runs
 #                    bug no-rescale when the rule asks for it
@@ -111,7 +122,7 @@ mkdir "$base" && tar -C "$src" --exclude=./.git --exclude=./.gpu-deps -cf - . |
     tar -C "$base" -xf - || exit 2
 if ! (cd "$base" && make -j"$jobs" tests/check_gpu tests/check_gpu_split \
     tests/check_gpu_bwd tests/check_gpu_decode tests/check_gpu_fast \
-    tests/check_gpu_fast_bwd) \
+    tests/check_gpu_fast_bwd tests/check_gpu_wgmma) \
     >"$work/base.log" 2>&1; then
 	echo "gpu_planted: the tree does not build:" >&2
 	tail -20 "$work/base.log" >&2
@@ -216,6 +227,10 @@ plants() {
 	    's/B\.table = P\.table + (size_t)B\.b \* P\.max_pages;/B.table = P.table + (size_t)((B.b + 1) % gridDim.z) * P.max_pages;/'
 	"$1" "varlen diagonal" gpu/decode.cu tests/check_gpu_decode \
 	    's/+ B\.tk - P\.tq/+ P.tk - P.tq/'
+	"$1" "varlen keys unmasked" gpu/wgmma.cu tests/check_gpu_wgmma \
+	    's/^\t\treturn it\.tk;$/\t\treturn p.tk;/'
+	"$1" "varlen store unguarded" gpu/wgmma.cu tests/check_gpu_wgmma \
+	    '/another sequence.s, written by another block/,/p\.o + (orow + r)/s/if (it\.row0 + r < wgmma_tq<VARLEN>(p, it))/if (it.row0 + r < p.tq - wgmma_q0<VARLEN>(it))/'
 	"$1" "tc bug ignored" gpu/tcrun.cu tests/check_gpu_fast \
 	    's/return job->rule->bug == BUG_NO_RESCALE;/return 0;/'
 	"$1" "bwd no D" gpu/fast_bwd.cu tests/check_gpu_fast_bwd \

@@ -175,6 +175,7 @@ compare_print_steps(long steps, const char *noun,
 /* A forward step's line, and its excess. */
 struct compare_fwd_ctx {
 	const struct schedule *s;
+	const struct gpucmd_packed *pk;	/* a packed batch's (s NULL), or NULL */
 	const struct gpucheck_report *rep;
 };
 
@@ -191,10 +192,19 @@ compare_fwd_step(const void *ctx, long k)
 	const struct gpucheck_report *rep = c->rep;
 	const struct gpucheck_step *st = &rep->step[k];
 	struct schedule_tile t;
+	long local;
+	int seq;
 
-	schedule_tile(c->s, k, &t);
-	printf("  step %6ld  tile (%d, %d)  m %-9.3g alpha %-9.3g l %-9.3g ", k,
-	    t.i, t.j, st->m, st->alpha, st->l);
+	if (c->pk != NULL) {
+		seq = gpucmd_packed_seq(c->pk, k, &local);
+		schedule_tile(sim_schedule(c->pk->sims[seq]), local, &t);
+		printf("  step %6ld  seq %d tile (%d, %d)  m %-9.3g alpha %-9.3g "
+		    "l %-9.3g ", k, seq, t.i, t.j, st->m, st->alpha, st->l);
+	} else {
+		schedule_tile(c->s, k, &t);
+		printf("  step %6ld  tile (%d, %d)  m %-9.3g alpha %-9.3g "
+		    "l %-9.3g ", k, t.i, t.j, st->m, st->alpha, st->l);
+	}
 	if (rep->acc_compared)
 		printf("acc %-9.3g ", st->acc);
 	printf("%8.3g of tol%s\n", st->excess, st->excess > 1 ? "  DIFFERS" : "");
@@ -222,7 +232,7 @@ compare_print_order(const struct gpucheck_report *rep)
 
 /* One problem's lines: the summary, then the steps asked for. */
 static int
-compare_print_report(const struct schedule *s,
+compare_print_report(const struct schedule *s, const struct gpucmd_packed *pk,
     const struct gpucheck_report *rep, const char *label,
     const struct compare_args *a)
 {
@@ -247,6 +257,7 @@ compare_print_report(const struct schedule *s,
 		    rep->first_failure, rep->worst_step, rep->worst_excess);
 	compare_print_order(rep);
 	ctx.s = s;
+	ctx.pk = pk;
 	ctx.rep = rep;
 	return compare_print_steps(rep->steps, "step", compare_fwd_excess,
 	    compare_fwd_step, &ctx, a);
@@ -273,8 +284,8 @@ compare_verdict(int failed, int n, const char *where)
 /* The forward: CMD_OK, CMD_FAILED, or -1 with err. */
 static int
 compare_forward(const struct options *o, const struct compare_args *a,
-    const struct gpucmd_set *set, const struct sim *sim, char *err,
-    size_t errlen)
+    const struct gpucmd_set *set, const struct sim *sim,
+    const struct gpucmd_packed *pk, char *err, size_t errlen)
 {
 	const struct problem *ps = set->ps;
 	const int n = set->n;
@@ -294,7 +305,10 @@ compare_forward(const struct options *o, const struct compare_args *a,
 		free(reps);
 		return -1;
 	}
-	setup_describe(stdout, sim);
+	if (pk->nseq > 0)
+		gpucmd_packed_describe(stdout, pk);
+	else
+		setup_describe(stdout, sim);
 	gpucmd_print_set(o, set);
 	printf("device:   %s; %s kernel %.3f ms\n", reps[0].device,
 	    a->common.kernel->name, reps[0].kernel_ms);
@@ -306,7 +320,8 @@ compare_forward(const struct options *o, const struct compare_args *a,
 		    "cores' sums and exp2, see --help)\n", 2.0 * reps[0].delta);
 	for (b = 0; b < n; b++) {
 		gpucmd_label(o, set, b, label, sizeof label);
-		if (compare_print_report(sim_schedule(sim), &reps[b], n > 1 ?
+		if (compare_print_report(pk->nseq > 0 ? NULL :
+		    sim_schedule(sim), pk->nseq > 0 ? pk : NULL, &reps[b], n > 1 ?
 		    label : NULL, a) != 0) {
 			util_error(err, errlen, "out of memory");
 			goto out;
@@ -643,12 +658,14 @@ cmd_compare(int argc, char **argv)
 	struct compare_args a;
 	struct options o;
 	struct gpucmd_set set;
+	struct gpucmd_packed pk;
 	struct sim *sim = NULL;
 	char err[512], dev[64];
 	int rc, split;
 
 	memset(&a, 0, sizeof a);
 	memset(&set, 0, sizeof set);
+	memset(&pk, 0, sizeof pk);
 	gpucmd_args_init(&a.common, 3);
 	a.common.dq = GPU_DQ_ORDERED;
 	a.worst = 5;
@@ -663,16 +680,21 @@ cmd_compare(int argc, char **argv)
 	    gpucmd_backward_args(&o, &a.common, set.ps, set.n, 0, err,
 	    sizeof err) != 0)
 		goto fail;
-	sim = sim_new_split(&set.entries[0], &o.tiling, &o.split, &o.rule, err,
-	    sizeof err);
-	if (sim == NULL)
+	/* A packed batch runs each sequence on its own simulator (the
+	 * forward alone: the backward refused it above). */
+	if (set.entries[0].nseq > 0) {
+		if (gpucmd_packed_new(&o, &set.entries[0], &pk, err,
+		    sizeof err) != 0)
+			goto fail;
+	} else if ((sim = sim_new_split(&set.entries[0], &o.tiling, &o.split,
+	    &o.rule, err, sizeof err)) == NULL)
 		goto fail;
 	rc = gpucmd_device("compare", dev, sizeof dev);
 	if (rc != CMD_OK)
 		goto done;
 	rc = split ? compare_split(&o, &a, &set, sim, err, sizeof err) :
 	    o.backward ? compare_backward(&o, &a, &set, sim, err, sizeof err) :
-	    compare_forward(&o, &a, &set, sim, err, sizeof err);
+	    compare_forward(&o, &a, &set, sim, &pk, err, sizeof err);
 	if (rc >= 0)
 		goto done;
 fail:
@@ -680,6 +702,7 @@ fail:
 	rc = CMD_USAGE;
 done:
 	sim_free(sim);
+	gpucmd_packed_free(&pk);
 	gpucmd_set_free(&set);
 	options_free(&o);
 	return rc;

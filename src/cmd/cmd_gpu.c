@@ -30,6 +30,7 @@
 #include "app/setup.h"
 #include "model/sim.h"
 #include "model/util.h"
+#include "model/varlen.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -220,6 +221,37 @@ gpu_check_end(struct gpu_check *c)
 	c->shown = 0;
 }
 
+/* A packed batch's O and lse, every row (each sequence against its own
+ * reference at its offsets: varlen_reference), as one head. */
+static int
+gpu_check_packed(struct gpu_check *c, const struct problem *p,
+    const float *o, const float *lse, char *err, size_t errlen)
+{
+	struct compare_result co, cl;
+	double *ref, *ref_lse;
+	int rc = -1;
+
+	ref = util_calloc((size_t)p->tq * p->dv, sizeof *ref, "reference",
+	    err, errlen);
+	ref_lse = util_calloc((size_t)p->tq, sizeof *ref_lse, "reference", err,
+	    errlen);
+	if (ref == NULL || ref_lse == NULL ||
+	    varlen_reference(p, ref, ref_lse, err, errlen) != 0)
+		goto out;
+	compare_arrays(o, ref, (long)p->tq * p->dv, 0, 0, &co);
+	compare_arrays(lse, ref_lse, p->tq, 0, 0, &cl);
+	c->rel = fmax(c->rel, co.max_rel);
+	c->abs = fmax(c->abs, co.max_abs);
+	c->lse = fmax(c->lse, cl.max_abs);
+	c->done++;
+	gpu_check_progress(c);
+	rc = 0;
+out:
+	free(ref);
+	free(ref_lse);
+	return rc;
+}
+
 /* Problem p's O (H Tq, dv) and lse (H Tq), head by head, the checked
  * rows against the reference.  0, or -1 with err. */
 static int
@@ -240,6 +272,8 @@ gpu_check_add(struct gpu_check *c, const struct problem *p, const float *o,
 	 * not the check's time. */
 	if (c->start == 0.0)
 		c->start = util_now();
+	if (p->nseq > 0)
+		return gpu_check_packed(c, p, o, lse, err, errlen);
 	ref = util_calloc(no + 1, sizeof *ref, "reference", err, errlen);
 	ref_lse = util_calloc((size_t)c->nrows, sizeof *ref_lse, "reference",
 	    err, errlen);
@@ -598,6 +632,7 @@ cmd_gpu(int argc, char **argv)
 	struct options o;
 	struct gpucmd_set set;
 	struct sim *sim = NULL;
+	struct gpucmd_packed pk;
 	struct gpu_result res;
 	struct gpu_split_result sr;
 	struct gpu_check e;
@@ -608,6 +643,7 @@ cmd_gpu(int argc, char **argv)
 	int rc, b, split;
 
 	memset(&res, 0, sizeof res);
+	memset(&pk, 0, sizeof pk);
 	memset(&sr, 0, sizeof sr);
 	memset(&set, 0, sizeof set);
 	memset(&a, 0, sizeof a);
@@ -637,9 +673,14 @@ cmd_gpu(int argc, char **argv)
 		goto fail;
 	/* The simulator refuses what no kernel takes (tiles, rules, splits),
 	 * and describes the problem in the words every command uses. */
-	sim = sim_new_split(&set.entries[0], &o.tiling, &o.split, &o.rule, err,
-	    sizeof err);
-	if (sim == NULL)
+	if (set.entries[0].nseq > 0) {
+		/* a packed batch: each sequence's own simulator (the
+		 * backward refused it above) */
+		if (gpucmd_packed_new(&o, &set.entries[0], &pk, err,
+		    sizeof err) != 0)
+			goto fail;
+	} else if ((sim = sim_new_split(&set.entries[0], &o.tiling, &o.split,
+	    &o.rule, err, sizeof err)) == NULL)
 		goto fail;
 	rc = gpucmd_device("gpu", dev, sizeof dev);
 	if (rc != CMD_OK)
@@ -666,7 +707,10 @@ cmd_gpu(int argc, char **argv)
 
 	gpu_check_end(&e);
 	p = &set.entries[0];
-	setup_describe(stdout, sim);
+	if (pk.nseq > 0)
+		gpucmd_packed_describe(stdout, &pk);
+	else
+		setup_describe(stdout, sim);
 	if (split)
 		printf("combine:  merged %s, %d merges a row block%s%s\n",
 		    combine_order_name(o.combine.order), sr.merges,
@@ -714,6 +758,7 @@ done:
 	gpu_result_free(&res);
 	gpu_split_result_free(&sr);
 	sim_free(sim);
+	gpucmd_packed_free(&pk);
 	gpucmd_set_free(&set);
 	options_free(&o);
 	return rc;

@@ -4,6 +4,7 @@
 #include "cmd.h"
 #include "gpucmd.h"
 #include "app/setup.h"
+#include "model/sim.h"
 #include "model/util.h"
 
 #include <stdio.h>
@@ -385,4 +386,83 @@ gpucmd_label(const struct options *o, const struct gpucmd_set *set, int i,
 	else
 		snprintf(buf, len, "problem %d (seed %llu)", i,
 		    (unsigned long long)(o->spec.seed + (uint64_t)i));
+}
+
+int
+gpucmd_packed_new(const struct options *o, const struct problem *p,
+    struct gpucmd_packed *pk, char *err, size_t errlen)
+{
+	int b;
+
+	memset(pk, 0, sizeof *pk);
+	if (o->split.splits > 1)
+		return util_error(err, errlen, "--seqlens: split-KV (--splits) "
+		    "of a packed batch is not modelled");
+	pk->seqs = util_calloc((size_t)p->nseq, sizeof *pk->seqs, "sequences",
+	    err, errlen);
+	pk->sims = util_calloc((size_t)p->nseq, sizeof *pk->sims, "sequences",
+	    err, errlen);
+	pk->step0 = util_calloc((size_t)p->nseq + 1, sizeof *pk->step0,
+	    "sequences", err, errlen);
+	if (pk->seqs == NULL || pk->sims == NULL || pk->step0 == NULL) {
+		gpucmd_packed_free(pk);
+		return -1;
+	}
+	pk->nseq = p->nseq;
+	for (b = 0; b < p->nseq; b++) {
+		problem_seq(p, b, &pk->seqs[b]);
+		pk->sims[b] = sim_new(&pk->seqs[b], &o->tiling, &o->rule, err,
+		    errlen);
+		if (pk->sims[b] == NULL) {
+			gpucmd_packed_free(pk);
+			return -1;
+		}
+		pk->step0[b + 1] = pk->step0[b] + sim_steps(pk->sims[b]);
+	}
+	return 0;
+}
+
+void
+gpucmd_packed_free(struct gpucmd_packed *pk)
+{
+	int b;
+
+	for (b = 0; pk->sims != NULL && b < pk->nseq; b++)
+		sim_free(pk->sims[b]);
+	free(pk->sims);
+	free(pk->seqs);
+	free(pk->step0);
+	memset(pk, 0, sizeof *pk);
+}
+
+void
+gpucmd_packed_describe(FILE *f, const struct gpucmd_packed *pk)
+{
+	int b;
+
+	setup_describe(f, pk->sims[0]);
+	fprintf(f, "packed:   %d sequences (the lines above: sequence 0), "
+	    "%ld steps in all\n", pk->nseq, pk->step0[pk->nseq]);
+	for (b = 0; b < pk->nseq; b++)
+		fprintf(f, "  seq %-4d Tq=%-6d Tk=%-6d steps %ld .. %ld\n", b,
+		    pk->seqs[b].tq, pk->seqs[b].tk, pk->step0[b],
+		    pk->step0[b + 1] - 1);
+}
+
+int
+gpucmd_packed_seq(const struct gpucmd_packed *pk, long k, long *local)
+{
+	int lo = 0, hi = pk->nseq - 1, mid;
+
+	/* the last sequence whose first step is at most k (a sequence of
+	 * no steps shares its number with the next) */
+	while (lo < hi) {
+		mid = (lo + hi + 1) / 2;
+		if (pk->step0[mid] <= k)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	*local = k - pk->step0[lo];
+	return lo;
 }

@@ -11,6 +11,7 @@
 #define FLASHSTEP_GPUCMD_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "gpu/gpu.h"
 #include "app/options.h"
@@ -132,5 +133,32 @@ void gpucmd_print_set(const struct options *o, const struct gpucmd_set *set);
  * 1 (seed 2), head 3" for heads apart. */
 void gpucmd_label(const struct options *o, const struct gpucmd_set *set,
     int i, char *buf, size_t len);
+
+/*
+ * A packed batch (--seqlens) as the commands run it on a kernel that
+ * takes one (GPU_CAP_VARLEN): its sequences' own simulators (problem_seq:
+ * each refuses what the simulator does not take, and describes it), and
+ * the number of each one's first step in the batch's, which runs on from
+ * one sequence to the next (gpu_run's numbering, varlen.h's timeline).
+ */
+struct gpucmd_packed {
+	int nseq;
+	struct problem *seqs;		/* views of the entry's arrays */
+	struct sim **sims;
+	long *step0;			/* nseq + 1: step0[nseq] is the total */
+};
+
+/* The packed batch p under o's tiling and rule: 0, or -1 with err
+ * (--splits refused: no split-KV run takes a packed batch). */
+int gpucmd_packed_new(const struct options *o, const struct problem *p,
+    struct gpucmd_packed *pk, char *err, size_t errlen);
+void gpucmd_packed_free(struct gpucmd_packed *pk);
+
+/* Sequence 0's setup lines, then one line a sequence: its lengths and
+ * its steps in the batch. */
+void gpucmd_packed_describe(FILE *f, const struct gpucmd_packed *pk);
+
+/* The sequence that holds the batch's step k, and k within it. */
+int gpucmd_packed_seq(const struct gpucmd_packed *pk, long k, long *local);
 
 #endif
