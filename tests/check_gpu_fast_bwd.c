@@ -19,6 +19,11 @@
  *                  |D|) times what its sums and O's 16 bits can move.
  * The trace build: dK, dV and the ordered dQ after every step against
  * the simulator's steps on the kernel's own tiles.
+ * The rules its forward takes (fast_attention_bwd_masked): windows of
+ * both edges, of one, and leaving rows with no key, the softcap, ALiBi
+ * and all together, both ways (the simulator step by step, its tiles
+ * skipped as the kernel skips them; the double reference with grouped
+ * heads), and the kernel told none of the rules far outside the bound.
  * Besides: rows that see no key get dQ exactly 0 (a floor of FLT_MIN);
  * the ordered dQ gives the same bits twice, and within the bound of the
  * atomic one; the bugs no-scale and no-d (run by the kernel alone) are
