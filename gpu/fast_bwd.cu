@@ -16,8 +16,8 @@
  *                   and V_j (Bc x d) in shared memory for the whole
  *                   column; dK_j and dV_j in registers; the inner loop
  *                   runs over the group's query heads and, for each, the
- *                   row blocks i that see key block j (causal: from the
- *                   first row whose last key reaches j Bc)
+ *                   row blocks i that see key block j (tc_rule_row_blocks:
+ *                   under causal or a window the simulator's ibegin, iend)
  *   fast_bwd_dq     the float32 dQ (already scaled) to the dtype; not
  *                   run when the caller asked for float32 out, where the
  *                   accumulator is dQ itself
@@ -43,6 +43,18 @@
  * add.  The warps share nothing but dS: each owns its keys' rows of
  * S^T, dP^T, dK and dV, so the only cross-warp step is dQ, whose sum
  * runs over all the block's keys.
+ *
+ * The rules (tc_mask.cuh, as the forward takes them): a window skips
+ * the row blocks that see none of key block j (tc_rule_row_blocks) and
+ * hides entries only in tiles tc_rule_partial names (by the band of
+ * tc_rule_band); a cap or ALiBi recomputes S^T as the forward bent it,
+ * u = tanh(scale S / C) less the bias, p = exp(scale_eff u - lse) with
+ * the forward's lse, and under a cap multiplies dS^T by 1 - t^2 (the
+ * chain rule through C tanh(x / C)) before it is rounded, stored and
+ * multiplied into dK and dQ, as the simulator's backward
+ * (mask_rule_dscore) does; ALiBi's bias passes dS through.  All of it
+ * is the kernels' RULES template argument: the plain and causal kernels
+ * are the code they were.
  *
  * Loads: Q_i and dO_i (Br x d) have two buffers each, filled by cp.async
  * one step ahead; lse_i (in base 2) and D_i ride along in plain loads.
@@ -86,6 +98,7 @@
 #include "fast_bwd.h"
 #include "fast_mma.cuh"
 #include "tc_args.h"
+#include "tc_mask.cuh"
 #include "timing.h"
 #include "to16.h"
 extern "C" {
@@ -128,9 +141,17 @@ struct fast_bwd_params {
 	void *dk, *dv;		/* (B, Hkv, Tk, d), dtype or float32 */
 	int *locks;		/* ordered: (B, H, Tr) parts added so far */
 	int heads, kv_heads, group, tq, tk, tr;
-	int causal, ordered, f32_out, no_d;
-	float scale_log2;	/* scale * log2(e): S to base-2 exponents */
-	float grad_scale;	/* scale, or 1 under bug no-scale */
+	int ordered, f32_out, no_d;
+	int causal;		/* the rule is the causal mask alone (what
+				 * the kernels without RULES read) */
+	struct tc_rule rule;	/* the window, the cap, ALiBi (tc_mask.cuh) */
+	int dlo, dhi;		/* the window's band of c - r (tc_rule_band),
+				 * set once on the host: constants, not
+				 * registers, in the kernel */
+	float scale_log2;	/* the exponent's scale (scale, or C under a
+				 * cap) * log2(e): u to base-2 exponents */
+	float grad_scale;	/* scale, or 1 under bug no-scale: dS (after
+				 * the cap's backward) to dQ and dK */
 	/* The trace build's (kernel TRACE, one query head a K/V head): dK,
 	 * dV and (ordered) dQ after every step, (B H, nsteps, tr_bc or
 	 * tr_br, d), as the simulator's backward numbers its steps and cuts
@@ -142,13 +163,14 @@ struct fast_bwd_params {
 };
 
 /*
- * The first row block of br rows that sees keys from c0 on: 0, or,
- * causal, the block of the first row whose last key (tile_rule_last_key)
- * reaches c0.  The last row sees the last key, so a key block is seen by
- * at least the last row block, and a block's rows past Tq change nothing
- * (the simulator's schedule, which clamps the last block, agrees).
+ * The first row block of br rows that sees keys from c0 on under the
+ * causal mask or none: 0, or, causal, the block of the first row whose
+ * last key (tile_rule_last_key) reaches c0; the last row sees the last
+ * key, so the blocks run to Tr.  tc_rule_row_blocks' answer for those
+ * two rules (mask_rule_rows with right = 0: from row c0 - (Tk - Tq)),
+ * in the arithmetic the plain kernels were measured with.
  */
-static __host__ __device__ __forceinline__ int
+static __device__ __forceinline__ int
 fast_bwd_ibegin(int c0, int br, int tq, int tk, int causal)
 {
 	const long first = tile_rule_last_key(0, tq, tk);
@@ -156,18 +178,86 @@ fast_bwd_ibegin(int c0, int br, int tq, int tk, int causal)
 	return causal && first < c0 ? (int)((c0 - first) / br) : 0;
 }
 
-/* The simulator's number of the first step of key block j of bc keys
- * (backward.h: key blocks outside, the row blocks that see each inside):
- * the steps of key blocks 0 .. j-1. */
-static __host__ __device__ long
-fast_bwd_first_step(int j, int br, int bc, int tq, int tk, int causal)
+/* The row blocks [*i0, *i1) that see key block j: tc_rule_row_blocks,
+ * or without RULES fast_bwd_ibegin's. */
+template <bool RULES, int BR, int BC>
+static __device__ __forceinline__ void
+fast_bwd_rows(const struct fast_bwd_params &p, int j, int *i0, int *i1)
 {
-	const int tr = (tq + br - 1) / br;
+	if constexpr (RULES)
+		tc_rule_row_blocks(p.rule, j, BC, BR, p.tq, p.tk, i0, i1);
+	else {
+		*i0 = fast_bwd_ibegin(j * BC, BR, p.tq, p.tk, p.causal);
+		*i1 = *i0 < p.tr ? p.tr : *i0;
+	}
+}
+
+/* The simulator's number of the first step of key block j of bc keys
+ * (backward.h: key blocks outside, the row blocks that see each inside,
+ * tc_rule_row_blocks: the schedule's ibegin, iend): the steps of key
+ * blocks 0 .. j-1.  Under a window a key block may have none. */
+static __host__ __device__ long
+fast_bwd_first_step(const struct tc_rule &rule, int j, int br, int bc,
+    int tq, int tk)
+{
 	long n = 0;
 
-	for (int jj = 0; jj < j; jj++)
-		n += tr - fast_bwd_ibegin(jj * bc, br, tq, tk, causal);
+	for (int jj = 0; jj < j; jj++) {
+		int i0, i1;
+		tc_rule_row_blocks(rule, jj, bc, br, tq, tk, &i0, &i1);
+		n += i1 - i0;
+	}
 	return n;
+}
+
+/*
+ * Does the tile of rows r0.. and key block j need each entry looked at?
+ * RULES: tc_rule_partial; else the causal mask's or Tk's edge alone.
+ */
+template <bool RULES, int BR, int BC>
+static __device__ __forceinline__ bool
+fast_bwd_partial(const struct fast_bwd_params &p, int j, int r0)
+{
+	const int c0 = j * BC;
+
+	if constexpr (RULES)
+		return tc_rule_partial(p.rule, j, BC, r0, r0 + BR - 1, p.tq,
+		    p.tk);
+	return c0 + BC > p.tk || (p.causal && c0 + BC - 1 >
+	    tile_rule_last_key(r0, p.tq, p.tk));
+}
+
+/*
+ * P of entry (row r, key c) from its product s = q.k, and under a cap
+ * its (1 - t^2) into *dcap (1 without one): u = s, or t = tanh(s scale
+ * / C) under a cap, less ALiBi's bias (slope in u's units), then p =
+ * 2^(u scale_eff log2(e) - lse log2(e)), 0 where hidden (vis: the tile
+ * is partial; c past Tk or c - r outside the window's band [p.dlo,
+ * p.dhi], tc_rule_band) or where the row sees no key (lse2 = +inf).
+ * RULES (a window other than causal, a cap or ALiBi) is a template
+ * argument: the plain and causal kernels compile to the FFMA, the
+ * causal test and the ex2 alone, as before the rules came in.
+ */
+template <bool RULES>
+static __device__ __forceinline__ float
+fast_bwd_p(const struct fast_bwd_params &p, float s, float lse2, float slope,
+    bool vis, int r, int c, float *dcap)
+{
+	float u = s;
+
+	if constexpr (RULES) {
+		u = tc_rule_cap(p.rule, s);
+		*dcap = p.rule.cap_in > 0.f ? 1.f - u * u : 1.f;
+		u = tc_rule_bias(u, slope, r, c, p.tq, p.tk);
+	}
+	float x = fmaf(u, p.scale_log2, -lse2);
+	if constexpr (RULES) {
+		if (vis && (c >= p.tk || c - r < p.dlo || c - r > p.dhi))
+			x = -INFINITY;
+	} else if (vis && (c >= p.tk || !tile_rule_visible(p.causal, r, c,
+	    p.tq, p.tk)))
+		x = -INFINITY;
+	return fast_exp2(x);
 }
 
 /* Rows of Tq per block of the D pass: one warp each. */
@@ -406,7 +496,7 @@ fast_bwd_trace_kv(float *tr, const struct fast_bwd_params &p, size_t prob,
  * only on blocks of lower index, scheduled before it.  D head width,
  * BR query rows a step, WARPS warps of 16 keys each (Bc = 16 WARPS).
  */
-template <int D, int BR, int WARPS, bool BF16, bool TRACE>
+template <int D, int BR, int WARPS, bool BF16, bool TRACE, bool RULES>
 __global__ void __launch_bounds__(WARPS * 32, 1)
 fast_bwd_kernel(const struct fast_bwd_params p)
 {
@@ -435,13 +525,16 @@ fast_bwd_kernel(const struct fast_bwd_params p)
 	const int kw = warp * 16;		/* the warp's first key */
 	const size_t kvbase = ((size_t)b * p.kv_heads + hk) * p.tk;
 
-	/* The row blocks that see key block j. */
-	const int ibegin = fast_bwd_ibegin(c0, BR, p.tq, p.tk, p.causal);
-	const int ni = ibegin < p.tr ? p.tr - ibegin : 0;
+	/* The row blocks [ibegin, iend) that see key block j (the
+	 * simulator's: tc_rule_row_blocks), none under a window that
+	 * hides the block from every row. */
+	int ibegin, iend;
+	fast_bwd_rows<RULES, BR, BC>(p, j, &ibegin, &iend);
+	const int ni = iend - ibegin;
 	/* The trace's step of (i, j) is first + i - ibegin. */
 	long first = 0;
 	if constexpr (TRACE)
-		first = fast_bwd_first_step(j, BR, BC, p.tq, p.tk, p.causal);
+		first = fast_bwd_first_step(p.rule, j, BR, BC, p.tq, p.tk);
 	const int nsteps = ni * p.group;
 
 	float dk[D / 8][4], dv[D / 8][4];
@@ -516,24 +609,20 @@ fast_bwd_kernel(const struct fast_bwd_params p)
 			issue(it + 1);
 		fast_cp_commit();
 
-		/* S^T = K_w Q_i^T, masked, into P^T. */
-		float s[BR / 8][4];
+		/* S^T = K_w Q_i^T, masked and bent, into P^T. */
+		float s[BR / 8][4], dcap[BR / 8][4];
 		fast_bwd_abt<D, BR, BF16>(s, sK, kw, q, lane);
-		const bool mask = c0 + BC > p.tk || (p.causal &&
-		    c0 + BC - 1 > tile_rule_last_key(r0, p.tq, p.tk));
+		const bool vis = fast_bwd_partial<RULES, BR, BC>(p, j, r0);
+		const float slope = RULES ? tc_rule_slope(p.rule, h) : 0.f;
 #pragma unroll
 		for (int nb = 0; nb < BR / 8; nb++)
 #pragma unroll
 			for (int e = 0; e < 4; e++) {
 				const int c = c0 + kw + g + 8 * (e >> 1);
 				const int r = r0 + 8 * nb + 2 * t4 + (e & 1);
-				float x = fmaf(s[nb][e], p.scale_log2,
-				    -sL[buf * BR + 8 * nb + 2 * t4 + (e & 1)]);
-				if (mask && (c >= p.tk ||
-				    !tile_rule_visible(p.causal, r, c, p.tq,
-				    p.tk)))
-					x = -INFINITY;
-				s[nb][e] = fast_exp2(x);
+				s[nb][e] = fast_bwd_p<RULES>(p, s[nb][e],
+				    sL[buf * BR + 8 * nb + 2 * t4 + (e & 1)],
+				    slope, vis, r, c, &dcap[nb][e]);
 			}
 
 		/* dV_w += P^T dO_i, P^T in 16 bits. */
@@ -550,9 +639,13 @@ fast_bwd_kernel(const struct fast_bwd_params p)
 #pragma unroll
 			for (int nb = 0; nb < BR / 8; nb++)
 #pragma unroll
-				for (int e = 0; e < 4; e++)
+				for (int e = 0; e < 4; e++) {
 					s[nb][e] *= dp[nb][e] - sD[buf * BR +
 					    8 * nb + 2 * t4 + (e & 1)];
+					/* back through the cap (1 without) */
+					if constexpr (RULES)
+						s[nb][e] *= dcap[nb][e];
+				}
 		}
 
 		/* dS^T to shared memory (rows = the warp's keys), and dK_w +=
@@ -862,7 +955,7 @@ fast_bwd_out2(void *out, bool f32, size_t base, int key0, int tk, int dn0,
 		}
 }
 
-template <int D, int BR, int WARPS, bool BF16, bool TRACE>
+template <int D, int BR, int WARPS, bool BF16, bool TRACE, bool RULES>
 __global__ void __launch_bounds__(WARPS * 32, 1)
 fast_bwd_kernel_p(const struct fast_bwd_params p)
 {
@@ -897,12 +990,13 @@ fast_bwd_kernel_p(const struct fast_bwd_params p)
 	const int d3 = (warp >> 1) * DQ;	/* ... d column of dQ */
 	const size_t kvbase = ((size_t)b * p.kv_heads + hk) * p.tk;
 
-	const int ibegin = fast_bwd_ibegin(c0, BR, p.tq, p.tk, p.causal);
-	const int ni = ibegin < p.tr ? p.tr - ibegin : 0;
+	int ibegin, iend;
+	fast_bwd_rows<RULES, BR, BC>(p, j, &ibegin, &iend);
+	const int ni = iend - ibegin;
 	const int nsteps = ni * p.group;
 	long first = 0;
 	if constexpr (TRACE)
-		first = fast_bwd_first_step(j, BR, BC, p.tq, p.tk, p.causal);
+		first = fast_bwd_first_step(p.rule, j, BR, BC, p.tq, p.tk);
 
 	float dk[2][DN / 8][4], dv[2][DN / 8][4];
 #pragma unroll
@@ -959,11 +1053,11 @@ fast_bwd_kernel_p(const struct fast_bwd_params p)
 			issue(it + 1);
 		fast_cp_commit();
 
-		/* S^T (32 keys x 32 queries), masked, into P^T. */
-		float s[2][4][4];
+		/* S^T (32 keys x 32 queries), masked and bent, into P^T. */
+		float s[2][4][4], dcap[2][4][4];
 		fast_bwd_abt2<D, 2, 32, BF16>(s, sK, kw, q, qw, lane);
-		const bool mask = c0 + BC > p.tk || (p.causal &&
-		    c0 + BC - 1 > tile_rule_last_key(r0, p.tq, p.tk));
+		const bool vis = fast_bwd_partial<RULES, BR, BC>(p, j, r0);
+		const float slope = RULES ? tc_rule_slope(p.rule, h) : 0.f;
 #pragma unroll
 		for (int mt = 0; mt < 2; mt++)
 #pragma unroll
@@ -973,13 +1067,9 @@ fast_bwd_kernel_p(const struct fast_bwd_params p)
 					const int c = c0 + kw + 16 * mt + g +
 					    8 * (e >> 1);
 					const int rr = qw + 8 * nb + 2 * t4 + (e & 1);
-					float x = fmaf(s[mt][nb][e], p.scale_log2,
-					    -sL[buf * BR + rr]);
-					if (mask && (c >= p.tk ||
-					    !tile_rule_visible(p.causal, r0 + rr, c,
-					    p.tq, p.tk)))
-						x = -INFINITY;
-					s[mt][nb][e] = fast_exp2(x);
+					s[mt][nb][e] = fast_bwd_p<RULES>(p,
+					    s[mt][nb][e], sL[buf * BR + rr], slope,
+					    vis, r0 + rr, c, &dcap[mt][nb][e]);
 				}
 		fast_bwd_put<BR, BF16>(fast_bwd_shm, sP - sK, kw, qw, s, lane);
 
@@ -992,10 +1082,15 @@ fast_bwd_kernel_p(const struct fast_bwd_params p)
 #pragma unroll
 				for (int nb = 0; nb < 4; nb++)
 #pragma unroll
-					for (int e = 0; e < 4; e++)
+					for (int e = 0; e < 4; e++) {
 						s[mt][nb][e] *= dp[mt][nb][e] -
 						    sD[buf * BR + qw + 8 * nb +
 						    2 * t4 + (e & 1)];
+						/* back through the cap */
+						if constexpr (RULES)
+							s[mt][nb][e] *=
+							    dcap[mt][nb][e];
+					}
 		}
 		fast_bwd_put<BR, BF16>(fast_bwd_shm, sS - sK, kw, qw, s, lane);
 		__syncthreads();
@@ -1188,7 +1283,7 @@ fast_bwd_workspace_bytes(int batch, int heads, int tq, int d)
 	    fast_bwd_align((size_t)batch * heads * tr * sizeof(int));
 }
 
-template <int D, bool BF16, int WARPS, bool TRACE>
+template <int D, bool BF16, int WARPS, bool TRACE, bool RULES>
 static cudaError_t
 fast_bwd_launch_all(const struct fast_bwd_params *pp, int batch, void *dq,
     cudaStream_t st, const char **call)
@@ -1200,8 +1295,8 @@ fast_bwd_launch_all(const struct fast_bwd_params *pp, int batch, void *dq,
 	const int smem = (int)fast_bwd_smem(D, FAST_BWD_BR, WARPS) +
 	    (smem_p ? 16 * WARPS * FAST_BWD_BR * 2 : 0);
 	void (*kern)(const struct fast_bwd_params) = smem_p ?
-	    fast_bwd_kernel_p<D, FAST_BWD_BR, 8, BF16, TRACE> :
-	    fast_bwd_kernel<D, FAST_BWD_BR, WARPS, BF16, TRACE>;
+	    fast_bwd_kernel_p<D, FAST_BWD_BR, 8, BF16, TRACE, RULES> :
+	    fast_bwd_kernel<D, FAST_BWD_BR, WARPS, BF16, TRACE, RULES>;
 	const int bc = 16 * WARPS;
 	cudaError_t e;
 
@@ -1243,20 +1338,21 @@ struct fast_bwd_trace {
 	int br, bc;
 };
 
-/* fast_attention_bwd, or with tr its trace build (the default tiles,
- * one query head a K/V head). */
+/* fast_attention_bwd_masked, or with tr its trace build (the default
+ * tiles, one query head a K/V head). */
 static int
 fast_bwd_call(const void *q, const void *k, const void *v,
     const void *o, const void *dout, const float *lse, void *dq, void *dk,
     void *dv, void *work, int batch, int heads, int kv_heads, int tq,
-    int tk, int d, int dtype, int causal, float scale, int flags,
-    void *stream, const struct fast_bwd_trace *tr, char *err,
+    int tk, int d, int dtype, const struct tc_mask *mask, float scale,
+    int flags, void *stream, const struct fast_bwd_trace *tr, char *err,
     size_t errlen)
 {
 	struct fast_bwd_params p;
 	const char *call = "";
 	cudaError_t e;
 	size_t rows;
+	float scale_eff;
 
 	if (tc_args_check("fast_attention_bwd", q, k, v, o, lse, batch, heads,
 	    tq, tk, dtype, 16, "16-byte copies", err, errlen) != 0)
@@ -1280,6 +1376,11 @@ fast_bwd_call(const void *q, const void *k, const void *v,
 	rows = (size_t)batch * heads * tq;
 
 	memset(&p, 0, sizeof p);
+	if (tc_rule_make("fast_attention_bwd", mask, scale, &p.rule,
+	    &scale_eff, err, errlen) != 0)
+		return -1;
+	tc_rule_band(p.rule, tq, tk, &p.dlo, &p.dhi);
+	p.causal = mask_rule_has(p.rule.m, MASK_CAUSAL);
 	p.q = (const uint16_t *)q;
 	p.k = (const uint16_t *)k;
 	p.v = (const uint16_t *)v;
@@ -1304,10 +1405,12 @@ fast_bwd_call(const void *q, const void *k, const void *v,
 	p.tq = tq;
 	p.tk = tk;
 	p.tr = (tq + FAST_BWD_BR - 1) / FAST_BWD_BR;
-	p.causal = causal != 0;
 	p.ordered = (flags & FAST_BWD_ORDERED) != 0;
 	p.no_d = (flags & FAST_BWD_NO_D) != 0;
-	p.scale_log2 = scale * FAST_BWD_LOG2E;
+	/* The forward's units (tc_mask.cuh): the exponent's scale is C
+	 * under a cap, and dS, after the cap's backward, is the gradient
+	 * of scale q.k, so dQ and dK still take scale. */
+	p.scale_log2 = scale_eff * FAST_BWD_LOG2E;
 	p.grad_scale = flags & FAST_BWD_NO_SCALE ? 1.f : scale;
 	if (tr != NULL) {
 		if (heads != kv_heads || (flags & FAST_BWD_BC64)) {
@@ -1326,12 +1429,21 @@ fast_bwd_call(const void *q, const void *k, const void *v,
 
 	cudaStream_t st = (cudaStream_t)stream;
 	const bool narrow = (flags & FAST_BWD_BC64) != 0;
+	/* The rules' kernels (RULES) for anything but the causal mask or
+	 * none; the trace build's always: without a cap or ALiBi the bend
+	 * is u = s and a factor 1, the band the causal mask's, the same
+	 * bits. */
+	const bool rules = p.rule.bends || (mask_rule_hides(p.rule.m) &&
+	    !p.causal);
 #define FAST_BWD_PICK(D, BF)						\
-	(tr != NULL ? fast_bwd_launch_all<D, BF, FAST_BWD_WARPS, true>(&p,	\
-	    batch, dq, st, &call) :						\
-	    narrow ? fast_bwd_launch_all<D, BF, 4, false>(&p, batch, dq, st,	\
-	    &call) : fast_bwd_launch_all<D, BF, FAST_BWD_WARPS, false>(&p,	\
-	    batch, dq, st, &call))
+	(tr != NULL ? fast_bwd_launch_all<D, BF, FAST_BWD_WARPS, true, true>(	\
+	    &p, batch, dq, st, &call) :					\
+	    narrow ? (rules ? fast_bwd_launch_all<D, BF, 4, false, true>(&p,	\
+	    batch, dq, st, &call) : fast_bwd_launch_all<D, BF, 4, false,	\
+	    false>(&p, batch, dq, st, &call)) :				\
+	    rules ? fast_bwd_launch_all<D, BF, FAST_BWD_WARPS, false, true>(&p,	\
+	    batch, dq, st, &call) : fast_bwd_launch_all<D, BF,		\
+	    FAST_BWD_WARPS, false, false>(&p, batch, dq, st, &call))
 	if (d == 64)
 		e = dtype == FAST_BF16 ? FAST_BWD_PICK(64, true) :
 		    FAST_BWD_PICK(64, false);
@@ -1348,15 +1460,29 @@ fast_bwd_call(const void *q, const void *k, const void *v,
 }
 
 extern "C" int
+fast_attention_bwd_masked(const void *q, const void *k, const void *v,
+    const void *o, const void *dout, const float *lse, void *dq, void *dk,
+    void *dv, void *work, int batch, int heads, int kv_heads, int tq,
+    int tk, int d, int dtype, const struct tc_mask *mask, float scale,
+    int flags, void *stream, char *err, size_t errlen)
+{
+	return fast_bwd_call(q, k, v, o, dout, lse, dq, dk, dv, work, batch,
+	    heads, kv_heads, tq, tk, d, dtype, mask, scale, flags, stream,
+	    NULL, err, errlen);
+}
+
+extern "C" int
 fast_attention_bwd(const void *q, const void *k, const void *v,
     const void *o, const void *dout, const float *lse, void *dq, void *dk,
     void *dv, void *work, int batch, int heads, int kv_heads, int tq,
     int tk, int d, int dtype, int causal, float scale, int flags,
     void *stream, char *err, size_t errlen)
 {
-	return fast_bwd_call(q, k, v, o, dout, lse, dq, dk, dv, work, batch,
-	    heads, kv_heads, tq, tk, d, dtype, causal, scale, flags, stream,
-	    NULL, err, errlen);
+	const struct tc_mask mask = tc_mask_causal(causal);
+
+	return fast_attention_bwd_masked(q, k, v, o, dout, lse, dq, dk, dv,
+	    work, batch, heads, kv_heads, tq, tk, d, dtype, &mask, scale,
+	    flags, stream, err, errlen);
 }
 
 /* ---- host arrays in and out: the table's glue and the tests ---- */
@@ -1367,6 +1493,7 @@ struct fast_bwd_run {
 	const float *lse;
 	float *dq, *dk, *dv;
 	void *work;
+	struct tc_mask mask;		/* the job's, its slopes on the device */
 	const struct fast_bwd_trace *tr;	/* the trace run's, or NULL */
 };
 
@@ -1378,17 +1505,32 @@ fast_bwd_enqueue(void *ctx, char *err, size_t errlen)
 
 	return fast_bwd_call(r->q, r->k, r->v, r->o, r->dout, r->lse,
 	    r->dq, r->dk, r->dv, r->work, j->batch, j->heads, j->kv_heads,
-	    j->tq, j->tk, j->d, j->dtype, j->causal, j->scale,
+	    j->tq, j->tk, j->d, j->dtype, &r->mask, j->scale,
 	    j->flags | FAST_BWD_F32_OUT, NULL, r->tr, err, errlen);
 }
 
 #define FAST_BWD_MAX_ALLOC 16
 
 extern "C" long
+fast_bwd_trace_steps_masked(int tq, int tk, const struct tc_mask *mask)
+{
+	struct tc_rule rule;
+	float scale_eff;
+	char err[160];
+
+	if (tc_rule_make("fast_bwd_trace_steps", mask, 1.f, &rule,
+	    &scale_eff, err, sizeof err) != 0)
+		return -1;
+	return fast_bwd_first_step(rule, (tk + FAST_BWD_TILE_BC - 1) /
+	    FAST_BWD_TILE_BC, FAST_BWD_BR, FAST_BWD_TILE_BC, tq, tk);
+}
+
+extern "C" long
 fast_bwd_trace_steps(int tq, int tk, int causal)
 {
-	return fast_bwd_first_step((tk + FAST_BWD_TILE_BC - 1) /
-	    FAST_BWD_TILE_BC, FAST_BWD_BR, FAST_BWD_TILE_BC, tq, tk, causal);
+	const struct tc_mask mask = tc_mask_causal(causal);
+
+	return fast_bwd_trace_steps_masked(tq, tk, &mask);
 }
 
 extern "C" int
@@ -1455,6 +1597,17 @@ fast_bwd_run_host(struct fast_bwd_host *job, char *err, size_t errlen)
 	run.v = h16[2];
 	run.o = h16[3];
 	run.dout = h16[4];
+	run.mask = job->mask != NULL ? *job->mask :
+	    tc_mask_causal(job->causal);
+	if (job->mask != NULL && job->mask->alibi != NULL) {
+		float *slopes;
+
+		FAST_BWD_ALLOC(slopes, (size_t)job->heads * sizeof(float));
+		CUDA_CHECK_BWD(cudaMemcpy(slopes, job->mask->alibi,
+		    (size_t)job->heads * sizeof(float),
+		    cudaMemcpyHostToDevice));
+		run.mask.alibi = slopes;
+	}
 	if (timing_median_ms(fast_bwd_enqueue, &run, job->repeat, &job->ms,
 	    err, errlen) != 0)
 		goto fail;
@@ -1472,7 +1625,8 @@ fast_bwd_run_host(struct fast_bwd_host *job, char *err, size_t errlen)
 		float *dt[3] = { NULL, NULL, NULL };
 		float *ht[3] = { job->trace_dk, job->trace_dv, job->trace_dq };
 
-		tr.nsteps = fast_bwd_trace_steps(job->tq, job->tk, job->causal);
+		tr.nsteps = fast_bwd_trace_steps_masked(job->tq, job->tk,
+		    &run.mask);
 		tr.br = job->tq < FAST_BWD_BR ? job->tq : FAST_BWD_BR;
 		tr.bc = job->tk < FAST_BWD_TILE_BC ? job->tk : FAST_BWD_TILE_BC;
 		nt[0] = nt[1] = heads * tr.nsteps * tr.bc * job->d;
@@ -1518,7 +1672,16 @@ extern "C" int
 fast_bwd_launch(const struct gpu_bwd_job *job, char *err, size_t errlen)
 {
 	struct fast_bwd_host h;
+	/* The problems' rules (problem_mask: causal is the window (-1,
+	 * 0)), the slopes one a problem, on the host: run_host uploads. */
+	struct tc_mask mask = tc_mask_causal(0);
 
+	if (job->mask.window) {
+		mask.left = job->mask.left;
+		mask.right = job->mask.right;
+	}
+	mask.softcap = job->mask.softcap;
+	mask.alibi = job->slopes;
 	if (job->dv != job->d) {
 		snprintf(err, errlen, "fast_bwd: dv %d must be d %d", job->dv,
 		    job->d);
@@ -1532,6 +1695,7 @@ fast_bwd_launch(const struct gpu_bwd_job *job, char *err, size_t errlen)
 	h.d = job->d;
 	h.dtype = job->dtype == DTYPE_BF16 ? FAST_BF16 : FAST_FP16;
 	h.causal = job->causal;
+	h.mask = &mask;
 	h.scale = job->scale;
 	h.flags = (job->dq == GPU_DQ_ORDERED ? FAST_BWD_ORDERED : 0) |
 	    (job->bug == BWD_BUG_NO_SCALE ? FAST_BWD_NO_SCALE : 0) |
@@ -1547,8 +1711,8 @@ fast_bwd_launch(const struct gpu_bwd_job *job, char *err, size_t errlen)
 	h.dv = job->g->grad_v;
 	h.repeat = job->repeat;
 	if (job->flags & GPU_BWD_TRACE) {
-		const long steps = fast_bwd_trace_steps(job->tq, job->tk,
-		    job->causal);
+		const long steps = fast_bwd_trace_steps_masked(job->tq,
+		    job->tk, &mask);
 		const int br = job->tq < FAST_BWD_BR ? job->tq : FAST_BWD_BR;
 		const int bc = job->tk < FAST_BWD_TILE_BC ? job->tk :
 		    FAST_BWD_TILE_BC;

@@ -12,7 +12,9 @@
  *   K/V head are summed over its G query heads.
  * d is 64 or 128.  causal aligns the mask bottom-right (tile_rule.h):
  * query r sees key c when c <= r + Tk - Tq; a row that sees no key (lse
- * = -inf) adds nothing and gets dQ = 0.
+ * = -inf) adds nothing and gets dQ = 0.  fast_attention_bwd_masked
+ * takes what the forward's fast_attention_masked takes besides: a
+ * sliding window, a softcap and ALiBi (below).
  *
  * dQ, two ways:
  *   atomic   (default) FlashAttention 2's: each key block's thread
@@ -73,6 +75,25 @@ int fast_attention_bwd(const void *q, const void *k, const void *v,
     void *stream, char *err, size_t errlen);
 
 /*
+ * The same under the rules of mask (fast.h's struct tc_mask, as
+ * fast_attention_masked takes them; NULL: none): a window (left, right),
+ * a softcap C, ALiBi's slopes (heads, on the device).  O and lse must be
+ * the forward's under the same mask (lse natural-log, m C + log l under
+ * a cap: tc_mask.cuh's units); P is recomputed from the same bent score
+ * u, and dS goes back through the cap, times 1 - tanh^2(scale q.k / C),
+ * before dQ = scale dS K and dK = scale dS^T Q; ALiBi's bias passes dS
+ * through.  The row blocks each key block visits are the simulator's
+ * (tc_mask.cuh's tc_rule_row_blocks).  fast_attention_bwd is the causal
+ * mask, or none, through it.
+ */
+struct tc_mask;
+int fast_attention_bwd_masked(const void *q, const void *k, const void *v,
+    const void *o, const void *dout, const float *lse, void *dq, void *dk,
+    void *dv, void *work, int batch, int heads, int kv_heads, int tq,
+    int tk, int d, int dtype, const struct tc_mask *mask, float scale,
+    int flags, void *stream, char *err, size_t errlen);
+
+/*
  * The same from host arrays of float32 (values the dtype holds: they
  * are rounded to it on the way in; O is rounded as the forward would
  * have stored it), gradients back in float32 host arrays: the table's
@@ -81,6 +102,8 @@ int fast_attention_bwd(const void *q, const void *k, const void *v,
  */
 struct fast_bwd_host {
 	int batch, heads, kv_heads, tq, tk, d, dtype, causal;
+	/* Or the rules (NULL: causal's), its alibi (heads) on the host. */
+	const struct tc_mask *mask;
 	float scale;
 	int flags;			/* FAST_BWD_ORDERED, _NO_SCALE, _NO_D */
 	const float *q, *k, *v, *o, *dout, *lse;
@@ -101,8 +124,11 @@ struct fast_bwd_host {
 	float *trace_dk, *trace_dv, *trace_dq;
 };
 
-/* The trace build's steps a (batch, head). */
+/* The trace build's steps a (batch, head): the simulator's backward's
+ * under the causal mask or none, or under mask's window; -1 for a bad
+ * mask. */
 long fast_bwd_trace_steps(int tq, int tk, int causal);
+long fast_bwd_trace_steps_masked(int tq, int tk, const struct tc_mask *mask);
 
 int fast_bwd_run_host(struct fast_bwd_host *job, char *err, size_t errlen);
 

@@ -50,6 +50,19 @@
  *     above may round to the neighbouring 16-bit value, one unit of the
  *     dtype: the entry's rtol (two units) covers it, as for the
  *     teaching backward.
+ *   - the rules (gpu/tc_mask.cuh), as the forward's (gpucheck.c): P
+ *     is recomputed from the bent score, so each p moves by what the
+ *     forward's does besides, 16 u C under a cap C (the two tanh, 8
+ *     and 4 units of C, and the argument's rounding) and 6 u max|b|
+ *     under ALiBi's bias b (at most |slope| (Tq + Tk)): both add to
+ *     delta_b.  The cap's backward multiplies dS by 1 - t^2, t =
+ *     tanh(scale q.k / C), which moves by 2 |t| dt absolutely: dt is
+ *     the two tanh's 12 u and the argument's couple of units, so 32 u
+ *     with a margin.  Relative to 1 - t^2 that is unbounded where t
+ *     nears 1, so it is an absolute slack instead: the magnitudes add
+ *     32 u |P (dP - D)| / rtol to |dS| (dS before the cap's backward,
+ *     from the simulator's own P, dP and D).  ALiBi's backward passes
+ *     dS through and adds nothing.
  * Each step's partial sums carry the same kinds of difference, over
  * the terms added so far, so the same widened bound holds after every
  * step: the fast kernel's trace build (its ordered dQ) is compared step
@@ -84,6 +97,7 @@ struct gpucheck_bwd_walk {
 	int steps;			/* compare every step */
 	int exact;			/* every p so far 0 or 1: hold the bits */
 	const double *ds_slack;		/* (Tq) E_r / rtol, or NULL (above) */
+	double cap_slack;		/* 32 u / rtol under a cap (above), or 0 */
 	struct gpucheck_bwd_report *rep;
 };
 
@@ -138,6 +152,9 @@ gpucheck_bwd_ds_mag(const struct gpucheck_bwd_walk *w,
 
 	if (w->ds_slack != NULL)
 		m += fabs(v->p[e]) * w->ds_slack[v->tile.r0 + r];
+	if (w->cap_slack > 0)
+		m += fabs((double)v->p[e] * ((double)v->dp[e] - v->dsum[r])) *
+		    w->cap_slack;
 	return m;
 }
 
@@ -307,22 +324,31 @@ gpucheck_bwd_max_norm(const float *x, int rows, int cols)
 
 /*
  * A tensor-core kernel's widening (above): rtol + 2 delta_b into *rtol,
- * and E_r / rtol per row into slack (Tq doubles).
+ * E_r / rtol per row into slack (Tq doubles), and the cap's 32 u / rtol
+ * into *cap_slack (0 without a cap).
  */
 static void
 gpucheck_bwd_tensor(const struct problem *p, const float *o,
-    const float *dout, double *rtol, double *slack)
+    const float *dout, double *rtol, double *slack, double *cap_slack)
 {
 	const double u = 0x1p-24;
 	const double s1 = fabs((double)p->scale) *
 	    gpucheck_bwd_max_norm(p->q, p->tq, p->d) *
 	    gpucheck_bwd_max_norm(p->k, p->tk, p->d);
 	const double vmax = gpucheck_bwd_max_norm(p->v, p->tk, p->dv);
-	const double delta = gpucheck_tensor_delta(p->d, s1) +
+	double delta = gpucheck_tensor_delta(p->d, s1) +
 	    4 * u * (s1 + log((double)p->tk));
 	int r;
 
+	/* the rules' (above); a problem here is one head, its slope the
+	 * first */
+	if (p->mask.softcap > 0.0f)
+		delta += 16 * u * p->mask.softcap;
+	if (p->alibi != NULL)
+		delta += 6 * u * fabs((double)p->alibi[0]) *
+		    ((double)p->tq + p->tk);
 	*rtol += 2 * delta;
+	*cap_slack = p->mask.softcap > 0.0f ? 32 * u / *rtol : 0;
 	for (r = 0; r < p->tq; r++) {
 		const double g = gpucheck_bwd_norm(dout + (size_t)r * p->dv,
 		    p->dv);
@@ -361,7 +387,8 @@ gpucheck_bwd_one(const struct problem *p, int b, const struct tiling *t,
 		    errlen);
 		if (slack == NULL)
 			return -1;
-		gpucheck_bwd_tensor(p, bin.o, bin.dout, &rtol, slack);
+		gpucheck_bwd_tensor(p, bin.o, bin.dout, &rtol, slack,
+		    &w.cap_slack);
 	}
 	bwd = backward_new(p, t, &bin, (enum backward_bug)opts->bug, err,
 	    errlen);

@@ -164,15 +164,18 @@ static const int gpu_tc_dims[] = { 64, 128, 0 };
 /* The fast kernel's backward (gpu/fast_bwd.cu): FlashAttention 2's
  * backward on the tensor cores, its own tiles (64 query rows, 128 keys:
  * fast_bwd.h's FAST_BWD_TILE_BR, _BC, whatever the forward's tiling);
- * the bugs no-d and no-scale are flags of the timed kernel; its trace
- * build lays dK, dV and the ordered dQ on the simulator's steps.  rtol is
- * two units of the dtype, the rounding of P and dS (as the teaching
- * backward's); gpucheck_bwd.c widens it by the tensor cores' delta
- * (gpucheck.h) and adds the slack of dP and D (it says why). */
+ * the rules its forward takes (GPU_TC_MASKS: a window, the cap, ALiBi),
+ * on the simulator's row blocks of each key block; the bugs no-d and
+ * no-scale are flags of the timed kernel; its trace build lays dK, dV
+ * and the ordered dQ on the simulator's steps.  rtol is two units of the
+ * dtype, the rounding of P and dS (as the teaching backward's);
+ * gpucheck_bwd.c widens it by the tensor cores' delta (gpucheck.h), the
+ * cap's and ALiBi's, and adds the slack of dP, D and the cap's factor
+ * (it says why). */
 static const struct gpu_backward gpu_backward_fast = {
 	.dtypes = BIT(DTYPE_FP16) | BIT(DTYPE_BF16),
 	.bugs = BIT(BWD_BUG_NONE) | BIT(BWD_BUG_NO_D) | BIT(BWD_BUG_NO_SCALE),
-	.caps = GPU_CAP_CAUSAL | GPU_CAP_TRACE,
+	.caps = GPU_CAP_CAUSAL | GPU_CAP_TRACE | GPU_TC_MASKS,
 	.rtol = {
 		[DTYPE_FP32] = 0,
 		[DTYPE_FP16] = TEACH_BWD_RTOL_FP16,

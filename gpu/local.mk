@@ -89,7 +89,7 @@ gpu/fast.o: gpu/fast.cu gpu/fast.h gpu/fast_mma.cuh gpu/tc_args.h \
 # The tensor-core backward (fast_bwd.cu): FMAs on as fast.o (its
 # exponents are FFMAs), the project's headers for the table's glue.
 gpu/fast_bwd.o: gpu/fast_bwd.cu gpu/fast_bwd.h gpu/fast.h gpu/fast_mma.cuh \
-	gpu/tc_args.h gpu/timing.h gpu/to16.h gpu/kernels.h gpu/gpu.h \
+	gpu/tc_args.h gpu/tc_mask.cuh gpu/timing.h gpu/to16.h gpu/kernels.h gpu/gpu.h \
 	$(GPU_RULE_HDRS) src/model/backward.h src/model/dtype.h \
 	config.h gpu/$(am__dirstamp)
 	$(AM_V_NVCC)$(NVCC) $(GPU_FAST_NVCCFLAGS) -I$(top_builddir) \

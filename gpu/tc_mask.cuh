@@ -1,8 +1,10 @@
 /*
  * tc_mask.cuh - mask_rule.h's window, softcap and ALiBi as the two
- * tensor-core forward kernels (gpu/fast.cu, gpu/wgmma.cu) apply them:
- * which key tiles a row block visits, which of those need each entry
- * looked at, and the score an entry becomes.  Visibility and the tile
+ * tensor-core forward kernels (gpu/fast.cu, gpu/wgmma.cu) and the
+ * tensor-core backward (gpu/fast_bwd.cu) apply them: which key tiles a
+ * row block visits (and, for the backward, which row blocks a key block
+ * visits), which of those need each entry looked at, and the score an
+ * entry becomes.  Visibility and the tile
  * range are mask_rule.h's own functions (mask_rule_visible,
  * mask_rule_keys), so the kernels skip exactly the tiles the
  * simulator's schedule skips; only the arithmetic of the bend is the
@@ -35,6 +37,7 @@
 #ifndef FLASHSTEP_TC_MASK_CUH
 #define FLASHSTEP_TC_MASK_CUH
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 
@@ -113,6 +116,52 @@ tc_rule_tiles(const struct tc_rule &r, int row0, int br, int tq, int tk,
 	*j1 = (int)(hi / bc + 1);
 }
 
+/*
+ * The inverse, for a backward's key-outer loop: the row blocks [*i0, *i1)
+ * of br rows that see a key of tile j of bc keys (mask_rule_rows of its
+ * keys, the last clamped to Tk): the simulator's schedule's ibegin and
+ * iend for key block j, so its steps are the schedule's (check_mask
+ * holds the rows to a count over mask_rule_visible, and the blocks to
+ * the schedule's).  Empty: *i0 = *i1 = 0.  Host and device: the host
+ * counts the trace's steps with it.
+ */
+static __host__ __device__ __forceinline__ void
+tc_rule_row_blocks(const struct tc_rule &r, int j, int bc, int br, int tq,
+    int tk, int *i0, int *i1)
+{
+	const long c0 = (long)j * bc;
+	const long c1 = c0 + bc < tk ? c0 + bc - 1 : (long)tk - 1;
+	long lo, hi;
+
+	*i0 = *i1 = 0;
+	if (c0 > c1)
+		return;
+	mask_rule_rows(r.m, c0, c1, tq, tk, &lo, &hi);
+	if (lo > hi)
+		return;
+	*i0 = (int)(lo / br);
+	*i1 = (int)(hi / br + 1);
+}
+
+/*
+ * The window as a band of key minus row: row r sees key c (0 <= c < Tk)
+ * when *dlo <= c - r <= *dhi, mask_rule_visible's two edges (r + Tk -
+ * Tq - left, r + Tk - Tq + right) less the row, which they move with;
+ * INT_MIN, INT_MAX where a side is unbounded or there is no window.  A
+ * kernel that looks at entries one by one (the backward's) then pays a
+ * subtraction and two comparisons an entry, as the causal mask alone
+ * did, and holds two integers, not a row's interval for each of its rows.
+ */
+static __host__ __device__ __forceinline__ void
+tc_rule_band(const struct tc_rule &r, int tq, int tk, int *dlo, int *dhi)
+{
+	const long diag0 = mask_rule_diag(0, tq, tk);
+	const long lo = diag0 - r.m.left, hi = diag0 + r.m.right;
+
+	*dlo = !r.m.window || r.m.left < 0 || lo < INT_MIN ? INT_MIN : (int)lo;
+	*dhi = !r.m.window || r.m.right < 0 || hi > INT_MAX ? INT_MAX : (int)hi;
+}
+
 /* Does tile j hide an entry from one of rows first .. last: past Tk or
  * outside the window?  (Else every entry is visible to every row.) */
 static __device__ __forceinline__ bool
@@ -161,6 +210,26 @@ tc_tanh(float y)
 	return 1.f - __fdividef(2.f, e + 1.f);
 }
 
+/* The cap of product s: tanh(s scale / C) = the capped score / C (u's
+ * units), or s without a cap.  The backward's (1 - t^2) reads it. */
+static __device__ __forceinline__ float
+tc_rule_cap(const struct tc_rule &r, float s)
+{
+	return r.cap_in > 0.f ? tc_tanh(s * r.cap_in) : s;
+}
+
+/* u with ALiBi's bias of (row, key c) added, slope in u's units. */
+static __device__ __forceinline__ float
+tc_rule_bias(float u, float slope, int row, int c, int tq, int tk)
+{
+	if (slope != 0.f) {
+		const int dist = row + tk - tq - c;
+
+		u -= slope * (float)(dist < 0 ? -dist : dist);
+	}
+	return u;
+}
+
 /*
  * The score entry (row, key c) of product s becomes: -inf when VIS and
  * c is outside the row's keys [lo, hi] (tc_rule_row), else s bent by
@@ -173,14 +242,7 @@ tc_rule_score(const struct tc_rule &r, float s, float slope, int row, int c,
 {
 	if (VIS && (c < lo || c > hi))
 		return -INFINITY;
-	if (r.cap_in > 0.f)
-		s = tc_tanh(s * r.cap_in);
-	if (slope != 0.f) {
-		const int dist = row + tk - tq - c;
-
-		s -= slope * (float)(dist < 0 ? -dist : dist);
-	}
-	return s;
+	return tc_rule_bias(tc_rule_cap(r, s), slope, row, c, tq, tk);
 }
 #endif
 

@@ -19,6 +19,11 @@
  *                  |D|) times what its sums and O's 16 bits can move.
  * The trace build: dK, dV and the ordered dQ after every step against
  * the simulator's steps on the kernel's own tiles.
+ * The rules its forward takes (fast_attention_bwd_masked): windows of
+ * both edges, of one, and leaving rows with no key, the softcap, ALiBi
+ * and all together, both ways (the simulator step by step, its tiles
+ * skipped as the kernel skips them; the double reference with grouped
+ * heads), and the kernel told none of the rules far outside the bound.
  * Besides: rows that see no key get dQ exactly 0 (a floor of FLT_MIN);
  * the ordered dQ gives the same bits twice, and within the bound of the
  * atomic one; the bugs no-scale and no-d (run by the kernel alone) are
@@ -66,6 +71,13 @@ long
 fast_bwd_trace_steps(int tq, int tk, int causal)
 {
 	(void)tq; (void)tk; (void)causal;
+	return -1;
+}
+
+long
+fast_bwd_trace_steps_masked(int tq, int tk, const struct tc_mask *mask)
+{
+	(void)tq; (void)tk; (void)mask;
 	return -1;
 }
 
@@ -290,17 +302,193 @@ START_TEST(test_fast_bwd_steps)
 }
 END_TEST
 
+/* ---- the rules its forward takes: window, softcap, ALiBi ---- */
+
+/* The rules of one case: a window (-1, -1: none), a cap (0: none), an
+ * ALiBi slope (0: none). */
+struct fb_rules {
+	int left, right;
+	double softcap, alibi;
+};
+
+static void
+fb_spec_rules(struct problem_spec *spec, const struct fb_rules *r)
+{
+	if (r->left != -1 || r->right != -1) {
+		spec->window_set = 1;
+		spec->window_left = r->left;
+		spec->window_right = r->right;
+	}
+	if (r->softcap > 0) {
+		spec->softcap_set = 1;
+		spec->softcap = r->softcap;
+	}
+	if (r->alibi > 0) {
+		spec->alibi_set = 1;
+		spec->alibi = r->alibi;
+	}
+}
+
+static const struct fb_rules fb_rule_cases[] = {
+	{ 100, 20, 0, 0 },	/* both edges */
+	{ 70, -1, 0, 0 },	/* left only */
+	{ -1, 40, 0, 0 },	/* right only */
+	{ 10, 0, 0, 0 },	/* with Tq > Tk: rows that see no key */
+	{ 0, 0, 0, 0 },		/* the diagonal alone */
+	{ -1, -1, 2.0, 0 },	/* softcap */
+	{ -1, -1, 0, 0.25 },	/* ALiBi */
+	{ -1, 0, 3.0, 0.1 },	/* causal, softcap and ALiBi */
+	{ 50, 10, 1.5, 0.05 },	/* all three */
+	{ 60, 0, 0, 0 },	/* long: the window skips half the causal tiles */
+};
+
+/*
+ * The rules through the table against the simulator's backward (its
+ * tiles skipped under the window as the kernel skips them): each case
+ * of fb_rule_cases at d = 64 and 128, fp16 and bf16 in turn, ragged Tq
+ * != Tk (Tq > Tk for the window that leaves rows with no key), two
+ * heads (problems), both dQ modes; with the ordered dQ every step of
+ * the trace build too, its steps the simulator's count under the
+ * window (fast_bwd_trace_steps_masked), which a window with a left
+ * edge makes fewer than the causal count.
+ */
+START_TEST(test_fast_bwd_rules)
+{
+	static const int shapes[][2] = {
+		{ 300, 200 }, { 150, 333 }, { 257, 129 },
+	};
+	struct gpucheck_bwd_opts o;
+	struct gpucheck_bwd_report reps[2];
+	struct problem_spec spec;
+	struct problem ps[2];
+	struct inputs_rng rng;
+	struct tiling t = { 64, 64, ORDER_FA2 };
+	float *dout;
+	double worst = 0;
+	char what[200], err[512];
+	size_t n;
+	int b, mode, dd, fewer = 0, empty_rows = 0;
+
+	memset(&o, 0, sizeof o);
+	o.kernel = fast();
+	inputs_rng_seed(&rng, 2628);
+	for (n = 0; n < sizeof fb_rule_cases / sizeof fb_rule_cases[0]; n++)
+		for (dd = 0; dd < 2; dd++) {
+			const struct fb_rules *ru = &fb_rule_cases[n];
+			struct tc_mask mask = tc_mask_causal(0);
+			long steps;
+
+			problem_spec_init(&spec);
+			spec.tq = shapes[(n + dd) % 3][0];
+			spec.tk = shapes[(n + dd) % 3][1];
+			if (ru->left == 10) {
+				spec.tq = 300;
+				spec.tk = 140;
+			}
+			if (ru->left == 60) {
+				spec.tq = 650;
+				spec.tk = 700;
+			}
+			spec.d = spec.dv = dd ? 128 : 64;
+			spec.dtype = (n + dd) % 2 ? DTYPE_BF16 : DTYPE_FP16;
+			spec.input = INPUTS_NORMAL;
+			spec.seed = 3000 + (uint64_t)n * 2 + (uint64_t)dd;
+			fb_spec_rules(&spec, ru);
+			fb_problems(&spec, 2, ps);
+			for (b = 0; ru->left == 10 && b < spec.tq; b++)
+				empty_rows += b + spec.tk - spec.tq < 0;
+			mask.left = ru->left;
+			mask.right = ru->right;
+			steps = fast_bwd_trace_steps_masked(spec.tq, spec.tk,
+			    &mask);
+			fewer += ru->left >= 0 && steps <
+			    fast_bwd_trace_steps(spec.tq, spec.tk, 1);
+			if (ru->left == 60)
+				ck_assert_msg(2 * steps < fast_bwd_trace_steps(
+				    spec.tq, spec.tk, 1) + 2, "window (60, 0): "
+				    "%ld steps", steps);
+			dout = fb_normal(&rng, (size_t)2 * spec.tq * spec.dv,
+			    spec.dtype);
+			for (mode = 0; mode < 2; mode++) {
+				o.dq = mode ? GPU_DQ_ORDERED : GPU_DQ_ATOMIC;
+				snprintf(what, sizeof what, "Tq %d Tk %d d %d %s, "
+				    "window (%d, %d) softcap %g alibi %g, dQ %s",
+				    spec.tq, spec.tk, spec.d,
+				    dtype_name(spec.dtype), ru->left, ru->right,
+				    ru->softcap, ru->alibi, gpu_dq_mode_name(o.dq));
+				ck_assert_msg(gpucheck_bwd_run_many(ps, 2, &t,
+				    &rule_plain, dout, &o, reps, err,
+				    sizeof err) == 0, "%s: %s", what, err);
+				for (b = 0; b < 2; b++) {
+					ck_assert_msg(reps[b].pass, "%s, head %d: %ld "
+					    "values beyond the bound, first at step "
+					    "%ld, worst %g of it (dQ %g dK %g dV %g)",
+					    what, b, reps[b].failures,
+					    reps[b].first_failure,
+					    reps[b].worst_excess, reps[b].max_dq,
+					    reps[b].max_dk, reps[b].max_dv);
+					ck_assert_int_eq(reps[b].steps_compared, mode);
+					ck_assert_int_eq(reps[b].steps, steps);
+					worst = fmax(worst, reps[b].worst_excess);
+					gpucheck_bwd_report_free(&reps[b]);
+				}
+			}
+			free(dout);
+			for (b = 0; b < 2; b++)
+				problem_free(&ps[b]);
+		}
+	ck_assert_int_ge(fewer, 6);
+	ck_assert_int_gt(empty_rows, 0);
+	printf("fast backward: windows, softcap and ALiBi agree with the "
+	    "simulator, every step of the ordered trace; worst value at %.3g "
+	    "of the bound\n", worst);
+}
+END_TEST
+
 /* ---- the double reference, grouped heads ---- */
 
 struct fb_case {
 	int batch, heads, kv_heads, tq, tk, d, causal;
 	enum dtype dt;
 	float scale;
+	/* The rules besides causal (all 0 from a memset: none; window
+	 * set: left and right apply, -1 unbounded), ALiBi's slope of
+	 * query head h slopes[h] (NULL: none). */
+	int window, left, right;
+	float softcap;
+	const float *slopes;
 	float *q, *k, *v, *dout;	/* 16-bit values, in float */
 	float *o, *lse;			/* the forward's, from the reference */
 	double *dq, *dk, *dv;		/* the reference's gradients */
 	double *mq, *mk, *mv;		/* ... and their bounds */
 };
+
+/* The case's window as mask_rule.h's rule (causal: (-1, 0)). */
+static struct mask_rule
+fb_mask_rule(const struct fb_case *c)
+{
+	if (c->window)
+		return mask_rule_window(mask_rule_none(), c->left, c->right);
+	if (c->causal)
+		return mask_rule_window(mask_rule_none(), -1, 0);
+	return mask_rule_none();
+}
+
+/* The case's rules as the kernel takes them (slopes on the host, as
+ * fast_bwd_run_host takes them). */
+static struct tc_mask
+fb_tc_mask(const struct fb_case *c)
+{
+	struct tc_mask m = tc_mask_causal(c->causal);
+
+	if (c->window) {
+		m.left = c->left;
+		m.right = c->right;
+	}
+	m.softcap = c->softcap;
+	m.alibi = c->slopes;
+	return m;
+}
 
 /*
  * The backward of one (batch, head) in double: O, lse and the gradients
@@ -316,11 +504,16 @@ fb_reference_head(struct fb_case *c, int b, int h, double rtol, double eps)
 	const size_t ko = ((size_t)b * c->kv_heads + hk) * tk;
 	const float *q = c->q + qo * d, *k = c->k + ko * d, *v = c->v + ko * d;
 	const float *g = c->dout + qo * d;
+	const struct mask_rule mr = fb_mask_rule(c);
+	const double cap = c->softcap, slope = c->slopes != NULL ?
+	    c->slopes[h] : 0;
+	const double cap_slack = 32 * 0x1p-24 / rtol;
 	double *s = malloc((size_t)tk * sizeof *s);
+	double *th = malloc((size_t)tk * sizeof *th);
 	double *orow = malloc((size_t)d * sizeof *orow);
 	int r, cc, x;
 
-	ck_assert(s != NULL && orow != NULL);
+	ck_assert(s != NULL && th != NULL && orow != NULL);
 	for (r = 0; r < tq; r++) {
 		double m = -INFINITY, l = 0, lse, dd = 0, bo = 0;
 
@@ -328,8 +521,14 @@ fb_reference_head(struct fb_case *c, int b, int h, double rtol, double eps)
 			double t = 0;
 			for (x = 0; x < d; x++)
 				t += (double)q[r * d + x] * k[cc * d + x];
-			s[cc] = tile_rule_visible(c->causal, r, cc, tq, tk) ?
-			    c->scale * t : -INFINITY;
+			/* mask_rule.h's score: C tanh(x / C), then the bias */
+			t *= c->scale;
+			th[cc] = cap > 0 ? tanh(t / cap) : 0;
+			if (cap > 0)
+				t = cap * th[cc];
+			t -= slope * fabs((double)r + tk - tq - cc);
+			s[cc] = mask_rule_visible(mr, r, cc, tq, tk) ? t :
+			    -INFINITY;
 			m = fmax(m, s[cc]);
 		}
 		if (m == -INFINITY) {
@@ -365,6 +564,13 @@ fb_reference_head(struct fb_case *c, int b, int h, double rtol, double eps)
 			}
 			ds = p * (dp - dd);
 			mds = fabs(ds) + p * (ap + bo) * eps / rtol;
+			/* back through the cap: (1 - t^2), its error an
+			 * absolute 32 u of |dS| (gpucheck_bwd.c) */
+			if (cap > 0) {
+				const double f = 1 - th[cc] * th[cc];
+				mds = mds * f + fabs(ds) * cap_slack;
+				ds *= f;
+			}
 			for (x = 0; x < d; x++) {
 				c->dv[(ko + cc) * d + x] += p * g[r * d + x];
 				c->mv[(ko + cc) * d + x] += p * fabs(g[r * d + x]);
@@ -380,6 +586,7 @@ fb_reference_head(struct fb_case *c, int b, int h, double rtol, double eps)
 		}
 	}
 	free(s);
+	free(th);
 	free(orow);
 }
 
@@ -414,9 +621,18 @@ fb_bounds(const struct fb_case *c, double *rtol, double *eps)
 	const double s1 = c->scale * fb_max_norm(c->q, (size_t)c->batch *
 	    c->heads * c->tq, c->d) * fb_max_norm(c->k, (size_t)c->batch *
 	    c->kv_heads * c->tk, c->d);
-	const double delta = gpucheck_tensor_delta(c->d, s1) +
+	double delta = gpucheck_tensor_delta(c->d, s1) +
 	    4 * u * (s1 + log((double)c->tk));
+	double bias = 0;
+	int h;
 
+	/* the rules', as gpucheck_bwd.c widens them */
+	if (c->softcap > 0)
+		delta += 16 * u * c->softcap;
+	for (h = 0; c->slopes != NULL && h < c->heads; h++)
+		bias = fmax(bias, fabs((double)c->slopes[h]) *
+		    ((double)c->tq + c->tk));
+	delta += 6 * u * bias;
 	*rtol = 2 * u16 + 2 * delta;
 	*eps = u16 + (17.0 * c->d / 8 + 4) * u;
 }
@@ -469,12 +685,14 @@ fb_case_free(struct fb_case *c)
 	free(c->mv);
 }
 
-/* The kernel's float32 gradients (host) for the case, flags as given. */
+/* The kernel's float32 gradients (host) for the case, flags as given,
+ * under the case's rules or, with kmask, those. */
 static void
-fb_run(const struct fb_case *c, int flags, int repeat, float *dq, float *dk,
-    float *dv, double *ms)
+fb_run_mask(const struct fb_case *c, const struct tc_mask *kmask, int flags,
+    int repeat, float *dq, float *dk, float *dv, double *ms)
 {
 	struct fast_bwd_host h;
+	struct tc_mask mask = kmask != NULL ? *kmask : fb_tc_mask(c);
 	char err[512];
 
 	memset(&h, 0, sizeof h);
@@ -486,6 +704,7 @@ fb_run(const struct fb_case *c, int flags, int repeat, float *dq, float *dk,
 	h.d = c->d;
 	h.dtype = c->dt == DTYPE_BF16 ? FAST_BF16 : FAST_FP16;
 	h.causal = c->causal;
+	h.mask = &mask;
 	h.scale = c->scale;
 	h.flags = flags;
 	h.q = c->q;
@@ -501,6 +720,13 @@ fb_run(const struct fb_case *c, int flags, int repeat, float *dq, float *dk,
 	ck_assert_msg(fast_bwd_run_host(&h, err, sizeof err) == 0, "%s", err);
 	if (ms != NULL)
 		*ms = h.ms;
+}
+
+static void
+fb_run(const struct fb_case *c, int flags, int repeat, float *dq, float *dk,
+    float *dv, double *ms)
+{
+	fb_run_mask(c, NULL, flags, repeat, dq, dk, dv, ms);
 }
 
 /* n values against the reference: how many beyond the bound; the worst
@@ -568,20 +794,31 @@ fb_check(const struct fb_case *c, int flags, const char *what)
  */
 START_TEST(test_fast_bwd_reference_checked)
 {
+	static const float slope = 0.2f;
 	struct fb_case c;
 	struct problem_spec spec;
 	struct problem p;
 	char err[256];
 	double *dq, *dk, *dv;
 	size_t i;
+	int rules;
 
+	for (rules = 0; rules < 2; rules++) {
 	memset(&c, 0, sizeof c);
 	c.batch = c.heads = c.kv_heads = 1;
 	c.tq = 70;
 	c.tk = 90;
 	c.d = 64;
-	c.causal = 1;
+	c.causal = !rules;
 	c.dt = DTYPE_FP16;
+	if (rules) {
+		/* a window, the cap and ALiBi together */
+		c.window = 1;
+		c.left = 20;
+		c.right = 3;
+		c.softcap = 1.5f;
+		c.slopes = &slope;
+	}
 	fb_case_build(&c, 77);
 	problem_spec_init(&spec);
 	spec.q.data = c.q;
@@ -593,8 +830,17 @@ START_TEST(test_fast_bwd_reference_checked)
 	spec.v.data = c.v;
 	spec.v.rows = c.tk;
 	spec.v.cols = c.d;
-	spec.causal = 1;
+	spec.causal = !rules;
 	spec.dtype = DTYPE_FP16;
+	if (rules) {
+		spec.window_set = 1;
+		spec.window_left = c.left;
+		spec.window_right = c.right;
+		spec.softcap_set = 1;
+		spec.softcap = c.softcap;
+		spec.alibi_set = 1;
+		spec.alibi = slope;
+	}
 	ck_assert_msg(problem_build(&spec, &p, err, sizeof err) == 0, "%s", err);
 	ck_assert(fabs(p.scale - c.scale) <= 1e-7);
 	dq = calloc((size_t)c.tq * c.d, sizeof *dq);
@@ -617,6 +863,7 @@ START_TEST(test_fast_bwd_reference_checked)
 	free(dv);
 	problem_free(&p);
 	fb_case_free(&c);
+	}
 }
 END_TEST
 
@@ -667,6 +914,109 @@ START_TEST(test_fast_bwd_grouped)
 		}
 	printf("fast backward: grouped heads agree with the double reference; "
 	    "worst value at %.3g of the bound\n", worst);
+}
+END_TEST
+
+/*
+ * The rules, grouped heads and batches against the double reference: a
+ * window of both edges, right only, left only, and one that leaves rows
+ * with no key (dQ exactly 0 there, within FLT_MIN), a softcap, ALiBi's
+ * slopes one per query head, and all together; d = 64 and 128, ragged
+ * Tq != Tk, G = 1, 2, 3, both dtypes, both dQ modes, both key-block
+ * widths.  Then the kernel given the case without its rule (the window
+ * off, no cap, no slopes) is far outside the bound: the bound is tight
+ * enough that a rule dropped in the backward is caught.
+ */
+START_TEST(test_fast_bwd_grouped_rules)
+{
+	static const float slopes[] = { 0.3f, 0.15f, 0.075f, 0.0375f,
+	    0.01875f, 0.009375f };
+	static const struct {
+		int b, h, hk, tq, tk, d, window, left, right;
+		float softcap;
+		int alibi;
+	} shapes[] = {
+		{ 2, 4, 2, 130, 77, 64, 1, 20, 5, 0, 0 },
+		{ 1, 3, 1, 65, 200, 128, 1, -1, 30, 2.0f, 0 },
+		{ 1, 6, 2, 200, 150, 64, 1, 40, -1, 0, 1 },
+		{ 1, 2, 1, 300, 100, 128, 1, 5, 0, 1.5f, 1 },
+		{ 2, 2, 2, 96, 170, 128, 0, 0, 0, 3.0f, 1 },
+	};
+	double worst = 0, off;
+	char what[160];
+	int s, dt, mode, empty = 0;
+
+	for (s = 0; s < (int)(sizeof shapes / sizeof shapes[0]); s++)
+		for (dt = 0; dt < 2; dt++) {
+			struct fb_case c;
+			struct tc_mask none;
+			const size_t nq = (size_t)shapes[s].b * shapes[s].h *
+			    shapes[s].tq * shapes[s].d;
+			const size_t nk = (size_t)shapes[s].b * shapes[s].hk *
+			    shapes[s].tk * shapes[s].d;
+			float *dq = malloc(nq * sizeof *dq);
+			float *dk = malloc(nk * sizeof *dk);
+			float *dv = malloc(nk * sizeof *dv);
+			double rtol, eps, w = 0;
+			size_t first = 0, i;
+			long bad;
+
+			ck_assert(dq != NULL && dk != NULL && dv != NULL);
+			memset(&c, 0, sizeof c);
+			c.batch = shapes[s].b;
+			c.heads = shapes[s].h;
+			c.kv_heads = shapes[s].hk;
+			c.tq = shapes[s].tq;
+			c.tk = shapes[s].tk;
+			c.d = shapes[s].d;
+			c.window = shapes[s].window;
+			c.left = shapes[s].left;
+			c.right = shapes[s].right;
+			c.softcap = shapes[s].softcap;
+			c.slopes = shapes[s].alibi ? slopes : NULL;
+			c.dt = dt ? DTYPE_BF16 : DTYPE_FP16;
+			fb_case_build(&c, 1900 + (uint64_t)(s * 2 + dt));
+			for (mode = 0; mode < 4; mode++) {
+				snprintf(what, sizeof what, "B %d H %d Hkv %d Tq %d "
+				    "Tk %d d %d window %d (%d, %d) cap %g alibi %d "
+				    "%s, dQ %s, Bc %d", c.batch, c.heads,
+				    c.kv_heads, c.tq, c.tk, c.d, c.window, c.left,
+				    c.right, (double)c.softcap, c.slopes != NULL,
+				    dtype_name(c.dt), mode & 1 ? "ordered" :
+				    "atomic", mode & 2 ? 64 : 128);
+				worst = fmax(worst, fb_check(&c, (mode & 1 ?
+				    FAST_BWD_ORDERED : 0) | (mode & 2 ?
+				    FAST_BWD_BC64 : 0), what));
+			}
+			/* rows that see no key: dQ 0 */
+			for (i = 0; i < (size_t)c.batch * c.heads * c.tq; i++)
+				if (c.lse[i] == -INFINITY) {
+					empty++;
+					fb_run(&c, 0, 0, dq, dk, dv, NULL);
+					for (int x = 0; x < c.d; x++)
+						ck_assert(fabsf(dq[i * c.d + x]) <=
+						    FLT_MIN);
+					break;
+				}
+			/* the rule dropped in the kernel alone */
+			none = tc_mask_causal(0);
+			fb_run_mask(&c, &none, 0, 0, dq, dk, dv, NULL);
+			fb_bounds(&c, &rtol, &eps);
+			bad = fb_compare(dq, c.dq, c.mq, nq, rtol, &w, &first);
+			bad += fb_compare(dk, c.dk, c.mk, nk, rtol, &w, &first);
+			off = w;
+			ck_assert_msg(bad > 0 && off > 100, "%s: the kernel "
+			    "without the rules is only %g of the bound", what,
+			    off);
+			free(dq);
+			free(dk);
+			free(dv);
+			fb_case_free(&c);
+		}
+	ck_assert_int_ge(empty, 2);
+	printf("fast backward: windows, softcap and ALiBi with grouped heads "
+	    "agree with the double reference; worst value at %.3g of the "
+	    "bound\n", worst);
 }
 END_TEST
 
@@ -833,7 +1183,9 @@ test_suite(void)
 	tcase_add_test(tc, test_fast_bwd_reference_checked);
 	tcase_add_test(tc, test_fast_bwd_random);
 	tcase_add_test(tc, test_fast_bwd_steps);
+	tcase_add_test(tc, test_fast_bwd_rules);
 	tcase_add_test(tc, test_fast_bwd_grouped);
+	tcase_add_test(tc, test_fast_bwd_grouped_rules);
 	tcase_add_test(tc, test_fast_bwd_ordered);
 	tcase_add_test(tc, test_fast_bwd_fault_caught);
 	suite_add_tcase(s, tc);

@@ -585,8 +585,9 @@ END_TEST
 /*
  * The masks and score modifiers (mask_rule.h): the teaching kernel takes
  * each, forward, backward and split-KV; the tensor-core forwards take the
- * window, the cap and ALiBi (not the mask bugs, nor in their backward);
- * every other kernel refuses each by its option's name.
+ * window, the cap and ALiBi (not the mask bugs), and so does the fast
+ * kernel's backward (gpu/fast_bwd.cu); every other kernel and backward
+ * refuses each by its option's name.
  */
 START_TEST(test_mask_refusals)
 {
@@ -601,7 +602,7 @@ START_TEST(test_mask_refusals)
 	struct tiling t = { 64, 64, ORDER_FA2 };
 	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	char err[512], want[128];
-	int k, i, taken = 0;
+	int k, i, taken = 0, taken_bwd = 0;
 
 	for (k = 0; k < 4; k++) {
 		problem_spec_init(&spec);
@@ -658,11 +659,19 @@ START_TEST(test_mask_refusals)
 			    strstr(err, "does not take d = ") == NULL)
 				ck_assert_msg(strstr(err, want) != NULL, "%s: '%s'",
 				    want, err);
-			if (gpu_kernels[i]->backward != NULL && k < 3) {
+			snprintf(want, sizeof want, "does not take %s backward",
+			    option[k]);
+			if (gpu_kernels[i]->backward != NULL && k < 3 &&
+			    (gpu_kernels[i]->backward->caps & cap[k])) {
+				/* taken: whatever else it refuses, not this */
+				if (gpu_backward_check(gpu_kernels[i], &p, 0, err,
+				    sizeof err) != 0)
+					ck_assert_msg(strstr(err, want) == NULL, "%s",
+					    err);
+				taken_bwd++;
+			} else if (gpu_kernels[i]->backward != NULL && k < 3) {
 				ck_assert_int_eq(gpu_backward_check(gpu_kernels[i], &p,
 				    0, err, sizeof err), -1);
-				snprintf(want, sizeof want, "does not take %s backward",
-				    option[k]);
 				if (strstr(err, "built without CUDA") == NULL)
 					ck_assert_msg(strstr(err, want) != NULL, "%s",
 					    err);
@@ -670,8 +679,11 @@ START_TEST(test_mask_refusals)
 		}
 		problem_free(&p);
 	}
-	/* fast and wgmma take the window, the cap and ALiBi */
+	/* fast and wgmma take the window, the cap and ALiBi; fast's
+	 * backward too */
 	ck_assert_int_eq(taken, 6);
+	ck_assert_int_eq(taken_bwd, 3);
+	ck_assert(gpu_kernel_find("fast")->backward->caps & GPU_CAP_WINDOW);
 }
 END_TEST
 
@@ -834,9 +846,9 @@ START_TEST(test_describe)
 	    "ordered alike); final gradients, no step trace (--backward)");
 	ck_assert_int_eq(gpu_kernel_describe(kernel("fast"), 10, line,
 	    sizeof line), 0);
-	ck_assert_str_eq(line, "backward     fp16, bf16; causal or not; bug "
-	    "modes none, no-d, no-scale; dQ atomic or ordered; its own tiles "
-	    "64x128 (--backward)");
+	ck_assert_str_eq(line, "backward     fp16, bf16; causal or not, "
+	    "windows, softcap, ALiBi; bug modes none, no-d, no-scale; dQ "
+	    "atomic or ordered; its own tiles 64x128 (--backward)");
 	ck_assert_int_eq(gpu_kernel_describe(kernel("teaching"), 10, line,
 	    sizeof line), 0);
 	ck_assert_str_eq(line, "backward     fp32, fp16, bf16; causal or not, "

@@ -310,6 +310,82 @@ START_TEST(test_skipped_tiles_brute_force)
 }
 END_TEST
 
+/*
+ * mask_rule_rows, the rows that see a key block (the tensor-core
+ * backward's inner range, gpu/fast_bwd.cu): for random windows (left
+ * only, right only, both, rows that see no key), ragged tiles and
+ * Tq != Tk, exactly the rows a count over mask_rule_visible finds, and
+ * the row blocks it gives (lo / Br .. hi / Br) are the schedule's
+ * ibegin and iend for the key block, and their steps its step count.
+ */
+START_TEST(test_rows_of_key_block)
+{
+	struct inputs_rng rng;
+	struct shape sh;
+	struct problem p;
+	struct schedule s;
+	char what[256];
+	long lo, hi, steps;
+	int n, j, r, c, c0, c1, rlo, rhi, i0, i1, empty = 0, one_side = 0;
+
+	inputs_rng_seed(&rng, 29);
+	for (n = 0; n < 600; n++) {
+		memset(&sh, 0, sizeof sh);
+		sh.tq = 1 + (int)(inputs_rng_next(&rng) % 50);
+		sh.tk = 1 + (int)(inputs_rng_next(&rng) % 50);
+		sh.br = 1 + (int)(inputs_rng_next(&rng) % 9);
+		sh.bc = 1 + (int)(inputs_rng_next(&rng) % 9);
+		sh.left = (int)(inputs_rng_next(&rng) % 14) - 1;
+		sh.right = (int)(inputs_rng_next(&rng) % 14) - 1;
+		if (n % 5 == 0)
+			sh.left = -1;
+		else if (n % 5 == 1)
+			sh.right = -1;
+		sh.order = ORDER_FA1;
+		build(&sh, INPUTS_RAMP, 1, &p);
+		describe(&sh, what, sizeof what);
+		schedule_of(&sh, &p, &s);
+		one_side += (sh.left < 0) != (sh.right < 0);
+		for (r = 0; r < p.tq; r++) {
+			mask_rule_keys(s.mask, r, r, p.tq, p.tk, &lo, &hi);
+			empty += lo > hi;
+		}
+		for (steps = 0, j = 0; j < s.tc; j++) {
+			c0 = j * s.bc;
+			c1 = c0 + s.bc < p.tk ? c0 + s.bc - 1 : p.tk - 1;
+			for (rlo = -1, rhi = -2, r = 0; r < p.tq; r++)
+				for (c = c0; c <= c1; c++)
+					if (mask_rule_visible(s.mask, r, c, p.tq,
+					    p.tk)) {
+						rlo = rlo < 0 ? r : rlo;
+						rhi = r;
+						break;
+					}
+			mask_rule_rows(s.mask, c0, c1, p.tq, p.tk, &lo, &hi);
+			if (rlo < 0)
+				ck_assert_msg(lo > hi, "%s: key block %d: rows "
+				    "[%ld, %ld], none by count", what, j, lo, hi);
+			else
+				ck_assert_msg(lo == rlo && hi == rhi, "%s: key "
+				    "block %d: rows [%ld, %ld], by count [%d, %d]",
+				    what, j, lo, hi, rlo, rhi);
+			i0 = lo > hi ? 0 : (int)(lo / s.br);
+			i1 = lo > hi ? 0 : (int)(hi / s.br + 1);
+			ck_assert_msg(i1 - i0 == s.iend[j] - s.ibegin[j] &&
+			    (i0 == i1 || i0 == s.ibegin[j]), "%s: key block %d: "
+			    "row blocks [%d, %d), the schedule's [%d, %d)", what,
+			    j, i0, i1, s.ibegin[j], s.iend[j]);
+			steps += i1 - i0;
+		}
+		ck_assert_int_eq(steps, s.nsteps);
+		schedule_free(&s);
+		problem_free(&p);
+	}
+	ck_assert_int_gt(empty, 0);
+	ck_assert_int_gt(one_side, 100);
+}
+END_TEST
+
 /* ---- the forward against the double reference ---- */
 
 /* Runs the sim (and the combine for splits): O and lse of every head. */
@@ -860,6 +936,7 @@ test_suite(void)
 	tcase_add_test(tc, test_window_definition);
 	tcase_add_test(tc, test_tanh);
 	tcase_add_test(tc, test_skipped_tiles_brute_force);
+	tcase_add_test(tc, test_rows_of_key_block);
 	tcase_add_test(tc, test_forward_random);
 	tcase_add_test(tc, test_each_rule_changes_o);
 	tcase_add_test(tc, test_empty_rows);

@@ -89,6 +89,13 @@
 #                    the same sums in another order, so the final
 #                    gradients stay within the bound and only the trace
 #                    build's steps (dK, dV after each row block) show it
+#   bwd cap factor   the softcap's backward loses its (1 - t^2): dS goes
+#                    to dQ and dK as if the cap were not there
+# and in gpu/tc_mask.cuh (tests/check_gpu_fast_bwd):
+#   bwd window rows  a key block whose first seeing row is past row 0
+#                    (causal, or a window's left edge) starts one row
+#                    block late: the backward's inverse of the window off
+#                    by a block
 # in gpu/tc_mask.cuh (tests/check_gpu_fast, its rules test):
 #   tc window edge     each row misses the first key it sees (the
 #                      window's left edge, or key 0)
@@ -238,7 +245,11 @@ plants() {
 	"$1" "bwd dq dropped" gpu/fast_bwd.cu tests/check_gpu_fast_bwd \
 	    's/if (r >= p.tq)$/if (r >= p.tq || (j \& 1))/'
 	"$1" "bwd rows reversed" gpu/fast_bwd.cu tests/check_gpu_fast_bwd \
-	    's/(i) = ibegin + (it) % ni;/(i) = p.tr - 1 - (it) % ni;/'
+	    's/(i) = ibegin + (it) % ni;/(i) = iend - 1 - (it) % ni;/'
+	"$1" "bwd cap factor" gpu/fast_bwd.cu tests/check_gpu_fast_bwd \
+	    's/\*dcap = p\.rule\.cap_in > 0\.f ? 1\.f - u \* u : 1\.f;/*dcap = 1.f;/'
+	"$1" "bwd window rows" gpu/tc_mask.cuh tests/check_gpu_fast_bwd \
+	    's/\*i0 = (int)(lo \/ br);/*i0 = (int)(lo \/ br) + (lo > 0);/'
 	"$1" "tc window edge" gpu/tc_mask.cuh tests/check_gpu_fast \
 	    's/^\t\*lo = (int)a;$/\t*lo = (int)a + 1;/'
 	"$1" "tc window tiles" gpu/tc_mask.cuh tests/check_gpu_fast \

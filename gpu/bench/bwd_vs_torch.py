@@ -42,6 +42,16 @@ step, the ordered dQ at each row block's last); and that a planted fault
 (the kernel run with the backward bug no-scale, dQ and dK without the
 factor scale) breaks the rule, so the check can see a fault.  It prints one table and a
 verdict, and exits 1 when anything failed.
+
+The rules (fast_attention_bwd_masked, struct tc_mask: flash-attention's
+window_size, softcap and alibi_slopes) are held to the same rule: a
+window of both edges, left only, right only and one that leaves rows
+with no key (their dQ exactly 0), a softcap, ALiBi, and all together,
+against float64 autograd of attention with the rules written in torch
+ops (cap C tanh(x / C) before the max, the bias -slope |r + Tk - Tq - c|
+after it), torch's own error that autograd in the dtype; O and lse from
+the float64 forward.  The kernel given the problem without its cap must
+break the rule (a planted fault: the cap's backward left out too).
 """
 import argparse
 import ctypes
@@ -183,6 +193,12 @@ FA_PAIRS = [(113, 203), (128, 217), (113, 211), (108, 256), (256, 512),
             (2048, 2048)]
 
 
+class TcMask(ctypes.Structure):
+    """fast.h's struct tc_mask."""
+    _fields_ = [("left", ctypes.c_int), ("right", ctypes.c_int),
+                ("softcap", ctypes.c_float), ("alibi", ctypes.c_void_p)]
+
+
 class FastBwd:
     """ctypes door to fast_attention_bwd (gpu/fast_bwd.h), device
     pointers in, on torch's current stream."""
@@ -194,6 +210,11 @@ class FastBwd:
         f.argtypes = ([ctypes.c_void_p] * 10 + [ctypes.c_int] * 8 +
                       [ctypes.c_float, ctypes.c_int, ctypes.c_void_p,
                        ctypes.c_char_p, ctypes.c_size_t])
+        f = self.lib.fast_attention_bwd_masked
+        f.restype = ctypes.c_int
+        f.argtypes = ([ctypes.c_void_p] * 10 + [ctypes.c_int] * 7 +
+                      [ctypes.POINTER(TcMask), ctypes.c_float, ctypes.c_int,
+                       ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t])
         self.lib.fast_bwd_workspace_bytes.restype = ctypes.c_size_t
         self.lib.fast_bwd_workspace_bytes.argtypes = [ctypes.c_int] * 4
         self.err = ctypes.create_string_buffer(512)
@@ -215,6 +236,126 @@ class FastBwd:
             self.err, len(self.err))
         if rc:
             raise RuntimeError(self.err.value.decode())
+
+    def masked(self, torch, q, k, v, o, lse, dout, dq, dk, dv, left, right,
+               softcap, slopes, flags=0):
+        """fast_attention_bwd_masked; slopes a float32 CUDA tensor (H) or
+        None."""
+        b, h, tq, d = q.shape
+        g, tk = k.shape[1], k.shape[2]
+        n = self.lib.fast_bwd_workspace_bytes(b, h, tq, d)
+        if self.ws is None or self.ws.numel() < n:
+            self.ws = torch.empty(n, dtype=torch.uint8, device="cuda")
+        dt = 1 if q.dtype == torch.bfloat16 else 0
+        m = TcMask(left, right, softcap,
+                   slopes.data_ptr() if slopes is not None else None)
+        rc = self.lib.fast_attention_bwd_masked(
+            q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
+            dout.data_ptr(), lse.data_ptr(), dq.data_ptr(), dk.data_ptr(),
+            dv.data_ptr(), self.ws.data_ptr(), b, h, g, tq, tk, d, dt,
+            ctypes.byref(m), 0.0, flags,
+            torch.cuda.current_stream().cuda_stream, self.err, len(self.err))
+        if rc:
+            raise RuntimeError(self.err.value.decode())
+
+
+def ruled_attention(torch, q, k, v, left, right, softcap, slopes):
+    """O and lse of Q (B, H, Tq, d), K, V (B, G, Tk, d) under the rules
+    (mask_rule.h's order: cap, then bias, then the window), in q's dtype;
+    a row that sees no key gets O = 0, lse = -inf and no NaN."""
+    b, h, tq, d = q.shape
+    grp, tk = h // k.shape[1], k.shape[2]
+    kk = k.repeat_interleave(grp, 1)
+    vv = v.repeat_interleave(grp, 1)
+    s = torch.matmul(q, kk.transpose(-1, -2)) / math.sqrt(d)
+    if softcap > 0:
+        s = softcap * torch.tanh(s / softcap)
+    r = torch.arange(tq, device=q.device)[:, None]
+    c = torch.arange(tk, device=q.device)[None, :]
+    diag = r + (tk - tq)
+    if slopes is not None:
+        dist = (diag - c).abs().to(s.dtype)
+        s = s - slopes.to(s.dtype)[None, :, None, None] * dist
+    hidden = torch.zeros(tq, tk, dtype=torch.bool, device=q.device)
+    if left >= 0:
+        hidden |= c < diag - left
+    if right >= 0:
+        hidden |= c > diag + right
+    s = s.masked_fill(hidden, float("-inf"))
+    seen = (~hidden).any(-1)[:, None]
+    lse = torch.logsumexp(s, -1)
+    p = torch.softmax(torch.where(seen, s, torch.zeros_like(s)), -1)
+    p = torch.where(seen, p, torch.zeros_like(p))
+    return torch.matmul(p, vv), lse
+
+
+def ruled_grads(torch, q, k, v, dout, rules, dtype):
+    """Autograd of ruled_attention in dtype on the GPU: (dq, dk, dv), and
+    O, lse of that forward."""
+    xs = [x.to("cuda", dtype).requires_grad_() for x in (q, k, v)]
+    left, right, cap, slopes = rules
+    o, lse = ruled_attention(torch, *xs, left, right, cap, slopes)
+    g = torch.autograd.grad(o, xs, dout.to("cuda", dtype))
+    return [x.detach() for x in g], o.detach(), lse.detach()
+
+
+def fast_rules_accuracy(torch, kern, gen, check, dtypes):
+    """The rules through fast_attention_bwd_masked, held to
+    flash-attention's rule against float64 autograd (module comment)."""
+    cases = [((100, 20, 0.0, False), 300, 257), ((64, -1, 0.0, False), 200,
+             333), ((-1, 40, 0.0, False), 129, 300), ((10, 0, 0.0, False),
+             300, 140), ((-1, -1, 2.0, False), 213, 190), ((-1, -1, 0.0, True),
+             190, 213), ((50, 10, 1.5, True), 256, 300)]
+    worst = 0.0
+    for n, ((left, right, cap, alibi), tq, tk) in enumerate(cases):
+        for d in (64, 128):
+            for dt in dtypes:
+                b, h, g = (2, 4, 2) if (n + d) % 2 else (1, 3, 1)
+                slopes = (torch.tensor([0.3 / 2 ** i for i in range(h)],
+                                       device="cuda") if alibi else None)
+                rules = (left, right, cap, slopes)
+                q = torch.randn(b, h, tq, d, generator=gen).to(dt)
+                k = torch.randn(b, g, tk, d, generator=gen).to(dt)
+                v = torch.randn(b, g, tk, d, generator=gen).to(dt)
+                do = torch.randn(b, h, tq, d, generator=gen).to(dt)
+                ref, o64, lse64 = ruled_grads(torch, q, k, v, do, rules,
+                                              torch.float64)
+                pt = ruled_grads(torch, q, k, v, do, rules, dt)[0]
+                qc, kc, vc, dc = (x.cuda() for x in (q, k, v, do))
+                o, lse = o64.to(dt).contiguous(), lse64.float().contiguous()
+                out = [torch.empty_like(x) for x in (qc, kc, vc)]
+                kern.masked(torch, qc, kc, vc, o, lse, dc, *out, left, right,
+                            cap, slopes)
+                name = "rules (%d, %d) cap %g alibi %d Tq%d Tk%d d%d %s H%d/%d" % (
+                    left, right, cap, alibi, tq, tk, d,
+                    str(dt).split(".")[-1], h, g)
+                for gi, gname in enumerate(("dq", "dk", "dv")):
+                    check(not torch.isnan(out[gi]).any(), "%s %s: NaN" %
+                          (name, gname))
+                    e = maxabs(torch, out[gi], ref[gi])
+                    ep = maxabs(torch, pt[gi], ref[gi])
+                    atol = rounding_floor(torch, ref[gi])
+                    check(e <= 2 * ep + atol, "%s %s: %.3g > 2 x %.3g + %.2g"
+                          % (name, gname, e, ep, atol))
+                    worst = max(worst, e / (ep + atol))
+                empty = torch.isinf(lse[0, 0])
+                if empty.any():
+                    check(torch.equal(out[0][:, :, empty].float(),
+                                      torch.zeros_like(out[0][:, :, empty],
+                                                       dtype=torch.float32)),
+                          "%s: rows that see no key have dQ != 0" % name)
+                if cap > 0:
+                    # the planted fault: the kernel told no cap
+                    bad = [torch.empty_like(x) for x in (qc, kc, vc)]
+                    kern.masked(torch, qc, kc, vc, o, lse, dc, *bad, left,
+                                right, 0.0, slopes)
+                    e = maxabs(torch, bad[1], ref[1])
+                    bound = 2 * maxabs(torch, pt[1], ref[1]) + \
+                        rounding_floor(torch, ref[1])
+                    check(e > bound, "%s: the kernel without the cap passed "
+                          "the rule (dK %.3g <= %.3g)" % (name, e, bound))
+    print("accuracy (rules): done, worst ours / torch %.3g" % worst)
+    sys.stdout.flush()
 
 
 def grouped_grads(torch, q, k, v, dout, causal, dtype):
@@ -401,6 +542,7 @@ def main_fast(args):
 
     if not args.no_accuracy:
         fast_accuracy(torch, kern, gen, check, dtypes)
+        fast_rules_accuracy(torch, kern, gen, check, dtypes)
     if not args.no_speed:
         fast_speed(torch, kern, args, dtypes)
     if fails:

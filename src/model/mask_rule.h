@@ -270,6 +270,30 @@ mask_rule_keys(struct mask_rule m, long r_first, long r_last, int tq, int tk,
 	*hi = b > (long)tk - 1 ? (long)tk - 1 : b;
 }
 
+/*
+ * The inverse of mask_rule_keys: the query positions [*lo, *hi] that see
+ * at least one of keys c_first .. c_last (0 <= c_first <= c_last < Tk,
+ * the keys of one tile), empty when *lo > *hi.  Row r's keys reach from
+ * r + Tk - Tq - left to r + Tk - Tq + right (each side clipped to [0,
+ * Tk), which cannot empty a row that meets the tile), so it meets the
+ * tile when its left edge is at most c_last and its right edge at least
+ * c_first: one interval of rows.  A row block sees a key block exactly
+ * when one of its rows is in it, so these are the row blocks the
+ * schedule's ibegin and iend give a key block (tests/check_mask).
+ */
+MASK_RULE_FN void
+mask_rule_rows(struct mask_rule m, long c_first, long c_last, int tq, int tk,
+    long *lo, long *hi)
+{
+	long a = !m.window || m.right < 0 ? 0 :
+	    c_first - m.right - ((long)tk - tq);
+	long b = !m.window || m.left < 0 ? (long)tq - 1 :
+	    c_last + m.left - ((long)tk - tq);
+
+	*lo = a < 0 ? 0 : a;
+	*hi = b > (long)tq - 1 ? (long)tq - 1 : b;
+}
+
 /* 2^n for -126 <= n <= 127, exactly. */
 MASK_RULE_FN float
 mask_rule_pow2(int n)
