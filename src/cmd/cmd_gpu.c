@@ -221,25 +221,26 @@ gpu_check_end(struct gpu_check *c)
 	c->shown = 0;
 }
 
-/* A packed batch's O and lse, every row (each sequence against its own
- * reference at its offsets: varlen_reference), as one head. */
+/* A packed batch's O and lse, every row of every head (each sequence
+ * against its own reference at its offsets: varlen_reference). */
 static int
 gpu_check_packed(struct gpu_check *c, const struct problem *p,
     const float *o, const float *lse, char *err, size_t errlen)
 {
+	const long rows = problem_rows(p);
 	struct compare_result co, cl;
 	double *ref, *ref_lse;
 	int rc = -1;
 
-	ref = util_calloc((size_t)p->tq * p->dv, sizeof *ref, "reference",
-	    err, errlen);
-	ref_lse = util_calloc((size_t)p->tq, sizeof *ref_lse, "reference", err,
+	ref = util_calloc((size_t)rows * p->dv, sizeof *ref, "reference", err,
+	    errlen);
+	ref_lse = util_calloc((size_t)rows, sizeof *ref_lse, "reference", err,
 	    errlen);
 	if (ref == NULL || ref_lse == NULL ||
 	    varlen_reference(p, ref, ref_lse, err, errlen) != 0)
 		goto out;
-	compare_arrays(o, ref, (long)p->tq * p->dv, 0, 0, &co);
-	compare_arrays(lse, ref_lse, p->tq, 0, 0, &cl);
+	compare_arrays(o, ref, rows * p->dv, 0, 0, &co);
+	compare_arrays(lse, ref_lse, rows, 0, 0, &cl);
 	c->rel = fmax(c->rel, co.max_rel);
 	c->abs = fmax(c->abs, co.max_abs);
 	c->lse = fmax(c->lse, cl.max_abs);

@@ -410,7 +410,12 @@ gpucmd_packed_new(const struct options *o, const struct problem *p,
 	}
 	pk->nseq = p->nseq;
 	for (b = 0; b < p->nseq; b++) {
-		problem_seq(p, b, &pk->seqs[b]);
+		/* Grouped heads run whole (decode): a sequence's heads are
+		 * gathered, each head being packed apart. */
+		if (problem_seq_all(p, b, &pk->seqs[b], err, errlen) != 0) {
+			gpucmd_packed_free(pk);
+			return -1;
+		}
 		pk->sims[b] = sim_new(&pk->seqs[b], &o->tiling, &o->rule, err,
 		    errlen);
 		if (pk->sims[b] == NULL) {
@@ -429,6 +434,8 @@ gpucmd_packed_free(struct gpucmd_packed *pk)
 
 	for (b = 0; pk->sims != NULL && b < pk->nseq; b++)
 		sim_free(pk->sims[b]);
+	for (b = 0; pk->seqs != NULL && b < pk->nseq; b++)
+		problem_seq_free(&pk->seqs[b]);
 	free(pk->sims);
 	free(pk->seqs);
 	free(pk->step0);
