@@ -100,6 +100,29 @@ def lse_err(out, ref):
     return diff.max().item()
 
 
+def rounding_floor(ref):
+    """One rounding at ref's scale (flash-attention's later atol)."""
+    return 2 * (ref + 0.3 - 0.3 - ref).abs().max().item()
+
+
+def flash_rule(o, lse, same, ref, ref_lse):
+    """flash-attention's rule for a forward: (ok, error of o, error of
+    same (torch's kernel in o's dtype), lse error).  ok: o within twice
+    torch's error plus one rounding, lse within LSE_TOL relative, and
+    rows that see no key (ref_lse -inf) with lse -inf and O 0."""
+    err = (o.double() - ref).abs().max().item()
+    terr = (same.double() - ref).abs().max().item()
+    empty = torch.isinf(ref_lse)
+    lse_ok = bool((torch.isinf(lse[empty]) & (lse[empty] < 0)).all())
+    ld = (lse.double() - ref_lse).abs()[~empty]
+    lerr = (ld / ref_lse[~empty].abs().clamp_min(1.0)).max().item() \
+        if ld.numel() > 0 else 0.0
+    ok = (math.isfinite(err) and err <= 2 * terr + rounding_floor(ref) and
+          lerr <= LSE_TOL and lse_ok and
+          bool((o[empty.unsqueeze(-1).expand_as(o)] == 0).all()))
+    return ok, err, terr, lerr
+
+
 def median(ts):
     ts = sorted(ts)
     return ts[len(ts) // 2]
