@@ -68,10 +68,12 @@
  * head, i) says every key block before it has added its part, then adds
  * with plain loads and stores (through L2) and bumps the counter: dQ = 0
  * + part_0 + part_1 + ... in the order of j, the simulator's, the same
- * bits every run.  Block j waits only on blocks j' < j, which were
- * scheduled no later than it (lower index of the same grid row), so the
- * wait always ends.  What it costs is measured in bench (bwd_vs_torch.py
- * --dq ordered) and stated in doc/performance.md.
+ * bits every run.  Block j waits only on blocks j' < j that see row
+ * block i (under a window the first of them need not be 0:
+ * fast_bwd_dq_turn), which were scheduled no later than it (lower
+ * index of the same grid row), so the wait always ends.  What it costs
+ * is measured in bench (bwd_vs_torch.py --dq ordered) and stated in
+ * doc/performance.md.
  *
  * Why these tiles: Bc = 128 keys (8 warps) and Br = 64 query rows at
  * both d, FlashAttention 2's own choice for d = 128 on sm80.  Each thread
@@ -190,6 +192,53 @@ fast_bwd_rows(const struct fast_bwd_params &p, int j, int *i0, int *i1)
 		*i0 = fast_bwd_ibegin(j * BC, BR, p.tq, p.tk, p.causal);
 		*i1 = *i0 < p.tr ? p.tr : *i0;
 	}
+}
+
+/*
+ * The ordered dQ's turn of key block j at row block i: how many key
+ * blocks before j add to dQ_i, the count block j waits for.  Under the
+ * causal mask or none every block from 0 does (j); under a window the
+ * first may be later, and waiting for j there would wait for blocks that
+ * never come.  The row blocks a key block sees (fast_bwd_rows, the
+ * schedule's own) move on with j at both ends, a band's, so those before
+ * j that see i are a run up to j: its start is the first block whose
+ * rows reach past i, found by bisection.
+ */
+template <bool RULES, int BR, int BC>
+static __device__ __forceinline__ int
+fast_bwd_dq_turn(const struct fast_bwd_params &p, int i, int j)
+{
+	int lo = 0, hi = j;
+
+	if constexpr (RULES)
+		while (lo < hi) {
+			const int mid = (lo + hi) / 2;
+			int i0, i1;
+
+			fast_bwd_rows<RULES, BR, BC>(p, mid, &i0, &i1);
+			if (i1 > i)
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+	return j - lo;
+}
+
+/*
+ * Spin until the counter at lock reaches turn.  A count that never comes
+ * (a schedule that skips a block the turn counts) would hold the GPU for
+ * good, and every program beside it; after 2^28 polls (at least 17 s at
+ * 64 ns or more each, far past any real wait) the launch fails instead.
+ */
+static __device__ __forceinline__ void
+fast_bwd_wait_turn(int *lock, int turn)
+{
+	for (unsigned n = 0; atomicAdd(lock, 0) != turn; n++) {
+		if (n >> 28)
+			__trap();
+		__nanosleep(64);
+	}
+	__threadfence();
 }
 
 /* The simulator's number of the first step of key block j of bc keys
@@ -718,13 +767,12 @@ fast_bwd_kernel(const struct fast_bwd_params p)
 			}
 			const size_t qrow = ((size_t)b * p.heads + h) * p.tq;
 			int *lock = p.locks + ((size_t)b * p.heads + h) * p.tr + i;
+			const int turn = p.ordered ?
+			    fast_bwd_dq_turn<RULES, BR, BC>(p, i, j) : 0;
 			if (p.ordered) {
-				/* Wait for key blocks 0 .. j-1 (fast_bwd.h). */
-				if (tid == 0) {
-					while (atomicAdd(lock, 0) != j)
-						__nanosleep(64);
-					__threadfence();
-				}
+				/* Wait for the key blocks before j that see i. */
+				if (tid == 0)
+					fast_bwd_wait_turn(lock, turn);
 				__syncthreads();
 			}
 #if FAST_BWD_DQ_V4
@@ -810,7 +858,7 @@ fast_bwd_kernel(const struct fast_bwd_params p)
 				__threadfence();
 				__syncthreads();
 				if (tid == 0)
-					atomicExch(lock, j + 1);
+					atomicExch(lock, turn + 1);
 			}
 		}
 	}
@@ -1143,12 +1191,11 @@ fast_bwd_kernel_p(const struct fast_bwd_params p)
 			}
 			const size_t qrow = ((size_t)b * p.heads + h) * p.tq;
 			int *lock = p.locks + ((size_t)b * p.heads + h) * p.tr + i;
+			const int turn = p.ordered ?
+			    fast_bwd_dq_turn<RULES, BR, BC>(p, i, j) : 0;
 			if (p.ordered) {
-				if (tid == 0) {
-					while (atomicAdd(lock, 0) != j)
-						__nanosleep(64);
-					__threadfence();
-				}
+				if (tid == 0)
+					fast_bwd_wait_turn(lock, turn);
 				__syncthreads();
 			}
 #if FAST_BWD_DQ_V4
@@ -1228,7 +1275,7 @@ fast_bwd_kernel_p(const struct fast_bwd_params p)
 				__threadfence();
 				__syncthreads();
 				if (tid == 0)
-					atomicExch(lock, j + 1);
+					atomicExch(lock, turn + 1);
 			}
 		}
 	}
