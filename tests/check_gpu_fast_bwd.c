@@ -508,6 +508,12 @@ fb_reference_head(struct fb_case *c, int b, int h, double rtol, double eps)
 	const double cap = c->softcap, slope = c->slopes != NULL ?
 	    c->slopes[h] : 0;
 	const double cap_slack = 32 * 0x1p-24 / rtol;
+	/* The kernel rounds P and dS to 16 bits, which rtol covers down to
+	 * fp16's normal range; below it the error is absolute, half its
+	 * least subnormal (2^-25), and an entry under it is lost: dS is
+	 * that small where ALiBi's bias and a cap's flat tanh meet (bf16
+	 * keeps float32's range). */
+	const double under = c->dt == DTYPE_FP16 ? 0x1p-25 / rtol : 0;
 	double *s = malloc((size_t)tk * sizeof *s);
 	double *th = malloc((size_t)tk * sizeof *th);
 	double *orow = malloc((size_t)d * sizeof *orow);
@@ -571,9 +577,11 @@ fb_reference_head(struct fb_case *c, int b, int h, double rtol, double eps)
 				mds = mds * f + fabs(ds) * cap_slack;
 				ds *= f;
 			}
+			mds += under;
 			for (x = 0; x < d; x++) {
 				c->dv[(ko + cc) * d + x] += p * g[r * d + x];
-				c->mv[(ko + cc) * d + x] += p * fabs(g[r * d + x]);
+				c->mv[(ko + cc) * d + x] += (p + under) *
+				    fabs(g[r * d + x]);
 				c->dq[(qo + r) * d + x] += c->scale * ds *
 				    k[cc * d + x];
 				c->mq[(qo + r) * d + x] += c->scale * mds *
