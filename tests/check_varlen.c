@@ -51,20 +51,32 @@ spec_mask(struct problem_spec *spec, int mask)
 	}
 }
 
+/* The packed batch the tests build: lengths lq over lk, d = 5, dv = 3,
+ * heads query heads over kv_heads K/V heads, normal inputs from seed,
+ * the mask. */
+static void
+packed_spec(struct problem_spec *spec, const char *lq, const char *lk,
+    int heads, int kv_heads, uint64_t seed, int mask)
+{
+	problem_spec_init(spec);
+	spec->seqlens_q = lq;
+	spec->seqlens_k = lk;
+	spec->d = 5;
+	spec->dv = 3;
+	spec->heads = heads;
+	spec->kv_heads = kv_heads;
+	spec->input = INPUTS_NORMAL;
+	spec->seed = seed;
+	spec_mask(spec, mask);
+}
+
 static void
 build_packed(const char *lq, const char *lk, int mask, struct problem *p)
 {
 	struct problem_spec spec;
 	char err[256];
 
-	problem_spec_init(&spec);
-	spec.seqlens_q = lq;
-	spec.seqlens_k = lk;
-	spec.d = 5;
-	spec.dv = 3;
-	spec.input = INPUTS_NORMAL;
-	spec.seed = 7;
-	spec_mask(&spec, mask);
+	packed_spec(&spec, lq, lk, 1, 1, 7, mask);
 	ck_assert_msg(problem_build(&spec, p, err, sizeof err) == 0, "%s", err);
 }
 
@@ -170,16 +182,8 @@ START_TEST(test_heads)
 
 	for (c = 0; c < NCASES; c++)
 		for (m = 0; m < NMASK; m++) {
-			problem_spec_init(&spec);
-			spec.seqlens_q = cases[c][0];
-			spec.seqlens_k = cases[c][1];
-			spec.d = 5;
-			spec.dv = 3;
-			spec.heads = 4;
-			spec.kv_heads = 2;
-			spec.input = INPUTS_NORMAL;
-			spec.seed = 11;
-			spec_mask(&spec, m);
+			packed_spec(&spec, cases[c][0], cases[c][1], 4, 2, 11,
+			    m);
 			if (m == M_ALIBI) {
 				spec.alibi_set = 0;
 				spec.alibi_slopes = "0.5,0.25,0.125,0.0625";
@@ -260,16 +264,8 @@ START_TEST(test_split)
 		for (m = 0; m < NMASK; m++)
 			for (i = 0; i < 3; i++)
 				for (pack = 0; pack < 2; pack++) {
-					problem_spec_init(&spec);
-					spec.seqlens_q = cases[c][0];
-					spec.seqlens_k = cases[c][1];
-					spec.d = 5;
-					spec.dv = 3;
-					spec.heads = 4;
-					spec.kv_heads = 2;
-					spec.input = INPUTS_NORMAL;
-					spec.seed = 13;
-					spec_mask(&spec, m);
+					packed_spec(&spec, cases[c][0], cases[c][1], 4, 2, 13,
+					    m);
 					ck_assert_msg(problem_build(&spec, &p, err, sizeof err) ==
 					    0, "%s", err);
 					rows = (size_t)problem_rows(&p);
@@ -372,16 +368,8 @@ START_TEST(test_paged)
 	for (c = 0; c < NCASES; c++)
 		for (m = 0; m < NMASK; m++)
 			for (i = 0; i < 4; i++) {
-				problem_spec_init(&spec);
-				spec.seqlens_q = cases[c][0];
-				spec.seqlens_k = cases[c][1];
-				spec.d = 5;
-				spec.dv = 3;
-				spec.heads = 2;
-				spec.kv_heads = 1;
-				spec.input = INPUTS_NORMAL;
-				spec.seed = 17;
-				spec_mask(&spec, m);
+				packed_spec(&spec, cases[c][0], cases[c][1], 2, 1, 17,
+				    m);
 				ck_assert_msg(problem_build(&spec, &flat, err, sizeof err) ==
 				    0, "%s", err);
 				spec.page_size = sizes[i];
