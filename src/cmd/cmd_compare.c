@@ -682,12 +682,8 @@ cmd_compare(int argc, char **argv)
 		goto fail;
 	/* A packed batch runs each sequence on its own simulator (the
 	 * forward alone: the backward refused it above). */
-	if (set.entries[0].nseq > 0) {
-		if (gpucmd_packed_new(&o, &set.entries[0], &pk, err,
-		    sizeof err) != 0)
-			goto fail;
-	} else if ((sim = sim_new_split(&set.entries[0], &o.tiling, &o.split,
-	    &o.rule, err, sizeof err)) == NULL)
+	if (gpucmd_sims_new(&o, &set.entries[0], &pk, &sim, err,
+	    sizeof err) != 0)
 		goto fail;
 	rc = gpucmd_device("compare", dev, sizeof dev);
 	if (rc != CMD_OK)

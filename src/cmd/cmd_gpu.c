@@ -221,6 +221,23 @@ gpu_check_end(struct gpu_check *c)
 	c->shown = 0;
 }
 
+/* n values of O and nl of lse against the reference, into the worst
+ * errors so far; one more of the c->heads done. */
+static void
+gpu_check_fold(struct gpu_check *c, const float *o, const double *ref,
+    long n, const float *lse, const double *ref_lse, long nl)
+{
+	struct compare_result co, cl;
+
+	compare_arrays(o, ref, n, 0, 0, &co);
+	compare_arrays(lse, ref_lse, nl, 0, 0, &cl);
+	c->rel = fmax(c->rel, co.max_rel);
+	c->abs = fmax(c->abs, co.max_abs);
+	c->lse = fmax(c->lse, cl.max_abs);
+	c->done++;
+	gpu_check_progress(c);
+}
+
 /* A packed batch's O and lse, every row of every head (each sequence
  * against its own reference at its offsets: varlen_reference). */
 static int
@@ -228,7 +245,6 @@ gpu_check_packed(struct gpu_check *c, const struct problem *p,
     const float *o, const float *lse, char *err, size_t errlen)
 {
 	const long rows = problem_rows(p);
-	struct compare_result co, cl;
 	double *ref, *ref_lse;
 	int rc = -1;
 
@@ -239,13 +255,7 @@ gpu_check_packed(struct gpu_check *c, const struct problem *p,
 	if (ref == NULL || ref_lse == NULL ||
 	    varlen_reference(p, ref, ref_lse, err, errlen) != 0)
 		goto out;
-	compare_arrays(o, ref, rows * p->dv, 0, 0, &co);
-	compare_arrays(lse, ref_lse, rows, 0, 0, &cl);
-	c->rel = fmax(c->rel, co.max_rel);
-	c->abs = fmax(c->abs, co.max_abs);
-	c->lse = fmax(c->lse, cl.max_abs);
-	c->done++;
-	gpu_check_progress(c);
+	gpu_check_fold(c, o, ref, rows * p->dv, lse, ref_lse, rows);
 	rc = 0;
 out:
 	free(ref);
@@ -261,7 +271,6 @@ gpu_check_add(struct gpu_check *c, const struct problem *p, const float *o,
 {
 	const size_t no = (size_t)c->nrows * p->dv;
 	const int *rows = c->nrows < p->tq ? c->rows : NULL;
-	struct compare_result co, cl;
 	struct problem one;
 	double *ref, *ref_lse;
 	float *got = NULL, *got_lse = NULL;
@@ -299,14 +308,8 @@ gpu_check_add(struct gpu_check *c, const struct problem *p, const float *o,
 			    (size_t)p->dv * sizeof *got);
 			got_lse[i] = lh[rows[i]];
 		}
-		compare_arrays(rows != NULL ? got : oh, ref, (long)no, 0, 0, &co);
-		compare_arrays(rows != NULL ? got_lse : lh, ref_lse, c->nrows, 0,
-		    0, &cl);
-		c->rel = fmax(c->rel, co.max_rel);
-		c->abs = fmax(c->abs, co.max_abs);
-		c->lse = fmax(c->lse, cl.max_abs);
-		c->done++;
-		gpu_check_progress(c);
+		gpu_check_fold(c, rows != NULL ? got : oh, ref, (long)no,
+		    rows != NULL ? got_lse : lh, ref_lse, c->nrows);
 	}
 	rc = 0;
 out:
@@ -673,15 +676,10 @@ cmd_gpu(int argc, char **argv)
 	    sizeof err) != 0 || setup_check_outputs(&o, err, sizeof err) != 0)
 		goto fail;
 	/* The simulator refuses what no kernel takes (tiles, rules, splits),
-	 * and describes the problem in the words every command uses. */
-	if (set.entries[0].nseq > 0) {
-		/* a packed batch: each sequence's own simulator (the
-		 * backward refused it above) */
-		if (gpucmd_packed_new(&o, &set.entries[0], &pk, err,
-		    sizeof err) != 0)
-			goto fail;
-	} else if ((sim = sim_new_split(&set.entries[0], &o.tiling, &o.split,
-	    &o.rule, err, sizeof err)) == NULL)
+	 * and describes the problem in the words every command uses (a
+	 * packed batch: each sequence's; the backward refused it above). */
+	if (gpucmd_sims_new(&o, &set.entries[0], &pk, &sim, err,
+	    sizeof err) != 0)
 		goto fail;
 	rc = gpucmd_device("gpu", dev, sizeof dev);
 	if (rc != CMD_OK)

@@ -427,6 +427,17 @@ gpucmd_packed_new(const struct options *o, const struct problem *p,
 	return 0;
 }
 
+int
+gpucmd_sims_new(const struct options *o, const struct problem *p,
+    struct gpucmd_packed *pk, struct sim **sim, char *err, size_t errlen)
+{
+	*sim = NULL;
+	if (p->nseq > 0)
+		return gpucmd_packed_new(o, p, pk, err, errlen);
+	*sim = sim_new_split(p, &o->tiling, &o->split, &o->rule, err, errlen);
+	return *sim != NULL ? 0 : -1;
+}
+
 void
 gpucmd_packed_free(struct gpucmd_packed *pk)
 {

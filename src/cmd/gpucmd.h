@@ -154,6 +154,13 @@ int gpucmd_packed_new(const struct options *o, const struct problem *p,
     struct gpucmd_packed *pk, char *err, size_t errlen);
 void gpucmd_packed_free(struct gpucmd_packed *pk);
 
+/* The simulator that gpu and compare step beside the kernel: p's own
+ * (split-KV as o says) into *sim, or for a packed batch each sequence's
+ * into *pk, *sim NULL.  It refuses what no kernel takes (tiles, rules,
+ * splits).  0, or -1 with err. */
+int gpucmd_sims_new(const struct options *o, const struct problem *p,
+    struct gpucmd_packed *pk, struct sim **sim, char *err, size_t errlen);
+
 /* Sequence 0's setup lines, then one line a sequence: its lengths and
  * its steps in the batch. */
 void gpucmd_packed_describe(FILE *f, const struct gpucmd_packed *pk);
