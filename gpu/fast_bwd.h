@@ -22,9 +22,10 @@
  *            atomicAdd; the order of the adds, and dQ's last bits, change
  *            from run to run.
  *   ordered  (FAST_BWD_ORDERED) the same adds, but key block j adds its
- *            part of dQ_i only after key block j - 1 has: dQ = 0 + part_0
- *            + part_1 + ..., the simulator's order, the same bits every
- *            run; a counter per (batch, head, row block) orders them.
+ *            part of dQ_i only after the key blocks before it that see
+ *            row block i have: dQ = 0 + part_0 + part_1 + ..., the
+ *            simulator's order, the same bits every run; a counter per
+ *            (batch, head, row block) orders them.
  */
 #ifndef FLASHSTEP_FAST_BWD_H
 #define FLASHSTEP_FAST_BWD_H
