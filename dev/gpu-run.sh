@@ -1,0 +1,69 @@
+#!/bin/bash
+# dev/gpu-run.sh - one call's worth of work on a GPU host, its logs
+# written as it goes into one folder (so a call cut off at its limit
+# still leaves what it did): bootstrap (once: a tree already built is
+# kept), FLASHSTEP_REQUIRE_GPU=1 make -j check, then, where asked, the
+# plants of tests/gpu_planted.sh and the torch scripts of gpu/bench.
+#
+#   dev/gpu-run.sh OUTDIR
+#
+# From the top of the tree; .gpu-deps/env.sh is sourced where
+# gpu/carry-deps.sh made it.  The environment chooses what runs:
+#   TESTS=...      make check's TESTS (default: all of them)
+#   CHECK_S=N      make check's limit in seconds (330)
+#   PLANTS=REGEX   GPU_PLANTS for tests/gpu_planted.sh (none: not run),
+#                  run beside the torch scripts; PLANT_S=N its limit (380)
+#   TORCH=1        varlen_vs_torch.py and bwd_vs_torch.py, accuracy only
+#                  (--no-speed: beside the plants, their times mean
+#                  nothing); PY_S=N each one's limit (150)
+# OUTDIR/summary.txt says what ran, when and how it ended; beside it
+# build.log, check.log (with each failing test's log appended),
+# plants.txt, varlen.txt, bwdrules.txt.
+set -u
+out=${1:?usage: dev/gpu-run.sh OUTDIR}
+cd "$(dirname "$0")/.."
+mkdir -p "$out"
+S=$out/summary.txt
+t0=$(date +%s)
+ts() { echo "[$(($(date +%s) - t0))s] $*" >>"$S"; }
+ts "host: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1)"
+[ -f .gpu-deps/env.sh ] && . .gpu-deps/env.sh
+export FLASHSTEP_NO_INSTALL=1
+if [ ! -x src/flashstep ]; then
+	./bootstrap >"$out/build.log" 2>&1
+	ts "bootstrap: exit $?"
+fi
+export FLASHSTEP_REQUIRE_GPU=1
+timeout "${CHECK_S:-330}" make -j"$(nproc)" check ${TESTS:+TESTS="$TESTS"} \
+    >"$out/check.log" 2>&1
+ts "make check: exit $? (124: stopped at its limit)"
+grep -E "^(FAIL|ERROR|XPASS)|^# (TOTAL|PASS|FAIL|SKIP|ERROR)" "$out/check.log" >>"$S"
+for t in $(sed -n 's/^\(FAIL\|ERROR\): //p' "$out/check.log"); do
+	log=${t%.test}.log
+	[ -f "$log" ] && { echo "=== $log"; tail -40 "$log"; } >>"$out/check.log"
+done
+if [ -n "${PLANTS:-}" ]; then
+	(GPU_PLANTS=$PLANTS timeout "${PLANT_S:-380}" tests/gpu_planted.sh \
+	    >"$out/plants.txt" 2>&1
+	 echo "gpu_planted.sh: exit $?" >>"$out/plants.txt") &
+fi
+if [ -n "${TORCH:-}" ]; then
+	lib="-O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -shared -Xcompiler -fPIC -I . -I src -I gpu"
+	tmp=$(mktemp -d)
+	nvcc $lib gpu/wgmma.cu -o "$tmp/libwgmma.so" >"$out/libs.log" 2>&1 &
+	w=$!
+	nvcc $lib gpu/fast_bwd.cu gpu/timing.cu -o "$tmp/libfastbwd.so" \
+	    >"$out/libs2.log" 2>&1 &
+	f=$!
+	wait $w $f
+	export PYTHONUNBUFFERED=1
+	timeout "${PY_S:-150}" python3 gpu/bench/varlen_vs_torch.py \
+	    --wgmma "$tmp/libwgmma.so" --no-speed >"$out/varlen.txt" 2>&1
+	ts "varlen_vs_torch.py: exit $?"
+	timeout "${PY_S:-150}" python3 gpu/bench/bwd_vs_torch.py \
+	    --fast "$tmp/libfastbwd.so" --no-speed >"$out/bwdrules.txt" 2>&1
+	ts "bwd_vs_torch.py: exit $?"
+fi
+wait
+[ -n "${PLANTS:-}" ] && ts "plants: $(tail -2 "$out/plants.txt" | head -1)"
+ts done
