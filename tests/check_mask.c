@@ -317,6 +317,10 @@ END_TEST
  * Tq != Tk, exactly the rows a count over mask_rule_visible finds, and
  * the row blocks it gives (lo / Br .. hi / Br) are the schedule's
  * ibegin and iend for the key block, and their steps its step count.
+ * And what the ordered dQ's turn (fast_bwd_dq_turn) takes of them: the
+ * end of the row blocks never goes back as j grows, so bisection finds
+ * the first key block that reaches past row block i, and the key blocks
+ * before j that see i are every one from that first on.
  */
 START_TEST(test_rows_of_key_block)
 {
@@ -327,6 +331,7 @@ START_TEST(test_rows_of_key_block)
 	char what[256];
 	long lo, hi, steps;
 	int n, j, r, c, c0, c1, rlo, rhi, i0, i1, empty = 0, one_side = 0;
+	int ib[60], ie[60], i, jj, first, seen, late = 0;
 
 	inputs_rng_seed(&rng, 29);
 	for (n = 0; n < 600; n++) {
@@ -376,13 +381,33 @@ START_TEST(test_rows_of_key_block)
 			    "row blocks [%d, %d), the schedule's [%d, %d)", what,
 			    j, i0, i1, s.ibegin[j], s.iend[j]);
 			steps += i1 - i0;
+			ck_assert(j < 60);
+			ib[j] = i0;
+			ie[j] = i1;
+			ck_assert_msg(j == 0 || i1 >= ie[j - 1], "%s: key block "
+			    "%d's row blocks end at %d, before %d's at %d",
+			    what, j, i1, j - 1, ie[j - 1]);
 		}
 		ck_assert_int_eq(steps, s.nsteps);
+		for (j = 0; j < s.tc; j++)
+			for (i = ib[j]; i < ie[j]; i++) {
+				for (first = 0; ie[first] <= i; first++)
+					;
+				for (seen = 0, jj = 0; jj < j; jj++)
+					seen += ib[jj] <= i && i < ie[jj];
+				ck_assert_msg(seen == j - first, "%s: key block "
+				    "%d, row block %d: %d blocks before it see "
+				    "the row block, the turn says %d", what, j,
+				    i, seen, j - first);
+				late += first > 0;
+			}
 		schedule_free(&s);
 		problem_free(&p);
 	}
 	ck_assert_int_gt(empty, 0);
 	ck_assert_int_gt(one_side, 100);
+	/* row blocks whose first key block is not 0: a left edge's */
+	ck_assert_int_gt(late, 100);
 }
 END_TEST
 
