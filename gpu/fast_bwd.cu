@@ -770,7 +770,7 @@ fast_bwd_kernel(const struct fast_bwd_params p)
 			const int turn = p.ordered ?
 			    fast_bwd_dq_turn<RULES, BR, BC>(p, i, j) : 0;
 			if (p.ordered) {
-				/* Wait for the key blocks before j that see i. */
+				/* the key blocks before j that see i */
 				if (tid == 0)
 					fast_bwd_wait_turn(lock, turn);
 				__syncthreads();

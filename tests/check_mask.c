@@ -384,9 +384,9 @@ START_TEST(test_rows_of_key_block)
 			ck_assert(j < 60);
 			ib[j] = i0;
 			ie[j] = i1;
-			ck_assert_msg(j == 0 || i1 >= ie[j - 1], "%s: key block "
-			    "%d's row blocks end at %d, before %d's at %d",
-			    what, j, i1, j - 1, ie[j - 1]);
+			ck_assert_msg(j == 0 || i1 >= ie[j - 1], "%s: key "
+			    "block %d's row blocks end at %d, before %d's at "
+			    "%d", what, j, i1, j - 1, ie[j - 1]);
 		}
 		ck_assert_int_eq(steps, s.nsteps);
 		for (j = 0; j < s.tc; j++)
@@ -395,10 +395,10 @@ START_TEST(test_rows_of_key_block)
 					;
 				for (seen = 0, jj = 0; jj < j; jj++)
 					seen += ib[jj] <= i && i < ie[jj];
-				ck_assert_msg(seen == j - first, "%s: key block "
-				    "%d, row block %d: %d blocks before it see "
-				    "the row block, the turn says %d", what, j,
-				    i, seen, j - first);
+				ck_assert_msg(seen == j - first, "%s: key "
+				    "block %d, row block %d: %d blocks before "
+				    "it see the row block, the turn says %d",
+				    what, j, i, seen, j - first);
 				late += first > 0;
 			}
 		schedule_free(&s);

@@ -264,8 +264,8 @@ START_TEST(test_split)
 		for (m = 0; m < NMASK; m++)
 			for (i = 0; i < 3; i++)
 				for (pack = 0; pack < 2; pack++) {
-					packed_spec(&spec, cases[c][0], cases[c][1], 4, 2, 13,
-					    m);
+					packed_spec(&spec, cases[c][0],
+					    cases[c][1], 4, 2, 13, m);
 					ck_assert_msg(problem_build(&spec, &p, err, sizeof err) ==
 					    0, "%s", err);
 					rows = (size_t)problem_rows(&p);
@@ -368,8 +368,8 @@ START_TEST(test_paged)
 	for (c = 0; c < NCASES; c++)
 		for (m = 0; m < NMASK; m++)
 			for (i = 0; i < 4; i++) {
-				packed_spec(&spec, cases[c][0], cases[c][1], 2, 1, 17,
-				    m);
+				packed_spec(&spec, cases[c][0], cases[c][1], 2,
+				    1, 17, m);
 				ck_assert_msg(problem_build(&spec, &flat, err, sizeof err) ==
 				    0, "%s", err);
 				spec.page_size = sizes[i];
