@@ -16,9 +16,12 @@
 #   TORCH=1        varlen_vs_torch.py and bwd_vs_torch.py, accuracy only
 #                  (--no-speed: beside the plants, their times mean
 #                  nothing); PY_S=N each one's limit (150)
+#   BENCH=1        after all of that, alone on the GPU: the speed tables
+#                  of bwd_vs_torch.py --fast and masks_vs_torch.py at
+#                  d = 128 (doc/performance.md's shapes); PY_S as above
 # OUTDIR/summary.txt says what ran, when and how it ended; beside it
-# build.log, check.log (with each failing test's log appended),
-# plants.txt, varlen.txt, bwdrules.txt.
+# build.log, check.log (with each failing test's log appended), libs.log,
+# plants.txt, varlen.txt, bwdrules.txt, bench.txt.
 set -u
 out=${1:?usage: dev/gpu-run.sh OUTDIR}
 cd "$(dirname "$0")/.."
@@ -47,16 +50,24 @@ if [ -n "${PLANTS:-}" ]; then
 	    >"$out/plants.txt" 2>&1
 	 echo "gpu_planted.sh: exit $?" >>"$out/plants.txt") &
 fi
-if [ -n "${TORCH:-}" ]; then
+export PYTHONUNBUFFERED=1
+tmp=$(mktemp -d)
+if [ -n "${TORCH:-}${BENCH:-}" ]; then
+	# the shared libraries the torch scripts load, as their headers say
 	lib="-O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -shared -Xcompiler -fPIC -I . -I src -I gpu"
-	tmp=$(mktemp -d)
-	nvcc $lib gpu/wgmma.cu -o "$tmp/libwgmma.so" >"$out/libs.log" 2>&1 &
+	nvcc $lib gpu/wgmma.cu -o "$tmp/libwgmma.so" >"$tmp/w.log" 2>&1 &
 	w=$!
 	nvcc $lib gpu/fast_bwd.cu gpu/timing.cu -o "$tmp/libfastbwd.so" \
-	    >"$out/libs2.log" 2>&1 &
+	    >"$tmp/b.log" 2>&1 &
+	b=$!
+	nvcc ${lib/compute_90a,code=sm_90a/compute_90,code=sm_90} gpu/fast.cu \
+	    -o "$tmp/libfast.so" >"$tmp/f.log" 2>&1 &
 	f=$!
-	wait $w $f
-	export PYTHONUNBUFFERED=1
+	wait $w $b $f
+	cat "$tmp"/*.log >"$out/libs.log"
+	ts "libraries: $(ls "$tmp"/*.so 2>/dev/null | wc -l) of 3 built"
+fi
+if [ -n "${TORCH:-}" ]; then
 	timeout "${PY_S:-150}" python3 gpu/bench/varlen_vs_torch.py \
 	    --wgmma "$tmp/libwgmma.so" --no-speed >"$out/varlen.txt" 2>&1
 	ts "varlen_vs_torch.py: exit $?"
@@ -66,4 +77,17 @@ if [ -n "${TORCH:-}" ]; then
 fi
 wait
 [ -n "${PLANTS:-}" ] && ts "plants: $(tail -2 "$out/plants.txt" | head -1)"
+if [ -n "${BENCH:-}" ]; then
+	{
+		timeout "${PY_S:-150}" python3 gpu/bench/bwd_vs_torch.py \
+		    --fast "$tmp/libfastbwd.so" --no-accuracy --dims 128
+		echo "bwd_vs_torch.py: exit $?"
+		timeout "${PY_S:-150}" python3 gpu/bench/masks_vs_torch.py \
+		    --fast "$tmp/libfast.so" --wgmma "$tmp/libwgmma.so" \
+		    --no-accuracy --dims 128 --reps 5
+		echo "masks_vs_torch.py: exit $?"
+	} >"$out/bench.txt" 2>&1
+	ts "bench: $(grep "exit" "$out/bench.txt" | tr "\n" " ")"
+fi
+rm -rf "$tmp"
 ts done
