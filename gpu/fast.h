@@ -22,6 +22,7 @@ extern "C" {
 enum fast_dtype {
 	FAST_FP16 = 0,
 	FAST_BF16 = 1,
+	FAST_FP8 = 2,	/* e4m3 codes with scales: wgmma_attention_fp8 alone */
 };
 
 /* One compiled tiling of the kernel. */

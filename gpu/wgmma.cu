@@ -171,6 +171,35 @@
  * The dense build reads Tq, Tk and its coordinates from the parameters
  * as before (wgmma_tq and the like), so its code is the dense kernel's.
  *
+ * FP8 (wgmma_attention_fp8: DT = FAST_FP8, d = 128, dense), FA3's third
+ * technique.  Q, K and V arrive as e4m3 codes with block scales
+ * (wgmma.h), so a tile row is 128 bytes: one 128-byte box at d = 128,
+ * and the k-step of both products is 32 codes, the same 32 bytes a step
+ * that 16 halves are, so the descriptors' arithmetic is unchanged.
+ * What changes:
+ *   - FP8 wgmma takes no transpose: both operands K-major.  S = Q K^T
+ *     is so already; for O = P V the V slot must hold V^T (d rows of
+ *     keys), which a small kernel makes before (wgmma_fp8_v_layout)
+ *     where FA3 transposes in its producer warps.
+ *   - P must be e4m3 in FP8's A-fragment layout, which gives a thread
+ *     other key columns than S's accumulator left it.  Instead of
+ *     trading bytes between threads, V^T's keys are stored in the order
+ *     P already has (wgmma_fp8_key_at): P is packed in place, four
+ *     codes a word, by the tensor cores' own conversion (round to
+ *     nearest even, saturating: fp8_rule.h's rule).
+ *   - The scales cost no operation an entry: a tile's S is q_scale (a
+ *     row) times k_scale (the tile) times the codes' product, folded
+ *     into the exponent's multiplier (wgmma_softmax's SCALED); V's scale
+ *     differs from tile to tile, so O is kept in units of the last V
+ *     tile's scale and alpha takes the ratio when the next tile's P V is
+ *     added (wgmma_vratio); the epilogue multiplies by the last.  A cap
+ *     or ALiBi bends true scores, so under one S is descaled first.
+ *   - Q's slot keeps its 16-bit size (O is staged in it as fp16); K's
+ *     and V's slots are half as large.
+ * Hopper's FP8 tensor cores add a product's terms in fewer bits than
+ * float32 (gpu/gpucheck.h, gpucheck_fp8_delta), which the tests' bounds
+ * take in.
+ *
  * Epilogue: O / l rounded to 16 bits goes through the warp's own rows of
  * Q's tile in shared memory (same swizzle, so the 4-byte writes are free
  * of bank conflicts) and leaves as coalesced 16-byte stores; lse = m scale
@@ -210,6 +239,7 @@
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
+#include <cuda_fp8.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -279,6 +309,11 @@ struct wgmma_params {
 	/* VARLEN builds: the nseq + 1 row offsets (cu_seqlens) on the
 	 * device (last, so the dense kernel's fields keep their places) */
 	const int *cu_q, *cu_k;
+	/* FP8 builds: the scales that turn codes into values, q_scale one a
+	 * row of Q (bh Tq + row), k_scale and v_scale one a key tile of K
+	 * and of V (bh Tc + j): S = q_scale k_scale (codes' product), and
+	 * P V_j is scaled by v_scale (wgmma_vratio) */
+	const float *q_scale, *k_scale, *v_scale;
 #ifdef WGMMA_RECORD
 	struct wgmma_rec_event *rec;	/* [block][role][rec_cap] */
 	int *rec_n;			/* [block][role] */
@@ -477,10 +512,13 @@ wgmma_desc(uint32_t addr, uint32_t lbo, uint32_t sbo)
 }
 
 /*
- * The instructions themselves, m64nNk16 with float32 accumulators d
- * (N / 2 a thread).  SS: A and B from shared memory (S = Q K^T, both
- * K-major); RS: A from 4 registers, B from shared memory MN-major
- * (O += P V).  acc = 0 overwrites d (scale-d false) instead of adding.
+ * The instructions themselves, m64nNk16 (16-bit inputs) or m64nNk32
+ * (FP8 e4m3) with float32 accumulators d (N / 2 a thread).  SS: A and B
+ * from shared memory (S = Q K^T, both K-major); RS: A from 4 registers,
+ * B from shared memory (O += P V): MN-major for 16 bits (imm-trans-b =
+ * 1), K-major for FP8, which takes no transpose (so V^T is what its
+ * slots hold, wgmma_fp8_v_layout).  acc = 0 overwrites d (scale-d false)
+ * instead of adding.
  */
 #define WGMMA_D32 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, "	\
 	"%12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, "	\
@@ -507,19 +545,38 @@ wgmma_desc(uint32_t addr, uint32_t lbo, uint32_t sbo)
 	"setp.ne.b32 p, %" C ", 0;\n"					\
 	"wgmma.mma_async.sync.aligned.m64n" N "k16.f32." T "." T " "	\
 	DL ", {%" A0 ", %" A1 ", %" A2 ", %" A3 "}, %" B ", p, 1, 1, 1;\n}\n"
+/* The FP8 forms: k32, and no transpose arguments (both K-major). */
+#define WGMMA_SS8(N, DL, A, B, C) "{\n.reg .pred p;\n"			\
+	"setp.ne.b32 p, %" C ", 0;\n"					\
+	"wgmma.mma_async.sync.aligned.m64n" N "k32.f32.e4m3.e4m3 "	\
+	DL ", %" A ", %" B ", p, 1, 1;\n}\n"
+#define WGMMA_RS8(N, DL, A0, A1, A2, A3, B, C) "{\n.reg .pred p;\n"	\
+	"setp.ne.b32 p, %" C ", 0;\n"					\
+	"wgmma.mma_async.sync.aligned.m64n" N "k32.f32.e4m3.e4m3 "	\
+	DL ", {%" A0 ", %" A1 ", %" A2 ", %" A3 "}, %" B ", p, 1, 1;\n}\n"
 
-template <int N, bool BF16>
+/* Bytes of one element of dtype DT (enum fast_dtype). */
+template <int DT>
+struct wgmma_elem {
+	static constexpr int bytes = DT == FAST_FP8 ? 1 : 2;
+};
+
+template <int N, int DT>
 static __device__ __forceinline__ void
 wgmma_ss(float (&d)[N / 2], uint64_t a, uint64_t b, int acc)
 {
 	static_assert(N == 64 || N == 128, "wgmma_ss: N is 64 or 128");
-	if constexpr (N == 64 && !BF16)
+	static_assert(DT != FAST_FP8 || N == 128, "wgmma_ss: FP8 is N = 128");
+	if constexpr (DT == FAST_FP8)
+		asm volatile(WGMMA_SS8("128", WGMMA_D64, "64", "65", "66")
+		    : WGMMA_O64(d) : "l"(a), "l"(b), "r"(acc));
+	else if constexpr (N == 64 && DT == FAST_FP16)
 		asm volatile(WGMMA_SS("64", "f16", WGMMA_D32, "32", "33", "34")
 		    : WGMMA_O32(d) : "l"(a), "l"(b), "r"(acc));
 	else if constexpr (N == 64)
 		asm volatile(WGMMA_SS("64", "bf16", WGMMA_D32, "32", "33", "34")
 		    : WGMMA_O32(d) : "l"(a), "l"(b), "r"(acc));
-	else if constexpr (!BF16)
+	else if constexpr (DT == FAST_FP16)
 		asm volatile(WGMMA_SS("128", "f16", WGMMA_D64, "64", "65", "66")
 		    : WGMMA_O64(d) : "l"(a), "l"(b), "r"(acc));
 	else
@@ -527,13 +584,18 @@ wgmma_ss(float (&d)[N / 2], uint64_t a, uint64_t b, int acc)
 		    "66") : WGMMA_O64(d) : "l"(a), "l"(b), "r"(acc));
 }
 
-template <int N, bool BF16>
+template <int N, int DT>
 static __device__ __forceinline__ void
 wgmma_rs(float (&d)[N / 2], uint32_t a0, uint32_t a1, uint32_t a2,
     uint32_t a3, uint64_t b)
 {
 	static_assert(N == 64 || N == 128, "wgmma_rs: N is 64 or 128");
-	if constexpr (N == 64 && !BF16)
+	static_assert(DT != FAST_FP8 || N == 128, "wgmma_rs: FP8 is N = 128");
+	if constexpr (DT == FAST_FP8)
+		asm volatile(WGMMA_RS8("128", WGMMA_D64, "64", "65", "66",
+		    "67", "68", "69") : WGMMA_O64(d)
+		    : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(b), "r"(1));
+	else if constexpr (N == 64 && DT == FAST_FP16)
 		asm volatile(WGMMA_RS("64", "f16", WGMMA_D32, "32", "33", "34",
 		    "35", "36", "37") : WGMMA_O32(d)
 		    : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(b), "r"(1));
@@ -541,7 +603,7 @@ wgmma_rs(float (&d)[N / 2], uint32_t a0, uint32_t a1, uint32_t a2,
 		asm volatile(WGMMA_RS("64", "bf16", WGMMA_D32, "32", "33", "34",
 		    "35", "36", "37") : WGMMA_O32(d)
 		    : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(b), "r"(1));
-	else if constexpr (!BF16)
+	else if constexpr (DT == FAST_FP16)
 		asm volatile(WGMMA_RS("128", "f16", WGMMA_D64, "64", "65", "66",
 		    "67", "68", "69") : WGMMA_O64(d)
 		    : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(b), "r"(1));
@@ -553,34 +615,49 @@ wgmma_rs(float (&d)[N / 2], uint32_t a0, uint32_t a1, uint32_t a2,
 
 /*
  * S = Q K^T for this warpgroup's 64 rows: q is the address of its first
- * row in Q's tile (BR rows a box), k the K tile's slot.  One group.
+ * row in Q's tile (BR rows a box), k the K tile's slot.  One group.  A
+ * k-step is 32 bytes of d either way: 16 halves or 32 FP8 codes.
  */
-template <int D, int BR, int BC, bool BF16>
+template <int D, int BR, int BC, int DT>
 static __device__ __forceinline__ void
 wgmma_qk(float (&s)[BC / 2], uint32_t q, uint32_t k)
 {
 	wgmma_fence();
 #pragma unroll
-	for (int kk = 0; kk < D / 16; kk++) {
+	for (int kk = 0; kk < D * wgmma_elem<DT>::bytes / 32; kk++) {
 		const uint32_t in = (kk % 4) * 32;	/* bytes into the row */
-		wgmma_ss<BC, BF16>(s,
+		wgmma_ss<BC, DT>(s,
 		    wgmma_desc(q + (kk / 4) * BR * 128 + in, 16, 1024),
 		    wgmma_desc(k + (kk / 4) * BC * 128 + in, 16, 1024), kk > 0);
 	}
 	wgmma_commit();
 }
 
-/* O += P V, P in registers (word i = s[2i], s[2i+1]), v the V slot. */
-template <int D, int BC, bool BF16>
+/*
+ * O += P V, P in registers, v the V slot.  16 bits: word i of P is
+ * (s[2i], s[2i+1]), V MN-major.  FP8: four words a k-step of 32 keys
+ * (wgmma_topack), the slot holds V^T (D rows of BC key bytes, K-major
+ * as K is for S), its keys in wgmma_fp8_key_at's order.
+ */
+template <int D, int BC, int DT>
 static __device__ __forceinline__ void
 wgmma_pv(float (&o)[D / 2], const uint32_t (&pa)[BC / 4], uint32_t v)
 {
 	wgmma_fence();
+	if constexpr (DT == FAST_FP8) {
 #pragma unroll
-	for (int kk = 0; kk < BC / 16; kk++)
-		wgmma_rs<D, BF16>(o, pa[4 * kk], pa[4 * kk + 1],
-		    pa[4 * kk + 2], pa[4 * kk + 3],
-		    wgmma_desc(v + kk * 16 * 128, BC * 128, 1024));
+		for (int kk = 0; kk < BC / 32; kk++)
+			wgmma_rs<D, DT>(o, pa[4 * kk], pa[4 * kk + 1],
+			    pa[4 * kk + 2], pa[4 * kk + 3],
+			    wgmma_desc(v + (kk / 4) * D * 128 + (kk % 4) * 32,
+			    16, 1024));
+	} else {
+#pragma unroll
+		for (int kk = 0; kk < BC / 16; kk++)
+			wgmma_rs<D, DT>(o, pa[4 * kk], pa[4 * kk + 1],
+			    pa[4 * kk + 2], pa[4 * kk + 3],
+			    wgmma_desc(v + kk * 16 * 128, BC * 128, 1024));
+	}
 	wgmma_commit();
 }
 
@@ -624,16 +701,19 @@ wgmma_rules(float (&s)[BC / 2], const struct tc_rule &rule, float slope,
  * becomes p = exp(scale (s - m_new)), m and l move on, al gets alpha.
  * O is rescaled by the caller (it may still be in flight).  no_rescale
  * (TRACE builds only: bug no-rescale) leaves l unscaled, and
- * wgmma_rescale leaves O so.
+ * wgmma_rescale leaves O so.  SCALED (FP8): s holds products of codes,
+ * row h's scores are fac[h] s (fac > 0), and m stays in score units: the
+ * row max is taken on s and scaled once, and fac joins the exponent's
+ * multiplier, so the descale costs no operation an entry.
  */
-template <int BC, bool TRACE>
+template <int BC, bool TRACE, bool SCALED>
 static __device__ __forceinline__ void
 wgmma_softmax(float (&s)[BC / 2], float (&m)[2], float (&l)[2],
-    float (&al)[2], float scale_log2, int no_rescale)
+    float (&al)[2], float scale_log2, int no_rescale, const float (&fac)[2])
 {
 #pragma unroll
 	for (int h = 0; h < 2; h++) {
-		float mx = m[h], sum = 0.f;
+		float mx = SCALED ? -INFINITY : m[h], sum = 0.f;
 
 #pragma unroll
 		for (int nb = 0; nb < BC / 8; nb++)
@@ -641,6 +721,9 @@ wgmma_softmax(float (&s)[BC / 2], float (&m)[2], float (&l)[2],
 			    s[4 * nb + 2 * h + 1]));
 		mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
 		mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+		if constexpr (SCALED)
+			mx = fmaxf(m[h], mx * fac[h]);
+		const float sl = SCALED ? scale_log2 * fac[h] : scale_log2;
 		const float ms = mx == -INFINITY ? 0.f : mx * scale_log2;
 		al[h] = fast_exp2(m[h] * scale_log2 - ms);
 		m[h] = mx;
@@ -649,7 +732,7 @@ wgmma_softmax(float (&s)[BC / 2], float (&m)[2], float (&l)[2],
 #pragma unroll
 			for (int e = 2 * h; e < 2 * h + 2; e++) {
 				const float pv = fast_exp2(fmaf(s[4 * nb + e],
-				    scale_log2, -ms));
+				    sl, -ms));
 				s[4 * nb + e] = pv;
 				sum += pv;
 			}
@@ -657,28 +740,82 @@ wgmma_softmax(float (&s)[BC / 2], float (&m)[2], float (&l)[2],
 	}
 }
 
+/* O *= alpha before the next P V; vr is FP8's ratio of V scales
+ * (wgmma_vratio; 1 otherwise), which bug no-rescale keeps. */
 template <int D, bool TRACE>
 static __device__ __forceinline__ void
-wgmma_rescale(float (&o)[D / 2], const float (&al)[2], int no_rescale)
+wgmma_rescale(float (&o)[D / 2], const float (&al)[2], int no_rescale,
+    float vr)
 {
-	if (TRACE && no_rescale)
-		return;
+	const float a0 = (TRACE && no_rescale ? 1.f : al[0]) * vr;
+	const float a1 = (TRACE && no_rescale ? 1.f : al[1]) * vr;
+
 #pragma unroll
 	for (int db = 0; db < D / 8; db++) {
-		o[4 * db] *= al[0];
-		o[4 * db + 1] *= al[0];
-		o[4 * db + 2] *= al[1];
-		o[4 * db + 3] *= al[1];
+		o[4 * db] *= a0;
+		o[4 * db + 1] *= a0;
+		o[4 * db + 2] *= a1;
+		o[4 * db + 3] *= a1;
 	}
 }
 
-template <int BC, bool BF16>
+/*
+ * FP8: which key of a 32-key step lies at position x of V^T's slot
+ * (wgmma_topack's order).  FP8's A fragment gives thread t of a quad
+ * positions 4t .. 4t+3 (word 0, row g) and 16 + 4t .. 19 + 4t (word 2)
+ * of the k-step, while S's accumulator left it keys 2t, 2t+1, 8+2t, 9+2t,
+ * 16+2t, 17+2t, 24+2t, 25+2t.  Rather than trade bytes between threads,
+ * V^T's keys are stored in the order P already has: key 16 h + 8 b +
+ * 2 t + e sits at position 16 h + 4 t + 2 b + e, a permutation within
+ * each 32 keys that P V sums over all the same.
+ */
+__host__ __device__ static inline int
+wgmma_fp8_key_at(int x)
+{
+	const int h = (x >> 4) & 1, t = (x >> 2) & 3, b = (x >> 1) & 1;
+
+	return (x & ~31) | 16 * h | 8 * b | 2 * t | (x & 1);
+}
+
+/* Four floats as four e4m3 codes, the first in the low byte: the
+ * tensor cores' rounding (round to nearest even, saturating), which is
+ * fp8_rule.h's. */
+static __device__ __forceinline__ uint32_t
+wgmma_pack_fp8(float x0, float x1, float x2, float x3)
+{
+	const uint32_t lo = __nv_cvt_float2_to_fp8x2(make_float2(x0, x1),
+	    __NV_SATFINITE, __NV_E4M3);
+	const uint32_t hi = __nv_cvt_float2_to_fp8x2(make_float2(x2, x3),
+	    __NV_SATFINITE, __NV_E4M3);
+
+	return lo | hi << 16;
+}
+
+/* P for P V from p in S's registers: 16 bits, word i = (s[2i], s[2i+1]);
+ * FP8, k-step kk's words from accumulator blocks 4 kk .. 4 kk + 3 (rows g
+ * and g + 8, in wgmma_fp8_key_at's order). */
+template <int BC, int DT>
 static __device__ __forceinline__ void
 wgmma_topack(uint32_t (&pa)[BC / 4], const float (&s)[BC / 2])
 {
+	if constexpr (DT == FAST_FP8) {
 #pragma unroll
-	for (int i = 0; i < BC / 4; i++)
-		pa[i] = fast_pack<BF16>(s[2 * i], s[2 * i + 1]);
+		for (int kk = 0; kk < BC / 32; kk++) {
+			const float *x = s + 16 * kk;
+
+			pa[4 * kk] = wgmma_pack_fp8(x[0], x[1], x[4], x[5]);
+			pa[4 * kk + 1] = wgmma_pack_fp8(x[2], x[3], x[6], x[7]);
+			pa[4 * kk + 2] = wgmma_pack_fp8(x[8], x[9], x[12],
+			    x[13]);
+			pa[4 * kk + 3] = wgmma_pack_fp8(x[10], x[11], x[14],
+			    x[15]);
+		}
+	} else {
+#pragma unroll
+		for (int i = 0; i < BC / 4; i++)
+			pa[i] = fast_pack<DT == FAST_BF16>(s[2 * i],
+			    s[2 * i + 1]);
+	}
 }
 
 /*
@@ -708,11 +845,13 @@ wgmma_trace_ml(const struct wgmma_params &p, const float (&m)[2],
 	}
 }
 
-/* TRACE builds: the O rows once tile j's P V has completed. */
+/* TRACE builds: the O rows once tile j's P V has completed, times
+ * unit (FP8: the V scale O is kept in; 1 otherwise). */
 template <int D, int BR>
 static __device__ void
 wgmma_trace_acc(const struct wgmma_params &p, const float (&o)[D / 2],
-    size_t bh, int i, int j, int rb, int row0, int tq, int lane)
+    float unit, size_t bh, int i, int j, int rb, int row0, int tq,
+    int lane)
 {
 	if (p.tr_acc == NULL)
 		return;
@@ -725,8 +864,8 @@ wgmma_trace_acc(const struct wgmma_params &p, const float (&o)[D / 2],
 #pragma unroll
 		for (int db = 0; db < D / 8; db++) {
 			float *a = p.tr_acc + at * D + db * 8 + 2 * (lane & 3);
-			a[0] = o[4 * db + 2 * h];
-			a[1] = o[4 * db + 2 * h + 1];
+			a[0] = o[4 * db + 2 * h] * unit;
+			a[1] = o[4 * db + 2 * h + 1] * unit;
 		}
 	}
 }
@@ -741,9 +880,9 @@ struct wgmma_regs {
 /* Dynamic shared memory of one block: QBUF Q tiles, the ring, the
  * barriers, and 1024 bytes to align the tiles to the swizzle's period. */
 static constexpr int
-wgmma_smem_bytes(int d, int br, int bc, int stages, int qbuf)
+wgmma_smem_bytes(int d, int br, int bc, int stages, int qbuf, int es)
 {
-	return qbuf * br * d * 2 + stages * 2 * bc * d * 2 +
+	return qbuf * br * d * 2 + stages * 2 * bc * d * es +
 	    (2 * qbuf + 4 * stages) * 8 + 1024;
 }
 
@@ -772,10 +911,13 @@ enum wgmma_named_barrier {
  * (BR x D), then STAGES K tiles and STAGES V tiles (BC x D), each tile
  * on a 1024-byte boundary (the swizzle's period), then the barriers.
  */
-template <int D, int BR, int BC, int STAGES, int QBUF>
+template <int D, int BR, int BC, int STAGES, int QBUF, int ES>
 struct wgmma_shared {
-	static constexpr uint32_t QB = BR * D * 2;	/* bytes of Q's tile */
-	static constexpr uint32_t TB = BC * D * 2;	/* of a K or V tile */
+	/* bytes of a Q slot: 16-bit O is staged in it (wgmma_epilogue),
+	 * so an FP8 slot holds Q's BR D codes in its first half */
+	static constexpr uint32_t QB = BR * D * 2;
+	static constexpr uint32_t QIN = BR * D * ES;	/* of Q's tile */
+	static constexpr uint32_t TB = BC * D * ES;	/* of a K or V tile */
 	uint32_t q, k, v, bars;		/* shared addresses */
 	uint8_t *gq;			/* q as a generic pointer */
 
@@ -920,17 +1062,20 @@ wgmma_k0(const struct wgmma_item &it)
 /*
  * The producer: one thread issues every copy, the work items' Q tiles
  * into their QBUF slots and their K and V tiles into the ring, in the
- * order the consumers use them.
+ * order the consumers use them.  FP8's V is V^T (wgmma_fp8_v_layout):
+ * a tile is BC / 128 boxes of (D rows, 128 keys).
  */
-template <int D, int BR, int BC, int STAGES, int QBUF, bool VARLEN>
+template <int D, int BR, int BC, int STAGES, int QBUF, int DT, bool VARLEN>
 static __device__ __forceinline__ void
 wgmma_producer(const struct wgmma_params &p, const CUtensorMap *tm_q,
     const CUtensorMap *tm_k, const CUtensorMap *tm_v,
-    const wgmma_shared<D, BR, BC, STAGES, QBUF> &sm)
+    const wgmma_shared<D, BR, BC, STAGES, QBUF, wgmma_elem<DT>::bytes> &sm)
 {
-	constexpr int NBOX = D / 64;		/* 128-byte boxes a row */
-	typedef wgmma_shared<D, BR, BC, STAGES, QBUF> smem;
-	constexpr uint32_t QB = smem::QB, TB = smem::TB;
+	constexpr int ES = wgmma_elem<DT>::bytes;
+	constexpr int NBOX = D * ES / 128;	/* 128-byte boxes a row */
+	constexpr int BOXW = 128 / ES;		/* a box's width, elements */
+	typedef wgmma_shared<D, BR, BC, STAGES, QBUF, ES> smem;
+	constexpr uint32_t QB = smem::QB, QIN = smem::QIN, TB = smem::TB;
 	wgmma_pipe<QBUF> qp = { 0 };
 	wgmma_pipe<STAGES> kv = { 0 };
 	WGMMA_REC_DECL(rec, p, 0, 1 + BR / 64);
@@ -949,10 +1094,10 @@ wgmma_producer(const struct wgmma_params &p, const CUtensorMap *tm_q,
 		WGMMA_REC(rec, eq, PIPELINE_WAIT_EMPTY_Q, -1, qs, qp.n / QBUF);
 		WGMMA_REC_AT(cq);
 		qp.advance();
-		wgmma_bar_expect(sm.bar(WGMMA_FULL_Q, qs), QB);
+		wgmma_bar_expect(sm.bar(WGMMA_FULL_Q, qs), QIN);
 		for (int b = 0; b < NBOX; b++)
 			wgmma_tma_load(sm.q + qs * QB + b * BR * 128, tm_q,
-			    64 * b, wgmma_q0<VARLEN>(it) + it.row0,
+			    BOXW * b, wgmma_q0<VARLEN>(it) + it.row0,
 			    wgmma_hc<VARLEN>(it), sm.bar(WGMMA_FULL_Q, qs));
 		WGMMA_REC(rec, cq, PIPELINE_COPY_Q, -1, qs, (qp.n - 1) / QBUF);
 		for (int j = 0; j < it.nt; j++, kv.advance()) {
@@ -967,7 +1112,7 @@ wgmma_producer(const struct wgmma_params &p, const CUtensorMap *tm_q,
 			wgmma_bar_expect(sm.bar(WGMMA_FULL_K, s), TB);
 			for (int b = 0; b < NBOX; b++)
 				wgmma_tma_load(sm.k + s * TB + b * BC * 128,
-				    tm_k, 64 * b, wgmma_k0<VARLEN>(it) +
+				    tm_k, BOXW * b, wgmma_k0<VARLEN>(it) +
 				    (it.j0 + j) * BC, wgmma_hc<VARLEN>(it),
 				    sm.bar(WGMMA_FULL_K, s));
 			WGMMA_REC(rec, ck, PIPELINE_COPY_K, j, s, kv.n / STAGES);
@@ -977,11 +1122,20 @@ wgmma_producer(const struct wgmma_params &p, const CUtensorMap *tm_q,
 			    kv.n / STAGES);
 			WGMMA_REC_AT(cv);
 			wgmma_bar_expect(sm.bar(WGMMA_FULL_V, s), TB);
-			for (int b = 0; b < NBOX; b++)
-				wgmma_tma_load(sm.v + s * TB + b * BC * 128,
-				    tm_v, 64 * b, wgmma_k0<VARLEN>(it) +
-				    (it.j0 + j) * BC, wgmma_hc<VARLEN>(it),
-				    sm.bar(WGMMA_FULL_V, s));
+			if constexpr (DT == FAST_FP8)
+				for (int b = 0; b < BC / 128; b++)
+					wgmma_tma_load(sm.v + s * TB +
+					    b * D * 128, tm_v, (it.j0 + j) * BC +
+					    128 * b, 0, it.bh,
+					    sm.bar(WGMMA_FULL_V, s));
+			else
+				for (int b = 0; b < NBOX; b++)
+					wgmma_tma_load(sm.v + s * TB +
+					    b * BC * 128, tm_v, BOXW * b,
+					    wgmma_k0<VARLEN>(it) +
+					    (it.j0 + j) * BC,
+					    wgmma_hc<VARLEN>(it),
+					    sm.bar(WGMMA_FULL_V, s));
 			WGMMA_REC(rec, cv, PIPELINE_COPY_V, j, s, kv.n / STAGES);
 		}
 	}
@@ -998,21 +1152,46 @@ struct wgmma_who {
 
 /*
  * A consumer thread's registers for its two rows: O's accumulator, S
- * (then p in float32), P packed to 16 bits for P V, and the online
- * softmax's m, l and alpha.
+ * (then p in float32), P packed to 16 bits (FP8: 8) for P V, and the
+ * online softmax's m, l and alpha.  FP8 builds also keep the rows' Q
+ * scales (fq) and the scale of the V tile whose P V was added last
+ * (vs): O holds O / vs (wgmma_vratio).
  */
 template <int D, int BC>
 struct wgmma_frag {
 	float o[D / 2], s[BC / 2], m[2], l[2], al[2];
 	uint32_t pa[BC / 4];
+	float fq[2], vs;
 };
+
+/*
+ * FP8: the factor O's rescale takes before P V of key tile kj adds
+ * v_scale[kj] (codes' product) to it.  O is kept in units of the last
+ * V tile's scale, so O = vs_prev O' becomes, with alpha, alpha vs_prev O'
+ * + vs_kj P V'_kj = vs_kj (alpha (vs_prev / vs_kj) O' + P V'_kj): alpha
+ * times the ratio, and no multiply an entry of P V.  1 for 16 bits.
+ */
+template <int DT, int D, int BC>
+static __device__ __forceinline__ float
+wgmma_vratio(const struct wgmma_params &p, const struct wgmma_item &it,
+    wgmma_frag<D, BC> &f, int kj)
+{
+	if constexpr (DT == FAST_FP8) {
+		const float vs = p.v_scale[(size_t)it.bh * p.tc + kj];
+		const float r = f.vs / vs;
+
+		f.vs = vs;
+		return r;
+	} else
+		return 1.f;
+}
 
 /*
  * S of the item's tile j (key tile it.j0 + j) is in f.s: release K_j's
  * slot, the rules, softmax, and trace m, alpha and l.  The steps every
  * schedule takes between the S and the P V of a tile.
  */
-template <int BR, int BC, bool TRACE, bool VARLEN, int D>
+template <int BR, int BC, int DT, bool TRACE, bool VARLEN, int D>
 static __device__ __forceinline__ void
 wgmma_score_tile(const struct wgmma_params &p, const struct wgmma_item &it,
     const struct wgmma_who &w, wgmma_frag<D, BC> &f, uint32_t empty_k,
@@ -1020,9 +1199,24 @@ wgmma_score_tile(const struct wgmma_params &p, const struct wgmma_item &it,
 {
 	const int kj = it.j0 + j;
 	const int first = it.row0 + 64 * w.c;	/* this consumer's rows */
+	float fac[2] = { 1.f, 1.f };
 
 	if (w.lane == 0)
 		wgmma_bar_arrive(empty_k);
+	if constexpr (DT == FAST_FP8) {
+		/* the scores' scales; a cap or ALiBi bends the scores
+		 * themselves, so under one they are descaled first */
+		const float ks = p.k_scale[(size_t)it.bh * p.tc + kj];
+
+		fac[0] = f.fq[0] * ks;
+		fac[1] = f.fq[1] * ks;
+		if (p.rule.bends) {
+#pragma unroll
+			for (int x = 0; x < BC / 2; x++)
+				f.s[x] *= fac[(x >> 1) & 1];
+			fac[0] = fac[1] = 1.f;
+		}
+	}
 	/* (VARLEN: keys past Tk_b are the next sequence's, which TMA read
 	 * as it would any rows: hidden here as past Tk) */
 	if (tc_rule_partial(p.rule, kj, BC, first, first + 63,
@@ -1034,8 +1228,8 @@ wgmma_score_tile(const struct wgmma_params &p, const struct wgmma_item &it,
 		wgmma_rules<BC, false>(f.s, p.rule, tc_rule_slope(p.rule,
 		    it.bh % p.heads), kj * BC + 2 * w.t4, it.row0 + w.rb,
 		    wgmma_tq<VARLEN>(p, it), wgmma_tk<VARLEN>(p, it));
-	wgmma_softmax<BC, TRACE>(f.s, f.m, f.l, f.al, p.scale_log2,
-	    p.no_rescale);
+	wgmma_softmax<BC, TRACE, DT == FAST_FP8>(f.s, f.m, f.l, f.al,
+	    p.scale_log2, p.no_rescale, fac);
 	if constexpr (TRACE)
 		wgmma_trace_ml<BR>(p, f.m, f.al, f.l, it.bh, it.i, kj, w.rb,
 		    it.row0, wgmma_tq<VARLEN>(p, it), w.lane);
@@ -1050,15 +1244,15 @@ wgmma_score_tile(const struct wgmma_params &p, const struct wgmma_item &it,
  * issued in this warpgroup's turn (named barrier me), handed to next.
  */
 template <int D, int BR, int BC, int STAGES, int QBUF, bool PINGPONG,
-    int SCHED, bool BF16, bool TRACE, bool VARLEN>
+    int SCHED, int DT, bool TRACE, bool VARLEN>
 static __device__ __forceinline__ void
 wgmma_consumer_overlap(const struct wgmma_params &p,
-    const wgmma_shared<D, BR, BC, STAGES, QBUF> &sm,
+    const wgmma_shared<D, BR, BC, STAGES, QBUF, wgmma_elem<DT>::bytes> &sm,
     const struct wgmma_item &it, const struct wgmma_who &w,
     wgmma_pipe<STAGES> kv, uint32_t qa, int me, int next,
     wgmma_frag<D, BC> &f)
 {
-	constexpr uint32_t TB = wgmma_shared<D, BR, BC, STAGES, QBUF>::TB;
+	constexpr uint32_t TB = wgmma_shared<D, BR, BC, STAGES, QBUF, wgmma_elem<DT>::bytes>::TB;
 	const int nt = it.nt;
 
 	/* Tile 0: S alone. */
@@ -1073,7 +1267,7 @@ wgmma_consumer_overlap(const struct wgmma_params &p,
 		WGMMA_REC(w.rec, tw0, PIPELINE_WAIT_TURN, 0, -1, 0);
 	}
 	WGMMA_REC_AT(iq0);
-	wgmma_qk<D, BR, BC, BF16>(f.s, qa, sm.k + kv.at(0).stage() * TB);
+	wgmma_qk<D, BR, BC, DT>(f.s, qa, sm.k + kv.at(0).stage() * TB);
 	WGMMA_REC(w.rec, iq0, PIPELINE_ISSUE_QK, 0, kv.at(0).stage(),
 	    kv.at(0).n / STAGES);
 	if (PINGPONG) {
@@ -1090,11 +1284,11 @@ wgmma_consumer_overlap(const struct wgmma_params &p,
 	WGMMA_REC_NOW(w.rec, PIPELINE_RELEASE_K, 0, kv.at(0).stage(),
 	    kv.at(0).n / STAGES);
 	WGMMA_REC_AT(sm0);
-	wgmma_score_tile<BR, BC, TRACE, VARLEN>(p, it, w, f,
+	wgmma_score_tile<BR, BC, DT, TRACE, VARLEN>(p, it, w, f,
 	    sm.bar(WGMMA_EMPTY_K, kv.at(0).stage()), 0);
 	WGMMA_REC(w.rec, sm0, PIPELINE_SOFTMAX, 0, kv.at(0).stage(),
 	    kv.at(0).n / STAGES);
-	wgmma_topack<BC, BF16>(f.pa, f.s);
+	wgmma_topack<BC, DT>(f.pa, f.s);
 
 	for (int j = 1; j < nt; j++) {
 		const int sk = kv.at(j).stage(), sv = kv.at(j - 1).stage();
@@ -1109,12 +1303,13 @@ wgmma_consumer_overlap(const struct wgmma_params &p,
 			WGMMA_REC(w.rec, tw, PIPELINE_WAIT_TURN, j, -1, 0);
 		}
 		WGMMA_REC_AT(iq);
-		wgmma_qk<D, BR, BC, BF16>(f.s, qa, sm.k + sk * TB);
+		wgmma_qk<D, BR, BC, DT>(f.s, qa, sm.k + sk * TB);
 		WGMMA_REC(w.rec, iq, PIPELINE_ISSUE_QK, j, sk,
 		    kv.at(j).n / STAGES);
 		if constexpr (SCHED == 2) {	/* by alpha_{j-1} */
 			WGMMA_REC_AT(rs);
-			wgmma_rescale<D, TRACE>(f.o, f.al, p.no_rescale);
+			wgmma_rescale<D, TRACE>(f.o, f.al, p.no_rescale,
+			    wgmma_vratio<DT>(p, it, f, it.j0 + j - 1));
 			WGMMA_REC(w.rec, rs, PIPELINE_RESCALE, j - 1, sv,
 			    kv.at(j - 1).n / STAGES);
 		}
@@ -1123,7 +1318,7 @@ wgmma_consumer_overlap(const struct wgmma_params &p,
 		WGMMA_REC(w.rec, fv, PIPELINE_WAIT_FULL_V, j - 1, sv,
 		    kv.at(j - 1).n / STAGES);
 		WGMMA_REC_AT(ip);
-		wgmma_pv<D, BC, BF16>(f.o, f.pa, sm.v + sv * TB);
+		wgmma_pv<D, BC, DT>(f.o, f.pa, sm.v + sv * TB);
 		WGMMA_REC(w.rec, ip, PIPELINE_ISSUE_PV, j - 1, sv,
 		    kv.at(j - 1).n / STAGES);
 #if WGMMA_EARLY_RELEASE
@@ -1148,7 +1343,7 @@ wgmma_consumer_overlap(const struct wgmma_params &p,
 		WGMMA_REC_NOW(w.rec, PIPELINE_RELEASE_K, j, sk,
 		    kv.at(j).n / STAGES);
 		WGMMA_REC_AT(sx);
-		wgmma_score_tile<BR, BC, TRACE, VARLEN>(p, it, w, f,
+		wgmma_score_tile<BR, BC, DT, TRACE, VARLEN>(p, it, w, f,
 		    sm.bar(WGMMA_EMPTY_K, sk), j);
 		WGMMA_REC(w.rec, sx, PIPELINE_SOFTMAX, j, sk,
 		    kv.at(j).n / STAGES);
@@ -1166,12 +1361,13 @@ wgmma_consumer_overlap(const struct wgmma_params &p,
 			wgmma_bar_arrive(sm.bar(WGMMA_EMPTY_V, sv));
 #endif
 		if constexpr (TRACE)
-			wgmma_trace_acc<D, BR>(p, f.o, it.bh, it.i,
+			wgmma_trace_acc<D, BR>(p, f.o, f.vs, it.bh, it.i,
 			    it.j0 + j - 1, w.rb, it.row0,
 			    wgmma_tq<VARLEN>(p, it), w.lane);
 		if constexpr (SCHED == 1)	/* by alpha_j */
-			wgmma_rescale<D, TRACE>(f.o, f.al, p.no_rescale);
-		wgmma_topack<BC, BF16>(f.pa, f.s);
+			wgmma_rescale<D, TRACE>(f.o, f.al, p.no_rescale,
+			    wgmma_vratio<DT>(p, it, f, it.j0 + j));
+		wgmma_topack<BC, DT>(f.pa, f.s);
 	}
 
 	/* The last P V alone. */
@@ -1188,11 +1384,12 @@ wgmma_consumer_overlap(const struct wgmma_params &p,
 	}
 	if constexpr (SCHED == 2) {
 		WGMMA_REC_AT(rsl);
-		wgmma_rescale<D, TRACE>(f.o, f.al, p.no_rescale);
+		wgmma_rescale<D, TRACE>(f.o, f.al, p.no_rescale,
+		    wgmma_vratio<DT>(p, it, f, it.j0 + nt - 1));
 		WGMMA_REC(w.rec, rsl, PIPELINE_RESCALE, nt - 1, sv, rv);
 	}
 	WGMMA_REC_AT(ipl);
-	wgmma_pv<D, BC, BF16>(f.o, f.pa, sm.v + sv * TB);
+	wgmma_pv<D, BC, DT>(f.o, f.pa, sm.v + sv * TB);
 	WGMMA_REC(w.rec, ipl, PIPELINE_ISSUE_PV, nt - 1, sv, rv);
 	if (PINGPONG) {
 		wgmma_turn_pass(next);
@@ -1206,44 +1403,45 @@ wgmma_consumer_overlap(const struct wgmma_params &p,
 	if (w.lane == 0)
 		wgmma_bar_arrive(sm.bar(WGMMA_EMPTY_V, sv));
 	if constexpr (TRACE)
-		wgmma_trace_acc<D, BR>(p, f.o, it.bh, it.i, it.j0 + nt - 1,
-		    w.rb, it.row0,
-			    wgmma_tq<VARLEN>(p, it), w.lane);
+		wgmma_trace_acc<D, BR>(p, f.o, f.vs, it.bh, it.i,
+		    it.j0 + nt - 1, w.rb, it.row0, wgmma_tq<VARLEN>(p, it),
+		    w.lane);
 }
 
 /* The consumer's main loop without overlap (SCHED 0): S, softmax, P V,
  * one after the other, tile after tile. */
-template <int D, int BR, int BC, int STAGES, int QBUF, bool BF16, bool TRACE,
+template <int D, int BR, int BC, int STAGES, int QBUF, int DT, bool TRACE,
     bool VARLEN>
 static __device__ __forceinline__ void
 wgmma_consumer_plain(const struct wgmma_params &p,
-    const wgmma_shared<D, BR, BC, STAGES, QBUF> &sm,
+    const wgmma_shared<D, BR, BC, STAGES, QBUF, wgmma_elem<DT>::bytes> &sm,
     const struct wgmma_item &it, const struct wgmma_who &w,
     wgmma_pipe<STAGES> kv, uint32_t qa, wgmma_frag<D, BC> &f)
 {
-	constexpr uint32_t TB = wgmma_shared<D, BR, BC, STAGES, QBUF>::TB;
+	constexpr uint32_t TB = wgmma_shared<D, BR, BC, STAGES, QBUF, wgmma_elem<DT>::bytes>::TB;
 
 	for (int j = 0; j < it.nt; j++) {
 		const int st = kv.at(j).stage();
 		const uint32_t ph = kv.at(j).phase();
 
 		wgmma_bar_wait(sm.bar(WGMMA_FULL_K, st), ph);
-		wgmma_qk<D, BR, BC, BF16>(f.s, qa, sm.k + st * TB);
+		wgmma_qk<D, BR, BC, DT>(f.s, qa, sm.k + st * TB);
 		wgmma_wait<0>();
 		wgmma_hold(f.s);
-		wgmma_score_tile<BR, BC, TRACE, VARLEN>(p, it, w, f,
+		wgmma_score_tile<BR, BC, DT, TRACE, VARLEN>(p, it, w, f,
 		    sm.bar(WGMMA_EMPTY_K, st), j);
-		wgmma_rescale<D, TRACE>(f.o, f.al, p.no_rescale);
-		wgmma_topack<BC, BF16>(f.pa, f.s);
+		wgmma_rescale<D, TRACE>(f.o, f.al, p.no_rescale,
+		    wgmma_vratio<DT>(p, it, f, it.j0 + j));
+		wgmma_topack<BC, DT>(f.pa, f.s);
 
 		wgmma_bar_wait(sm.bar(WGMMA_FULL_V, st), ph);
-		wgmma_pv<D, BC, BF16>(f.o, f.pa, sm.v + st * TB);
+		wgmma_pv<D, BC, DT>(f.o, f.pa, sm.v + st * TB);
 		wgmma_wait<0>();
 		wgmma_hold(f.o);
 		if (w.lane == 0)
 			wgmma_bar_arrive(sm.bar(WGMMA_EMPTY_V, st));
 		if constexpr (TRACE)
-			wgmma_trace_acc<D, BR>(p, f.o, it.bh, it.i,
+			wgmma_trace_acc<D, BR>(p, f.o, f.vs, it.bh, it.i,
 			    it.j0 + j, w.rb, it.row0,
 			    wgmma_tq<VARLEN>(p, it), w.lane);
 	}
@@ -1277,7 +1475,7 @@ wgmma_epilogue_empty(const struct wgmma_params &p,
  * global memory in coalesced 16-byte stores; then Q's slot goes back to
  * the producer (empty_q).
  */
-template <int D, int BR, int BC, bool BF16, bool VARLEN>
+template <int D, int BR, int BC, int DT, bool VARLEN>
 static __device__ __forceinline__ void
 wgmma_epilogue(const struct wgmma_params &p, const struct wgmma_item &it,
     const struct wgmma_who &w, size_t orow, uint8_t *gq, uint32_t empty_q,
@@ -1291,7 +1489,8 @@ wgmma_epilogue(const struct wgmma_params &p, const struct wgmma_item &it,
 		float lt = f.l[h];
 		lt += __shfl_xor_sync(0xffffffffu, lt, 1);
 		lt += __shfl_xor_sync(0xffffffffu, lt, 2);
-		inv[h] = lt > 0.f ? 1.f / lt : 0.f;
+		/* (FP8: O is in units of the last V tile's scale) */
+		inv[h] = lt > 0.f ? (DT == FAST_FP8 ? f.vs : 1.f) / lt : 0.f;
 		const int r = w.rb + 8 * h;
 		if (w.t4 == 0 && it.row0 + r < wgmma_tq<VARLEN>(p, it))
 			p.lse[orow + r] = lt > 0.f ?
@@ -1304,8 +1503,8 @@ wgmma_epilogue(const struct wgmma_params &p, const struct wgmma_item &it,
 			const int r = w.rb + 8 * h;	/* r & 7 == g */
 			*(uint32_t *)(gq + (db / 8) * BR * 128 + r * 128 +
 			    (((db % 8) ^ w.g) << 4) + 4 * w.t4) =
-			    fast_pack<BF16>(f.o[4 * db + 2 * h] * inv[h],
-			    f.o[4 * db + 2 * h + 1] * inv[h]);
+			    fast_pack<DT == FAST_BF16>(f.o[4 * db + 2 * h] *
+			    inv[h], f.o[4 * db + 2 * h + 1] * inv[h]);
 		}
 	__syncwarp();
 #pragma unroll
@@ -1341,7 +1540,7 @@ wgmma_epilogue(const struct wgmma_params &p, const struct wgmma_item &it,
  * kernel, whose code these changes leave as it was.
  */
 template <int D, int BC, int STAGES, int NWG, bool PINGPONG, int SCHED,
-    int QBUF, bool BF16, bool TRACE, bool VARLEN>
+    int QBUF, int DT, bool TRACE, bool VARLEN>
 __global__ void __launch_bounds__((NWG + 1) * 128, 1)
 wgmma_fwd_kernel(const __grid_constant__ CUtensorMap tm_q,
     const __grid_constant__ CUtensorMap tm_k,
@@ -1353,10 +1552,12 @@ wgmma_fwd_kernel(const __grid_constant__ CUtensorMap tm_q,
 	static_assert(!PINGPONG || SCHED > 0, "ping-pong needs the overlap");
 	static_assert(NWG >= 2 || !PINGPONG, "ping-pong needs two consumers");
 	static_assert(QBUF == 1 || QBUF == 2, "one or two Q slots");
+	static_assert(DT != FAST_FP8 || (D == 128 && BC == 128 && !VARLEN),
+	    "FP8 is built for d = 128, Bc = 128, dense batches");
 
 	extern __shared__ __align__(1024) uint8_t wgmma_smem[];
 	const uint32_t raw = wgmma_smem_addr(wgmma_smem);
-	wgmma_shared<D, BR, BC, STAGES, QBUF> sm;
+	wgmma_shared<D, BR, BC, STAGES, QBUF, wgmma_elem<DT>::bytes> sm;
 	sm.q = (raw + 1023) & ~1023u;
 	sm.gq = wgmma_smem + (sm.q - raw);
 	sm.k = sm.q + QBUF * sm.QB;
@@ -1386,8 +1587,8 @@ wgmma_fwd_kernel(const __grid_constant__ CUtensorMap tm_q,
 	if (wg == 0) {
 		wgmma_regs_dec<wgmma_regs<NWG>::producer>();
 		if (tid == 0)
-			wgmma_producer<D, BR, BC, STAGES, QBUF, VARLEN>(p, &tm_q,
-			    &tm_k, &tm_v, sm);
+			wgmma_producer<D, BR, BC, STAGES, QBUF, DT, VARLEN>(p,
+			    &tm_q, &tm_k, &tm_v, sm);
 		return;
 	}
 
@@ -1425,19 +1626,30 @@ wgmma_fwd_kernel(const __grid_constant__ CUtensorMap tm_q,
 			f.o[x] = 0.f;
 		f.m[0] = f.m[1] = -INFINITY;
 		f.l[0] = f.l[1] = 0.f;
+		if constexpr (DT == FAST_FP8) {
+#pragma unroll
+			for (int h = 0; h < 2; h++) {
+				const int r = it.row0 + w.rb + 8 * h;
+
+				f.fq[h] = r < p.tq ? p.q_scale[(size_t)it.bh *
+				    p.tq + r] : 1.f;
+			}
+			f.vs = p.v_scale[(size_t)it.bh * p.tc + it.j0];
+		} else
+			f.vs = 1.f;	/* (the trace's unit: values) */
 		WGMMA_REC_AT(fq);
 		wgmma_bar_wait(sm.bar(WGMMA_FULL_Q, qs), qp.phase());
 		WGMMA_REC(w.rec, fq, PIPELINE_WAIT_FULL_Q, -1, qs, qp.n / QBUF);
 		if constexpr (SCHED > 0)
 			wgmma_consumer_overlap<D, BR, BC, STAGES, QBUF, PINGPONG,
-			    SCHED, BF16, TRACE, VARLEN>(p, sm, it, w, kv, qa, me,
+			    SCHED, DT, TRACE, VARLEN>(p, sm, it, w, kv, qa, me,
 			    next, f);
 		else
-			wgmma_consumer_plain<D, BR, BC, STAGES, QBUF, BF16,
+			wgmma_consumer_plain<D, BR, BC, STAGES, QBUF, DT,
 			    TRACE, VARLEN>(p, sm, it, w, kv, qa, f);
 		kv.advance(it.nt);
 		WGMMA_REC_AT(ep);
-		wgmma_epilogue<D, BR, BC, BF16, VARLEN>(p, it, w, orow, gq,
+		wgmma_epilogue<D, BR, BC, DT, VARLEN>(p, it, w, orow, gq,
 		    sm.bar(WGMMA_EMPTY_Q, qs), f);
 		WGMMA_REC(w.rec, ep, PIPELINE_EPILOGUE, -1, qs, qp.n / QBUF);
 		WGMMA_REC_NOW(w.rec, PIPELINE_RELEASE_Q, -1, qs, qp.n / QBUF);
@@ -1482,25 +1694,31 @@ fail:
 }
 
 /*
- * The map of one (B H, rows, d) tensor in boxes of (box_rows, 64): three
+ * The map of one (B H, rows, cols) tensor of dtype (enum fast_dtype;
+ * FP8's codes as bytes) in boxes of (box_rows, 128 bytes): three
  * dimensions, innermost first, so that a box never crosses from one head
- * into the next (rows past `rows` read as zeros).
+ * into the next (rows past `rows` read as zeros).  cols is d, or for
+ * FP8's V^T the padded keys.
  */
 static int
-wgmma_tensor_map(CUtensorMap *map, const void *ptr, int bf16, int bh,
-    int rows, int d, int box_rows, char *err, size_t errlen)
+wgmma_tensor_map(CUtensorMap *map, const void *ptr, int dtype, int bh,
+    int rows, int cols, int box_rows, char *err, size_t errlen)
 {
-	const cuuint64_t dims[3] = { (cuuint64_t)d, (cuuint64_t)rows,
+	const int es = dtype == FAST_FP8 ? 1 : 2;
+	const cuuint64_t dims[3] = { (cuuint64_t)cols, (cuuint64_t)rows,
 	    (cuuint64_t)bh };
-	const cuuint64_t strides[2] = { (cuuint64_t)d * 2,
-	    (cuuint64_t)rows * d * 2 };
-	const cuuint32_t box[3] = { 64, (cuuint32_t)box_rows, 1 };
+	const cuuint64_t strides[2] = { (cuuint64_t)cols * es,
+	    (cuuint64_t)rows * cols * es };
+	const cuuint32_t box[3] = { (cuuint32_t)(128 / es),
+	    (cuuint32_t)box_rows, 1 };
 	const cuuint32_t one[3] = { 1, 1, 1 };
 	CUresult r;
 
-	r = wgmma_encode_fn(map, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 :
-	    CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, (void *)ptr, dims, strides,
-	    box, one, CU_TENSOR_MAP_INTERLEAVE_NONE,
+	r = wgmma_encode_fn(map, dtype == FAST_FP8 ?
+	    CU_TENSOR_MAP_DATA_TYPE_UINT8 : dtype == FAST_BF16 ?
+	    CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+	    3, (void *)ptr, dims, strides, box, one,
+	    CU_TENSOR_MAP_INTERLEAVE_NONE,
 	    CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
 	    CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
 	if (r != CUDA_SUCCESS) {
@@ -1517,7 +1735,7 @@ typedef cudaError_t (*wgmma_launcher)(const CUtensorMap *, const CUtensorMap *,
 
 /* grid blocks, each taking work items blockIdx.x, + grid, ... */
 template <int D, int BC, int STAGES, int NWG, bool PP, int OV, int QBUF,
-    bool BF16, bool TRACE, bool VARLEN>
+    int DT, bool TRACE, bool VARLEN>
 static cudaError_t
 wgmma_launch(const CUtensorMap *q, const CUtensorMap *k, const CUtensorMap *v,
     const struct wgmma_params *p, int grid, cudaStream_t stream,
@@ -1525,9 +1743,10 @@ wgmma_launch(const CUtensorMap *q, const CUtensorMap *k, const CUtensorMap *v,
 {
 	void (*kern)(const CUtensorMap, const CUtensorMap, const CUtensorMap,
 	    const struct wgmma_params) =
-	    wgmma_fwd_kernel<D, BC, STAGES, NWG, PP, OV, QBUF, BF16, TRACE,
+	    wgmma_fwd_kernel<D, BC, STAGES, NWG, PP, OV, QBUF, DT, TRACE,
 	    VARLEN>;
-	const int smem = wgmma_smem_bytes(D, 64 * NWG, BC, STAGES, QBUF);
+	const int smem = wgmma_smem_bytes(D, 64 * NWG, BC, STAGES, QBUF,
+	    wgmma_elem<DT>::bytes);
 	cudaError_t e;
 
 	*call = "cudaFuncSetAttribute";
@@ -1542,18 +1761,35 @@ wgmma_launch(const CUtensorMap *q, const CUtensorMap *k, const CUtensorMap *v,
 
 struct wgmma_variant {
 	struct wgmma_config cfg;
-	wgmma_launcher launch[2][2][2];	/* [varlen][traced][enum fast_dtype] */
+	wgmma_launcher launch[2][2][2];	/* [varlen][traced][fp16, bf16] */
+	wgmma_launcher fp8[2];		/* [traced]: d = 128 only, or NULL */
 };
 
+/* The FP8 build of a variant, where there is one (wgmma_fwd_kernel's
+ * static_assert says which). */
+template <int D, int BC, int ST, int NWG, bool PP, int OV, int QBUF,
+    bool TRACE>
+static constexpr wgmma_launcher
+wgmma_fp8_launcher(void)
+{
+	if constexpr (D == 128 && BC == 128)
+		return wgmma_launch<D, BC, ST, NWG, PP, OV, QBUF, FAST_FP8,
+		    TRACE, false>;
+	else
+		return nullptr;
+}
+
 #define WGMMA_LAUNCHERS(D, BC, ST, NWG, PP, OV, PE, VL) {		\
-	{ wgmma_launch<D, BC, ST, NWG, PP, OV, 1 + PE, false, false, VL>, \
-	  wgmma_launch<D, BC, ST, NWG, PP, OV, 1 + PE, true, false, VL> }, \
-	{ wgmma_launch<D, BC, ST, NWG, PP, OV, 1 + PE, false, true, VL>, \
-	  wgmma_launch<D, BC, ST, NWG, PP, OV, 1 + PE, true, true, VL> } }
+	{ wgmma_launch<D, BC, ST, NWG, PP, OV, 1 + PE, FAST_FP16, false, VL>, \
+	  wgmma_launch<D, BC, ST, NWG, PP, OV, 1 + PE, FAST_BF16, false, VL> }, \
+	{ wgmma_launch<D, BC, ST, NWG, PP, OV, 1 + PE, FAST_FP16, true, VL>, \
+	  wgmma_launch<D, BC, ST, NWG, PP, OV, 1 + PE, FAST_BF16, true, VL> } }
 #define WGMMA_VARIANT(D, BC, ST, NWG, PP, OV, PE) {			\
 	{ D, 64 * NWG, BC, ST, NWG, PP, OV, PE }, {			\
 	WGMMA_LAUNCHERS(D, BC, ST, NWG, PP, OV, PE, false),		\
-	WGMMA_LAUNCHERS(D, BC, ST, NWG, PP, OV, PE, true) } }
+	WGMMA_LAUNCHERS(D, BC, ST, NWG, PP, OV, PE, true) }, {		\
+	wgmma_fp8_launcher<D, BC, ST, NWG, PP, OV, 1 + PE, false>(),	\
+	wgmma_fp8_launcher<D, BC, ST, NWG, PP, OV, 1 + PE, true>() } }
 
 /*
  * The variants a user can pick, per d the default first: tcrun.cu runs a
@@ -1674,17 +1910,25 @@ wgmma_attention_trace(const void *q, const void *k, const void *v, void *o,
 	    d, dtype, &mask, scale, variant, tr, stream, err, errlen);
 }
 
+/* FP8's scales on the device (wgmma_params says how they are laid). */
+struct wgmma_fp8_scales {
+	const float *q, *k, *v;
+};
+
 /*
  * One launch: the dense call (cu_q = NULL: batch * heads heads of Tq x
  * Tk) or a packed batch (cu_q, cu_k on the device: nseq sequences of
  * heads heads, tq and tk the totals, max_tq and max_tk the longest).
+ * f8 non-NULL: FP8 codes (dtype FAST_FP8, dense), v is V^T laid out by
+ * wgmma_fp8_v_layout.
  */
 static int
 wgmma_run(const void *q, const void *k, const void *v, void *o, float *lse,
     int batch, int heads, int tq, int tk, const int *cu_q, const int *cu_k,
     int max_tq, int max_tk, int d, int dtype, const struct tc_mask *mask,
-    float scale, int variant, const struct fast_trace *tr, void *stream,
-    char *err, size_t errlen)
+    float scale, int variant, const struct fast_trace *tr,
+    const struct wgmma_fp8_scales *f8, void *stream, char *err,
+    size_t errlen)
 {
 	const struct wgmma_variant *wv;
 	struct wgmma_params p;
@@ -1693,15 +1937,25 @@ wgmma_run(const void *q, const void *k, const void *v, void *o, float *lse,
 	const int varlen = cu_q != NULL;
 	cudaError_t e;
 	int bh, grid, dev, sms, maps;
+	wgmma_launcher launch;
 
 	memset(&p, 0, sizeof p);
+	/* (FP8's dtype is its entry's, which checked it) */
 	if (tc_args_check("wgmma_attention_fwd", q, k, v, o, lse, batch,
-	    heads, tq, tk, dtype, 16, "TMA and 16-byte stores", err,
-	    errlen) != 0)
+	    heads, tq, tk, f8 != NULL ? FAST_FP16 : dtype, 16,
+	    "TMA and 16-byte stores", err, errlen) != 0)
 		return -1;
 	if ((wv = wgmma_pick(d, variant, mask)) == NULL)
 		return tc_args_no_variant("wgmma_attention_fwd", variant, d, err,
 		    errlen);
+	launch = f8 != NULL ? wv->fp8[tr != NULL] :
+	    wv->launch[varlen][tr != NULL][dtype];
+	if (launch == NULL) {
+		snprintf(err, errlen, "wgmma_attention_fp8: variant %d (Br = %d,"
+		    " Bc = %d, d = %d) has no FP8 build (d = 128 alone)",
+		    variant, wv->cfg.br, wv->cfg.bc, d);
+		return -1;
+	}
 	if (tc_args_trace("wgmma_attention_trace", tr, err, errlen) != 0)
 		return -1;
 	if (tc_rule_make("wgmma_attention_fwd", mask, tc_args_scale(scale, d),
@@ -1713,13 +1967,22 @@ wgmma_run(const void *q, const void *k, const void *v, void *o, float *lse,
 	bh = batch * heads;
 	maps = varlen ? heads : bh;
 	if (wgmma_encoder(err, errlen) != 0 ||
-	    wgmma_tensor_map(&mq, q, dtype == FAST_BF16, maps, tq, d,
-	    wv->cfg.br, err, errlen) != 0 ||
-	    wgmma_tensor_map(&mk, k, dtype == FAST_BF16, maps, tk, d,
-	    wv->cfg.bc, err, errlen) != 0 ||
-	    wgmma_tensor_map(&mv, v, dtype == FAST_BF16, maps, tk, d,
-	    wv->cfg.bc, err, errlen) != 0)
+	    wgmma_tensor_map(&mq, q, dtype, maps, tq, d, wv->cfg.br, err,
+	    errlen) != 0 ||
+	    wgmma_tensor_map(&mk, k, dtype, maps, tk, d, wv->cfg.bc, err,
+	    errlen) != 0)
 		return -1;
+	/* FP8's V^T: (B H, d, the keys padded), a box d rows of 128 keys */
+	if (f8 != NULL ? wgmma_tensor_map(&mv, v, dtype, maps, d,
+	    WGMMA_FP8_KEYS(tk), d, err, errlen) != 0 :
+	    wgmma_tensor_map(&mv, v, dtype, maps, tk, d, wv->cfg.bc, err,
+	    errlen) != 0)
+		return -1;
+	if (f8 != NULL) {
+		p.q_scale = f8->q;
+		p.k_scale = f8->k;
+		p.v_scale = f8->v;
+	}
 
 	p.o = (uint16_t *)o;
 	p.lse = lse;
@@ -1754,8 +2017,7 @@ wgmma_run(const void *q, const void *k, const void *v, void *o, float *lse,
 		    cudaDevAttrMultiProcessorCount, dev));
 		grid = p.ntiles < sms ? p.ntiles : sms;
 	}
-	e = wv->launch[varlen][tr != NULL][dtype](&mq, &mk, &mv, &p, grid,
-	    (cudaStream_t)stream, &call);
+	e = launch(&mq, &mk, &mv, &p, grid, (cudaStream_t)stream, &call);
 	if (e != cudaSuccess) {
 		snprintf(err, errlen, "%s failed at %s:%d: %s", call, __FILE__,
 		    __LINE__, cudaGetErrorString(e));
@@ -1773,7 +2035,7 @@ wgmma_attention_masked(const void *q, const void *k, const void *v,
     const struct fast_trace *tr, void *stream, char *err, size_t errlen)
 {
 	return wgmma_run(q, k, v, o, lse, batch, heads, tq, tk, NULL, NULL, 0,
-	    0, d, dtype, mask, scale, variant, tr, stream, err, errlen);
+	    0, d, dtype, mask, scale, variant, tr, NULL, stream, err, errlen);
 }
 
 extern "C" int
@@ -1795,8 +2057,95 @@ wgmma_attention_varlen(const void *q, const void *k, const void *v,
 		return -1;
 	}
 	return wgmma_run(q, k, v, o, lse, nseq, heads, total_q, total_k, cu_q,
-	    cu_k, max_tq, max_tk, d, dtype, mask, scale, variant, tr, stream,
-	    err, errlen);
+	    cu_k, max_tq, max_tk, d, dtype, mask, scale, variant, tr, NULL,
+	    stream, err, errlen);
+}
+
+/*
+ * FP8's V in the kernel's layout: V^T, one row of padded keys a column
+ * of V, the keys of each 32 in wgmma_fp8_key_at's order and zeros past Tk.
+ * A block moves 64 keys x 64 columns through shared memory, so both the
+ * reads (rows of V) and the writes (rows of V^T) are coalesced 4-byte
+ * words.
+ */
+__global__ void
+wgmma_fp8_v_kernel(const uint8_t *v, uint8_t *vt, int tk, int d)
+{
+	__shared__ uint8_t t[64][64 + 4];
+	const int tkp = WGMMA_FP8_KEYS(tk);
+	const size_t bh = blockIdx.z;
+	const int k0 = blockIdx.x * 64, c0 = blockIdx.y * 64;
+
+	for (int x = threadIdx.x; x < 64 * 16; x += blockDim.x) {
+		const int r = x / 16, w = x % 16;	/* key, word */
+		uint32_t u = 0;
+
+		if (k0 + r < tk)
+			u = *(const uint32_t *)(v + (bh * tk + k0 + r) * d +
+			    c0 + 4 * w);
+		memcpy(&t[r][4 * w], &u, 4);
+	}
+	__syncthreads();
+	for (int x = threadIdx.x; x < 64 * 16; x += blockDim.x) {
+		const int c = x / 16, w = x % 16;	/* column, word */
+		uint8_t b[4];
+
+		/* position 4 w + i of the row holds key wgmma_fp8_key_at's */
+		for (int i = 0; i < 4; i++)
+			b[i] = t[wgmma_fp8_key_at(4 * w + i)][c];
+		memcpy(vt + (bh * d + c0 + c) * tkp + k0 + 4 * w, b, 4);
+	}
+}
+
+extern "C" size_t
+wgmma_fp8_vt_bytes(int bh, int tk, int d)
+{
+	return (size_t)bh * d * WGMMA_FP8_KEYS(tk);
+}
+
+extern "C" int
+wgmma_fp8_v_layout(const void *v, void *vt, int bh, int tk, int d,
+    void *stream, char *err, size_t errlen)
+{
+	const dim3 grid((unsigned)(WGMMA_FP8_KEYS(tk) / 64), (unsigned)(d / 64),
+	    (unsigned)bh);
+
+	if (v == NULL || vt == NULL || bh < 1 || bh > 65535 || tk < 1 ||
+	    d != 128 || ((uintptr_t)v | (uintptr_t)vt) % 16 != 0) {
+		snprintf(err, errlen, "wgmma_fp8_v_layout: V and V^T must be "
+		    "16-byte aligned, B H in 1..65535, Tk >= 1, d = 128");
+		return -1;
+	}
+	wgmma_fp8_v_kernel<<<grid, 256, 0, (cudaStream_t)stream>>>(
+	    (const uint8_t *)v, (uint8_t *)vt, tk, d);
+	CUDA_CHECK(cudaGetLastError());
+	return 0;
+fail:
+	return -1;
+}
+
+extern "C" int
+wgmma_attention_fp8(const void *q, const void *k, const void *vt,
+    const float *q_scale, const float *k_scale, const float *v_scale,
+    void *o, float *lse, int batch, int heads, int tq, int tk, int d,
+    const struct tc_mask *mask, float scale, int variant,
+    const struct fast_trace *tr, void *stream, char *err, size_t errlen)
+{
+	const struct wgmma_fp8_scales f8 = { q_scale, k_scale, v_scale };
+
+	if (q_scale == NULL || k_scale == NULL || v_scale == NULL) {
+		snprintf(err, errlen, "wgmma_attention_fp8: the Q, K and V "
+		    "scales must all be given");
+		return -1;
+	}
+	if (d != 128) {
+		snprintf(err, errlen, "wgmma_attention_fp8: d = %d; the FP8 "
+		    "build takes d = 128", d);
+		return -1;
+	}
+	return wgmma_run(q, k, vt, o, lse, batch, heads, tq, tk, NULL, NULL, 0,
+	    0, d, FAST_FP8, mask, scale, variant, tr, &f8, stream, err,
+	    errlen);
 }
 #else /* WGMMA_RECORD */
 
@@ -1854,11 +2203,11 @@ wgmma_record(int d, int variant, int batch, int heads, int tq, int tk,
 	rec_fill<<<256, 256>>>(v, nk, seed + 2);
 	CUDA_CHECK(cudaGetLastError());
 	if (wgmma_encoder(err, errlen) != 0 ||
-	    wgmma_tensor_map(&mq, q, 0, bh, tq, d, wv->cfg.br, err,
+	    wgmma_tensor_map(&mq, q, FAST_FP16, bh, tq, d, wv->cfg.br, err,
 	    errlen) != 0 ||
-	    wgmma_tensor_map(&mk, k, 0, bh, tk, d, wv->cfg.bc, err,
+	    wgmma_tensor_map(&mk, k, FAST_FP16, bh, tk, d, wv->cfg.bc, err,
 	    errlen) != 0 ||
-	    wgmma_tensor_map(&mv, v, 0, bh, tk, d, wv->cfg.bc, err,
+	    wgmma_tensor_map(&mv, v, FAST_FP16, bh, tk, d, wv->cfg.bc, err,
 	    errlen) != 0)
 		goto fail;
 

@@ -112,6 +112,45 @@ int wgmma_attention_varlen(const void *q, const void *k, const void *v,
     int d, int dtype, const struct tc_mask *mask, float scale, int variant,
     const struct fast_trace *tr, void *stream, char *err, size_t errlen);
 
+/*
+ * FP8 (e4m3), FlashAttention 3's low-precision path, at d = 128: Q, K and
+ * V as e4m3 codes (bytes, fp8_rule.h's format) with float32 scales that
+ * turn them into values, as block quantization stores them (model/fp8.h):
+ *   q_scale  (B, H, Tq)   one a row (a block's scale, repeated)
+ *   k_scale, v_scale  (B, H, Tc)   one a key tile of WGMMA_FP8_BC keys
+ * so score (r, c) = q_scale[r] k_scale[c / Bc] (q codes . k codes) and
+ * V tile j is v_scale[j] times its codes: blocks of K and V rows must
+ * not split a tile (a tile's keys, FA3's, or a multiple).  K and V have
+ * the B H heads Q has (grouped heads are run as copies).  V goes in as
+ * V^T, which wgmma_fp8_v_layout makes from V (B, H, Tk, d): FP8 wgmma
+ * reads its B operand K-major only (FlashAttention 3 transposes V inside
+ * its kernel; here it is a kernel of its own, timed apart).  V^T is
+ * (B, H, d, WGMMA_FP8_KEYS(Tk)) bytes, wgmma_fp8_vt_bytes of them, zero
+ * past Tk, and within each 32 keys in the order P leaves the S
+ * registers (wgmma.cu, wgmma_fp8_key_at): not a plain transpose, so make
+ * it with wgmma_fp8_v_layout, never by hand.  P is rounded to e4m3 for
+ * P V, O is written in fp16, lse in float32; the rest as
+ * wgmma_attention_masked (mask, scale, variant, tr: the trace's acc in
+ * values, not codes).
+ */
+#define WGMMA_FP8_BC 128
+#define WGMMA_FP8_KEYS(tk) (((tk) + WGMMA_FP8_BC - 1) / WGMMA_FP8_BC * \
+	WGMMA_FP8_BC)
+
+/* Bytes of V^T for B H heads of Tk keys. */
+size_t wgmma_fp8_vt_bytes(int bh, int tk, int d);
+
+/* V (bh, Tk, d) codes -> V^T (bh, d, WGMMA_FP8_KEYS(Tk)), asynchronous
+ * on stream.  0, or -1 with err (d must be 128, both 16-byte aligned). */
+int wgmma_fp8_v_layout(const void *v, void *vt, int bh, int tk, int d,
+    void *stream, char *err, size_t errlen);
+
+int wgmma_attention_fp8(const void *q, const void *k, const void *vt,
+    const float *q_scale, const float *k_scale, const float *v_scale,
+    void *o, float *lse, int batch, int heads, int tq, int tk, int d,
+    const struct tc_mask *mask, float scale, int variant,
+    const struct fast_trace *tr, void *stream, char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif
