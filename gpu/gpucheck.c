@@ -74,7 +74,9 @@
  *   adds every error with one sign).
  *   - P and O in 16 bits.  P is rounded before P V as the simulator's
  *     --dtype emulation does (a flip as above), and O leaves the kernel
- *     rounded to the dtype: half a unit, under rtol_acc |O|.
+ *     rounded to the dtype: half a unit, under rtol_acc |O|.  FP8: P in
+ *     e4m3, whose flips are 2^-3 of p, and S summed in about 14 bits
+ *     (gpucheck_fp8_delta), O in fp16.
  *   - The rules (gpu/tc_mask.cuh).  A cap C tanh(x / C) moves no error
  *     up (its slope is at most 1), but the two tanh differ: the
  *     kernels' within 2^-21 (8 units) of C, mask_rule_tanh within 4,
@@ -143,6 +145,8 @@ gpucheck_tolerance(const struct gpu_kernel *k, const struct problem *p,
 		    heads * p->tq, p->d) * gpucheck_max_norm(p->k,
 		    kv_heads * p->tk, p->d);
 		delta = gpucheck_tensor_delta(p->d, s1);
+		if (p->dtype == DTYPE_FP8)
+			delta += gpucheck_fp8_delta(s1);
 		if (p->mask.softcap > 0.0f)
 			delta += 16.0 * 0x1p-24 * p->mask.softcap;
 		for (i = 0; p->alibi != NULL && i < (size_t)heads; i++)

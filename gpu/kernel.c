@@ -210,11 +210,12 @@ static const struct gpu_kernel gpu_kernel_wgmma = {
 	.name = "wgmma",
 	.summary = "FlashAttention-3's forward for Hopper (sm_90a): wgmma, "
 	    "TMA loads, a producer warpgroup and two consumers taking turns",
-	.dtypes = BIT(DTYPE_FP16) | BIT(DTYPE_BF16),
+	.dtypes = BIT(DTYPE_FP16) | BIT(DTYPE_BF16) | BIT(DTYPE_FP8),
 	.orders = BIT(ORDER_FA2),
 	.conventions = BIT(CONV_UNNORMALIZED),
 	.bugs = GPU_TC_BUGS,
 	.dims = gpu_tc_dims,
+	.fp8_d = 128,
 	.caps = GPU_CAP_CAUSAL | GPU_CAP_TRACE | GPU_TC_MASKS | GPU_CAP_VARLEN,
 	.arith = GPU_ARITH_TENSOR_CORES,
 	.bench = GPU_BENCH_DEFAULT,
@@ -560,6 +561,11 @@ gpu_takes(const struct gpu_kernel *k, unsigned caps, const struct problem *p,
 		    "Q, K and V: it computes S itself");
 	if (p->dtype == DTYPE_FP8 && !(k->dtypes & BIT(DTYPE_FP8)))
 		return util_error(err, errlen, GPU_NO_FP8_KERNEL, k->name);
+	if (p->dtype == DTYPE_FP8 && !p->scores_mode && p->d != k->fp8_d) {
+		snprintf(what, sizeof what, "--dtype fp8 at d = %d", p->d);
+		snprintf(takes, sizeof takes, "fp8 at d = %d alone", k->fp8_d);
+		return gpu_refuse(k, err, errlen, what, takes);
+	}
 	if (!(k->dtypes & BIT(p->dtype))) {
 		snprintf(what, sizeof what, "--dtype %s", dtype_name(p->dtype));
 		gpu_mask_words(k->dtypes, 3, gpu_dtype_word, takes, sizeof takes);

@@ -44,11 +44,12 @@ enum gpu_arith {
 };
 
 /* What a kernel can do besides its dtypes, orders, conventions, bugs. */
-/* What every kernel says of --dtype fp8 until one has an FP8 path (a
- * kernel takes it by BIT(DTYPE_FP8) in its dtypes); %s is its name. */
-#define GPU_NO_FP8_KERNEL "kernel %s does not take --dtype fp8: no kernel " \
-	"has an FP8 (e4m3) path yet; the simulator emulates it (flashstep " \
-	"run, view, trace, bench --fp8)"
+/* What a kernel without an FP8 path says of --dtype fp8 (a kernel takes
+ * it by BIT(DTYPE_FP8) in its dtypes, at the one head width fp8_d);
+ * %s is its name. */
+#define GPU_NO_FP8_KERNEL "kernel %s does not take --dtype fp8 (wgmma " \
+	"does, at d = 128; the simulator emulates it: flashstep run, view, " \
+	"trace, bench --fp8)"
 /* What a kernel without GPU_CAP_PAGED says of a paged cache (model/
  * paged.h): said before any device is probed (gpucmd) and by
  * gpu_kernel_check. */
@@ -169,6 +170,8 @@ struct gpu_kernel {
 	unsigned bugs;		/* enum online_bug */
 	const int *dims;	/* the d = dv it takes, ending in 0; NULL: any */
 	int max_tq;		/* query rows a head it takes at most (0: any) */
+	int fp8_d;		/* with DTYPE_FP8 in dtypes: the one d = dv
+				 * its FP8 path takes */
 	unsigned caps;		/* GPU_CAP_... */
 	enum gpu_arith arith;
 	unsigned bench;		/* GPU_BENCH_... */

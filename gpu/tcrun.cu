@@ -74,6 +74,13 @@ typedef int (*tcrun_varlen_fn)(const void *q, const void *k, const void *v,
     int d, int dtype, const struct tc_mask *mask, float scale, int variant,
     const struct fast_trace *tr, void *stream, char *err, size_t errlen);
 
+/* wgmma.h's FP8 entry (wgmma_attention_fp8). */
+typedef int (*tcrun_fp8_fn)(const void *q, const void *k, const void *vt,
+    const float *q_scale, const float *k_scale, const float *v_scale,
+    void *o, float *lse, int batch, int heads, int tq, int tk, int d,
+    const struct tc_mask *mask, float scale, int variant,
+    const struct fast_trace *tr, void *stream, char *err, size_t errlen);
+
 /* A tensor-core kernel as this file drives it. */
 struct tcrun_kernel {
 	const char *name;
@@ -82,6 +89,7 @@ struct tcrun_kernel {
 	int (*tiles)(int d, int i, int *br, int *bc);
 	tcrun_fwd_fn fwd;
 	tcrun_varlen_fn varlen;	/* a packed batch in one launch, or NULL */
+	tcrun_fp8_fn fp8;	/* FP8 codes and scales, or NULL */
 };
 
 static int
@@ -101,6 +109,7 @@ static const struct tcrun_kernel tcrun_fast = {
 	.tiles = tcrun_fast_tiles,
 	.fwd = fast_attention_masked,
 	.varlen = NULL,
+	.fp8 = NULL,
 };
 
 #ifdef HAVE_SM90A
@@ -121,6 +130,7 @@ static const struct tcrun_kernel tcrun_wgmma = {
 	.tiles = tcrun_wgmma_tiles,
 	.fwd = wgmma_attention_masked,
 	.varlen = wgmma_attention_varlen,
+	.fp8 = wgmma_attention_fp8,
 };
 #endif
 
@@ -207,10 +217,13 @@ tcrun_tiling(const struct tcrun_kernel *tk, int d, int br, int bc,
 
 /* The inputs in 16 bits, packed problem after problem, and what the
  * kernel is called with: mask holds the problem's window, cap and (on
- * the device, a slope a problem) ALiBi slopes. */
+ * the device, a slope a problem) ALiBi slopes.  FP8: q and k hold the
+ * codes (bytes), v V^T in the kernel's layout (wgmma.h), with the
+ * scales qs (a row), ks and vs (a key tile). */
 struct tcrun_in {
 	uint16_t *q, *k, *v;
-	int bf16, variant;
+	int bf16, fp8, variant;
+	float *qs, *ks, *vs;
 	struct tc_mask mask;
 	int *cu_q, *cu_k;	/* a packed batch's offsets on the device */
 	int max_tq, max_tk;	/* and its longest sequence */
@@ -247,6 +260,121 @@ fail:
 }
 
 /*
+ * FP8: every problem's codes as the model quantized them (p->fp8, whose
+ * rows are all heads': a problem is head head0 on K/V head kv_head0 of
+ * its entry), V through a staging buffer into V^T, and the scales laid
+ * as wgmma.h says.  A key tile must lie in one scale block of K and of
+ * V: block scales of a tile's keys (the default) or coarser.
+ */
+#ifdef HAVE_SM90A
+static int
+tcrun_upload_fp8(const struct tcrun_kernel *tk, const struct gpu_job *job,
+    struct gpu_mem *mem, enum gpu_mem_use use, struct tcrun_in *in,
+    char *err, size_t errlen)
+{
+	const struct problem *p = &job->ps[0];
+	const size_t nq = (size_t)p->tq * p->d, nk = (size_t)p->tk * p->d;
+	const size_t n = (size_t)job->n;
+	float *qs = NULL, *ks = NULL, *vs = NULL;
+	uint8_t *v8;
+	int br, bc, tc, rc = -1;
+	size_t b, r, j;
+
+	if (tk->fp8 == NULL || tk->tiles(p->d, in->variant, &br, &bc) != 0) {
+		snprintf(err, errlen, "kernel %s takes no --dtype fp8", tk->name);
+		return -1;
+	}
+	if (p->d != 128) {
+		snprintf(err, errlen, "kernel %s takes --dtype fp8 at d = 128 "
+		    "alone, not d = %d", tk->name, p->d);
+		return -1;
+	}
+	tc = (p->tk + bc - 1) / bc;
+	qs = (float *)malloc(n * p->tq * sizeof *qs);
+	ks = (float *)malloc(n * tc * sizeof *ks);
+	vs = (float *)malloc(n * tc * sizeof *vs);
+	if (qs == NULL || ks == NULL || vs == NULL) {
+		snprintf(err, errlen, "out of memory for FP8's scales");
+		goto fail;
+	}
+	for (b = 0; b < n; b++) {
+		const struct problem *pb = &job->ps[b];
+		const struct fp8_data *f = pb->fp8;
+		const int q0 = pb->head0 * p->tq, k0 = pb->kv_head0 * p->tk;
+
+		for (r = 0; r < (size_t)p->tq; r++)
+			qs[b * p->tq + r] = f->q.scale[fp8_block_of(&f->q,
+			    q0 + (int)r)];
+		for (j = 0; j < (size_t)tc; j++) {
+			const int c0 = k0 + (int)j * bc;
+			const int c1 = k0 + ((int)(j + 1) * bc < p->tk ?
+			    (int)(j + 1) * bc : p->tk) - 1;
+
+			if (fp8_block_of(&f->k, c0) != fp8_block_of(&f->k, c1) ||
+			    fp8_block_of(&f->v, c0) != fp8_block_of(&f->v, c1)) {
+				snprintf(err, errlen, "kernel %s takes one K and "
+				    "one V scale a tile of %d keys: --fp8-block "
+				    "%d splits one (give 0, a tile, or a multiple "
+				    "of %d)", tk->name, bc, f->k.block, bc);
+				goto fail;
+			}
+			ks[b * tc + j] = f->k.scale[fp8_block_of(&f->k, c0)];
+			vs[b * tc + j] = f->v.scale[fp8_block_of(&f->v, c0)];
+		}
+	}
+	in->fp8 = 1;
+	CUDA_CHECK(gpu_mem_alloc(mem, (void **)&in->q, nq * n, use));
+	CUDA_CHECK(gpu_mem_alloc(mem, (void **)&in->k, nk * n, use));
+	CUDA_CHECK(gpu_mem_alloc(mem, (void **)&in->v,
+	    wgmma_fp8_vt_bytes((int)n, p->tk, p->d), use));
+	CUDA_CHECK(gpu_mem_alloc(mem, (void **)&v8, nk * n, GPU_MEM_HELPER));
+	CUDA_CHECK(gpu_mem_floats(mem, &in->qs, n * p->tq, use));
+	CUDA_CHECK(gpu_mem_floats(mem, &in->ks, n * tc, use));
+	CUDA_CHECK(gpu_mem_floats(mem, &in->vs, n * tc, use));
+	for (b = 0; b < n; b++) {
+		const struct problem *pb = &job->ps[b];
+		const struct fp8_data *f = pb->fp8;
+
+		CUDA_CHECK(cudaMemcpy((uint8_t *)in->q + b * nq, f->q.code +
+		    (size_t)pb->head0 * nq, nq, cudaMemcpyHostToDevice));
+		CUDA_CHECK(cudaMemcpy((uint8_t *)in->k + b * nk, f->k.code +
+		    (size_t)pb->kv_head0 * nk, nk, cudaMemcpyHostToDevice));
+		CUDA_CHECK(cudaMemcpy(v8 + b * nk, f->v.code +
+		    (size_t)pb->kv_head0 * nk, nk, cudaMemcpyHostToDevice));
+	}
+	CUDA_CHECK(cudaMemcpy(in->qs, qs, n * p->tq * sizeof *qs,
+	    cudaMemcpyHostToDevice));
+	CUDA_CHECK(cudaMemcpy(in->ks, ks, n * tc * sizeof *ks,
+	    cudaMemcpyHostToDevice));
+	CUDA_CHECK(cudaMemcpy(in->vs, vs, n * tc * sizeof *vs,
+	    cudaMemcpyHostToDevice));
+	if (wgmma_fp8_v_layout(v8, in->v, (int)n, p->tk, p->d, NULL, err,
+	    errlen) != 0)
+		goto fail;
+	rc = 0;
+fail:
+	free(qs);
+	free(ks);
+	free(vs);
+	return rc;
+}
+#else
+/* Without sm_90a there is no wgmma kernel, so no FP8 kernel either. */
+static int
+tcrun_upload_fp8(const struct tcrun_kernel *tk, const struct gpu_job *job,
+    struct gpu_mem *mem, enum gpu_mem_use use, struct tcrun_in *in,
+    char *err, size_t errlen)
+{
+	(void)job;
+	(void)mem;
+	(void)use;
+	(void)in;
+	snprintf(err, errlen, "kernel %s takes no --dtype fp8", tk->name);
+	return -1;
+}
+#endif
+
+/*
  * Every problem's Q, K and V through one float32 staging buffer into
  * 16-bit device tensors (n, T, d), problem b at head b of a batch of
  * one; counted as use says (the staging buffer never is).
@@ -270,6 +398,11 @@ tcrun_upload(const struct tcrun_kernel *tk, const struct gpu_job *job,
 		    "tiling at d = %d", tk->name, job->tiling->br,
 		    job->tiling->bc, p->d);
 		goto fail;
+	}
+	if (p->dtype == DTYPE_FP8) {
+		if (tcrun_upload_fp8(tk, job, mem, use, in, err, errlen) != 0)
+			goto fail;
+		return tcrun_mask(job, mem, use, &in->mask, err, errlen);
 	}
 	CUDA_CHECK(gpu_mem_alloc(mem, (void **)&in->q, nq * job->n * h, use));
 	CUDA_CHECK(gpu_mem_alloc(mem, (void **)&in->k, nk * job->n * h, use));
@@ -323,6 +456,10 @@ tcrun_call(const struct tcrun_kernel *tk, const struct gpu_job *job,
 	const struct problem *p = &job->ps[0];
 	const int dtype = in->bf16 ? FAST_BF16 : FAST_FP16;
 
+	if (in->fp8)
+		return tk->fp8(in->q, in->k, in->v, in->qs, in->ks, in->vs, o,
+		    lse, 1, job->n, p->tq, p->tk, p->d, &in->mask, p->scale,
+		    in->variant, tr, NULL, err, errlen);
 	if (job->nseq > 0) {
 		if (tk->varlen == NULL) {
 			snprintf(err, errlen, "kernel %s takes no packed batch",

@@ -898,7 +898,8 @@ pipeline_why_unused(const char *name, enum pipeline_form f)
 		return "the pipeline's K and V are one tensor; it has no paged "
 		    "cache";
 	if (pipeline_named(name, fp8))
-		return "the wgmma kernel has no FP8 path yet";
+		return "the pipeline models and records the 16-bit kernel; "
+		    "its FP8 build is not modelled";
 	if (pipeline_named(name, inputs))
 		return f == PIPELINE_MODEL ? "the model draws no inputs (only "
 		    "--record runs them)" : "the recording build draws its own "
@@ -956,8 +957,9 @@ pipeline_dtype_refused(const struct options *o, enum pipeline_form f)
 		return -1;
 	}
 	if (o->spec.dtype == DTYPE_FP8) {
-		fprintf(stderr, "flashstep pipeline: --dtype fp8: the wgmma "
-		    "kernel has no FP8 path yet; it takes fp16 or bf16\n");
+		fprintf(stderr, "flashstep pipeline: --dtype fp8: the "
+		    "pipeline models and records the 16-bit kernel; its FP8 "
+		    "build is not modelled (it takes fp16 or bf16)\n");
 		return -1;
 	}
 	if (o->spec.dtype == DTYPE_BF16 && f != PIPELINE_MODEL) {

@@ -173,6 +173,9 @@ gpucmd_tiling(const struct gpu_kernel *k, int d, struct options *o,
 	o->tiling.br = t.br;
 	o->tiling.bc = t.bc;
 	o->spec.bc = t.bc;
+	/* fp8's default scale blocks are a tile's rows: Br for Q too */
+	if (o->spec.dtype == DTYPE_FP8)
+		o->spec.br = t.br;
 	return 0;
 }
 
@@ -262,7 +265,7 @@ gpucmd_setup(struct options *o, const struct gpucmd_args *a,
 	memset(set, 0, sizeof *set);
 	/* Said before any input is made or a device probed, on any machine
 	 * (gpu_kernel_check says the same of a hand-made problem). */
-	if (o->spec.dtype == DTYPE_FP8)
+	if (o->spec.dtype == DTYPE_FP8 && !(k->dtypes & (1u << DTYPE_FP8)))
 		return util_error(err, errlen, GPU_NO_FP8_KERNEL, k->name);
 	if ((o->spec.seqlens_q != NULL || o->spec.seqlens_k != NULL) &&
 	    gpu_varlen_check(k, "", err, errlen) != 0)

@@ -264,6 +264,7 @@ problem_head(const struct problem *p, int h, struct problem *out)
 	}
 	out->alibi = p->alibi != NULL ? p->alibi + h : NULL;
 	out->head0 = p->head0 + h;
+	out->kv_head0 = p->kv_head0 + g;
 	out->seq_owned = 0;
 }
 

@@ -113,6 +113,8 @@ struct problem {
 	int head0;		/* the query head of this problem's first head:
 				 * 0, or h for problem_head's head h (dropout's
 				 * counter counts heads from it) */
+	int kv_head0;		/* and its K/V head: problem_head's h / (H / G)
+				 * (p->fp8's codes hold every head's rows) */
 	int seq_owned;		/* problem_seq_all gathered q, k, kt and v
 				 * into arrays of this problem's own, which
 				 * problem_seq_free frees */
