@@ -365,8 +365,9 @@ END_TEST
 
 /* What each entry does not take is refused from the entry, naming what
  * was asked and what it takes. */
-/* No kernel takes fp8 yet: every entry of the table refuses it by name,
- * with the one message, before any GPU is needed. */
+/* fp8 is wgmma's alone, at its fp8_d: every other entry of the table
+ * refuses it by name, with the one message, before any GPU is needed;
+ * wgmma refuses another d, and takes d = 128 (at its 128 x 128 tiles). */
 START_TEST(test_no_fp8_kernel)
 {
 	struct problem_spec spec;
@@ -388,10 +389,28 @@ START_TEST(test_no_fp8_kernel)
 			continue;	/* not in this build: says so instead */
 		ck_assert_int_eq(gpu_kernel_check(gpu_kernels[i], &p, &t, &rule,
 		    0, err, sizeof err), -1);
-		snprintf(want, sizeof want, GPU_NO_FP8_KERNEL,
-		    gpu_kernels[i]->name);
+		if (gpu_kernels[i]->dtypes & (1u << DTYPE_FP8))
+			snprintf(want, sizeof want, "kernel %s does not take "
+			    "--dtype fp8 at d = 64 (it takes fp8 at d = %d alone;"
+			    " flashstep gpu --list-kernels)", gpu_kernels[i]->name,
+			    gpu_kernels[i]->fp8_d);
+		else
+			snprintf(want, sizeof want, GPU_NO_FP8_KERNEL,
+			    gpu_kernels[i]->name);
 		ck_assert_str_eq(err, want);
 	}
+	problem_free(&p);
+
+	/* the one kernel that takes it, at its d */
+	spec.d = spec.dv = 128;
+	spec.br = spec.bc = 128;
+	t.br = t.bc = 128;
+	build(&spec, &p);
+	for (i = 0; gpu_kernels[i] != NULL; i++)
+		if ((gpu_kernels[i]->dtypes & (1u << DTYPE_FP8)) &&
+		    (!gpu_built() || gpu_kernels[i]->launch != NULL))
+			ck_assert_msg(gpu_kernel_check(gpu_kernels[i], &p, &t,
+			    &rule, 0, err, sizeof err) == 0, "%s", err);
 	problem_free(&p);
 }
 END_TEST

@@ -34,6 +34,7 @@
 #include "model/backward.h"
 #include "model/merge.h"
 #include "model/reference.h"
+#include "model/sim.h"
 #include "model/varlen.h"
 
 #include <math.h>
@@ -652,6 +653,211 @@ START_TEST(test_tc_rules)
 }
 END_TEST
 
+/*
+ * FP8 (the kernels whose dtypes have it: wgmma, at d = 128): 16 random
+ * ragged cases of 1 to 3 heads, normal or outlier inputs (FlashAttention
+ * 3's experiment), block scales of a tile (FA3's) or of two, the Hadamard
+ * rotation in some, causal, a window, a softcap or ALiBi in some, and
+ * one scale a whole tensor in one: step by step against the simulator's
+ * emulation (P's e4m3 flips in the numerator's tolerance), and O and lse
+ * against the double reference on the dequantized inputs, which is what
+ * the kernel computes; the reference on the inputs as given measures the
+ * whole FP8 error (printed).  Scale blocks that split a key tile and
+ * d = 64 are refused; a kernel without FP8 refuses it.
+ *
+ * The step check's numerator tolerance must allow every p to flip one
+ * e4m3 unit (2^-3 of itself), so it is loose: a V tile's scale left out
+ * stays inside it.  So O is also held, over all cases, to the
+ * simulator's O in root mean square: the two do the same arithmetic on
+ * the same codes, and differ where S's sums (FP8's ~14 bits against
+ * float32) move a p across a rounding point, which the kernel's delta
+ * makes rare, and by O's fp16 rounding (2^-12 relative).  TC_FP8_RMS
+ * is not a worst-case bound but a statistical one, far above both and
+ * far below what a wrong scale does (tests/gpu_planted.sh, "fp8 V scale
+ * ignored"); the figure is printed.
+ */
+#define TC_FP8_RMS 0x1p-7
+START_TEST(test_tc_fp8)
+{
+	struct gpucheck_opts opts = { 0, NULL, NULL };
+	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
+	struct gpucheck_report reps[TC_MAX_HEADS];
+	struct problem ps[TC_MAX_HEADS], exact;
+	struct gpucheck_tol tol;
+	struct problem_spec spec;
+	struct inputs_rng rng;
+	struct gpu_result res;
+	struct tiling t;
+	char err[512], what[300], rules[120];
+	double *ref, *ref_lse, worst = 0, worst_ref = 0, allowed, e;
+	double sq_err = 0, sq_ref = 0, sq_sim = 0, sq_so = 0;
+	float *so, *slse;
+	struct sim *sim;
+	int n, b, nh, r, outliers = 0, rotated = 0;
+	size_t no, i;
+
+	opts.kernel = tc();
+	tc_tiling(128, 0, 0, &t);
+	problem_spec_init(&spec);
+	spec.tq = spec.tk = 40;
+	spec.d = spec.dv = 128;
+	spec.dtype = DTYPE_FP8;
+	spec.br = t.br;
+	spec.bc = t.bc;
+	if (!(tc()->dtypes & (1u << DTYPE_FP8))) {
+		ck_assert_int_eq(problem_build(&spec, &ps[0], err, sizeof err), 0);
+		ck_assert_int_eq(tc_run(ps, 1, &t, 0, 0, &res, err, sizeof err),
+		    -1);
+		ck_assert_msg(strstr(err, "does not take --dtype fp8") != NULL,
+		    "%s", err);
+		problem_free(&ps[0]);
+		return;
+	}
+	/* scale blocks of 64 keys split a 128-key tile */
+	spec.tk = 300;
+	spec.fp8.block = 64;
+	ck_assert_int_eq(problem_build(&spec, &ps[0], err, sizeof err), 0);
+	ck_assert_int_eq(tc_run(ps, 1, &t, 0, 0, &res, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "one K and one V scale a tile of 128 keys")
+	    != NULL, "%s", err);
+	problem_free(&ps[0]);
+
+	inputs_rng_seed(&rng, 8448);
+	for (n = 0; n < 16; n++) {
+		problem_spec_init(&spec);
+		spec.d = spec.dv = 128;
+		spec.dtype = DTYPE_FP8;
+		spec.tq = draw(&rng, 1, 600);
+		spec.tk = draw(&rng, 1, 600);
+		spec.input = n % 2 ? INPUTS_OUTLIERS : INPUTS_NORMAL;
+		spec.seed = inputs_rng_next(&rng);
+		spec.br = t.br;
+		spec.bc = t.bc;
+		spec.fp8.block = n % 3 == 2 ? 2 * t.bc : 0;
+		spec.fp8.hadamard = n / 2 % 2;
+		if (n == 7)
+			spec.fp8.bug = FP8_BUG_WHOLE_TENSOR;
+		spec.causal = n % 4 == 1;
+		rules[0] = '\0';
+		if (n % 4 == 3) {	/* both window edges, a cap, ALiBi, all */
+			static const int kinds[4] = { 0, 3, 4, 5 };
+
+			tc_rules_draw(4 * kinds[n / 4], &rng, &spec, rules,
+			    sizeof rules);
+		}
+		nh = draw(&rng, 1, TC_MAX_HEADS);
+		tc_problems(&spec, nh, ps);
+		snprintf(what, sizeof what, "case %d: fp8 d=128 Tq=%d Tk=%d%s "
+		    "%s, %s inputs, block %d%s%s, %d heads", n, spec.tq, spec.tk,
+		    spec.causal ? " causal" : "", rules,
+		    inputs_kind_name(spec.input), spec.fp8.block,
+		    spec.fp8.hadamard ? " hadamard" : "",
+		    spec.fp8.bug ? " one scale a tensor" : "", nh);
+		ck_assert_msg(gpucheck_run_many(ps, nh, &t, &rule, &opts, reps,
+		    err, sizeof err) == 0, "%s: %s", what, err);
+		for (b = 0; b < nh; b++) {
+			ck_assert_msg(reps[b].pass, "%s, head %d: %ld values "
+			    "differ, first at step %ld; largest |gpu - sim|: m %g "
+			    "alpha %g l %g acc %g O %g lse %g (delta %g)", what, b,
+			    reps[b].failures, reps[b].first_failure,
+			    reps[b].max_m, reps[b].max_alpha, reps[b].max_l,
+			    reps[b].max_acc, reps[b].max_o, reps[b].max_lse,
+			    reps[b].delta);
+			ck_assert_msg(reps[b].acc_compared, "%s: acc not compared",
+			    what);
+			worst = fmax(worst, reps[b].worst_excess);
+			gpucheck_report_free(&reps[b]);
+		}
+		ck_assert_msg(tc_run(ps, nh, &t, 0, 0, &res, err, sizeof err) ==
+		    0, "%s: %s", what, err);
+		no = (size_t)spec.tq * spec.dv;
+		ref = malloc(no * sizeof *ref);
+		ref_lse = malloc((size_t)spec.tq * sizeof *ref_lse);
+		ck_assert(ref != NULL && ref_lse != NULL);
+		for (b = 0; b < nh; b++) {
+			ck_assert_int_eq(reference_attention(&ps[b], ref, ref_lse,
+			    err, sizeof err), 0);
+			gpucheck_tolerance(tc(), &ps[b], &tol);
+			for (i = 0; i < no; i++) {
+				allowed = gpucheck_atol_acc(&tol, 1.0) +
+				    tol.rtol_acc * fabs(ref[i]);
+				e = fabs(res.o[b * no + i] - ref[i]) / allowed;
+				ck_assert_msg(e <= 1.0, "%s head %d: O[%zu] %g, the "
+				    "reference %g (%g of the tolerance)", what, b, i,
+				    (double)res.o[b * no + i], ref[i], e);
+				worst_ref = fmax(worst_ref, e);
+			}
+			for (r = 0; r < spec.tq; r++) {
+				const double g = res.lse[b * spec.tq + r];
+
+				if (isinf(ref_lse[r])) {
+					ck_assert_msg(isinf(g) && g < 0, "%s head %d "
+					    "row %d sees no key: lse %g", what, b, r, g);
+					continue;
+				}
+				e = fabs(g - ref_lse[r]) / (tol.rtol * (1.0 +
+				    fabs(ref_lse[r])));
+				ck_assert_msg(e <= 1.0, "%s head %d row %d: lse %g, "
+				    "the reference %g", what, b, r, g, ref_lse[r]);
+				worst_ref = fmax(worst_ref, e);
+			}
+			/* against the simulator's emulation, root mean square */
+			so = malloc(no * sizeof *so);
+			slse = malloc((size_t)spec.tq * sizeof *slse);
+			ck_assert(so != NULL && slse != NULL);
+			sim = sim_new(&ps[b], &t, &rule, err, sizeof err);
+			ck_assert_msg(sim != NULL, "%s", err);
+			ck_assert_int_eq(sim_run(sim, NULL, NULL, so, slse), 0);
+			for (i = 0; i < no; i++) {
+				sq_sim += (res.o[b * no + i] - so[i]) *
+				    (res.o[b * no + i] - so[i]);
+				sq_so += (double)so[i] * so[i];
+			}
+			sim_free(sim);
+			free(so);
+			free(slse);
+			/* the whole error: against the inputs as given */
+			fp8_exact(&ps[b], &exact);
+			ck_assert_int_eq(reference_attention(&exact, ref, ref_lse,
+			    err, sizeof err), 0);
+			for (i = 0; i < no; i++) {
+				sq_err += (res.o[b * no + i] - ref[i]) *
+				    (res.o[b * no + i] - ref[i]);
+				sq_ref += ref[i] * ref[i];
+			}
+		}
+		outliers += spec.input == INPUTS_OUTLIERS;
+		rotated += spec.fp8.hadamard;
+		free(ref);
+		free(ref_lse);
+		gpu_result_free(&res);
+		tc_free(ps, nh);
+	}
+	ck_assert_int_eq(outliers, 8);
+	ck_assert_int_eq(rotated, 8);
+	ck_assert_msg(sqrt(sq_sim / sq_so) <= TC_FP8_RMS, "O differs from the "
+	    "simulator's by %g in root mean square, relative (over %g)",
+	    sqrt(sq_sim / sq_so), TC_FP8_RMS);
+	printf("%s kernel, 16 fp8 cases agree; worst step value at %.3g of "
+	    "the tolerance, worst against the dequantized reference %.3g; O "
+	    "against the simulator's %.3g in root mean square, relative "
+	    "(bound %.3g); O's error against the inputs as given %.3g\n",
+	    tc()->name, worst, worst_ref, sqrt(sq_sim / sq_so), TC_FP8_RMS,
+	    sqrt(sq_err / sq_ref));
+
+	/* d = 64: refused by the entry */
+	problem_spec_init(&spec);
+	spec.tq = spec.tk = 40;
+	spec.d = spec.dv = 64;
+	spec.dtype = DTYPE_FP8;
+	ck_assert_int_eq(problem_build(&spec, &ps[0], err, sizeof err), 0);
+	tc_tiling(64, 0, 0, &t);
+	ck_assert_int_eq(tc_run(ps, 1, &t, 0, 0, &res, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "fp8 at d = 128 alone") != NULL, "%s", err);
+	problem_free(&ps[0]);
+}
+END_TEST
+
 /* A ramp problem (the max rises tile after tile, so alpha < 1 at every
  * step past the first) with the default tiling's Bc. */
 static void
@@ -989,6 +1195,7 @@ test_suite(void)
 	tcase_add_test(tc_case, test_tc_rows_without_keys);
 	tcase_add_test(tc_case, test_tc_reference);
 	tcase_add_test(tc_case, test_tc_rules);
+	tcase_add_test(tc_case, test_tc_fp8);
 	tcase_add_test(tc_case, test_tc_fault_caught);
 	tcase_add_test(tc_case, test_tc_bug_no_rescale);
 	tcase_add_test(tc_case, test_tc_varlen);

@@ -78,6 +78,11 @@
 #                    not the sequence's: a long sequence's last row block
 #                    writes its rows past Tq_b over the next (short)
 #                    sequence's, after that one's block stored them
+# and in gpu/wgmma.cu's FP8 build (tests/check_gpu_wgmma, its fp8 test):
+#   fp8 V scale ignored  O is not carried from one V tile's scale to the
+#                    next (wgmma_vratio's ratio left at 1)
+#   fp8 key order    V^T's keys stored in their own order, not P's
+#                    (wgmma_fp8_key_at the identity)
 # and in gpu/tcrun.cu (tests/check_gpu_fast):
 #   tc bug ignored   the tensor-core kernels' trace build no longer runs
 #                    bug no-rescale when the rule asks for it
@@ -238,6 +243,10 @@ plants() {
 	    's/^\t\treturn it\.tk;$/\t\treturn p.tk;/'
 	"$1" "varlen store unguarded" gpu/wgmma.cu tests/check_gpu_wgmma \
 	    '/another sequence.s, written by another block/,/p\.o + (orow + r)/s/if (it\.row0 + r < wgmma_tq<VARLEN>(p, it))/if (it.row0 + r < p.tq - wgmma_q0<VARLEN>(it))/'
+	"$1" "fp8 V scale ignored" gpu/wgmma.cu tests/check_gpu_wgmma \
+	    's/const float r = f\.vs \/ vs;/const float r = 1.f;/'
+	"$1" "fp8 key order" gpu/wgmma.cu tests/check_gpu_wgmma \
+	    's/return (x \& ~31) | 16 \* h | 8 \* b | 2 \* t | (x \& 1);/return x;/'
 	"$1" "tc bug ignored" gpu/tcrun.cu tests/check_gpu_fast \
 	    's/return job->rule->bug == BUG_NO_RESCALE;/return 0;/'
 	"$1" "bwd no D" gpu/fast_bwd.cu tests/check_gpu_fast_bwd \
