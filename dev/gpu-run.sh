@@ -19,9 +19,12 @@
 #   BENCH=1        after all of that, alone on the GPU: the speed tables
 #                  of bwd_vs_torch.py --fast and masks_vs_torch.py at
 #                  d = 128 (doc/performance.md's shapes); PY_S as above
+#   FP8=1          last, alone on the GPU: fp8_vs_torch.py (the FP8
+#                  kernel's accuracy, its planted fault, and its speed
+#                  beside fp16 and torch)
 # OUTDIR/summary.txt says what ran, when and how it ended; beside it
 # build.log, check.log (with each failing test's log appended), libs.log,
-# plants.txt, varlen.txt, bwdrules.txt, bench.txt.
+# plants.txt, varlen.txt, bwdrules.txt, bench.txt, fp8.txt.
 set -u
 out=${1:?usage: dev/gpu-run.sh OUTDIR}
 cd "$(dirname "$0")/.."
@@ -52,7 +55,7 @@ if [ -n "${PLANTS:-}" ]; then
 fi
 export PYTHONUNBUFFERED=1
 tmp=$(mktemp -d)
-if [ -n "${TORCH:-}${BENCH:-}" ]; then
+if [ -n "${TORCH:-}${BENCH:-}${FP8:-}" ]; then
 	# the shared libraries the torch scripts load, as their headers say
 	lib="-O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -shared -Xcompiler -fPIC -I . -I src -I gpu"
 	nvcc $lib gpu/wgmma.cu -o "$tmp/libwgmma.so" >"$tmp/w.log" 2>&1 &
@@ -88,6 +91,11 @@ if [ -n "${BENCH:-}" ]; then
 		echo "masks_vs_torch.py: exit $?"
 	} >"$out/bench.txt" 2>&1
 	ts "bench: $(grep "exit" "$out/bench.txt" | tr "\n" " ")"
+fi
+if [ -n "${FP8:-}" ]; then
+	timeout "${PY_S:-150}" python3 gpu/bench/fp8_vs_torch.py \
+	    --wgmma "$tmp/libwgmma.so" --fault >"$out/fp8.txt" 2>&1
+	ts "fp8_vs_torch.py: exit $?"
 fi
 rm -rf "$tmp"
 ts done

@@ -55,6 +55,7 @@ EXTRA_DIST += gpu/gpu_stub.c $(GPU_CU) gpu/wgmma.cu gpu/bench/bench.cuh \
 	gpu/bench/vs_torch.py gpu/bench/bwd_vs_torch.py \
 	gpu/bench/device_check.sh gpu/bench/bench_wgmma.cu \
 	gpu/bench/wgmma_device.sh gpu/bench/masks_vs_torch.py \
+	gpu/bench/fp8_vs_torch.py \
 	gpu/bench/varlen_vs_torch.py
 # The decoding kernel's torch comparison and profiling driver.
 EXTRA_DIST += gpu/bench/decode_vs_torch.py gpu/bench/decode_profile.py
