@@ -21,7 +21,8 @@
 #                  d = 128 (doc/performance.md's shapes); PY_S as above
 #   FP8=1          last, alone on the GPU: fp8_vs_torch.py (the FP8
 #                  kernel's accuracy, its planted fault, and its speed
-#                  beside fp16 and torch)
+#                  beside fp16 and torch); FP8_VARIANTS="-1 1" times
+#                  those variants too (speed only, fp8-v1.txt, ...)
 # OUTDIR/summary.txt says what ran, when and how it ended; beside it
 # build.log, check.log (with each failing test's log appended), libs.log,
 # plants.txt, varlen.txt, bwdrules.txt, bench.txt, fp8.txt.
@@ -96,6 +97,13 @@ if [ -n "${FP8:-}" ]; then
 	timeout "${PY_S:-150}" python3 gpu/bench/fp8_vs_torch.py \
 	    --wgmma "$tmp/libwgmma.so" --fault >"$out/fp8.txt" 2>&1
 	ts "fp8_vs_torch.py: exit $?"
+	for v in ${FP8_VARIANTS:-}; do
+		[ "$v" = -1 ] && continue
+		timeout "${PY_S:-150}" python3 gpu/bench/fp8_vs_torch.py \
+		    --wgmma "$tmp/libwgmma.so" --no-accuracy --fp8-variant "$v" \
+		    >"$out/fp8-v$v.txt" 2>&1
+		ts "fp8_vs_torch.py --fp8-variant $v: exit $?"
+	done
 fi
 rm -rf "$tmp"
 ts done
