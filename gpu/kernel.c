@@ -771,7 +771,13 @@ gpu_kernel_tiling(const struct gpu_kernel *k, int d, int br, int bc,
 static void
 gpu_describe_dtypes(const struct gpu_kernel *k, char *buf, size_t len)
 {
-	gpu_mask_words(k->dtypes, 3, gpu_dtype_word, buf, len);
+	size_t at;
+
+	/* fp8, where there is one, at its one d */
+	gpu_mask_words(k->dtypes, DTYPE_FP8 + 1, gpu_dtype_word, buf, len);
+	at = strlen(buf);
+	if ((k->dtypes & BIT(DTYPE_FP8)) && at < len)
+		snprintf(buf + at, len - at, " (fp8 at d = %d)", k->fp8_d);
 }
 
 static void

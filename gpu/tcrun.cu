@@ -12,7 +12,9 @@
  * the job's dtype (problem_build does that), so converting them on the
  * device is exact: each problem's Q, K and V go through one float32
  * staging buffer into the packed 16-bit tensors (n, T, d) the kernel
- * reads, problem b at head b of a batch of one.
+ * reads, problem b at head b of a batch of one.  FP8 (wgmma's build)
+ * takes the model's own codes and scales instead (tcrun_upload_fp8), V
+ * laid out as the kernel reads it by wgmma_fp8_v_layout.
  *
  * A tiling is a variant of the kernel's own (a Br x Bc it was compiled
  * for; each kernel ships one variant a tiling, the others measured are

@@ -877,6 +877,9 @@ START_TEST(test_describe)
 	ck_assert_int_eq(gpu_kernel_describe(kernel("fast"), 1, line,
 	    sizeof line), 0);
 	ck_assert_str_eq(line, "dtypes       fp16, bf16");
+	ck_assert_int_eq(gpu_kernel_describe(kernel("wgmma"), 1, line,
+	    sizeof line), 0);
+	ck_assert_str_eq(line, "dtypes       fp16, bf16, fp8 (fp8 at d = 128)");
 	ck_assert_int_eq(gpu_kernel_describe(kernel("fast"), 0, line,
 	    sizeof line), 0);
 	ck_assert_str_eq(line, "devices      any this build runs on");

@@ -515,6 +515,85 @@ tc_rules_draw(int n, struct inputs_rng *rng, struct problem_spec *spec,
 }
 
 /*
+ * The nh heads' step reports all passed (and, with need_acc, compared
+ * the numerator); the largest excess into *worst.  Frees the reports.
+ */
+static void
+tc_assert_steps(struct gpucheck_report *reps, int nh, const char *what,
+    int need_acc, double *worst)
+{
+	int b;
+
+	for (b = 0; b < nh; b++) {
+		ck_assert_msg(reps[b].pass, "%s, head %d: %ld values differ, "
+		    "first at step %ld; largest |gpu - sim|: m %g alpha %g l %g "
+		    "acc %g O %g lse %g (delta %g)", what, b, reps[b].failures,
+		    reps[b].first_failure, reps[b].max_m, reps[b].max_alpha,
+		    reps[b].max_l, reps[b].max_acc, reps[b].max_o,
+		    reps[b].max_lse, reps[b].delta);
+		ck_assert_msg(!need_acc || reps[b].acc_compared, "%s: acc not "
+		    "compared", what);
+		*worst = fmax(*worst, reps[b].worst_excess);
+		gpucheck_report_free(&reps[b]);
+	}
+}
+
+/*
+ * O and lse of the nh heads of res against the double reference of ps,
+ * in the kernel's tolerance (gpucheck_tolerance); rows that see no key
+ * must give lse = -inf (counted in *empty).  The largest share of the
+ * tolerance into *worst.
+ */
+static void
+tc_assert_reference(const struct problem *ps, int nh,
+    const struct gpu_result *res, const char *what, double *worst,
+    int *empty)
+{
+	const int tq = ps[0].tq;
+	const size_t no = (size_t)tq * ps[0].dv;
+	struct gpucheck_tol tol;
+	double *ref, *ref_lse, allowed, e;
+	char err[256];
+	size_t i;
+	int b, r;
+
+	ref = malloc(no * sizeof *ref);
+	ref_lse = malloc((size_t)tq * sizeof *ref_lse);
+	ck_assert(ref != NULL && ref_lse != NULL);
+	for (b = 0; b < nh; b++) {
+		ck_assert_int_eq(reference_attention(&ps[b], ref, ref_lse, err,
+		    sizeof err), 0);
+		gpucheck_tolerance(tc(), &ps[b], &tol);
+		for (i = 0; i < no; i++) {
+			allowed = gpucheck_atol_acc(&tol, 1.0) + tol.rtol_acc *
+			    fabs(ref[i]);
+			e = fabs(res->o[b * no + i] - ref[i]) / allowed;
+			ck_assert_msg(e <= 1.0, "%s head %d: O[%zu] %g, the "
+			    "reference %g (%g of the tolerance)", what, b, i,
+			    (double)res->o[b * no + i], ref[i], e);
+			*worst = fmax(*worst, e);
+		}
+		for (r = 0; r < tq; r++) {
+			const double g = res->lse[b * tq + r];
+
+			if (isinf(ref_lse[r])) {
+				ck_assert_msg(isinf(g) && g < 0, "%s head %d row %d "
+				    "sees no key: lse %g", what, b, r, g);
+				(*empty)++;
+				continue;
+			}
+			e = fabs(g - ref_lse[r]) / (tol.rtol * (1.0 +
+			    fabs(ref_lse[r])));
+			ck_assert_msg(e <= 1.0, "%s head %d row %d: lse %g, the "
+			    "reference %g", what, b, r, g, ref_lse[r]);
+			*worst = fmax(*worst, e);
+		}
+	}
+	free(ref);
+	free(ref_lse);
+}
+
+/*
  * The rules the kernel takes (gpu/tc_mask.cuh): 24 random ragged cases,
  * d and dtype in turn, each under a window (both sides bounded, the left
  * alone, or sliding causal), a softcap, ALiBi (each head its own slope),
@@ -530,15 +609,13 @@ START_TEST(test_tc_rules)
 	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	struct gpucheck_report reps[TC_MAX_HEADS];
 	struct problem ps[TC_MAX_HEADS];
-	struct gpucheck_tol tol;
 	struct problem_spec spec;
 	struct inputs_rng rng;
 	struct gpu_result res;
 	struct tiling t;
 	char err[512], what[300], rules[120];
-	double *ref, *ref_lse, worst = 0, worst_ref = 0, allowed, e;
+	double worst = 0, worst_ref = 0;
 	int n, b, nh, r, empty = 0, skipped = 0;
-	size_t no, i;
 
 	opts.kernel = tc();
 	inputs_rng_seed(&rng, 2828);
@@ -568,52 +645,10 @@ START_TEST(test_tc_rules)
 		    spec.tq, spec.tk, rules, inputs_kind_name(spec.input), nh);
 		ck_assert_msg(gpucheck_run_many(ps, nh, &t, &rule, &opts, reps,
 		    err, sizeof err) == 0, "%s: %s", what, err);
-		for (b = 0; b < nh; b++) {
-			ck_assert_msg(reps[b].pass, "%s, head %d: %ld values "
-			    "differ, first at step %ld; largest |gpu - sim|: m %g "
-			    "alpha %g l %g acc %g O %g lse %g (delta %g)", what, b,
-			    reps[b].failures, reps[b].first_failure,
-			    reps[b].max_m, reps[b].max_alpha, reps[b].max_l,
-			    reps[b].max_acc, reps[b].max_o, reps[b].max_lse,
-			    reps[b].delta);
-			worst = fmax(worst, reps[b].worst_excess);
-			gpucheck_report_free(&reps[b]);
-		}
+		tc_assert_steps(reps, nh, what, 0, &worst);
 		ck_assert_msg(tc_run(ps, nh, &t, 0, 0, &res, err, sizeof err) ==
 		    0, "%s: %s", what, err);
-		no = (size_t)spec.tq * spec.dv;
-		ref = malloc(no * sizeof *ref);
-		ref_lse = malloc((size_t)spec.tq * sizeof *ref_lse);
-		ck_assert(ref != NULL && ref_lse != NULL);
-		for (b = 0; b < nh; b++) {
-			ck_assert_int_eq(reference_attention(&ps[b], ref, ref_lse,
-			    err, sizeof err), 0);
-			gpucheck_tolerance(tc(), &ps[b], &tol);
-			for (i = 0; i < no; i++) {
-				allowed = gpucheck_atol_acc(&tol, 1.0) +
-				    tol.rtol_acc * fabs(ref[i]);
-				e = fabs(res.o[b * no + i] - ref[i]) / allowed;
-				ck_assert_msg(e <= 1.0, "%s head %d: O[%zu] %g, the "
-				    "reference %g (%g of the tolerance)", what, b, i,
-				    (double)res.o[b * no + i], ref[i], e);
-				worst_ref = fmax(worst_ref, e);
-			}
-			for (r = 0; r < spec.tq; r++) {
-				const double g = res.lse[b * spec.tq + r];
-
-				if (isinf(ref_lse[r])) {
-					ck_assert_msg(isinf(g) && g < 0, "%s head %d "
-					    "row %d sees no key: lse %g", what, b, r, g);
-					empty++;
-					continue;
-				}
-				e = fabs(g - ref_lse[r]) / (tol.rtol * (1.0 +
-				    fabs(ref_lse[r])));
-				ck_assert_msg(e <= 1.0, "%s head %d row %d: lse %g, "
-				    "the reference %g", what, b, r, g, ref_lse[r]);
-				worst_ref = fmax(worst_ref, e);
-			}
-		}
+		tc_assert_reference(ps, nh, &res, what, &worst_ref, &empty);
 		/* the window hid whole tiles in this case */
 		{
 			struct schedule sc;
@@ -624,8 +659,6 @@ START_TEST(test_tc_rules)
 				skipped += sc.tc - (sc.jend[r] - sc.jbegin[r]) > 0;
 			schedule_free(&sc);
 		}
-		free(ref);
-		free(ref_lse);
 		gpu_result_free(&res);
 		tc_free(ps, nh);
 	}
@@ -683,17 +716,16 @@ START_TEST(test_tc_fp8)
 	struct online_rule rule = { CONV_UNNORMALIZED, BUG_NONE, MASK_BUG_NONE };
 	struct gpucheck_report reps[TC_MAX_HEADS];
 	struct problem ps[TC_MAX_HEADS], exact;
-	struct gpucheck_tol tol;
 	struct problem_spec spec;
 	struct inputs_rng rng;
 	struct gpu_result res;
 	struct tiling t;
 	char err[512], what[300], rules[120];
-	double *ref, *ref_lse, worst = 0, worst_ref = 0, allowed, e;
+	double *ref, *ref_lse, worst = 0, worst_ref = 0;
 	double sq_err = 0, sq_ref = 0, sq_sim = 0, sq_so = 0;
 	float *so, *slse;
 	struct sim *sim;
-	int n, b, nh, r, outliers = 0, rotated = 0;
+	int n, b, nh, outliers = 0, rotated = 0, empty = 0;
 	size_t no, i;
 
 	opts.kernel = tc();
@@ -755,52 +787,15 @@ START_TEST(test_tc_fp8)
 		    spec.fp8.bug ? " one scale a tensor" : "", nh);
 		ck_assert_msg(gpucheck_run_many(ps, nh, &t, &rule, &opts, reps,
 		    err, sizeof err) == 0, "%s: %s", what, err);
-		for (b = 0; b < nh; b++) {
-			ck_assert_msg(reps[b].pass, "%s, head %d: %ld values "
-			    "differ, first at step %ld; largest |gpu - sim|: m %g "
-			    "alpha %g l %g acc %g O %g lse %g (delta %g)", what, b,
-			    reps[b].failures, reps[b].first_failure,
-			    reps[b].max_m, reps[b].max_alpha, reps[b].max_l,
-			    reps[b].max_acc, reps[b].max_o, reps[b].max_lse,
-			    reps[b].delta);
-			ck_assert_msg(reps[b].acc_compared, "%s: acc not compared",
-			    what);
-			worst = fmax(worst, reps[b].worst_excess);
-			gpucheck_report_free(&reps[b]);
-		}
+		tc_assert_steps(reps, nh, what, 1, &worst);
 		ck_assert_msg(tc_run(ps, nh, &t, 0, 0, &res, err, sizeof err) ==
 		    0, "%s: %s", what, err);
+		tc_assert_reference(ps, nh, &res, what, &worst_ref, &empty);
 		no = (size_t)spec.tq * spec.dv;
 		ref = malloc(no * sizeof *ref);
 		ref_lse = malloc((size_t)spec.tq * sizeof *ref_lse);
 		ck_assert(ref != NULL && ref_lse != NULL);
 		for (b = 0; b < nh; b++) {
-			ck_assert_int_eq(reference_attention(&ps[b], ref, ref_lse,
-			    err, sizeof err), 0);
-			gpucheck_tolerance(tc(), &ps[b], &tol);
-			for (i = 0; i < no; i++) {
-				allowed = gpucheck_atol_acc(&tol, 1.0) +
-				    tol.rtol_acc * fabs(ref[i]);
-				e = fabs(res.o[b * no + i] - ref[i]) / allowed;
-				ck_assert_msg(e <= 1.0, "%s head %d: O[%zu] %g, the "
-				    "reference %g (%g of the tolerance)", what, b, i,
-				    (double)res.o[b * no + i], ref[i], e);
-				worst_ref = fmax(worst_ref, e);
-			}
-			for (r = 0; r < spec.tq; r++) {
-				const double g = res.lse[b * spec.tq + r];
-
-				if (isinf(ref_lse[r])) {
-					ck_assert_msg(isinf(g) && g < 0, "%s head %d "
-					    "row %d sees no key: lse %g", what, b, r, g);
-					continue;
-				}
-				e = fabs(g - ref_lse[r]) / (tol.rtol * (1.0 +
-				    fabs(ref_lse[r])));
-				ck_assert_msg(e <= 1.0, "%s head %d row %d: lse %g, "
-				    "the reference %g", what, b, r, g, ref_lse[r]);
-				worst_ref = fmax(worst_ref, e);
-			}
 			/* against the simulator's emulation, root mean square */
 			so = malloc(no * sizeof *so);
 			slse = malloc((size_t)spec.tq * sizeof *slse);
