@@ -185,8 +185,8 @@
  *     other key columns than S's accumulator left it.  Instead of
  *     trading bytes between threads, V^T's keys are stored in the order
  *     P already has (wgmma_fp8_key_at): P is packed in place, four
- *     codes a word, by the tensor cores' own conversion (round to
- *     nearest even, saturating: fp8_rule.h's rule).
+ *     codes a word, by the hardware's conversion (round to nearest
+ *     even, saturating: fp8_rule.h's rule).
  *   - The scales cost no operation an entry: a tile's S is q_scale (a
  *     row) times k_scale (the tile) times the codes' product, folded
  *     into the exponent's multiplier (wgmma_softmax's SCALED); V's scale
@@ -777,9 +777,9 @@ wgmma_fp8_key_at(int x)
 	return (x & ~31) | 16 * h | 8 * b | 2 * t | (x & 1);
 }
 
-/* Four floats as four e4m3 codes, the first in the low byte: the
- * tensor cores' rounding (round to nearest even, saturating), which is
- * fp8_rule.h's. */
+/* Four floats as four e4m3 codes, the first in the low byte, by PTX's
+ * cvt.rn.satfinite.e4m3x2.f32 (round to nearest even, saturating):
+ * fp8_rule.h's rule. */
 static __device__ __forceinline__ uint32_t
 wgmma_pack_fp8(float x0, float x1, float x2, float x3)
 {
