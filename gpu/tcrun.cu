@@ -286,11 +286,7 @@ tcrun_upload_fp8(const struct tcrun_kernel *tk, const struct gpu_job *job,
 		snprintf(err, errlen, "kernel %s takes no --dtype fp8", tk->name);
 		return -1;
 	}
-	if (p->d != 128) {
-		snprintf(err, errlen, "kernel %s takes --dtype fp8 at d = 128 "
-		    "alone, not d = %d", tk->name, p->d);
-		return -1;
-	}
+	/* (d is the entry's fp8_d: gpu_kernel_check refused any other) */
 	tc = (p->tk + bc - 1) / bc;
 	qs = (float *)malloc(n * p->tq * sizeof *qs);
 	ks = (float *)malloc(n * tc * sizeof *ks);
