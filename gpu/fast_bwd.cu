@@ -86,6 +86,25 @@
  * warps; FAST_BWD_BC64), measured on the H200 at T >= 4096: 2 to 14 %
  * faster (dev/logs/fast_bwd/), since each Q_i, dO_i load and each dQ_i add
  * serves twice the keys.
+ *
+ * What set the pace, with the tiles and products FlashAttention 2's own:
+ * instructions.  ncu on the H200 (fp16, d = 128, T = 4096) counted 3.31
+ * billion warp instructions in this kernel as it stood (in a variant
+ * that issued dP^T's product right after S^T's, 2 to 4 % faster)
+ * against 2.13 billion in FlashAttention 2's for the same 671 million
+ * MMAs; with two warps a scheduler every instruction's latency shows,
+ * and the cycles followed the count.  The difference was integer work: a division a step for
+ * (head, row block), a test of every entry in tiles no edge crosses, a
+ * bounds test and a 64-bit address for every dQ add (an atomic that
+ * returns its old value), and every ldmatrix's swizzled address made
+ * afresh.  So the 8-warp loop counts its steps, keeps one copy of the
+ * entry loop for tiles an edge crosses and one without tests, loads and
+ * adds whole row blocks without a test a row (fast_bwd_load_whole, the
+ * add lambda), adds dQ by red (fast_bwd_red2: nothing comes back), and
+ * gives each operand stream four addresses a step, the rest immediates
+ * (fast_bwd_swz): 2.39 billion instructions, and 0.91 to 0.96 of
+ * FlashAttention 2's speed where it ran at 0.75 to 0.80
+ * (doc/performance.md has the runs).
  */
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
@@ -95,6 +114,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <type_traits>
 
 #include "fast.h"
 #include "fast_bwd.h"
@@ -369,6 +389,20 @@ fast_bwd_add4(float *at, float4 v)
 }
 #endif
 
+/* x, y added to at[0], at[1]: one vector reduction on sm_90 (red: no
+ * value comes back, so nothing waits on it), two before it. */
+static __device__ __forceinline__ void
+fast_bwd_red2(float *at, float x, float y)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+	asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" ::
+	    "l"(at), "f"(x), "f"(y) : "memory");
+#else
+	atomicAdd(at, x);
+	atomicAdd(at + 1, y);
+#endif
+}
+
 /* The float32 dQ into the dtype. */
 template <bool BF16>
 __global__ void
@@ -383,6 +417,23 @@ fast_bwd_dq(const float *acc, uint16_t *dq, size_t n)
 	}
 }
 
+/*
+ * fast_swz's offset of chunk 2 pair + x (x is 0 or 1) of row r, written
+ * so that the compiler sees which part of it a k step changes.  The
+ * swizzle flips only the chunk's low three bits, by r's (the lane's:
+ * the callers' row bases are multiples of 8), so pairs 4 apart are 128
+ * bytes apart, an immediate of the load, and the rest is the lane's
+ * (x ^ r) & 7 flipped by a constant: each operand stream needs four
+ * addresses a step, not one computed afresh for every load.
+ */
+template <int W>
+static __device__ __forceinline__ uint32_t
+fast_bwd_swz(int r, int pair, int x)
+{
+	return (uint32_t)(r * W * 2 + ((pair >> 2) << 7) +
+	    (((2 * (pair & 3)) ^ ((x ^ r) & 7)) << 4));
+}
+
 /* A (16 x 16) operand of rows [row0, row0 + 16) of a swizzled tile W
  * halves wide, k chunk pair kk: ldmatrix.x4, rows lane & 15, chunk 2 kk
  * + lane / 16 (fast.cu's Q pattern). */
@@ -391,7 +442,7 @@ static __device__ __forceinline__ void
 fast_bwd_lda(uint32_t tile, int row0, int kk, int lane, uint32_t (&a)[4])
 {
 	const int r = row0 + (lane & 15);
-	fast_ldsm_x4(tile + fast_swz<W>(r, 2 * kk + (lane >> 4)), a);
+	fast_ldsm_x4(tile + fast_bwd_swz<W>(r, kk, lane >> 4), a);
 }
 
 /* B operands of two n8 blocks (rows n0 .. n0 + 15 of a tile stored n x
@@ -402,7 +453,7 @@ static __device__ __forceinline__ void
 fast_bwd_ldb(uint32_t tile, int n0, int kk, int lane, uint32_t (&b)[4])
 {
 	const int r = n0 + (lane & 7) + ((lane >> 4) << 3);
-	fast_ldsm_x4(tile + fast_swz<W>(r, 2 * kk + ((lane >> 3) & 1)), b);
+	fast_ldsm_x4(tile + fast_bwd_swz<W>(r, kk, (lane >> 3) & 1), b);
 }
 
 /* B operands of two n8 blocks from a tile stored k x n, n contiguous
@@ -413,7 +464,7 @@ static __device__ __forceinline__ void
 fast_bwd_ldbt(uint32_t tile, int k0, int nd2, int lane, uint32_t (&b)[4])
 {
 	const int r = k0 + (lane & 7) + (((lane >> 3) & 1) << 3);
-	fast_ldsm_x4_trans(tile + fast_swz<W>(r, 2 * nd2 + (lane >> 4)), b);
+	fast_ldsm_x4_trans(tile + fast_bwd_swz<W>(r, nd2, lane >> 4), b);
 }
 
 /* A (16 x 16) operand from a tile stored k x m, m contiguous (dS stored
@@ -424,7 +475,7 @@ static __device__ __forceinline__ void
 fast_bwd_ldat(uint32_t tile, int m0, int k0, int lane, uint32_t (&a)[4])
 {
 	const int r = k0 + (lane & 7) + ((lane >> 4) << 3);
-	fast_ldsm_x4_trans(tile + fast_swz<W>(r, m0 / 8 + ((lane >> 3) & 1)),
+	fast_ldsm_x4_trans(tile + fast_bwd_swz<W>(r, m0 / 16, (lane >> 3) & 1),
 	    a);
 }
 
@@ -873,6 +924,29 @@ fast_bwd_kernel(const struct fast_bwd_params p)
 }
 
 /*
+ * fast_load_tile for a tile whose ROWS rows all lie below the matrix's
+ * end (every row block but a ragged last one): a thread's chunks are
+ * one column chunk of rows r, r + THREADS / CPR, ..., so one address
+ * each side and constant steps, with no test a row.
+ */
+template <int ROWS, int D, int THREADS>
+static __device__ __forceinline__ void
+fast_bwd_load_whole(uint32_t tile, const uint16_t *g, int row0, int tid)
+{
+	constexpr int CPR = D / 8;		/* 16-byte chunks a row */
+	constexpr int STEP = THREADS / CPR;	/* rows a pass */
+	static_assert(STEP % 8 == 0 && ROWS % STEP == 0, "whole passes of "
+	    "whole swizzle periods");
+	const int r = tid / CPR, ch = tid % CPR;
+	const uint16_t *src = g + (size_t)(row0 + r) * D + ch * 8;
+	const uint32_t dst = tile + fast_swz<D>(r, ch);
+
+#pragma unroll
+	for (int it = 0; it < ROWS / STEP; it++)
+		fast_cp_async16(dst + it * STEP * D * 2, src + it * STEP * D, 16);
+}
+
+/*
  * FAST_BWD_SMEM_P: FlashAttention 2's own warp layout for the same
  * tiles (8 warps, Bc = 128, Br = 64), which reads less shared memory a
  * step.  S^T and dP^T are cut 4 (keys) x 2 (queries): warp w owns keys
@@ -1055,20 +1129,24 @@ fast_bwd_kernel_p(const struct fast_bwd_params p)
 			for (int e = 0; e < 4; e++)
 				dk[mt][db][e] = dv[mt][db][e] = 0.f;
 
-#define FAST_BWD_STEP(it, h, i) do {					\
-		(h) = hk * p.group + (it) / ni;				\
-		(i) = ibegin + (it) % ni;				\
-	} while (0)
-	auto issue = [&](int it) {
-		int h, i;
-		FAST_BWD_STEP(it, h, i);
-		const int buf = it & 1;
+	/* Step it is (query head h, row block i): i runs over [ibegin,
+	 * iend) for each of the group's heads in turn, counted as the loop
+	 * goes (a division a step costs more than the rest of its integer
+	 * work). */
+	auto issue = [&](int h, int i, int buf) {
 		const size_t qrow = ((size_t)b * p.heads + h) * p.tq;
 		const int r0 = i * BR;
-		fast_load_tile<BR, D, THREADS>(sQ + buf * QB, p.q + qrow * D,
-		    r0, p.tq, tid);
-		fast_load_tile<BR, D, THREADS>(sO + buf * QB, p.dout + qrow * D,
-		    r0, p.tq, tid);
+		if (r0 + BR <= p.tq) {
+			fast_bwd_load_whole<BR, D, THREADS>(sQ + buf * QB,
+			    p.q + qrow * D, r0, tid);
+			fast_bwd_load_whole<BR, D, THREADS>(sO + buf * QB,
+			    p.dout + qrow * D, r0, tid);
+		} else {
+			fast_load_tile<BR, D, THREADS>(sQ + buf * QB,
+			    p.q + qrow * D, r0, p.tq, tid);
+			fast_load_tile<BR, D, THREADS>(sO + buf * QB,
+			    p.dout + qrow * D, r0, p.tq, tid);
+		}
 		for (int r = tid; r < 2 * BR; r += THREADS) {
 			const int rr = r % BR;
 			const bool in = r0 + rr < p.tq;
@@ -1084,41 +1162,51 @@ fast_bwd_kernel_p(const struct fast_bwd_params p)
 
 	fast_load_tile<BC, D, THREADS>(sK, p.k + kvbase * D, c0, p.tk, tid);
 	fast_load_tile<BC, D, THREADS>(sV, p.v + kvbase * D, c0, p.tk, tid);
+	int h = hk * p.group, i = ibegin;
 	if (nsteps > 0)
-		issue(0);
+		issue(h, i, 0);
 	fast_cp_commit();
 
 	for (int it = 0; it < nsteps; it++) {
-		int h, i;
-		FAST_BWD_STEP(it, h, i);
 		const int buf = it & 1;
 		const int r0 = i * BR;
 		const uint32_t q = sQ + buf * QB, o = sO + buf * QB;
+		const int hn = i + 1 < iend ? h : h + 1;
+		const int in = i + 1 < iend ? i + 1 : ibegin;
 
 		fast_cp_wait<0>();
 		__syncthreads();
 		if (it + 1 < nsteps)
-			issue(it + 1);
+			issue(hn, in, buf ^ 1);
 		fast_cp_commit();
 
 		/* S^T (32 keys x 32 queries), masked and bent, into P^T. */
 		float s[2][4][4], dcap[2][4][4];
 		fast_bwd_abt2<D, 2, 32, BF16>(s, sK, kw, q, qw, lane);
-		const bool vis = fast_bwd_partial<RULES, BR, BC>(p, j, r0);
 		const float slope = RULES ? tc_rule_slope(p.rule, h) : 0.f;
+		/* One copy of the loop for the tiles that cross an edge, one
+		 * with no test an entry for the rest. */
+		auto bend = [&](auto partial) {
 #pragma unroll
-		for (int mt = 0; mt < 2; mt++)
+			for (int mt = 0; mt < 2; mt++)
 #pragma unroll
-			for (int nb = 0; nb < 4; nb++)
+				for (int nb = 0; nb < 4; nb++)
 #pragma unroll
-				for (int e = 0; e < 4; e++) {
-					const int c = c0 + kw + 16 * mt + g +
-					    8 * (e >> 1);
-					const int rr = qw + 8 * nb + 2 * t4 + (e & 1);
-					s[mt][nb][e] = fast_bwd_p<RULES>(p,
-					    s[mt][nb][e], sL[buf * BR + rr], slope,
-					    vis, r0 + rr, c, &dcap[mt][nb][e]);
-				}
+					for (int e = 0; e < 4; e++) {
+						const int c = c0 + kw + 16 * mt + g +
+						    8 * (e >> 1);
+						const int rr = qw + 8 * nb + 2 * t4 +
+						    (e & 1);
+						s[mt][nb][e] = fast_bwd_p<RULES>(p,
+						    s[mt][nb][e], sL[buf * BR + rr],
+						    slope, decltype(partial)::value,
+						    r0 + rr, c, &dcap[mt][nb][e]);
+					}
+		};
+		if (fast_bwd_partial<RULES, BR, BC>(p, j, r0))
+			bend(std::true_type());
+		else
+			bend(std::false_type());
 		fast_bwd_put<BR, BF16>(fast_bwd_shm, sP - sK, kw, qw, s, lane);
 
 		/* dP^T = V dO^T; dS^T = P^T o (dP^T - D). */
@@ -1198,6 +1286,27 @@ fast_bwd_kernel_p(const struct fast_bwd_params p)
 					fast_bwd_wait_turn(lock, turn);
 				__syncthreads();
 			}
+			/* The atomic dQ: a test a row only in a ragged last
+			 * row block. */
+			auto add = [&](auto whole) {
+#pragma unroll
+				for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+					for (int hh = 0; hh < 2; hh++) {
+						const int r = r0 + q3 + 16 * mt + g +
+						    8 * hh;
+						if (!decltype(whole)::value && r >= p.tq)
+							continue;
+						float *row = p.dq_acc + (qrow + r) * D +
+						    d3 + 2 * t4;
+#pragma unroll
+						for (int nb = 0; nb < DQ / 8; nb++)
+							fast_bwd_red2(row + nb * 8,
+							    a[mt][nb][2 * hh] * p.grad_scale,
+							    a[mt][nb][2 * hh + 1] *
+							    p.grad_scale);
+					}
+			};
 #if FAST_BWD_DQ_V4
 			if (!p.ordered) {
 				/* Lane pairs trade halves (fast_bwd_kernel's). */
@@ -1228,28 +1337,31 @@ fast_bwd_kernel_p(const struct fast_bwd_params p)
 				}
 			} else
 #endif
+			if (!p.ordered) {
+				if (r0 + BR <= p.tq)
+					add(std::true_type());
+				else
+					add(std::false_type());
+			} else {
 #pragma unroll
-			for (int mt = 0; mt < 2; mt++)
+				for (int mt = 0; mt < 2; mt++)
 #pragma unroll
-				for (int hh = 0; hh < 2; hh++) {
-					const int r = r0 + q3 + 16 * mt + g + 8 * hh;
-					if (r >= p.tq)
-						continue;
-					float *row = p.dq_acc + (qrow + r) * D +
-					    d3 + 2 * t4;
+					for (int hh = 0; hh < 2; hh++) {
+						const int r = r0 + q3 + 16 * mt + g +
+						    8 * hh;
+						if (r >= p.tq)
+							continue;
+						float *row = p.dq_acc + (qrow + r) * D +
+						    d3 + 2 * t4;
 #pragma unroll
-					for (int nb = 0; nb < DQ / 8; nb++) {
-						const float x = a[mt][nb][2 * hh] *
-						    p.grad_scale;
-						const float y = a[mt][nb][2 * hh + 1] *
-						    p.grad_scale;
-						float *at = row + nb * 8;
-						if (p.ordered) {
-							const float2 old = __ldcg(
-							    (const float2 *)at);
-							const float2 sum = make_float2(
-							    old.x + x, old.y + y);
-							__stcg((float2 *)at, sum);
+						for (int nb = 0; nb < DQ / 8; nb++) {
+							float2 *at = (float2 *)(row + nb * 8);
+							const float2 old = __ldcg(at);
+							const float2 sum = make_float2(old.x +
+							    a[mt][nb][2 * hh] * p.grad_scale,
+							    old.y + a[mt][nb][2 * hh + 1] *
+							    p.grad_scale);
+							__stcg(at, sum);
 							if constexpr (TRACE)
 								if (p.tr_dq != NULL)
 									*(float2 *)(p.tr_dq +
@@ -1260,17 +1372,9 @@ fast_bwd_kernel_p(const struct fast_bwd_params p)
 									    p.tr_br + r - r0) *
 									    D + d3 + nb * 8 +
 									    2 * t4) = sum;
-						} else {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-							atomicAdd((float2 *)at,
-							    make_float2(x, y));
-#else
-							atomicAdd(at, x);
-							atomicAdd(at + 1, y);
-#endif
 						}
 					}
-				}
+			}
 			if (p.ordered) {
 				__threadfence();
 				__syncthreads();
@@ -1278,8 +1382,9 @@ fast_bwd_kernel_p(const struct fast_bwd_params p)
 					atomicExch(lock, turn + 1);
 			}
 		}
+		h = hn;
+		i = in;
 	}
-#undef FAST_BWD_STEP
 	fast_cp_wait<0>();
 
 	fast_bwd_out2<D, DN, BF16>(p.dk, p.f32_out, kvbase, c0 + kw, p.tk, dn0,
