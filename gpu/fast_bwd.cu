@@ -99,11 +99,11 @@
  * returns its old value), and every ldmatrix's swizzled address made
  * afresh.  So the 8-warp loop counts its steps, keeps one copy of the
  * entry loop for tiles an edge crosses and one without tests, loads and
- * adds whole row blocks without a test a row (fast_bwd_load_whole, the
- * add lambda), adds dQ by red (fast_bwd_red2: nothing comes back), and
+ * adds whole row blocks without a test a row (fast_bwd_load_whole,
+ * each_pair), adds dQ by red (fast_bwd_red2: nothing comes back), and
  * gives each operand stream four addresses a step, the rest immediates
  * (fast_bwd_swz): 2.39 billion instructions, and 0.91 to 0.96 of
- * FlashAttention 2's speed where it ran at 0.75 to 0.80
+ * FlashAttention 2's speed where it ran at 0.75 to 0.81
  * (doc/performance.md has the runs).
  */
 #include <cuda_runtime.h>
@@ -1286,9 +1286,12 @@ fast_bwd_kernel_p(const struct fast_bwd_params p)
 					fast_bwd_wait_turn(lock, turn);
 				__syncthreads();
 			}
-			/* The atomic dQ: a test a row only in a ragged last
-			 * row block. */
-			auto add = [&](auto whole) {
+			/* fn(r, c, at, x, y) for each of the thread's pairs of
+			 * dQ entries (row r, columns c and c + 1 at at, the
+			 * part's x and y);
+			 * rows past Tq left out, with a test a row only where
+			 * whole does not say there are none. */
+			auto each_pair = [&](auto whole, auto fn) {
 #pragma unroll
 				for (int mt = 0; mt < 2; mt++)
 #pragma unroll
@@ -1297,15 +1300,19 @@ fast_bwd_kernel_p(const struct fast_bwd_params p)
 						    8 * hh;
 						if (!decltype(whole)::value && r >= p.tq)
 							continue;
-						float *row = p.dq_acc + (qrow + r) * D +
-						    d3 + 2 * t4;
+						const int c = d3 + 2 * t4;
+						float *row = p.dq_acc + (qrow + r) * D + c;
 #pragma unroll
 						for (int nb = 0; nb < DQ / 8; nb++)
-							fast_bwd_red2(row + nb * 8,
+							fn(r, c + nb * 8, row + nb * 8,
 							    a[mt][nb][2 * hh] * p.grad_scale,
 							    a[mt][nb][2 * hh + 1] *
 							    p.grad_scale);
 					}
+			};
+			const auto add = [](int, int, float *at, float x,
+			    float y) {
+				fast_bwd_red2(at, x, y);
 			};
 #if FAST_BWD_DQ_V4
 			if (!p.ordered) {
@@ -1339,42 +1346,24 @@ fast_bwd_kernel_p(const struct fast_bwd_params p)
 #endif
 			if (!p.ordered) {
 				if (r0 + BR <= p.tq)
-					add(std::true_type());
+					each_pair(std::true_type(), add);
 				else
-					add(std::false_type());
-			} else {
-#pragma unroll
-				for (int mt = 0; mt < 2; mt++)
-#pragma unroll
-					for (int hh = 0; hh < 2; hh++) {
-						const int r = r0 + q3 + 16 * mt + g +
-						    8 * hh;
-						if (r >= p.tq)
-							continue;
-						float *row = p.dq_acc + (qrow + r) * D +
-						    d3 + 2 * t4;
-#pragma unroll
-						for (int nb = 0; nb < DQ / 8; nb++) {
-							float2 *at = (float2 *)(row + nb * 8);
-							const float2 old = __ldcg(at);
-							const float2 sum = make_float2(old.x +
-							    a[mt][nb][2 * hh] * p.grad_scale,
-							    old.y + a[mt][nb][2 * hh + 1] *
-							    p.grad_scale);
-							__stcg(at, sum);
-							if constexpr (TRACE)
-								if (p.tr_dq != NULL)
-									*(float2 *)(p.tr_dq +
-									    ((((size_t)b *
-									    p.heads + h) *
-									    p.nsteps + first +
-									    i - ibegin) *
-									    p.tr_br + r - r0) *
-									    D + d3 + nb * 8 +
-									    2 * t4) = sum;
-						}
-					}
-			}
+					each_pair(std::false_type(), add);
+			} else
+				each_pair(std::false_type(), [&](int r, int c,
+				    float *at, float x, float y) {
+					const float2 old = __ldcg((const float2 *)at);
+					const float2 sum = make_float2(old.x + x,
+					    old.y + y);
+					__stcg((float2 *)at, sum);
+					if constexpr (TRACE)
+						if (p.tr_dq != NULL)
+							*(float2 *)(p.tr_dq +
+							    ((((size_t)b * p.heads +
+							    h) * p.nsteps + first + i -
+							    ibegin) * p.tr_br + r - r0) *
+							    D + c) = sum;
+				});
 			if (p.ordered) {
 				__threadfence();
 				__syncthreads();

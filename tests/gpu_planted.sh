@@ -252,9 +252,13 @@ plants() {
 	"$1" "bwd no D" gpu/fast_bwd.cu tests/check_gpu_fast_bwd \
 	    's/p.dsum\[row\] = p.no_d ? 0.f : sum;/p.dsum[row] = 0.f;/'
 	"$1" "bwd dq dropped" gpu/fast_bwd.cu tests/check_gpu_fast_bwd \
-	    's/if (r >= p.tq)$/if (r >= p.tq || (j \& 1))/'
+	    's/if (r >= p.tq)$/if (r >= p.tq || (j \& 1))/
+	     s/if (!decltype(whole)::value && r >= p.tq)$/if ((!decltype(whole)::value \&\& r >= p.tq) || (j \& 1))/'
 	"$1" "bwd rows reversed" gpu/fast_bwd.cu tests/check_gpu_fast_bwd \
-	    's/(i) = ibegin + (it) % ni;/(i) = iend - 1 - (it) % ni;/'
+	    's/(i) = ibegin + (it) % ni;/(i) = iend - 1 - (it) % ni;/
+	     s/int h = hk \* p.group, i = ibegin;/int h = hk * p.group, i = iend - 1;/
+	     s/const int hn = i + 1 < iend ? h : h + 1;/const int hn = i > ibegin ? h : h + 1;/
+	     s/const int in = i + 1 < iend ? i + 1 : ibegin;/const int in = i > ibegin ? i - 1 : iend - 1;/'
 	"$1" "bwd cap factor" gpu/fast_bwd.cu tests/check_gpu_fast_bwd \
 	    's/\*dcap = p\.rule\.cap_in > 0\.f ? 1\.f - u \* u : 1\.f;/*dcap = 1.f;/'
 	"$1" "bwd window rows" gpu/tc_mask.cuh tests/check_gpu_fast_bwd \
