@@ -1129,10 +1129,7 @@ fast_bwd_kernel_p(const struct fast_bwd_params p)
 			for (int e = 0; e < 4; e++)
 				dk[mt][db][e] = dv[mt][db][e] = 0.f;
 
-	/* Step it is (query head h, row block i): i runs over [ibegin,
-	 * iend) for each of the group's heads in turn, counted as the loop
-	 * goes (a division a step costs more than the rest of its integer
-	 * work). */
+	/* Q_i, dO_i, lse_i and D_i of query head h into buffer buf. */
 	auto issue = [&](int h, int i, int buf) {
 		const size_t qrow = ((size_t)b * p.heads + h) * p.tq;
 		const int r0 = i * BR;
@@ -1162,6 +1159,10 @@ fast_bwd_kernel_p(const struct fast_bwd_params p)
 
 	fast_load_tile<BC, D, THREADS>(sK, p.k + kvbase * D, c0, p.tk, tid);
 	fast_load_tile<BC, D, THREADS>(sV, p.v + kvbase * D, c0, p.tk, tid);
+	/* The step's query head h and row block i: i runs over [ibegin,
+	 * iend) for each of the group's heads in turn, counted as the loop
+	 * goes (a division a step cost more than the rest of its integer
+	 * work). */
 	int h = hk * p.group, i = ibegin;
 	if (nsteps > 0)
 		issue(h, i, 0);
@@ -1171,13 +1172,13 @@ fast_bwd_kernel_p(const struct fast_bwd_params p)
 		const int buf = it & 1;
 		const int r0 = i * BR;
 		const uint32_t q = sQ + buf * QB, o = sO + buf * QB;
-		const int hn = i + 1 < iend ? h : h + 1;
-		const int in = i + 1 < iend ? i + 1 : ibegin;
+		const int h_next = i + 1 < iend ? h : h + 1;
+		const int i_next = i + 1 < iend ? i + 1 : ibegin;
 
 		fast_cp_wait<0>();
 		__syncthreads();
 		if (it + 1 < nsteps)
-			issue(hn, in, buf ^ 1);
+			issue(h_next, i_next, buf ^ 1);
 		fast_cp_commit();
 
 		/* S^T (32 keys x 32 queries), masked and bent, into P^T. */
@@ -1288,9 +1289,8 @@ fast_bwd_kernel_p(const struct fast_bwd_params p)
 			}
 			/* fn(r, c, at, x, y) for each of the thread's pairs of
 			 * dQ entries (row r, columns c and c + 1 at at, the
-			 * part's x and y);
-			 * rows past Tq left out, with a test a row only where
-			 * whole does not say there are none. */
+			 * part's x and y); rows past Tq left out, with a test
+			 * a row only where whole does not say there are none. */
 			auto each_pair = [&](auto whole, auto fn) {
 #pragma unroll
 				for (int mt = 0; mt < 2; mt++)
@@ -1371,8 +1371,8 @@ fast_bwd_kernel_p(const struct fast_bwd_params p)
 					atomicExch(lock, turn + 1);
 			}
 		}
-		h = hn;
-		i = in;
+		h = h_next;
+		i = i_next;
 	}
 	fast_cp_wait<0>();
 

@@ -257,8 +257,8 @@ plants() {
 	"$1" "bwd rows reversed" gpu/fast_bwd.cu tests/check_gpu_fast_bwd \
 	    's/(i) = ibegin + (it) % ni;/(i) = iend - 1 - (it) % ni;/
 	     s/int h = hk \* p.group, i = ibegin;/int h = hk * p.group, i = iend - 1;/
-	     s/const int hn = i + 1 < iend ? h : h + 1;/const int hn = i > ibegin ? h : h + 1;/
-	     s/const int in = i + 1 < iend ? i + 1 : ibegin;/const int in = i > ibegin ? i - 1 : iend - 1;/'
+	     s/const int h_next = i + 1 < iend ? h : h + 1;/const int h_next = i > ibegin ? h : h + 1;/
+	     s/const int i_next = i + 1 < iend ? i + 1 : ibegin;/const int i_next = i > ibegin ? i - 1 : iend - 1;/'
 	"$1" "bwd cap factor" gpu/fast_bwd.cu tests/check_gpu_fast_bwd \
 	    's/\*dcap = p\.rule\.cap_in > 0\.f ? 1\.f - u \* u : 1\.f;/*dcap = 1.f;/'
 	"$1" "bwd window rows" gpu/tc_mask.cuh tests/check_gpu_fast_bwd \
